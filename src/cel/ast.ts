@@ -1,0 +1,215 @@
+/**
+ * The CEL abstract syntax tree.
+ *
+ * A discriminated union on `kind`; every node has a numeric `id`, unique within its `Ast`. Nothing else
+ * rides on the nodes: source offsets, and (in later phases) types and resolved references, live in side
+ * tables keyed by id, so no phase rewrites the tree another produced. Macros are already expanded into
+ * `comprehension` nodes (and `has()` into a test-only `select`); the call each came from is kept in
+ * `Ast.macroCalls`, so the printer can give back the form the author wrote.
+ */
+import type { Source } from "./source.js";
+
+export type Expr =
+  | LiteralExpr
+  | IdentExpr
+  | SelectExpr
+  | CallExpr
+  | ListExpr
+  | MapExpr
+  | StructExpr
+  | ComprehensionExpr;
+
+export type ExprKind = Expr["kind"];
+
+export type Literal =
+  | { readonly type: "null" }
+  | { readonly type: "bool"; readonly value: boolean }
+  /** A signed 64-bit integer, held exactly. */
+  | { readonly type: "int"; readonly value: bigint }
+  /** An unsigned 64-bit integer, held exactly. */
+  | { readonly type: "uint"; readonly value: bigint }
+  | { readonly type: "double"; readonly value: number }
+  | { readonly type: "string"; readonly value: string }
+  | { readonly type: "bytes"; readonly value: Uint8Array };
+
+export interface LiteralExpr {
+  readonly kind: "literal";
+  readonly id: number;
+  readonly value: Literal;
+}
+
+/** A name; a leading-dot name (`.a`) keeps its dot in `name`. */
+export interface IdentExpr {
+  readonly kind: "ident";
+  readonly id: number;
+  readonly name: string;
+}
+
+/** `operand.field`; `testOnly` marks the expansion of `has(operand.field)`. */
+export interface SelectExpr {
+  readonly kind: "select";
+  readonly id: number;
+  readonly operand: Expr;
+  readonly field: string;
+  readonly testOnly: boolean;
+}
+
+/**
+ * A function call. Operators are calls with their reference names (`_+_`, `_[_]`, `!_`, `_?_:_`…, see
+ * `operators.ts`); `target` is set for receiver-style calls (`a.f(b)`).
+ */
+export interface CallExpr {
+  readonly kind: "call";
+  readonly id: number;
+  readonly fn: string;
+  readonly target: Expr | undefined;
+  readonly args: readonly Expr[];
+}
+
+export interface ListExpr {
+  readonly kind: "list";
+  readonly id: number;
+  readonly elements: readonly Expr[];
+}
+
+export interface MapEntry {
+  readonly id: number;
+  readonly key: Expr;
+  readonly value: Expr;
+}
+
+export interface MapExpr {
+  readonly kind: "map";
+  readonly id: number;
+  readonly entries: readonly MapEntry[];
+}
+
+export interface StructField {
+  readonly id: number;
+  readonly name: string;
+  readonly value: Expr;
+}
+
+/** Message construction `a.b.C{f: v}`; a leading-dot type name keeps its dot. */
+export interface StructExpr {
+  readonly kind: "struct";
+  readonly id: number;
+  readonly typeName: string;
+  readonly fields: readonly StructField[];
+}
+
+/**
+ * The one looping form. Evaluation: `accu = accuInit`; for each element `iterVar` of `iterRange`, while
+ * `loopCondition` holds, `accu = loopStep`; then `result`. Macros expand to it.
+ */
+export interface ComprehensionExpr {
+  readonly kind: "comprehension";
+  readonly id: number;
+  readonly iterVar: string;
+  readonly iterRange: Expr;
+  readonly accuVar: string;
+  readonly accuInit: Expr;
+  readonly loopCondition: Expr;
+  readonly loopStep: Expr;
+  readonly result: Expr;
+}
+
+/** A parsed expression with its side tables. */
+export interface Ast {
+  readonly expr: Expr;
+  readonly source: Source;
+  /** Source offset (UTF-16) of every node id, map entry id and struct field id. */
+  readonly offsets: ReadonlyMap<number, number>;
+  /** For each comprehension id produced by a macro, the call as written. */
+  readonly macroCalls: ReadonlyMap<number, CallExpr>;
+}
+
+/** The accumulator variable of macro expansions, spelled as no identifier can be. */
+export const ACCUMULATOR = "@result";
+
+/**
+ * Allocates ids and records offsets while a tree is built. One factory builds one `Ast`; the parser, the
+ * macro expander and test generators all build through it so ids stay unique.
+ */
+export class AstBuilder {
+  private nextId = 1;
+  readonly offsets = new Map<number, number>();
+  readonly macroCalls = new Map<number, CallExpr>();
+
+  id(offset: number): number {
+    const id = this.nextId++;
+    this.offsets.set(id, offset);
+    return id;
+  }
+
+  literal(offset: number, value: Literal): LiteralExpr {
+    return { kind: "literal", id: this.id(offset), value };
+  }
+
+  ident(offset: number, name: string): IdentExpr {
+    return { kind: "ident", id: this.id(offset), name };
+  }
+
+  select(offset: number, operand: Expr, field: string, testOnly = false): SelectExpr {
+    return { kind: "select", id: this.id(offset), operand, field, testOnly };
+  }
+
+  call(offset: number, fn: string, args: readonly Expr[], target?: Expr): CallExpr {
+    return { kind: "call", id: this.id(offset), fn, target, args };
+  }
+
+  list(offset: number, elements: readonly Expr[]): ListExpr {
+    return { kind: "list", id: this.id(offset), elements };
+  }
+
+  map(offset: number, entries: readonly MapEntry[]): MapExpr {
+    return { kind: "map", id: this.id(offset), entries };
+  }
+
+  mapEntry(offset: number, key: Expr, value: Expr): MapEntry {
+    return { id: this.id(offset), key, value };
+  }
+
+  struct(offset: number, typeName: string, fields: readonly StructField[]): StructExpr {
+    return { kind: "struct", id: this.id(offset), typeName, fields };
+  }
+
+  structField(offset: number, name: string, value: Expr): StructField {
+    return { id: this.id(offset), name, value };
+  }
+
+  comprehension(offset: number, parts: Omit<ComprehensionExpr, "kind" | "id">): ComprehensionExpr {
+    return { kind: "comprehension", id: this.id(offset), ...parts };
+  }
+
+  finish(expr: Expr, source: Source): Ast {
+    return { expr, source, offsets: this.offsets, macroCalls: this.macroCalls };
+  }
+}
+
+/** The direct children of a node, in source order. The one place that knows every node's shape. */
+export function children(e: Expr): Expr[] {
+  switch (e.kind) {
+    case "literal":
+    case "ident":
+      return [];
+    case "select":
+      return [e.operand];
+    case "call":
+      return e.target === undefined ? [...e.args] : [e.target, ...e.args];
+    case "list":
+      return [...e.elements];
+    case "map":
+      return e.entries.flatMap((en) => [en.key, en.value]);
+    case "struct":
+      return e.fields.map((f) => f.value);
+    case "comprehension":
+      return [e.iterRange, e.accuInit, e.loopCondition, e.loopStep, e.result];
+    default:
+      return assertNever(e);
+  }
+}
+
+export function assertNever(x: never): never {
+  throw new Error(`unexpected node ${JSON.stringify(x)}`);
+}
