@@ -20,28 +20,40 @@ export interface BinaryCstNode extends CstNode {
 }
 
 export type BinaryCstChildren = {
-  operands: (UnaryCstNode)[];
+  operands: (OperandCstNode)[];
   operators?: IToken[];
 };
 
-export interface UnaryCstNode extends CstNode {
-  name: "unary";
-  children: UnaryCstChildren;
+export interface OperandCstNode extends CstNode {
+  name: "operand";
+  children: OperandCstChildren;
 }
 
-export type UnaryCstChildren = {
+export type OperandCstChildren = {
   Bang?: IToken[];
   Minus?: IToken[];
-  member: MemberCstNode[];
-};
-
-export interface MemberCstNode extends CstNode {
-  name: "member";
-  children: MemberCstChildren;
-}
-
-export type MemberCstChildren = {
-  primary: PrimaryCstNode[];
+  leadingDot?: IToken[];
+  Identifier?: IToken[];
+  LParen?: IToken[];
+  args?: ExprListCstNode[];
+  RParen?: (IToken)[];
+  nestedOpen?: IToken[];
+  nested?: ExprCstNode[];
+  LBracket?: IToken[];
+  listInits?: ListInitsCstNode[];
+  Comma?: (IToken)[];
+  RBracket?: IToken[];
+  LCurly?: IToken[];
+  mapInits?: MapInitsCstNode[];
+  RCurly?: IToken[];
+  NumFloat?: IToken[];
+  NumUInt?: IToken[];
+  NumInt?: IToken[];
+  StringLit?: IToken[];
+  Bytes?: IToken[];
+  True?: IToken[];
+  False?: IToken[];
+  Null?: IToken[];
   suffix?: SuffixCstNode[];
 };
 
@@ -65,29 +77,6 @@ export type SuffixCstChildren = {
   fieldInits?: FieldInitsCstNode[];
   Comma?: IToken[];
   RCurly?: IToken[];
-};
-
-export interface PrimaryCstNode extends CstNode {
-  name: "primary";
-  children: PrimaryCstChildren;
-}
-
-export type PrimaryCstChildren = {
-  leadingDot?: IToken[];
-  Identifier?: IToken[];
-  LParen?: IToken[];
-  args?: ExprListCstNode[];
-  RParen?: (IToken)[];
-  nestedOpen?: IToken[];
-  nested?: ExprCstNode[];
-  LBracket?: IToken[];
-  listInits?: ListInitsCstNode[];
-  Comma?: (IToken)[];
-  RBracket?: IToken[];
-  LCurly?: IToken[];
-  mapInits?: MapInitsCstNode[];
-  RCurly?: IToken[];
-  literal?: LiteralCstNode[];
 };
 
 export interface ExprListCstNode extends CstNode {
@@ -168,29 +157,11 @@ export type FieldInitCstChildren = {
   value: ExprCstNode[];
 };
 
-export interface LiteralCstNode extends CstNode {
-  name: "literal";
-  children: LiteralCstChildren;
-}
-
-export type LiteralCstChildren = {
-  NumFloat?: IToken[];
-  NumUInt?: IToken[];
-  NumInt?: IToken[];
-  StringLit?: IToken[];
-  Bytes?: IToken[];
-  True?: IToken[];
-  False?: IToken[];
-  Null?: IToken[];
-};
-
 export interface ICstNodeVisitor<IN, OUT> extends ICstVisitor<IN, OUT> {
   expr(children: ExprCstChildren, param?: IN): OUT;
   binary(children: BinaryCstChildren, param?: IN): OUT;
-  unary(children: UnaryCstChildren, param?: IN): OUT;
-  member(children: MemberCstChildren, param?: IN): OUT;
+  operand(children: OperandCstChildren, param?: IN): OUT;
   suffix(children: SuffixCstChildren, param?: IN): OUT;
-  primary(children: PrimaryCstChildren, param?: IN): OUT;
   exprList(children: ExprListCstChildren, param?: IN): OUT;
   listInits(children: ListInitsCstChildren, param?: IN): OUT;
   listElement(children: ListElementCstChildren, param?: IN): OUT;
@@ -198,5 +169,4 @@ export interface ICstNodeVisitor<IN, OUT> extends ICstVisitor<IN, OUT> {
   mapEntry(children: MapEntryCstChildren, param?: IN): OUT;
   fieldInits(children: FieldInitsCstChildren, param?: IN): OUT;
   fieldInit(children: FieldInitCstChildren, param?: IN): OUT;
-  literal(children: LiteralCstChildren, param?: IN): OUT;
 }

@@ -21,7 +21,9 @@ describe("parse conformance against the cel-spec data", () => {
     const nowPassing = report.results
       .filter((r) => r.outcome !== "disagree" && Object.hasOwn(KNOWN_PARSE_FAILURES, r.path))
       .map((r) => r.path);
-    const missing = Object.keys(KNOWN_PARSE_FAILURES).filter((p) => !report.results.some((r) => r.path === p));
+    const missing = Object.keys(KNOWN_PARSE_FAILURES).filter(
+      (p) => !report.results.some((r) => r.path === p),
+    );
     expect(nowPassing).toEqual([]);
     expect(missing).toEqual([]);
   });

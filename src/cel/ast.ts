@@ -128,13 +128,26 @@ export interface Ast {
 export const ACCUMULATOR = "@result";
 
 /**
- * Allocates ids and records offsets while a tree is built. One factory builds one `Ast`; the parser, the
+ * Allocates ids and records offsets while a tree is built. One builder builds one `Ast`; the parser, the
  * macro expander and test generators all build through it so ids stay unique.
+ *
+ * It also tracks each node's height as it is built (trees are built bottom-up), so the parser can refuse
+ * a too-deep tree without walking it, and every later phase may recurse over the tree safely.
  */
 export class AstBuilder {
   private nextId = 1;
   readonly offsets = new Map<number, number>();
   readonly macroCalls = new Map<number, CallExpr>();
+  private readonly heights: number[] = [];
+  /** The first node built taller than `heightLimit`, if any. */
+  tooDeep: Expr | undefined;
+
+  constructor(private readonly heightLimit = Number.POSITIVE_INFINITY) {}
+
+  /** Nodes on the longest path from `e` down to a leaf, `e` included. */
+  height(e: Expr): number {
+    return this.heights[e.id] ?? 1;
+  }
 
   id(offset: number): number {
     const id = this.nextId++;
@@ -142,28 +155,47 @@ export class AstBuilder {
     return id;
   }
 
+  /** Records `e`'s height: one more than its tallest child (`childHeight`, 0 for a leaf). */
+  private node<E extends Expr>(e: E, childHeight: number): E {
+    this.heights[e.id] = childHeight + 1;
+    if (childHeight + 1 > this.heightLimit && this.tooDeep === undefined) this.tooDeep = e;
+    return e;
+  }
+
+  private tallest(xs: readonly Expr[], start = 0): number {
+    let h = start;
+    for (const x of xs) {
+      const xh = this.heights[x.id] ?? 1;
+      if (xh > h) h = xh;
+    }
+    return h;
+  }
+
   literal(offset: number, value: Literal): LiteralExpr {
-    return { kind: "literal", id: this.id(offset), value };
+    return this.node({ kind: "literal", id: this.id(offset), value }, 0);
   }
 
   ident(offset: number, name: string): IdentExpr {
-    return { kind: "ident", id: this.id(offset), name };
+    return this.node({ kind: "ident", id: this.id(offset), name }, 0);
   }
 
   select(offset: number, operand: Expr, field: string, testOnly = false): SelectExpr {
-    return { kind: "select", id: this.id(offset), operand, field, testOnly };
+    return this.node({ kind: "select", id: this.id(offset), operand, field, testOnly }, this.height(operand));
   }
 
   call(offset: number, fn: string, args: readonly Expr[], target?: Expr): CallExpr {
-    return { kind: "call", id: this.id(offset), fn, target, args };
+    const e: CallExpr = { kind: "call", id: this.id(offset), fn, target, args };
+    return this.node(e, this.tallest(args, target === undefined ? 0 : this.height(target)));
   }
 
   list(offset: number, elements: readonly Expr[]): ListExpr {
-    return { kind: "list", id: this.id(offset), elements };
+    return this.node({ kind: "list", id: this.id(offset), elements }, this.tallest(elements));
   }
 
   map(offset: number, entries: readonly MapEntry[]): MapExpr {
-    return { kind: "map", id: this.id(offset), entries };
+    let h = 0;
+    for (const en of entries) h = Math.max(h, this.height(en.key), this.height(en.value));
+    return this.node({ kind: "map", id: this.id(offset), entries }, h);
   }
 
   mapEntry(offset: number, key: Expr, value: Expr): MapEntry {
@@ -171,7 +203,9 @@ export class AstBuilder {
   }
 
   struct(offset: number, typeName: string, fields: readonly StructField[]): StructExpr {
-    return { kind: "struct", id: this.id(offset), typeName, fields };
+    let h = 0;
+    for (const f of fields) h = Math.max(h, this.height(f.value));
+    return this.node({ kind: "struct", id: this.id(offset), typeName, fields }, h);
   }
 
   structField(offset: number, name: string, value: Expr): StructField {
@@ -179,7 +213,9 @@ export class AstBuilder {
   }
 
   comprehension(offset: number, parts: Omit<ComprehensionExpr, "kind" | "id">): ComprehensionExpr {
-    return { kind: "comprehension", id: this.id(offset), ...parts };
+    const e: ComprehensionExpr = { kind: "comprehension", id: this.id(offset), ...parts };
+    const { iterRange, accuInit, loopCondition, loopStep, result } = parts;
+    return this.node(e, this.tallest([iterRange, accuInit, loopCondition, loopStep, result]));
   }
 
   finish(expr: Expr, source: Source): Ast {

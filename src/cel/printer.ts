@@ -6,7 +6,7 @@
  * with one escaping style, parentheses only where the parser needs them to rebuild the same tree, and
  * macros in the call form the author wrote. `parse(print(ast))` gives back `ast`, node for node.
  */
-import { assertNever, type Ast, type CallExpr, type Expr, type Literal } from "./ast.js";
+import { type Ast, assertNever, type CallExpr, type Expr, type Literal } from "./ast.js";
 import { BINARY_PRECEDENCE, BINARY_SYMBOL, type BinaryOperator, isBinaryOperator, Op } from "./operators.js";
 
 /** A tree the printer cannot express as text (only hand-built trees; never a parsed one). */
@@ -50,7 +50,8 @@ class Printer {
         return `${e.typeName}{${e.fields.map((f) => `${field(f.name)}: ${this.expr(f.value)}`).join(", ")}}`;
       case "comprehension": {
         const call = this.macroCalls.get(e.id);
-        if (call === undefined) throw new PrintError("a comprehension that no macro produced has no CEL text");
+        if (call === undefined)
+          throw new PrintError("a comprehension that no macro produced has no CEL text");
         return this.call(call);
       }
       default:
@@ -61,13 +62,20 @@ class Printer {
   private call(e: CallExpr): string {
     const [a, b, c] = e.args;
     if (e.target === undefined) {
-      if (e.fn === Op.conditional && c !== undefined && b !== undefined && a !== undefined && e.args.length === 3) {
+      if (
+        e.fn === Op.conditional &&
+        c !== undefined &&
+        b !== undefined &&
+        a !== undefined &&
+        e.args.length === 3
+      ) {
         return `${this.wrap(a, CONDITIONAL + 1)} ? ${this.wrap(b, CONDITIONAL + 1)} : ${this.expr(c)}`;
       }
       if (isBinaryOperator(e.fn) && e.args.length === 2) return this.binary(e, e.fn);
       if (e.fn === Op.logicalNot && e.args.length === 1) return `!${this.unaryOperand(a as Expr, false)}`;
       if (e.fn === Op.negate && e.args.length === 1) return `-${this.unaryOperand(a as Expr, true)}`;
-      if (e.fn === Op.index && e.args.length === 2) return `${this.operand(a as Expr)}[${this.expr(b as Expr)}]`;
+      if (e.fn === Op.index && e.args.length === 2)
+        return `${this.operand(a as Expr)}[${this.expr(b as Expr)}]`;
       if (!IDENTIFIER.test(e.fn.startsWith(".") ? e.fn.slice(1) : e.fn)) {
         throw new PrintError(`function name '${e.fn}' has no CEL spelling`);
       }
@@ -100,9 +108,27 @@ class Printer {
    * not CEL, and `-` before a numeric literal would fold into it: each needs parentheses.
    */
   private unaryOperand(x: Expr, negate: boolean): string {
-    const unary = x.kind === "call" && x.target === undefined && (x.fn === Op.logicalNot || x.fn === Op.negate) && x.args.length === 1;
-    if (unary || (negate && startsWithNumber(x))) return `(${this.expr(x)})`;
+    const unary =
+      x.kind === "call" &&
+      x.target === undefined &&
+      (x.fn === Op.logicalNot || x.fn === Op.negate) &&
+      x.args.length === 1;
+    if (unary || (negate && this.startsWithNumber(x))) return `(${this.expr(x)})`;
     return this.wrap(x, UNARY);
+  }
+
+  /** Whether the printed form of `e` begins with an int or double literal (which a `-` would absorb). */
+  private startsWithNumber(e: Expr): boolean {
+    let x: Expr = e;
+    for (;;) {
+      if (x.kind === "literal") return x.value.type === "int" || x.value.type === "double";
+      if (x.kind === "select" && !x.testOnly) x = x.operand;
+      else if (x.kind === "call" && x.target !== undefined) x = x.target;
+      else if (x.kind === "call" && x.fn === Op.index && x.args.length === 2) x = x.args[0] as Expr;
+      else if (x.kind === "comprehension" && this.macroCalls.get(x.id)?.target !== undefined) {
+        x = this.macroCalls.get(x.id)?.target as Expr;
+      } else return false;
+    }
   }
 
   /** A receiver, select operand or indexed value: must bind as a primary. */
@@ -135,7 +161,8 @@ function flatten(e: Expr, fn: BinaryOperator): Expr[] {
 /** Whether `e` is the tree the parser's balancer builds over `terms` (see `parser/build.ts`). */
 function isBalanced(e: Expr, fn: BinaryOperator, terms: readonly Expr[]): boolean {
   const matches = (node: Expr, lo: number, hi: number): boolean => {
-    if (node.kind !== "call" || node.fn !== fn || node.target !== undefined || node.args.length !== 2) return false;
+    if (node.kind !== "call" || node.fn !== fn || node.target !== undefined || node.args.length !== 2)
+      return false;
     const mid = (lo + hi + 1) >> 1;
     const [left, right] = node.args as [Expr, Expr];
     const leftOk = mid === lo ? left === terms[mid] : matches(left, lo, mid - 1);
@@ -143,18 +170,6 @@ function isBalanced(e: Expr, fn: BinaryOperator, terms: readonly Expr[]): boolea
     return leftOk && rightOk;
   };
   return matches(e, 0, terms.length - 2);
-}
-
-/** Whether the printed form of `e` begins with an int or double literal (which a `-` would absorb). */
-function startsWithNumber(e: Expr): boolean {
-  let x: Expr = e;
-  for (;;) {
-    if (x.kind === "literal") return x.value.type === "int" || x.value.type === "double";
-    if (x.kind === "select" && !x.testOnly) x = x.operand;
-    else if (x.kind === "call" && x.target !== undefined) x = x.target;
-    else if (x.kind === "call" && x.fn === Op.index && x.args.length === 2) x = x.args[0] as Expr;
-    else return false;
-  }
 }
 
 function field(name: string): string {
@@ -193,15 +208,15 @@ function double(n: number): string {
 }
 
 const CHAR_ESCAPES: Readonly<Record<number, string>> = {
-  0x07: "\\a",
-  0x08: "\\b",
-  0x09: "\\t",
-  0x0a: "\\n",
-  0x0b: "\\v",
-  0x0c: "\\f",
-  0x0d: "\\r",
-  0x22: '\\"',
-  0x5c: "\\\\",
+  7: "\\a",
+  8: "\\b",
+  9: "\\t",
+  10: "\\n",
+  11: "\\v",
+  12: "\\f",
+  13: "\\r",
+  34: '\\"',
+  92: "\\\\",
 };
 
 function quoteString(s: string): string {

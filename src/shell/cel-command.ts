@@ -17,7 +17,11 @@ export function celParseCommand(expr: string, json: boolean): CommandOutput {
     return { exitCode: 0, stdout: json ? JSON.stringify({ ok: true, canonical }) : canonical, stderr: "" };
   }
   if (json) {
-    const errors = result.errors.map((d) => ({ code: d.code, message: d.message, ...result.source.location(d.offset) }));
+    const errors = result.errors.map((d) => ({
+      code: d.code,
+      message: d.message,
+      ...result.source.location(d.offset),
+    }));
     return { exitCode: 1, stdout: JSON.stringify({ ok: false, errors }), stderr: "" };
   }
   return { exitCode: 1, stdout: "", stderr: renderDiagnostics(result.source, result.errors) };

@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { type Expr, type Literal, parse, parseOrThrow, print, renderDiagnostics } from "../../src/cel/index.js";
+import {
+  type Expr,
+  type Literal,
+  parse,
+  parseOrThrow,
+  print,
+  renderDiagnostics,
+} from "../../src/cel/index.js";
 
 function lit(text: string): Literal {
   const e = parseOrThrow(text).expr;

@@ -30,10 +30,13 @@ export interface ParseCaseResult {
 
 const OPTIONAL_SYNTAX = /unsupported syntax '(\.\?|\[\?|\?)'/;
 const OPTION_ONLY = [
-  { pattern: /unsupported syntax: '`'/, reason: "backtick identifiers are off in the reference's test options" },
+  {
+    pattern: /unsupported syntax: '`'/,
+    reason: "backtick identifiers are off in the reference's test options",
+  },
   {
     pattern: /recursion limit exceeded: 32|max recursion depth exceeded/,
-    reason: "the reference's tests ran with a recursion limit of 32 (our default is 250)",
+    reason: "the reference's tests ran with a recursion limit of 32 (our default is 100)",
   },
 ];
 
@@ -50,14 +53,20 @@ export function classify(c: Case): ParseCaseResult {
   const base = { path: c.path, expr };
   if (reference !== undefined) {
     if (ours === reference) return { ...base, outcome: "agree" };
-    const why = result.ok ? `ours:\n${ours}\nreference:\n${reference}` : `we reject: ${result.errors[0]?.message}`;
+    const why = result.ok
+      ? `ours:\n${ours}\nreference:\n${reference}`
+      : `we reject: ${result.errors[0]?.message}`;
     return { ...base, outcome: "disagree", detail: why };
   }
   const error = c.test.error ?? "";
   if (OPTIONAL_SYNTAX.test(error)) return { ...base, outcome: "extension" };
   const option = OPTION_ONLY.find((o) => o.pattern.test(error));
   if (option !== undefined) {
-    return { ...base, outcome: "option_only", detail: `${option.reason}; we ${result.ok ? "accept" : "reject"}` };
+    return {
+      ...base,
+      outcome: "option_only",
+      detail: `${option.reason}; we ${result.ok ? "accept" : "reject"}`,
+    };
   }
   if (!result.ok) return { ...base, outcome: "agree" };
   return { ...base, outcome: "disagree", detail: `we accept; reference: ${error.split("\n")[0]}` };

@@ -25,7 +25,9 @@ if (process.argv.includes("--json")) {
   const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length))) ?? [];
   for (const r of rows) console.log(r.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join("  "));
   const pct = ((100 * report.passed) / report.total).toFixed(2);
-  console.log(`\nparse: ${report.passed}/${report.total} agree (${pct}%), ${report.knownFailures} known failures`);
+  console.log(
+    `\nparse: ${report.passed}/${report.total} agree (${pct}%), ${report.knownFailures} known failures`,
+  );
   console.log(`option-only rejections (reported apart, not scored): ${report.optionOnly}`);
   for (const r of report.results) {
     if (r.outcome === "disagree") console.log(`\nDISAGREE ${r.path}\n  ${r.expr}\n  ${r.detail}`);

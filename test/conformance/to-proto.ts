@@ -2,8 +2,14 @@
  * Our AST as the reference's `cel.expr.Expr` protobuf message, so the package's debug-string printer
  * (a port of cel-go's `ToDebugString`) can render both trees in one form for comparison.
  */
+
+import {
+  type Constant,
+  ConstantSchema,
+  ExprSchema,
+  type Expr as PbExpr,
+} from "@bufbuild/cel-spec/cel/expr/syntax_pb.js";
 import { create } from "@bufbuild/protobuf";
-import { type Constant, ConstantSchema, type Expr as PbExpr, ExprSchema } from "@bufbuild/cel-spec/cel/expr/syntax_pb.js";
 import type { Expr, Literal } from "../../src/cel/index.js";
 
 export function toProto(e: Expr): PbExpr {
@@ -16,7 +22,10 @@ export function toProto(e: Expr): PbExpr {
     case "select":
       return create(ExprSchema, {
         id,
-        exprKind: { case: "selectExpr", value: { operand: toProto(e.operand), field: e.field, testOnly: e.testOnly } },
+        exprKind: {
+          case: "selectExpr",
+          value: { operand: toProto(e.operand), field: e.field, testOnly: e.testOnly },
+        },
       });
     case "call":
       return create(ExprSchema, {
@@ -31,7 +40,10 @@ export function toProto(e: Expr): PbExpr {
         },
       });
     case "list":
-      return create(ExprSchema, { id, exprKind: { case: "listExpr", value: { elements: e.elements.map(toProto) } } });
+      return create(ExprSchema, {
+        id,
+        exprKind: { case: "listExpr", value: { elements: e.elements.map(toProto) } },
+      });
     case "map":
       return create(ExprSchema, {
         id,

@@ -9,16 +9,21 @@ import type {
   ExprCstNode,
   ExprListCstNode,
   FieldInitsCstNode,
-  LiteralCstNode,
-  MemberCstNode,
-  PrimaryCstNode,
+  OperandCstChildren,
+  OperandCstNode,
   SuffixCstNode,
-  UnaryCstNode,
 } from "../../../grammar/cst.js";
 import type { AstBuilder, Expr, Literal, StructField } from "../ast.js";
 import type { Diagnostic, DiagnosticCode } from "../diagnostics.js";
 import { BINARY_PRECEDENCE, type BinaryOperator, Op } from "../operators.js";
-import { decodeBytes, decodeDouble, decodeInt, decodeString, decodeUint, type LiteralError } from "./literals.js";
+import {
+  decodeBytes,
+  decodeDouble,
+  decodeInt,
+  decodeString,
+  decodeUint,
+  type LiteralError,
+} from "./literals.js";
 import { expandHas, expandReceiverMacro, isReceiverMacro, type MacroError } from "./macros.js";
 
 /** Identifiers CEL reserves for embedding languages; they may not name variables or functions. */
@@ -84,7 +89,7 @@ export class CstToAst {
   }
 
   private binary(node: BinaryCstNode): Expr {
-    const operands = node.children.operands.map((u) => this.unary(u));
+    const operands = node.children.operands.map((u) => this.operand(u));
     const operators = node.children.operators ?? [];
     if (operators.length === 0) return first(operands);
     let next = 0;
@@ -128,28 +133,28 @@ export class CstToAst {
     return tree(0, ops.length - 1);
   }
 
-  private unary(node: UnaryCstNode): Expr {
-    const bangs = node.children.Bang ?? [];
-    const minuses = node.children.Minus ?? [];
-    const member = first(node.children.member);
-    const literalOperand = numericLiteralToken(member);
+  private operand(node: OperandCstNode): Expr {
+    const c = node.children;
+    const bangs = c.Bang ?? [];
+    const minuses = c.Minus ?? [];
     // A lone `-` before a number is part of the literal (so -9223372036854775808 exists); an even run
     // of `-` or `!` cancels out, as in the reference parser.
-    const signedLiteral = minuses.length === 1 && literalOperand !== undefined;
+    const signedLiteral = minuses.length === 1 && (c.NumInt !== undefined || c.NumFloat !== undefined);
     if (bangs.length > 0 && minuses.length > 0 && !signedLiteral) {
       return this.fail("syntax", `Syntax error: mismatched input '-' after '!'`, first(minuses).startOffset);
     }
-    let e = this.member(member, signedLiteral ? first(minuses) : undefined);
-    if (!signedLiteral && minuses.length % 2 === 1) e = this.b.call(first(minuses).startOffset, Op.negate, [e]);
+    let e = this.member(c, signedLiteral ? first(minuses) : undefined);
+    if (!signedLiteral && minuses.length % 2 === 1)
+      e = this.b.call(first(minuses).startOffset, Op.negate, [e]);
     if (bangs.length % 2 === 1) e = this.b.call(first(bangs).startOffset, Op.logicalNot, [e]);
     return e;
   }
 
-  private member(node: MemberCstNode, sign: IToken | undefined): Expr {
-    const primary = first(node.children.primary);
-    const suffixes = node.children.suffix ?? [];
-    let name = sign === undefined ? nameOf(primary) : undefined;
-    let e: Expr | undefined = name === undefined ? this.primary(primary, sign) : undefined;
+  /** The primary and its suffixes; `sign` is the `-` folded into a numeric literal primary. */
+  private member(c: OperandCstChildren, sign: IToken | undefined): Expr {
+    const suffixes = c.suffix ?? [];
+    let name = sign === undefined ? nameOf(c) : undefined;
+    let e: Expr | undefined = name === undefined ? this.primary(c, sign) : undefined;
     const materialize = (): Expr => {
       if (e !== undefined) return e;
       e = this.nameToExpr(name as NameParts);
@@ -157,30 +162,30 @@ export class CstToAst {
       return e;
     };
     for (const s of suffixes) {
-      const c = s.children;
-      if (c.Dot !== undefined) {
-        const dot = first(c.Dot);
-        if (c.optional !== undefined) return this.fail("unsupported_syntax", "unsupported syntax '.?'", dot.startOffset);
-        if (c.EscIdentifier !== undefined) {
-          const field = first(c.EscIdentifier).image.slice(1, -1);
+      const sc = s.children;
+      if (sc.Dot !== undefined) {
+        const dot = first(sc.Dot);
+        if (sc.optional !== undefined)
+          return this.fail("unsupported_syntax", "unsupported syntax '.?'", dot.startOffset);
+        if (sc.EscIdentifier !== undefined) {
+          const field = first(sc.EscIdentifier).image.slice(1, -1);
           e = this.b.select(dot.startOffset, materialize(), field);
-          name = undefined;
           continue;
         }
-        const id = first(c.Identifier as IToken[]);
-        if (c.LParen !== undefined) {
-          e = this.memberCall(materialize(), id.image, first(c.LParen).startOffset, c.args);
-          name = undefined;
+        const id = first(sc.Identifier as IToken[]);
+        if (sc.LParen !== undefined) {
+          e = this.memberCall(materialize(), id.image, first(sc.LParen).startOffset, sc.args);
         } else if (name !== undefined) {
           name.parts.push({ name: id.image, token: id, dot });
         } else {
           e = this.b.select(dot.startOffset, materialize(), id.image);
         }
-      } else if (c.LBracket !== undefined) {
-        const open = first(c.LBracket);
-        if (c.optional !== undefined) return this.fail("unsupported_syntax", "unsupported syntax '[?'", open.startOffset);
+      } else if (sc.LBracket !== undefined) {
+        const open = first(sc.LBracket);
+        if (sc.optional !== undefined)
+          return this.fail("unsupported_syntax", "unsupported syntax '[?'", open.startOffset);
         const operand = materialize();
-        e = this.b.call(open.startOffset, Op.index, [operand, this.expr(first(c.index as ExprCstNode[]))]);
+        e = this.b.call(open.startOffset, Op.index, [operand, this.expr(first(sc.index as ExprCstNode[]))]);
       } else {
         e = this.struct(s, name);
         name = undefined;
@@ -192,7 +197,11 @@ export class CstToAst {
   private struct(s: SuffixCstNode, name: NameParts | undefined): Expr {
     const open = first(s.children.LCurly as IToken[]);
     if (name === undefined) {
-      return this.fail("syntax", "Syntax error: message construction needs a type name before '{'", open.startOffset);
+      return this.fail(
+        "syntax",
+        "Syntax error: message construction needs a type name before '{'",
+        open.startOffset,
+      );
     }
     const typeName = (name.leadingDot ? "." : "") + name.parts.map((p) => p.name).join(".");
     const fields = this.fieldInits(s.children.fieldInits?.[0]);
@@ -203,8 +212,12 @@ export class CstToAst {
     if (node === undefined) return [];
     return node.children.items.map((f) => {
       const c = f.children;
-      if (c.optional !== undefined) this.fail("unsupported_syntax", "unsupported syntax '?'", first(c.optional).startOffset);
-      const name = c.Identifier !== undefined ? first(c.Identifier).image : first(c.EscIdentifier as IToken[]).image.slice(1, -1);
+      if (c.optional !== undefined)
+        this.fail("unsupported_syntax", "unsupported syntax '?'", first(c.optional).startOffset);
+      const name =
+        c.Identifier !== undefined
+          ? first(c.Identifier).image
+          : first(c.EscIdentifier as IToken[]).image.slice(1, -1);
       const value = this.expr(first(c.value));
       return this.b.structField(first(c.Colon).startOffset, name, value);
     });
@@ -228,7 +241,8 @@ export class CstToAst {
 
   private memberCall(target: Expr, fn: string, offset: number, argList: ExprListCstNode[] | undefined): Expr {
     const args = this.args(argList);
-    if (isReceiverMacro(fn, args.length)) return this.orFail(expandReceiverMacro(this.b, offset, fn, target, args));
+    if (isReceiverMacro(fn, args.length))
+      return this.orFail(expandReceiverMacro(this.b, offset, fn, target, args));
     return this.b.call(offset, fn, args, target);
   }
 
@@ -236,8 +250,7 @@ export class CstToAst {
     return argList === undefined ? [] : first(argList).children.items.map((a) => this.expr(a));
   }
 
-  private primary(node: PrimaryCstNode, sign: IToken | undefined): Expr {
-    const c = node.children;
+  private primary(c: OperandCstChildren, sign: IToken | undefined): Expr {
     if (c.Identifier !== undefined) {
       const id = first(c.Identifier);
       const leadingDot = c.leadingDot?.[0];
@@ -257,7 +270,8 @@ export class CstToAst {
       const items = c.listInits?.[0]?.children.items ?? [];
       const elements = items.map((item) => {
         const opt = item.children.optional;
-        if (opt !== undefined) this.fail("unsupported_syntax", "unsupported syntax '?'", first(opt).startOffset);
+        if (opt !== undefined)
+          this.fail("unsupported_syntax", "unsupported syntax '?'", first(opt).startOffset);
         return this.expr(first(item.children.value));
       });
       return this.b.list(first(c.LBracket).startOffset, elements);
@@ -266,18 +280,19 @@ export class CstToAst {
       const items = c.mapInits?.[0]?.children.items ?? [];
       const entries = items.map((item) => {
         const ic = item.children;
-        if (ic.optional !== undefined) this.fail("unsupported_syntax", "unsupported syntax '?'", first(ic.optional).startOffset);
+        if (ic.optional !== undefined)
+          this.fail("unsupported_syntax", "unsupported syntax '?'", first(ic.optional).startOffset);
         const key = this.expr(first(ic.key));
         const value = this.expr(first(ic.value));
         return this.b.mapEntry(first(ic.Colon).startOffset, key, value);
       });
       return this.b.map(first(c.LCurly).startOffset, entries);
     }
-    return this.literal(first(c.literal as LiteralCstNode[]), sign);
+    return this.literal(c, sign);
   }
 
-  private literal(node: LiteralCstNode, sign: IToken | undefined): Expr {
-    const token = literalToken(node);
+  private literal(c: OperandCstChildren, sign: IToken | undefined): Expr {
+    const token = literalToken(c);
     const negated = sign !== undefined;
     let decoded: Literal | LiteralError;
     switch (token.tokenType.name) {
@@ -307,7 +322,10 @@ export class CstToAst {
     }
     const offset = (sign ?? token).startOffset;
     if ("error" in decoded) {
-      const code = decoded.error.includes("escape") || decoded.error.includes("code point") ? "invalid_escape" : "invalid_literal";
+      const code =
+        decoded.error.includes("escape") || decoded.error.includes("code point")
+          ? "invalid_escape"
+          : "invalid_literal";
       return this.fail(code, decoded.error, decoded.at === 0 ? offset : token.startOffset + decoded.at);
     }
     return this.b.literal(offset, decoded);
@@ -331,24 +349,21 @@ function first<T>(xs: readonly T[] | undefined): T {
   return x;
 }
 
-function literalToken(node: LiteralCstNode): IToken {
-  for (const tokens of Object.values(node.children)) {
-    const t = (tokens as IToken[] | undefined)?.[0];
-    if (t !== undefined) return t;
-  }
-  throw new Error("malformed syntax tree: empty literal");
-}
-
-/** The int or double token of a member that is just a numeric literal with suffixes, if it is one. */
-function numericLiteralToken(member: MemberCstNode): IToken | undefined {
-  const lit = first(member.children.primary).children.literal?.[0];
-  if (lit === undefined) return undefined;
-  return lit.children.NumInt?.[0] ?? lit.children.NumFloat?.[0];
+function literalToken(c: OperandCstChildren): IToken {
+  const t = (c.NumInt ??
+    c.NumFloat ??
+    c.StringLit ??
+    c.NumUInt ??
+    c.Bytes ??
+    c.True ??
+    c.False ??
+    c.Null)?.[0];
+  if (t === undefined) throw new Error("malformed syntax tree: empty operand");
+  return t;
 }
 
 /** A primary that is a bare (optionally leading-dot) identifier starts a possible qualified name. */
-function nameOf(primary: PrimaryCstNode): NameParts | undefined {
-  const c = primary.children;
+function nameOf(c: OperandCstChildren): NameParts | undefined {
   if (c.Identifier === undefined || c.LParen !== undefined) return undefined;
   const token = first(c.Identifier);
   return { leadingDot: c.leadingDot?.[0], parts: [{ name: token.image, token, dot: undefined }] };

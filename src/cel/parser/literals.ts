@@ -136,7 +136,10 @@ function readEscape(body: string, slash: number, kind: "string" | "bytes"): Esca
 function hexEscape(body: string, slash: number, digits: number, octet: boolean): Escape | LiteralError {
   const hex = body.slice(slash + 2, slash + 2 + digits);
   if (hex.length !== digits || !/^[0-9a-fA-F]+$/.test(hex)) {
-    return { error: `invalid escape sequence '\\${body[slash + 1]}': expected ${digits} hex digits`, at: slash };
+    return {
+      error: `invalid escape sequence '\\${body[slash + 1]}': expected ${digits} hex digits`,
+      at: slash,
+    };
   }
   const value = Number.parseInt(hex, 16);
   if (!octet && (value > 0x10ffff || (value >= 0xd800 && value <= 0xdfff))) {

@@ -60,14 +60,21 @@ export function expandHas(b: AstBuilder, offset: number, arg: Expr): Expr | Macr
   return b.select(offset, arg.operand, arg.field, true);
 }
 
-function callAsWritten(b: AstBuilder, offset: number, name: string, target: Expr, args: readonly Expr[]): CallExpr {
+function callAsWritten(
+  b: AstBuilder,
+  offset: number,
+  name: string,
+  target: Expr,
+  args: readonly Expr[],
+): CallExpr {
   return b.call(offset, name, args, target);
 }
 
 function iterationVariable(b: AstBuilder, arg: Expr, notIdent: string): string | MacroError {
   const offset = b.offsets.get(arg.id) ?? 0;
   if (arg.kind !== "ident") return { message: notIdent, offset };
-  if (ACCUMULATOR_NAMES.has(arg.name)) return { message: "iteration variable overwrites accumulator variable", offset };
+  if (ACCUMULATOR_NAMES.has(arg.name))
+    return { message: "iteration variable overwrites accumulator variable", offset };
   return arg.name;
 }
 

@@ -48,6 +48,36 @@ export const StringLit = createToken({
   start_chars_hint: ["r", "R", '"', "'"],
   line_breaks: true,
 });
+/**
+ * A triple quote that is never closed. Without this token the lexer would read `'''abc` as the empty
+ * string `''` followed by an unterminated `'abc`, and point at the wrong quote. Never reaches the parser.
+ */
+export const UnterminatedTripleString = createToken({
+  name: "UnterminatedTripleString",
+  pattern: { exec: unterminatedTriple },
+  start_chars_hint: ["b", "B", "r", "R", '"', "'"],
+  line_breaks: true,
+});
+
+function unterminatedTriple(text: string, offset: number): RegExpExecArray | null {
+  let i = offset;
+  if (text[i] === "b" || text[i] === "B") i++;
+  let raw = false;
+  if (text[i] === "r" || text[i] === "R") {
+    raw = true;
+    i++;
+  }
+  const quote = text.slice(i, i + 3);
+  if (quote !== "'''" && quote !== '"""') return null;
+  for (let j = i + 3; j < text.length; j++) {
+    if (!raw && text[j] === "\\") j++;
+    else if (text.startsWith(quote, j)) return null;
+  }
+  const match = [text.slice(offset)] as unknown as RegExpExecArray;
+  match.index = offset;
+  return match;
+}
+
 /** An opening quote with no closing one; never reaches the parser (the lexer pass reports it). */
 export const UnterminatedString = createToken({
   name: "UnterminatedString",
@@ -126,6 +156,7 @@ export const EscIdentifier = createToken({
 export const allTokens: TokenType[] = [
   WhiteSpace,
   Comment,
+  UnterminatedTripleString,
   Bytes,
   StringLit,
   UnterminatedString,

@@ -1,0 +1,22 @@
+/**
+ * A small timing harness for a noisy 2-core machine: warm up, then take many samples of a batch of
+ * calls and report the median time per call, so one descheduled sample does not move the result.
+ */
+export interface Measurement {
+  readonly medianNs: number;
+  readonly p10Ns: number;
+  readonly p90Ns: number;
+}
+
+export function measure(fn: () => unknown, { batch = 500, samples = 31, warmup = 3000 } = {}): Measurement {
+  for (let i = 0; i < warmup; i++) fn();
+  const perCall: number[] = [];
+  for (let s = 0; s < samples; s++) {
+    const start = process.hrtime.bigint();
+    for (let i = 0; i < batch; i++) fn();
+    perCall.push(Number(process.hrtime.bigint() - start) / batch);
+  }
+  perCall.sort((a, b) => a - b);
+  const at = (q: number) => perCall[Math.min(perCall.length - 1, Math.floor(q * perCall.length))] as number;
+  return { medianNs: at(0.5), p10Ns: at(0.1), p90Ns: at(0.9) };
+}

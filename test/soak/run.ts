@@ -1,0 +1,15 @@
+/**
+ * `npm run soak`: the property tests with many more cases and a printed seed. Replay a failure with
+ * `FC_SEED=<seed> PROPERTY_RUNS_FACTOR=<factor> npx vitest run <file>`.
+ */
+import { spawnSync } from "node:child_process";
+
+const seed = process.env.FC_SEED ?? String(Date.now() % 2 ** 31);
+const factor = process.env.PROPERTY_RUNS_FACTOR ?? "50";
+console.log(`soak: FC_SEED=${seed} PROPERTY_RUNS_FACTOR=${factor}`);
+const result = spawnSync("npx", ["vitest", "run", "test/cel"], {
+  stdio: "inherit",
+  env: { ...process.env, FC_SEED: seed, PROPERTY_RUNS_FACTOR: factor },
+});
+console.log(`soak: FC_SEED=${seed} PROPERTY_RUNS_FACTOR=${factor} exit ${result.status}`);
+process.exit(result.status ?? 1);
