@@ -6,7 +6,7 @@
  * stays an ordinary call. The expansions are the reference implementation's, node for node, so the AST
  * compares equal with its parser's.
  */
-import { ACCUMULATOR, type AstBuilder, type CallExpr, type Expr } from "../ast.js";
+import { ACCUMULATOR, type AstBuilder, type CallExpr, type ComprehensionExpr, type Expr } from "../ast.js";
 import { Op } from "../operators.js";
 
 export interface MacroError {
@@ -78,6 +78,17 @@ function iterationVariable(b: AstBuilder, arg: Expr, notIdent: string): string |
   return arg.name;
 }
 
+/** A comprehension over `target` with the macros' accumulator; the parts are the macro's own. */
+function fold(
+  b: AstBuilder,
+  offset: number,
+  iterVar: string,
+  target: Expr,
+  parts: Pick<ComprehensionExpr, "accuInit" | "loopCondition" | "loopStep" | "result">,
+): Expr {
+  return b.comprehension(offset, { iterVar, iterRange: target, accuVar: ACCUMULATOR, ...parts });
+}
+
 function quantifier(kind: "all" | "exists" | "exists_one"): Expander {
   return (b, offset, target, args) => {
     const [varArg, predicate] = args as [Expr, Expr];
@@ -86,30 +97,21 @@ function quantifier(kind: "all" | "exists" | "exists_one"): Expander {
     const accu = () => b.ident(offset, ACCUMULATOR);
     switch (kind) {
       case "all":
-        return b.comprehension(offset, {
-          iterVar,
-          iterRange: target,
-          accuVar: ACCUMULATOR,
+        return fold(b, offset, iterVar, target, {
           accuInit: b.literal(offset, { type: "bool", value: true }),
           loopCondition: b.call(offset, Op.notStrictlyFalse, [accu()]),
           loopStep: b.call(offset, Op.logicalAnd, [accu(), predicate]),
           result: accu(),
         });
       case "exists":
-        return b.comprehension(offset, {
-          iterVar,
-          iterRange: target,
-          accuVar: ACCUMULATOR,
+        return fold(b, offset, iterVar, target, {
           accuInit: b.literal(offset, { type: "bool", value: false }),
           loopCondition: b.call(offset, Op.notStrictlyFalse, [b.call(offset, Op.logicalNot, [accu()])]),
           loopStep: b.call(offset, Op.logicalOr, [accu(), predicate]),
           result: accu(),
         });
       case "exists_one":
-        return b.comprehension(offset, {
-          iterVar,
-          iterRange: target,
-          accuVar: ACCUMULATOR,
+        return fold(b, offset, iterVar, target, {
           accuInit: b.literal(offset, { type: "int", value: 0n }),
           loopCondition: b.literal(offset, { type: "bool", value: true }),
           loopStep: b.call(offset, Op.conditional, [
@@ -131,10 +133,7 @@ function mapMacro(b: AstBuilder, offset: number, target: Expr, args: readonly Ex
   const filter = args.length === 3 ? args[1] : undefined;
   const accu = () => b.ident(offset, ACCUMULATOR);
   const append = b.call(offset, Op.add, [accu(), b.list(offset, [transform])]);
-  return b.comprehension(offset, {
-    iterVar,
-    iterRange: target,
-    accuVar: ACCUMULATOR,
+  return fold(b, offset, iterVar, target, {
     accuInit: b.list(offset, []),
     loopCondition: b.literal(offset, { type: "bool", value: true }),
     loopStep: filter === undefined ? append : b.call(offset, Op.conditional, [filter, append, accu()]),
@@ -149,10 +148,7 @@ function filterMacro(b: AstBuilder, offset: number, target: Expr, args: readonly
   if (typeof iterVar !== "string") return iterVar;
   const accu = () => b.ident(offset, ACCUMULATOR);
   const append = b.call(offset, Op.add, [accu(), b.list(offset, [b.ident(offset, iterVar)])]);
-  return b.comprehension(offset, {
-    iterVar,
-    iterRange: target,
-    accuVar: ACCUMULATOR,
+  return fold(b, offset, iterVar, target, {
     accuInit: b.list(offset, []),
     loopCondition: b.literal(offset, { type: "bool", value: true }),
     loopStep: b.call(offset, Op.conditional, [predicate, append, accu()]),
