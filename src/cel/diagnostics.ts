@@ -22,7 +22,8 @@ export type DiagnosticCode =
   | "unsupported_syntax"
   | "macro"
   | "depth_limit"
-  | "size_limit";
+  | "size_limit"
+  | "check";
 
 /**
  * Renders diagnostics the way the CEL reference implementation does:

@@ -42,3 +42,30 @@ export function parseOrThrow(text: string, options?: ParseOptions): Ast {
   if (!result.ok) throw new CelSyntaxError(result.source, result.errors);
   return result.ast;
 }
+
+export type { CheckedAst, CheckResult, Reference } from "./check/checker.js";
+export { check } from "./check/checker.js";
+export type { Activation } from "./compile/frame.js";
+export type {
+  EnvOptions,
+  FieldDecl,
+  FixedCost,
+  FunctionDecl,
+  ObjectTypeDecl,
+  OverloadDecl,
+  SizeBound,
+  VariableDecl,
+} from "./env.js";
+export { Env } from "./env.js";
+export type { CompileOptions, CompileResult, Evaluation } from "./program.js";
+export { compile, compileAst, Program } from "./program.js";
+export type { Result, Value } from "./runtime/values.js";
+export { CelError, CelMap, Duration, Timestamp, TypeValue, UInt } from "./runtime/values.js";
+export type { Type } from "./types.js";
+export { formatType, T } from "./types.js";
+
+import { Env } from "./env.js";
+import { standardFunctions } from "./std/index.js";
+
+/** CEL's standard environment: the standard library and macros, no variables. Extend it to declare some. */
+export const standardEnv = new Env({ functions: standardFunctions });

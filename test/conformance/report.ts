@@ -1,7 +1,8 @@
 /** Runs every conformance phase and summarises it; shared by `npm run conformance` and the tests. */
-import { KNOWN_PARSE_FAILURES } from "./known-failures.js";
+import { type EvalCaseResult, runEvalCase } from "./eval-conformance.js";
+import { KNOWN_EVAL_FAILURES, KNOWN_PARSE_FAILURES } from "./known-failures.js";
 import { classify, type ParseCaseResult, type ParseOutcome } from "./parse-conformance.js";
-import { parsingCases } from "./suites.js";
+import { conformanceCases, parsingCases } from "./suites.js";
 
 export interface SuiteSummary {
   readonly suite: string;
@@ -41,5 +42,41 @@ export function parseReport(): ParseReport {
     knownFailures: results.filter((r) => Object.hasOwn(KNOWN_PARSE_FAILURES, r.path)).length,
     optionOnly: count("option_only"),
     extension: count("extension"),
+  };
+}
+
+export interface EvalReport {
+  readonly results: readonly EvalCaseResult[];
+  readonly total: number;
+  readonly passed: number;
+  readonly knownFailures: number;
+  readonly notApplicable: number;
+  readonly sections: Readonly<Record<string, { passed: number; total: number; notApplicable: number }>>;
+  /** Result types compared with the reference checker's. */
+  readonly check: { readonly passed: number; readonly total: number };
+}
+
+export function evalReport(): EvalReport {
+  const results = conformanceCases().map(runEvalCase);
+  const sections: Record<string, { passed: number; total: number; notApplicable: number }> = {};
+  for (const r of results) {
+    const name = r.path.split("/")[1] ?? "";
+    const s = sections[name] ?? { passed: 0, total: 0, notApplicable: 0 };
+    sections[name] = s;
+    if (r.outcome === "not_applicable") s.notApplicable++;
+    else {
+      s.total++;
+      if (r.outcome === "pass") s.passed++;
+    }
+  }
+  const compared = results.filter((r) => r.typeMatches !== undefined);
+  return {
+    results,
+    total: results.filter((r) => r.outcome !== "not_applicable").length,
+    passed: results.filter((r) => r.outcome === "pass").length,
+    knownFailures: results.filter((r) => Object.hasOwn(KNOWN_EVAL_FAILURES, r.path)).length,
+    notApplicable: results.filter((r) => r.outcome === "not_applicable").length,
+    sections,
+    check: { passed: compared.filter((r) => r.typeMatches).length, total: compared.length },
   };
 }

@@ -34,3 +34,7 @@ export function parsingCases(): { readonly suite: string; readonly cases: readon
     { suite: "conformance", cases: flatten(getConformanceSuite()) },
   ];
 }
+
+export function conformanceCases(): readonly Case[] {
+  return flatten(getConformanceSuite());
+}

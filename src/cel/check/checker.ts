@@ -1,0 +1,388 @@
+/**
+ * `check`: resolves every identifier, field and overload of a parsed expression and computes every
+ * node's type. The tree is not rewritten: types and references are side tables keyed by node id.
+ */
+import {
+  type Ast,
+  assertNever,
+  type CallExpr,
+  type ComprehensionExpr,
+  children,
+  type Expr,
+  type SelectExpr,
+} from "../ast.js";
+import type { Diagnostic } from "../diagnostics.js";
+import type { Env, OverloadDecl } from "../env.js";
+import { formatType, T, type Type, typeEquals } from "../types.js";
+import { Substitution } from "./substitution.js";
+
+/** What a name or call resolved to. */
+export type Reference =
+  /** A declared variable (possibly through a qualified name such as `a.b`), or a comprehension variable. */
+  | { readonly kind: "variable"; readonly name: string }
+  /** A type denotation such as `int` or `list`, whose value is the type. */
+  | { readonly kind: "type"; readonly type: Type }
+  /** The overloads a call may dispatch to: one when the argument types decide it, several under `dyn`. */
+  | { readonly kind: "function"; readonly overloads: readonly OverloadDecl[] };
+
+export interface CheckedAst extends Ast {
+  readonly types: ReadonlyMap<number, Type>;
+  readonly refs: ReadonlyMap<number, Reference>;
+  readonly resultType: Type;
+}
+
+export type CheckResult =
+  | { readonly ok: true; readonly checked: CheckedAst }
+  | { readonly ok: false; readonly errors: readonly Diagnostic[] };
+
+/** Names that denote types when no variable of that name is declared. */
+const TYPE_DENOTATIONS: Readonly<Record<string, Type>> = {
+  int: T.int,
+  uint: T.uint,
+  double: T.double,
+  bool: T.bool,
+  string: T.string,
+  bytes: T.bytes,
+  null_type: T.null,
+  list: T.list(T.dyn),
+  map: T.map(T.dyn, T.dyn),
+  type: T.type(),
+  "google.protobuf.Timestamp": T.timestamp,
+  "google.protobuf.Duration": T.duration,
+};
+
+export function check(ast: Ast, env: Env): CheckResult {
+  const c = new Checker(ast, env);
+  const type = c.expr(ast.expr);
+  if (c.errors.length > 0) return { ok: false, errors: c.errors };
+  const types = new Map<number, Type>();
+  for (const [id, t] of c.types) types.set(id, c.subst.apply(t, true));
+  return { ok: true, checked: { ...ast, types, refs: c.refs, resultType: c.subst.apply(type, true) } };
+}
+
+class Checker {
+  readonly errors: Diagnostic[] = [];
+  readonly types = new Map<number, Type>();
+  readonly refs = new Map<number, Reference>();
+  readonly subst = new Substitution();
+  /** Comprehension variables in scope, innermost last. */
+  private readonly scopes: Map<string, Type>[] = [];
+
+  constructor(
+    private readonly ast: Ast,
+    private readonly env: Env,
+  ) {}
+
+  expr(e: Expr): Type {
+    const t = this.visit(e);
+    this.types.set(e.id, t);
+    return t;
+  }
+
+  private visit(e: Expr): Type {
+    switch (e.kind) {
+      case "literal":
+        return e.value.type === "null" ? T.null : T[e.value.type];
+      case "ident":
+        return this.ident(e.id, e.name);
+      case "select":
+        return this.select(e);
+      case "call":
+        return this.call(e);
+      case "list": {
+        const elem = this.join(e.elements.map((x) => this.expr(x)));
+        return T.list(elem);
+      }
+      case "map": {
+        const keys = e.entries.map((en) => this.expr(en.key));
+        const values = e.entries.map((en) => this.expr(en.value));
+        e.entries.forEach((en, i) => {
+          const k = this.subst.apply(keys[i] as Type);
+          if (!["int", "uint", "bool", "string", "dyn", "param", "error"].includes(k.kind)) {
+            this.error(en.key.id, `unsupported map key type: ${formatType(k)}`);
+          }
+        });
+        return T.map(this.join(keys), this.join(values));
+      }
+      case "struct":
+        return this.struct(e);
+      case "comprehension":
+        return this.comprehension(e);
+      default:
+        return assertNever(e);
+    }
+  }
+
+  private ident(id: number, name: string): Type {
+    const local = this.local(name);
+    if (local !== undefined) {
+      this.refs.set(id, { kind: "variable", name });
+      return local;
+    }
+    const resolved = this.resolveName(name);
+    if (resolved !== undefined) {
+      this.refs.set(id, resolved.ref);
+      return resolved.type;
+    }
+    this.error(id, `undeclared reference to '${name}' (in container '${this.env.container}')`);
+    return T.error;
+  }
+
+  private local(name: string): Type | undefined {
+    for (let i = this.scopes.length - 1; i >= 0; i--) {
+      const t = this.scopes[i]?.get(name);
+      if (t !== undefined) return t;
+    }
+    return undefined;
+  }
+
+  /** A declared variable or a type, by a name that may be qualified, tried against the container. */
+  private resolveName(name: string): { ref: Reference; type: Type } | undefined {
+    for (const candidate of this.env.candidateNames(name)) {
+      const v = this.env.variable(candidate);
+      if (v !== undefined) return { ref: { kind: "variable", name: candidate }, type: v.type };
+      const denoted =
+        TYPE_DENOTATIONS[candidate] ?? (this.env.objectType(candidate) ? T.object(candidate) : undefined);
+      if (denoted !== undefined) return { ref: { kind: "type", type: denoted }, type: T.type(denoted) };
+    }
+    return undefined;
+  }
+
+  private select(e: SelectExpr): Type {
+    if (!e.testOnly) {
+      // `a.b.c` may name a variable `a.b.c`, or `a.b` with field `c`: the longest declared prefix wins.
+      const qualified = qualifiedName(e);
+      if (qualified !== undefined && this.local(qualified.split(".")[0] ?? "") === undefined) {
+        const resolved = this.resolveName(qualified);
+        if (resolved !== undefined) {
+          this.refs.set(e.id, resolved.ref);
+          return resolved.type;
+        }
+      }
+    }
+    const operand = this.subst.apply(this.expr(e.operand));
+    const field = this.fieldType(e, operand);
+    return e.testOnly ? T.bool : field;
+  }
+
+  private fieldType(e: SelectExpr, operand: Type): Type {
+    switch (operand.kind) {
+      case "object": {
+        const decl = this.env.objectType(operand.name);
+        const f = decl?.fields[e.field];
+        if (f === undefined || !Object.hasOwn(decl?.fields ?? {}, e.field)) {
+          this.error(e.id, `undefined field '${e.field}'`);
+          return T.error;
+        }
+        return f.type;
+      }
+      case "map":
+        if (!this.subst.assign(T.string, operand.key)) {
+          this.error(e.id, `type '${formatType(operand)}' does not support field selection`);
+          return T.error;
+        }
+        return operand.value;
+      case "dyn":
+      case "error":
+        return T.dyn;
+      case "param":
+        return T.dyn;
+      default:
+        this.error(e.id, `type '${formatType(operand)}' does not support field selection`);
+        return T.error;
+    }
+  }
+
+  private call(e: CallExpr): Type {
+    const fn = this.env.function(e.fn);
+    const target = e.target === undefined ? undefined : this.expr(e.target);
+    const args = e.args.map((a) => this.expr(a));
+    if (fn === undefined) {
+      this.error(e.id, `undeclared reference to '${e.fn}' (in container '${this.env.container}')`);
+      return T.error;
+    }
+    const actual = target === undefined ? args : [target, ...args];
+    if (actual.some((t) => this.subst.apply(t).kind === "error")) return T.error;
+    const receiver = target !== undefined;
+    const matches: { overload: OverloadDecl; result: Type; trial: Substitution }[] = [];
+    for (const o of fn.overloads) {
+      if ((o.receiver ?? false) !== receiver || o.params.length !== actual.length) continue;
+      const trial = this.subst.clone();
+      const [result, ...params] = trial.instantiate([o.result, ...o.params]) as [Type, ...Type[]];
+      if (params.every((p, i) => trial.assign(p, actual[i] as Type)))
+        matches.push({ overload: o, result, trial });
+    }
+    const [only] = matches;
+    if (only === undefined) {
+      const shown = actual.map((t) => formatType(this.subst.apply(t, true)));
+      const signature = receiver ? `${shown[0]}.(${shown.slice(1).join(", ")})` : `(${shown.join(", ")})`;
+      this.error(e.id, `found no matching overload for '${e.fn}' applied to '${signature}'`);
+      return T.error;
+    }
+    this.refs.set(e.id, { kind: "function", overloads: matches.map((m) => m.overload) });
+    if (matches.length === 1) {
+      this.subst.commit(only.trial);
+      return only.result;
+    }
+    // Several overloads fit (a `dyn` argument): the result is their common type, or dyn.
+    const results = matches.map((m) => m.trial.apply(m.result, true));
+    const first = results[0] as Type;
+    return results.every((r) => typeEquals(r, first)) ? first : T.dyn;
+  }
+
+  private struct(e: Extract<Expr, { kind: "struct" }>): Type {
+    const name = this.env.candidateNames(e.typeName).find((n) => this.env.objectType(n) !== undefined);
+    const decl = name === undefined ? undefined : this.env.objectType(name);
+    for (const f of e.fields) this.expr(f.value);
+    if (decl === undefined || name === undefined) {
+      this.error(e.id, `undeclared reference to '${e.typeName}' (in container '${this.env.container}')`);
+      return T.error;
+    }
+    this.refs.set(e.id, { kind: "type", type: T.object(name) });
+    for (const f of e.fields) {
+      const declared = decl.fields[f.name];
+      if (declared === undefined || !Object.hasOwn(decl.fields, f.name)) {
+        this.error(f.id, `undefined field '${f.name}'`);
+      } else if (!this.subst.assign(declared.type, this.types.get(f.value.id) ?? T.dyn)) {
+        this.error(
+          f.id,
+          `expected type of field '${f.name}' is '${formatType(declared.type)}' but provided type is '${formatType(this.subst.apply(this.types.get(f.value.id) ?? T.dyn, true))}'`,
+        );
+      }
+    }
+    return T.object(name);
+  }
+
+  private comprehension(e: ComprehensionExpr): Type {
+    const range = this.subst.apply(this.expr(e.iterRange));
+    let iterType: Type;
+    switch (range.kind) {
+      case "list":
+        iterType = range.elem;
+        break;
+      case "map":
+        iterType = range.key;
+        break;
+      case "dyn":
+      case "error":
+      case "param":
+        iterType = T.dyn;
+        break;
+      default:
+        this.error(
+          e.iterRange.id,
+          `expression of type '${formatType(range)}' cannot be range of a comprehension (must be list, map, or dynamic)`,
+        );
+        iterType = T.dyn;
+    }
+    const accuType = this.expr(e.accuInit);
+    this.scopes.push(new Map([[e.accuVar, accuType]]));
+    this.scopes.push(new Map([[e.iterVar, iterType]]));
+    const condition = this.expr(e.loopCondition);
+    if (!this.subst.assign(T.bool, condition)) this.expectBool(e.loopCondition.id, condition);
+    const step = this.expr(e.loopStep);
+    if (!this.subst.assign(accuType, step)) {
+      this.error(
+        e.loopStep.id,
+        `expected type '${formatType(this.subst.apply(accuType, true))}' but found '${formatType(this.subst.apply(step, true))}'`,
+      );
+    }
+    this.scopes.pop();
+    const result = this.expr(e.result);
+    this.scopes.pop();
+    return result;
+  }
+
+  private expectBool(id: number, t: Type): void {
+    this.error(id, `expected type 'bool' but found '${formatType(this.subst.apply(t, true))}'`);
+  }
+
+  /** The common type of list elements or map keys: their type when they agree, dyn otherwise. */
+  private join(types: readonly Type[]): Type {
+    if (types.length === 0) return this.subst.freshParam();
+    const first = this.subst.apply(types[0] as Type);
+    for (const t of types.slice(1)) {
+      const trial = this.subst.clone();
+      if (!trial.assign(first, t) || !typeEquals(trial.apply(first), trial.apply(t))) return T.dyn;
+      this.subst.commit(trial);
+    }
+    return this.subst.apply(first);
+  }
+
+  private error(id: number, message: string): void {
+    this.errors.push({ code: "check", message, offset: this.ast.offsets.get(id) ?? 0 });
+  }
+}
+
+/** `a.b.c` for a chain of selects on an identifier; undefined for anything else. */
+function qualifiedName(e: Expr): string | undefined {
+  if (e.kind === "ident") return e.name;
+  if (e.kind === "select" && !e.testOnly) {
+    const prefix = qualifiedName(e.operand);
+    return prefix === undefined ? undefined : `${prefix}.${e.field}`;
+  }
+  return undefined;
+}
+
+/**
+ * References without types, for evaluating an expression unchecked (the conformance suite's
+ * `disable_check` cases): every node is `dyn`, and a call may dispatch to any overload of its name,
+ * call style and arity.
+ */
+export function resolveUnchecked(ast: Ast, env: Env): CheckedAst {
+  const refs = new Map<number, Reference>();
+  const types = new Map<number, Type>();
+  const resolve = (name: string): Reference | undefined => {
+    for (const candidate of env.candidateNames(name)) {
+      if (env.variable(candidate) !== undefined) return { kind: "variable", name: candidate };
+      const denoted =
+        TYPE_DENOTATIONS[candidate] ?? (env.objectType(candidate) ? T.object(candidate) : undefined);
+      if (denoted !== undefined) return { kind: "type", type: denoted };
+    }
+    return undefined;
+  };
+  const visit = (e: Expr, locals: ReadonlySet<string>): void => {
+    types.set(e.id, T.dyn);
+    switch (e.kind) {
+      case "ident": {
+        const ref = locals.has(e.name) ? undefined : resolve(e.name);
+        if (ref !== undefined) refs.set(e.id, ref);
+        return;
+      }
+      case "select": {
+        const qualified = e.testOnly ? undefined : qualifiedName(e);
+        const ref =
+          qualified === undefined || locals.has(qualified.split(".")[0] ?? "")
+            ? undefined
+            : resolve(qualified);
+        if (ref !== undefined) refs.set(e.id, ref);
+        else visit(e.operand, locals);
+        return;
+      }
+      case "call": {
+        const receiver = e.target !== undefined;
+        const arity = e.args.length + (receiver ? 1 : 0);
+        const overloads = (env.function(e.fn)?.overloads ?? []).filter(
+          (o) => (o.receiver ?? false) === receiver && o.params.length === arity,
+        );
+        refs.set(e.id, { kind: "function", overloads });
+        if (e.target !== undefined) visit(e.target, locals);
+        for (const a of e.args) visit(a, locals);
+        return;
+      }
+      case "comprehension": {
+        visit(e.iterRange, locals);
+        visit(e.accuInit, locals);
+        const inner = new Set([...locals, e.iterVar, e.accuVar]);
+        visit(e.loopCondition, inner);
+        visit(e.loopStep, inner);
+        visit(e.result, new Set([...locals, e.accuVar]));
+        return;
+      }
+      default:
+        for (const c of children(e)) visit(c, locals);
+    }
+  };
+  visit(ast.expr, new Set());
+  return { ...ast, types, refs, resultType: T.dyn };
+}

@@ -1,0 +1,422 @@
+/**
+ * `compile`: a checked AST to a tree of closures. Overloads are resolved here, once; each closure is
+ * specialised by its node's static type and arity (a field read of a declared object is a property read
+ * with its zero default, `&&` short-circuits, a call with decided overloads calls the implementation
+ * directly). Runtime errors are values; only `CostLimitExceeded` is thrown.
+ */
+import type { ComprehensionExpr, Expr, Literal } from "../ast.js";
+import { assertNever } from "../ast.js";
+import type { CheckedAst, Reference } from "../check/checker.js";
+import { CALL_COSTS } from "../cost/calls.js";
+import { COST, scaled } from "../cost/constants.js";
+import type { Diagnostic } from "../diagnostics.js";
+import type { Env, OverloadDecl } from "../env.js";
+import { Op } from "../operators.js";
+import {
+  CelError,
+  CelMap,
+  isObjectValue,
+  type Result,
+  TypeValue,
+  UInt,
+  type Value,
+} from "../runtime/values.js";
+import { codePointLength } from "../source.js";
+import { compileRegex } from "../std/regex.js";
+import { runtimeTypeName, T, type Type } from "../types.js";
+import { noSuchOverload, selectOverload } from "./dispatch.js";
+import { charge, type Node } from "./frame.js";
+import { hostReader } from "./host.js";
+
+export interface CompiledExpr {
+  readonly node: Node;
+  /** Comprehension slots the frame must provide. */
+  readonly slots: number;
+}
+
+export type CompileResult =
+  | { readonly ok: true; readonly compiled: CompiledExpr }
+  | { readonly ok: false; readonly errors: readonly Diagnostic[] };
+
+export function compileChecked(checked: CheckedAst, env: Env): CompileResult {
+  const c = new Compiler(checked, env);
+  const node = c.expr(checked.expr);
+  if (c.errors.length > 0) return { ok: false, errors: c.errors };
+  return { ok: true, compiled: { node, slots: c.slotCount } };
+}
+
+const isError = (v: Result): v is CelError => v instanceof CelError;
+
+function literalValue(v: Literal): Value {
+  switch (v.type) {
+    case "null":
+      return null;
+    case "uint":
+      return new UInt(v.value);
+    default:
+      return v.value;
+  }
+}
+
+class Compiler {
+  readonly errors: Diagnostic[] = [];
+  slotCount = 0;
+  /** Comprehension variables in scope: name → slot, innermost last. */
+  private readonly scopes: Map<string, number>[] = [];
+
+  constructor(
+    private readonly checked: CheckedAst,
+    private readonly env: Env,
+  ) {}
+
+  private typeOf(e: Expr): Type {
+    return this.checked.types.get(e.id) ?? T.dyn;
+  }
+
+  private ref(e: Expr): Reference | undefined {
+    return this.checked.refs.get(e.id);
+  }
+
+  expr(e: Expr): Node {
+    switch (e.kind) {
+      case "literal": {
+        const v = literalValue(e.value);
+        return () => v;
+      }
+      case "ident":
+        return this.ident(e.name, this.ref(e));
+      case "select":
+        return this.select(e);
+      case "call":
+        return this.call(e);
+      case "list":
+        return this.list(e.elements.map((x) => this.expr(x)));
+      case "map":
+        return this.map(e.entries.map((en) => [this.expr(en.key), this.expr(en.value)] as const));
+      case "struct":
+        return this.struct(e);
+      case "comprehension":
+        return this.comprehension(e);
+      default:
+        return assertNever(e);
+    }
+  }
+
+  private slot(name: string): number | undefined {
+    for (let i = this.scopes.length - 1; i >= 0; i--) {
+      const s = this.scopes[i]?.get(name);
+      if (s !== undefined) return s;
+    }
+    return undefined;
+  }
+
+  private ident(name: string, ref: Reference | undefined): Node {
+    const local = this.slot(name);
+    if (local !== undefined) {
+      return (f) => {
+        charge(f, COST.selectAndIdent);
+        return f.slots[local] as Value;
+      };
+    }
+    if (ref?.kind === "type") {
+      const value = new TypeValue(runtimeTypeName(ref.type));
+      return () => value;
+    }
+    const varName = ref?.kind === "variable" ? ref.name : name;
+    const decl = this.env.variable(varName);
+    const read = hostReader(decl?.type ?? T.dyn);
+    return (f) => {
+      charge(f, COST.selectAndIdent);
+      const raw = f.vars[varName];
+      return raw === undefined && decl === undefined
+        ? new CelError(`no such attribute: ${varName}`)
+        : read(raw);
+    };
+  }
+
+  private select(e: Extract<Expr, { kind: "select" }>): Node {
+    const ref = this.ref(e);
+    if (ref !== undefined && !e.testOnly) return this.ident(e.field, ref);
+    const operand = this.expr(e.operand);
+    const operandType = this.typeOf(e.operand);
+    const field = e.field;
+    // A field of a computed value (a literal, a call's result) costs one more step than an attribute's.
+    const units = e.testOnly ? COST.presenceTest : COST.selectAndIdent + (isAttribute(e.operand) ? 0 : 1);
+    if (operandType.kind === "object") {
+      const decl = this.env.objectType(operandType.name)?.fields[field];
+      const read = hostReader(decl?.type ?? T.dyn);
+      if (e.testOnly) {
+        return (f) => {
+          const o = operand(f);
+          if (isError(o)) return o;
+          charge(f, units);
+          const raw = (o as Record<string, unknown>)[field];
+          return raw !== undefined && raw !== null && Object.hasOwn(o as object, field);
+        };
+      }
+      return (f) => {
+        const o = operand(f);
+        if (isError(o)) return o;
+        charge(f, units);
+        return read(Object.hasOwn(o as object, field) ? (o as Record<string, unknown>)[field] : undefined);
+      };
+    }
+    return (f) => {
+      const o = operand(f);
+      if (isError(o)) return o;
+      charge(f, units);
+      return e.testOnly ? presence(o, field) : dynamicField(o, field);
+    };
+  }
+
+  private call(e: Extract<Expr, { kind: "call" }>): Node {
+    const args = e.target === undefined ? e.args : [e.target, ...e.args];
+    switch (e.fn) {
+      case Op.logicalAnd:
+        return logical(this.expr(args[0] as Expr), this.expr(args[1] as Expr), false);
+      case Op.logicalOr:
+        return logical(this.expr(args[0] as Expr), this.expr(args[1] as Expr), true);
+      case Op.conditional:
+        return conditional(
+          this.expr(args[0] as Expr),
+          this.expr(args[1] as Expr),
+          this.expr(args[2] as Expr),
+        );
+      case Op.notStrictlyFalse: {
+        const a = this.expr(args[0] as Expr);
+        return (f) => a(f) !== false;
+      }
+    }
+    const ref = this.ref(e);
+    const overloads = ref?.kind === "function" ? ref.overloads : [];
+    const nodes = args.map((a) => this.expr(a));
+    if (e.fn === "type" && args.length === 1) {
+      const t = this.typeOf(args[0] as Expr);
+      if (t.kind === "object") {
+        const value = new TypeValue(t.name);
+        const a = nodes[0] as Node;
+        return (f) => {
+          const v = a(f);
+          return isError(v) ? v : value;
+        };
+      }
+    }
+    if (e.fn === "matches" && args.length === 2) {
+      const pattern = args[1];
+      if (pattern?.kind === "literal" && pattern.value.type === "string") {
+        const re = compileRegex(pattern.value.value);
+        if (isError(re)) {
+          this.errors.push({
+            code: "check",
+            message: re.message,
+            offset: this.checked.offsets.get(pattern.id) ?? 0,
+          });
+          return () => re;
+        }
+        const input = nodes[0] as Node;
+        const patternUnits = scaled(codePointLength(pattern.value.value), COST.regexLengthFactor);
+        return (f) => {
+          const s = input(f);
+          if (isError(s)) return s;
+          if (typeof s !== "string") return noSuchOverload(e.fn);
+          charge(f, scaled(1 + codePointLength(s), COST.stringTraversalFactor) * patternUnits);
+          return re.test(s);
+        };
+      }
+    }
+    const argTypes = args.map((a) => this.typeOf(a));
+    const decided = overloads.length === 1 && !argTypes.some((t) => t.kind === "dyn" || t.kind === "param");
+    // An index is a step of an attribute, like a select; on a computed value it costs one more.
+    const extra = e.fn === Op.index && !isAttribute(args[0] as Expr) ? 1 : 0;
+    return strictCall(e.fn, overloads, nodes, decided, extra);
+  }
+
+  private list(elements: Node[]): Node {
+    return (f) => {
+      charge(f, COST.listCreateBase);
+      const out: Value[] = new Array(elements.length);
+      for (let i = 0; i < elements.length; i++) {
+        const v = (elements[i] as Node)(f);
+        if (isError(v)) return v;
+        out[i] = v;
+      }
+      return out;
+    };
+  }
+
+  private map(entries: (readonly [Node, Node])[]): Node {
+    return (f) => {
+      charge(f, COST.mapCreateBase);
+      const pairs: [Value, Value][] = [];
+      for (const [k, v] of entries) {
+        const key = k(f);
+        if (isError(key)) return key;
+        const value = v(f);
+        if (isError(value)) return value;
+        pairs.push([key, value]);
+      }
+      return CelMap.from(pairs);
+    };
+  }
+
+  private struct(e: Extract<Expr, { kind: "struct" }>): Node {
+    const fields = e.fields.map((fl) => [fl.name, this.expr(fl.value)] as const);
+    return (f) => {
+      charge(f, COST.structCreateBase);
+      const out: Record<string, Value> = {};
+      for (const [name, node] of fields) {
+        const v = node(f);
+        if (isError(v)) return v;
+        out[name] = v;
+      }
+      return out;
+    };
+  }
+
+  private comprehension(e: ComprehensionExpr): Node {
+    const range = this.expr(e.iterRange);
+    const init = this.expr(e.accuInit);
+    const accu = this.slotCount++;
+    this.scopes.push(new Map([[e.accuVar, accu]]));
+    const iter = this.slotCount++;
+    this.scopes.push(new Map([[e.iterVar, iter]]));
+    const condition = this.expr(e.loopCondition);
+    const step = this.expr(e.loopStep);
+    this.scopes.pop();
+    const result = this.expr(e.result);
+    this.scopes.pop();
+    return (f) => {
+      const r = range(f);
+      if (isError(r)) return r;
+      let items: Iterable<Value>;
+      if (Array.isArray(r)) items = r as readonly Value[];
+      else if (r instanceof CelMap) items = r.keys();
+      else return new CelError(`cannot iterate over ${r === null ? "null" : typeof r}`);
+      const slots = f.slots;
+      slots[accu] = init(f) as Value;
+      for (const x of items) {
+        slots[iter] = x;
+        const c = condition(f);
+        if (c === false) break;
+        if (isError(c)) return c;
+        slots[accu] = step(f) as Value;
+      }
+      return result(f);
+    };
+  }
+}
+
+/** `&&` (`stopOn` false) or `||` (`stopOn` true), absorbing an error when the other side decides. */
+function logical(left: Node, right: Node, stopOn: boolean): Node {
+  return (f) => {
+    const l = left(f);
+    if (l === stopOn) return stopOn;
+    const r = right(f);
+    if (r === stopOn) return stopOn;
+    if (isError(l)) return l;
+    if (isError(r)) return r;
+    if (typeof l !== "boolean" || typeof r !== "boolean")
+      return noSuchOverload(stopOn ? Op.logicalOr : Op.logicalAnd);
+    return !stopOn;
+  };
+}
+
+function conditional(test: Node, then: Node, otherwise: Node): Node {
+  return (f) => {
+    const c = test(f);
+    if (c === true) return then(f);
+    if (c === false) return otherwise(f);
+    return isError(c) ? c : noSuchOverload(Op.conditional);
+  };
+}
+
+/** What one call of an overload charges: fixed, or computed from its arguments by the shared rule. */
+function callUnits(o: OverloadDecl, extra: number): number | ((args: readonly Value[]) => number) {
+  if (o.cost !== undefined) return o.cost.fixed + extra;
+  const rule = CALL_COSTS[o.id];
+  if (rule === undefined) return COST.call + extra;
+  return extra === 0 ? rule.runtime : (args) => rule.runtime(args) + extra;
+}
+
+function strictCall(
+  fn: string,
+  overloads: readonly OverloadDecl[],
+  args: Node[],
+  decided: boolean,
+  extra: number,
+): Node {
+  const only = overloads[0];
+  if (only === undefined) return () => noSuchOverload(fn);
+  const impl = only.impl;
+  const units = callUnits(only, extra);
+  if (decided && typeof units === "number") {
+    switch (args.length) {
+      case 1: {
+        const [a] = args as [Node];
+        return (f) => {
+          const x = a(f);
+          if (isError(x)) return x;
+          charge(f, units);
+          return impl(x);
+        };
+      }
+      case 2: {
+        const [a, b] = args as [Node, Node];
+        return (f) => {
+          const x = a(f);
+          if (isError(x)) return x;
+          const y = b(f);
+          if (isError(y)) return y;
+          charge(f, units);
+          return impl(x, y);
+        };
+      }
+    }
+  }
+  return (f) => {
+    const values: Value[] = new Array(args.length);
+    for (let i = 0; i < args.length; i++) {
+      const v = (args[i] as Node)(f);
+      if (isError(v)) return v;
+      values[i] = v;
+    }
+    const o = decided ? only : selectOverload(overloads, values);
+    if (o === undefined) return noSuchOverload(fn);
+    const u = o === only ? units : callUnits(o, extra);
+    charge(f, typeof u === "number" ? u : u(values));
+    return o.impl(...values);
+  };
+}
+
+/** Whether `e` is an attribute: a variable, or selects and indexes applied to one. */
+export function isAttribute(e: Expr): boolean {
+  if (e.kind === "ident") return true;
+  if (e.kind === "select") return !e.testOnly && isAttribute(e.operand);
+  if (e.kind === "call" && e.fn === Op.index && e.target === undefined && e.args.length === 2) {
+    return isAttribute(e.args[0] as Expr);
+  }
+  return false;
+}
+
+/** `has(x.f)` on a value whose type is known only at run time. */
+function presence(o: Value, field: string): Result {
+  if (o instanceof CelMap) return o.has(field);
+  if (isObjectValue(o)) {
+    const raw = (o as Record<string, unknown>)[field];
+    return Object.hasOwn(o, field) && raw !== undefined && raw !== null;
+  }
+  return new CelError(`invalid type for field selection: ${o === null ? "null" : typeof o}`);
+}
+
+/** `x.f` on a value whose type is known only at run time: a map key or an object field. */
+function dynamicField(o: Value, field: string): Result {
+  if (o instanceof CelMap) {
+    const v = o.get(field);
+    return v === undefined ? new CelError(`no such key: ${field}`) : v;
+  }
+  if (isObjectValue(o)) {
+    if (!Object.hasOwn(o, field)) return new CelError(`no such field: ${field}`);
+    return (o as Record<string, unknown>)[field] as Value;
+  }
+  return new CelError(`type does not support field selection`);
+}

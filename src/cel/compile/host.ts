@@ -1,0 +1,122 @@
+/**
+ * Reading host data as CEL values: a variable's value or an object's field arrives as plain JS (a JSON
+ * number for an int, an RFC 3339 string or a `Timestamp` for a timestamp, `undefined` for an unset field)
+ * and is read through a converter chosen once, at compile time, from its declared type.
+ */
+import { parseDuration, parseTimestamp } from "../runtime/time.js";
+import {
+  CelError,
+  CelMap,
+  Duration,
+  INT64_MAX,
+  INT64_MIN,
+  type Result,
+  Timestamp,
+  UINT64_MAX,
+  UInt,
+  type Value,
+} from "../runtime/values.js";
+import type { Type } from "../types.js";
+
+export type HostReader = (raw: unknown) => Result;
+
+const EMPTY_BYTES = new Uint8Array(0);
+const EMPTY_LIST: readonly Value[] = Object.freeze([]);
+
+const wrong = (raw: unknown, type: string) =>
+  new CelError(`host value of type ${typeof raw} is not a ${type}`);
+
+/** A converter for values declared with `type`; unset (`undefined` or `null`) reads as the zero value. */
+export function hostReader(type: Type): HostReader {
+  switch (type.kind) {
+    case "int":
+      return (raw) => {
+        if (raw === undefined || raw === null) return 0n;
+        if (typeof raw === "bigint") return raw >= INT64_MIN && raw <= INT64_MAX ? raw : wrong(raw, "int");
+        if (typeof raw === "number" && Number.isSafeInteger(raw)) return BigInt(raw);
+        return wrong(raw, "int");
+      };
+    case "uint":
+      return (raw) => {
+        if (raw === undefined || raw === null) return new UInt(0n);
+        if (raw instanceof UInt) return raw;
+        if (typeof raw === "bigint" && raw >= 0n && raw <= UINT64_MAX) return new UInt(raw);
+        if (typeof raw === "number" && Number.isSafeInteger(raw) && raw >= 0) return new UInt(BigInt(raw));
+        return wrong(raw, "uint");
+      };
+    case "double":
+      return (raw) =>
+        raw === undefined || raw === null ? 0 : typeof raw === "number" ? raw : wrong(raw, "double");
+    case "bool":
+      return (raw) =>
+        raw === undefined || raw === null ? false : typeof raw === "boolean" ? raw : wrong(raw, "bool");
+    case "string":
+      return (raw) =>
+        raw === undefined || raw === null ? "" : typeof raw === "string" ? raw : wrong(raw, "string");
+    case "bytes":
+      return (raw) =>
+        raw === undefined || raw === null
+          ? EMPTY_BYTES
+          : raw instanceof Uint8Array
+            ? raw
+            : wrong(raw, "bytes");
+    case "timestamp":
+      return (raw) => {
+        if (raw === undefined || raw === null) return new Timestamp(0n);
+        if (raw instanceof Timestamp) return raw;
+        return typeof raw === "string" ? parseTimestamp(raw) : wrong(raw, "timestamp");
+      };
+    case "duration":
+      return (raw) => {
+        if (raw === undefined || raw === null) return new Duration(0n);
+        if (raw instanceof Duration) return raw;
+        return typeof raw === "string" ? parseDuration(raw) : wrong(raw, "duration");
+      };
+    case "list": {
+      const elem = hostReader(type.elem);
+      const verbatim = ["string", "bool", "double", "dyn", "object"].includes(type.elem.kind);
+      return (raw) => {
+        if (raw === undefined || raw === null) return EMPTY_LIST;
+        if (!Array.isArray(raw)) return wrong(raw, "list");
+        if (verbatim) return raw as readonly Value[];
+        const out: Value[] = [];
+        for (const x of raw) {
+          const v = elem(x);
+          if (v instanceof CelError) return v;
+          out.push(v);
+        }
+        return out;
+      };
+    }
+    case "map": {
+      const value = hostReader(type.value);
+      return (raw) => {
+        if (raw === undefined || raw === null) return CelMap.from([]);
+        if (raw instanceof CelMap) return raw;
+        if (typeof raw !== "object") return wrong(raw, "map");
+        const pairs: [Value, Value][] = [];
+        for (const [k, x] of Object.entries(raw)) {
+          const v = value(x);
+          if (v instanceof CelError) return v;
+          pairs.push([k, v]);
+        }
+        return CelMap.from(pairs);
+      };
+    }
+    case "object":
+      return (raw) =>
+        raw === undefined || raw === null
+          ? {}
+          : typeof raw === "object"
+            ? (raw as Value)
+            : wrong(raw, type.name);
+    default:
+      return dynReader;
+  }
+}
+
+/** Host data of no declared type: JSON's mapping (every number a double). */
+export function dynReader(raw: unknown): Result {
+  if (raw === undefined) return new CelError("no such attribute");
+  return raw as Value;
+}

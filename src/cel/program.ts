@@ -1,0 +1,87 @@
+/**
+ * A `Program`: an expression parsed, checked and compiled once, immutable, run many times. The only thing
+ * the rules core runs.
+ */
+import type { Ast } from "./ast.js";
+import { type CheckedAst, check, resolveUnchecked } from "./check/checker.js";
+import { compileChecked } from "./compile/compiler.js";
+import { type Activation, CostLimitExceeded, type Frame, type Node } from "./compile/frame.js";
+import type { Diagnostic } from "./diagnostics.js";
+import type { Env } from "./env.js";
+import { type ParseOptions, parse } from "./parser/parse.js";
+import { CelError, type Value } from "./runtime/values.js";
+import type { Source } from "./source.js";
+import { formatType, type Type, typeEquals } from "./types.js";
+
+export type Evaluation =
+  | { readonly kind: "value"; readonly value: Value; readonly cost: number }
+  | { readonly kind: "error"; readonly error: CelError; readonly cost: number }
+  | { readonly kind: "cost_exceeded"; readonly cost: number; readonly limit: number };
+
+export class Program {
+  constructor(
+    readonly checked: CheckedAst,
+    private readonly node: Node,
+    private readonly slots: number,
+  ) {}
+
+  get resultType(): Type {
+    return this.checked.resultType;
+  }
+
+  /** Runs the program over `vars`; stops with `cost_exceeded` once it has charged more than `costLimit`. */
+  evaluate(vars: Activation, costLimit = Number.POSITIVE_INFINITY): Evaluation {
+    const frame: Frame = { vars, slots: new Array(this.slots), cost: 0, limit: costLimit };
+    try {
+      const v = this.node(frame);
+      return v instanceof CelError
+        ? { kind: "error", error: v, cost: frame.cost }
+        : { kind: "value", value: v, cost: frame.cost };
+    } catch (e) {
+      if (e instanceof CostLimitExceeded) return { kind: "cost_exceeded", cost: e.cost, limit: e.limit };
+      throw e;
+    }
+  }
+}
+
+export type CompileResult =
+  | { readonly ok: true; readonly program: Program }
+  | {
+      readonly ok: false;
+      readonly stage: "parse" | "check" | "compile";
+      readonly source: Source;
+      readonly errors: readonly Diagnostic[];
+    };
+
+export interface CompileOptions extends ParseOptions {
+  /** The type the expression must have (a rule's `when` must be `bool`). */
+  readonly resultType?: Type;
+}
+
+/** Source text to a `Program`, stopping at the first phase that reports errors. */
+export function compile(text: string, env: Env, options: CompileOptions = {}): CompileResult {
+  const parsed = parse(text, options);
+  if (!parsed.ok) return { ok: false, stage: "parse", source: parsed.source, errors: parsed.errors };
+  return compileAst(parsed.ast, env, options.resultType);
+}
+
+export function compileAst(ast: Ast, env: Env, resultType?: Type): CompileResult {
+  const checked = check(ast, env);
+  if (!checked.ok) return { ok: false, stage: "check", source: ast.source, errors: checked.errors };
+  const actual = checked.checked.resultType;
+  if (resultType !== undefined && !typeEquals(actual, resultType) && actual.kind !== "dyn") {
+    const message = `expected type '${formatType(resultType)}' but found '${formatType(actual)}'`;
+    return { ok: false, stage: "check", source: ast.source, errors: [{ code: "check", message, offset: 0 }] };
+  }
+  const compiled = compileChecked(checked.checked, env);
+  if (!compiled.ok) return { ok: false, stage: "compile", source: ast.source, errors: compiled.errors };
+  return { ok: true, program: new Program(checked.checked, compiled.compiled.node, compiled.compiled.slots) };
+}
+
+/** A program compiled without type checking: every value is dispatched at run time. */
+export function compileUnchecked(ast: Ast, env: Env): CompileResult {
+  const checked = resolveUnchecked(ast, env);
+  const compiled = compileChecked(checked, env);
+  if (!compiled.ok) return { ok: false, stage: "compile", source: ast.source, errors: compiled.errors };
+  return { ok: true, program: new Program(checked, compiled.compiled.node, compiled.compiled.slots) };
+}
