@@ -23,7 +23,8 @@ export type DiagnosticCode =
   | "macro"
   | "depth_limit"
   | "size_limit"
-  | "check";
+  | "check"
+  | "validation";
 
 /**
  * Renders diagnostics the way the CEL reference implementation does:

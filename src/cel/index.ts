@@ -45,7 +45,13 @@ export function parseOrThrow(text: string, options?: ParseOptions): Ast {
 
 export type { CheckedAst, CheckResult, Reference } from "./check/checker.js";
 export { check } from "./check/checker.js";
+export type { Validator } from "./check/validators.js";
+export { comprehensionNestingLimit } from "./check/validators.js";
 export type { Activation } from "./compile/frame.js";
+export { CostLimitExceeded } from "./compile/frame.js";
+export { COST } from "./cost/constants.js";
+export { estimateCost } from "./cost/estimate.js";
+export type { Range } from "./cost/range.js";
 export type {
   EnvOptions,
   FieldDecl,

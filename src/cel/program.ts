@@ -4,8 +4,11 @@
  */
 import type { Ast } from "./ast.js";
 import { type CheckedAst, check, resolveUnchecked } from "./check/checker.js";
+import type { Validator } from "./check/validators.js";
 import { compileChecked } from "./compile/compiler.js";
 import { type Activation, CostLimitExceeded, type Frame, type Node } from "./compile/frame.js";
+import { estimateCost } from "./cost/estimate.js";
+import type { Range } from "./cost/range.js";
 import type { Diagnostic } from "./diagnostics.js";
 import type { Env } from "./env.js";
 import { type ParseOptions, parse } from "./parser/parse.js";
@@ -19,14 +22,23 @@ export type Evaluation =
   | { readonly kind: "cost_exceeded"; readonly cost: number; readonly limit: number };
 
 export class Program {
+  private estimate: Range | undefined;
+
   constructor(
     readonly checked: CheckedAst,
+    private readonly env: Env,
     private readonly node: Node,
     private readonly slots: number,
   ) {}
 
   get resultType(): Type {
     return this.checked.resultType;
+  }
+
+  /** The static bound on what one evaluation can charge, for inputs within the declared sizes. */
+  estimateCost(): Range {
+    this.estimate ??= estimateCost(this.checked, this.env);
+    return this.estimate;
   }
 
   /** Runs the program over `vars`; stops with `cost_exceeded` once it has charged more than `costLimit`. */
@@ -56,26 +68,38 @@ export type CompileResult =
 export interface CompileOptions extends ParseOptions {
   /** The type the expression must have (a rule's `when` must be `bool`). */
   readonly resultType?: Type;
+  /** Checks on the checked tree (nesting limits, the rules core's literal rules). */
+  readonly validators?: readonly Validator[];
 }
 
 /** Source text to a `Program`, stopping at the first phase that reports errors. */
 export function compile(text: string, env: Env, options: CompileOptions = {}): CompileResult {
   const parsed = parse(text, options);
   if (!parsed.ok) return { ok: false, stage: "parse", source: parsed.source, errors: parsed.errors };
-  return compileAst(parsed.ast, env, options.resultType);
+  return compileAst(parsed.ast, env, options);
 }
 
-export function compileAst(ast: Ast, env: Env, resultType?: Type): CompileResult {
+export function compileAst(
+  ast: Ast,
+  env: Env,
+  options: Omit<CompileOptions, keyof ParseOptions> = {},
+): CompileResult {
   const checked = check(ast, env);
   if (!checked.ok) return { ok: false, stage: "check", source: ast.source, errors: checked.errors };
   const actual = checked.checked.resultType;
+  const { resultType } = options;
   if (resultType !== undefined && !typeEquals(actual, resultType) && actual.kind !== "dyn") {
     const message = `expected type '${formatType(resultType)}' but found '${formatType(actual)}'`;
     return { ok: false, stage: "check", source: ast.source, errors: [{ code: "check", message, offset: 0 }] };
   }
+  const invalid = (options.validators ?? []).flatMap((v) => v(checked.checked));
+  if (invalid.length > 0) return { ok: false, stage: "check", source: ast.source, errors: invalid };
   const compiled = compileChecked(checked.checked, env);
   if (!compiled.ok) return { ok: false, stage: "compile", source: ast.source, errors: compiled.errors };
-  return { ok: true, program: new Program(checked.checked, compiled.compiled.node, compiled.compiled.slots) };
+  return {
+    ok: true,
+    program: new Program(checked.checked, env, compiled.compiled.node, compiled.compiled.slots),
+  };
 }
 
 /** A program compiled without type checking: every value is dispatched at run time. */
@@ -83,5 +107,5 @@ export function compileUnchecked(ast: Ast, env: Env): CompileResult {
   const checked = resolveUnchecked(ast, env);
   const compiled = compileChecked(checked, env);
   if (!compiled.ok) return { ok: false, stage: "compile", source: ast.source, errors: compiled.errors };
-  return { ok: true, program: new Program(checked, compiled.compiled.node, compiled.compiled.slots) };
+  return { ok: true, program: new Program(checked, env, compiled.compiled.node, compiled.compiled.slots) };
 }

@@ -184,7 +184,11 @@ class Compiler {
         );
       case Op.notStrictlyFalse: {
         const a = this.expr(args[0] as Expr);
-        return (f) => a(f) !== false;
+        return (f) => {
+          const v = a(f);
+          charge(f, COST.call);
+          return v !== false;
+        };
       }
     }
     const ref = this.ref(e);
