@@ -20,3 +20,27 @@ export function measure(fn: () => unknown, { batch = 500, samples = 31, warmup =
   const at = (q: number) => perCall[Math.min(perCall.length - 1, Math.floor(q * perCall.length))] as number;
   return { medianNs: at(0.5), p10Ns: at(0.1), p90Ns: at(0.9) };
 }
+
+/**
+ * Several functions measured side by side: their batches alternate within each sample, so a GC pause
+ * or a busy neighbour lands on all of them alike rather than on whichever ran during it.
+ */
+export function measureSideBySide(
+  fns: readonly (() => unknown)[],
+  { batch = 500, samples = 31, warmup = 3000 } = {},
+): Measurement[] {
+  for (const fn of fns) for (let i = 0; i < warmup; i++) fn();
+  const perCall: number[][] = fns.map(() => []);
+  for (let s = 0; s < samples; s++) {
+    fns.forEach((fn, k) => {
+      const start = process.hrtime.bigint();
+      for (let i = 0; i < batch; i++) fn();
+      perCall[k]?.push(Number(process.hrtime.bigint() - start) / batch);
+    });
+  }
+  return perCall.map((xs) => {
+    xs.sort((a, b) => a - b);
+    const at = (q: number) => xs[Math.min(xs.length - 1, Math.floor(q * xs.length))] as number;
+    return { medianNs: at(0.5), p10Ns: at(0.1), p90Ns: at(0.9) };
+  });
+}

@@ -205,8 +205,11 @@ class Checker {
     if (actual.some((t) => this.subst.apply(t).kind === "error")) return T.error;
     const receiver = target !== undefined;
     const matches: { overload: OverloadDecl; result: Type; trial: Substitution }[] = [];
+    const concrete = actual.map((t) => this.subst.apply(t));
     for (const o of fn.overloads) {
       if ((o.receiver ?? false) !== receiver || o.params.length !== actual.length) continue;
+      // Most overloads fail on an argument's kind alone; only the rest are worth a trial substitution.
+      if (o.params.some((p, i) => kindsClash(p, concrete[i] as Type))) continue;
       const trial = this.subst.clone();
       const [result, ...params] = trial.instantiate([o.result, ...o.params]) as [Type, ...Type[]];
       if (params.every((p, i) => trial.assign(p, actual[i] as Type)))
@@ -312,6 +315,15 @@ class Checker {
   private error(id: number, message: string): void {
     this.errors.push({ code: "check", message, offset: this.ast.offsets.get(id) ?? 0 });
   }
+}
+
+const OPEN_KINDS = new Set(["dyn", "param", "error"]);
+
+/** Whether two types certainly cannot be assigned, by their outermost kinds alone. */
+function kindsClash(param: Type, arg: Type): boolean {
+  if (OPEN_KINDS.has(param.kind) || OPEN_KINDS.has(arg.kind)) return false;
+  if (param.kind === "object" && arg.kind === "null_type") return false;
+  return param.kind !== arg.kind;
 }
 
 /** `a.b.c` for a chain of selects on an identifier; undefined for anything else. */

@@ -7,7 +7,7 @@
 import type { ComprehensionExpr, Expr, Literal } from "../ast.js";
 import { assertNever } from "../ast.js";
 import type { CheckedAst, Reference } from "../check/checker.js";
-import { CALL_COSTS } from "../cost/calls.js";
+import { CALL_COSTS, stringEqualityUnits } from "../cost/calls.js";
 import { COST, scaled } from "../cost/constants.js";
 import type { Diagnostic } from "../diagnostics.js";
 import type { Env, OverloadDecl } from "../env.js";
@@ -229,6 +229,10 @@ class Compiler {
       }
     }
     const argTypes = args.map((a) => this.typeOf(a));
+    if ((e.fn === Op.equals || e.fn === Op.notEquals) && args.length === 2) {
+      const special = primitiveEquality(argTypes, nodes, e.fn === Op.notEquals);
+      if (special !== undefined) return special;
+    }
     const decided = overloads.length === 1 && !argTypes.some((t) => t.kind === "dyn" || t.kind === "param");
     // An index is a step of an attribute, like a select; on a computed value it costs one more.
     const extra = e.fn === Op.index && !isAttribute(args[0] as Expr) ? 1 : 0;
@@ -353,6 +357,30 @@ function strictCall(
   if (only === undefined) return () => noSuchOverload(fn);
   const impl = only.impl;
   const units = callUnits(only, extra);
+  if (decided && typeof units === "function") {
+    switch (args.length) {
+      case 1: {
+        const [a] = args as [Node];
+        return (f) => {
+          const x = a(f);
+          if (isError(x)) return x;
+          charge(f, units([x]));
+          return impl(x);
+        };
+      }
+      case 2: {
+        const [a, b] = args as [Node, Node];
+        return (f) => {
+          const x = a(f);
+          if (isError(x)) return x;
+          const y = b(f);
+          if (isError(y)) return y;
+          charge(f, units([x, y]));
+          return impl(x, y);
+        };
+      }
+    }
+  }
   if (decided && typeof units === "number") {
     switch (args.length) {
       case 1: {
@@ -389,6 +417,33 @@ function strictCall(
     const u = o === only ? units : callUnits(o, extra);
     charge(f, typeof u === "number" ? u : u(values));
     return o.impl(...values);
+  };
+}
+
+const IDENTITY_EQUALITY = new Set(["string", "bool", "int", "double"]);
+
+/**
+ * `==` and `!=` between two values of one primitive type whose CEL equality is JS identity (strings,
+ * bools, bigints, doubles with NaN unequal to itself): the most common test in a rule, so it gets its
+ * own closure. The charge is the shared equality rule's.
+ */
+function primitiveEquality(
+  types: readonly Type[],
+  nodes: readonly Node[],
+  negate: boolean,
+): Node | undefined {
+  const [ta, tb] = types;
+  if (ta === undefined || tb === undefined || ta.kind !== tb.kind || !IDENTITY_EQUALITY.has(ta.kind))
+    return undefined;
+  const [a, b] = nodes as [Node, Node];
+  const units = ta.kind === "string" ? stringEqualityUnits : undefined;
+  return (f) => {
+    const x = a(f);
+    if (isError(x)) return x;
+    const y = b(f);
+    if (isError(y)) return y;
+    charge(f, units === undefined ? COST.call : units(x as string, y as string));
+    return negate ? x !== y : x === y;
   };
 }
 

@@ -25,19 +25,38 @@ export function actualSize(v: Value): number {
 }
 
 const T = COST.stringTraversalFactor;
+
+/**
+ * `ceil(code points * 0.1)` of a string, without counting when it cannot matter: a string of at most
+ * ten UTF-16 units has at most ten code points, so it costs 1 (or 0 when empty).
+ */
+export function traversalUnits(s: string): number {
+  if (s.length <= 10) return s.length > 0 ? 1 : 0;
+  return scaled(codePointLength(s), T);
+}
+
+/** The equality rule for two strings: a traversal of the shorter. */
+export function stringEqualityUnits(a: string, b: string): number {
+  if (a.length <= 10 || b.length <= 10) return a.length > 0 && b.length > 0 ? 1 : 0;
+  return scaled(Math.min(codePointLength(a), codePointLength(b)), T);
+}
 const at = (sizes: readonly Range[], i: number): Range => sizes[i] ?? range(0n, 0n);
 const sizeAt = (args: readonly Value[], i: number): number => actualSize(args[i] as Value);
 
 /** Traversing the shorter of two values: equality and ordering of sized values. */
 const compareBySize: CallCostRule = {
   estimate: (s) => ({ cost: scaleRange(lesser(at(s, 0), at(s, 1)), T) }),
-  runtime: (args) => scaled(Math.min(sizeAt(args, 0), sizeAt(args, 1)), T),
+  runtime: (args) => {
+    const [a, b] = args;
+    if (typeof a === "string" && typeof b === "string") return stringEqualityUnits(a, b);
+    return scaled(Math.min(sizeAt(args, 0), sizeAt(args, 1)), T);
+  },
 };
 
 /** Traversing the second argument (a prefix or suffix). */
 const traverseSecond: CallCostRule = {
   estimate: (s) => ({ cost: scaleRange(at(s, 1), T) }),
-  runtime: (args) => scaled(sizeAt(args, 1), T),
+  runtime: (args) => traversalUnits(args[1] as string),
 };
 
 const concatenate: CallCostRule = {
