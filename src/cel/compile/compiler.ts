@@ -22,10 +22,11 @@ import {
   type Value,
 } from "../runtime/values.js";
 import { codePointLength } from "../source.js";
+import { standardFunctions } from "../std/index.js";
 import { compileRegex } from "../std/regex.js";
 import { runtimeTypeName, T, type Type } from "../types.js";
 import { noSuchOverload, selectOverload } from "./dispatch.js";
-import { charge, type Node } from "./frame.js";
+import { charge, type Frame, type Node } from "./frame.js";
 import { hostReader } from "./host.js";
 
 export interface CompiledExpr {
@@ -63,6 +64,8 @@ class Compiler {
   slotCount = 0;
   /** Comprehension variables in scope: name → slot, innermost last. */
   private readonly scopes: Map<string, number>[] = [];
+  /** Nodes whose value is known at compile time, with what evaluating them charges. */
+  private readonly constants = new WeakMap<Node, { readonly value: Value; readonly cost: number }>();
 
   constructor(
     private readonly checked: CheckedAst,
@@ -81,7 +84,9 @@ class Compiler {
     switch (e.kind) {
       case "literal": {
         const v = literalValue(e.value);
-        return () => v;
+        const node: Node = () => v;
+        this.constants.set(node, { value: v, cost: 0 });
+        return node;
       }
       case "ident":
         return this.ident(e.name, this.ref(e));
@@ -89,10 +94,14 @@ class Compiler {
         return this.select(e);
       case "call":
         return this.call(e);
-      case "list":
-        return this.list(e.elements.map((x) => this.expr(x)));
-      case "map":
-        return this.map(e.entries.map((en) => [this.expr(en.key), this.expr(en.value)] as const));
+      case "list": {
+        const elements = e.elements.map((x) => this.expr(x));
+        return this.fold(this.list(elements), elements);
+      }
+      case "map": {
+        const entries = e.entries.map((en) => [this.expr(en.key), this.expr(en.value)] as const);
+        return this.fold(this.map(entries), entries.flat());
+      }
       case "struct":
         return this.struct(e);
       case "comprehension":
@@ -100,6 +109,28 @@ class Compiler {
       default:
         return assertNever(e);
     }
+  }
+
+  /**
+   * A node whose inputs are all constants is run once here, and replaced by one that charges the same
+   * units and returns the same value: `duration("1h")` is not parsed on every row. Errors are left to
+   * run time, where they belong to the evaluation that meets them.
+   */
+  private fold(node: Node, inputs: readonly Node[]): Node {
+    if (!inputs.every((n) => this.constants.has(n))) return node;
+    const frame: Frame = { vars: {}, slots: [], cost: 0, limit: Number.POSITIVE_INFINITY };
+    const value = node(frame);
+    if (isError(value)) return node;
+    const cost = frame.cost;
+    const folded: Node =
+      cost === 0
+        ? () => value
+        : (f) => {
+            charge(f, cost);
+            return value;
+          };
+    this.constants.set(folded, { value, cost });
+    return folded;
   }
 
   private slot(name: string): number | undefined {
@@ -152,6 +183,15 @@ class Compiler {
           charge(f, units);
           const raw = (o as Record<string, unknown>)[field];
           return raw !== undefined && raw !== null && Object.hasOwn(o as object, field);
+        };
+      }
+      // A declared field that Object.prototype does not also name can be read directly.
+      if (!(field in Object.prototype)) {
+        return (f) => {
+          const o = operand(f);
+          if (isError(o)) return o;
+          charge(f, units);
+          return read((o as Record<string, unknown>)[field]);
         };
       }
       return (f) => {
@@ -236,7 +276,9 @@ class Compiler {
     const decided = overloads.length === 1 && !argTypes.some((t) => t.kind === "dyn" || t.kind === "param");
     // An index is a step of an attribute, like a select; on a computed value it costs one more.
     const extra = e.fn === Op.index && !isAttribute(args[0] as Expr) ? 1 : 0;
-    return strictCall(e.fn, overloads, nodes, decided, extra);
+    const node = strictCall(e.fn, overloads, nodes, decided, extra);
+    // Only the standard library is known to be pure; a declared function may read the world.
+    return overloads.every((o) => STANDARD_OVERLOADS.has(o)) ? this.fold(node, nodes) : node;
   }
 
   private list(elements: Node[]): Node {
@@ -419,6 +461,8 @@ function strictCall(
     return o.impl(...values);
   };
 }
+
+const STANDARD_OVERLOADS: ReadonlySet<OverloadDecl> = new Set(standardFunctions.flatMap((f) => f.overloads));
 
 const IDENTITY_EQUALITY = new Set(["string", "bool", "int", "double"]);
 
