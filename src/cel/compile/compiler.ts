@@ -4,7 +4,7 @@
  * with its zero default, `&&` short-circuits, a call with decided overloads calls the implementation
  * directly). Runtime errors are values; only `CostLimitExceeded` is thrown.
  */
-import type { ComprehensionExpr, Expr, Literal } from "../ast.js";
+import type { CallExpr, ComprehensionExpr, Expr, Literal } from "../ast.js";
 import { assertNever } from "../ast.js";
 import type { CheckedAst, Reference } from "../check/checker.js";
 import { CALL_COSTS, stringEqualityUnits } from "../cost/calls.js";
@@ -323,7 +323,21 @@ class Compiler {
     };
   }
 
+  private quantifier(e: ComprehensionExpr, exists: boolean): Node {
+    const range = this.expr(e.iterRange);
+    const step = e.loopStep as CallExpr;
+    this.scopes.push(new Map([[e.accuVar, this.slotCount++]]));
+    const iter = this.slotCount++;
+    this.scopes.push(new Map([[e.iterVar, iter]]));
+    const predicate = this.expr(step.args[1] as Expr);
+    this.scopes.pop();
+    this.scopes.pop();
+    return quantifierLoop(range, predicate, iter, exists);
+  }
+
   private comprehension(e: ComprehensionExpr): Node {
+    const macro = this.checked.macroCalls.get(e.id)?.fn;
+    if (macro === "exists" || macro === "all") return this.quantifier(e, macro === "exists");
     const range = this.expr(e.iterRange);
     const init = this.expr(e.accuInit);
     const accu = this.slotCount++;
@@ -354,6 +368,39 @@ class Compiler {
       return result(f);
     };
   }
+}
+
+/**
+ * `all` and `exists` as a direct loop over the predicate: what the general comprehension would do for
+ * their expansion, step for step and unit for unit (the condition `@not_strictly_false(…)` and the
+ * step `@result && p` or `@result || p`), without evaluating the expansion's scaffolding as closures.
+ */
+function quantifierLoop(range: Node, predicate: Node, iter: number, exists: boolean): Node {
+  // `all` continues while the accumulator is not false (ident + call = 2 units); `exists` while it is
+  // not true, through `!_` (3 units, or 2 when the accumulator is an error, which `!_` passes on free).
+  const stopOn = exists;
+  const op = exists ? Op.logicalOr : Op.logicalAnd;
+  return (f) => {
+    const r = range(f);
+    if (isError(r)) return r;
+    let items: Iterable<Value>;
+    if (Array.isArray(r)) items = r as readonly Value[];
+    else if (r instanceof CelMap) items = r.keys();
+    else return new CelError(`cannot iterate over ${r === null ? "null" : typeof r}`);
+    const slots = f.slots;
+    let accu: Result = !stopOn;
+    for (const x of items) {
+      charge(f, exists && !isError(accu) ? 3 : 2);
+      if (accu === stopOn) break;
+      slots[iter] = x;
+      charge(f, COST.selectAndIdent);
+      const p = predicate(f);
+      if (p === stopOn) accu = stopOn;
+      else if (!isError(accu)) accu = isError(p) ? p : typeof p === "boolean" ? !stopOn : noSuchOverload(op);
+    }
+    charge(f, COST.selectAndIdent);
+    return accu;
+  };
 }
 
 /** `&&` (`stopOn` false) or `||` (`stopOn` true), absorbing an error when the other side decides. */
