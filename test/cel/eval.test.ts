@@ -176,3 +176,64 @@ describe("evaluation", () => {
     expect(checkError("'a'.matches('(?=a)')")).toContain("invalid or unsupported Perl syntax");
   });
 });
+
+describe("host data and the review's regressions", () => {
+  const hostEnv = env.extend({
+    variables: [
+      { name: "a.b", type: T.string },
+      { name: "constructor", type: T.string },
+      { name: "ls", type: T.list(T.string) },
+      { name: "lo", type: T.list(T.object("RunEvent")) },
+      { name: "mi", type: T.map(T.int, T.string) },
+      { name: "lf", type: T.list(T.double) },
+      { name: "d", type: T.dyn },
+    ],
+  });
+  const hostValue = (text: string, vars: Activation): Value | string => {
+    const c = compile(text, hostEnv);
+    if (!c.ok) throw new Error(renderDiagnostics(c.source, c.errors));
+    const r = c.program.evaluate(vars);
+    return r.kind === "value" ? r.value : r.kind === "error" ? `error: ${r.error.message}` : r.kind;
+  };
+
+  it("compares objects field by field, an unset field equal to its zero value", () => {
+    expect(value("RunEvent{exit_code: 1} == RunEvent{exit_code: 1}")).toBe(true);
+    expect(value("RunEvent{} == RunEvent{outcome: ''}")).toBe(true);
+    expect(value("RunEvent{exit_code: 1} == RunEvent{exit_code: 2}")).toBe(false);
+    expect(value("event == RunEvent{exit_code: 1}", { event: { exit_code: 1 } })).toBe(true);
+  });
+
+  it("resolves a qualified variable even where a loop variable has its last name", () => {
+    expect(hostValue("[1].map(b, a.b)", { "a.b": "x" })).toEqual(["x"]);
+  });
+
+  it("reads only the activation's own properties", () => {
+    expect(hostValue("constructor == ''", {})).toBe(true);
+  });
+
+  it("checks list elements against the declared type instead of throwing", () => {
+    expect(hostValue("ls.size() == 1", { ls: [1] })).toMatch(/^error: host value/);
+    expect(hostValue("lo.exists(e, e.exit_code == 1)", { lo: [null] })).toBe(false);
+    expect(hostValue("lo.exists(e, e.exit_code == 1)", { lo: [5] })).toMatch(/^error: host value/);
+  });
+
+  it("reads a host object as a map with the declared key type", () => {
+    expect(hostValue("mi[1] == 'a' && 1 in mi && mi.exists(k, k > 0)", { mi: { 1: "a" } })).toBe(true);
+  });
+
+  it("does not let identity hide a NaN inside a list", () => {
+    const lf = [Number.NaN];
+    expect(hostValue("lf == lf", { lf })).toBe(false);
+  });
+
+  it("refuses uint of a negative double", () => {
+    expect(errorOf("uint(-0.5)")).toContain("range");
+  });
+
+  it("reads an untyped JSON object as a map(string, dyn)", () => {
+    expect(
+      hostValue('d["a"] == 1.0 && "a" in d && d.size() == 2 && has(d.b)', { d: { a: 1, b: null } }),
+    ).toBe(true);
+    expect(hostValue("type(d) == map", { d: {} })).toBe(true);
+  });
+});

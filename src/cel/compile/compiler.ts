@@ -141,8 +141,9 @@ class Compiler {
     return undefined;
   }
 
-  private ident(name: string, ref: Reference | undefined): Node {
-    const local = this.slot(name);
+  /** An identifier; `qualified` marks a select the checker resolved as a whole name (`a.b`), never a local. */
+  private ident(name: string, ref: Reference | undefined, qualified = false): Node {
+    const local = qualified ? undefined : this.slot(name);
     if (local !== undefined) {
       return (f) => {
         charge(f, COST.selectAndIdent);
@@ -156,9 +157,11 @@ class Compiler {
     const varName = ref?.kind === "variable" ? ref.name : name;
     const decl = this.env.variable(varName);
     const read = hostReader(decl?.type ?? T.dyn);
+    // The activation is a plain object: a name Object.prototype also has must be an own property.
+    const inherited = varName in Object.prototype;
     return (f) => {
       charge(f, COST.selectAndIdent);
-      const raw = f.vars[varName];
+      const raw = inherited && !Object.hasOwn(f.vars, varName) ? undefined : f.vars[varName];
       return raw === undefined && decl === undefined
         ? new CelError(`no such attribute: ${varName}`)
         : read(raw);
@@ -167,7 +170,7 @@ class Compiler {
 
   private select(e: Extract<Expr, { kind: "select" }>): Node {
     const ref = this.ref(e);
-    if (ref !== undefined && !e.testOnly) return this.ident(e.field, ref);
+    if (ref !== undefined && !e.testOnly) return this.ident(e.field, ref, true);
     const operand = this.expr(e.operand);
     const operandType = this.typeOf(e.operand);
     const field = e.field;
@@ -234,7 +237,8 @@ class Compiler {
     const ref = this.ref(e);
     const overloads = ref?.kind === "function" ? ref.overloads : [];
     const nodes = args.map((a) => this.expr(a));
-    if (e.fn === "type" && args.length === 1) {
+    const standard = overloads.length > 0 && overloads.every((o) => STANDARD_OVERLOADS.has(o));
+    if (standard && e.fn === "type" && args.length === 1) {
       const t = this.typeOf(args[0] as Expr);
       if (t.kind === "object") {
         const value = new TypeValue(t.name);
@@ -245,7 +249,7 @@ class Compiler {
         };
       }
     }
-    if (e.fn === "matches" && args.length === 2) {
+    if (standard && e.fn === "matches" && args.length === 2) {
       const pattern = args[1];
       if (pattern?.kind === "literal" && pattern.value.type === "string") {
         const re = compileRegex(pattern.value.value);
@@ -278,7 +282,7 @@ class Compiler {
     const extra = e.fn === Op.index && !isAttribute(args[0] as Expr) ? 1 : 0;
     const node = strictCall(e.fn, overloads, nodes, decided, extra);
     // Only the standard library is known to be pure; a declared function may read the world.
-    return overloads.every((o) => STANDARD_OVERLOADS.has(o)) ? this.fold(node, nodes) : node;
+    return standard ? this.fold(node, nodes) : node;
   }
 
   private list(elements: Node[]): Node {

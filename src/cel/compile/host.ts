@@ -74,11 +74,15 @@ export function hostReader(type: Type): HostReader {
       };
     case "list": {
       const elem = hostReader(type.elem);
-      const verbatim = ["string", "bool", "double", "dyn", "object"].includes(type.elem.kind);
+      const check = VERBATIM_ELEMENTS[type.elem.kind];
       return (raw) => {
         if (raw === undefined || raw === null) return EMPTY_LIST;
         if (!Array.isArray(raw)) return wrong(raw, "list");
-        if (verbatim) return raw as readonly Value[];
+        // Strings, bools and doubles are already CEL values: check them, but do not copy the list.
+        if (check !== undefined) {
+          for (const x of raw) if (!check(x)) return wrong(x, `${type.elem.kind} list element`);
+          return raw as readonly Value[];
+        }
         const out: Value[] = [];
         for (const x of raw) {
           const v = elem(x);
@@ -89,6 +93,7 @@ export function hostReader(type: Type): HostReader {
       };
     }
     case "map": {
+      const key = KEY_FROM_PROPERTY[type.key.kind] ?? ((k: string): Result => k);
       const value = hostReader(type.value);
       return (raw) => {
         if (raw === undefined || raw === null) return CelMap.from([]);
@@ -96,27 +101,72 @@ export function hostReader(type: Type): HostReader {
         if (typeof raw !== "object") return wrong(raw, "map");
         const pairs: [Value, Value][] = [];
         for (const [k, x] of Object.entries(raw)) {
+          const kv = key(k);
+          if (kv instanceof CelError) return kv;
           const v = value(x);
           if (v instanceof CelError) return v;
-          pairs.push([k, v]);
+          pairs.push([kv, v]);
         }
         return CelMap.from(pairs);
       };
     }
     case "object":
       return (raw) =>
-        raw === undefined || raw === null
-          ? {}
-          : typeof raw === "object"
-            ? (raw as Value)
-            : wrong(raw, type.name);
+        raw === undefined || raw === null ? {} : isPlainObject(raw) ? (raw as Value) : wrong(raw, type.name);
     default:
       return dynReader;
   }
 }
 
-/** Host data of no declared type: JSON's mapping (every number a double). */
+const VERBATIM_ELEMENTS: Readonly<Partial<Record<Type["kind"], (x: unknown) => boolean>>> = {
+  string: (x) => typeof x === "string",
+  bool: (x) => typeof x === "boolean",
+  double: (x) => typeof x === "number",
+};
+
+/** A JS object's property names are strings; a map declared with other keys reads them back. */
+const KEY_FROM_PROPERTY: Readonly<Partial<Record<Type["kind"], (k: string) => Result>>> = {
+  int: (k) =>
+    /^-?\d+$/.test(k) && BigInt(k) >= INT64_MIN && BigInt(k) <= INT64_MAX
+      ? BigInt(k)
+      : new CelError(`map key "${k}" is not an int`),
+  uint: (k) =>
+    /^\d+$/.test(k) && BigInt(k) <= UINT64_MAX
+      ? new UInt(BigInt(k))
+      : new CelError(`map key "${k}" is not a uint`),
+  bool: (k) => (k === "true" ? true : k === "false" ? false : new CelError(`map key "${k}" is not a bool`)),
+};
+
+function isPlainObject(raw: unknown): boolean {
+  if (typeof raw !== "object" || raw === null) return false;
+  const proto = Object.getPrototypeOf(raw);
+  return proto === Object.prototype || proto === null;
+}
+
+/**
+ * Host data of no declared type, read with JSON's mapping: a plain object is a `map(string, dyn)`, an
+ * array a list, a number a double; CEL values (bigints, `Timestamp`s, `CelMap`s…) pass as they are.
+ */
 export function dynReader(raw: unknown): Result {
-  if (raw === undefined) return new CelError("no such attribute");
+  if (raw === undefined || typeof raw === "function" || typeof raw === "symbol")
+    return new CelError("no such attribute");
+  if (Array.isArray(raw)) {
+    const out: Value[] = [];
+    for (const x of raw) {
+      const v = dynReader(x);
+      if (v instanceof CelError) return v;
+      out.push(v);
+    }
+    return out;
+  }
+  if (isPlainObject(raw)) {
+    const pairs: [Value, Value][] = [];
+    for (const [k, x] of Object.entries(raw as object)) {
+      const v = dynReader(x);
+      if (v instanceof CelError) return v;
+      pairs.push([k, v]);
+    }
+    return CelMap.from(pairs);
+  }
   return raw as Value;
 }

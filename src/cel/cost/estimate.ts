@@ -1,8 +1,9 @@
 /**
  * `estimateCost`: a static `{min, max}` bound on what evaluating a checked expression can charge, for
  * inputs within the sizes the environment declares. It charges exactly what the compiled closures
- * charge (the same constants, the same per-call rules in `calls.ts`), so `min <= actual <= max` holds
- * for every such input, and a rule whose `max` fits the limit cannot overrun it.
+ * charge (the same constants, the same per-call rules in `calls.ts`), so `actual <= max` holds for
+ * every such input, and a rule whose `max` fits the limit cannot overrun it. `min` bounds evaluations
+ * that raise no error: an error stops evaluation early, below it.
  */
 import { assertNever, type CallExpr, type ComprehensionExpr, type Expr } from "../ast.js";
 import type { CheckedAst } from "../check/checker.js";
@@ -146,8 +147,8 @@ class Estimator {
     return undefined;
   }
 
-  private ident(name: string, e: Expr): Estimate {
-    const local = this.local(name);
+  private ident(name: string, e: Expr, qualified = false): Estimate {
+    const local = qualified ? undefined : this.local(name);
     if (local !== undefined) return { cost: fixed(COST.selectAndIdent), shape: local };
     const ref = this.checked.refs.get(e.id);
     if (ref?.kind === "type") return { cost: ZERO, shape: SCALAR };
@@ -158,7 +159,7 @@ class Estimator {
 
   private select(e: Extract<Expr, { kind: "select" }>): Estimate {
     const ref = this.checked.refs.get(e.id);
-    if (ref !== undefined && !e.testOnly) return this.ident(e.field, e);
+    if (ref !== undefined && !e.testOnly) return this.ident(e.field, e, true);
     const operand = this.expr(e.operand);
     if (e.testOnly) return { cost: saturatingAdd(operand.cost, fixed(COST.presenceTest)), shape: SCALAR };
     const units = COST.selectAndIdent + (isAttribute(e.operand) ? 0 : 1);
@@ -230,7 +231,13 @@ class Estimator {
     const source = this.expr(e.iterRange);
     const init = this.expr(e.accuInit);
     const rangeType = this.typeOf(e.iterRange);
-    const iterShape = (rangeType?.kind === "map" ? source.shape.key : source.shape.elem) ?? UNKNOWN_SHAPE;
+    // Under dyn the range may be a map, whose keys nothing bounds: only a known type says which part.
+    const iterShape =
+      (rangeType?.kind === "map"
+        ? source.shape.key
+        : rangeType?.kind === "list"
+          ? source.shape.elem
+          : undefined) ?? UNKNOWN_SHAPE;
     this.scopes.push(new Map([[e.accuVar, init.shape]]));
     this.scopes.push(new Map([[e.iterVar, iterShape]]));
     const condition = this.expr(e.loopCondition);

@@ -46,7 +46,8 @@ function compareIntegerDouble(i: bigint, d: number, unsigned: boolean): number {
 }
 
 export function equals(a: Value, b: Value): boolean {
-  if (a === b) return typeof a !== "number" || !Number.isNaN(a);
+  // Identity settles primitives only: the same list may hold a NaN, which equals nothing.
+  if (a === b && (typeof a !== "object" || a === null)) return typeof a !== "number" || !Number.isNaN(a);
   const na = numeric(a);
   if (na !== undefined) {
     const nb = numeric(b);
@@ -78,13 +79,38 @@ function mapEquals(a: CelMap, b: CelMap): boolean {
   return true;
 }
 
-/** Objects from the journal are plain data: equal when every field is. */
+/**
+ * Objects from the journal are plain data: equal when every field is, an unset field equal to its
+ * type's zero value (as it reads), and field values compared as CEL values.
+ */
 function objectEquals(a: Readonly<Record<string, unknown>>, b: Readonly<Record<string, unknown>>): boolean {
-  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
-  for (const k of keys) {
-    if (JSON.stringify(a[k]) !== JSON.stringify(b[k])) return false;
+  for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) {
+    const x = a[k];
+    const y = b[k];
+    if (x === undefined && y === undefined) continue;
+    const left = (x === undefined ? zeroLike(y) : x) as Value | undefined;
+    const right = (y === undefined ? zeroLike(x) : y) as Value | undefined;
+    if (left === undefined || right === undefined || !equals(left, right)) return false;
   }
   return true;
+}
+
+/** The zero value of the kind `v` has, for an unset field compared with a set one. */
+function zeroLike(v: unknown): Value | undefined {
+  switch (typeof v) {
+    case "string":
+      return "";
+    case "number":
+      return 0;
+    case "bigint":
+      return 0n;
+    case "boolean":
+      return false;
+    default:
+      if (Array.isArray(v)) return [];
+      if (v instanceof UInt) return new UInt(0n);
+      return undefined;
+  }
 }
 
 export function bytesCompare(a: Uint8Array, b: Uint8Array): number {

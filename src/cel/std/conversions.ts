@@ -36,7 +36,7 @@ function intFromDouble(d: number): Result {
 }
 
 function uintFromDouble(d: number): Result {
-  if (!(d > -1 && d < TWO_64)) return range();
+  if (!(d >= 0 && d < TWO_64)) return range();
   return new UInt(BigInt(Math.trunc(d)));
 }
 

@@ -99,27 +99,21 @@ function inList(x: Value, list: readonly Value[]): boolean {
   return false;
 }
 
+/**
+ * `&&`, `||`, `?:` and the loop condition of `all`/`exists` absorb errors and skip operands, so the
+ * compiler evaluates them itself; their declarations only give the checker their types.
+ */
+const compiledSpecially = (): Result => new CelError("internal: a special form was dispatched as a call");
+
 export const operators: readonly FunctionDecl[] = [
   fn(
     Op.logicalNot,
     global("logical_not", [T.bool], T.bool, (a: boolean) => !a),
   ),
-  fn(
-    Op.logicalAnd,
-    global("logical_and", [T.bool, T.bool], T.bool, (a: boolean, b: boolean) => a && b),
-  ),
-  fn(
-    Op.logicalOr,
-    global("logical_or", [T.bool, T.bool], T.bool, (a: boolean, b: boolean) => a || b),
-  ),
-  fn(
-    Op.notStrictlyFalse,
-    global("not_strictly_false", [T.bool], T.bool, (a: boolean) => a),
-  ),
-  fn(
-    Op.conditional,
-    global("conditional", [T.bool, A, A], A, (c: boolean, a: Value, b: Value) => (c ? a : b)),
-  ),
+  fn(Op.logicalAnd, global("logical_and", [T.bool, T.bool], T.bool, compiledSpecially)),
+  fn(Op.logicalOr, global("logical_or", [T.bool, T.bool], T.bool, compiledSpecially)),
+  fn(Op.notStrictlyFalse, global("not_strictly_false", [T.bool], T.bool, compiledSpecially)),
+  fn(Op.conditional, global("conditional", [T.bool, A, A], A, compiledSpecially)),
   fn(
     Op.equals,
     global("equals", [A, A], T.bool, (a: Value, b: Value) => equals(a, b)),
