@@ -21,6 +21,8 @@ export type Evaluation =
   | { readonly kind: "error"; readonly error: CelError; readonly cost: number }
   | { readonly kind: "cost_exceeded"; readonly cost: number; readonly limit: number };
 
+const NO_SLOTS: Value[] = [];
+
 export class Program {
   private estimate: Range | undefined;
 
@@ -43,7 +45,13 @@ export class Program {
 
   /** Runs the program over `vars`; stops with `cost_exceeded` once it has charged more than `costLimit`. */
   evaluate(vars: Activation, costLimit = Number.POSITIVE_INFINITY): Evaluation {
-    const frame: Frame = { vars, slots: new Array(this.slots), cost: 0, limit: costLimit };
+    // Slots are written only by comprehensions; a program without one shares an empty array.
+    const frame: Frame = {
+      vars,
+      slots: this.slots === 0 ? NO_SLOTS : new Array(this.slots),
+      cost: 0,
+      limit: costLimit,
+    };
     try {
       const v = this.node(frame);
       return v instanceof CelError

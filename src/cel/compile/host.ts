@@ -111,8 +111,13 @@ export function hostReader(type: Type): HostReader {
       };
     }
     case "object":
+      // Events arrive as plain objects; anything else object-like would read as unset fields.
       return (raw) =>
-        raw === undefined || raw === null ? {} : isPlainObject(raw) ? (raw as Value) : wrong(raw, type.name);
+        raw === undefined || raw === null
+          ? {}
+          : typeof raw === "object" && !Array.isArray(raw)
+            ? (raw as Value)
+            : wrong(raw, type.name);
     default:
       return dynReader;
   }
