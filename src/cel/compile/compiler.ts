@@ -7,7 +7,7 @@
 import type { CallExpr, ComprehensionExpr, Expr, Literal } from "../ast.js";
 import { assertNever } from "../ast.js";
 import type { CheckedAst, Reference } from "../check/checker.js";
-import { CALL_COSTS, stringEqualityUnits } from "../cost/calls.js";
+import { CALL_COSTS, stringEqualityUnits, traversalUnits } from "../cost/calls.js";
 import { COST, scaled } from "../cost/constants.js";
 import type { Diagnostic } from "../diagnostics.js";
 import type { Env, OverloadDecl } from "../env.js";
@@ -303,6 +303,16 @@ class Compiler {
       if (special !== undefined) return special;
     }
     const decided = overloads.length === 1 && !argTypes.some((t) => t.kind === "dyn" || t.kind === "param");
+    const constantText = this.constants.get(nodes[1] as Node);
+    if (standard && decided && nodes.length === 2 && typeof constantText?.value === "string") {
+      const fused = stringTest(
+        overloads[0] as OverloadDecl,
+        nodes[0] as Node,
+        constantText.value,
+        constantText.cost,
+      );
+      if (fused !== undefined) return fused;
+    }
     // An index is a step of an attribute, like a select; on a computed value it costs one more.
     const extra = e.fn === Op.index && !isAttribute(args[0] as Expr) ? 1 : 0;
     const node = strictCall(e.fn, overloads, nodes, decided, extra);
@@ -419,10 +429,13 @@ function quantifierLoop(range: Node, predicate: Node, iter: number, exists: bool
     const slots = f.slots;
     let accu: Result = !stopOn;
     for (const x of items) {
-      charge(f, exists && !isError(accu) ? 3 : 2);
-      if (accu === stopOn) break;
+      const check = exists && !isError(accu) ? 3 : 2;
+      if (accu === stopOn) {
+        charge(f, check);
+        break;
+      }
+      charge(f, check + COST.selectAndIdent);
       slots[iter] = x;
-      charge(f, COST.selectAndIdent);
       const p = predicate(f);
       if (p === stopOn) accu = stopOn;
       else if (!isError(accu)) accu = isError(p) ? p : typeof p === "boolean" ? !stopOn : noSuchOverload(op);
@@ -593,6 +606,33 @@ export function isAttribute(e: Expr): boolean {
 
 function notAnObject(o: unknown, name: string): CelError {
   return new CelError(`host value of type ${typeof o} is not an object (variable ${name})`);
+}
+
+/**
+ * `p.startsWith("internal/")`, `p.endsWith(…)`, `p.contains(…)` with a constant argument: the
+ * argument's share of the shared cost rule is worked out once.
+ */
+function stringTest(o: OverloadDecl, input: Node, text: string, textCost: number): Node | undefined {
+  const impl = o.impl;
+  const textUnits = traversalUnits(text);
+  if (o.id === "starts_with_string" || o.id === "ends_with_string") {
+    const units = textCost + textUnits;
+    return (f) => {
+      const x = input(f);
+      if (isError(x)) return x;
+      charge(f, units);
+      return impl(x, text);
+    };
+  }
+  if (o.id === "contains_string") {
+    return (f) => {
+      const x = input(f);
+      if (isError(x)) return x;
+      charge(f, textCost + traversalUnits(x as string) * textUnits);
+      return impl(x, text);
+    };
+  }
+  return undefined;
 }
 
 /** `has(x.f)` on a value whose type is known only at run time. */
