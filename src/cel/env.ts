@@ -4,6 +4,7 @@
  * The rules core declares one environment per event kind (`event`, `now`, the windowed primitives); the
  * conformance runner declares what each case needs. Environments are immutable; `extend` makes a new one.
  */
+import type { Activation } from "./compile/frame.js";
 import type { Result, Value } from "./runtime/values.js";
 import type { Type } from "./types.js";
 
@@ -36,7 +37,7 @@ export interface FixedCost {
   readonly fixed: number;
 }
 
-export interface OverloadDecl {
+interface OverloadBase {
   /** Unique across the environment, e.g. `add_int64`, `size_string`. */
   readonly id: string;
   /** Parameter types; for a receiver-style overload the receiver's type comes first. */
@@ -48,10 +49,25 @@ export interface OverloadDecl {
    * as a uint or an integral double under `dyn`, though only an int type-checks).
    */
   readonly runtimeParams?: readonly Type[];
-  /** Called with values of the parameter types (never errors: calls are strict). */
-  readonly impl: (...args: Value[]) => Result;
   readonly cost?: FixedCost;
 }
+
+/** A function of its arguments alone, called with values of the parameter types (never errors). */
+export interface PureOverload extends OverloadBase {
+  readonly impl: (...args: Value[]) => Result;
+  readonly contextual?: undefined;
+}
+
+/**
+ * A host function that also reads the evaluation's activation (the rules primitives read the journal
+ * window the shell or the backtest binds there). Never folded, never cached: it may differ per call.
+ */
+export interface ContextualOverload extends OverloadBase {
+  readonly contextual: (vars: Activation, ...args: Value[]) => Result;
+  readonly impl?: undefined;
+}
+
+export type OverloadDecl = PureOverload | ContextualOverload;
 
 export interface FunctionDecl {
   readonly name: string;

@@ -488,7 +488,8 @@ function strictCall(
   if (only === undefined) return () => noSuchOverload(fn);
   const impl = only.impl;
   const units = callUnits(only, extra);
-  if (decided && typeof units === "function") {
+  if (impl === undefined || !decided) return dispatchingCall(fn, overloads, args, decided, extra, units);
+  if (typeof units === "function") {
     switch (args.length) {
       case 1: {
         const [a] = args as [Node];
@@ -512,7 +513,7 @@ function strictCall(
       }
     }
   }
-  if (decided && typeof units === "number") {
+  if (typeof units === "number") {
     switch (args.length) {
       case 1: {
         const [a] = args as [Node];
@@ -536,6 +537,19 @@ function strictCall(
       }
     }
   }
+  return dispatchingCall(fn, overloads, args, decided, extra, units);
+}
+
+/** The general call: any arity, overloads chosen per call under dyn, contextual functions given the activation. */
+function dispatchingCall(
+  fn: string,
+  overloads: readonly OverloadDecl[],
+  args: Node[],
+  decided: boolean,
+  extra: number,
+  units: number | ((args: readonly Value[]) => number),
+): Node {
+  const only = overloads[0] as OverloadDecl;
   return (f) => {
     const values: Value[] = new Array(args.length);
     for (let i = 0; i < args.length; i++) {
@@ -547,7 +561,7 @@ function strictCall(
     if (o === undefined) return noSuchOverload(fn);
     const u = o === only ? units : callUnits(o, extra);
     charge(f, typeof u === "number" ? u : u(values));
-    return o.impl(...values);
+    return o.impl !== undefined ? o.impl(...values) : o.contextual(f.vars, ...values);
   };
 }
 
@@ -614,6 +628,7 @@ function notAnObject(o: unknown, name: string): CelError {
  */
 function stringTest(o: OverloadDecl, input: Node, text: string, textCost: number): Node | undefined {
   const impl = o.impl;
+  if (impl === undefined) return undefined;
   const textUnits = traversalUnits(text);
   if (o.id === "starts_with_string" || o.id === "ends_with_string") {
     const units = textCost + textUnits;

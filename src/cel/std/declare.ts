@@ -1,9 +1,9 @@
 /** Small builders that keep the standard library's overload tables declarative and short. */
-import type { FunctionDecl, OverloadDecl } from "../env.js";
+import type { FunctionDecl, PureOverload } from "../env.js";
 import type { Result, Value } from "../runtime/values.js";
 import type { Type } from "../types.js";
 
-export function fn(name: string, ...overloads: OverloadDecl[]): FunctionDecl {
+export function fn(name: string, ...overloads: PureOverload[]): FunctionDecl {
   return { name, overloads };
 }
 
@@ -13,7 +13,7 @@ export function global(
   params: readonly Type[],
   result: Type,
   impl: (...args: never[]) => Result,
-): OverloadDecl {
+): PureOverload {
   return { id, params, result, impl: impl as (...args: Value[]) => Result };
 }
 
@@ -23,6 +23,6 @@ export function member(
   params: readonly Type[],
   result: Type,
   impl: (...args: never[]) => Result,
-): OverloadDecl {
+): PureOverload {
   return { id, params, result, receiver: true, impl: impl as (...args: Value[]) => Result };
 }

@@ -1,0 +1,102 @@
+/**
+ * The event kinds rules are written against (SPEC-0029 REQ-4), each with its fields, their CEL types and
+ * the bounds every row is held to. This is the one table of input bounds: admission refuses a row that
+ * breaks it, the cost estimator assumes it, and so a rule whose estimate fits the limit cannot overrun
+ * it on an admitted row.
+ */
+import { type FieldDecl, type SizeBound, T, type Type } from "../cel/index.js";
+
+export const EVENT_KINDS = ["run_event", "graph_event", "fact_event", "tick"] as const;
+export type EventKind = (typeof EVENT_KINDS)[number];
+
+export const isEventKind = (s: string): s is EventKind => (EVENT_KINDS as readonly string[]).includes(s);
+
+/** Longest identifier-like string a row may carry (names, ids, enums), in code points. */
+export const MAX_IDENT = 256;
+/** Longest repo-relative path or graph node id, in code points. */
+export const MAX_PATH = 1024;
+/** A digest is hex SHA-256. */
+export const MAX_DIGEST = 64;
+export const MAX_PATHS = 64;
+export const MAX_PARTICIPANTS = 16;
+
+export interface FieldSpec {
+  readonly type: Type;
+  readonly size?: SizeBound;
+}
+
+const ident: FieldSpec = { type: T.string, size: { max: MAX_IDENT } };
+const path: FieldSpec = { type: T.string, size: { max: MAX_PATH } };
+const digest: FieldSpec = { type: T.string, size: { max: MAX_DIGEST } };
+const flag: FieldSpec = { type: T.bool };
+const at: FieldSpec = { type: T.timestamp };
+
+/** REQ-4's fields per kind. Every event carries `type` and `at` (the source's own time). */
+export const EVENT_FIELDS: Readonly<Record<EventKind, Readonly<Record<string, FieldSpec>>>> = {
+  run_event: {
+    type: ident,
+    at,
+    harness: ident,
+    run: ident,
+    adapter: ident,
+    repo: path,
+    branch: path,
+    session: ident,
+    tool: ident,
+    action: ident,
+    is_error: flag,
+    digest,
+    paths: { type: T.list(T.string), size: { max: MAX_PATHS, elem: { max: MAX_PATH } } },
+    mark: ident,
+    trigger: ident,
+    outcome: ident,
+    reason: ident,
+    exit_code: { type: T.int },
+    cause_digest: digest,
+  },
+  graph_event: {
+    type: ident,
+    at,
+    edge: ident,
+    from: path,
+    to: path,
+    repo: path,
+    branch: path,
+    path,
+    harness: ident,
+    run: ident,
+    scope: ident,
+    harnesses: { type: T.list(T.string), size: { max: MAX_PARTICIPANTS, elem: { max: MAX_IDENT } } },
+    runs: { type: T.list(T.string), size: { max: MAX_PARTICIPANTS, elem: { max: MAX_IDENT } } },
+  },
+  fact_event: {
+    type: ident,
+    at,
+    fact: ident,
+    kind: ident,
+    predicate: ident,
+    scope: path,
+    status: ident,
+    previous_status: ident,
+    reason: ident,
+    stance: ident,
+    subject: path,
+    repo: path,
+    untrusted: flag,
+    harness: ident,
+    run: ident,
+  },
+  tick: { type: ident, at },
+};
+
+/** The object type's name in CEL error messages and `type(event)`. */
+export const EVENT_TYPE_NAMES: Readonly<Record<EventKind, string>> = {
+  run_event: "harness.rules.RunEvent",
+  graph_event: "harness.rules.GraphEvent",
+  fact_event: "harness.rules.FactEvent",
+  tick: "harness.rules.Tick",
+};
+
+export function eventFields(kind: EventKind): Readonly<Record<string, FieldDecl>> {
+  return EVENT_FIELDS[kind];
+}

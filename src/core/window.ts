@@ -1,0 +1,103 @@
+/**
+ * The windowed primitives' view of the journal (SPEC-0029 REQ-5): rows whose `at` is in
+ * `(now - within, now]` and whose seq is at most the evaluated row's, that row included. A reader is
+ * bound to one evaluated row; the same selector over the same rows gives the same answer in live
+ * evaluation and in backtest.
+ */
+import type { EventKind } from "./kinds.js";
+
+/** The fields a selector may name: the journal's indexed columns. */
+export const INDEXED_FIELDS = [
+  "kind",
+  "type",
+  "harness",
+  "run",
+  "repo",
+  "branch",
+  "path",
+  "tool",
+  "action",
+  "is_error",
+  "digest",
+  "outcome",
+  "cause_digest",
+  "edge",
+  "predicate",
+  "status",
+  "scope",
+] as const;
+export type IndexedField = (typeof INDEXED_FIELDS)[number];
+
+export const isIndexedField = (s: string): s is IndexedField =>
+  (INDEXED_FIELDS as readonly string[]).includes(s);
+
+/** An equality conjunction over indexed fields; `kind` is always set (it defaults to the rule's `on`). */
+export interface Selector {
+  readonly kind: EventKind;
+  readonly fields: ReadonlyMap<Exclude<IndexedField, "kind">, string | boolean>;
+}
+
+export const COUNT_SATURATION = 10_000;
+export const DISTINCT_SATURATION = 1_000;
+
+export interface WindowReader {
+  /** Matching rows in the window, saturating at `COUNT_SATURATION`. */
+  count(selector: Selector, withinMs: number): number;
+  /** Distinct values of `field` among them, saturating at `DISTINCT_SATURATION`. */
+  distinct(field: IndexedField, selector: Selector, withinMs: number): number;
+}
+
+/** One journal row as the window sees it: its indexed fields, with `paths` for the `path` key. */
+export interface IndexedRow {
+  readonly seq: number;
+  /** Admission time, ms since the epoch. */
+  readonly at: number;
+  readonly kind: EventKind;
+  readonly fields: Readonly<Partial<Record<Exclude<IndexedField, "kind" | "path">, string | boolean>>>;
+  readonly paths: readonly string[];
+}
+
+export function matches(row: IndexedRow, selector: Selector): boolean {
+  if (row.kind !== selector.kind) return false;
+  for (const [field, value] of selector.fields) {
+    if (field === "path") {
+      if (!row.paths.includes(value as string)) return false;
+    } else if ((row.fields[field] ?? (field === "is_error" ? false : "")) !== value) return false;
+  }
+  return true;
+}
+
+/** The values `distinct` counts for a row: an unset (empty) field is no value, as SQL's NULL is none. */
+function valuesOf(row: IndexedRow, field: IndexedField): readonly (string | boolean)[] {
+  if (field === "kind") return [row.kind];
+  if (field === "path") return row.paths;
+  const v = row.fields[field];
+  return v === undefined || v === "" ? [] : [v];
+}
+
+/**
+ * The reference reader: a scan of the rows, bound to the evaluated row's seq and `now`. The shell's
+ * indexed reader must agree with it (a property test holds them side by side).
+ */
+export function scanReader(rows: readonly IndexedRow[], seq: number, nowMs: number): WindowReader {
+  const inWindow = (row: IndexedRow, withinMs: number) =>
+    row.seq <= seq && row.at > nowMs - withinMs && row.at <= nowMs;
+  return {
+    count(selector, withinMs) {
+      let n = 0;
+      for (const row of rows) {
+        if (inWindow(row, withinMs) && matches(row, selector) && ++n >= COUNT_SATURATION) break;
+      }
+      return n;
+    },
+    distinct(field, selector, withinMs) {
+      const seen = new Set<string | boolean>();
+      for (const row of rows) {
+        if (!inWindow(row, withinMs) || !matches(row, selector)) continue;
+        for (const v of valuesOf(row, field)) seen.add(v);
+        if (seen.size >= DISTINCT_SATURATION) return DISTINCT_SATURATION;
+      }
+      return seen.size;
+    },
+  };
+}
