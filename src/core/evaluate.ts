@@ -1,0 +1,303 @@
+/**
+ * `evaluate(ruleSet, row, state, window) → {fires, evaluations, delta}`: one journal row through every
+ * rule whose `on` matches it, in name order, with `now` = the row's `at` (SPEC-0029 REQ-7 to REQ-13).
+ * Pure: the answer is a function of its inputs, the window reader being bound to rows with seq at
+ * most this row's. The shell commits the delta, then acts on the fires; backtest folds the same
+ * function over the same rows.
+ */
+import { COST_LIMIT, type LoadedRule } from "./compile-rule.js";
+import { StoreError, WINDOW } from "./environments.js";
+import { celEvent, type JournalRow, timestampOf } from "./journal.js";
+import { renderMessage } from "./message.js";
+import type { Level } from "./rule-file.js";
+import type { ActiveRule, RuleSet } from "./rule-set.js";
+import { applyDelta, type CoreState, cooldownKey, holdKey, type StateOp } from "./state.js";
+import { type ResolvedTarget, resolveTarget } from "./targets.js";
+import type { IndexedField, Selector, WindowReader } from "./window.js";
+
+export type Mode = "shadow" | "active";
+export type Action = "none" | "annotate" | "notify" | "hold" | "stop" | "no_target" | "target_gone";
+
+/** One primitive call of an evaluation, with its arguments and result, for explain. */
+export interface PrimitiveCall {
+  readonly fn: "count" | "distinct";
+  readonly field?: IndexedField;
+  readonly selector: Selector;
+  readonly withinMs: number;
+  readonly result: number;
+}
+
+export interface Fire {
+  readonly id: string;
+  readonly rule: string;
+  readonly hash: string;
+  readonly seq: number;
+  readonly at: number;
+  readonly kind: JournalRow["kind"];
+  readonly type: string;
+  readonly target: ResolvedTarget | undefined;
+  readonly declaredLevel: Level;
+  readonly effectiveLevel: Level;
+  readonly mode: Mode;
+  readonly action: Action;
+  readonly message: string;
+  readonly primitives: readonly PrimitiveCall[];
+}
+
+export type EvaluationResult =
+  | "false"
+  | "fired"
+  | "suppressed"
+  | "eval_error"
+  | "store_error"
+  | "cost_exceeded";
+
+export interface RuleEvaluation {
+  readonly rule: string;
+  readonly hash: string;
+  readonly result: EvaluationResult;
+  /** For eval_error and store_error: the error; for suppressed: the fire whose cooldown held it. */
+  readonly detail?: string;
+}
+
+export interface RowOutcome {
+  readonly fires: readonly Fire[];
+  readonly evaluations: readonly RuleEvaluation[];
+  readonly releases: readonly {
+    readonly harness: string;
+    readonly rule: string;
+    readonly cause: "condition_cleared";
+  }[];
+  readonly delta: readonly StateOp[];
+}
+
+const LEVEL_ORDER: readonly Level[] = ["annotate", "notify", "hold", "stop"];
+const capAt = (level: Level, cap: Level): Level =>
+  LEVEL_ORDER.indexOf(level) > LEVEL_ORDER.indexOf(cap) ? cap : level;
+
+/** A reader that records every call, so a fire can say what each primitive saw. */
+function recording(reader: WindowReader, calls: PrimitiveCall[]): WindowReader {
+  return {
+    count(selector, withinMs) {
+      const result = reader.count(selector, withinMs);
+      calls.push({ fn: "count", selector, withinMs, result });
+      return result;
+    },
+    distinct(field, selector, withinMs) {
+      const result = reader.distinct(field, selector, withinMs);
+      calls.push({ fn: "distinct", field, selector, withinMs, result });
+      return result;
+    },
+  };
+}
+
+type Verdict =
+  | { readonly kind: "value"; readonly value: boolean }
+  | { readonly kind: "error"; readonly store: boolean; readonly message: string }
+  | { readonly kind: "cost_exceeded" };
+
+function run(
+  rule: LoadedRule,
+  event: Record<string, unknown>,
+  now: number,
+  reader: WindowReader,
+  limit: number,
+): Verdict {
+  const r = rule.program.evaluate({ event, now: timestampOf(now), [WINDOW]: reader }, limit);
+  if (r.kind === "cost_exceeded") return { kind: "cost_exceeded" };
+  if (r.kind === "error")
+    return { kind: "error", store: r.error instanceof StoreError, message: r.error.message };
+  if (typeof r.value !== "boolean")
+    return { kind: "error", store: false, message: `when gave a ${typeof r.value}, not a bool` };
+  return { kind: "value", value: r.value };
+}
+
+export function evaluate(
+  ruleSet: RuleSet,
+  row: JournalRow,
+  state: CoreState,
+  window: WindowReader,
+): RowOutcome {
+  const fires: Fire[] = [];
+  const evaluations: RuleEvaluation[] = [];
+  const delta: StateOp[] = [];
+  // Each op lands in the delta and in the state later rules of this row see.
+  let current = state;
+  const emit = (op: StateOp) => {
+    delta.push(op);
+    current = applyDelta(current, [op]);
+  };
+
+  const event = celEvent(row.event);
+  const limit = ruleSet.costLimit ?? COST_LIMIT;
+  for (const active of ruleSet.rules) {
+    const { rule } = active;
+    if (rule.spec.on !== row.kind || current.costExceeded[rule.hash]) continue;
+    if (current.shadows[rule.hash] === undefined)
+      emit({ op: "shadow_since", hash: rule.hash, since: row.at });
+    const calls: PrimitiveCall[] = [];
+    const verdict = run(rule, event, row.at, recording(window, calls), limit);
+    const base = { rule: rule.spec.name, hash: rule.hash };
+    if (verdict.kind === "cost_exceeded") {
+      emit({ op: "cost_exceeded", hash: rule.hash });
+      evaluations.push({ ...base, result: "cost_exceeded" });
+      continue;
+    }
+    if (verdict.kind === "error") {
+      evaluations.push({
+        ...base,
+        result: verdict.store ? "store_error" : "eval_error",
+        detail: verdict.message,
+      });
+      continue;
+    }
+    if (!verdict.value) {
+      evaluations.push({ ...base, result: "false" });
+      continue;
+    }
+    const target = resolveTarget(rule.spec.target, row.kind, row.event);
+    const ckey = cooldownKey(rule.hash, target?.key ?? "");
+    const cooling = current.cooldowns[ckey];
+    if (cooling !== undefined && row.at < cooling.until) {
+      evaluations.push({ ...base, result: "suppressed", detail: cooling.fireId });
+      continue;
+    }
+    const fire = makeFire(active, ruleSet.shadowPeriod, row, target, calls, current, emit, fires.length);
+    emit({ op: "cooldown", key: ckey, entry: { until: row.at + rule.spec.cooldown, fireId: fire.id } });
+    fires.push(fire);
+    evaluations.push({ ...base, result: "fired" });
+  }
+
+  const releases = row.kind === "tick" ? reevaluateHolds(ruleSet, row, current, window, emit) : [];
+  trackRuns(row, current, emit);
+  return { fires, evaluations, releases, delta };
+}
+
+function makeFire(
+  active: ActiveRule,
+  shadowPeriod: number,
+  row: JournalRow,
+  target: ResolvedTarget | undefined,
+  primitives: readonly PrimitiveCall[],
+  state: CoreState,
+  emit: (op: StateOp) => void,
+  index: number,
+): Fire {
+  const { rule } = active;
+  const shadow = state.shadows[rule.hash];
+  const completed =
+    active.source.kind === "starter" ||
+    shadowPeriod === 0 ||
+    shadow?.completed === true ||
+    row.at >= (shadow?.since ?? row.at) + shadowPeriod;
+  if (completed && shadow !== undefined && !shadow.completed)
+    emit({ op: "shadow_completed", hash: rule.hash });
+  const mode: Mode = completed ? "active" : "shadow";
+  const declaredLevel = rule.spec.level;
+  const effectiveLevel = active.enforced ? declaredLevel : capAt(declaredLevel, "notify");
+  const id = `f-${row.seq}-${index}`;
+  let action: Action;
+  if (target === undefined) action = "no_target";
+  else if (mode === "shadow") action = "none";
+  else action = actionFor(effectiveLevel, target, rule, id, row, state, emit);
+  return {
+    id,
+    rule: rule.spec.name,
+    hash: rule.hash,
+    seq: row.seq,
+    at: row.at,
+    kind: row.kind,
+    type: row.event.type,
+    target,
+    declaredLevel,
+    effectiveLevel,
+    mode,
+    action,
+    message: renderMessage(rule.spec.message, {
+      rule: rule.spec.name,
+      level: effectiveLevel,
+      at: row.at,
+      event: row.event,
+    }),
+    primitives,
+  };
+}
+
+/** REQ-10 to REQ-12: what an active fire does at its effective level. */
+function actionFor(
+  level: Level,
+  target: ResolvedTarget,
+  rule: LoadedRule,
+  fireId: string,
+  row: JournalRow,
+  state: CoreState,
+  emit: (op: StateOp) => void,
+): Action {
+  if (level === "annotate" || level === "notify")
+    return target.kind === "fleet" && level === "annotate" ? "none" : level;
+  const harness = target.harness;
+  if (harness === undefined) return "no_target";
+  const key = holdKey(harness, rule.spec.name);
+  if (state.holds[key] === undefined) {
+    emit({
+      op: "hold",
+      key,
+      hold: {
+        rule: rule.spec.name,
+        hash: rule.hash,
+        harness,
+        fireId,
+        since: row.at,
+        cooldown: rule.spec.cooldown,
+        event: row.event,
+      },
+    });
+  }
+  if (level === "hold") return "hold";
+  // A stop reaches only the run in flight: a late fire for a run that has ended stops nothing.
+  const inFlight = state.runs[harness];
+  if (inFlight === undefined) return "target_gone";
+  if (target.kind === "run" && target.run !== inFlight) return "target_gone";
+  return "stop";
+}
+
+/** REQ-11 (a): on every tick, each hold re-evaluates its rule with the firing event and the tick's now. */
+function reevaluateHolds(
+  ruleSet: RuleSet,
+  row: JournalRow,
+  state: CoreState,
+  window: WindowReader,
+  emit: (op: StateOp) => void,
+): RowOutcome["releases"] {
+  const releases: { harness: string; rule: string; cause: "condition_cleared" }[] = [];
+  const byHash = new Map(ruleSet.rules.map((r) => [r.rule.hash, r.rule]));
+  for (const [key, hold] of Object.entries(state.holds).sort(([a], [b]) => (a < b ? -1 : 1))) {
+    const rule = byHash.get(hold.hash);
+    if (rule === undefined) continue;
+    const verdict = run(rule, celEvent(hold.event), row.at, window, ruleSet.costLimit ?? COST_LIMIT);
+    if (verdict.kind === "value" && verdict.value === false) {
+      const since = hold.falseSince ?? row.at;
+      if (hold.falseSince === undefined) emit({ op: "hold_false_since", key, at: since });
+      if (row.at - since >= hold.cooldown) {
+        emit({ op: "release", key, cause: "condition_cleared" });
+        releases.push({ harness: hold.harness, rule: hold.rule, cause: "condition_cleared" });
+      }
+    } else if (hold.falseSince !== undefined) emit({ op: "hold_false_since", key, at: undefined });
+  }
+  return releases;
+}
+
+/** REQ-12: the run in flight per harness, from opened, closed and loop_stopped rows. */
+function trackRuns(row: JournalRow, state: CoreState, emit: (op: StateOp) => void): void {
+  if (row.kind !== "run_event") return;
+  const harness = typeof row.event.harness === "string" ? row.event.harness : undefined;
+  const run = typeof row.event.run === "string" ? row.event.run : undefined;
+  if (harness === undefined || run === undefined) return;
+  if (row.event.type === "opened") emit({ op: "run_in_flight", harness, run });
+  else if (
+    (row.event.type === "closed" || row.event.type === "loop_stopped") &&
+    state.runs[harness] === run
+  ) {
+    emit({ op: "run_in_flight", harness, run: undefined });
+  }
+}

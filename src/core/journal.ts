@@ -1,0 +1,65 @@
+/**
+ * A journal row as the core sees it (SPEC-0029 REQ-7): its seq, the admission clock `at`, its kind,
+ * and the REQ-4 fields of its event. Rows are plain data; the core never reads the store.
+ */
+import { Timestamp } from "../cel/index.js";
+import type { EventKind } from "./kinds.js";
+import type { IndexedField, IndexedRow } from "./window.js";
+
+export interface EventFields {
+  readonly type: string;
+  /** The source's own time, ms since the epoch (the row's `at` is the admission time). */
+  readonly at?: number;
+  readonly [field: string]: unknown;
+}
+
+export interface JournalRow {
+  readonly seq: number;
+  /** Admission time, ms since the epoch; non-decreasing in seq order. */
+  readonly at: number;
+  readonly kind: EventKind;
+  readonly event: EventFields;
+}
+
+const INDEXED_EVENT_FIELDS: readonly Exclude<IndexedField, "kind" | "path">[] = [
+  "type",
+  "harness",
+  "run",
+  "repo",
+  "branch",
+  "tool",
+  "action",
+  "is_error",
+  "digest",
+  "outcome",
+  "cause_digest",
+  "edge",
+  "predicate",
+  "status",
+  "scope",
+];
+
+/** The row's indexed columns, as the journal table stores them: `path` from `paths` or `path`. */
+export function indexRow(row: JournalRow): IndexedRow {
+  const fields: Partial<Record<(typeof INDEXED_EVENT_FIELDS)[number], string | boolean>> = {};
+  for (const f of INDEXED_EVENT_FIELDS) {
+    const v = row.event[f];
+    if (typeof v === "string" || typeof v === "boolean") fields[f] = v;
+  }
+  const paths = Array.isArray(row.event.paths)
+    ? (row.event.paths as unknown[]).filter((p): p is string => typeof p === "string")
+    : typeof row.event.path === "string" && row.event.path !== ""
+      ? [row.event.path]
+      : [];
+  return { seq: row.seq, at: row.at, kind: row.kind, fields, paths };
+}
+
+const NANOS_PER_MS = 1_000_000n;
+
+export const timestampOf = (ms: number): Timestamp => new Timestamp(BigInt(Math.trunc(ms)) * NANOS_PER_MS);
+
+/** The `event` variable's value: the row's fields, its own time as a CEL timestamp. */
+export function celEvent(event: EventFields): Record<string, unknown> {
+  const at = event.at;
+  return { ...event, at: typeof at === "number" ? timestampOf(at) : undefined };
+}

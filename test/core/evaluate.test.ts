@@ -1,0 +1,377 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { backtest, fold, type WindowFor } from "../../src/core/backtest.js";
+import type { RuleLoad } from "../../src/core/compile-rule.js";
+import type { Fire } from "../../src/core/evaluate.js";
+import { indexRow, type JournalRow } from "../../src/core/journal.js";
+import { loadRuleFile } from "../../src/core/load-rule.js";
+import { assembleRuleSet, type RuleSet } from "../../src/core/rule-set.js";
+import { loadStarterPack } from "../../src/core/starter-pack.js";
+import { applyDelta, type CoreState, emptyState } from "../../src/core/state.js";
+import { scanReader } from "../../src/core/window.js";
+import { runs } from "../property-runs.js";
+
+const T0 = Date.parse("2026-10-01T00:00:00Z");
+const MIN = 60_000;
+const HOUR = 60 * MIN;
+const DAY = 24 * HOUR;
+
+/** Rows numbered in order, each `at` ms after T0 as given. */
+function journal(
+  rows: readonly (readonly [number, JournalRow["kind"], Record<string, unknown>])[],
+): JournalRow[] {
+  return rows.map(([at, kind, event], i) => ({
+    seq: i + 1,
+    at: T0 + at,
+    kind,
+    event: { type: "tick", ...event },
+  }));
+}
+
+const windowOver = (rows: readonly JournalRow[]): WindowFor => {
+  const indexed = rows.map(indexRow);
+  return (row) => scanReader(indexed, row.seq, row.at);
+};
+
+function policyRule(name: string, fields: Record<string, string>): RuleLoad {
+  const text = Object.entries({
+    name,
+    description: "test rule",
+    target: "harness",
+    message: "{{rule}} on {{harness}}",
+    ...fields,
+  })
+    .map(([k, v]) => `${k} = ${JSON.stringify(v)}`)
+    .join("\n");
+  return loadRuleFile(`rules/${name}.toml`, text);
+}
+
+function ruleSet(
+  options: { policy?: RuleLoad[]; enforce?: string[]; shadowPeriod?: number; costLimit?: number } = {},
+): RuleSet {
+  const set = assembleRuleSet({
+    starter: loadStarterPack(),
+    policy: options.policy === undefined ? [] : [{ repo: "ops", loads: options.policy }],
+    enforce: options.enforce ?? [],
+    shadowPeriod: options.shadowPeriod ?? 7 * DAY,
+  });
+  expect(set.disabled).toEqual([]);
+  return options.costLimit === undefined ? set : { ...set, costLimit: options.costLimit };
+}
+
+function run(set: RuleSet, rows: readonly JournalRow[], state: CoreState = emptyState) {
+  return fold(set, rows, state, windowOver(rows));
+}
+
+const firesOf = (outcomes: ReturnType<typeof run>["outcomes"], rule: string): Fire[] =>
+  outcomes.flatMap((o) => o.fires).filter((f) => f.rule === rule);
+
+const verify = (run: string, isError: boolean) => ({
+  type: "tool",
+  harness: "impl",
+  run,
+  action: "verify",
+  is_error: isError,
+  repo: "forge.example/org/reduit",
+  digest: "d1",
+});
+
+describe("REQ-13 cooldown", () => {
+  it("One alert per cooldown", () => {
+    const rows = journal(
+      [0, 5, 10, 15, 20, 25].map((m, i) => [m * MIN, "run_event", verify(i % 2 ? "impl#2" : "impl#1", true)]),
+    );
+    const { outcomes } = run(ruleSet(), rows);
+    expect(firesOf(outcomes, "repeated-verify-failure")).toHaveLength(1);
+    const suppressed = outcomes
+      .flatMap((o) => o.evaluations)
+      .filter((e) => e.rule === "repeated-verify-failure" && e.result === "suppressed");
+    expect(suppressed).toHaveLength(4);
+    expect(suppressed[0]?.detail).toBe("f-2-0");
+  });
+});
+
+describe("REQ-9 shadow mode", () => {
+  it("A merged rule waits a week", () => {
+    const rule = policyRule("verify-flake", {
+      on: "run_event",
+      when: 'event.type == "tool" && event.is_error',
+      level: "notify",
+      cooldown: "1h",
+    });
+    const rows = journal([
+      [0, "run_event", verify("impl#1", true)],
+      [6 * DAY, "run_event", verify("impl#1", true)],
+      [8 * DAY, "run_event", verify("impl#1", true)],
+    ]);
+    const fires = firesOf(run(ruleSet({ policy: [rule] }), rows).outcomes, "verify-flake");
+    expect(fires.map((f) => [f.mode, f.action])).toEqual([
+      ["shadow", "none"],
+      ["shadow", "none"],
+      ["active", "notify"],
+    ]);
+  });
+
+  it("starter rules never shadow", () => {
+    const rows = journal([
+      [0, "graph_event", { type: "collision_started", scope: "file", run: "a#1", harness: "a" }],
+    ]);
+    const [fire] = firesOf(run(ruleSet(), rows).outcomes, "same-file-collision");
+    expect(fire).toMatchObject({ mode: "active", action: "annotate", target: { kind: "run", key: "a#1" } });
+  });
+});
+
+describe("REQ-10 to REQ-12 levels, holds and stops", () => {
+  it("An unlisted stop rule only notifies", () => {
+    const rule = policyRule("halt", {
+      on: "run_event",
+      when: 'event.type == "tool"',
+      level: "stop",
+      target: "run",
+    });
+    const rows = journal([[0, "run_event", { type: "tool", harness: "impl", run: "impl#1" }]]);
+    const [fire] = firesOf(run(ruleSet({ policy: [rule], shadowPeriod: 0 }), rows).outcomes, "halt");
+    expect(fire).toMatchObject({ declaredLevel: "stop", effectiveLevel: "notify", action: "notify" });
+  });
+
+  it("A late stop does not hit the next run", () => {
+    const rule = policyRule("halt", {
+      on: "run_event",
+      when: 'event.type == "tool"',
+      level: "stop",
+      target: "run",
+    });
+    const rows = journal([
+      [0, "run_event", { type: "opened", harness: "impl", run: "impl#41" }],
+      [1 * MIN, "run_event", { type: "closed", harness: "impl", run: "impl#41", outcome: "success" }],
+      [2 * MIN, "run_event", { type: "opened", harness: "impl", run: "impl#42" }],
+      [3 * MIN, "run_event", { type: "tool", harness: "impl", run: "impl#41" }],
+    ]);
+    const { outcomes, state } = run(ruleSet({ policy: [rule], shadowPeriod: 0, enforce: ["halt"] }), rows);
+    expect(firesOf(outcomes, "halt")[0]).toMatchObject({ effectiveLevel: "stop", action: "target_gone" });
+    expect(state.runs.impl).toBe("impl#42");
+  });
+
+  it("A hold-level starter rule needs the operator", () => {
+    const closed = (m: number) =>
+      [
+        m * MIN,
+        "run_event",
+        { type: "closed", harness: "nightly", run: `nightly#${m}`, outcome: "failed", cause_digest: "c1" },
+      ] as const;
+    const { outcomes, state } = run(ruleSet(), journal([closed(0), closed(10), closed(20)]));
+    expect(firesOf(outcomes, "restart-into-same-failure")).toMatchObject([
+      { declaredLevel: "hold", effectiveLevel: "notify", action: "notify" },
+    ]);
+    expect(state.holds).toEqual({});
+  });
+
+  it("A hold clears when its evidence ages out", () => {
+    const budget = (at: number, n: number) =>
+      [
+        at,
+        "run_event",
+        { type: "closed", harness: "nightly", run: `nightly#${n}`, outcome: "budget_exceeded" },
+      ] as const;
+    const ticks = Array.from({ length: 36 }, (_, h) => [HOUR + h * HOUR, "tick", { type: "tick" }] as const);
+    const rows = journal([budget(0, 1), budget(30 * MIN, 2), ...ticks]);
+    const { outcomes, state } = run(ruleSet({ enforce: ["budget-exhaustion-recurring"] }), rows);
+    expect(firesOf(outcomes, "budget-exhaustion-recurring")).toMatchObject([{ action: "hold" }]);
+    const released = outcomes.findIndex((o) => o.releases.length > 0);
+    expect(outcomes[released]?.releases).toEqual([
+      { harness: "nightly", rule: "budget-exhaustion-recurring", cause: "condition_cleared" },
+    ]);
+    // The window is (now - 24h, now]: the first close leaves it at the 24h tick, the count drops below 2,
+    // and after the rule has been false on every tick for its 6h cooldown the hold is released.
+    expect((rows[released]?.at ?? 0) - T0).toBe(30 * HOUR);
+    expect(state.holds).toEqual({});
+  });
+});
+
+describe("REQ-6 isolation", () => {
+  it("One bad rule does not stop the rest", () => {
+    const bad = policyRule("a", { on: "run_event", when: "event.exit_code / 0 == 1", level: "notify" });
+    const good = policyRule("b", { on: "run_event", when: 'event.type == "tool"', level: "notify" });
+    const rows = journal([[0, "run_event", { type: "tool", harness: "impl", run: "impl#1" }]]);
+    const { outcomes } = run(ruleSet({ policy: [bad, good], shadowPeriod: 0 }), rows);
+    expect(outcomes[0]?.evaluations.find((e) => e.rule === "a")).toMatchObject({
+      result: "eval_error",
+      detail: "divide by zero",
+    });
+    expect(firesOf(outcomes, "b")).toHaveLength(1);
+  });
+
+  it("A runtime cost overrun disables only that rule", () => {
+    const heavy = policyRule("a", {
+      on: "run_event",
+      when: 'event.paths.exists(p, p == "x")',
+      level: "notify",
+    });
+    const light = policyRule("b", { on: "run_event", when: 'event.type == "tool"', level: "notify" });
+    const paths = Array.from({ length: 64 }, (_, i) => `dir/file${i}.go`);
+    const rows = journal([
+      [0, "run_event", { type: "tool", harness: "impl", run: "impl#1", paths }],
+      [MIN, "run_event", { type: "tool", harness: "impl", run: "impl#1", paths }],
+    ]);
+    const { outcomes, state } = run(
+      ruleSet({ policy: [heavy, light], shadowPeriod: 0, costLimit: 50 }),
+      rows,
+    );
+    expect(outcomes[0]?.evaluations.find((e) => e.rule === "a")?.result).toBe("cost_exceeded");
+    expect(outcomes[1]?.evaluations.find((e) => e.rule === "a")).toBeUndefined();
+    expect(firesOf(outcomes, "b")).toHaveLength(1);
+    expect(Object.keys(state.costExceeded)).toHaveLength(1);
+  });
+});
+
+describe("messages", () => {
+  it("render identifiers only, redacted", () => {
+    const rule = policyRule("m", {
+      on: "run_event",
+      when: 'event.type == "tool"',
+      level: "notify",
+      message: "{{rule}} {{level}} {{harness}} {{branch}} {{at}}",
+    });
+    const rows = journal([
+      [
+        0,
+        "run_event",
+        { type: "tool", harness: "impl", run: "impl#1", branch: "https://bob:hunter2@forge.example/x" },
+      ],
+    ]);
+    const [fire] = firesOf(run(ruleSet({ policy: [rule], shadowPeriod: 0 }), rows).outcomes, "m");
+    expect(fire?.message).toBe("m notify impl https://[redacted]@forge.example/x 2026-10-01T00:00:00Z");
+  });
+});
+
+/** Generated journals: tool, mark, opened, closed, loop_stopped, graph events and ticks over two harnesses. */
+const journals = fc
+  .array(
+    fc.record({
+      gap: fc.integer({ min: 0, max: 90 * MIN }),
+      kind: fc.constantFrom("run_event", "run_event", "run_event", "graph_event", "tick"),
+      harness: fc.constantFrom("impl", "nightly"),
+      n: fc.integer({ min: 1, max: 3 }),
+      type: fc.constantFrom("tool", "opened", "closed", "loop_stopped"),
+      action: fc.constantFrom("verify", "edit"),
+      isError: fc.boolean(),
+      outcome: fc.constantFrom("failed", "budget_exceeded", "success"),
+      digest: fc.constantFrom("d1", "d2"),
+      graphType: fc.constantFrom("edge_added", "collision_started"),
+      path: fc.constantFrom("a.go", "b.go"),
+    }),
+    { maxLength: 60 },
+  )
+  .map((specs) => {
+    let at = 0;
+    return specs.map((s, i): JournalRow => {
+      at += s.gap;
+      const run = `${s.harness}#${s.n}`;
+      const event =
+        s.kind === "tick"
+          ? { type: "tick" }
+          : s.kind === "graph_event"
+            ? {
+                type: s.graphType,
+                edge: "edited",
+                scope: "file",
+                repo: "r",
+                path: s.path,
+                harness: s.harness,
+                run,
+              }
+            : {
+                type: s.type,
+                harness: s.harness,
+                run,
+                action: s.action,
+                is_error: s.isError,
+                outcome: s.outcome,
+                cause_digest: "c1",
+                digest: s.digest,
+                repo: "r",
+              };
+      return { seq: i + 1, at: T0 + at, kind: s.kind as JournalRow["kind"], event };
+    });
+  });
+
+const ENFORCE = ["restart-into-same-failure", "budget-exhaustion-recurring", "loop-stop-recurs"];
+
+describe("properties of the fold", () => {
+  it("an interrupted fold, its state serialized and restored, equals one uninterrupted fold", () => {
+    fc.assert(
+      fc.property(journals, fc.nat(), (rows, cut) => {
+        const set = ruleSet({ enforce: ENFORCE });
+        const whole = fold(set, rows, emptyState, windowOver(rows));
+        const at = rows.length === 0 ? 0 : cut % (rows.length + 1);
+        const first = fold(set, rows.slice(0, at), emptyState, windowOver(rows));
+        const restored = JSON.parse(JSON.stringify(first.state)) as CoreState;
+        const second = fold(set, rows.slice(at), restored, windowOver(rows));
+        expect([...first.outcomes, ...second.outcomes]).toEqual(whole.outcomes);
+        expect(second.state).toEqual(whole.state);
+      }),
+      { numRuns: runs(150) },
+    );
+  });
+
+  it("a backtest of each rule lists exactly the (seq, target) pairs of its live fires", () => {
+    fc.assert(
+      fc.property(journals, (rows) => {
+        const set = ruleSet({ enforce: ENFORCE });
+        const live = fold(set, rows, emptyState, windowOver(rows)).outcomes.flatMap((o) => o.fires);
+        for (const active of set.rules) {
+          const replay = backtest(active, rows, windowOver(rows), { shadowPeriod: set.shadowPeriod });
+          const pairs = (fs: readonly Fire[]) =>
+            fs.map((f) => [f.seq, f.target?.key, f.mode, f.effectiveLevel]);
+          expect(pairs(replay.fires), active.rule.spec.name).toEqual(
+            pairs(live.filter((f) => f.rule === active.rule.spec.name)),
+          );
+        }
+      }),
+      { numRuns: runs(150) },
+    );
+  });
+
+  it("adding a rule that fails on every row changes no other rule's fires", () => {
+    const failing: RuleLoad[] = [
+      policyRule("zz-error", { on: "run_event", when: "event.exit_code / 0 == 1", level: "notify" }),
+      // Fits the 5,000-unit estimate, overruns the 1,000-unit limit injected below on every graph row.
+      policyRule("aa-cost", {
+        on: "graph_event",
+        when: `[${Array.from({ length: 200 }, (_, i) => i).join(", ")}].exists(x, x == -1)`,
+        level: "notify",
+      }),
+    ];
+    fc.assert(
+      fc.property(journals, (rows) => {
+        const fires = (set: RuleSet) =>
+          fold(set, rows, emptyState, windowOver(rows))
+            .outcomes.flatMap((o) => o.fires)
+            .filter((f) => f.rule !== "zz-error" && f.rule !== "aa-cost")
+            .map((f) => [f.rule, f.seq, f.action]);
+        // Every starter rule's estimate is under 300 units, so 1,000 binds only the failing rule.
+        const plain = ruleSet({ enforce: ENFORCE, costLimit: 1000 });
+        const withFailing = ruleSet({ enforce: ENFORCE, policy: failing, shadowPeriod: 0, costLimit: 1000 });
+        const failed = fold(withFailing, rows, emptyState, windowOver(rows)).outcomes.flatMap(
+          (o) => o.evaluations,
+        );
+        if (rows.some((r) => r.kind === "graph_event")) {
+          expect(failed.some((e) => e.rule === "aa-cost" && e.result === "cost_exceeded")).toBe(true);
+        }
+        expect(fires(withFailing)).toEqual(fires({ ...plain, shadowPeriod: 0 }));
+      }),
+      { numRuns: runs(100) },
+    );
+  });
+
+  it("state changes only through its deltas", () => {
+    fc.assert(
+      fc.property(journals, (rows) => {
+        const set = ruleSet({ enforce: ENFORCE });
+        const { outcomes, state } = fold(set, rows, emptyState, windowOver(rows));
+        expect(outcomes.reduce((s, o) => applyDelta(s, o.delta), emptyState)).toEqual(state);
+      }),
+      { numRuns: runs(50) },
+    );
+  });
+});
