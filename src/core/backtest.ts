@@ -6,7 +6,7 @@
 import { evaluate, type Fire, type RowOutcome } from "./evaluate.js";
 import type { JournalRow } from "./journal.js";
 import type { ActiveRule, RuleSet } from "./rule-set.js";
-import { applyDelta, type CoreState, emptyState } from "./state.js";
+import { type CoreState, emptyState, StateAccumulator } from "./state.js";
 import type { WindowReader } from "./window.js";
 
 /** The window reader bound to one row: rows with seq at most its seq, `now` its `at`. */
@@ -23,14 +23,14 @@ export function fold(
   state: CoreState,
   windowFor: WindowFor,
 ): FoldResult {
-  let s = state;
+  const acc = new StateAccumulator(state);
   const outcomes: RowOutcome[] = [];
   for (const row of rows) {
-    const outcome = evaluate(ruleSet, row, s, windowFor(row));
-    s = applyDelta(s, outcome.delta);
+    const outcome = evaluate(ruleSet, row, acc.current, windowFor(row));
+    acc.apply(outcome.delta);
     outcomes.push(outcome);
   }
-  return { state: s, outcomes };
+  return { state: acc.current, outcomes };
 }
 
 export interface BacktestResult {

@@ -11,7 +11,7 @@ import { celEvent, type JournalRow, timestampOf } from "./journal.js";
 import { renderMessage } from "./message.js";
 import type { Level } from "./rule-file.js";
 import type { ActiveRule, RuleSet } from "./rule-set.js";
-import { applyDelta, type CoreState, cooldownKey, holdKey, type StateOp } from "./state.js";
+import { type CoreState, cooldownKey, holdKey, type StateOp, StateView } from "./state.js";
 import { type ResolvedTarget, resolveTarget } from "./targets.js";
 import type { IndexedField, Selector, WindowReader } from "./window.js";
 
@@ -121,20 +121,19 @@ export function evaluate(
   const fires: Fire[] = [];
   const evaluations: RuleEvaluation[] = [];
   const delta: StateOp[] = [];
-  // Each op lands in the delta and in the state later rules of this row see.
-  let current = state;
+  // Each op lands in the delta and in the view later rules of this row see; `state` is not touched.
+  const current = new StateView(state);
   const emit = (op: StateOp) => {
     delta.push(op);
-    current = applyDelta(current, [op]);
+    current.apply(op);
   };
 
   const event = celEvent(row.event);
   const limit = ruleSet.costLimit ?? COST_LIMIT;
   for (const active of ruleSet.rules) {
     const { rule } = active;
-    if (rule.spec.on !== row.kind || current.costExceeded[rule.hash]) continue;
-    if (current.shadows[rule.hash] === undefined)
-      emit({ op: "shadow_since", hash: rule.hash, since: row.at });
+    if (rule.spec.on !== row.kind || current.costExceeded(rule.hash)) continue;
+    if (current.shadow(rule.hash) === undefined) emit({ op: "shadow_since", hash: rule.hash, since: row.at });
     const calls: PrimitiveCall[] = [];
     const verdict = run(rule, event, row.at, recording(window, calls), limit);
     const base = { rule: rule.spec.name, hash: rule.hash };
@@ -157,7 +156,7 @@ export function evaluate(
     }
     const target = resolveTarget(rule.spec.target, row.kind, row.event);
     const ckey = cooldownKey(rule.hash, target?.key ?? "");
-    const cooling = current.cooldowns[ckey];
+    const cooling = current.cooldown(ckey);
     if (cooling !== undefined && row.at < cooling.until) {
       evaluations.push({ ...base, result: "suppressed", detail: cooling.fireId });
       continue;
@@ -169,6 +168,7 @@ export function evaluate(
   }
 
   const releases = row.kind === "tick" ? reevaluateHolds(ruleSet, row, current, window, emit) : [];
+  if (row.kind === "tick") expireCooldowns(row, state, emit);
   trackRuns(row, current, emit);
   return { fires, evaluations, releases, delta };
 }
@@ -179,12 +179,12 @@ function makeFire(
   row: JournalRow,
   target: ResolvedTarget | undefined,
   primitives: readonly PrimitiveCall[],
-  state: CoreState,
+  state: StateView,
   emit: (op: StateOp) => void,
   index: number,
 ): Fire {
   const { rule } = active;
-  const shadow = state.shadows[rule.hash];
+  const shadow = state.shadow(rule.hash);
   const completed =
     active.source.kind === "starter" ||
     shadowPeriod === 0 ||
@@ -230,7 +230,7 @@ function actionFor(
   rule: LoadedRule,
   fireId: string,
   row: JournalRow,
-  state: CoreState,
+  state: StateView,
   emit: (op: StateOp) => void,
 ): Action {
   if (level === "annotate" || level === "notify")
@@ -238,7 +238,7 @@ function actionFor(
   const harness = target.harness;
   if (harness === undefined) return "no_target";
   const key = holdKey(harness, rule.spec.name);
-  if (state.holds[key] === undefined) {
+  if (state.hold(key) === undefined) {
     emit({
       op: "hold",
       key,
@@ -255,7 +255,7 @@ function actionFor(
   }
   if (level === "hold") return "hold";
   // A stop reaches only the run in flight: a late fire for a run that has ended stops nothing.
-  const inFlight = state.runs[harness];
+  const inFlight = state.run(harness);
   if (inFlight === undefined) return "target_gone";
   if (target.kind === "run" && target.run !== inFlight) return "target_gone";
   return "stop";
@@ -265,13 +265,13 @@ function actionFor(
 function reevaluateHolds(
   ruleSet: RuleSet,
   row: JournalRow,
-  state: CoreState,
+  state: StateView,
   window: WindowReader,
   emit: (op: StateOp) => void,
 ): RowOutcome["releases"] {
   const releases: { harness: string; rule: string; cause: "condition_cleared" }[] = [];
   const byHash = new Map(ruleSet.rules.map((r) => [r.rule.hash, r.rule]));
-  for (const [key, hold] of Object.entries(state.holds).sort(([a], [b]) => (a < b ? -1 : 1))) {
+  for (const [key, hold] of state.holds().sort(([a], [b]) => (a < b ? -1 : 1))) {
     const rule = byHash.get(hold.hash);
     if (rule === undefined) continue;
     const verdict = run(rule, celEvent(hold.event), row.at, window, ruleSet.costLimit ?? COST_LIMIT);
@@ -287,17 +287,20 @@ function reevaluateHolds(
   return releases;
 }
 
+/** Cooldowns that have run out are dropped on ticks, so the state holds only live ones. */
+function expireCooldowns(row: JournalRow, state: CoreState, emit: (op: StateOp) => void): void {
+  for (const [key, entry] of Object.entries(state.cooldowns))
+    if (entry.until <= row.at) emit({ op: "cooldown_expired", key });
+}
+
 /** REQ-12: the run in flight per harness, from opened, closed and loop_stopped rows. */
-function trackRuns(row: JournalRow, state: CoreState, emit: (op: StateOp) => void): void {
+function trackRuns(row: JournalRow, state: StateView, emit: (op: StateOp) => void): void {
   if (row.kind !== "run_event") return;
   const harness = typeof row.event.harness === "string" ? row.event.harness : undefined;
   const run = typeof row.event.run === "string" ? row.event.run : undefined;
   if (harness === undefined || run === undefined) return;
   if (row.event.type === "opened") emit({ op: "run_in_flight", harness, run });
-  else if (
-    (row.event.type === "closed" || row.event.type === "loop_stopped") &&
-    state.runs[harness] === run
-  ) {
+  else if ((row.event.type === "closed" || row.event.type === "loop_stopped") && state.run(harness) === run) {
     emit({ op: "run_in_flight", harness, run: undefined });
   }
 }

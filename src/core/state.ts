@@ -51,6 +51,7 @@ export type StateOp =
   | { readonly op: "shadow_since"; readonly hash: string; readonly since: number }
   | { readonly op: "shadow_completed"; readonly hash: string }
   | { readonly op: "cooldown"; readonly key: string; readonly entry: CooldownEntry }
+  | { readonly op: "cooldown_expired"; readonly key: string }
   | { readonly op: "hold"; readonly key: string; readonly hold: Hold }
   | { readonly op: "hold_false_since"; readonly key: string; readonly at: number | undefined }
   | { readonly op: "release"; readonly key: string; readonly cause: ReleaseCause }
@@ -62,52 +63,158 @@ export type StateDelta = readonly StateOp[];
 export const holdKey = (harness: string, rule: string): string => `${harness}\u0000${rule}`;
 export const cooldownKey = (hash: string, target: string): string => `${hash}\u0000${target}`;
 
-function without<T>(record: Readonly<Record<string, T>>, key: string): Record<string, T> {
-  const { [key]: _, ...rest } = record;
-  return rest;
+/** A deep-enough copy to mutate: each record copied once, entries shared (they are never mutated). */
+function cloneState(state: CoreState): MutableState {
+  return {
+    cooldowns: { ...state.cooldowns },
+    shadows: { ...state.shadows },
+    holds: { ...state.holds },
+    runs: { ...state.runs },
+    costExceeded: { ...state.costExceeded },
+  };
 }
 
-export function applyDelta(state: CoreState, delta: StateDelta): CoreState {
-  let s = state;
+type MutableState = { -readonly [K in keyof CoreState]: Record<string, CoreState[K][string]> };
+
+/** Applies ops to a state this caller owns. O(ops): the fold's hot path. */
+function applyInPlace(s: MutableState, delta: StateDelta): void {
   for (const op of delta) {
     switch (op.op) {
       case "shadow_since":
-        s = { ...s, shadows: { ...s.shadows, [op.hash]: { since: op.since, completed: false } } };
+        s.shadows[op.hash] = { since: op.since, completed: false };
         break;
-      case "shadow_completed": {
-        const r = s.shadows[op.hash];
-        s = { ...s, shadows: { ...s.shadows, [op.hash]: { since: r?.since ?? 0, completed: true } } };
+      case "shadow_completed":
+        s.shadows[op.hash] = { since: s.shadows[op.hash]?.since ?? 0, completed: true };
         break;
-      }
       case "cooldown":
-        s = { ...s, cooldowns: { ...s.cooldowns, [op.key]: op.entry } };
+        s.cooldowns[op.key] = op.entry;
+        break;
+      case "cooldown_expired":
+        delete s.cooldowns[op.key];
         break;
       case "hold":
-        s = { ...s, holds: { ...s.holds, [op.key]: op.hold } };
+        s.holds[op.key] = op.hold;
         break;
       case "hold_false_since": {
         const h = s.holds[op.key];
         if (h === undefined) break;
         const { falseSince: _, ...rest } = h;
-        s = {
-          ...s,
-          holds: { ...s.holds, [op.key]: op.at === undefined ? rest : { ...rest, falseSince: op.at } },
-        };
+        s.holds[op.key] = op.at === undefined ? rest : { ...rest, falseSince: op.at };
         break;
       }
       case "release":
-        s = { ...s, holds: without(s.holds, op.key) };
+        delete s.holds[op.key];
         break;
       case "run_in_flight":
-        s = {
-          ...s,
-          runs: op.run === undefined ? without(s.runs, op.harness) : { ...s.runs, [op.harness]: op.run },
-        };
+        if (op.run === undefined) delete s.runs[op.harness];
+        else s.runs[op.harness] = op.run;
         break;
       case "cost_exceeded":
-        s = { ...s, costExceeded: { ...s.costExceeded, [op.hash]: true } };
+        s.costExceeded[op.hash] = true;
         break;
     }
   }
+}
+
+/** The state after `delta`; `state` itself is left as it was. */
+export function applyDelta(state: CoreState, delta: StateDelta): CoreState {
+  const s = cloneState(state);
+  applyInPlace(s, delta);
   return s;
+}
+
+/**
+ * A state a fold owns and advances row by row without copying it each time. `snapshot` hands out the
+ * current state; the accumulator must not be advanced after a snapshot is shared.
+ */
+export class StateAccumulator {
+  private readonly s: MutableState;
+  constructor(initial: CoreState) {
+    this.s = cloneState(initial);
+  }
+  apply(delta: StateDelta): void {
+    applyInPlace(this.s, delta);
+  }
+  get current(): CoreState {
+    return this.s;
+  }
+}
+
+/**
+ * The state one row's evaluation reads: the state before the row, overlaid with the ops the row has
+ * emitted so far, so a later rule of the row sees an earlier rule's cooldown or hold. O(1) per op.
+ */
+export class StateView {
+  // One overlay per record; `null` marks an entry the row removed.
+  private readonly shadows = new Map<string, ShadowRecord>();
+  private readonly cooldowns = new Map<string, CooldownEntry | null>();
+  private readonly holdsOverlay = new Map<string, Hold | null>();
+  private readonly runs = new Map<string, string | null>();
+  private readonly exceeded = new Set<string>();
+
+  constructor(private readonly base: CoreState) {}
+
+  apply(op: StateOp): void {
+    switch (op.op) {
+      case "shadow_since":
+        this.shadows.set(op.hash, { since: op.since, completed: false });
+        break;
+      case "shadow_completed":
+        this.shadows.set(op.hash, { since: this.shadow(op.hash)?.since ?? 0, completed: true });
+        break;
+      case "cooldown":
+        this.cooldowns.set(op.key, op.entry);
+        break;
+      case "cooldown_expired":
+        this.cooldowns.set(op.key, null);
+        break;
+      case "hold":
+        this.holdsOverlay.set(op.key, op.hold);
+        break;
+      case "hold_false_since": {
+        const h = this.hold(op.key);
+        if (h === undefined) break;
+        const { falseSince: _, ...rest } = h;
+        this.holdsOverlay.set(op.key, op.at === undefined ? rest : { ...rest, falseSince: op.at });
+        break;
+      }
+      case "release":
+        this.holdsOverlay.set(op.key, null);
+        break;
+      case "run_in_flight":
+        this.runs.set(op.harness, op.run ?? null);
+        break;
+      case "cost_exceeded":
+        this.exceeded.add(op.hash);
+        break;
+    }
+  }
+
+  shadow(hash: string): ShadowRecord | undefined {
+    return this.shadows.get(hash) ?? this.base.shadows[hash];
+  }
+  cooldown(key: string): CooldownEntry | undefined {
+    const v = this.cooldowns.get(key);
+    return v === null ? undefined : (v ?? this.base.cooldowns[key]);
+  }
+  hold(key: string): Hold | undefined {
+    const v = this.holdsOverlay.get(key);
+    return v === null ? undefined : (v ?? this.base.holds[key]);
+  }
+  holds(): [string, Hold][] {
+    const keys = new Set([...Object.keys(this.base.holds), ...this.holdsOverlay.keys()]);
+    const out: [string, Hold][] = [];
+    for (const k of keys) {
+      const h = this.hold(k);
+      if (h !== undefined) out.push([k, h]);
+    }
+    return out;
+  }
+  run(harness: string): string | undefined {
+    const v = this.runs.get(harness);
+    return v === null ? undefined : (v ?? this.base.runs[harness]);
+  }
+  costExceeded(hash: string): boolean {
+    return this.exceeded.has(hash) || this.base.costExceeded[hash] === true;
+  }
 }

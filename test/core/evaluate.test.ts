@@ -9,6 +9,7 @@ import { assembleRuleSet, type RuleSet } from "../../src/core/rule-set.js";
 import { loadStarterPack } from "../../src/core/starter-pack.js";
 import { applyDelta, type CoreState, emptyState } from "../../src/core/state.js";
 import { scanReader } from "../../src/core/window.js";
+import { indexedWindows, selectorShapes } from "../../src/core/window-index.js";
 import { runs } from "../property-runs.js";
 
 const T0 = Date.parse("2026-10-01T00:00:00Z");
@@ -373,5 +374,56 @@ describe("properties of the fold", () => {
       }),
       { numRuns: runs(50) },
     );
+  });
+});
+
+describe("the window index", () => {
+  it("agrees with a naive scan of the rows, and so does every fold over it", () => {
+    fc.assert(
+      fc.property(journals, (rows) => {
+        const set = ruleSet({ enforce: ENFORCE });
+        const shapes = selectorShapes(set.rules.map((r) => r.rule));
+        const scanned = fold(set, rows, emptyState, windowOver(rows));
+        const indexed = fold(set, rows, emptyState, indexedWindows(rows, shapes));
+        expect(indexed.outcomes).toEqual(scanned.outcomes);
+      }),
+      { numRuns: runs(150) },
+    );
+  });
+
+  it("answers count and distinct like the scan for every selector shape, path keys included", () => {
+    const rows = journal([
+      [0, "graph_event", { type: "edge_added", edge: "edited", repo: "r", path: "a.go", run: "x#1" }],
+      [MIN, "graph_event", { type: "edge_added", edge: "edited", repo: "r", path: "a.go", run: "x#2" }],
+      [2 * MIN, "run_event", { type: "tool", harness: "h", run: "h#1", paths: ["a.go", "a.go", "b.go"] }],
+      [90 * MIN, "graph_event", { type: "edge_added", edge: "edited", repo: "r", path: "a.go", run: "x#1" }],
+    ]);
+    const shapes = [
+      {
+        kind: "graph_event" as const,
+        keys: ["edge", "path", "repo"] as const,
+        distinctFields: ["run"] as const,
+      },
+      { kind: "run_event" as const, keys: ["path"] as const, distinctFields: ["path"] as const },
+    ].map((s) => ({ ...s, keys: [...s.keys], distinctFields: [...s.distinctFields] }));
+    const windows = indexedWindows(rows, shapes);
+    const last = rows[3] as JournalRow;
+    const indexed = windows(last);
+    const scan = scanReader(rows.map(indexRow), last.seq, last.at);
+    const sel = {
+      kind: "graph_event" as const,
+      fields: new Map([
+        ["edge", "edited"],
+        ["repo", "r"],
+        ["path", "a.go"],
+      ] as const),
+    };
+    for (const within of [HOUR, 2 * HOUR]) {
+      expect(indexed.count(sel, within)).toBe(scan.count(sel, within));
+      expect(indexed.distinct("run", sel, within)).toBe(scan.distinct("run", sel, within));
+    }
+    const byPath = { kind: "run_event" as const, fields: new Map([["path", "a.go"]] as const) };
+    expect(indexed.count(byPath, 2 * HOUR)).toBe(1);
+    expect(scan.count(byPath, 2 * HOUR)).toBe(1);
   });
 });

@@ -1,0 +1,264 @@
+/**
+ * An incremental window index: answers each primitive call in O(log n) instead of scanning the window.
+ *
+ * The selectors' key sets are known at load (REQ-5 makes them literals), so rows are indexed by each
+ * key set in use: for every (key set, value tuple) a list of admission times, sorted because the
+ * admission clock never goes back in seq order. `count` is a binary search for the window's start;
+ * `distinct` keeps, per tuple, each value's latest time. Rows are added in seq order before the row is
+ * evaluated, so a query made while evaluating row N sees exactly rows 1..N.
+ */
+import type { Expr } from "../cel/index.js";
+import type { LoadedRule } from "./compile-rule.js";
+import { PRIMITIVE_NAMES } from "./environments.js";
+import { indexRow, type JournalRow } from "./journal.js";
+import type { EventKind } from "./kinds.js";
+import {
+  COUNT_SATURATION,
+  DISTINCT_SATURATION,
+  type IndexedField,
+  type IndexedRow,
+  isIndexedField,
+  type Selector,
+  type WindowReader,
+} from "./window.js";
+
+type Key = Exclude<IndexedField, "kind">;
+
+/** One key set a rule's selectors use, with the fields `distinct` counts over it. */
+export interface SelectorShape {
+  readonly kind: EventKind;
+  readonly keys: readonly Key[];
+  readonly distinctFields: readonly IndexedField[];
+}
+
+interface Bucket {
+  /** Admission times of the matching rows (one per matching path), ascending. */
+  readonly times: number[];
+  /** Per distinct field: each value's latest time. */
+  readonly latest: Map<IndexedField, Map<string | boolean, number>>;
+}
+
+const signature = (kind: EventKind, keys: readonly string[]) => `${kind}|${keys.join(",")}`;
+
+/** The selector shapes of a rule set, from the literal keys of every primitive call. */
+export function selectorShapes(rules: readonly LoadedRule[]): SelectorShape[] {
+  const shapes = new Map<string, { kind: EventKind; keys: Key[]; distinct: Set<IndexedField> }>();
+  const visit = (e: Expr, on: EventKind): void => {
+    if (
+      e.kind === "call" &&
+      e.target === undefined &&
+      (PRIMITIVE_NAMES as readonly string[]).includes(e.fn)
+    ) {
+      const sel = e.fn === "distinct" ? e.args[1] : e.args[0];
+      const field = e.fn === "distinct" ? e.args[0] : undefined;
+      if (sel?.kind === "map") {
+        let kind = on;
+        const keys: Key[] = [];
+        for (const { key, value } of sel.entries) {
+          if (key.kind !== "literal" || key.value.type !== "string" || !isIndexedField(key.value.value))
+            continue;
+          if (key.value.value === "kind") {
+            if (value.kind === "literal" && value.value.type === "string")
+              kind = value.value.value as EventKind;
+          } else keys.push(key.value.value);
+        }
+        keys.sort();
+        const sig = signature(kind, keys);
+        const shape = shapes.get(sig) ?? { kind, keys, distinct: new Set<IndexedField>() };
+        if (field?.kind === "literal" && field.value.type === "string" && isIndexedField(field.value.value)) {
+          shape.distinct.add(field.value.value);
+        }
+        shapes.set(sig, shape);
+      }
+    }
+    for (const c of childrenOf(e)) visit(c, on);
+  };
+  for (const r of rules) visit(r.program.checked.expr, r.spec.on);
+  return [...shapes.values()].map((s) => ({ kind: s.kind, keys: s.keys, distinctFields: [...s.distinct] }));
+}
+
+function childrenOf(e: Expr): Expr[] {
+  switch (e.kind) {
+    case "select":
+      return [e.operand];
+    case "call":
+      return e.target === undefined ? [...e.args] : [e.target, ...e.args];
+    case "list":
+      return [...e.elements];
+    case "map":
+      return e.entries.flatMap((en) => [en.key, en.value]);
+    case "struct":
+      return e.fields.map((f) => f.value);
+    case "comprehension":
+      return [e.iterRange, e.accuInit, e.loopCondition, e.loopStep, e.result];
+    default:
+      return [];
+  }
+}
+
+const fieldValue = (row: IndexedRow, key: Exclude<Key, "path">): string | boolean =>
+  row.fields[key] ?? (key === "is_error" ? false : "");
+
+/** Every value tuple a row takes for a key set: one per path when `path` is a key. */
+function tuples(row: IndexedRow, keys: readonly Key[]): (string | boolean)[][] {
+  let out: (string | boolean)[][] = [[]];
+  for (const k of keys) {
+    // A row counts once per distinct path, however often it lists one.
+    const values = k === "path" ? [...new Set(row.paths)] : [fieldValue(row, k)];
+    out = out.flatMap((t) => values.map((v) => [...t, v]));
+  }
+  return out;
+}
+
+/** Index of the first time strictly after `t` (the window is open at its start). */
+function firstAfter(times: readonly number[], t: number): number {
+  let lo = 0;
+  let hi = times.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if ((times[mid] as number) <= t) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** Nested maps, one level per key of a shape, leading to the bucket of one value tuple. */
+type Trie = Map<string | boolean, Trie | Bucket>;
+
+export class WindowIndex {
+  private readonly shapes: ReadonlyMap<string, SelectorShape>;
+  private readonly tries = new Map<string, Trie>();
+  /** Selector key lists seen at query time, to their shape signature (a selector's keys come in source order). */
+  private readonly signatures = new Map<string, string>();
+
+  constructor(shapes: readonly SelectorShape[]) {
+    this.shapes = new Map(shapes.map((s) => [signature(s.kind, s.keys), s]));
+    for (const sig of this.shapes.keys()) this.tries.set(sig, new Map());
+  }
+
+  private bucket(sig: string, tuple: readonly (string | boolean)[], create: boolean): Bucket | undefined {
+    let node: Trie | undefined = this.tries.get(sig);
+    if (node === undefined) return undefined;
+    for (let i = 0; i < tuple.length; i++) {
+      const v = tuple[i] as string | boolean;
+      let next: Trie | Bucket | undefined = node.get(v);
+      if (next === undefined) {
+        if (!create) return undefined;
+        next = i === tuple.length - 1 ? { times: [], latest: new Map() } : new Map();
+        node.set(v, next);
+      }
+      if (i === tuple.length - 1) return next as Bucket;
+      node = next as Trie;
+    }
+    // A shape with no keys (a selector of only `kind`) keeps its bucket under the empty key.
+    let leaf = node.get("") as Bucket | undefined;
+    if (leaf === undefined && create) {
+      leaf = { times: [], latest: new Map() };
+      node.set("", leaf);
+    }
+    return leaf;
+  }
+
+  /** Adds the next row in seq order. */
+  add(row: IndexedRow): void {
+    for (const [sig, shape] of this.shapes) {
+      if (shape.kind !== row.kind) continue;
+      for (const tuple of tuples(row, shape.keys)) {
+        const bucket = this.bucket(sig, tuple, true) as Bucket;
+        bucket.times.push(row.at);
+        for (const f of shape.distinctFields) {
+          const values = f === "kind" ? [row.kind] : f === "path" ? row.paths : [row.fields[f] ?? ""];
+          let latest = bucket.latest.get(f);
+          if (latest === undefined) {
+            latest = new Map();
+            bucket.latest.set(f, latest);
+          }
+          for (const v of values) if (v !== "") latest.set(v, row.at);
+        }
+      }
+    }
+  }
+
+  /** Drops what no window can reach any more: times at or before `before`. */
+  prune(before: number): void {
+    const visit = (node: Trie): void => {
+      for (const [k, child] of node) {
+        if (child instanceof Map) {
+          visit(child);
+          if (child.size === 0) node.delete(k);
+          continue;
+        }
+        const keep = firstAfter(child.times, before);
+        if (keep > 0) child.times.splice(0, keep);
+        for (const latest of child.latest.values())
+          for (const [v, t] of latest) if (t <= before) latest.delete(v);
+        if (child.times.length === 0) node.delete(k);
+      }
+    };
+    for (const trie of this.tries.values()) visit(trie);
+  }
+
+  /** A reader for the row being evaluated: `now` is its `at`; rows after it have not been added. */
+  readerAt(nowMs: number): WindowReader {
+    const bucketFor = (selector: Selector): Bucket | undefined => {
+      const keys = [...selector.fields.keys()];
+      const asWritten = `${selector.kind}|${keys.join(",")}`;
+      let sig = this.signatures.get(asWritten);
+      if (sig === undefined) {
+        sig = signature(selector.kind, [...keys].sort());
+        if (!this.shapes.has(sig)) throw new Error(`no index for selector keys ${sig}`);
+        this.signatures.set(asWritten, sig);
+      }
+      const shape = this.shapes.get(sig) as SelectorShape;
+      return this.bucket(
+        sig,
+        shape.keys.map((k) => selector.fields.get(k) as string | boolean),
+        false,
+      );
+    };
+    return {
+      count(selector, withinMs) {
+        const b = bucketFor(selector);
+        if (b === undefined) return 0;
+        return Math.min(b.times.length - firstAfter(b.times, nowMs - withinMs), COUNT_SATURATION);
+      },
+      distinct(field, selector, withinMs) {
+        const latest = bucketFor(selector)?.latest.get(field);
+        if (latest === undefined) return 0;
+        let n = 0;
+        for (const t of latest.values()) if (t > nowMs - withinMs && ++n >= DISTINCT_SATURATION) break;
+        return n;
+      },
+    };
+  }
+
+  /** Entries held, for the memory report. */
+  get size(): number {
+    let n = 0;
+    const visit = (node: Trie): void => {
+      for (const child of node.values()) {
+        if (child instanceof Map) visit(child);
+        else n += child.times.length;
+      }
+    };
+    for (const trie of this.tries.values()) visit(trie);
+    return n;
+  }
+}
+
+/**
+ * A `WindowFor` over `rows` (in seq order, possibly starting before the first row evaluated, so windows
+ * look back): rows are added to the index as evaluation reaches them.
+ */
+export function indexedWindows(
+  rows: readonly JournalRow[],
+  shapes: readonly SelectorShape[],
+): (row: JournalRow) => WindowReader {
+  const index = new WindowIndex(shapes);
+  let next = 0;
+  return (row) => {
+    while (next < rows.length && (rows[next] as JournalRow).seq <= row.seq)
+      index.add(indexRow(rows[next++] as JournalRow));
+    return index.readerAt(row.at);
+  };
+}
