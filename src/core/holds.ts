@@ -1,0 +1,45 @@
+/**
+ * Hold releases that are not a rule's condition clearing (SPEC-0029 REQ-11 (b) and (c)): the operator's
+ * `harness rules clear <harness> [--rule <name>]`, and a reload that leaves the holding rule absent,
+ * disabled, changed in hash, or out of enforce. Each is a state delta with its cause, like any other.
+ */
+import type { RuleSet } from "./rule-set.js";
+import type { CoreState, ReleaseCause, StateOp } from "./state.js";
+
+export interface Release {
+  readonly harness: string;
+  readonly rule: string;
+  readonly cause: ReleaseCause;
+}
+
+export interface ReleaseResult {
+  readonly delta: readonly StateOp[];
+  readonly releases: readonly Release[];
+}
+
+/** Releases the harness's holds (only `rule`'s when given); none found is the caller's "hold not found". */
+export function clearHolds(state: CoreState, harness: string, rule?: string): ReleaseResult {
+  const delta: StateOp[] = [];
+  const releases: Release[] = [];
+  for (const [key, hold] of Object.entries(state.holds)) {
+    if (hold.harness !== harness || (rule !== undefined && hold.rule !== rule)) continue;
+    delta.push({ op: "release", key, cause: "operator" });
+    releases.push({ harness, rule: hold.rule, cause: "operator" });
+  }
+  return { delta, releases };
+}
+
+/** Releases every hold the new rule set no longer backs: same name, same hash, loaded and enforced. */
+export function releaseOnReload(state: CoreState, ruleSet: RuleSet): ReleaseResult {
+  const backing = new Set(
+    ruleSet.rules.filter((r) => r.enforced).map((r) => `${r.rule.spec.name}\u0000${r.rule.hash}`),
+  );
+  const delta: StateOp[] = [];
+  const releases: Release[] = [];
+  for (const [key, hold] of Object.entries(state.holds)) {
+    if (backing.has(`${hold.rule}\u0000${hold.hash}`)) continue;
+    delta.push({ op: "release", key, cause: "reload" });
+    releases.push({ harness: hold.harness, rule: hold.rule, cause: "reload" });
+  }
+  return { delta, releases };
+}
