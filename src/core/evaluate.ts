@@ -75,20 +75,20 @@ const LEVEL_ORDER: readonly Level[] = ["annotate", "notify", "hold", "stop"];
 const capAt = (level: Level, cap: Level): Level =>
   LEVEL_ORDER.indexOf(level) > LEVEL_ORDER.indexOf(cap) ? cap : level;
 
-/** A reader that records every call, so a fire can say what each primitive saw. */
-function recording(reader: WindowReader, calls: PrimitiveCall[]): WindowReader {
-  return {
-    count(selector, withinMs) {
-      const result = reader.count(selector, withinMs);
-      calls.push({ fn: "count", selector, withinMs, result });
-      return result;
-    },
-    distinct(field, selector, withinMs) {
-      const result = reader.distinct(field, selector, withinMs);
-      calls.push({ fn: "distinct", field, selector, withinMs, result });
-      return result;
-    },
-  };
+/** A reader that records every call, so a fire can say what each primitive saw; reset per rule. */
+class RecordingReader implements WindowReader {
+  calls: PrimitiveCall[] = [];
+  constructor(private readonly reader: WindowReader) {}
+  count(selector: Selector, withinMs: number): number {
+    const result = this.reader.count(selector, withinMs);
+    this.calls.push({ fn: "count", selector, withinMs, result });
+    return result;
+  }
+  distinct(field: IndexedField, selector: Selector, withinMs: number): number {
+    const result = this.reader.distinct(field, selector, withinMs);
+    this.calls.push({ fn: "distinct", field, selector, withinMs, result });
+    return result;
+  }
 }
 
 type Verdict =
@@ -130,41 +130,45 @@ export function evaluate(
 
   const event = celEvent(row.event);
   const limit = ruleSet.costLimit ?? COST_LIMIT;
+  const recorder = new RecordingReader(window);
   for (const active of ruleSet.rules) {
     const { rule } = active;
     if (rule.spec.on !== row.kind || current.costExceeded(rule.hash)) continue;
     if (current.shadow(rule.hash) === undefined) emit({ op: "shadow_since", hash: rule.hash, since: row.at });
-    const calls: PrimitiveCall[] = [];
-    const verdict = run(rule, event, row.at, recording(window, calls), limit);
-    const base = { rule: rule.spec.name, hash: rule.hash };
+    if (recorder.calls.length > 0) recorder.calls = [];
+    const verdict = run(rule, event, row.at, recorder, limit);
+    const calls = recorder.calls;
+    const name = rule.spec.name;
+    const hash = rule.hash;
     if (verdict.kind === "cost_exceeded") {
       emit({ op: "cost_exceeded", hash: rule.hash });
-      evaluations.push({ ...base, result: "cost_exceeded" });
+      evaluations.push({ rule: name, hash, result: "cost_exceeded" });
       continue;
     }
     if (verdict.kind === "error") {
       evaluations.push({
-        ...base,
+        rule: name,
+        hash,
         result: verdict.store ? "store_error" : "eval_error",
         detail: verdict.message,
       });
       continue;
     }
     if (!verdict.value) {
-      evaluations.push({ ...base, result: "false" });
+      evaluations.push({ rule: name, hash, result: "false" });
       continue;
     }
     const target = resolveTarget(rule.spec.target, row.kind, row.event);
     const ckey = cooldownKey(rule.hash, target?.key ?? "");
     const cooling = current.cooldown(ckey);
     if (cooling !== undefined && row.at < cooling.until) {
-      evaluations.push({ ...base, result: "suppressed", detail: cooling.fireId });
+      evaluations.push({ rule: name, hash, result: "suppressed", detail: cooling.fireId });
       continue;
     }
     const fire = makeFire(active, ruleSet.shadowPeriod, row, target, calls, current, emit, fires.length);
     emit({ op: "cooldown", key: ckey, entry: { until: row.at + rule.spec.cooldown, fireId: fire.id } });
     fires.push(fire);
-    evaluations.push({ ...base, result: "fired" });
+    evaluations.push({ rule: name, hash, result: "fired" });
   }
 
   const releases = row.kind === "tick" ? reevaluateHolds(ruleSet, row, current, window, emit) : [];

@@ -101,6 +101,11 @@ const fieldValue = (row: IndexedRow, key: Exclude<Key, "path">): string | boolea
 
 /** Every value tuple a row takes for a key set: one per path when `path` is a key. */
 function tuples(row: IndexedRow, keys: readonly Key[]): (string | boolean)[][] {
+  if (!keys.includes("path")) {
+    const tuple: (string | boolean)[] = new Array(keys.length);
+    for (let i = 0; i < keys.length; i++) tuple[i] = fieldValue(row, keys[i] as Exclude<Key, "path">);
+    return [tuple];
+  }
   let out: (string | boolean)[][] = [[]];
   for (const k of keys) {
     // A row counts once per distinct path, however often it lists one.
@@ -125,55 +130,74 @@ function firstAfter(times: readonly number[], t: number): number {
 /** Nested maps, one level per key of a shape, leading to the bucket of one value tuple. */
 type Trie = Map<string | boolean, Trie | Bucket>;
 
+/** The bucket of `tuple` in `trie`, made on first use. A shape with no keys keeps it under "". */
+function leaf(trie: Trie, tuple: readonly (string | boolean)[]): Bucket {
+  if (tuple.length === 0) {
+    let b = trie.get("") as Bucket | undefined;
+    if (b === undefined) {
+      b = { times: [], latest: new Map() };
+      trie.set("", b);
+    }
+    return b;
+  }
+  let node = trie;
+  for (let i = 0; i < tuple.length - 1; i++) {
+    const v = tuple[i] as string | boolean;
+    let next = node.get(v) as Trie | undefined;
+    if (next === undefined) {
+      next = new Map();
+      node.set(v, next);
+    }
+    node = next;
+  }
+  const last = tuple[tuple.length - 1] as string | boolean;
+  let b = node.get(last) as Bucket | undefined;
+  if (b === undefined) {
+    b = { times: [], latest: new Map() };
+    node.set(last, b);
+  }
+  return b;
+}
+
 export class WindowIndex {
   private readonly shapes: ReadonlyMap<string, SelectorShape>;
   private readonly tries = new Map<string, Trie>();
   /** Selector key lists seen at query time, to their shape signature (a selector's keys come in source order). */
   private readonly signatures = new Map<string, string>();
 
+  /** The shapes rows of each kind feed, with their tries. */
+  private readonly byKind = new Map<EventKind, { readonly shape: SelectorShape; readonly trie: Trie }[]>();
+
   constructor(shapes: readonly SelectorShape[]) {
     this.shapes = new Map(shapes.map((s) => [signature(s.kind, s.keys), s]));
-    for (const sig of this.shapes.keys()) this.tries.set(sig, new Map());
-  }
-
-  private bucket(sig: string, tuple: readonly (string | boolean)[], create: boolean): Bucket | undefined {
-    let node: Trie | undefined = this.tries.get(sig);
-    if (node === undefined) return undefined;
-    for (let i = 0; i < tuple.length; i++) {
-      const v = tuple[i] as string | boolean;
-      let next: Trie | Bucket | undefined = node.get(v);
-      if (next === undefined) {
-        if (!create) return undefined;
-        next = i === tuple.length - 1 ? { times: [], latest: new Map() } : new Map();
-        node.set(v, next);
-      }
-      if (i === tuple.length - 1) return next as Bucket;
-      node = next as Trie;
+    for (const [sig, shape] of this.shapes) {
+      const trie: Trie = new Map();
+      this.tries.set(sig, trie);
+      const list = this.byKind.get(shape.kind) ?? [];
+      list.push({ shape, trie });
+      this.byKind.set(shape.kind, list);
     }
-    // A shape with no keys (a selector of only `kind`) keeps its bucket under the empty key.
-    let leaf = node.get("") as Bucket | undefined;
-    if (leaf === undefined && create) {
-      leaf = { times: [], latest: new Map() };
-      node.set("", leaf);
-    }
-    return leaf;
   }
 
   /** Adds the next row in seq order. */
   add(row: IndexedRow): void {
-    for (const [sig, shape] of this.shapes) {
-      if (shape.kind !== row.kind) continue;
+    const feeds = this.byKind.get(row.kind);
+    if (feeds === undefined) return;
+    for (const { shape, trie } of feeds) {
       for (const tuple of tuples(row, shape.keys)) {
-        const bucket = this.bucket(sig, tuple, true) as Bucket;
+        const bucket = leaf(trie, tuple);
         bucket.times.push(row.at);
         for (const f of shape.distinctFields) {
-          const values = f === "kind" ? [row.kind] : f === "path" ? row.paths : [row.fields[f] ?? ""];
           let latest = bucket.latest.get(f);
           if (latest === undefined) {
             latest = new Map();
             bucket.latest.set(f, latest);
           }
-          for (const v of values) if (v !== "") latest.set(v, row.at);
+          if (f === "path") for (const p of row.paths) latest.set(p, row.at);
+          else {
+            const v = f === "kind" ? row.kind : (row.fields[f] ?? "");
+            if (v !== "") latest.set(v, row.at);
+          }
         }
       }
     }
@@ -201,20 +225,23 @@ export class WindowIndex {
   /** A reader for the row being evaluated: `now` is its `at`; rows after it have not been added. */
   readerAt(nowMs: number): WindowReader {
     const bucketFor = (selector: Selector): Bucket | undefined => {
-      const keys = [...selector.fields.keys()];
-      const asWritten = `${selector.kind}|${keys.join(",")}`;
+      let asWritten = selector.kind as string;
+      for (const k of selector.fields.keys()) asWritten += `|${k}`;
       let sig = this.signatures.get(asWritten);
       if (sig === undefined) {
-        sig = signature(selector.kind, [...keys].sort());
+        sig = signature(selector.kind, [...selector.fields.keys()].sort());
         if (!this.shapes.has(sig)) throw new Error(`no index for selector keys ${sig}`);
         this.signatures.set(asWritten, sig);
       }
+      // Walk the shape's trie key by key, in the shape's (sorted) key order.
       const shape = this.shapes.get(sig) as SelectorShape;
-      return this.bucket(
-        sig,
-        shape.keys.map((k) => selector.fields.get(k) as string | boolean),
-        false,
-      );
+      let node: Trie | Bucket | undefined = this.tries.get(sig);
+      if (shape.keys.length === 0) return (node as Trie | undefined)?.get("") as Bucket | undefined;
+      for (const k of shape.keys) {
+        if (!(node instanceof Map)) return undefined;
+        node = node.get(selector.fields.get(k) as string | boolean);
+      }
+      return node instanceof Map ? undefined : node;
     };
     return {
       count(selector, withinMs) {

@@ -7,7 +7,7 @@ import { spawnSync } from "node:child_process";
 const seed = process.env.FC_SEED ?? String(Date.now() % 2 ** 31);
 const factor = process.env.PROPERTY_RUNS_FACTOR ?? "50";
 console.log(`soak: FC_SEED=${seed} PROPERTY_RUNS_FACTOR=${factor}`);
-const result = spawnSync("npx", ["vitest", "run", "test/cel"], {
+const result = spawnSync("npx", ["vitest", "run", "test/cel", "test/core"], {
   stdio: "inherit",
   env: { ...process.env, FC_SEED: seed, PROPERTY_RUNS_FACTOR: factor },
 });
