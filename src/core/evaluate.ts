@@ -128,6 +128,9 @@ export function evaluate(
     current.apply(op);
   };
 
+  // A run's opening, closing or loop-guard trip changes what is in flight before any rule sees the
+  // row: a rule reacting to the trip finds no run left to stop, so the harness is stopped once.
+  trackRuns(row, current, emit);
   const event = celEvent(row.event);
   const limit = ruleSet.costLimit ?? COST_LIMIT;
   const recorder = new RecordingReader(window);
@@ -173,7 +176,6 @@ export function evaluate(
 
   const releases = row.kind === "tick" ? reevaluateHolds(ruleSet, row, current, window, emit) : [];
   if (row.kind === "tick") expireCooldowns(row, state, emit);
-  trackRuns(row, current, emit);
   return { fires, evaluations, releases, delta };
 }
 

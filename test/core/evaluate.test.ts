@@ -113,6 +113,30 @@ describe("REQ-9 shadow mode", () => {
     ]);
   });
 
+  it("An empty policy repo still sees collisions", () => {
+    const rows = journal([
+      [
+        0,
+        "graph_event",
+        {
+          type: "collision_started",
+          scope: "file",
+          repo: "r",
+          path: "internal/store/store.go",
+          run: "a#7",
+          harness: "a",
+        },
+      ],
+    ]);
+    const [fire] = firesOf(run(ruleSet(), rows).outcomes, "same-file-collision");
+    expect(fire).toMatchObject({
+      mode: "active",
+      declaredLevel: "annotate",
+      action: "annotate",
+      target: { kind: "run", key: "a#7" },
+    });
+  });
+
   it("starter rules never shadow", () => {
     const rows = journal([
       [0, "graph_event", { type: "collision_started", scope: "file", run: "a#1", harness: "a" }],
@@ -186,6 +210,80 @@ describe("REQ-10 to REQ-12 levels, holds and stops", () => {
     // and after the rule has been false on every tick for its 6h cooldown the hold is released.
     expect((rows[released]?.at ?? 0) - T0).toBe(30 * HOUR);
     expect(state.holds).toEqual({});
+  });
+});
+
+describe("REQ-12 and REQ-13 together", () => {
+  it("Both guards see a loop", () => {
+    const rule = policyRule("loops", {
+      on: "run_event",
+      when: 'event.type == "loop_stopped" && count({"type": "loop_stopped", "harness": event.harness}, duration("1h")) >= 1',
+      level: "stop",
+    });
+    const rows = journal([
+      [0, "run_event", { type: "opened", harness: "worker", run: "worker#1" }],
+      [
+        MIN,
+        "run_event",
+        { type: "loop_stopped", harness: "worker", run: "worker#1", tool: "Bash", digest: "d" },
+      ],
+    ]);
+    const { outcomes, state } = run(ruleSet({ policy: [rule], shadowPeriod: 0, enforce: ["loops"] }), rows);
+    // The guard's trip ended the run in flight, so the rule finds nothing left to stop: stopped once.
+    expect(firesOf(outcomes, "loops")).toMatchObject([{ effectiveLevel: "stop", action: "target_gone" }]);
+    expect(state.runs.worker).toBeUndefined();
+  });
+
+  it("The hook can explain itself", () => {
+    const closed = (m: number) =>
+      [
+        m * MIN,
+        "run_event",
+        { type: "closed", harness: "nightly", run: `nightly#${m}`, outcome: "failed", cause_digest: "c1" },
+      ] as const;
+    const [fire] = firesOf(
+      run(ruleSet(), journal([closed(0), closed(10), closed(20)])).outcomes,
+      "restart-into-same-failure",
+    );
+    expect(fire?.primitives).toEqual([
+      {
+        fn: "count",
+        selector: {
+          kind: "run_event",
+          fields: new Map<string, string>([
+            ["type", "closed"],
+            ["harness", "nightly"],
+            ["outcome", "failed"],
+            ["cause_digest", "c1"],
+          ]),
+        },
+        withinMs: HOUR,
+        result: 3,
+      },
+    ]);
+    expect(fire).toMatchObject({ id: "f-3-0", seq: 3, hash: expect.stringMatching(/^[0-9a-f]{64}$/) });
+  });
+});
+
+describe("REQ-7 order", () => {
+  it("Order is by sequence, not source timestamp", () => {
+    // A tool row whose own time is earlier is admitted after a closed row: evaluation follows seq.
+    const rows: JournalRow[] = [
+      {
+        seq: 1,
+        at: T0,
+        kind: "run_event",
+        event: { type: "closed", harness: "h", run: "h#1", outcome: "failed", at: T0 },
+      },
+      {
+        seq: 2,
+        at: T0 + 1000,
+        kind: "run_event",
+        event: { type: "tool", harness: "h", run: "h#1", at: T0 - 60_000 },
+      },
+    ];
+    const { outcomes } = run(ruleSet(), rows);
+    expect(outcomes.map((o) => o.evaluations[0]?.rule && rows[outcomes.indexOf(o)]?.seq)).toEqual([1, 2]);
   });
 });
 
