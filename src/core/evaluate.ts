@@ -5,6 +5,8 @@
  * most this row's. The shell commits the delta, then acts on the fires; backtest folds the same
  * function over the same rows.
  */
+
+import type { Activation } from "../cel/index.js";
 import { COST_LIMIT, type LoadedRule } from "./compile-rule.js";
 import { StoreError, WINDOW } from "./environments.js";
 import { celEvent, type JournalRow, timestampOf } from "./journal.js";
@@ -96,14 +98,13 @@ type Verdict =
   | { readonly kind: "error"; readonly store: boolean; readonly message: string }
   | { readonly kind: "cost_exceeded" };
 
-function run(
-  rule: LoadedRule,
-  event: Record<string, unknown>,
-  now: number,
-  reader: WindowReader,
-  limit: number,
-): Verdict {
-  const r = rule.program.evaluate({ event, now: timestampOf(now), [WINDOW]: reader }, limit);
+/** The activation of one row: the same for every rule the row meets. */
+function activation(event: Record<string, unknown>, now: number, reader: WindowReader): Activation {
+  return { event, now: timestampOf(now), [WINDOW]: reader };
+}
+
+function run(rule: LoadedRule, vars: Activation, limit: number): Verdict {
+  const r = rule.program.evaluate(vars, limit);
   if (r.kind === "cost_exceeded") return { kind: "cost_exceeded" };
   if (r.kind === "error")
     return { kind: "error", store: r.error instanceof StoreError, message: r.error.message };
@@ -131,15 +132,15 @@ export function evaluate(
   // A run's opening, closing or loop-guard trip changes what is in flight before any rule sees the
   // row: a rule reacting to the trip finds no run left to stop, so the harness is stopped once.
   trackRuns(row, current, emit);
-  const event = celEvent(row.event);
   const limit = ruleSet.costLimit ?? COST_LIMIT;
   const recorder = new RecordingReader(window);
+  const vars = activation(celEvent(row.event), row.at, recorder);
   for (const active of ruleSet.rules) {
     const { rule } = active;
     if (rule.spec.on !== row.kind || current.costExceeded(rule.hash)) continue;
     if (current.shadow(rule.hash) === undefined) emit({ op: "shadow_since", hash: rule.hash, since: row.at });
     if (recorder.calls.length > 0) recorder.calls = [];
-    const verdict = run(rule, event, row.at, recorder, limit);
+    const verdict = run(rule, vars, limit);
     const calls = recorder.calls;
     const name = rule.spec.name;
     const hash = rule.hash;
@@ -280,7 +281,11 @@ function reevaluateHolds(
   for (const [key, hold] of state.holds().sort(([a], [b]) => (a < b ? -1 : 1))) {
     const rule = byHash.get(hold.hash);
     if (rule === undefined) continue;
-    const verdict = run(rule, celEvent(hold.event), row.at, window, ruleSet.costLimit ?? COST_LIMIT);
+    const verdict = run(
+      rule,
+      activation(celEvent(hold.event), row.at, window),
+      ruleSet.costLimit ?? COST_LIMIT,
+    );
     if (verdict.kind === "value" && verdict.value === false) {
       const since = hold.falseSince ?? row.at;
       if (hold.falseSince === undefined) emit({ op: "hold_false_since", key, at: since });

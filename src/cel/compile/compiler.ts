@@ -334,6 +334,21 @@ class Compiler {
   }
 
   private map(entries: (readonly [Node, Node])[]): Node {
+    // `{"type": "closed", "harness": event.harness}`: distinct string-literal keys need no checks at run time.
+    const keys = entries.map(([k]) => this.constants.get(k)?.value);
+    if (keys.every((k): k is string => typeof k === "string") && new Set(keys).size === keys.length) {
+      const values = entries.map(([, v]) => v);
+      return (f) => {
+        charge(f, COST.mapCreateBase);
+        const out: Value[] = new Array(values.length);
+        for (let i = 0; i < values.length; i++) {
+          const v = (values[i] as Node)(f);
+          if (isError(v)) return v;
+          out[i] = v;
+        }
+        return CelMap.ofDistinctStrings(keys, out);
+      };
+    }
     return (f) => {
       charge(f, COST.mapCreateBase);
       const pairs: [Value, Value][] = [];

@@ -84,6 +84,16 @@ export class CelMap {
     return m;
   }
 
+  /** A map whose keys are known to be distinct strings (a literal's, checked at compile time). */
+  static ofDistinctStrings(keys: readonly string[], values: readonly Value[]): CelMap {
+    const m = new CelMap();
+    for (let i = 0; i < keys.length; i++) {
+      const k = keys[i] as string;
+      m.entries.set(k, [k, values[i] as Value]);
+    }
+    return m;
+  }
+
   get size(): number {
     return this.entries.size;
   }
