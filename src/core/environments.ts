@@ -73,6 +73,27 @@ function guarded(read: () => number): Result {
   }
 }
 
+interface Query {
+  readonly reader: WindowReader;
+  readonly selector: Selector;
+  readonly within: number;
+}
+
+/** The reader, selector and window of one primitive call, or the first thing wrong with them. */
+function query(
+  kind: EventKind,
+  vars: Activation,
+  sel: Value | undefined,
+  within: Value | undefined,
+): Query | CelError {
+  const reader = readerOf(vars);
+  if (reader instanceof CelError) return reader;
+  const selector = selectorOf(kind, sel as Value);
+  if (selector instanceof CelError) return selector;
+  const w = withinOf(within as Value);
+  return w instanceof CelError ? w : { reader, selector, within: w };
+}
+
 function primitives(kind: EventKind): FunctionDecl[] {
   const selector = T.map(T.string, T.dyn);
   return [
@@ -85,13 +106,10 @@ function primitives(kind: EventKind): FunctionDecl[] {
           result: T.int,
           cost: { fixed: PRIMITIVE_COST },
           contextual: (vars, sel, within) => {
-            const reader = readerOf(vars);
-            const s = selectorOf(kind, sel as Value);
-            const w = withinOf(within as Value);
-            if (reader instanceof CelError) return reader;
-            if (s instanceof CelError) return s;
-            if (w instanceof CelError) return w;
-            return guarded(() => Math.min(reader.count(s, w), COUNT_SATURATION));
+            const q = query(kind, vars, sel, within);
+            return q instanceof CelError
+              ? q
+              : guarded(() => Math.min(q.reader.count(q.selector, q.within), COUNT_SATURATION));
           },
         },
       ],
@@ -105,15 +123,13 @@ function primitives(kind: EventKind): FunctionDecl[] {
           result: T.int,
           cost: { fixed: PRIMITIVE_COST },
           contextual: (vars, field, sel, within) => {
-            const reader = readerOf(vars);
-            const s = selectorOf(kind, sel as Value);
-            const w = withinOf(within as Value);
-            if (reader instanceof CelError) return reader;
-            if (s instanceof CelError) return s;
-            if (w instanceof CelError) return w;
+            const q = query(kind, vars, sel, within);
+            if (q instanceof CelError) return q;
             if (typeof field !== "string" || !isIndexedField(field))
               return new CelError("distinct needs an indexed field");
-            return guarded(() => Math.min(reader.distinct(field, s, w), DISTINCT_SATURATION));
+            return guarded(() =>
+              Math.min(q.reader.distinct(field, q.selector, q.within), DISTINCT_SATURATION),
+            );
           },
         },
       ],
@@ -127,13 +143,9 @@ function primitives(kind: EventKind): FunctionDecl[] {
           result: T.bool,
           cost: { fixed: PRIMITIVE_COST },
           contextual: (vars, sel, within) => {
-            const reader = readerOf(vars);
-            const s = selectorOf(kind, sel as Value);
-            const w = withinOf(within as Value);
-            if (reader instanceof CelError) return reader;
-            if (s instanceof CelError) return s;
-            if (w instanceof CelError) return w;
-            const n = guarded(() => reader.count(s, w));
+            const q = query(kind, vars, sel, within);
+            if (q instanceof CelError) return q;
+            const n = guarded(() => q.reader.count(q.selector, q.within));
             return n instanceof CelError ? n : (n as bigint) > 0n;
           },
         },

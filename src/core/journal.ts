@@ -4,7 +4,7 @@
  */
 import { Timestamp } from "../cel/index.js";
 import type { EventKind } from "./kinds.js";
-import type { IndexedField, IndexedRow } from "./window.js";
+import { INDEXED_FIELDS, type IndexedField, type IndexedRow } from "./window.js";
 
 export interface EventFields {
   readonly type: string;
@@ -21,23 +21,10 @@ export interface JournalRow {
   readonly event: EventFields;
 }
 
-const INDEXED_EVENT_FIELDS: readonly Exclude<IndexedField, "kind" | "path">[] = [
-  "type",
-  "harness",
-  "run",
-  "repo",
-  "branch",
-  "tool",
-  "action",
-  "is_error",
-  "digest",
-  "outcome",
-  "cause_digest",
-  "edge",
-  "predicate",
-  "status",
-  "scope",
-];
+/** The indexed fields an event carries itself (`kind` is the row's, `path` comes from `paths`). */
+const INDEXED_EVENT_FIELDS = INDEXED_FIELDS.filter(
+  (f): f is Exclude<IndexedField, "kind" | "path"> => f !== "kind" && f !== "path",
+);
 
 /** The row's indexed columns, as the journal table stores them: `path` from `paths` or `path`. */
 export function indexRow(row: JournalRow): IndexedRow {

@@ -7,6 +7,7 @@
 import {
   CelError,
   type CheckedAst,
+  children,
   type Diagnostic,
   type Expr,
   parseDuration as parseCelDuration,
@@ -22,32 +23,7 @@ const MAX_WINDOW_NS = 7n * 24n * 3600n * 1_000_000_000n;
 
 function* walk(e: Expr): Generator<Expr> {
   yield e;
-  switch (e.kind) {
-    case "select":
-      yield* walk(e.operand);
-      return;
-    case "call":
-      if (e.target !== undefined) yield* walk(e.target);
-      for (const a of e.args) yield* walk(a);
-      return;
-    case "list":
-      for (const x of e.elements) yield* walk(x);
-      return;
-    case "map":
-      for (const en of e.entries) {
-        yield* walk(en.key);
-        yield* walk(en.value);
-      }
-      return;
-    case "struct":
-      for (const f of e.fields) yield* walk(f.value);
-      return;
-    case "comprehension":
-      for (const x of [e.iterRange, e.accuInit, e.loopCondition, e.loopStep, e.result]) yield* walk(x);
-      return;
-    default:
-      return;
-  }
+  for (const c of children(e)) yield* walk(c);
 }
 
 export const primitiveRules: Validator = (checked: CheckedAst) => {

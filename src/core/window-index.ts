@@ -7,7 +7,7 @@
  * `distinct` keeps, per tuple, each value's latest time. Rows are added in seq order before the row is
  * evaluated, so a query made while evaluating row N sees exactly rows 1..N.
  */
-import type { Expr } from "../cel/index.js";
+import { children, type Expr } from "../cel/index.js";
 import type { LoadedRule } from "./compile-rule.js";
 import { PRIMITIVE_NAMES } from "./environments.js";
 import { indexRow, type JournalRow } from "./journal.js";
@@ -71,29 +71,10 @@ export function selectorShapes(rules: readonly LoadedRule[]): SelectorShape[] {
         shapes.set(sig, shape);
       }
     }
-    for (const c of childrenOf(e)) visit(c, on);
+    for (const c of children(e)) visit(c, on);
   };
   for (const r of rules) visit(r.program.checked.expr, r.spec.on);
   return [...shapes.values()].map((s) => ({ kind: s.kind, keys: s.keys, distinctFields: [...s.distinct] }));
-}
-
-function childrenOf(e: Expr): Expr[] {
-  switch (e.kind) {
-    case "select":
-      return [e.operand];
-    case "call":
-      return e.target === undefined ? [...e.args] : [e.target, ...e.args];
-    case "list":
-      return [...e.elements];
-    case "map":
-      return e.entries.flatMap((en) => [en.key, en.value]);
-    case "struct":
-      return e.fields.map((f) => f.value);
-    case "comprehension":
-      return [e.iterRange, e.accuInit, e.loopCondition, e.loopStep, e.result];
-    default:
-      return [];
-  }
 }
 
 const fieldValue = (row: IndexedRow, key: Exclude<Key, "path">): string | boolean =>
