@@ -71,13 +71,24 @@ export function backtest(
   const fires = outcomes.flatMap((o) => o.fires);
   const evaluations = outcomes.flatMap((o) => o.evaluations);
   const holds: { harness: string; from: number; until: number | undefined }[] = [];
+  // Spans come from the state ops themselves: a hold placed, and the release that ended it.
+  const open = new Map<string, { harness: string; from: number; until: number | undefined }>();
   for (const [i, o] of outcomes.entries()) {
-    for (const f of o.fires)
-      if (f.action === "hold" || f.action === "stop")
-        holds.push({ harness: f.target?.harness ?? "", from: f.at, until: undefined });
-    for (const r of o.releases) {
-      const open = holds.find((h) => h.harness === r.harness && h.until === undefined);
-      if (open !== undefined) open.until = rows[i]?.at;
+    const at = rows[i]?.at ?? 0;
+    for (const op of o.delta) {
+      if (op.op === "hold") {
+        const span: { harness: string; from: number; until: number | undefined } = {
+          harness: op.hold.harness,
+          from: at,
+          until: undefined,
+        };
+        open.set(op.key, span);
+        holds.push(span);
+      } else if (op.op === "release") {
+        const span = open.get(op.key);
+        if (span !== undefined) span.until = at;
+        open.delete(op.key);
+      }
     }
   }
   return {

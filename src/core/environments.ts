@@ -145,8 +145,11 @@ function primitives(kind: EventKind): FunctionDecl[] {
           contextual: (vars, sel, within) => {
             const q = query(kind, vars, sel, within);
             if (q instanceof CelError) return q;
-            const n = guarded(() => q.reader.count(q.selector, q.within));
-            return n instanceof CelError ? n : (n as bigint) > 0n;
+            try {
+              return q.reader.exists(q.selector, q.within);
+            } catch (e) {
+              return new StoreError(`window read failed: ${e instanceof Error ? e.message : String(e)}`);
+            }
           },
         },
       ],

@@ -22,11 +22,11 @@ export type Action = "none" | "annotate" | "notify" | "hold" | "stop" | "no_targ
 
 /** One primitive call of an evaluation, with its arguments and result, for explain. */
 export interface PrimitiveCall {
-  readonly fn: "count" | "distinct";
+  readonly fn: "count" | "distinct" | "exists";
   readonly field?: IndexedField;
   readonly selector: Selector;
   readonly withinMs: number;
-  readonly result: number;
+  readonly result: number | boolean;
 }
 
 export interface Fire {
@@ -91,6 +91,11 @@ class RecordingReader implements WindowReader {
     this.calls.push({ fn: "distinct", field, selector, withinMs, result });
     return result;
   }
+  exists(selector: Selector, withinMs: number): boolean {
+    const result = this.reader.exists(selector, withinMs);
+    this.calls.push({ fn: "exists", selector, withinMs, result });
+    return result;
+  }
 }
 
 type Verdict =
@@ -132,14 +137,17 @@ export function evaluate(
   // A run's opening, closing or loop-guard trip changes what is in flight before any rule sees the
   // row: a rule reacting to the trip finds no run left to stop, so the harness is stopped once.
   trackRuns(row, current, emit);
+  // Cooldowns that ran out by this row go first, so a fire on this row sets a fresh one that stays.
+  if (row.kind === "tick") expireCooldowns(row, state, emit);
+  // Shadow clocks run on journal rows of every kind: a rule for a rare kind is not kept in shadow.
+  for (const active of ruleSet.rules) advanceShadow(active, ruleSet.shadowPeriod, row, current, emit);
   const limit = ruleSet.costLimit ?? COST_LIMIT;
   const recorder = new RecordingReader(window);
   const vars = activation(celEvent(row.event), row.at, recorder);
   for (const active of ruleSet.rules) {
     const { rule } = active;
     if (rule.spec.on !== row.kind || current.costExceeded(rule.hash)) continue;
-    if (current.shadow(rule.hash) === undefined) emit({ op: "shadow_since", hash: rule.hash, since: row.at });
-    if (recorder.calls.length > 0) recorder.calls = [];
+    recorder.calls = [];
     const verdict = run(rule, vars, limit);
     const calls = recorder.calls;
     const name = rule.spec.name;
@@ -169,20 +177,42 @@ export function evaluate(
       evaluations.push({ rule: name, hash, result: "suppressed", detail: cooling.fireId });
       continue;
     }
-    const fire = makeFire(active, ruleSet.shadowPeriod, row, target, calls, current, emit, fires.length);
+    const fire = makeFire(active, row, target, calls, current, emit, fires.length);
     emit({ op: "cooldown", key: ckey, entry: { until: row.at + rule.spec.cooldown, fireId: fire.id } });
     fires.push(fire);
     evaluations.push({ rule: name, hash, result: "fired" });
   }
 
   const releases = row.kind === "tick" ? reevaluateHolds(ruleSet, row, current, window, emit) : [];
-  if (row.kind === "tick") expireCooldowns(row, state, emit);
   return { fires, evaluations, releases, delta };
+}
+
+/**
+ * REQ-9: a hash's shadow starts at the first row after it is first loaded and completes once
+ * `shadow_period` has passed in journal time (at once for starter rules and a period of 0); a completed
+ * hash stays active whenever it is loaded again.
+ */
+function advanceShadow(
+  active: ActiveRule,
+  shadowPeriod: number,
+  row: JournalRow,
+  state: StateView,
+  emit: (op: StateOp) => void,
+): void {
+  const { hash } = active.rule;
+  let shadow = state.shadow(hash);
+  if (shadow === undefined) {
+    emit({ op: "shadow_since", hash, since: row.at });
+    shadow = state.shadow(hash);
+  }
+  if (shadow === undefined || shadow.completed) return;
+  if (active.source.kind === "starter" || shadowPeriod === 0 || row.at >= shadow.since + shadowPeriod) {
+    emit({ op: "shadow_completed", hash });
+  }
 }
 
 function makeFire(
   active: ActiveRule,
-  shadowPeriod: number,
   row: JournalRow,
   target: ResolvedTarget | undefined,
   primitives: readonly PrimitiveCall[],
@@ -191,15 +221,7 @@ function makeFire(
   index: number,
 ): Fire {
   const { rule } = active;
-  const shadow = state.shadow(rule.hash);
-  const completed =
-    active.source.kind === "starter" ||
-    shadowPeriod === 0 ||
-    shadow?.completed === true ||
-    row.at >= (shadow?.since ?? row.at) + shadowPeriod;
-  if (completed && shadow !== undefined && !shadow.completed)
-    emit({ op: "shadow_completed", hash: rule.hash });
-  const mode: Mode = completed ? "active" : "shadow";
+  const mode: Mode = state.shadow(rule.hash)?.completed === true ? "active" : "shadow";
   const declaredLevel = rule.spec.level;
   const effectiveLevel = active.enforced ? declaredLevel : capAt(declaredLevel, "notify");
   const id = `f-${row.seq}-${index}`;
@@ -263,9 +285,9 @@ function actionFor(
   if (level === "hold") return "hold";
   // A stop reaches only the run in flight: a late fire for a run that has ended stops nothing.
   const inFlight = state.run(harness);
-  if (inFlight === undefined) return "target_gone";
-  if (target.kind === "run" && target.run !== inFlight) return "target_gone";
-  return "stop";
+  if (target.kind === "run") return target.run === inFlight ? "stop" : "target_gone";
+  // A harness target stops the run in flight, if any; with none, the hold (placed above) is the action.
+  return inFlight === undefined ? "hold" : "stop";
 }
 
 /** REQ-11 (a): on every tick, each hold re-evaluates its rule with the firing event and the tick's now. */

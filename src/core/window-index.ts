@@ -11,7 +11,7 @@ import { children, type Expr } from "../cel/index.js";
 import type { LoadedRule } from "./compile-rule.js";
 import { PRIMITIVE_NAMES } from "./environments.js";
 import { indexRow, type JournalRow } from "./journal.js";
-import type { EventKind } from "./kinds.js";
+import { EVENT_KINDS, type EventKind } from "./kinds.js";
 import {
   COUNT_SATURATION,
   DISTINCT_SATURATION,
@@ -52,23 +52,32 @@ export function selectorShapes(rules: readonly LoadedRule[]): SelectorShape[] {
       const sel = e.fn === "distinct" ? e.args[1] : e.args[0];
       const field = e.fn === "distinct" ? e.args[0] : undefined;
       if (sel?.kind === "map") {
-        let kind = on;
+        // A computed `kind` may name any kind at run time, so its key set is indexed for all of them.
+        let kinds: readonly EventKind[] = [on];
         const keys: Key[] = [];
         for (const { key, value } of sel.entries) {
           if (key.kind !== "literal" || key.value.type !== "string" || !isIndexedField(key.value.value))
             continue;
-          if (key.value.value === "kind") {
-            if (value.kind === "literal" && value.value.type === "string")
-              kind = value.value.value as EventKind;
-          } else keys.push(key.value.value);
+          if (key.value.value !== "kind") keys.push(key.value.value);
+          else
+            kinds =
+              value.kind === "literal" && value.value.type === "string"
+                ? [value.value.value as EventKind]
+                : EVENT_KINDS;
         }
         keys.sort();
-        const sig = signature(kind, keys);
-        const shape = shapes.get(sig) ?? { kind, keys, distinct: new Set<IndexedField>() };
-        if (field?.kind === "literal" && field.value.type === "string" && isIndexedField(field.value.value)) {
-          shape.distinct.add(field.value.value);
+        for (const kind of kinds) {
+          const sig = signature(kind, keys);
+          const shape = shapes.get(sig) ?? { kind, keys, distinct: new Set<IndexedField>() };
+          if (
+            field?.kind === "literal" &&
+            field.value.type === "string" &&
+            isIndexedField(field.value.value)
+          ) {
+            shape.distinct.add(field.value.value);
+          }
+          shapes.set(sig, shape);
         }
-        shapes.set(sig, shape);
       }
     }
     for (const c of children(e)) visit(c, on);
@@ -225,6 +234,9 @@ export class WindowIndex {
       return node instanceof Map ? undefined : node;
     };
     return {
+      exists(selector, withinMs) {
+        return this.count(selector, withinMs) > 0;
+      },
       count(selector, withinMs) {
         const b = bucketFor(selector);
         if (b === undefined) return 0;

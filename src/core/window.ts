@@ -45,6 +45,8 @@ export interface WindowReader {
   count(selector: Selector, withinMs: number): number;
   /** Distinct values of `field` among them, saturating at `DISTINCT_SATURATION`. */
   distinct(field: IndexedField, selector: Selector, withinMs: number): number;
+  /** Whether any row matches: `count > 0`. */
+  exists(selector: Selector, withinMs: number): boolean;
 }
 
 /** One journal row as the window sees it: its indexed fields, with `paths` for the `path` key. */
@@ -83,6 +85,9 @@ export function scanReader(rows: readonly IndexedRow[], seq: number, nowMs: numb
   const inWindow = (row: IndexedRow, withinMs: number) =>
     row.seq <= seq && row.at > nowMs - withinMs && row.at <= nowMs;
   return {
+    exists(selector, withinMs) {
+      return this.count(selector, withinMs) > 0;
+    },
     count(selector, withinMs) {
       let n = 0;
       for (const row of rows) {

@@ -229,8 +229,9 @@ describe("REQ-12 and REQ-13 together", () => {
       ],
     ]);
     const { outcomes, state } = run(ruleSet({ policy: [rule], shadowPeriod: 0, enforce: ["loops"] }), rows);
-    // The guard's trip ended the run in flight, so the rule finds nothing left to stop: stopped once.
-    expect(firesOf(outcomes, "loops")).toMatchObject([{ effectiveLevel: "stop", action: "target_gone" }]);
+    // The guard's trip ended the run in flight, so the rule finds nothing left to stop (stopped once,
+    // by the guard); its hold stands.
+    expect(firesOf(outcomes, "loops")).toMatchObject([{ effectiveLevel: "stop", action: "hold" }]);
     expect(state.runs.worker).toBeUndefined();
   });
 
@@ -262,6 +263,87 @@ describe("REQ-12 and REQ-13 together", () => {
       },
     ]);
     expect(fire).toMatchObject({ id: "f-3-0", seq: 3, hash: expect.stringMatching(/^[0-9a-f]{64}$/) });
+  });
+});
+
+describe("the review's regressions", () => {
+  it("a tick rule's fresh cooldown survives the tick that expires the old one", () => {
+    const rule = policyRule("every", {
+      on: "tick",
+      when: "true",
+      level: "notify",
+      target: "fleet",
+      cooldown: "5m",
+    });
+    const rows = journal(Array.from({ length: 12 }, (_, m) => [m * MIN, "tick", { type: "tick" }] as const));
+    const fires = firesOf(run(ruleSet({ policy: [rule], shadowPeriod: 0 }), rows).outcomes, "every");
+    expect(fires.map((f) => (f.at - T0) / MIN)).toEqual([0, 5, 10]);
+  });
+
+  it("a fire lists only its own rule's primitive calls, exists as exists", () => {
+    const plain = policyRule("a", { on: "run_event", when: 'event.type == "tool"', level: "notify" });
+    const counting = policyRule("b", {
+      on: "run_event",
+      when: 'exists({"type": "tool"}, duration("1h"))',
+      level: "notify",
+    });
+    const rows = journal([[0, "run_event", { type: "tool", harness: "h", run: "h#1" }]]);
+    const { outcomes } = run(ruleSet({ policy: [plain, counting], shadowPeriod: 0 }), rows);
+    expect(firesOf(outcomes, "a")[0]?.primitives).toEqual([]);
+    expect(firesOf(outcomes, "b")[0]?.primitives).toMatchObject([{ fn: "exists", result: true }]);
+  });
+
+  it("a rule for a rare kind starts its shadow at the next row of any kind", () => {
+    const rule = policyRule("rare", {
+      on: "graph_event",
+      when: 'event.type == "edge_added"',
+      level: "notify",
+    });
+    const rows = journal([
+      [0, "tick", { type: "tick" }],
+      [8 * DAY, "graph_event", { type: "edge_added", harness: "h", run: "h#1" }],
+    ]);
+    expect(firesOf(run(ruleSet({ policy: [rule] }), rows).outcomes, "rare")).toMatchObject([
+      { mode: "active" },
+    ]);
+  });
+
+  it("backtest hold spans follow the hold and release ops, not the fires", () => {
+    const rule = policyRule("holdy", {
+      on: "run_event",
+      when: 'event.type == "closed"',
+      level: "hold",
+      cooldown: "1m",
+    });
+    const rows = journal([
+      [0, "run_event", { type: "closed", harness: "h", run: "h#1" }],
+      [5 * MIN, "run_event", { type: "closed", harness: "h", run: "h#2" }],
+      ...Array.from({ length: 4 }, (_, i) => [(10 + i) * MIN, "tick", { type: "tick" }] as const),
+    ]);
+    const set = ruleSet({ policy: [rule], shadowPeriod: 0, enforce: ["holdy"] });
+    const active = set.rules.find((r) => r.rule.spec.name === "holdy");
+    if (active === undefined) throw new Error("holdy not loaded");
+    const replay = backtest(active, rows, windowOver(rows), { shadowPeriod: 0 });
+    expect(replay.fires).toHaveLength(2);
+    expect(replay.holds).toHaveLength(1);
+  });
+
+  it("indexes a selector whose kind is computed for every kind it may name", () => {
+    const rule = policyRule("computed", {
+      on: "run_event",
+      when: 'count({"kind": event.type == "x" ? "run_event" : "graph_event", "type": "edge_added"}, duration("1h")) >= 1',
+      level: "notify",
+    });
+    const rows = journal([
+      [0, "graph_event", { type: "edge_added", harness: "h", run: "h#1" }],
+      [MIN, "run_event", { type: "tool", harness: "h", run: "h#1" }],
+    ]);
+    const set = ruleSet({ policy: [rule], shadowPeriod: 0 });
+    const shapes = selectorShapes(set.rules.map((r) => r.rule));
+    const scanned = fold(set, rows, emptyState, windowOver(rows));
+    const indexed = fold(set, rows, emptyState, indexedWindows(rows, shapes));
+    expect(indexed.outcomes).toEqual(scanned.outcomes);
+    expect(firesOf(indexed.outcomes, "computed")).toHaveLength(1);
   });
 });
 
