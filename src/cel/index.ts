@@ -30,7 +30,7 @@ export type { ParseOptions, ParseResult } from "./parser/parse.js";
 export { DEFAULT_MAX_CODE_POINTS, DEFAULT_MAX_DEPTH, parse } from "./parser/parse.js";
 export { PrintError, print } from "./printer.js";
 export type { Location } from "./source.js";
-export { Source } from "./source.js";
+export { codePointLength, Source } from "./source.js";
 
 import type { Ast } from "./ast.js";
 import { CelSyntaxError } from "./diagnostics.js";

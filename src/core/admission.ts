@@ -1,0 +1,91 @@
+/**
+ * The admission check of a row's event (SPEC-0029 REQ-7): only its kind's REQ-4 fields, each of its
+ * declared type and within the bounds of `kinds.ts`, so no summary, output line or fact value enters
+ * the journal and no admitted row can push a rule past its cost estimate. Nothing is truncated: a row
+ * that breaks a rule is refused, naming the field.
+ */
+import { codePointLength } from "../cel/index.js";
+import { EVENT_FIELDS, type EventKind } from "./kinds.js";
+
+export interface AdmissionProblem {
+  readonly field: string;
+  readonly message: string;
+}
+
+const PATH_FIELDS = new Set(["paths", "path"]);
+
+function pathProblem(p: string): string | undefined {
+  if (p.startsWith("/") || /^[A-Za-z]:[\\/]/.test(p)) return "must be repo-relative, not absolute";
+  if (p.split(/[\\/]/).includes("..")) return "must not contain '..'";
+  return undefined;
+}
+
+/** The problems with `event` as a row of `kind`; none means it may be admitted. */
+export function admissionProblems(
+  kind: EventKind,
+  event: Readonly<Record<string, unknown>>,
+): AdmissionProblem[] {
+  const fields = EVENT_FIELDS[kind];
+  const problems: AdmissionProblem[] = [];
+  for (const [name, value] of Object.entries(event)) {
+    const spec = Object.hasOwn(fields, name) ? fields[name] : undefined;
+    if (spec === undefined) {
+      problems.push({ field: name, message: `${name} is not a ${kind} field` });
+      continue;
+    }
+    if (value === undefined || value === null) continue;
+    const fail = (message: string) => problems.push({ field: name, message: `${name} ${message}` });
+    switch (spec.type.kind) {
+      case "string": {
+        if (typeof value !== "string") fail("must be a string");
+        else if (spec.size !== undefined && codePointLength(value) > spec.size.max)
+          fail(`is longer than ${spec.size.max} characters`);
+        else if (PATH_FIELDS.has(name) && value !== "") {
+          const p = pathProblem(value);
+          if (p !== undefined) fail(p);
+        }
+        break;
+      }
+      case "bool":
+        if (typeof value !== "boolean") fail("must be a bool");
+        break;
+      case "int":
+        if (!(typeof value === "bigint" || (typeof value === "number" && Number.isSafeInteger(value))))
+          fail("must be an integer");
+        break;
+      case "timestamp":
+        if (typeof value !== "number" || !Number.isFinite(value))
+          fail("must be a time in ms since the epoch");
+        break;
+      case "list": {
+        const max = spec.size?.max ?? Number.POSITIVE_INFINITY;
+        const elemMax = spec.size?.elem?.max ?? Number.POSITIVE_INFINITY;
+        if (!Array.isArray(value)) fail("must be a list of strings");
+        else if (value.length > max) fail(`holds more than ${max} entries`);
+        else {
+          for (const x of value) {
+            if (typeof x !== "string") {
+              fail("must hold only strings");
+              break;
+            }
+            if (codePointLength(x) > elemMax) {
+              fail(`holds an entry longer than ${elemMax} characters`);
+              break;
+            }
+            const p = PATH_FIELDS.has(name) ? pathProblem(x) : undefined;
+            if (p !== undefined) {
+              fail(`entry ${JSON.stringify(x)} ${p}`);
+              break;
+            }
+          }
+        }
+        break;
+      }
+      default:
+        fail(`has a type admission does not know (${spec.type.kind})`);
+    }
+  }
+  if (typeof event.type !== "string" || event.type === "")
+    problems.push({ field: "type", message: "type is required" });
+  return problems;
+}

@@ -1,0 +1,53 @@
+import { describe, expect, it } from "vitest";
+import { admissionProblems } from "../../src/core/admission.js";
+import { MAX_PATHS } from "../../src/core/kinds.js";
+
+describe("admission of a row's event", () => {
+  it("admits a well-formed event of each kind", () => {
+    expect(
+      admissionProblems("run_event", {
+        type: "tool",
+        at: 1_790_000_000_000,
+        harness: "impl",
+        run: "impl#41",
+        action: "verify",
+        is_error: true,
+        exit_code: 2,
+        paths: ["internal/a.go"],
+      }),
+    ).toEqual([]);
+    expect(admissionProblems("tick", { type: "tick" })).toEqual([]);
+  });
+
+  it("refuses a field outside the kind's set, naming it: no summaries, output lines or fact values", () => {
+    expect(admissionProblems("run_event", { type: "tool", summary: "the agent said…" })).toEqual([
+      { field: "summary", message: "summary is not a run_event field" },
+    ]);
+    expect(admissionProblems("fact_event", { type: "recorded", value: "secret text" })[0]?.field).toBe(
+      "value",
+    );
+    expect(admissionProblems("tick", { type: "tick", harness: "h" })[0]?.field).toBe("harness");
+  });
+
+  it("refuses wrong types and anything past the bounds, without truncating", () => {
+    const problems = (event: Record<string, unknown>) =>
+      admissionProblems("run_event", { type: "tool", ...event }).map((p) => p.message);
+    expect(problems({ is_error: "yes" })).toEqual(["is_error must be a bool"]);
+    expect(problems({ exit_code: 1.5 })).toEqual(["exit_code must be an integer"]);
+    expect(problems({ harness: "h".repeat(257) })).toEqual(["harness is longer than 256 characters"]);
+    expect(problems({ paths: Array.from({ length: MAX_PATHS + 1 }, (_, i) => `f${i}`) })).toEqual([
+      "paths holds more than 64 entries",
+    ]);
+    expect(problems({ paths: ["/etc/passwd"] })).toEqual([
+      'paths entry "/etc/passwd" must be repo-relative, not absolute',
+    ]);
+    expect(problems({ paths: ["a/../../b"] })).toEqual(["paths entry \"a/../../b\" must not contain '..'"]);
+    expect(admissionProblems("graph_event", { type: "edge_added", path: "C:\\x" })[0]?.message).toBe(
+      "path must be repo-relative, not absolute",
+    );
+  });
+
+  it("requires a type", () => {
+    expect(admissionProblems("run_event", {})).toEqual([{ field: "type", message: "type is required" }]);
+  });
+});
