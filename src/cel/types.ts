@@ -15,8 +15,6 @@ export type Type =
   | { readonly kind: "object"; readonly name: string }
   | { readonly kind: "param"; readonly name: string };
 
-export type PrimitiveKind = "int" | "uint" | "double" | "bool" | "string" | "bytes" | "null_type";
-
 const prim = <K extends Type["kind"]>(kind: K) => ({ kind }) as Type;
 
 export const T = {

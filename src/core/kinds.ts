@@ -4,7 +4,7 @@
  * breaks it, the cost estimator assumes it, and so a rule whose estimate fits the limit cannot overrun
  * it on an admitted row.
  */
-import { type FieldDecl, type SizeBound, T, type Type } from "../cel/index.js";
+import { type SizeBound, T, type Type } from "../cel/index.js";
 
 export const EVENT_KINDS = ["run_event", "graph_event", "fact_event", "tick"] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];
@@ -96,7 +96,3 @@ export const EVENT_TYPE_NAMES: Readonly<Record<EventKind, string>> = {
   fact_event: "harness.rules.FactEvent",
   tick: "harness.rules.Tick",
 };
-
-export function eventFields(kind: EventKind): Readonly<Record<string, FieldDecl>> {
-  return EVENT_FIELDS[kind];
-}
