@@ -571,6 +571,31 @@ describe("the window index", () => {
     );
   });
 
+  it("prunes what no window can reach and still answers like the scan", () => {
+    const shapes = [
+      { kind: "run_event" as const, keys: ["harness" as const], distinctFields: ["run" as const] },
+    ].map((x) => ({
+      ...x,
+      keys: [...x.keys],
+      distinctFields: [...x.distinctFields],
+    }));
+    const rows = journal(
+      [0, 3 * DAY, 6 * DAY, 8 * DAY, 9 * DAY, 10 * DAY].map(
+        (at, i) => [at, "run_event", { type: "tool", harness: "h", run: `h#${i}` }] as const,
+      ),
+    );
+    const windows = indexedWindows(rows, shapes);
+    const sel = { kind: "run_event" as const, fields: new Map([["harness", "h"]] as const) };
+    for (const row of rows) {
+      const indexed = windows(row);
+      const scan = scanReader(rows.map(indexRow), row.seq, row.at);
+      expect([indexed.count(sel, 7 * DAY), indexed.distinct("run", sel, 7 * DAY)]).toEqual([
+        scan.count(sel, 7 * DAY),
+        scan.distinct("run", sel, 7 * DAY),
+      ]);
+    }
+  });
+
   it("answers count and distinct like the scan for every selector shape, path keys included", () => {
     const rows = journal([
       [0, "graph_event", { type: "edge_added", edge: "edited", repo: "r", path: "a.go", run: "x#1" }],
