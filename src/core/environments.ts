@@ -65,9 +65,10 @@ function withinOf(d: Value): number | CelError {
 }
 
 /** Runs a reader call, turning a failure to read the store into a `store_error`. */
-function guarded(read: () => number): Result {
+function guarded(read: () => number | boolean): Result {
   try {
-    return BigInt(read());
+    const v = read();
+    return typeof v === "number" ? BigInt(v) : v;
   } catch (e) {
     return new StoreError(`window read failed: ${e instanceof Error ? e.message : String(e)}`);
   }
@@ -145,11 +146,7 @@ function primitives(kind: EventKind): FunctionDecl[] {
           contextual: (vars, sel, within) => {
             const q = query(kind, vars, sel, within);
             if (q instanceof CelError) return q;
-            try {
-              return q.reader.exists(q.selector, q.within);
-            } catch (e) {
-              return new StoreError(`window read failed: ${e instanceof Error ? e.message : String(e)}`);
-            }
+            return guarded(() => q.reader.exists(q.selector, q.within));
           },
         },
       ],

@@ -15,6 +15,7 @@ import { EVENT_KINDS, type EventKind } from "./kinds.js";
 import {
   COUNT_SATURATION,
   DISTINCT_SATURATION,
+  fieldValue,
   type IndexedField,
   type IndexedRow,
   isIndexedField,
@@ -85,9 +86,6 @@ export function selectorShapes(rules: readonly LoadedRule[]): SelectorShape[] {
   for (const r of rules) visit(r.program.checked.expr, r.spec.on);
   return [...shapes.values()].map((s) => ({ kind: s.kind, keys: s.keys, distinctFields: [...s.distinct] }));
 }
-
-const fieldValue = (row: IndexedRow, key: Exclude<Key, "path">): string | boolean =>
-  row.fields[key] ?? (key === "is_error" ? false : "");
 
 /** Every value tuple a row takes for a key set: one per path when `path` is a key. */
 function tuples(row: IndexedRow, keys: readonly Key[]): (string | boolean)[][] {

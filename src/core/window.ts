@@ -59,12 +59,17 @@ export interface IndexedRow {
   readonly paths: readonly string[];
 }
 
+/** A row's value for an indexed field; unset reads as the zero value (`""`, or `false` for is_error). */
+export function fieldValue(row: IndexedRow, field: Exclude<IndexedField, "kind" | "path">): string | boolean {
+  return row.fields[field] ?? (field === "is_error" ? false : "");
+}
+
 export function matches(row: IndexedRow, selector: Selector): boolean {
   if (row.kind !== selector.kind) return false;
   for (const [field, value] of selector.fields) {
     if (field === "path") {
       if (!row.paths.includes(value as string)) return false;
-    } else if ((row.fields[field] ?? (field === "is_error" ? false : "")) !== value) return false;
+    } else if (fieldValue(row, field) !== value) return false;
   }
   return true;
 }

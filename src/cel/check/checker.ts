@@ -51,6 +51,18 @@ const TYPE_DENOTATIONS: Readonly<Record<string, Type>> = {
   "google.protobuf.Duration": T.duration,
 };
 
+/** A declared variable or a type, by a name that may be qualified, tried against the container. */
+function resolveName(env: Env, name: string): { ref: Reference; type: Type } | undefined {
+  for (const candidate of env.candidateNames(name)) {
+    const v = env.variable(candidate);
+    if (v !== undefined) return { ref: { kind: "variable", name: candidate }, type: v.type };
+    const denoted =
+      TYPE_DENOTATIONS[candidate] ?? (env.objectType(candidate) ? T.object(candidate) : undefined);
+    if (denoted !== undefined) return { ref: { kind: "type", type: denoted }, type: T.type(denoted) };
+  }
+  return undefined;
+}
+
 export function check(ast: Ast, env: Env): CheckResult {
   const c = new Checker(ast, env);
   const type = c.expr(ast.expr);
@@ -138,14 +150,7 @@ class Checker {
 
   /** A declared variable or a type, by a name that may be qualified, tried against the container. */
   private resolveName(name: string): { ref: Reference; type: Type } | undefined {
-    for (const candidate of this.env.candidateNames(name)) {
-      const v = this.env.variable(candidate);
-      if (v !== undefined) return { ref: { kind: "variable", name: candidate }, type: v.type };
-      const denoted =
-        TYPE_DENOTATIONS[candidate] ?? (this.env.objectType(candidate) ? T.object(candidate) : undefined);
-      if (denoted !== undefined) return { ref: { kind: "type", type: denoted }, type: T.type(denoted) };
-    }
-    return undefined;
+    return resolveName(this.env, name);
   }
 
   private select(e: SelectExpr): Type {
@@ -344,15 +349,8 @@ function qualifiedName(e: Expr): string | undefined {
 export function resolveUnchecked(ast: Ast, env: Env): CheckedAst {
   const refs = new Map<number, Reference>();
   const types = new Map<number, Type>();
-  const resolve = (name: string): Reference | undefined => {
-    for (const candidate of env.candidateNames(name)) {
-      if (env.variable(candidate) !== undefined) return { kind: "variable", name: candidate };
-      const denoted =
-        TYPE_DENOTATIONS[candidate] ?? (env.objectType(candidate) ? T.object(candidate) : undefined);
-      if (denoted !== undefined) return { kind: "type", type: denoted };
-    }
-    return undefined;
-  };
+  const resolve = (name: string): Reference | undefined => resolveName(env, name)?.ref;
+
   const visit = (e: Expr, locals: ReadonlySet<string>): void => {
     types.set(e.id, T.dyn);
     switch (e.kind) {

@@ -429,6 +429,10 @@ class Compiler {
  * their expansion, step for step and unit for unit (the condition `@not_strictly_false(…)` and the
  * step `@result && p` or `@result || p`), without evaluating the expansion's scaffolding as closures.
  */
+/** The loop condition's units: `@not_strictly_false(@result)`, and for exists `…(!@result)`. */
+const ALL_CHECK = COST.selectAndIdent + COST.call;
+const EXISTS_CHECK = ALL_CHECK + COST.call;
+
 function quantifierLoop(range: Node, predicate: Node, iter: number, exists: boolean): Node {
   // `all` continues while the accumulator is not false (ident + call = 2 units); `exists` while it is
   // not true, through `!_` (3 units, or 2 when the accumulator is an error, which `!_` passes on free).
@@ -444,7 +448,7 @@ function quantifierLoop(range: Node, predicate: Node, iter: number, exists: bool
     const slots = f.slots;
     let accu: Result = !stopOn;
     for (const x of items) {
-      const check = exists && !isError(accu) ? 3 : 2;
+      const check = exists && !isError(accu) ? EXISTS_CHECK : ALL_CHECK;
       if (accu === stopOn) {
         charge(f, check);
         break;
@@ -504,52 +508,29 @@ function strictCall(
   const impl = only.impl;
   const units = callUnits(only, extra);
   if (impl === undefined || !decided) return dispatchingCall(fn, overloads, args, decided, extra, units);
-  if (typeof units === "function") {
-    switch (args.length) {
-      case 1: {
-        const [a] = args as [Node];
-        return (f) => {
-          const x = a(f);
-          if (isError(x)) return x;
-          charge(f, units([x]));
-          return impl(x);
-        };
-      }
-      case 2: {
-        const [a, b] = args as [Node, Node];
-        return (f) => {
-          const x = a(f);
-          if (isError(x)) return x;
-          const y = b(f);
-          if (isError(y)) return y;
-          charge(f, units([x, y]));
-          return impl(x, y);
-        };
-      }
+  // A constant charge is read as is; a size-dependent one is computed from the argument values.
+  const fixed = typeof units === "number" ? units : undefined;
+  const sized = typeof units === "function" ? units : undefined;
+  switch (args.length) {
+    case 1: {
+      const [a] = args as [Node];
+      return (f) => {
+        const x = a(f);
+        if (isError(x)) return x;
+        charge(f, fixed ?? (sized as (v: readonly Value[]) => number)([x]));
+        return impl(x);
+      };
     }
-  }
-  if (typeof units === "number") {
-    switch (args.length) {
-      case 1: {
-        const [a] = args as [Node];
-        return (f) => {
-          const x = a(f);
-          if (isError(x)) return x;
-          charge(f, units);
-          return impl(x);
-        };
-      }
-      case 2: {
-        const [a, b] = args as [Node, Node];
-        return (f) => {
-          const x = a(f);
-          if (isError(x)) return x;
-          const y = b(f);
-          if (isError(y)) return y;
-          charge(f, units);
-          return impl(x, y);
-        };
-      }
+    case 2: {
+      const [a, b] = args as [Node, Node];
+      return (f) => {
+        const x = a(f);
+        if (isError(x)) return x;
+        const y = b(f);
+        if (isError(y)) return y;
+        charge(f, fixed ?? (sized as (v: readonly Value[]) => number)([x, y]));
+        return impl(x, y);
+      };
     }
   }
   return dispatchingCall(fn, overloads, args, decided, extra, units);
