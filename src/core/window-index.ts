@@ -9,6 +9,7 @@
  */
 import { children, type Expr } from "../cel/index.js";
 import type { LoadedRule } from "./compile-rule.js";
+import { DAY, HOUR } from "./durations.js";
 import { PRIMITIVE_NAMES } from "./environments.js";
 import { indexRow, type JournalRow } from "./journal.js";
 import { EVENT_KINDS, type EventKind } from "./kinds.js";
@@ -264,19 +265,61 @@ export class WindowIndex {
   }
 }
 
+/** The longest window a primitive may ask for (REQ-5): older rows can be pruned. */
+export const MAX_WINDOW_MS = 7 * DAY;
+
+/**
+ * The index a fold feeds row by row, in seq order: each row is added before it is evaluated, and once
+ * an hour of journal time what no 7-day window can reach is pruned, so memory follows the last week
+ * rather than the whole journal. The live evaluator and backtest both read through one.
+ */
+export class WindowFeed {
+  private readonly index: WindowIndex;
+  private prunedAt = Number.NEGATIVE_INFINITY;
+  private lastSeq = 0;
+
+  constructor(shapes: readonly SelectorShape[]) {
+    this.index = new WindowIndex(shapes);
+  }
+
+  /** Adds the next row; a row at or below the last seq added is ignored (it is already in). */
+  add(row: JournalRow): void {
+    if (row.seq <= this.lastSeq) return;
+    this.lastSeq = row.seq;
+    if (row.at - this.prunedAt >= HOUR) {
+      this.index.prune(row.at - MAX_WINDOW_MS);
+      this.prunedAt = row.at;
+    }
+    this.index.add(indexRow(row));
+  }
+
+  /** The last seq added: the feed answers for rows up to it. */
+  get seq(): number {
+    return this.lastSeq;
+  }
+
+  readerAt(nowMs: number): WindowReader {
+    return this.index.readerAt(nowMs);
+  }
+
+  get size(): number {
+    return this.index.size;
+  }
+}
+
 /**
  * A `WindowFor` over `rows` (in seq order, possibly starting before the first row evaluated, so windows
- * look back): rows are added to the index as evaluation reaches them.
+ * look back): rows are added to the feed as evaluation reaches them.
  */
 export function indexedWindows(
   rows: readonly JournalRow[],
   shapes: readonly SelectorShape[],
 ): (row: JournalRow) => WindowReader {
-  const index = new WindowIndex(shapes);
+  const feed = new WindowFeed(shapes);
   let next = 0;
   return (row) => {
     while (next < rows.length && (rows[next] as JournalRow).seq <= row.seq)
-      index.add(indexRow(rows[next++] as JournalRow));
-    return index.readerAt(row.at);
+      feed.add(rows[next++] as JournalRow);
+    return feed.readerAt(row.at);
   };
 }
