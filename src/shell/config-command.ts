@@ -1,0 +1,58 @@
+/**
+ * `harness config check [DIR] [--config PATH] [--json]`: loads the global config, then checks the
+ * project `harness.toml` above DIR and the `harness_d` drop-ins for global-only tables. The supervisor's
+ * `harness up` calls it. Exit 0 when all is well, 1 when a file has errors, 2 when one cannot be read.
+ */
+import { type ConfigError, formatConfigError } from "./config/config-error.js";
+import { readGlobalConfig } from "./config/global-config.js";
+import { globalConfigPath } from "./config/paths.js";
+import { checkProject } from "./config/project-check.js";
+
+export interface ConfigCheckOptions {
+  /** Where the walk up for the project file starts; default: the working directory. */
+  readonly dir?: string | undefined;
+  /** The global config; default: `$XDG_CONFIG_HOME/harness/harness.toml`, where absence means defaults. */
+  readonly config?: string | undefined;
+  readonly json?: boolean | undefined;
+  readonly env: NodeJS.ProcessEnv;
+  readonly out: (s: string) => void;
+}
+
+export async function runConfigCheck(options: ConfigCheckOptions): Promise<number> {
+  const configFile = options.config ?? globalConfigPath(options.env);
+  const global = await readGlobalConfig(configFile, options.env, { required: options.config !== undefined });
+  const project = await checkProject(options.dir ?? process.cwd(), options.env, {
+    harnessD: global.ok ? global.config.server.harnessD : undefined,
+    globalConfig: configFile,
+  });
+  const errors: ConfigError[] = [...(global.ok ? [] : global.errors), ...project.errors];
+  const warnings = global.ok ? global.warnings : [];
+  const ok = errors.length === 0;
+
+  if (options.json === true) {
+    options.out(
+      JSON.stringify({
+        ok,
+        globalConfig: configFile,
+        projectFile: project.projectFile ?? null,
+        dropIns: project.dropIns,
+        errors,
+        warnings,
+      }),
+    );
+  } else {
+    for (const e of errors) options.out(formatConfigError(e));
+    for (const w of warnings) options.out(`warning: ${formatConfigError(w)}`);
+    if (ok) {
+      options.out(`ok: global config ${configFile}${global.found ? "" : " (not found: defaults)"}`);
+      options.out(
+        project.projectFile === undefined
+          ? "ok: no project harness.toml"
+          : `ok: project ${project.projectFile}`,
+      );
+      if (project.dropIns.length > 0) options.out(`ok: ${project.dropIns.length} drop-in(s)`);
+    }
+  }
+  if (errors.some((e) => e.code === "read")) return 2;
+  return ok ? 0 : 1;
+}

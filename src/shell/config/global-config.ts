@@ -1,0 +1,407 @@
+/**
+ * The global config, `$XDG_CONFIG_HOME/harness/harness.toml` (SPEC-0029 REQ-1, REQ-2, REQ-10). One file
+ * serves the engine and the supervisor: the engine strictly validates only its own tables (an unknown
+ * key in them fails, named with file, table, key, line and column) and leaves every other table alone.
+ * Bad input never throws: it comes back as errors, all of them, not only the first.
+ */
+import { readFile } from "node:fs/promises";
+import { dirname, isAbsolute, resolve } from "node:path";
+import { DAY, formatDuration, HOUR, MINUTE, type Millis, parseDuration } from "../../core/durations.js";
+import { isProducerSource, PRODUCER_SOURCES, type ProducerSource } from "../../core/sources.js";
+import { type ConfigError, type ConfigErrorCode, type ConfigWarning, inFileOrder } from "./config-error.js";
+import { controlTokenPath, socketPath } from "./paths.js";
+import { decodeUtf8, isTable, parseTomlDocument, type TomlTable } from "./toml-document.js";
+import type { TomlPositions } from "./toml-positions.js";
+
+export interface HostPort {
+  readonly host: string;
+  readonly port: number;
+}
+
+export interface PolicyRepoConfig {
+  readonly name: string;
+  readonly remote: string;
+  /** Unset: the remote's default branch, as recorded when the clone was made. */
+  readonly branch: string | undefined;
+  readonly credentialFile: string | undefined;
+  readonly reviewers: readonly string[];
+  readonly labels: readonly string[];
+  readonly public: boolean;
+  readonly branchPrefix: string;
+  readonly maxProposalsPerWeek: number;
+}
+
+export interface GlobalConfig {
+  readonly memory: {
+    readonly ruleMiners: readonly string[];
+    readonly rules: {
+      readonly enforce: readonly string[];
+      readonly disable: readonly string[];
+      /** 0 turns shadowing off. */
+      readonly shadowPeriod: Millis;
+      readonly journalRetention: Millis;
+    };
+  };
+  /** In name order. */
+  readonly policyRepos: readonly PolicyRepoConfig[];
+  readonly notify: {
+    /** Unset: no hook, nothing is delivered. */
+    readonly command: readonly string[] | undefined;
+    readonly timeout: Millis;
+    readonly cooldown: Millis;
+    readonly events: readonly string[];
+  };
+  readonly supervisor: {
+    /** Unset: stops are recorded undelivered. */
+    readonly stop: readonly string[] | undefined;
+  };
+  readonly server: {
+    readonly socket: string;
+    /** The opt-in TCP listener; unset: none. */
+    readonly listen: HostPort | undefined;
+    /** Unset when `metrics_listen = ""`. */
+    readonly metricsListen: HostPort | undefined;
+    readonly readTokenFile: string | undefined;
+    readonly controlTokenFile: string;
+    readonly harnessD: string | undefined;
+    /** Each producer source's credential file. */
+    readonly producers: Readonly<Partial<Record<ProducerSource, string>>>;
+  };
+}
+
+export type GlobalConfigResult =
+  | { readonly ok: true; readonly config: GlobalConfig; readonly warnings: readonly ConfigWarning[] }
+  | { readonly ok: false; readonly errors: readonly ConfigError[] };
+
+export const DEFAULT_SHADOW_PERIOD: Millis = 7 * DAY;
+export const DEFAULT_JOURNAL_RETENTION: Millis = 45 * DAY;
+/** The longest window a rule can read (7d) plus the 30 days a backtest replays. */
+export const MIN_JOURNAL_RETENTION: Millis = 37 * DAY;
+export const DEFAULT_NOTIFY_TIMEOUT: Millis = 15_000;
+export const DEFAULT_NOTIFY_COOLDOWN: Millis = 15 * MINUTE;
+export const DEFAULT_NOTIFY_EVENTS = ["rule_fired", "rule_hold", "rule_hold_released"] as const;
+export const DEFAULT_METRICS_LISTEN: HostPort = { host: "127.0.0.1", port: 9464 };
+export const DEFAULT_BRANCH_PREFIX = "harness-rules/";
+export const DEFAULT_MAX_PROPOSALS_PER_WEEK = 3;
+
+const POLICY_REPO_NAME = /^[a-z][a-z0-9-]*$/;
+// `ext::sh -c …` and every other `<transport>::<address>` form makes git run a helper program.
+const TRANSPORT_HELPER = /^[A-Za-z][A-Za-z0-9+.-]*::/;
+const HOST_PORT = /^(?:\[([0-9A-Fa-f:.]+)\]|([^\s:[\]]+)):(\d{1,5})$/;
+
+/**
+ * Reads and loads `path`. A missing file is all defaults (`found: false`) unless `required`, as for an
+ * explicit `--config`.
+ */
+export async function readGlobalConfig(
+  path: string,
+  env: NodeJS.ProcessEnv,
+  options: { readonly required?: boolean } = {},
+): Promise<GlobalConfigResult & { readonly found: boolean }> {
+  let bytes: Uint8Array;
+  try {
+    bytes = await readFile(path);
+  } catch (e) {
+    const missing = (e as NodeJS.ErrnoException).code === "ENOENT";
+    if (missing && options.required !== true) return { ...loadGlobalConfig("", path, env), found: false };
+    const error: ConfigError = { code: "read", file: path, message: `cannot read: ${(e as Error).message}` };
+    return { ok: false, errors: [error], found: !missing };
+  }
+  const decoded = decodeUtf8(bytes, path);
+  if ("error" in decoded) return { ok: false, errors: [decoded.error], found: true };
+  return { ...loadGlobalConfig(decoded.text, path, env), found: true };
+}
+
+/**
+ * Loads `text`, the content of `file`. Relative paths in the file resolve against the file's directory,
+ * so the daemon's working directory does not change their meaning.
+ */
+export function loadGlobalConfig(text: string, file: string, env: NodeJS.ProcessEnv): GlobalConfigResult {
+  const parsed = parseTomlDocument(text, file);
+  if (!parsed.ok) return { ok: false, errors: [parsed.error] };
+  const c = new Checker(file, parsed.positions);
+  const root = new Table(c, [], parsed.doc);
+  const memory = root.table("memory");
+  const rules = memory?.table("rules");
+  const notify = root.table("notify");
+  const supervisor = root.table("supervisor");
+  const server = root.table("server");
+  const producers = server?.table("producers");
+
+  const config: GlobalConfig = {
+    memory: {
+      ruleMiners: memory?.strings("rule_miners") ?? [],
+      rules: {
+        enforce: rules?.strings("enforce") ?? [],
+        disable: rules?.strings("disable") ?? [],
+        shadowPeriod: rules?.duration("shadow_period", 0, Number.POSITIVE_INFINITY) ?? DEFAULT_SHADOW_PERIOD,
+        journalRetention:
+          rules?.duration("journal_retention", MIN_JOURNAL_RETENTION, Number.POSITIVE_INFINITY) ??
+          DEFAULT_JOURNAL_RETENTION,
+      },
+    },
+    policyRepos: policyRepos(root),
+    notify: {
+      command: notify?.argv("command"),
+      timeout: notify?.duration("timeout", 1_000, 5 * MINUTE) ?? DEFAULT_NOTIFY_TIMEOUT,
+      cooldown: notify?.duration("cooldown", 0, 24 * HOUR) ?? DEFAULT_NOTIFY_COOLDOWN,
+      events: notify?.strings("events") ?? DEFAULT_NOTIFY_EVENTS,
+    },
+    supervisor: { stop: supervisor?.argv("stop") },
+    server: {
+      socket: server?.path("socket") ?? socketPath(env),
+      listen: server?.hostPort("listen"),
+      metricsListen:
+        server?.value("metrics_listen") === ""
+          ? undefined
+          : (server?.hostPort("metrics_listen") ?? DEFAULT_METRICS_LISTEN),
+      readTokenFile: server?.path("read_token_file"),
+      controlTokenFile: server?.path("control_token_file") ?? controlTokenPath(env),
+      harnessD: server?.path("harness_d"),
+      producers: producerFiles(producers),
+    },
+  };
+  // Other `[memory.*]` tables belong to other specs (SPEC-0028's `[memory.promotion]`), so only
+  // `[memory]`'s own keys are held to the engine's list.
+  memory?.rejectUnknown(["rule_miners", "rules"], { allowTables: true });
+  rules?.rejectUnknown(["enforce", "disable", "shadow_period", "journal_retention"]);
+  notify?.rejectUnknown(["command", "timeout", "cooldown", "events"]);
+  supervisor?.rejectUnknown(["stop"]);
+  server?.rejectUnknown([
+    "socket",
+    "listen",
+    "metrics_listen",
+    "read_token_file",
+    "control_token_file",
+    "harness_d",
+    "producers",
+  ]);
+  return c.errors.length > 0
+    ? { ok: false, errors: inFileOrder(c.errors) }
+    : { ok: true, config, warnings: inFileOrder(c.warnings) };
+}
+
+function policyRepos(root: Table): PolicyRepoConfig[] {
+  const all = root.table("policy_repo");
+  if (all === undefined) return [];
+  const repos: PolicyRepoConfig[] = [];
+  for (const name of all.keys()) {
+    if (!POLICY_REPO_NAME.test(name)) {
+      all.fail("invalid_value", name, `a policy repo name must match ^[a-z][a-z0-9-]*$`);
+      continue;
+    }
+    const t = all.table(name);
+    if (t === undefined) continue;
+    if (t.value("remote") === undefined)
+      t.fail("missing_key", "remote", "missing: every policy repo needs a remote");
+    const remote = t.gitArgument("remote");
+    if (remote !== undefined && TRANSPORT_HELPER.test(remote)) {
+      t.fail("invalid_value", "remote", "must be a git URL, not a transport helper (<transport>::…)");
+    }
+    repos.push({
+      name,
+      remote: remote ?? "",
+      branch: t.gitArgument("branch"),
+      credentialFile: t.path("credential_file"),
+      reviewers: t.strings("reviewers") ?? [],
+      labels: t.strings("labels") ?? [],
+      public: t.bool("public") ?? true,
+      branchPrefix: t.gitArgument("branch_prefix") ?? DEFAULT_BRANCH_PREFIX,
+      maxProposalsPerWeek: t.int("max_proposals_per_week", 0) ?? DEFAULT_MAX_PROPOSALS_PER_WEEK,
+    });
+    t.rejectUnknown([
+      "remote",
+      "branch",
+      "credential_file",
+      "reviewers",
+      "labels",
+      "public",
+      "branch_prefix",
+      "max_proposals_per_week",
+    ]);
+  }
+  return repos.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+function producerFiles(t: Table | undefined): Partial<Record<ProducerSource, string>> {
+  const out: Partial<Record<ProducerSource, string>> = {};
+  if (t === undefined) return out;
+  for (const source of t.keys()) {
+    if (!isProducerSource(source)) {
+      t.fail(
+        "unknown_key",
+        source,
+        `unknown producer source (expected one of: ${PRODUCER_SOURCES.join(", ")})`,
+      );
+      continue;
+    }
+    const file = t.path(source);
+    if (file !== undefined) out[source] = file;
+  }
+  return out;
+}
+
+/** Collects problems for one file. */
+class Checker {
+  readonly errors: ConfigError[] = [];
+  readonly warnings: ConfigWarning[] = [];
+
+  constructor(
+    readonly file: string,
+    private readonly positions: TomlPositions,
+  ) {}
+
+  issue(path: readonly string[], key: string | undefined) {
+    const at = (key === undefined ? undefined : this.positions.of([...path, key])) ?? this.positions.of(path);
+    return {
+      file: this.file,
+      ...(path.length === 0 ? {} : { table: path.join(".") }),
+      ...(key === undefined ? {} : { key }),
+      ...(at === undefined ? {} : { line: at.line, column: at.column }),
+    };
+  }
+}
+
+/** One table of the document: typed reads of its keys, each failing with the key's position. */
+class Table {
+  constructor(
+    private readonly c: Checker,
+    private readonly tablePath: readonly string[],
+    private readonly entries: TomlTable,
+  ) {}
+
+  keys(): string[] {
+    return Object.keys(this.entries);
+  }
+
+  value(key: string): unknown {
+    return Object.hasOwn(this.entries, key) ? this.entries[key] : undefined;
+  }
+
+  fail(code: ConfigErrorCode, key: string | undefined, message: string): undefined {
+    this.c.errors.push({ code, ...this.c.issue(this.tablePath, key), message });
+    return undefined;
+  }
+
+  warn(key: string, message: string): void {
+    this.c.warnings.push({ code: "public_listen", ...this.c.issue(this.tablePath, key), message });
+  }
+
+  rejectUnknown(known: readonly string[], options: { readonly allowTables?: boolean } = {}): void {
+    for (const key of this.keys()) {
+      if (known.includes(key) || (options.allowTables === true && isTable(this.entries[key]))) continue;
+      this.fail("unknown_key", key, `unknown key (expected one of: ${known.join(", ")})`);
+    }
+  }
+
+  table(key: string): Table | undefined {
+    const v = this.value(key);
+    if (v === undefined) return undefined;
+    if (!isTable(v)) return this.fail("invalid_value", key, `must be a table`);
+    return new Table(this.c, [...this.tablePath, key], v);
+  }
+
+  string(key: string): string | undefined {
+    const v = this.value(key);
+    if (v === undefined) return undefined;
+    if (typeof v !== "string" || v === "")
+      return this.fail("invalid_value", key, `must be a non-empty string`);
+    return v;
+  }
+
+  /** A string git receives as an argument: one starting with `-` would be read as an option. */
+  gitArgument(key: string): string | undefined {
+    const v = this.string(key);
+    if (v?.startsWith("-")) return this.fail("invalid_value", key, `must not start with "-"`);
+    return v;
+  }
+
+  path(key: string): string | undefined {
+    const v = this.string(key);
+    return v === undefined ? undefined : resolve(dirname(this.c.file), v);
+  }
+
+  strings(key: string): readonly string[] | undefined {
+    const v = this.value(key);
+    if (v === undefined) return undefined;
+    if (!Array.isArray(v) || !v.every((s) => typeof s === "string" && s !== "")) {
+      return this.fail("invalid_value", key, `must be a list of non-empty strings`);
+    }
+    return v as string[];
+  }
+
+  /** A command run without a shell: argv[0] must be absolute, so PATH cannot choose the program. */
+  argv(key: string): readonly string[] | undefined {
+    const v = this.value(key);
+    if (v === undefined) return undefined;
+    if (!Array.isArray(v) || v.length === 0 || !v.every((s) => typeof s === "string")) {
+      return this.fail("invalid_value", key, `must be a non-empty list of strings (argv)`);
+    }
+    const argv = v as string[];
+    if (!isAbsolute(argv[0] as string)) {
+      return this.fail(
+        "invalid_value",
+        key,
+        `argv[0] must be an absolute path, got ${JSON.stringify(argv[0])}`,
+      );
+    }
+    return argv;
+  }
+
+  bool(key: string): boolean | undefined {
+    const v = this.value(key);
+    if (v === undefined || typeof v === "boolean") return v;
+    return this.fail("invalid_value", key, `must be true or false`);
+  }
+
+  int(key: string, min: number): number | undefined {
+    const v = this.value(key);
+    if (v === undefined) return undefined;
+    if (typeof v !== "number" || !Number.isSafeInteger(v) || v < min) {
+      return this.fail("invalid_value", key, `must be an integer of at least ${min}`);
+    }
+    return v;
+  }
+
+  duration(key: string, min: Millis, max: Millis): Millis | undefined {
+    const v = this.value(key);
+    if (v === undefined) return undefined;
+    const ms = typeof v === "string" ? parseDuration(v) : undefined;
+    if (ms === undefined) {
+      return this.fail(
+        "invalid_value",
+        key,
+        `must be a duration string such as "90s", "15m", "1h30m" or "7d", got ${JSON.stringify(v)}`,
+      );
+    }
+    if (ms < min || ms > max) {
+      const range =
+        max === Number.POSITIVE_INFINITY
+          ? `at least ${formatDuration(min)}`
+          : min === 0
+            ? `at most ${formatDuration(max)}`
+            : `from ${formatDuration(min)} to ${formatDuration(max)}`;
+      return this.fail("invalid_value", key, `must be ${range}, got ${JSON.stringify(v)}`);
+    }
+    return ms;
+  }
+
+  hostPort(key: string): HostPort | undefined {
+    const v = this.string(key);
+    if (v === undefined) return undefined;
+    const m = HOST_PORT.exec(v);
+    const port = Number(m?.[3]);
+    if (m === null || port > 65_535) {
+      return this.fail(
+        "invalid_value",
+        key,
+        `must be host:port (e.g. 127.0.0.1:9464), got ${JSON.stringify(v)}`,
+      );
+    }
+    const host = (m[1] ?? m[2]) as string;
+    if (!isLoopback(host)) this.warn(key, `${v} is not a loopback address: it is reachable from the network`);
+    return { host, port };
+  }
+}
+
+const isLoopback = (host: string): boolean => host === "localhost" || host === "::1" || /^127\./.test(host);

@@ -1,0 +1,369 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { DAY, HOUR, MINUTE } from "../../../src/core/durations.js";
+import { type ConfigError, formatConfigError } from "../../../src/shell/config/config-error.js";
+import {
+  type GlobalConfig,
+  loadGlobalConfig,
+  readGlobalConfig,
+} from "../../../src/shell/config/global-config.js";
+import { sandbox } from "./helpers.js";
+
+const FILE = "/etc/harness/harness.toml";
+const env = { HOME: "/home/ada", XDG_RUNTIME_DIR: "/run/user/1000" };
+
+function load(text: string): GlobalConfig {
+  const r = loadGlobalConfig(text, FILE, env);
+  if (!r.ok) throw new Error(r.errors.map(formatConfigError).join("\n"));
+  return r.config;
+}
+
+function errors(text: string): readonly ConfigError[] {
+  const r = loadGlobalConfig(text, FILE, env);
+  if (r.ok) throw new Error("expected the load to fail");
+  return r.errors;
+}
+
+function onlyError(text: string): ConfigError {
+  const all = errors(text);
+  expect(all).toHaveLength(1);
+  return all[0] as ConfigError;
+}
+
+describe("global config: defaults", () => {
+  it("defaults with no file", async () => {
+    const { env, root } = sandbox();
+    const r = await readGlobalConfig(join(root, "config", "harness", "harness.toml"), env);
+    expect(r.found).toBe(false);
+    if (!r.ok) throw new Error("expected defaults");
+    expect(r.warnings).toEqual([]);
+    expect(r.config).toEqual({
+      memory: {
+        ruleMiners: [],
+        rules: { enforce: [], disable: [], shadowPeriod: 7 * DAY, journalRetention: 45 * DAY },
+      },
+      policyRepos: [],
+      notify: {
+        command: undefined,
+        timeout: 15_000,
+        cooldown: 15 * MINUTE,
+        events: ["rule_fired", "rule_hold", "rule_hold_released"],
+      },
+      supervisor: { stop: undefined },
+      server: {
+        socket: join(root, "run", "harness.sock"),
+        listen: undefined,
+        metricsListen: { host: "127.0.0.1", port: 9464 },
+        readTokenFile: undefined,
+        controlTokenFile: join(root, "config", "harness", "control.token"),
+        harnessD: undefined,
+        producers: {},
+      },
+    } satisfies GlobalConfig);
+  });
+
+  it("an explicit config that does not exist cannot be read", async () => {
+    const { env, root } = sandbox();
+    const r = await readGlobalConfig(join(root, "missing.toml"), env, { required: true });
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.errors[0]?.code).toBe("read");
+  });
+
+  it("reads every engine key", () => {
+    const c = load(`
+[memory]
+rule_miners = ["miner"]
+
+[memory.rules]
+enforce = ["restart-into-same-failure"]
+disable = ["cross-run-churn"]
+shadow_period = "0s"
+journal_retention = "60d"
+
+[policy_repo.ops]
+remote = "git@forge.example:org/rules.git"
+branch = "main"
+credential_file = "ops.token"
+reviewers = ["ada"]
+labels = ["rules"]
+public = false
+branch_prefix = "rules/"
+max_proposals_per_week = 0
+
+[policy_repo.ahead]
+remote = "https://forge.example/org/more.git"
+
+[notify]
+command = ["/usr/local/bin/hook", "--quiet"]
+timeout = "1s"
+cooldown = "24h"
+events = ["rule_fired"]
+
+[supervisor]
+stop = ["/usr/local/bin/harness", "stop"]
+
+[server]
+socket = "/run/h.sock"
+listen = "[::1]:7443"
+metrics_listen = ""
+read_token_file = "/etc/harness/read.token"
+control_token_file = "control.token"
+harness_d = "harness.d"
+
+[server.producers]
+observer = "/etc/harness/observer.cred"
+graph = "graph.cred"
+`);
+    expect(c.memory).toEqual({
+      ruleMiners: ["miner"],
+      rules: {
+        enforce: ["restart-into-same-failure"],
+        disable: ["cross-run-churn"],
+        shadowPeriod: 0,
+        journalRetention: 60 * DAY,
+      },
+    });
+    expect(c.policyRepos.map((r) => r.name)).toEqual(["ahead", "ops"]);
+    expect(c.policyRepos[0]).toEqual({
+      name: "ahead",
+      remote: "https://forge.example/org/more.git",
+      branch: undefined,
+      credentialFile: undefined,
+      reviewers: [],
+      labels: [],
+      public: true,
+      branchPrefix: "harness-rules/",
+      maxProposalsPerWeek: 3,
+    });
+    expect(c.policyRepos[1]).toMatchObject({
+      branch: "main",
+      credentialFile: "/etc/harness/ops.token",
+      public: false,
+      branchPrefix: "rules/",
+      maxProposalsPerWeek: 0,
+    });
+    expect(c.notify).toEqual({
+      command: ["/usr/local/bin/hook", "--quiet"],
+      timeout: 1_000,
+      cooldown: 24 * HOUR,
+      events: ["rule_fired"],
+    });
+    expect(c.supervisor.stop).toEqual(["/usr/local/bin/harness", "stop"]);
+    expect(c.server).toEqual({
+      socket: "/run/h.sock",
+      listen: { host: "::1", port: 7443 },
+      metricsListen: undefined,
+      readTokenFile: "/etc/harness/read.token",
+      controlTokenFile: "/etc/harness/control.token",
+      harnessD: "/etc/harness/harness.d",
+      producers: { observer: "/etc/harness/observer.cred", graph: "/etc/harness/graph.cred" },
+    });
+  });
+});
+
+describe("global config: unknown keys", () => {
+  const cases: [string, string, string, string, number][] = [
+    ["memory.rules", "enforse", '[memory.rules]\nenforse = ["x"]\n', "enforse", 2],
+    ["memory", "rule_minors", '[memory]\nrule_minors = ["m"]\n', "rule_minors", 2],
+    [
+      "policy_repo.ops",
+      "reviewer",
+      '[policy_repo.ops]\nremote = "https://x/y.git"\nreviewer = ["a"]\n',
+      "reviewer",
+      3,
+    ],
+    ["notify", "timeout_s", "[notify]\ntimeout_s = 3\n", "timeout_s", 2],
+    ["supervisor", "start", '[supervisor]\nstart = ["/bin/true"]\n', "start", 2],
+    ["server", "listen_public", "[server]\nlisten_public = true\n", "listen_public", 2],
+  ];
+  for (const [table, key, text, expectedKey, line] of cases) {
+    it(`unknown key in [${table}] fails naming file, table, key and line`, () => {
+      const e = onlyError(`# harness\n${text}`);
+      expect(e).toMatchObject({
+        code: "unknown_key",
+        file: FILE,
+        table,
+        key: expectedKey,
+        line: line + 1,
+        column: 1,
+      });
+      expect(formatConfigError(e)).toMatch(
+        new RegExp(
+          `^/etc/harness/harness\\.toml:${line + 1}:1: \\[${table.replace(".", "\\.")}\\] ${key}: unknown key`,
+        ),
+      );
+    });
+  }
+
+  it("an unknown key in a dotted or inline form is still found, with its position", () => {
+    const e = onlyError('memory.rules.enforse = ["x"]\nnotify = { timeout = "5s" }\n');
+    expect(e).toMatchObject({ table: "memory.rules", key: "enforse", line: 1, column: 1 });
+    const inline = onlyError("[memory]\nrules = { enforce = [], extra = 1 }\n");
+    expect(inline).toMatchObject({ table: "memory.rules", key: "extra", line: 2, column: 25 });
+  });
+
+  it("reports every problem, in file order", () => {
+    const all = errors('[notify]\nbogus = 1\ntimeout = "1h"\n[server]\nnope = 2\n');
+    expect(all.map((e) => [e.table, e.key, e.line])).toEqual([
+      ["notify", "bogus", 2],
+      ["notify", "timeout", 3],
+      ["server", "nope", 5],
+    ]);
+  });
+});
+
+describe("global config: tables of the supervisor", () => {
+  it("supervisor tables left alone", () => {
+    const c = load(`
+title = "my fleet"
+
+[harness.impl]
+cmd = "claude"
+anything = { goes = true }
+
+[profile.work]
+harnesses = ["impl"]
+
+[memory.promotion]
+weights_repo = "ops"
+
+[project]
+name = "reduit"
+`);
+    expect(c.memory.rules.enforce).toEqual([]);
+  });
+
+  it("an engine table of the wrong shape fails", () => {
+    expect(onlyError('notify = "loud"\n')).toMatchObject({
+      key: "notify",
+      message: "must be a table",
+      line: 1,
+    });
+    expect(onlyError("[[supervisor]]\n")).toMatchObject({ key: "supervisor", message: "must be a table" });
+  });
+});
+
+describe("global config: values", () => {
+  it("journal_retention below 37d refused", () => {
+    const e = onlyError('[memory.rules]\njournal_retention = "36d"\n');
+    expect(e).toMatchObject({
+      code: "invalid_value",
+      table: "memory.rules",
+      key: "journal_retention",
+      line: 2,
+    });
+    expect(e.message).toContain("at least 37d");
+    expect(load('[memory.rules]\njournal_retention = "37d"\n').memory.rules.journalRetention).toBe(37 * DAY);
+  });
+
+  it("bad duration", () => {
+    for (const bad of ['"7 days"', '"1w"', "7", '"-1h"', '""']) {
+      const e = onlyError(`[memory.rules]\nshadow_period = ${bad}\n`);
+      expect(e).toMatchObject({ code: "invalid_value", key: "shadow_period", line: 2 });
+      expect(e.message).toContain("must be a duration");
+    }
+    expect(load('[memory.rules]\nshadow_period = "1h30m"\n').memory.rules.shadowPeriod).toBe(90 * MINUTE);
+  });
+
+  it("notify timeout and cooldown keep to their ranges", () => {
+    expect(onlyError('[notify]\ntimeout = "500ms"\n').message).toContain("from 1s to 5m");
+    expect(onlyError('[notify]\ntimeout = "6m"\n').message).toContain("from 1s to 5m");
+    expect(onlyError('[notify]\ncooldown = "25h"\n').message).toContain("at most 1d");
+    expect(load('[notify]\ncooldown = "0s"\n').notify.cooldown).toBe(0);
+  });
+
+  it("policy repo name pattern", () => {
+    for (const name of ["Ops", "9ops", "ops_main", '"ops.main"', "-ops"]) {
+      const e = onlyError(`[policy_repo.${name}]\nremote = "https://forge.example/r.git"\n`);
+      expect(e).toMatchObject({ code: "invalid_value", table: "policy_repo", line: 1 });
+      expect(e.message).toContain("^[a-z][a-z0-9-]*$");
+    }
+    expect(load('[policy_repo.ops-2]\nremote = "https://forge.example/r.git"\n').policyRepos[0]?.name).toBe(
+      "ops-2",
+    );
+  });
+
+  it("missing remote", () => {
+    const e = onlyError('[policy_repo.ops]\nbranch = "main"\n');
+    expect(e).toMatchObject({
+      code: "missing_key",
+      table: "policy_repo.ops",
+      key: "remote",
+      line: 1,
+      column: 1,
+    });
+  });
+
+  it("ext:: remote refused", () => {
+    for (const remote of ["ext::sh -c touch% /tmp/pwned", "fd::3", "transport+x::addr"]) {
+      const e = onlyError(`[policy_repo.evil]\nremote = "${remote}"\n`);
+      expect(e).toMatchObject({ code: "invalid_value", table: "policy_repo.evil", key: "remote", line: 2 });
+      expect(e.message).toContain("transport helper");
+    }
+    expect(onlyError('[policy_repo.evil]\nremote = "--upload-pack=touch /tmp/x"\n').key).toBe("remote");
+    expect(
+      load('[policy_repo.ops]\nremote = "ssh://git@forge.example:22/org/r.git"\n').policyRepos,
+    ).toHaveLength(1);
+  });
+
+  it("policy repo keys are typed", () => {
+    const all = errors(
+      '[policy_repo.ops]\nremote = "https://x/r.git"\npublic = "yes"\nmax_proposals_per_week = -1\nlabels = [1]\n',
+    );
+    expect(all.map((e) => e.key)).toEqual(["public", "max_proposals_per_week", "labels"]);
+  });
+
+  it("unknown producer source", () => {
+    const e = onlyError('[server.producers]\nobserver = "/etc/o.cred"\ntick = "/etc/t.cred"\n');
+    expect(e).toMatchObject({ code: "unknown_key", table: "server.producers", key: "tick", line: 3 });
+    expect(e.message).toContain("observer, ledger, loopguard, graph, facts");
+  });
+
+  it("relative notify argv[0]", () => {
+    const e = onlyError('[notify]\ncommand = ["notify-send", "harness"]\n');
+    expect(e).toMatchObject({ code: "invalid_value", table: "notify", key: "command", line: 2 });
+    expect(e.message).toContain("absolute");
+    expect(onlyError("[notify]\ncommand = []\n").key).toBe("command");
+    expect(onlyError('[supervisor]\nstop = ["./stop.sh"]\n')).toMatchObject({
+      table: "supervisor",
+      key: "stop",
+    });
+  });
+
+  it("listen addresses: host:port, a warning off loopback", () => {
+    const r = loadGlobalConfig(
+      '[server]\nlisten = "0.0.0.0:7443"\nmetrics_listen = "localhost:9100"\n',
+      FILE,
+      env,
+    );
+    if (!r.ok) throw new Error("expected ok");
+    expect(r.config.server.listen).toEqual({ host: "0.0.0.0", port: 7443 });
+    expect(r.config.server.metricsListen).toEqual({ host: "localhost", port: 9100 });
+    expect(r.warnings).toEqual([expect.objectContaining({ code: "public_listen", key: "listen", line: 2 })]);
+    for (const bad of ['"7443"', '"host:99999"', '"::1:80"', "7443"]) {
+      expect(onlyError(`[server]\nlisten = ${bad}\n`).key).toBe("listen");
+    }
+  });
+
+  it("a TOML syntax error reports line and column", () => {
+    const e = onlyError('[notify]\ntimeout = "15s"\ncooldown = \n');
+    expect(e).toMatchObject({ code: "syntax", file: FILE, line: 3, column: 12 });
+    expect(formatConfigError(e)).toMatch(/^\/etc\/harness\/harness\.toml:3:12: invalid TOML: /);
+  });
+
+  it("hostile input comes back as errors, never as a throw", () => {
+    expect(errors("[notify]\n__proto__ = 1\n")[0]).toMatchObject({ key: "__proto__", code: "unknown_key" });
+    expect(errors(`a = ${"[".repeat(2000)}${"]".repeat(2000)}\n`)[0]?.code).toBe("syntax");
+    expect(errors("[notify]\nx = 99999999999999999999\n")[0]?.code).toBe("syntax");
+    expect(errors("[server]\nsocket = 1\nsocket = 2\n")[0]?.code).toBe("syntax");
+  });
+
+  it("invalid UTF-8 is a syntax error", async () => {
+    const { env, write } = sandbox();
+    const file = write("bad.toml", "");
+    writeFileSync(file, Buffer.from([0x5b, 0x6e, 0x5d, 0x0a, 0x78, 0x3d, 0x22, 0xff, 0x22, 0x0a]));
+    const r = await readGlobalConfig(file, env);
+    expect(r.ok ? undefined : r.errors[0]?.code).toBe("syntax");
+  });
+});
