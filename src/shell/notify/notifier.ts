@@ -1,0 +1,186 @@
+/**
+ * The delivery half of notify, as the supervisor runs it: `offer` never blocks the evaluator. It
+ * applies the event filter and the per-(harness, event, rule) cooldown, then queues the delivery for a
+ * small pool of hook runs, dropping (and reporting) when the queue is full, because a slow hook must
+ * never back up the loop that reported the fire. Each delivery runs the hook once and is never retried:
+ * at most once, like every action. Every offer of a wanted event gets exactly one outcome.
+ */
+import * as os from "node:os";
+import { formatDuration } from "../../core/durations.js";
+import { redact } from "../../core/redact.js";
+import { checkCommand, type NotifyConfig, type NotifyEventName } from "./config.js";
+import { type HookResult, runHook } from "./hook-process.js";
+import { buildPayload, hookEnv, type NotifyEvent } from "./payload.js";
+
+/** The `result` label of `harness_notify_deliveries_total`. */
+export type NotifyResult = HookResult | "dropped" | "suppressed";
+
+export interface NotifyOutcomeDetail {
+  /** The event as offered, for the store (its fire id) and the log line. */
+  readonly notification: NotifyEvent;
+  /** Why, for every result but ok. */
+  readonly reason: string;
+  /** The redacted tail of the hook's output; "" when the hook did not run. */
+  readonly output: string;
+  /** 0 when the hook did not run. */
+  readonly durationMs: number;
+}
+
+/**
+ * Called once per outcome, synchronously from `offer` for dropped and suppressed, later for the rest.
+ * It must not throw: nothing between a hook's exit and the event loop could catch it.
+ */
+export type OnOutcome = (event: NotifyEventName, result: NotifyResult, detail: NotifyOutcomeDetail) => void;
+
+export interface NotifierDeps {
+  readonly onOutcome: OnOutcome;
+  /** The cooldown's clock, ms (default Date.now). */
+  readonly now?: () => number;
+  /** The machine every payload names (default os.hostname()). */
+  readonly host?: string;
+  /** The environment the hook inherits, less `HARNESS_NOTIFY_*` (default process.env). */
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+/** A delivery accepted by `offer`: the event and the hook it goes to. */
+interface Job {
+  readonly event: NotifyEvent;
+  readonly argv: readonly string[];
+}
+
+const cooldownKey = (e: NotifyEvent): string => JSON.stringify([e.harness, e.event, e.rule]);
+
+function integerAtLeast(name: string, n: number, min: number): void {
+  if (!Number.isInteger(n) || n < min) throw new RangeError(`notify ${name} must be an integer ≥ ${min}`);
+}
+
+export class Notifier {
+  private readonly onOutcome: OnOutcome;
+  private readonly now: () => number;
+  private readonly host: string;
+  private readonly env: NodeJS.ProcessEnv;
+  private readonly wanted: ReadonlySet<NotifyEventName>;
+  /** Deliveries accepted and not yet started, oldest first. */
+  private readonly queue: Job[] = [];
+  /** When each cooldown key last went into the queue. */
+  private readonly sent = new Map<string, number>();
+  private readonly stop = new AbortController();
+  private idleWaiters: (() => void)[] = [];
+  private running = 0;
+  private pumpScheduled = false;
+  private lastSweep = Number.NEGATIVE_INFINITY;
+  private closed = false;
+
+  /** Throws `NotifyConfigError` for a command it could not exec, `RangeError` for a nonsensical size. */
+  constructor(
+    private readonly config: NotifyConfig,
+    deps: NotifierDeps,
+  ) {
+    checkCommand(config.command);
+    integerAtLeast("timeoutMs", config.timeoutMs, 1);
+    integerAtLeast("cooldownMs", config.cooldownMs, 0);
+    integerAtLeast("workers", config.workers, 1);
+    integerAtLeast("queueSize", config.queueSize, 1);
+    this.onOutcome = deps.onOutcome;
+    this.now = deps.now ?? Date.now;
+    this.host = deps.host ?? (os.hostname() || "unknown");
+    this.env = deps.env ?? process.env;
+    this.wanted = new Set(config.events);
+  }
+
+  /**
+   * Queues `e` for the hook and returns at once; the hook is started from the event loop, never
+   * inside `offer`. Without a command, or for an event not in `events`, it does nothing and reports
+   * nothing, as the supervisor does: `suppressed` means "held by the cooldown", and counting events
+   * the operator never asked for would read as notifications lost.
+   */
+  offer(e: NotifyEvent): void {
+    const argv = this.config.command;
+    if (argv === undefined || !this.wanted.has(e.event)) return;
+    if (this.closed) {
+      this.report(e, "dropped", "the notifier is closed");
+      return;
+    }
+    const { cooldownMs, queueSize } = this.config;
+    const now = this.now();
+    const key = cooldownKey(e);
+    const last = this.sent.get(key);
+    // A clock that stepped back delivers rather than staying silent until it catches up.
+    if (last !== undefined && now >= last && now - last < cooldownMs) {
+      this.report(e, "suppressed", `inside the ${formatDuration(cooldownMs)} cooldown`);
+      return;
+    }
+    // Checked after the cooldown and before stamping it: a dropped event must not hold back the next.
+    if (this.queue.length >= queueSize) {
+      this.report(e, "dropped", `the queue is full (${queueSize})`);
+      return;
+    }
+    if (cooldownMs > 0) {
+      this.sweep(now);
+      this.sent.set(key, now);
+    }
+    this.queue.push({ event: e, argv });
+    if (!this.pumpScheduled) {
+      this.pumpScheduled = true;
+      setImmediate(this.pump);
+    }
+  }
+
+  /** Resolves once the queue is empty and no hook runs. */
+  drain(): Promise<void> {
+    if (this.idle()) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /**
+   * Stops accepting, drops what is queued and kills every running hook (reported `error`); resolves
+   * once all of them are reported. `drain` first for a graceful stop.
+   */
+  close(): Promise<void> {
+    this.closed = true;
+    for (const job of this.queue.splice(0)) this.report(job.event, "dropped", "the notifier closed");
+    this.stop.abort();
+    return this.drain();
+  }
+
+  private idle(): boolean {
+    return this.queue.length === 0 && this.running === 0;
+  }
+
+  private readonly pump = (): void => {
+    this.pumpScheduled = false;
+    while (this.running < this.config.workers) {
+      const job = this.queue.shift();
+      if (job === undefined) break;
+      this.running++;
+      void this.deliver(job).finally(() => {
+        this.running--;
+        this.pump();
+        if (this.idle()) for (const resolve of this.idleWaiters.splice(0)) resolve();
+      });
+    }
+  };
+
+  private async deliver({ event: e, argv }: Job): Promise<void> {
+    const payload = buildPayload(e, this.host);
+    const outcome = await runHook({
+      argv,
+      input: JSON.stringify(payload),
+      env: hookEnv(this.env, payload),
+      timeoutMs: this.config.timeoutMs,
+      signal: this.stop.signal,
+    });
+    this.report(e, outcome.result, outcome.reason, redact(outcome.output), outcome.durationMs);
+  }
+
+  /** Forgets cooldowns that have run out, at most once a cooldown period, so the map stays bounded. */
+  private sweep(now: number): void {
+    if (now - this.lastSweep < this.config.cooldownMs) return;
+    this.lastSweep = now;
+    for (const [key, at] of this.sent) if (now - at >= this.config.cooldownMs) this.sent.delete(key);
+  }
+
+  private report(e: NotifyEvent, result: NotifyResult, reason: string, output = "", durationMs = 0): void {
+    this.onOutcome(e.event, result, { notification: e, reason, output, durationMs });
+  }
+}
