@@ -1,0 +1,34 @@
+/**
+ * A `JournalService` client for producers (`harness journal append`): over the daemon's Unix socket, or
+ * a base URL for its TCP listener, with the producer credential as a bearer token. HTTP/1.1 like the
+ * server (`server.ts`).
+ */
+import { type Client, createClient, type Interceptor } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
+import { JournalService } from "./gen/harness/v1/journal_pb.js";
+import { DEFAULT_READ_MAX_BYTES } from "./server.js";
+
+export type RpcTarget = { readonly socketPath: string } | { readonly baseUrl: string };
+
+export type JournalClient = Client<typeof JournalService>;
+
+const bearer =
+  (token: string): Interceptor =>
+  (next) =>
+  (req) => {
+    req.header.set("Authorization", `Bearer ${token}`);
+    return next(req);
+  };
+
+export function journalClient(target: RpcTarget, token?: string): JournalClient {
+  const transport = createConnectTransport({
+    httpVersion: "1.1",
+    // Over a Unix socket the URL only names the path; the host is never resolved.
+    ...("socketPath" in target
+      ? { baseUrl: "http://localhost", nodeOptions: { socketPath: target.socketPath } }
+      : { baseUrl: target.baseUrl }),
+    interceptors: token === undefined ? [] : [bearer(token)],
+    readMaxBytes: DEFAULT_READ_MAX_BYTES,
+  });
+  return createClient(JournalService, transport);
+}

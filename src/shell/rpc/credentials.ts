@@ -1,0 +1,117 @@
+/**
+ * The bearer tokens the RPC server accepts, loaded from the credential files `[server]` names: one per
+ * producer source (`[server.producers]`), an optional read token for TCP callers and the operator's
+ * optional control token. Each file holds one token (surrounding whitespace ignored), at least 32 bytes,
+ * and must not be readable by group or others: a token anyone on the machine can read protects nothing.
+ * Only the tokens' SHA-256 digests are kept, so comparisons are over equal lengths (`tiers.ts`).
+ */
+import { createHash } from "node:crypto";
+import { open } from "node:fs/promises";
+import type { ProducerSource } from "../../core/sources.js";
+
+/** The shortest token accepted, in bytes (the control plane's rule for TCP callers, applied to all). */
+export const MIN_TOKEN_BYTES = 32;
+
+/** Where each credential's token is read from: `[server.producers]`, `read_token_file`, `control_token_file`. */
+export interface CredentialFiles {
+  readonly producers: ReadonlyMap<ProducerSource, string>;
+  readonly readTokenFile?: string;
+  readonly controlTokenFile?: string;
+}
+
+/** The SHA-256 digest of a token. */
+export type TokenDigest = Buffer;
+
+export interface Credentials {
+  /** Each producer credential, bound to the one source whose rows it may append. */
+  readonly producers: ReadonlyMap<ProducerSource, TokenDigest>;
+  /** Grants the read tier (what a socket caller without a token has) to TCP callers. */
+  readonly read?: TokenDigest;
+  /** Grants the control tier (issue 6), on the socket or over TCP. */
+  readonly control?: TokenDigest;
+}
+
+export class CredentialError extends Error {
+  constructor(
+    readonly file: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`credential file ${file}: ${message}`, options);
+    this.name = "CredentialError";
+  }
+}
+
+export const digestToken = (token: string): TokenDigest =>
+  createHash("sha256").update(token, "utf8").digest();
+
+// A token travels in an `Authorization` header, so it must be visible ASCII without spaces.
+const TOKEN_CHARS = /^[\x21-\x7e]+$/;
+
+/** The token a credential file holds, refused when the file is open to group or others, or too short. */
+export async function readTokenFile(file: string): Promise<string> {
+  let content: string;
+  try {
+    // Stat the opened file rather than the path, so the mode checked is that of the bytes read.
+    const handle = await open(file, "r");
+    try {
+      const stat = await handle.stat();
+      if (!stat.isFile()) throw new CredentialError(file, "not a regular file");
+      if ((stat.mode & 0o077) !== 0)
+        throw new CredentialError(
+          file,
+          `readable by group or others (mode ${(stat.mode & 0o777).toString(8).padStart(4, "0")}); run chmod 600 ${file}`,
+        );
+      content = await handle.readFile("utf8");
+    } finally {
+      await handle.close();
+    }
+  } catch (e) {
+    if (e instanceof CredentialError) throw e;
+    throw new CredentialError(file, `cannot read it: ${e instanceof Error ? e.message : String(e)}`, {
+      cause: e,
+    });
+  }
+  const token = content.trim();
+  const bytes = Buffer.byteLength(token, "utf8");
+  if (bytes < MIN_TOKEN_BYTES)
+    throw new CredentialError(
+      file,
+      `holds a token of ${bytes} bytes; a token must be at least ${MIN_TOKEN_BYTES}`,
+    );
+  if (!TOKEN_CHARS.test(token))
+    throw new CredentialError(
+      file,
+      "a token must be printable ASCII without spaces (it is sent as a header)",
+    );
+  return token;
+}
+
+/**
+ * Reads every credential file. Two credentials sharing a token are refused, since the server could not
+ * tell which one a caller holds.
+ */
+export async function loadCredentials(files: CredentialFiles): Promise<Credentials> {
+  const seen = new Map<string, string>();
+  const load = async (file: string): Promise<TokenDigest> => {
+    const digest = digestToken(await readTokenFile(file));
+    const key = digest.toString("hex");
+    const other = seen.get(key);
+    if (other !== undefined)
+      throw new CredentialError(
+        file,
+        `holds the same token as ${other}; each credential needs its own token`,
+      );
+    seen.set(key, file);
+    return digest;
+  };
+  const producers = new Map<ProducerSource, TokenDigest>();
+  for (const [source, file] of files.producers) producers.set(source, await load(file));
+  const read = files.readTokenFile === undefined ? undefined : await load(files.readTokenFile);
+  const control = files.controlTokenFile === undefined ? undefined : await load(files.controlTokenFile);
+  return {
+    producers,
+    ...(read === undefined ? {} : { read }),
+    ...(control === undefined ? {} : { control }),
+  };
+}

@@ -1,0 +1,126 @@
+/**
+ * `JournalService.Append`: producers' one way into the journal (issue 5, a deliberate exception to
+ * REQ-17 that `docs/security.md` explains). The caller is a producer credential bound to one source
+ * (`tiers.ts`); this handler refuses rows that source may not produce, so such a row never reaches the
+ * journal, and hands the rest to the injected `admit`, which checks each against the event format
+ * (`parseWireEvent`) and queues it.
+ */
+import type { JsonObject, MessageInitShape } from "@bufbuild/protobuf";
+import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
+import { EVENT_KINDS, isEventKind } from "../../core/kinds.js";
+import { type ProducerSource, sourceRefusal } from "../../core/sources.js";
+import type { AppendResultSchema, JournalService, WireEvent } from "./gen/harness/v1/journal_pb.js";
+import { CALLER } from "./tiers.js";
+
+/** What became of one event: a journal row, a refusal naming the field, or a drop (the queue was full). */
+export type AdmitResult =
+  | { readonly kind: "admitted"; readonly seq: number }
+  | { readonly kind: "rejected"; readonly reason: string }
+  | { readonly kind: "dropped" };
+
+/**
+ * The daemon's admission: each event is the wire object `{kind, ...fields}` (`event-format.ts`), and the
+ * answer holds one result per event, in order. It must not block on the evaluator (a full queue drops).
+ */
+export type Admit = (source: ProducerSource, events: readonly unknown[]) => Promise<readonly AdmitResult[]>;
+
+/** The most events one Append may carry; a larger batch is refused whole. */
+export const MAX_APPEND_BATCH = 1000;
+
+type Checked =
+  | { readonly ok: true; readonly wire: JsonObject }
+  | { readonly ok: false; readonly reason: string };
+
+const PRODUCIBLE_KINDS = EVENT_KINDS.filter((k) => k !== "tick").join(", ");
+
+/** The wire object of one event, or why its source may not append it. */
+function checkEvent(source: ProducerSource, event: WireEvent): Checked {
+  const fields = event.event ?? {};
+  // `kind` is the envelope's: an event field of that name could contradict the kind checked here.
+  if (Object.hasOwn(fields, "kind"))
+    return {
+      ok: false,
+      reason:
+        "event must not carry kind: the row's kind is WireEvent.kind, and a fact's own kind is fact_kind",
+    };
+  const { kind } = event;
+  if (!isEventKind(kind))
+    return { ok: false, reason: `kind must be one of ${PRODUCIBLE_KINDS} (got ${JSON.stringify(kind)})` };
+  const type = fields.type;
+  if (typeof type !== "string")
+    return { ok: false, reason: `type must be a string (got ${JSON.stringify(type ?? null)})` };
+  const refusal = sourceRefusal(source, kind, type);
+  if (refusal !== undefined) return { ok: false, reason: refusal };
+  return { ok: true, wire: { kind, ...fields } };
+}
+
+type ResultInit = MessageInitShape<typeof AppendResultSchema>;
+
+function toResult(r: AdmitResult): ResultInit {
+  switch (r.kind) {
+    case "admitted":
+      return { result: { case: "admitted", value: { seq: BigInt(r.seq) } } };
+    case "rejected":
+      return { result: { case: "rejected", value: { reason: r.reason } } };
+    case "dropped":
+      return { result: { case: "dropped", value: {} } };
+  }
+}
+
+/** The source of the producer credential the interceptor authorized; failing closed without one. */
+function producerSource(ctx: HandlerContext): ProducerSource {
+  const caller = ctx.values.get(CALLER);
+  if (caller?.role !== "producer")
+    throw new ConnectError("Append needs a producer credential", Code.PermissionDenied);
+  return caller.source;
+}
+
+/** `admit`, with its failures given context and its answer checked to hold one result per event. */
+async function admitChecked(
+  admit: Admit,
+  source: ProducerSource,
+  wires: readonly JsonObject[],
+): Promise<readonly AdmitResult[]> {
+  let admitted: readonly AdmitResult[];
+  try {
+    admitted = await admit(source, wires);
+  } catch (e) {
+    if (e instanceof ConnectError) throw e;
+    throw new ConnectError(
+      `admitting ${wires.length} events from ${source}: ${e instanceof Error ? e.message : String(e)}`,
+      Code.Internal,
+      undefined,
+      undefined,
+      e,
+    );
+  }
+  if (admitted.length !== wires.length)
+    throw new ConnectError(
+      `admission answered ${admitted.length} results for ${wires.length} events from ${source}`,
+      Code.Internal,
+    );
+  return admitted;
+}
+
+export function journalService(admit: Admit): ServiceImpl<typeof JournalService> {
+  return {
+    async append(req, ctx) {
+      const source = producerSource(ctx);
+      const n = req.events.length;
+      if (n > MAX_APPEND_BATCH)
+        throw new ConnectError(
+          `a batch holds at most ${MAX_APPEND_BATCH} events (got ${n}); nothing was admitted`,
+          Code.InvalidArgument,
+        );
+      const checks = req.events.map((event) => checkEvent(source, event));
+      const wires = checks.flatMap((c) => (c.ok ? [c.wire] : []));
+      const admitted = wires.length === 0 ? [] : await admitChecked(admit, source, wires);
+      let next = 0;
+      const results = checks.map((c) =>
+        // admitChecked answered exactly one result per wire, in order.
+        toResult(c.ok ? (admitted[next++] as AdmitResult) : { kind: "rejected", reason: c.reason }),
+      );
+      return { results };
+    },
+  };
+}

@@ -1,0 +1,220 @@
+/**
+ * The daemon's ConnectRPC server: HTTP/1.1 on the operator's Unix socket (0600, in a 0700 directory)
+ * and, opt-in, on TCP. HTTP/1.1 rather than h2c, because Node's http2 server cannot also speak HTTP/1.1
+ * without TLS, and HTTP/1.1 serves every Connect client (curl included) and server streaming alike.
+ * Each listener has its own tier interceptor (`tiers.ts`), so a caller's listener is known from where the
+ * call arrived, never from anything the caller says.
+ */
+import * as fs from "node:fs/promises";
+import * as http from "node:http";
+import * as net from "node:net";
+import * as path from "node:path";
+import { isMainThread } from "node:worker_threads";
+import type { ConnectRouter } from "@connectrpc/connect";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import type { Credentials } from "./credentials.js";
+import { JournalService } from "./gen/harness/v1/journal_pb.js";
+import { type Admit, journalService } from "./journal-service.js";
+import { type Listener, METHOD_TIERS, tierInterceptor } from "./tiers.js";
+
+/** The largest request message accepted (Connect's own default is about 4 GiB). */
+export const DEFAULT_READ_MAX_BYTES = 4 * 1024 * 1024;
+
+export interface RpcServerOptions {
+  readonly socketPath: string;
+  /** `host:port` (`[::1]:port` for IPv6; port 0 picks one) of the opt-in TCP listener. */
+  readonly tcpListen?: string;
+  readonly credentials: Credentials;
+  readonly admit: Admit;
+  readonly readMaxBytes?: number;
+  /** Further services (RuleService): every method they serve must have a tier in `METHOD_TIERS`. */
+  readonly routes?: (router: ConnectRouter) => void;
+}
+
+export interface RpcServer {
+  close(): Promise<void>;
+  readonly socketPath: string;
+  /** `host:port` the TCP listener is bound to, when there is one. */
+  readonly tcpAddress?: string;
+}
+
+export class RpcServerError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "RpcServerError";
+  }
+}
+
+export async function startRpcServer(options: RpcServerOptions): Promise<RpcServer> {
+  const shutdown = new AbortController();
+  const handler = (listener: Listener): http.RequestListener =>
+    connectNodeAdapter({
+      routes: (router) => {
+        router.service(JournalService, journalService(options.admit));
+        options.routes?.(router);
+        assertEveryMethodTiered(router);
+      },
+      interceptors: [tierInterceptor(listener, options.credentials)],
+      readMaxBytes: options.readMaxBytes ?? DEFAULT_READ_MAX_BYTES,
+      // Streaming handlers (WatchEvents, Backtest) see this and end when the server closes.
+      shutdownSignal: shutdown.signal,
+    });
+
+  const socketServer = http.createServer(handler("socket"));
+  await prepareSocketPath(options.socketPath);
+  await listenOnSocket(socketServer, options.socketPath);
+  const servers = [socketServer];
+  let tcpAddress: string | undefined;
+  if (options.tcpListen !== undefined) {
+    const tcpServer = http.createServer(handler("tcp"));
+    try {
+      tcpAddress = await listenOnTcp(tcpServer, options.tcpListen);
+    } catch (e) {
+      await closeServer(socketServer);
+      throw e;
+    }
+    servers.push(tcpServer);
+  }
+
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      shutdown.abort();
+      await Promise.all(servers.map(closeServer));
+    })();
+    return closing;
+  };
+  return { close, socketPath: options.socketPath, ...(tcpAddress === undefined ? {} : { tcpAddress }) };
+}
+
+function assertEveryMethodTiered(router: ConnectRouter): void {
+  for (const { service, method } of router.handlers) {
+    const name = `${service.typeName}/${method.name}`;
+    if (!METHOD_TIERS.has(name))
+      throw new RpcServerError(`RPC method ${name} is served but has no tier in src/shell/rpc/tiers.ts`);
+  }
+}
+
+/**
+ * Makes the socket path ready to bind: its directory exists (created 0700), is ours and is not writable
+ * by others (a directory someone else controls could swap the socket), and nothing live answers on it.
+ * A stale socket file left by a crash is removed; any other file there is refused, never deleted.
+ */
+async function prepareSocketPath(socketPath: string): Promise<void> {
+  const dir = path.dirname(socketPath);
+  await fs.mkdir(dir, { recursive: true, mode: 0o700 });
+  const dirStat = await fs.stat(dir);
+  const uid = process.getuid?.();
+  if (uid !== undefined && dirStat.uid !== uid)
+    throw new RpcServerError(
+      `socket directory ${dir} belongs to uid ${dirStat.uid}, not to this user (${uid})`,
+    );
+  if ((dirStat.mode & 0o022) !== 0)
+    throw new RpcServerError(
+      `socket directory ${dir} is writable by group or others (mode ${(dirStat.mode & 0o777).toString(8)}); it should be 0700`,
+    );
+  const existing = await fs.lstat(socketPath).catch((e: NodeJS.ErrnoException) => {
+    if (e.code === "ENOENT") return undefined;
+    throw new RpcServerError(`cannot inspect ${socketPath}: ${e.message}`, { cause: e });
+  });
+  if (existing === undefined) return;
+  if (!existing.isSocket())
+    throw new RpcServerError(`${socketPath} exists and is not a socket; refusing to replace it`);
+  if (await answers(socketPath))
+    throw new RpcServerError(`another server is already listening on ${socketPath}; is a daemon running?`);
+  await fs.unlink(socketPath);
+}
+
+/** Whether something accepts connections on a Unix socket. */
+function answers(socketPath: string): Promise<boolean> {
+  return new Promise((resolve, reject) => {
+    const probe = net.connect(socketPath);
+    probe.once("connect", () => {
+      probe.destroy();
+      resolve(true);
+    });
+    probe.once("error", (e: NodeJS.ErrnoException) => {
+      if (e.code === "ECONNREFUSED") resolve(false);
+      else reject(new RpcServerError(`cannot probe ${socketPath}: ${e.message}`, { cause: e }));
+    });
+  });
+}
+
+async function listenOnSocket(server: http.Server, socketPath: string): Promise<void> {
+  // Node binds synchronously inside listen(), so a umask set around that one call creates the socket
+  // 0600 with no moment at which another user could connect, and touches no other file; the chmod below
+  // states the mode outright. Worker threads cannot set the umask and rely on the chmod and the
+  // directory's mode alone.
+  await listen(
+    server,
+    () => {
+      const previous = isMainThread ? process.umask(0o177) : undefined;
+      try {
+        server.listen(socketPath);
+      } finally {
+        if (previous !== undefined) process.umask(previous);
+      }
+    },
+    `the socket ${socketPath}`,
+  );
+  try {
+    await fs.chmod(socketPath, 0o600);
+  } catch (e) {
+    await closeServer(server);
+    throw new RpcServerError(`cannot chmod the socket ${socketPath}: ${(e as Error).message}`, { cause: e });
+  }
+}
+
+async function listenOnTcp(server: http.Server, address: string): Promise<string> {
+  const { host, port } = parseListen(address);
+  await listen(server, () => server.listen(port, host), `TCP ${address}`);
+  const bound = server.address() as net.AddressInfo;
+  return bound.family === "IPv6" ? `[${bound.address}]:${bound.port}` : `${bound.address}:${bound.port}`;
+}
+
+/** `host:port` or `[v6]:port`. */
+function parseListen(address: string): { host: string; port: number } {
+  const m = /^(?:\[([^\]]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(address);
+  const host = m?.[1] ?? m?.[2];
+  const port = Number(m?.[3]);
+  if (host === undefined || !Number.isInteger(port) || port > 65535)
+    throw new RpcServerError(`TCP listen address ${JSON.stringify(address)} must be host:port or [v6]:port`);
+  return { host, port };
+}
+
+function listen(server: http.Server, start: () => void, what: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onError = (e: Error): void => {
+      reject(new RpcServerError(`cannot listen on ${what}: ${e.message}`, { cause: e }));
+    };
+    server.once("error", onError);
+    server.once("listening", () => {
+      server.off("error", onError);
+      resolve();
+    });
+    start();
+  });
+}
+
+/** How long calls in flight may take to finish once the server closes, before they are cut off. */
+const CLOSE_GRACE_MS = 5000;
+/** How often a closing server drops keep-alive connections that have become idle. */
+const IDLE_SWEEP_MS = 20;
+
+/**
+ * Stops accepting and lets calls in flight finish. Node closes only the connections idle at close(), so
+ * a connection whose call finishes later would linger for its keep-alive timeout: sweep those as they
+ * go idle, and cut off whatever is still running after the grace period.
+ */
+function closeServer(server: http.Server): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const sweep = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS);
+    const cutoff = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS);
+    server.close((e) => {
+      clearInterval(sweep);
+      clearTimeout(cutoff);
+      if (e === undefined) resolve();
+      else reject(new RpcServerError(`closing the RPC server: ${e.message}`, { cause: e }));
+    });
+  });
+}

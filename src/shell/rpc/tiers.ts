@@ -1,0 +1,122 @@
+/**
+ * Who may call what. Every RPC method has one tier in `METHOD_TIERS`, the one table of them; the
+ * interceptor below identifies the caller from its listener and bearer token and refuses, with
+ * PERMISSION_DENIED and before the handler runs, a call its tier does not cover or a method missing from
+ * the table. The server also refuses to start when it serves a method the table lacks.
+ *
+ * The tiers are not one chain. `read < control` is the operator's: a control caller may do whatever a
+ * reader may. `producer` stands apart: a producer credential appends its own source's rows and nothing
+ * else (it is not a reader, since producers are agents' helpers and the operator's view is not theirs),
+ * and neither reader nor controller may append, so the journal is written only under a source's name.
+ */
+import { timingSafeEqual } from "node:crypto";
+import { Code, ConnectError, createContextKey, type Interceptor } from "@connectrpc/connect";
+import type { ProducerSource } from "../../core/sources.js";
+import { type Credentials, digestToken, MIN_TOKEN_BYTES, type TokenDigest } from "./credentials.js";
+
+export type Tier = "producer" | "read" | "control";
+
+/** Every RPC method's tier, keyed `<package>.<Service>/<Method>`. A method missing here is denied. */
+export const METHOD_TIERS: ReadonlyMap<string, Tier> = new Map<string, Tier>([
+  ["harness.v1.JournalService/Append", "producer"],
+]);
+
+/** Where a call arrived: the operator's Unix socket, or the opt-in TCP listener. */
+export type Listener = "socket" | "tcp";
+
+export type Caller =
+  | { readonly role: "reader" }
+  | { readonly role: "controller" }
+  | { readonly role: "producer"; readonly source: ProducerSource };
+
+const GRANTS: Readonly<Record<Caller["role"], readonly Tier[]>> = {
+  reader: ["read"],
+  controller: ["read", "control"],
+  producer: ["producer"],
+};
+
+export const grants = (caller: Caller, tier: Tier): boolean => GRANTS[caller.role].includes(tier);
+
+/** A caller identified or authorized, or why not. */
+export type Decision =
+  | { readonly ok: true; readonly caller: Caller }
+  | { readonly ok: false; readonly reason: string };
+
+const BEARER = /^Bearer ([^\s]+)$/;
+
+/**
+ * The caller an `Authorization` header (null when absent) names on a listener. On the socket no token
+ * means the operator's read tier; over TCP a token of at least 32 bytes is required. A token presented
+ * must be a configured one: a wrong token is refused rather than read as no token.
+ */
+export function identifyCaller(
+  authorization: string | null,
+  listener: Listener,
+  credentials: Credentials,
+): Decision {
+  if (authorization === null)
+    return listener === "socket"
+      ? { ok: true, caller: { role: "reader" } }
+      : { ok: false, reason: "a TCP caller must present a bearer token" };
+  const token = BEARER.exec(authorization)?.[1];
+  if (token === undefined) return { ok: false, reason: "the Authorization header must be `Bearer <token>`" };
+  if (listener === "tcp" && Buffer.byteLength(token, "utf8") < MIN_TOKEN_BYTES)
+    return { ok: false, reason: `a TCP caller's bearer token must be at least ${MIN_TOKEN_BYTES} bytes` };
+  const caller = matchToken(digestToken(token), credentials);
+  return caller === undefined ? { ok: false, reason: "unknown bearer token" } : { ok: true, caller };
+}
+
+/**
+ * The credential a token digest matches. Every configured digest is compared, in constant time and
+ * without stopping at a match, so the time taken says nothing about which tokens exist.
+ */
+function matchToken(digest: TokenDigest, credentials: Credentials): Caller | undefined {
+  let found: Caller | undefined;
+  const check = (candidate: TokenDigest | undefined, caller: Caller): void => {
+    if (candidate !== undefined && timingSafeEqual(candidate, digest) && found === undefined) found = caller;
+  };
+  for (const [source, candidate] of credentials.producers) check(candidate, { role: "producer", source });
+  check(credentials.read, { role: "reader" });
+  check(credentials.control, { role: "controller" });
+  return found;
+}
+
+/** Whether a call of `method` (`<package>.<Service>/<Method>`) with this header on this listener may run. */
+export function authorize(
+  method: string,
+  authorization: string | null,
+  listener: Listener,
+  credentials: Credentials,
+): Decision {
+  const tier = METHOD_TIERS.get(method);
+  if (tier === undefined) return { ok: false, reason: `${method} has no tier, so no caller may call it` };
+  const identified = identifyCaller(authorization, listener, credentials);
+  if (!identified.ok) return identified;
+  const { caller } = identified;
+  if (!grants(caller, tier))
+    return {
+      ok: false,
+      reason: `${method} needs the ${tier} tier, which a ${describe(caller)} does not hold`,
+    };
+  return { ok: true, caller };
+}
+
+const describe = (caller: Caller): string =>
+  caller.role === "producer" ? `producer credential (source ${caller.source})` : caller.role;
+
+/** The authorized caller, set by the interceptor for the handler (undefined when it did not run). */
+export const CALLER = createContextKey<Caller | undefined>(undefined, { description: "harness RPC caller" });
+
+/**
+ * Checks every call on one listener. Connect runs interceptors after decoding the request (within
+ * `readMaxBytes`) and before the handler, so a denied call never reaches a handler.
+ */
+export function tierInterceptor(listener: Listener, credentials: Credentials): Interceptor {
+  return (next) => async (req) => {
+    const method = `${req.service.typeName}/${req.method.name}`;
+    const decision = authorize(method, req.header.get("authorization"), listener, credentials);
+    if (!decision.ok) throw new ConnectError(decision.reason, Code.PermissionDenied);
+    req.contextValues.set(CALLER, decision.caller);
+    return await next(req);
+  };
+}
