@@ -71,3 +71,20 @@ export function resolveTarget(
     }
   }
 }
+
+/**
+ * The graph node an annotation of this target is stored by (REQ-10): a node target's own id, the
+ * run's node, or the harness's; a fleet target has no node and is not annotated.
+ */
+export function annotationNode(target: ResolvedTarget): string | undefined {
+  switch (target.kind) {
+    case "node":
+      return target.key;
+    case "run":
+      return runNode(target.key);
+    case "harness":
+      return `harness:${encodeComponent(target.key)}`;
+    case "fleet":
+      return undefined;
+  }
+}

@@ -1,0 +1,33 @@
+/**
+ * Who may write which journal rows (SPEC-0029 REQ-7): each producer is one source, and each source
+ * produces only its own kinds and types. A `graph` producer cannot write a `closed` row, and `tick`
+ * rows come only from the daemon's own clock.
+ */
+import type { EventKind } from "./kinds.js";
+
+export const PRODUCER_SOURCES = ["observer", "ledger", "loopguard", "graph", "facts"] as const;
+export type ProducerSource = (typeof PRODUCER_SOURCES)[number];
+/** Every source a journal row may carry: the producers and the daemon's own tick. */
+export type Source = ProducerSource | "tick";
+
+export const isProducerSource = (s: string): s is ProducerSource =>
+  (PRODUCER_SOURCES as readonly string[]).includes(s);
+
+/** For each source, the kinds it writes and, within run_event, the types. */
+const PRODUCES: Readonly<Record<Source, { readonly kind: EventKind; readonly types?: readonly string[] }>> = {
+  observer: { kind: "run_event", types: ["tool", "mark"] },
+  ledger: { kind: "run_event", types: ["opened", "closed"] },
+  loopguard: { kind: "run_event", types: ["loop_stopped"] },
+  graph: { kind: "graph_event" },
+  facts: { kind: "fact_event" },
+  tick: { kind: "tick", types: ["tick"] },
+};
+
+/** Why `source` may not write a row of this kind and type, or undefined when it may. */
+export function sourceRefusal(source: Source, kind: EventKind, type: string): string | undefined {
+  const p = PRODUCES[source];
+  if (p.kind !== kind) return `source ${source} may not write ${kind} rows (it writes ${p.kind})`;
+  if (p.types !== undefined && !p.types.includes(type))
+    return `source ${source} may not write ${kind} rows of type ${JSON.stringify(type)} (it writes ${p.types.join(", ")})`;
+  return undefined;
+}

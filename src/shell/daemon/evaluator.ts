@@ -1,0 +1,245 @@
+/**
+ * The live evaluator (SPEC-0029 REQ-7): consumes committed journal rows in seq order and folds the
+ * core's `evaluate` over them, one row at a time, exactly as backtest does. A row that produced fires,
+ * holds or releases is committed with the cursor, in one transaction, before the next row is evaluated
+ * and before any of its actions start; rows that produced nothing else advance the cursor together.
+ * Only after a commit are the committed rows handed to `dispatch`. After a restart it resumes after the
+ * stored cursor with state read back from the store and windows rebuilt from the journal.
+ */
+import { evaluate, type Fire, type RowOutcome } from "../../core/evaluate.js";
+import { clearHolds, type Release, releaseOnReload } from "../../core/holds.js";
+import type { JournalRow } from "../../core/journal.js";
+import type { RuleSet } from "../../core/rule-set.js";
+import { type CoreState, StateAccumulator, type StateOp } from "../../core/state.js";
+import { annotationNode } from "../../core/targets.js";
+import { MAX_WINDOW_MS, type SelectorShape, selectorShapes, WindowFeed } from "../../core/window-index.js";
+import { failpoint } from "../failpoints.js";
+import type { DaemonMetrics } from "../metrics.js";
+import type { Annotation, DecisionStore, Decisions, PlannedAction } from "../store/decision-store.js";
+import type { JournalTable } from "../store/journal-table.js";
+
+/** What one commit made durable, for the actions that follow it. */
+export interface Committed {
+  readonly fires: readonly { readonly fire: Fire; readonly actions: readonly PlannedAction[] }[];
+  readonly holdsPlaced: readonly {
+    readonly harness: string;
+    readonly rule: string;
+    readonly fireId: string;
+  }[];
+  readonly releases: readonly Release[];
+  readonly evaluations: readonly RowOutcome["evaluations"][number][];
+}
+
+export interface EvaluatorOptions {
+  readonly journal: JournalTable;
+  readonly decisions: DecisionStore;
+  readonly metrics: DaemonMetrics;
+  readonly clock: () => number;
+  /** Called after every commit that made fires, holds or releases durable. */
+  readonly dispatch: (committed: Committed) => void;
+  /** Rows evaluated per commit when none of them fires. */
+  readonly quietBatch?: number;
+}
+
+const LEVELS = ["annotate", "notify", "hold", "stop"] as const;
+const atLeast = (level: Fire["effectiveLevel"], min: Fire["effectiveLevel"]) =>
+  LEVELS.indexOf(level) >= LEVELS.indexOf(min);
+
+/** The actions an active fire asks for after its commit (levels are cumulative, REQ-10). */
+export function plannedActions(fire: Fire): PlannedAction[] {
+  if (fire.mode !== "active" || fire.target === undefined || fire.action === "no_target") return [];
+  const out: PlannedAction[] = [];
+  if (atLeast(fire.effectiveLevel, "notify")) out.push("notify");
+  if (fire.action === "stop") out.push("stop");
+  return out;
+}
+
+class Pending {
+  rows = 0;
+  readonly ops: { at: number; op: StateOp }[] = [];
+  readonly fires: { fire: Fire; actions: PlannedAction[] }[] = [];
+  readonly annotations: Annotation[] = [];
+  readonly suppressed = new Map<string, { hash: string; rule: string; n: number }>();
+  readonly holdsPlaced: Committed["holdsPlaced"][number][] = [];
+  readonly releases: Release[] = [];
+  readonly evaluations: Committed["evaluations"][number][] = [];
+
+  add(row: JournalRow, outcome: RowOutcome): boolean {
+    this.rows++;
+    let acts = outcome.fires.length > 0 || outcome.releases.length > 0;
+    for (const op of outcome.delta) {
+      this.ops.push({ at: row.at, op });
+      if (op.op === "hold") {
+        acts = true;
+        this.holdsPlaced.push({ harness: op.hold.harness, rule: op.hold.rule, fireId: op.hold.fireId });
+      }
+    }
+    for (const fire of outcome.fires) {
+      this.fires.push({ fire, actions: plannedActions(fire) });
+      const node =
+        fire.mode === "active" && fire.target !== undefined ? annotationNode(fire.target) : undefined;
+      if (node !== undefined && fire.action !== "no_target")
+        this.annotations.push({ fireId: fire.id, node, rule: fire.rule, message: fire.message, at: fire.at });
+    }
+    for (const r of outcome.releases) this.releases.push(r);
+    for (const e of outcome.evaluations) {
+      this.evaluations.push(e);
+      if (e.result !== "suppressed") continue;
+      const key = `${e.hash}\u0000${e.rule}`;
+      const s = this.suppressed.get(key);
+      if (s === undefined) this.suppressed.set(key, { hash: e.hash, rule: e.rule, n: 1 });
+      else s.n++;
+    }
+    return acts;
+  }
+}
+
+export class Evaluator {
+  private ruleSet: RuleSet;
+  private shapes: readonly SelectorShape[];
+  private feed!: WindowFeed;
+  private acc!: StateAccumulator;
+  private cursorSeq = 0;
+  private lastAt = 0;
+  private readonly quietBatch: number;
+
+  constructor(
+    ruleSet: RuleSet,
+    private readonly options: EvaluatorOptions,
+  ) {
+    this.ruleSet = ruleSet;
+    this.shapes = selectorShapes(ruleSet.rules.map((r) => r.rule));
+    this.quietBatch = options.quietBatch ?? 1_000;
+    this.resync({ clearCostExceeded: true });
+  }
+
+  /** Re-reads state and cursor from the store and rebuilds the windows: at start, and after a failed commit. */
+  private resync(options: { readonly clearCostExceeded: boolean }): void {
+    const { decisions, journal } = this.options;
+    this.acc = new StateAccumulator(decisions.loadState(options));
+    this.cursorSeq = decisions.cursor();
+    this.lastAt = journal.atOf(this.cursorSeq) ?? 0;
+    this.rebuildFeed();
+  }
+
+  /** Windows look back up to 7 days from the cursor; the feed replays those rows from the journal. */
+  private rebuildFeed(): void {
+    this.feed = new WindowFeed(this.shapes);
+    for (const row of this.options.journal.rowsBetween(this.lastAt - MAX_WINDOW_MS, 0, this.cursorSeq))
+      this.feed.add(row);
+  }
+
+  get cursor(): number {
+    return this.cursorSeq;
+  }
+  get state(): CoreState {
+    return this.acc.current;
+  }
+  get rules(): RuleSet {
+    return this.ruleSet;
+  }
+  /** The at of the last evaluated row, for the lag gauge. */
+  get lastEvaluatedAt(): number {
+    return this.lastAt;
+  }
+
+  /**
+   * Swaps in a new rule set between two rows: holds it no longer backs are released (REQ-11 (c)) and
+   * committed first; windows are rebuilt when the selectors' key sets changed.
+   */
+  swapRuleSet(ruleSet: RuleSet): readonly Release[] {
+    const { delta, releases } = releaseOnReload(this.acc.current, ruleSet);
+    this.commitOutside(delta, releases);
+    this.ruleSet = ruleSet;
+    const shapes = selectorShapes(ruleSet.rules.map((r) => r.rule));
+    if (JSON.stringify(shapes) !== JSON.stringify(this.shapes)) {
+      this.shapes = shapes;
+      this.rebuildFeed();
+    }
+    return releases;
+  }
+
+  /** `harness rules clear` (REQ-11 (b)): the releases, committed; none means "hold not found". */
+  clear(harness: string, rule?: string): readonly Release[] {
+    const { delta, releases } = clearHolds(this.acc.current, harness, rule);
+    this.commitOutside(delta, releases);
+    return releases;
+  }
+
+  private commitOutside(delta: readonly StateOp[], releases: readonly Release[]): void {
+    if (delta.length === 0) return;
+    const at = Math.max(this.lastAt, this.options.clock());
+    this.options.decisions.commit({
+      cursor: this.cursorSeq,
+      ops: delta.map((op) => ({ at, op })),
+      fires: [],
+      annotations: [],
+      suppressed: new Map(),
+    });
+    this.acc.apply(delta);
+    this.options.dispatch({ fires: [], holdsPlaced: [], releases, evaluations: [] });
+  }
+
+  /**
+   * Evaluates committed rows after the cursor for about `budgetMs`, then returns the number evaluated,
+   * so the caller can yield to producers between slices. Throws only when a commit fails, after
+   * re-reading the committed state (nothing uncommitted is acted on).
+   */
+  step(budgetMs: number): number {
+    const started = performance.now();
+    let evaluated = 0;
+    let pending = new Pending();
+    let pendingCursor = this.cursorSeq;
+    const flush = () => {
+      if (pending.rows === 0) return;
+      const committed = pending;
+      pending = new Pending();
+      const decisions: Decisions = {
+        cursor: pendingCursor,
+        ops: committed.ops,
+        fires: committed.fires,
+        annotations: committed.annotations,
+        suppressed: committed.suppressed,
+      };
+      failpoint("eval.beforeCommit");
+      try {
+        this.options.decisions.commit(decisions);
+      } catch (e) {
+        this.resync({ clearCostExceeded: false });
+        throw new Error(
+          `evaluator: committing rows up to seq ${pendingCursor} failed: ${(e as Error).message}`,
+          {
+            cause: e,
+          },
+        );
+      }
+      failpoint("eval.afterCommit");
+      this.cursorSeq = pendingCursor;
+      if (committed.fires.length > 0 || committed.holdsPlaced.length > 0 || committed.releases.length > 0)
+        this.options.dispatch(committed);
+    };
+    const { metrics } = this.options;
+    outer: while (performance.now() - started < budgetMs) {
+      const rows = this.options.journal.rowsAfter(pendingCursor, 256);
+      if (rows.length === 0) break;
+      for (const row of rows) {
+        this.feed.add(row);
+        const t0 = performance.now();
+        const outcome = evaluate(this.ruleSet, row, this.acc.current, this.feed.readerAt(row.at));
+        metrics.evalDuration.observe((performance.now() - t0) / 1000);
+        this.acc.apply(outcome.delta);
+        pendingCursor = row.seq;
+        this.lastAt = row.at;
+        evaluated++;
+        for (const e of outcome.evaluations)
+          metrics.evaluations.inc({ rule: metrics.rule(e.rule), result: e.result });
+        for (const f of outcome.fires)
+          metrics.fires.inc({ rule: metrics.rule(f.rule), mode: f.mode, level: f.effectiveLevel });
+        if (pending.add(row, outcome) || pending.rows >= this.quietBatch) flush();
+        if (performance.now() - started >= budgetMs) break outer;
+      }
+    }
+    flush();
+    return evaluated;
+  }
+}

@@ -1,0 +1,87 @@
+/**
+ * The wire form of a journal event, as producers send it (`harness journal append`, one JSON object a
+ * line, and `JournalService.Append`): `{"kind": "run_event", "type": "tool", "at": "<RFC 3339>", …}`.
+ * The source's own time `at` is RFC 3339 on the wire and ms in the row. A fact's own `kind` field is
+ * written `fact_kind`, because `kind` names the row's kind. `docs/events.md` documents the format.
+ */
+import { admissionProblems } from "../../core/admission.js";
+import type { EventFields } from "../../core/journal.js";
+import { type EventKind, isEventKind } from "../../core/kinds.js";
+
+export interface WireProblem {
+  readonly field: string;
+  readonly message: string;
+}
+
+export type ParsedEvent =
+  | { readonly ok: true; readonly kind: EventKind; readonly event: EventFields }
+  | { readonly ok: false; readonly problems: readonly WireProblem[] };
+
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
+
+/** ms since the epoch of an RFC 3339 time, or undefined when it is not one. */
+export function parseRfc3339(s: string): number | undefined {
+  if (!RFC3339.test(s)) return undefined;
+  const ms = Date.parse(s.replace(" ", "T"));
+  return Number.isFinite(ms) ? ms : undefined;
+}
+
+/** Fields the wire carries beside the event's own: where the row goes, not what it says. */
+const ENVELOPE = new Set(["kind", "admitted_at"]);
+
+/**
+ * The event a wire object describes, checked by the core's admission rules (only its kind's REQ-4
+ * fields, each of its type and within bounds). `admitted_at` is the import's business and is ignored.
+ */
+export function parseWireEvent(wire: unknown): ParsedEvent {
+  if (typeof wire !== "object" || wire === null || Array.isArray(wire))
+    return { ok: false, problems: [{ field: "", message: "an event must be a JSON object" }] };
+  const obj = wire as Record<string, unknown>;
+  const kind = obj.kind;
+  if (typeof kind !== "string" || !isEventKind(kind))
+    return {
+      ok: false,
+      problems: [
+        {
+          field: "kind",
+          message: `kind must be one of run_event, graph_event, fact_event, tick (got ${JSON.stringify(kind)})`,
+        },
+      ],
+    };
+  const event: Record<string, unknown> = {};
+  const problems: WireProblem[] = [];
+  for (const [key, value] of Object.entries(obj)) {
+    if (ENVELOPE.has(key)) continue;
+    if (key === "at") {
+      if (value === undefined || value === null) continue;
+      const ms = typeof value === "string" ? parseRfc3339(value) : undefined;
+      if (ms === undefined) problems.push({ field: "at", message: "at must be an RFC 3339 time" });
+      else event.at = ms;
+      continue;
+    }
+    if (kind === "fact_event" && key === "fact_kind") event.kind = value;
+    else if (kind === "fact_event" && key === "kind") continue;
+    else event[key] = value;
+  }
+  problems.push(
+    ...admissionProblems(kind, event).map((p) =>
+      p.field === "kind" && kind === "fact_event"
+        ? { field: "fact_kind", message: p.message.replace(/^kind/, "fact_kind") }
+        : p,
+    ),
+  );
+  if (problems.length > 0) return { ok: false, problems };
+  return { ok: true, kind, event: event as unknown as EventFields };
+}
+
+/** The wire object of a row's event: the inverse of `parseWireEvent`, for export and tests. */
+export function toWireEvent(kind: EventKind, event: EventFields): Record<string, unknown> {
+  const out: Record<string, unknown> = { kind };
+  for (const [key, value] of Object.entries(event)) {
+    if (key === "at") {
+      if (typeof value === "number") out.at = new Date(value).toISOString();
+    } else if (kind === "fact_event" && key === "kind") out.fact_kind = value;
+    else out[key] = value;
+  }
+  return out;
+}

@@ -1,0 +1,286 @@
+/**
+ * The evaluator's decisions in the store: the core's state (cooldowns, shadow records, holds, runs in
+ * flight, hashes over their cost limit), the fire log with each fire's planned actions, annotations,
+ * suppressed counts and the cursor. `commit` writes what a stretch of rows decided in one
+ * `BEGIN IMMEDIATE` transaction, so the fires one row produced, their holds and cooldowns, and the
+ * cursor are durable together before anything acts on them (REQ-7).
+ */
+import type { Fire } from "../../core/evaluate.js";
+import type { EventFields } from "../../core/journal.js";
+import type { CoreState, Hold, StateOp } from "../../core/state.js";
+import { cooldownKey, holdKey } from "../../core/state.js";
+import type { Db } from "./open-store.js";
+
+/** What a fire asks the shell to do after the commit; annotations are written in the commit itself. */
+export type PlannedAction = "notify" | "stop";
+
+export type ActionState =
+  | "pending"
+  | "started"
+  | "ok"
+  | "error"
+  | "timeout"
+  | "dropped"
+  | "suppressed"
+  | "undelivered";
+
+export interface Annotation {
+  readonly fireId: string;
+  readonly node: string;
+  readonly rule: string;
+  readonly message: string;
+  readonly at: number;
+}
+
+export interface Decisions {
+  /** The seq of the last row these decisions cover. */
+  readonly cursor: number;
+  /** Each row's state ops, with that row's `at` (a release records when it happened). */
+  readonly ops: readonly { readonly at: number; readonly op: StateOp }[];
+  readonly fires: readonly { readonly fire: Fire; readonly actions: readonly PlannedAction[] }[];
+  readonly annotations: readonly Annotation[];
+  /** Matches inside a cooldown, per (hash, rule). */
+  readonly suppressed: ReadonlyMap<
+    string,
+    { readonly hash: string; readonly rule: string; readonly n: number }
+  >;
+}
+
+const splitKey = (key: string): [string, string] => {
+  const i = key.indexOf("\u0000");
+  return [key.slice(0, i), key.slice(i + 1)];
+};
+
+export class DecisionStore {
+  private readonly stmts;
+
+  constructor(private readonly db: Db) {
+    this.stmts = {
+      cursor: db.prepare("UPDATE evaluator SET cursor = ? WHERE id = 1"),
+      shadowSince: db.prepare(
+        "INSERT INTO rule_shadows (hash, since, completed) VALUES (?, ?, 0) ON CONFLICT (hash) DO UPDATE SET since = excluded.since, completed = 0",
+      ),
+      shadowCompleted: db.prepare(
+        "INSERT INTO rule_shadows (hash, since, completed) VALUES (?, 0, 1) ON CONFLICT (hash) DO UPDATE SET completed = 1",
+      ),
+      cooldown: db.prepare(
+        "INSERT INTO rule_cooldowns (hash, target, until, fire_id) VALUES (?, ?, ?, ?) ON CONFLICT (hash, target) DO UPDATE SET until = excluded.until, fire_id = excluded.fire_id",
+      ),
+      cooldownExpired: db.prepare("DELETE FROM rule_cooldowns WHERE hash = ? AND target = ?"),
+      hold: db.prepare(
+        "INSERT INTO rule_holds (harness, rule, hash, fire_id, since, cooldown, event) VALUES (?, ?, ?, ?, ?, ?, ?)",
+      ),
+      holdFalseSince: db.prepare(
+        "UPDATE rule_holds SET false_since = ? WHERE harness = ? AND rule = ? AND released_at IS NULL",
+      ),
+      release: db.prepare(
+        "UPDATE rule_holds SET released_at = ?, release_cause = ? WHERE harness = ? AND rule = ? AND released_at IS NULL",
+      ),
+      runStart: db.prepare(
+        "INSERT INTO runs_in_flight (harness, run) VALUES (?, ?) ON CONFLICT (harness) DO UPDATE SET run = excluded.run",
+      ),
+      runEnd: db.prepare("DELETE FROM runs_in_flight WHERE harness = ?"),
+      costExceeded: db.prepare("INSERT OR IGNORE INTO rule_cost_exceeded (hash) VALUES (?)"),
+      fire: db.prepare(
+        `INSERT INTO rule_fires (fire_id, seq, at, rule, hash, kind, type, target_kind, target_key, harness, run,
+           declared_level, effective_level, mode, action, message, primitives)
+         VALUES (@id, @seq, @at, @rule, @hash, @kind, @type, @targetKind, @targetKey, @harness, @run,
+           @declaredLevel, @effectiveLevel, @mode, @action, @message, @primitives)`,
+      ),
+      action: db.prepare(
+        "INSERT INTO rule_actions (fire_id, action, state, updated_at) VALUES (?, ?, 'pending', ?)",
+      ),
+      annotation: db.prepare(
+        "INSERT INTO rule_annotations (fire_id, node, rule, message, at) VALUES (?, ?, ?, ?, ?)",
+      ),
+      suppressed: db.prepare(
+        "INSERT INTO rule_suppressed (hash, rule, count) VALUES (?, ?, ?) ON CONFLICT (hash, rule) DO UPDATE SET count = count + excluded.count",
+      ),
+      actionState: db.prepare(
+        "UPDATE rule_actions SET state = ?, detail = ?, updated_at = ? WHERE fire_id = ? AND action = ?",
+      ),
+    };
+  }
+
+  cursor(): number {
+    return (this.db.prepare("SELECT cursor FROM evaluator WHERE id = 1").get() as { cursor: number }).cursor;
+  }
+
+  /** The core state as committed. Cost-limit disables last until the next rule-set load, so a start clears them. */
+  loadState(options: { readonly clearCostExceeded: boolean }): CoreState {
+    if (options.clearCostExceeded) this.db.prepare("DELETE FROM rule_cost_exceeded").run();
+    const cooldowns: Record<string, CoreState["cooldowns"][string]> = {};
+    for (const r of this.db.prepare("SELECT hash, target, until, fire_id FROM rule_cooldowns").all() as {
+      hash: string;
+      target: string;
+      until: number;
+      fire_id: string;
+    }[])
+      cooldowns[cooldownKey(r.hash, r.target)] = { until: r.until, fireId: r.fire_id };
+    const shadows: Record<string, CoreState["shadows"][string]> = {};
+    for (const r of this.db.prepare("SELECT hash, since, completed FROM rule_shadows").all() as {
+      hash: string;
+      since: number;
+      completed: number;
+    }[])
+      shadows[r.hash] = { since: r.since, completed: r.completed === 1 };
+    const holds: Record<string, Hold> = {};
+    for (const r of this.activeHoldRows()) holds[holdKey(r.harness, r.rule)] = toHold(r);
+    const runs: Record<string, string> = {};
+    for (const r of this.db.prepare("SELECT harness, run FROM runs_in_flight").all() as {
+      harness: string;
+      run: string;
+    }[])
+      runs[r.harness] = r.run;
+    const costExceeded: Record<string, true> = {};
+    for (const r of this.db.prepare("SELECT hash FROM rule_cost_exceeded").all() as { hash: string }[])
+      costExceeded[r.hash] = true;
+    return { cooldowns, shadows, holds, runs, costExceeded };
+  }
+
+  activeHolds(): Hold[] {
+    return this.activeHoldRows().map(toHold);
+  }
+
+  private activeHoldRows(): HoldRow[] {
+    return this.db
+      .prepare(
+        "SELECT harness, rule, hash, fire_id, since, cooldown, event, false_since FROM rule_holds WHERE released_at IS NULL ORDER BY id",
+      )
+      .all() as HoldRow[];
+  }
+
+  /** Writes one stretch of decisions and the cursor, atomically. */
+  commit(d: Decisions): void {
+    const s = this.stmts;
+    this.db
+      .transaction(() => {
+        for (const { at, op } of d.ops) this.applyOp(at, op);
+        for (const { fire, actions } of d.fires) {
+          s.fire.run({
+            id: fire.id,
+            seq: fire.seq,
+            at: fire.at,
+            rule: fire.rule,
+            hash: fire.hash,
+            kind: fire.kind,
+            type: fire.type,
+            targetKind: fire.target?.kind ?? null,
+            targetKey: fire.target?.key ?? null,
+            harness: fire.target?.harness ?? null,
+            run: fire.target?.run ?? null,
+            declaredLevel: fire.declaredLevel,
+            effectiveLevel: fire.effectiveLevel,
+            mode: fire.mode,
+            action: fire.action,
+            message: fire.message,
+            primitives: JSON.stringify(fire.primitives, (_k, v) =>
+              v instanceof Map ? Object.fromEntries(v) : v,
+            ),
+          });
+          for (const a of actions) s.action.run(fire.id, a, fire.at);
+        }
+        for (const a of d.annotations) s.annotation.run(a.fireId, a.node, a.rule, a.message, a.at);
+        for (const { hash, rule, n } of d.suppressed.values()) s.suppressed.run(hash, rule, n);
+        s.cursor.run(d.cursor);
+      })
+      .immediate();
+  }
+
+  private applyOp(at: number, op: StateOp): void {
+    const s = this.stmts;
+    switch (op.op) {
+      case "shadow_since":
+        s.shadowSince.run(op.hash, op.since);
+        break;
+      case "shadow_completed":
+        s.shadowCompleted.run(op.hash);
+        break;
+      case "cooldown": {
+        const [hash, target] = splitKey(op.key);
+        s.cooldown.run(hash, target, op.entry.until, op.entry.fireId);
+        break;
+      }
+      case "cooldown_expired": {
+        const [hash, target] = splitKey(op.key);
+        s.cooldownExpired.run(hash, target);
+        break;
+      }
+      case "hold": {
+        const h = op.hold;
+        s.hold.run(h.harness, h.rule, h.hash, h.fireId, h.since, h.cooldown, JSON.stringify(h.event));
+        break;
+      }
+      case "hold_false_since": {
+        const [harness, rule] = splitKey(op.key);
+        s.holdFalseSince.run(op.at ?? null, harness, rule);
+        break;
+      }
+      case "release": {
+        const [harness, rule] = splitKey(op.key);
+        s.release.run(at, op.cause, harness, rule);
+        break;
+      }
+      case "run_in_flight":
+        if (op.run === undefined) s.runEnd.run(op.harness);
+        else s.runStart.run(op.harness, op.run);
+        break;
+      case "cost_exceeded":
+        s.costExceeded.run(op.hash);
+        break;
+    }
+  }
+
+  /** Records an action's progress; each write is its own small transaction. */
+  setActionState(
+    fireId: string,
+    action: PlannedAction,
+    state: ActionState,
+    detail: string | undefined,
+    at: number,
+  ): void {
+    this.stmts.actionState.run(state, detail ?? null, at, fireId, action);
+  }
+
+  /**
+   * At start: actions a previous daemon committed but had not finished are lost, never repeated. Pending
+   * ones never started; started ones may or may not have reached their target.
+   */
+  markInterruptedUndelivered(at: number): number {
+    const r1 = this.db
+      .prepare(
+        "UPDATE rule_actions SET state = 'undelivered', detail = 'the daemon stopped before the action started', updated_at = ? WHERE state = 'pending'",
+      )
+      .run(at);
+    const r2 = this.db
+      .prepare(
+        "UPDATE rule_actions SET state = 'undelivered', detail = 'the daemon stopped while the action ran', updated_at = ? WHERE state = 'started'",
+      )
+      .run(at);
+    return r1.changes + r2.changes;
+  }
+}
+
+interface HoldRow {
+  harness: string;
+  rule: string;
+  hash: string;
+  fire_id: string;
+  since: number;
+  cooldown: number;
+  event: string;
+  false_since: number | null;
+}
+
+function toHold(r: HoldRow): Hold {
+  const base = {
+    rule: r.rule,
+    hash: r.hash,
+    harness: r.harness,
+    fireId: r.fire_id,
+    since: r.since,
+    cooldown: r.cooldown,
+    event: JSON.parse(r.event) as EventFields,
+  };
+  return r.false_since === null ? base : { ...base, falseSince: r.false_since };
+}

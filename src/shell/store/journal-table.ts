@@ -1,0 +1,110 @@
+/**
+ * The rule_journal table (SPEC-0029 REQ-7): rows appended in seq order with their indexed columns, paths
+ * in a child table and the REQ-4 fields as JSON; read back in seq order as the core's `JournalRow`.
+ * Appends run inside the caller's transaction, so a batch commits whole or not at all.
+ */
+import type { EventFields, JournalRow } from "../../core/journal.js";
+import { indexRow } from "../../core/journal.js";
+import type { EventKind } from "../../core/kinds.js";
+import type { Source } from "../../core/sources.js";
+import type { Db } from "./open-store.js";
+import { INDEXED_COLUMNS } from "./schema.js";
+
+export interface NewRow {
+  readonly kind: EventKind;
+  readonly source: Source;
+  /** Admission time, ms; the writer keeps it non-decreasing. */
+  readonly at: number;
+  readonly event: EventFields;
+}
+
+interface StoredRow {
+  seq: number;
+  kind: EventKind;
+  at: number;
+  event: string;
+}
+
+const toRow = (r: StoredRow): JournalRow => ({
+  seq: r.seq,
+  at: r.at,
+  kind: r.kind,
+  event: JSON.parse(r.event) as EventFields,
+});
+
+export class JournalTable {
+  private readonly insertRow;
+  private readonly insertPath;
+  private readonly after;
+  private readonly since;
+  private readonly lastStmt;
+
+  constructor(private readonly db: Db) {
+    const cols = ["kind", "type", "at", "source", ...INDEXED_COLUMNS, "event"];
+    this.insertRow = db.prepare(
+      `INSERT INTO rule_journal (${cols.join(", ")}) VALUES (${cols.map((c) => `@${c}`).join(", ")})`,
+    );
+    this.insertPath = db.prepare("INSERT INTO rule_journal_paths (seq, ord, path) VALUES (?, ?, ?)");
+    this.after = db.prepare(
+      "SELECT seq, kind, at, event FROM rule_journal WHERE seq > ? ORDER BY seq LIMIT ?",
+    );
+    this.since = db.prepare(
+      "SELECT seq, kind, at, event FROM rule_journal WHERE at > ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?",
+    );
+    this.lastStmt = db.prepare("SELECT seq, at FROM rule_journal ORDER BY seq DESC LIMIT 1");
+  }
+
+  /** Appends one row inside the caller's transaction; returns its seq. */
+  append(row: NewRow): number {
+    const indexed = indexRow({ seq: 0, at: row.at, kind: row.kind, event: row.event });
+    const params: Record<string, unknown> = {
+      kind: row.kind,
+      type: row.event.type,
+      at: row.at,
+      source: row.source,
+      event: JSON.stringify(row.event),
+    };
+    for (const c of INDEXED_COLUMNS) {
+      const v = indexed.fields[c];
+      params[c] = v === undefined ? null : typeof v === "boolean" ? (v ? 1 : 0) : v;
+    }
+    const seq = Number(this.insertRow.run(params).lastInsertRowid);
+    indexed.paths.forEach((p, ord) => {
+      this.insertPath.run(seq, ord, p);
+    });
+    return seq;
+  }
+
+  /** Up to `limit` rows after `seq`, in seq order. */
+  rowsAfter(seq: number, limit: number): JournalRow[] {
+    return (this.after.all(seq, limit) as StoredRow[]).map(toRow);
+  }
+
+  /**
+   * Rows with seq in `(fromSeq, toSeq]` admitted after `afterAt`, in seq order, a page at a time: what a
+   * window feed needs to look back from a cursor.
+   */
+  *rowsBetween(afterAt: number, fromSeq: number, toSeq: number, page = 5_000): Generator<JournalRow> {
+    let from = fromSeq;
+    for (;;) {
+      const rows = this.since.all(afterAt, from, toSeq, page) as StoredRow[];
+      for (const r of rows) yield toRow(r);
+      if (rows.length < page) return;
+      from = (rows[rows.length - 1] as StoredRow).seq;
+    }
+  }
+
+  /** The last row's seq and admission time (0 and 0 for an empty journal). */
+  last(): { seq: number; at: number } {
+    const r = this.lastStmt.get() as { seq: number; at: number } | undefined;
+    return r ?? { seq: 0, at: 0 };
+  }
+
+  /** The admission time of the row `seq`, if it is still in the journal. */
+  atOf(seq: number): number | undefined {
+    const r = this.db.prepare("SELECT at FROM rule_journal WHERE seq = ?").get(seq) as
+      | { at: number }
+      | undefined;
+    return r?.at;
+  }
+}

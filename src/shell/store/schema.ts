@@ -1,0 +1,142 @@
+/**
+ * The store's schema as numbered migrations (SQLite `user_version`). A migration runs once, in its own
+ * `BEGIN IMMEDIATE` transaction; a store whose version is newer than the last one here was written by a
+ * newer harness and is refused, never downgraded or recreated.
+ */
+
+/** The REQ-5 indexed fields stored as columns of rule_journal (`kind` and `type` are columns anyway, paths a child table). */
+export const INDEXED_COLUMNS = [
+  "harness",
+  "run",
+  "repo",
+  "branch",
+  "tool",
+  "action",
+  "is_error",
+  "digest",
+  "outcome",
+  "cause_digest",
+  "edge",
+  "predicate",
+  "status",
+  "scope",
+] as const;
+
+const V1 = `
+CREATE TABLE rule_journal (
+  seq INTEGER PRIMARY KEY,
+  kind TEXT NOT NULL,
+  type TEXT NOT NULL,
+  at INTEGER NOT NULL,
+  source TEXT NOT NULL,
+  ${INDEXED_COLUMNS.map((c) => `${c} ${c === "is_error" ? "INTEGER" : "TEXT"}`).join(",\n  ")},
+  event TEXT NOT NULL
+);
+CREATE INDEX rule_journal_at ON rule_journal (at);
+CREATE INDEX rule_journal_kind_harness ON rule_journal (kind, harness, at);
+CREATE TABLE rule_journal_paths (
+  seq INTEGER NOT NULL REFERENCES rule_journal (seq) ON DELETE CASCADE,
+  ord INTEGER NOT NULL,
+  path TEXT NOT NULL,
+  PRIMARY KEY (seq, ord)
+) WITHOUT ROWID;
+CREATE INDEX rule_journal_paths_path ON rule_journal_paths (path, seq);
+
+CREATE TABLE evaluator (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  cursor INTEGER NOT NULL
+);
+INSERT INTO evaluator (id, cursor) VALUES (1, 0);
+
+CREATE TABLE rule_fires (
+  fire_id TEXT PRIMARY KEY,
+  seq INTEGER NOT NULL,
+  at INTEGER NOT NULL,
+  rule TEXT NOT NULL,
+  hash TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  type TEXT NOT NULL,
+  target_kind TEXT,
+  target_key TEXT,
+  harness TEXT,
+  run TEXT,
+  declared_level TEXT NOT NULL,
+  effective_level TEXT NOT NULL,
+  mode TEXT NOT NULL,
+  action TEXT NOT NULL,
+  message TEXT NOT NULL,
+  primitives TEXT NOT NULL
+);
+CREATE INDEX rule_fires_hash ON rule_fires (hash, seq);
+CREATE INDEX rule_fires_harness ON rule_fires (harness, seq);
+
+-- One row per action a fire asks for, committed with the fire as 'pending'; the daemon marks it
+-- 'started' just before acting and records the result after. A restart turns what was left pending or
+-- started into 'undelivered': an action is lost at most once, never repeated.
+CREATE TABLE rule_actions (
+  fire_id TEXT NOT NULL REFERENCES rule_fires (fire_id),
+  action TEXT NOT NULL,
+  state TEXT NOT NULL,
+  detail TEXT,
+  updated_at INTEGER NOT NULL,
+  PRIMARY KEY (fire_id, action)
+) WITHOUT ROWID;
+CREATE INDEX rule_actions_state ON rule_actions (state);
+
+CREATE TABLE rule_annotations (
+  fire_id TEXT PRIMARY KEY REFERENCES rule_fires (fire_id),
+  node TEXT NOT NULL,
+  rule TEXT NOT NULL,
+  message TEXT NOT NULL,
+  at INTEGER NOT NULL
+);
+CREATE INDEX rule_annotations_node ON rule_annotations (node, at);
+
+CREATE TABLE rule_holds (
+  id INTEGER PRIMARY KEY,
+  harness TEXT NOT NULL,
+  rule TEXT NOT NULL,
+  hash TEXT NOT NULL,
+  fire_id TEXT NOT NULL,
+  since INTEGER NOT NULL,
+  cooldown INTEGER NOT NULL,
+  event TEXT NOT NULL,
+  false_since INTEGER,
+  released_at INTEGER,
+  release_cause TEXT
+);
+CREATE UNIQUE INDEX rule_holds_active ON rule_holds (harness, rule) WHERE released_at IS NULL;
+
+CREATE TABLE rule_cooldowns (
+  hash TEXT NOT NULL,
+  target TEXT NOT NULL,
+  until INTEGER NOT NULL,
+  fire_id TEXT NOT NULL,
+  PRIMARY KEY (hash, target)
+) WITHOUT ROWID;
+
+CREATE TABLE rule_shadows (
+  hash TEXT PRIMARY KEY,
+  since INTEGER NOT NULL,
+  completed INTEGER NOT NULL
+);
+
+CREATE TABLE rule_suppressed (
+  hash TEXT NOT NULL,
+  rule TEXT NOT NULL,
+  count INTEGER NOT NULL,
+  PRIMARY KEY (hash, rule)
+) WITHOUT ROWID;
+
+CREATE TABLE runs_in_flight (
+  harness TEXT PRIMARY KEY,
+  run TEXT NOT NULL
+);
+
+CREATE TABLE rule_cost_exceeded (
+  hash TEXT PRIMARY KEY
+);
+`;
+
+export const MIGRATIONS: readonly string[] = [V1];
+export const SCHEMA_VERSION = MIGRATIONS.length;
