@@ -31,3 +31,10 @@ export function sourceRefusal(source: Source, kind: EventKind, type: string): st
     return `source ${source} may not write ${kind} rows of type ${JSON.stringify(type)} (it writes ${p.types.join(", ")})`;
   return undefined;
 }
+
+/** The source that writes rows of this kind and type: what `journal import` stamps when a line names none. */
+export function defaultSource(kind: EventKind, type: string): Source {
+  for (const [source, p] of Object.entries(PRODUCES) as [Source, (typeof PRODUCES)[Source]][])
+    if (p.kind === kind && (p.types === undefined || p.types.includes(type))) return source;
+  return kind === "run_event" ? "observer" : "tick";
+}

@@ -2,6 +2,10 @@
 /** The `harness` command line. Each command's work lives in its own module; this file only wires them. */
 import { cac } from "cac";
 import { celParseCommand } from "./cel-command.js";
+import { runConfigCheck } from "./config-command.js";
+import { runDaemonCommand } from "./daemon-command.js";
+import { runJournalAppend, runJournalImport } from "./journal-command.js";
+import { runAdmission, runClear } from "./rules-command.js";
 import { packageVersion } from "./version.js";
 
 const cli = cac("harness");
@@ -21,6 +25,127 @@ cli
     if (out.stdout !== "") process.stdout.write(`${out.stdout}\n`);
     if (out.stderr !== "") process.stderr.write(`${out.stderr}\n`);
     process.exitCode = out.exitCode;
+  });
+
+const io = {
+  env: process.env,
+  out: (line: string) => process.stdout.write(`${line}\n`),
+  err: (line: string) => process.stderr.write(`${line}\n`),
+};
+
+const unknownVerb = (group: string, verb: string, expected: string): void => {
+  io.err(`harness ${group}: unknown verb '${verb}' (expected: ${expected})`);
+  process.exitCode = 2;
+};
+
+interface ClientOptions {
+  socket?: string;
+  config?: string;
+  store?: string;
+  json?: boolean;
+  rule?: string;
+  tokenFile?: string;
+}
+
+cli
+  .command(
+    "daemon",
+    "Run the rules daemon: journal, evaluator and actions (defaults when there is no config)",
+  )
+  .option("--store <path>", "The SQLite store (default $XDG_STATE_HOME/harness/harness.db)")
+  .option("--config <path>", "The global config (default $XDG_CONFIG_HOME/harness/harness.toml)")
+  .option("--socket <path>", "The Unix socket (default [server] socket, else $XDG_RUNTIME_DIR/harness.sock)")
+  .action(async (o: ClientOptions) => {
+    process.exitCode = await runDaemonCommand({
+      store: o.store,
+      config: o.config,
+      socket: o.socket,
+      env: process.env,
+      err: io.err,
+    });
+  });
+
+cli
+  .command(
+    "journal <verb> [file]",
+    "The rule journal. Verbs: append (JSON Lines on stdin), import FILE (into a store no daemon holds)",
+  )
+  .option("--store <path>", "import: the store to write")
+  .option("--token-file <path>", "append: the producer credential (or HARNESS_PRODUCER_TOKEN_FILE)")
+  .option("--socket <path>", "append: the daemon's socket")
+  .option("--config <path>", "The global config")
+  .option("--json", "Print results as JSON")
+  .action(async (verb: string, file: string | undefined, o: ClientOptions) => {
+    if (verb === "append") {
+      process.exitCode = await runJournalAppend(
+        {
+          ...(o.socket === undefined ? {} : { socket: o.socket }),
+          ...(o.config === undefined ? {} : { config: o.config }),
+          ...(o.tokenFile === undefined ? {} : { tokenFile: o.tokenFile }),
+          json: o.json === true,
+        },
+        process.stdin,
+        io,
+      );
+    } else if (verb === "import") {
+      if (file === undefined) {
+        io.err("harness journal import: FILE is required");
+        process.exitCode = 2;
+        return;
+      }
+      process.exitCode = await runJournalImport(
+        file,
+        { ...(o.store === undefined ? {} : { store: o.store }), json: o.json === true },
+        io,
+      );
+    } else unknownVerb("journal", verb, "append, import");
+  });
+
+cli
+  .command(
+    "rules <verb> [harness]",
+    "Rules. Verbs: admission <harness> (may it run now?), clear <harness> [--rule NAME]",
+  )
+  .option("--rule <name>", "clear: only this rule's hold")
+  .option("--socket <path>", "The daemon's socket")
+  .option("--config <path>", "The global config")
+  .option("--json", "Print the result as JSON")
+  .action(async (verb: string, harness: string | undefined, o: ClientOptions) => {
+    if (verb !== "admission" && verb !== "clear") {
+      unknownVerb("rules", verb, "admission, clear");
+      return;
+    }
+    if (harness === undefined) {
+      io.err(`harness rules ${verb}: <harness> is required`);
+      process.exitCode = 2;
+      return;
+    }
+    const common = { socket: o.socket, config: o.config, json: o.json };
+    process.exitCode =
+      verb === "admission"
+        ? await runAdmission(harness, common, io)
+        : await runClear(harness, { ...common, rule: o.rule }, io);
+  });
+
+cli
+  .command(
+    "config <verb> [dir]",
+    "Configuration. Verbs: check [DIR] (the global config, and the project file found from DIR)",
+  )
+  .option("--config <path>", "The global config")
+  .option("--json", "Print the findings as JSON")
+  .action(async (verb: string, dir: string | undefined, o: ClientOptions) => {
+    if (verb !== "check") {
+      unknownVerb("config", verb, "check");
+      return;
+    }
+    process.exitCode = await runConfigCheck({
+      dir,
+      config: o.config,
+      json: o.json,
+      env: process.env,
+      out: io.out,
+    });
   });
 
 cli.help();

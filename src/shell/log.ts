@@ -1,5 +1,6 @@
 /**
- * The daemon's log: structured key-value lines (pino, JSON to stdout or a file), naming rule, hash,
+ * The daemon's log: structured key-value lines (pino, JSON to stdout, written synchronously so a crash
+ * loses no line), naming rule, hash,
  * fire id and seq, and never a trace, a rationale or agent-written text. Errors that repeat per row
  * (`eval_error`, `store_error`) are logged at most once per rule per hour; the metrics count every one.
  */
@@ -16,7 +17,7 @@ export function createLog(
     timestamp: pino.stdTimeFunctions.isoTime,
   };
   return options.destination === undefined
-    ? pino(base, pino.destination({ fd: 1, sync: false }))
+    ? pino(base, pino.destination({ fd: 1, sync: true }))
     : pino(base, options.destination);
 }
 

@@ -10,13 +10,18 @@ import { evaluate, type Fire, type RowOutcome } from "../../core/evaluate.js";
 import { clearHolds, type Release, releaseOnReload } from "../../core/holds.js";
 import type { JournalRow } from "../../core/journal.js";
 import type { RuleSet } from "../../core/rule-set.js";
-import { type CoreState, StateAccumulator, type StateOp } from "../../core/state.js";
+import { type CoreState, holdKey, StateAccumulator, type StateOp } from "../../core/state.js";
 import { annotationNode } from "../../core/targets.js";
 import { MAX_WINDOW_MS, type SelectorShape, selectorShapes, WindowFeed } from "../../core/window-index.js";
 import { failpoint } from "../failpoints.js";
 import type { DaemonMetrics } from "../metrics.js";
 import type { Annotation, DecisionStore, Decisions, PlannedAction } from "../store/decision-store.js";
 import type { JournalTable } from "../store/journal-table.js";
+
+/** A released hold, with the fire that placed it. */
+export interface ReleaseInfo extends Release {
+  readonly fireId: string;
+}
 
 /** What one commit made durable, for the actions that follow it. */
 export interface Committed {
@@ -26,7 +31,7 @@ export interface Committed {
     readonly rule: string;
     readonly fireId: string;
   }[];
-  readonly releases: readonly Release[];
+  readonly releases: readonly ReleaseInfo[];
   readonly evaluations: readonly RowOutcome["evaluations"][number][];
 }
 
@@ -61,10 +66,10 @@ class Pending {
   readonly annotations: Annotation[] = [];
   readonly suppressed = new Map<string, { hash: string; rule: string; n: number }>();
   readonly holdsPlaced: Committed["holdsPlaced"][number][] = [];
-  readonly releases: Release[] = [];
+  readonly releases: ReleaseInfo[] = [];
   readonly evaluations: Committed["evaluations"][number][] = [];
 
-  add(row: JournalRow, outcome: RowOutcome): boolean {
+  add(row: JournalRow, outcome: RowOutcome, before: CoreState): boolean {
     this.rows++;
     let acts = outcome.fires.length > 0 || outcome.releases.length > 0;
     for (const op of outcome.delta) {
@@ -81,7 +86,7 @@ class Pending {
       if (node !== undefined && fire.action !== "no_target")
         this.annotations.push({ fireId: fire.id, node, rule: fire.rule, message: fire.message, at: fire.at });
     }
-    for (const r of outcome.releases) this.releases.push(r);
+    for (const r of outcome.releases) this.releases.push(withFire(r, before));
     for (const e of outcome.evaluations) {
       this.evaluations.push(e);
       if (e.result !== "suppressed") continue;
@@ -93,6 +98,11 @@ class Pending {
     return acts;
   }
 }
+
+const withFire = (r: Release, state: CoreState): ReleaseInfo => ({
+  ...r,
+  fireId: state.holds[holdKey(r.harness, r.rule)]?.fireId ?? "",
+});
 
 export class Evaluator {
   private ruleSet: RuleSet;
@@ -147,9 +157,9 @@ export class Evaluator {
    * Swaps in a new rule set between two rows: holds it no longer backs are released (REQ-11 (c)) and
    * committed first; windows are rebuilt when the selectors' key sets changed.
    */
-  swapRuleSet(ruleSet: RuleSet): readonly Release[] {
-    const { delta, releases } = releaseOnReload(this.acc.current, ruleSet);
-    this.commitOutside(delta, releases);
+  swapRuleSet(ruleSet: RuleSet): readonly ReleaseInfo[] {
+    const { delta, releases: plain } = releaseOnReload(this.acc.current, ruleSet);
+    const releases = this.commitOutside(delta, plain);
     this.ruleSet = ruleSet;
     const shapes = selectorShapes(ruleSet.rules.map((r) => r.rule));
     if (JSON.stringify(shapes) !== JSON.stringify(this.shapes)) {
@@ -160,14 +170,14 @@ export class Evaluator {
   }
 
   /** `harness rules clear` (REQ-11 (b)): the releases, committed; none means "hold not found". */
-  clear(harness: string, rule?: string): readonly Release[] {
+  clear(harness: string, rule?: string): readonly ReleaseInfo[] {
     const { delta, releases } = clearHolds(this.acc.current, harness, rule);
-    this.commitOutside(delta, releases);
-    return releases;
+    return this.commitOutside(delta, releases);
   }
 
-  private commitOutside(delta: readonly StateOp[], releases: readonly Release[]): void {
-    if (delta.length === 0) return;
+  private commitOutside(delta: readonly StateOp[], plain: readonly Release[]): ReleaseInfo[] {
+    const releases = plain.map((r) => withFire(r, this.acc.current));
+    if (delta.length === 0) return releases;
     const at = Math.max(this.lastAt, this.options.clock());
     this.options.decisions.commit({
       cursor: this.cursorSeq,
@@ -178,6 +188,7 @@ export class Evaluator {
     });
     this.acc.apply(delta);
     this.options.dispatch({ fires: [], holdsPlaced: [], releases, evaluations: [] });
+    return releases;
   }
 
   /**
@@ -225,8 +236,10 @@ export class Evaluator {
       for (const row of rows) {
         this.feed.add(row);
         const t0 = performance.now();
-        const outcome = evaluate(this.ruleSet, row, this.acc.current, this.feed.readerAt(row.at));
+        const before = this.acc.current;
+        const outcome = evaluate(this.ruleSet, row, before, this.feed.readerAt(row.at));
         metrics.evalDuration.observe((performance.now() - t0) / 1000);
+        const acts = pending.add(row, outcome, before);
         this.acc.apply(outcome.delta);
         pendingCursor = row.seq;
         this.lastAt = row.at;
@@ -235,7 +248,7 @@ export class Evaluator {
           metrics.evaluations.inc({ rule: metrics.rule(e.rule), result: e.result });
         for (const f of outcome.fires)
           metrics.fires.inc({ rule: metrics.rule(f.rule), mode: f.mode, level: f.effectiveLevel });
-        if (pending.add(row, outcome) || pending.rows >= this.quietBatch) flush();
+        if (acts || pending.rows >= this.quietBatch) flush();
         if (performance.now() - started >= budgetMs) break outer;
       }
     }

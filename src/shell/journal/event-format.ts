@@ -27,11 +27,11 @@ export function parseRfc3339(s: string): number | undefined {
 }
 
 /** Fields the wire carries beside the event's own: where the row goes, not what it says. */
-const ENVELOPE = new Set(["kind", "admitted_at"]);
+const ENVELOPE = new Set(["kind", "admitted_at", "source"]);
 
 /**
  * The event a wire object describes, checked by the core's admission rules (only its kind's REQ-4
- * fields, each of its type and within bounds). `admitted_at` is the import's business and is ignored.
+ * fields, each of its type and within bounds). `admitted_at` and `source` are the import's business and are ignored here.
  */
 export function parseWireEvent(wire: unknown): ParsedEvent {
   if (typeof wire !== "object" || wire === null || Array.isArray(wire))

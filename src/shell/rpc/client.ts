@@ -1,16 +1,20 @@
 /**
- * A `JournalService` client for producers (`harness journal append`): over the daemon's Unix socket, or
+ * Clients of the daemon: `JournalService` for producers (`harness journal append`): over the daemon's Unix socket, or
  * a base URL for its TCP listener, with the producer credential as a bearer token. HTTP/1.1 like the
  * server (`server.ts`).
  */
+
+import type { DescService } from "@bufbuild/protobuf";
 import { type Client, createClient, type Interceptor } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { JournalService } from "./gen/harness/v1/journal_pb.js";
+import { RuleService } from "./gen/harness/v1/rules_pb.js";
 import { DEFAULT_READ_MAX_BYTES } from "./server.js";
 
 export type RpcTarget = { readonly socketPath: string } | { readonly baseUrl: string };
 
 export type JournalClient = Client<typeof JournalService>;
+export type RuleClient = Client<typeof RuleService>;
 
 const bearer =
   (token: string): Interceptor =>
@@ -20,7 +24,7 @@ const bearer =
     return next(req);
   };
 
-export function journalClient(target: RpcTarget, token?: string): JournalClient {
+function client<S extends DescService>(service: S, target: RpcTarget, token: string | undefined): Client<S> {
   const transport = createConnectTransport({
     httpVersion: "1.1",
     // Over a Unix socket the URL only names the path; the host is never resolved.
@@ -30,5 +34,12 @@ export function journalClient(target: RpcTarget, token?: string): JournalClient 
     interceptors: token === undefined ? [] : [bearer(token)],
     readMaxBytes: DEFAULT_READ_MAX_BYTES,
   });
-  return createClient(JournalService, transport);
+  return createClient(service, transport);
 }
+
+export const journalClient = (target: RpcTarget, token?: string): JournalClient =>
+  client(JournalService, target, token);
+
+/** RuleService: the read tier over the socket needs no token; control calls need the control token. */
+export const ruleClient = (target: RpcTarget, token?: string): RuleClient =>
+  client(RuleService, target, token);

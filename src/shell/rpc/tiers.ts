@@ -19,6 +19,8 @@ export type Tier = "producer" | "read" | "control";
 /** Every RPC method's tier, keyed `<package>.<Service>/<Method>`. A method missing here is denied. */
 export const METHOD_TIERS: ReadonlyMap<string, Tier> = new Map<string, Tier>([
   ["harness.v1.JournalService/Append", "producer"],
+  ["harness.v1.RuleService/CheckAdmission", "read"],
+  ["harness.v1.RuleService/ClearHold", "control"],
 ]);
 
 /** Where a call arrived: the operator's Unix socket, or the opt-in TCP listener. */

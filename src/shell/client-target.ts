@@ -1,0 +1,39 @@
+/**
+ * Where the CLI finds the daemon and its credentials: `--socket`, else the global config's
+ * `[server] socket`, else the default; the control token from `[server] control_token_file`. A global
+ * config that does not load still leaves the defaults usable, so `harness rules admission` keeps
+ * answering while an operator fixes a typo.
+ */
+import { ConnectError } from "@connectrpc/connect";
+import { type GlobalConfig, readGlobalConfig } from "./config/global-config.js";
+import { controlTokenPath, globalConfigPath, socketPath } from "./config/paths.js";
+
+export interface ClientTarget {
+  readonly socketPath: string;
+  readonly controlTokenFile: string;
+  readonly config: GlobalConfig | undefined;
+}
+
+export async function clientTarget(options: {
+  readonly socket?: string | undefined;
+  readonly config?: string | undefined;
+  readonly env: NodeJS.ProcessEnv;
+}): Promise<ClientTarget> {
+  const file = options.config ?? globalConfigPath(options.env);
+  const r = await readGlobalConfig(file, options.env, { required: options.config !== undefined });
+  const config = r.ok ? r.config : undefined;
+  return {
+    socketPath: options.socket ?? config?.server.socket ?? socketPath(options.env),
+    controlTokenFile: config?.server.controlTokenFile ?? controlTokenPath(options.env),
+    config,
+  };
+}
+
+/** Whether an RPC failed because no daemon answered (as opposed to the daemon refusing). */
+export function unreachable(e: unknown): boolean {
+  const text = e instanceof ConnectError ? `${e.code} ${e.rawMessage} ${String(e.cause)}` : String(e);
+  return /ECONNREFUSED|ENOENT|EPIPE|ECONNRESET|unavailable/i.test(text);
+}
+
+/** Exit codes shared by the client commands (docs/cli.md). */
+export const EXIT = { ok: 0, failed: 1, usage: 2, unreachable: 3 } as const;

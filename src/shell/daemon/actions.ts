@@ -1,0 +1,165 @@
+/**
+ * Acting on committed decisions (SPEC-0029 REQ-10 to REQ-13), only ever after their commit: a fire's
+ * `rule_fired` goes to the notify hook, a stop to the supervisor's stop command, each action's progress
+ * recorded in the store (pending → started → its result). At most once: a crash between commit and
+ * action loses the action, which the next start records undelivered; nothing is ever retried. Holds
+ * placed and released are logged and sent as `rule_hold` and `rule_hold_released`.
+ */
+import type { Fire } from "../../core/evaluate.js";
+import { failpoint } from "../failpoints.js";
+import type { Log } from "../log.js";
+import { runHook } from "../notify/hook-process.js";
+import type { NotifyEvent } from "../notify/index.js";
+import type { ActionState, DecisionStore, PlannedAction } from "../store/decision-store.js";
+import type { Committed, ReleaseInfo } from "./evaluator.js";
+
+export interface ActionSinks {
+  /** The notifier's offer, or undefined when no hook is configured or the event is not wanted. */
+  readonly notify: ((event: NotifyEvent) => void) | undefined;
+  readonly wantsEvent: (event: NotifyEvent["event"]) => boolean;
+  /** `[supervisor] stop`: argv, given harness, run, rule, fire id and seq as further arguments. */
+  readonly stopCommand: readonly string[] | undefined;
+  readonly stopTimeoutMs: number;
+}
+
+export class ActionRunner {
+  private running = new Set<Promise<void>>();
+
+  constructor(
+    private readonly decisions: DecisionStore,
+    private readonly sinks: ActionSinks,
+    private readonly log: Log,
+    private readonly clock: () => number,
+  ) {}
+
+  private record(fire: Fire, action: PlannedAction, state: ActionState, detail?: string): void {
+    try {
+      this.decisions.setActionState(fire.id, action, state, detail, this.clock());
+    } catch (e) {
+      this.log.error(
+        { fire_id: fire.id, rule: fire.rule, seq: fire.seq, action, err: (e as Error).message },
+        "recording an action's outcome failed",
+      );
+    }
+  }
+
+  /** The notify outcome of a fire's `rule_fired`, as the notifier reports it. */
+  notifyOutcome(fireId: string, result: ActionState, detail: string): void {
+    try {
+      this.decisions.setActionState(fireId, "notify", result, detail, this.clock());
+    } catch (e) {
+      this.log.error({ fire_id: fireId, err: (e as Error).message }, "recording a notify outcome failed");
+    }
+  }
+
+  dispatch(committed: Committed): void {
+    for (const { fire, actions } of committed.fires) {
+      for (const action of actions) {
+        failpoint("action.beforeStart");
+        if (action === "notify") this.notifyFire(fire);
+        else this.stop(fire);
+      }
+    }
+    for (const h of committed.holdsPlaced) {
+      const fire = committed.fires.find((f) => f.fire.id === h.fireId)?.fire;
+      this.log.warn(
+        { rule: h.rule, harness: h.harness, fire_id: h.fireId, seq: fire?.seq },
+        "rule hold placed",
+      );
+      this.sinks.notify?.({
+        event: "rule_hold",
+        harness: h.harness,
+        state: "held",
+        message: fire?.message ?? `held by rule ${h.rule}`,
+        cause: `rule ${h.rule} fired (${h.fireId})`,
+        rule: h.rule,
+        fireId: h.fireId,
+        at: fire?.at ?? this.clock(),
+      });
+    }
+    for (const r of committed.releases) this.released(r);
+  }
+
+  private released(r: ReleaseInfo): void {
+    this.log.warn({ rule: r.rule, harness: r.harness, cause: r.cause }, "rule hold released");
+    this.sinks.notify?.({
+      event: "rule_hold_released",
+      harness: r.harness,
+      state: "released",
+      message: `hold by rule ${r.rule} released: ${r.cause}`,
+      cause: r.cause,
+      rule: r.rule,
+      fireId: r.fireId,
+      at: this.clock(),
+    });
+  }
+
+  private notifyFire(fire: Fire): void {
+    if (this.sinks.notify === undefined) {
+      this.record(fire, "notify", "undelivered", "no [notify] command is configured");
+      return;
+    }
+    if (!this.sinks.wantsEvent("rule_fired")) {
+      this.record(fire, "notify", "undelivered", "rule_fired is not in [notify] events");
+      return;
+    }
+    this.record(fire, "notify", "started");
+    failpoint("action.afterStart");
+    this.sinks.notify({
+      event: "rule_fired",
+      harness: fire.target?.harness ?? "",
+      state: fire.action === "stop" ? "stopping" : fire.action === "hold" ? "held" : "running",
+      message: fire.message,
+      cause: `${fire.kind} ${fire.type} at journal seq ${fire.seq}`,
+      rule: fire.rule,
+      level: fire.effectiveLevel,
+      declaredLevel: fire.declaredLevel,
+      fireId: fire.id,
+      action: fire.action,
+      at: fire.at,
+    });
+  }
+
+  /** REQ-12: the supervisor stops the target run; it closes it `cancelled` with reason `rule_stop`. */
+  private stop(fire: Fire): void {
+    const ctx = {
+      rule: fire.rule,
+      fire_id: fire.id,
+      seq: fire.seq,
+      harness: fire.target?.harness,
+      run: fire.target?.run,
+    };
+    const command = this.sinks.stopCommand;
+    if (command === undefined) {
+      this.log.error(ctx, "rule stop not delivered: no [supervisor] stop command is configured");
+      this.record(fire, "stop", "undelivered", "no [supervisor] stop command is configured");
+      return;
+    }
+    this.log.error(ctx, "rule stop");
+    this.record(fire, "stop", "started");
+    failpoint("action.afterStart");
+    const argv = [
+      ...command,
+      fire.target?.harness ?? "",
+      fire.target?.run ?? "",
+      fire.rule,
+      fire.id,
+      String(fire.seq),
+    ];
+    const env: Record<string, string> = {};
+    for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
+    const p = runHook({ argv, input: "", env, timeoutMs: this.sinks.stopTimeoutMs }).then((outcome) => {
+      failpoint("action.afterRun");
+      this.record(fire, "stop", outcome.result, outcome.reason);
+      if (outcome.result !== "ok")
+        this.log.error({ ...ctx, result: outcome.result, reason: outcome.reason }, "rule stop failed");
+    });
+    this.running.add(p);
+    void p.finally(() => this.running.delete(p));
+  }
+
+  /** Waits for running stop commands (shutdown, tests). */
+  async drain(): Promise<void> {
+    await Promise.all([...this.running]);
+  }
+}

@@ -1,0 +1,454 @@
+/**
+ * `harness daemon`: owns the store, admits every input as a journal row, runs the core over committed
+ * rows in seq order, commits before acting, and acts (SPEC-0029 REQ-7, REQ-10 to REQ-13). Everything runs
+ * on one event loop: the journal writer and the evaluator take turns in short slices, so a producer is
+ * never kept waiting behind a long evaluation, and neither waits on a hook, a stop or a backtest.
+ */
+import { randomBytes } from "node:crypto";
+import * as fs from "node:fs";
+import * as http from "node:http";
+import * as path from "node:path";
+import { Code, ConnectError, type ConnectRouter } from "@connectrpc/connect";
+import { MINUTE } from "../../core/durations.js";
+import type { RuleSet } from "../../core/rule-set.js";
+import type { ProducerSource } from "../../core/sources.js";
+import { formatConfigError } from "../config/config-error.js";
+import { type GlobalConfig, readGlobalConfig } from "../config/global-config.js";
+import { storePath as defaultStorePath, globalConfigPath } from "../config/paths.js";
+import { parseWireEvent } from "../journal/event-format.js";
+import { DEFAULT_BATCH_SIZE, DEFAULT_QUEUE_LIMIT, JournalWriter } from "../journal/journal-writer.js";
+import { createLog, type Log } from "../log.js";
+import { DaemonMetrics } from "../metrics.js";
+import { Notifier, notifyConfig } from "../notify/index.js";
+import { loadCredentials } from "../rpc/credentials.js";
+import { RuleService } from "../rpc/gen/harness/v1/rules_pb.js";
+import type { AdmitResult } from "../rpc/journal-service.js";
+import { type RpcServer, startRpcServer } from "../rpc/server.js";
+import { DecisionStore } from "../store/decision-store.js";
+import { JournalTable } from "../store/journal-table.js";
+import { type OpenedStore, openStore } from "../store/open-store.js";
+import { JournalPruner } from "../store/retention.js";
+import { ActionRunner } from "./actions.js";
+import { Evaluator } from "./evaluator.js";
+import { loadRuleSet } from "./rule-source.js";
+
+export interface DaemonOptions {
+  readonly env: NodeJS.ProcessEnv;
+  /** `--config`: a missing file is then an error; by default a missing global config means defaults. */
+  readonly configPath?: string;
+  /** `--store`. */
+  readonly storePath?: string;
+  /** Overrides `[server] socket`. */
+  readonly socketPath?: string;
+  readonly log?: Log;
+  /** The wall clock, ms; tests inject one. */
+  readonly clock?: () => number;
+  /** Tick period; one minute unless a test shortens it. */
+  readonly tickMs?: number;
+}
+
+export class DaemonStartError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "DaemonStartError";
+  }
+}
+
+export interface ReloadReport {
+  readonly loaded: number;
+  readonly disabled: readonly { readonly name: string; readonly reason: string; readonly message: string }[];
+  readonly unknownEnforced: readonly string[];
+  readonly released: number;
+}
+
+/** Milliseconds the evaluator runs before it yields to producers and RPCs. */
+const EVAL_SLICE_MS = 20;
+const PRUNE_EVERY_MS = 60 * MINUTE;
+const STOP_TIMEOUT_MS = 30_000;
+
+export class Daemon {
+  private evalScheduled = false;
+  private closed = false;
+  private readonly timers: NodeJS.Timeout[] = [];
+  private tickTimer: NodeJS.Timeout | undefined;
+  private rpc: RpcServer | undefined;
+  private metricsServer: http.Server | undefined;
+  private metricsAddress: string | undefined;
+  private pruning = false;
+
+  private constructor(
+    readonly config: GlobalConfig,
+    readonly store: OpenedStore,
+    readonly socketPath: string,
+    private readonly log: Log,
+    private readonly clock: () => number,
+    readonly metrics: DaemonMetrics,
+    private readonly writer: JournalWriter,
+    private readonly evaluator: Evaluator,
+    private readonly actions: ActionRunner,
+    private readonly notifier: Notifier | undefined,
+    private readonly pruner: JournalPruner,
+    private readonly configPath: string,
+    private readonly env: NodeJS.ProcessEnv,
+    private readonly tickMs: number,
+  ) {}
+
+  static async start(options: DaemonOptions): Promise<Daemon> {
+    const env = options.env;
+    const clock = options.clock ?? Date.now;
+    const log = options.log ?? createLog();
+    const configPath = options.configPath ?? globalConfigPath(env);
+    const config = await readConfig(configPath, env, options.configPath !== undefined);
+    const store = openStore(
+      options.storePath ?? defaultStorePath(env),
+      `harness daemon (pid ${process.pid})`,
+    );
+    try {
+      const decisions = new DecisionStore(store.db);
+      const lost = decisions.markInterruptedUndelivered(clock());
+      if (lost > 0)
+        log.warn({ actions: lost }, "actions interrupted by the last stop are recorded undelivered");
+      const journal = new JournalTable(store.db);
+      const metrics = new DaemonMetrics();
+      const ruleSet = loadRuleSet(config);
+      let actions: ActionRunner | undefined;
+      const notify = config.notify;
+      const notifier =
+        notify.command === undefined
+          ? undefined
+          : new Notifier(
+              notifyConfig({
+                command: notify.command,
+                timeoutMs: notify.timeout,
+                cooldownMs: notify.cooldown,
+                events: notify.events,
+              }),
+              {
+                now: clock,
+                onOutcome: (event, result, d) => {
+                  metrics.notifyDeliveries.inc({ event, result });
+                  if (event === "rule_fired") actions?.notifyOutcome(d.notification.fireId, result, d.reason);
+                  if (result !== "ok" && result !== "suppressed")
+                    log.warn(
+                      {
+                        event,
+                        rule: d.notification.rule,
+                        fire_id: d.notification.fireId,
+                        result,
+                        reason: d.reason,
+                      },
+                      "notify not delivered",
+                    );
+                },
+              },
+            );
+      const wanted = new Set(notify.events);
+      actions = new ActionRunner(
+        decisions,
+        {
+          notify: notifier === undefined ? undefined : (e) => notifier.offer(e),
+          wantsEvent: (e) => wanted.has(e),
+          stopCommand: config.supervisor.stop,
+          stopTimeoutMs: STOP_TIMEOUT_MS,
+        },
+        log,
+        clock,
+      );
+      const runner = actions;
+      let daemon: Daemon | undefined;
+      const evaluator = new Evaluator(ruleSet, {
+        journal,
+        decisions,
+        metrics,
+        clock,
+        dispatch: (committed) => {
+          runner.dispatch(committed);
+          metrics.holdsActive.set(Object.keys(daemon?.evaluatorState.holds ?? {}).length);
+        },
+      });
+      const writer = new JournalWriter(store.db, journal, {
+        queueLimit: DEFAULT_QUEUE_LIMIT,
+        batchSize: DEFAULT_BATCH_SIZE,
+        clock,
+        metrics,
+        onCommitted: () => daemon?.scheduleEvaluation(),
+        onError: (e) => log.error({ err: e.message }, "journal admission failed"),
+      });
+      const socketPath = options.socketPath ?? config.server.socket;
+      daemon = new Daemon(
+        config,
+        store,
+        socketPath,
+        log,
+        clock,
+        metrics,
+        writer,
+        evaluator,
+        actions,
+        notifier,
+        new JournalPruner(store.db, config.memory.rules.journalRetention),
+        configPath,
+        env,
+        options.tickMs ?? MINUTE,
+      );
+      daemon.reportRuleSet(ruleSet);
+      await daemon.listen();
+      daemon.startTimers();
+      daemon.scheduleEvaluation();
+      return daemon;
+    } catch (e) {
+      store.close();
+      throw e;
+    }
+  }
+
+  get evaluatorState() {
+    return this.evaluator.state;
+  }
+  get metricsUrl(): string | undefined {
+    return this.metricsAddress === undefined ? undefined : `http://${this.metricsAddress}/metrics`;
+  }
+
+  private reportRuleSet(ruleSet: RuleSet): void {
+    const active = ruleSet.rules.filter(
+      (r) => this.evaluator.state.shadows[r.rule.hash]?.completed !== false,
+    );
+    this.metrics.rulesLoaded.set({ state: "active" }, active.length);
+    this.metrics.rulesLoaded.set({ state: "shadow" }, ruleSet.rules.length - active.length);
+    this.metrics.rulesLoaded.set({ state: "disabled" }, ruleSet.disabled.length);
+    for (const d of ruleSet.disabled)
+      this.log.warn({ rule: d.name, file: d.file, reason: d.reason, detail: d.message }, "rule disabled");
+    for (const name of ruleSet.unknownEnforced)
+      this.log.warn({ rule: name }, "enforce names a rule that is not loaded");
+    this.log.info({ loaded: ruleSet.rules.length, disabled: ruleSet.disabled.length }, "rule set loaded");
+  }
+
+  /** The RPC server on the socket (and TCP when configured), with the producer credentials. */
+  private async listen(): Promise<void> {
+    const { server } = this.config;
+    ensureControlToken(server.controlTokenFile);
+    const producers = new Map<ProducerSource, string>();
+    for (const [source, file] of Object.entries(server.producers))
+      if (file !== undefined) producers.set(source as ProducerSource, file);
+    const credentials = await loadCredentials({
+      producers,
+      controlTokenFile: server.controlTokenFile,
+      ...(server.readTokenFile === undefined ? {} : { readTokenFile: server.readTokenFile }),
+    });
+    this.rpc = await startRpcServer({
+      socketPath: this.socketPath,
+      ...(server.listen === undefined ? {} : { tcpListen: `${server.listen.host}:${server.listen.port}` }),
+      credentials,
+      admit: (source, events) => this.admit(source, events),
+      routes: (router) => this.ruleRoutes(router),
+    });
+    if (server.metricsListen !== undefined)
+      await this.serveMetrics(server.metricsListen.host, server.metricsListen.port);
+  }
+
+  private ruleRoutes(router: ConnectRouter): void {
+    router.service(RuleService, {
+      checkAdmission: (req) => {
+        const holds = this.holdsOn(req.harness);
+        const first = holds[0];
+        return {
+          admitted: first === undefined,
+          holds,
+          message:
+            first === undefined
+              ? ""
+              : `${req.harness} is held by rule ${first.rule} (fire ${first.fireId}); run \`harness rules clear ${req.harness}\` to release it`,
+        };
+      },
+      clearHold: (req) => {
+        const released = this.clear(req.harness, req.rule === "" ? undefined : req.rule);
+        if (released.length === 0)
+          throw new ConnectError(
+            `hold not found: no hold on ${req.harness}${req.rule === "" ? "" : ` by rule ${req.rule}`}`,
+            Code.NotFound,
+          );
+        return { released };
+      },
+    });
+  }
+
+  private holdsOn(harness: string) {
+    return Object.values(this.evaluator.state.holds)
+      .filter((h) => h.harness === harness)
+      .sort((a, b) => a.since - b.since || (a.rule < b.rule ? -1 : 1))
+      .map((h) => ({
+        harness: h.harness,
+        rule: h.rule,
+        hash: h.hash,
+        fireId: h.fireId,
+        sinceMs: BigInt(h.since),
+      }));
+  }
+
+  /** `harness rules clear`: between two rows, like every change of state. */
+  clear(harness: string, rule: string | undefined) {
+    const holds = this.holdsOn(harness).filter((h) => rule === undefined || h.rule === rule);
+    this.evaluator.clear(harness, rule);
+    this.metrics.holdsActive.set(Object.keys(this.evaluator.state.holds).length);
+    return holds;
+  }
+
+  private async serveMetrics(host: string, port: number): Promise<void> {
+    const server = http.createServer((req, res) => {
+      if (req.url !== "/metrics") {
+        res.writeHead(404).end();
+        return;
+      }
+      this.metrics.journalLag.set(Math.max(0, (this.clock() - this.evaluator.lastEvaluatedAt) / 1000));
+      this.metrics.registry.metrics().then(
+        (text) => res.writeHead(200, { "Content-Type": this.metrics.registry.contentType }).end(text),
+        (e: Error) => res.writeHead(500).end(e.message),
+      );
+    });
+    await new Promise<void>((resolve) => {
+      server.once("error", (e) => {
+        // A busy metrics port must not keep the rules from running: say so and go on without it.
+        this.log.warn({ host, port, err: e.message }, "metrics listener not started");
+        resolve();
+      });
+      server.listen(port, host, () => {
+        const a = server.address();
+        this.metricsAddress = typeof a === "object" && a !== null ? `${host}:${a.port}` : `${host}:${port}`;
+        this.metricsServer = server;
+        resolve();
+      });
+    });
+  }
+
+  /** `JournalService.Append`: each event checked on its own, admitted through the bounded queue. */
+  async admit(source: ProducerSource, events: readonly unknown[]): Promise<readonly AdmitResult[]> {
+    const results: (AdmitResult | Promise<AdmitResult>)[] = events.map((wire) => {
+      const parsed = parseWireEvent(wire);
+      if (!parsed.ok) return { kind: "rejected", reason: parsed.problems.map((p) => p.message).join("; ") };
+      const offered = this.writer.offer({ source, kind: parsed.kind, event: parsed.event });
+      if (offered.kind === "dropped") return { kind: "dropped" };
+      return offered.seq.then(
+        (seq): AdmitResult => ({ kind: "admitted", seq }),
+        (e: Error): AdmitResult => ({ kind: "rejected", reason: `not admitted: ${e.message}` }),
+      );
+    });
+    return Promise.all(results);
+  }
+
+  scheduleEvaluation(): void {
+    if (this.evalScheduled || this.closed) return;
+    this.evalScheduled = true;
+    setImmediate(() => {
+      this.evalScheduled = false;
+      if (this.closed) return;
+      let n = 0;
+      try {
+        n = this.evaluator.step(EVAL_SLICE_MS);
+      } catch (e) {
+        this.log.error(
+          { err: (e as Error).message, cursor: this.evaluator.cursor },
+          "evaluation stalled; retrying",
+        );
+        this.timers.push(setTimeout(() => this.scheduleEvaluation(), 1_000));
+        return;
+      }
+      this.metrics.journalLag.set(Math.max(0, (this.clock() - this.evaluator.lastEvaluatedAt) / 1000));
+      if (n > 0) this.scheduleEvaluation();
+    });
+  }
+
+  private startTimers(): void {
+    const scheduleTick = () => {
+      const now = this.clock();
+      // Aligned to the wall-clock minute, so ticks land once per minute whatever the start time.
+      const wait = this.tickMs - (now % this.tickMs);
+      this.tickTimer = setTimeout(() => {
+        this.writer.offer({ source: "tick", kind: "tick", event: { type: "tick" } });
+        scheduleTick();
+      }, wait);
+    };
+    scheduleTick();
+    this.prune();
+    this.timers.push(setInterval(() => this.prune(), PRUNE_EVERY_MS));
+    process.on("SIGHUP", this.onHup);
+  }
+
+  private readonly onHup = () => {
+    this.reload().catch((e: Error) => this.log.error({ err: e.message }, "reload failed"));
+  };
+
+  /** Retention, a batch per turn of the event loop, so evaluation never waits long behind it. */
+  private prune(): void {
+    if (this.pruning) return;
+    this.pruning = true;
+    let deleted = 0;
+    const step = () => {
+      if (this.closed) return;
+      try {
+        const r = this.pruner.pruneBatch(this.clock());
+        deleted += r.deleted;
+        if (!r.done) {
+          setImmediate(step);
+          return;
+        }
+        const vacuum = () => {
+          if (this.closed) return;
+          if (this.pruner.vacuumStep() > 0) setImmediate(vacuum);
+          else this.pruning = false;
+        };
+        if (deleted > 0) this.log.info({ rows: deleted }, "journal retention pruned rows");
+        vacuum();
+      } catch (e) {
+        this.pruning = false;
+        this.log.error({ err: (e as Error).message }, "journal retention failed");
+      }
+    };
+    setImmediate(step);
+  }
+
+  /** `harness reload` and SIGHUP: the config and rule set reread, swapped in between two rows. */
+  async reload(): Promise<ReloadReport> {
+    const config = await readConfig(this.configPath, this.env, false);
+    const ruleSet = loadRuleSet(config);
+    const released = this.evaluator.swapRuleSet(ruleSet);
+    this.reportRuleSet(ruleSet);
+    return {
+      loaded: ruleSet.rules.length,
+      disabled: ruleSet.disabled.map((d) => ({ name: d.name, reason: d.reason, message: d.message })),
+      unknownEnforced: ruleSet.unknownEnforced,
+      released: released.length,
+    };
+  }
+
+  /** Commits what is queued, stops listening, waits for running actions, closes the store. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    process.off("SIGHUP", this.onHup);
+    await this.rpc?.close();
+    this.writer.close();
+    while (this.evaluator.step(1_000) > 0);
+    this.closed = true;
+    if (this.tickTimer !== undefined) clearTimeout(this.tickTimer);
+    for (const t of this.timers) clearTimeout(t);
+    await new Promise<void>((resolve) =>
+      this.metricsServer === undefined ? resolve() : this.metricsServer.close(() => resolve()),
+    );
+    await this.notifier?.drain();
+    await this.notifier?.close();
+    await this.actions.drain();
+    this.store.close();
+  }
+}
+
+async function readConfig(file: string, env: NodeJS.ProcessEnv, required: boolean): Promise<GlobalConfig> {
+  const r = await readGlobalConfig(file, env, { required });
+  if (!r.ok) throw new DaemonStartError(`config ${file}:\n${r.errors.map(formatConfigError).join("\n")}`);
+  return r.config;
+}
+
+/** The operator's control token: created on first start (0600, directory 0700), read by the CLI. */
+function ensureControlToken(file: string): void {
+  if (fs.existsSync(file)) return;
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  fs.writeFileSync(file, `${randomBytes(32).toString("base64url")}\n`, { mode: 0o600, flag: "wx" });
+}

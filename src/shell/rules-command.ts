@@ -1,0 +1,91 @@
+/**
+ * `harness rules admission <harness>` (the supervisor's check before every spawn, restart, trigger and
+ * scheduled firing) and `harness rules clear <harness> [--rule <name>]` (the operator's release, with
+ * the control token), both through `RuleService`.
+ */
+import { Code, ConnectError } from "@connectrpc/connect";
+import { clientTarget, EXIT, unreachable } from "./client-target.js";
+import { ruleClient } from "./rpc/client.js";
+import { readTokenFile } from "./rpc/credentials.js";
+
+interface Io {
+  readonly env: NodeJS.ProcessEnv;
+  readonly out: (line: string) => void;
+  readonly err: (line: string) => void;
+}
+
+interface Common {
+  readonly socket?: string | undefined;
+  readonly config?: string | undefined;
+  readonly json?: boolean | undefined;
+}
+
+const failed = (command: string, socketPath: string, e: unknown, io: Io): number => {
+  if (unreachable(e)) {
+    io.err(`harness rules ${command}: no daemon answers on ${socketPath}`);
+    return EXIT.unreachable;
+  }
+  io.err(`harness rules ${command}: ${e instanceof ConnectError ? e.rawMessage : (e as Error).message}`);
+  return EXIT.failed;
+};
+
+/** Exit 0 admitted, 1 held (the refusal names the rule and the clear command), 3 no daemon. */
+export async function runAdmission(harness: string, options: Common, io: Io): Promise<number> {
+  const target = await clientTarget({ socket: options.socket, config: options.config, env: io.env });
+  try {
+    const res = await ruleClient({ socketPath: target.socketPath }).checkAdmission({ harness });
+    if (options.json === true)
+      io.out(
+        JSON.stringify({
+          harness,
+          admitted: res.admitted,
+          message: res.message,
+          holds: res.holds.map((h) => ({
+            rule: h.rule,
+            hash: h.hash,
+            fire_id: h.fireId,
+            since: new Date(Number(h.sinceMs)).toISOString(),
+          })),
+        }),
+      );
+    else io.out(res.admitted ? `${harness}: admitted` : `${harness}: refused: ${res.message}`);
+    return res.admitted ? EXIT.ok : EXIT.failed;
+  } catch (e) {
+    return failed("admission", target.socketPath, e, io);
+  }
+}
+
+export async function runClear(
+  harness: string,
+  options: Common & { readonly rule?: string | undefined },
+  io: Io,
+): Promise<number> {
+  const target = await clientTarget({ socket: options.socket, config: options.config, env: io.env });
+  let token: string;
+  try {
+    token = await readTokenFile(target.controlTokenFile);
+  } catch (e) {
+    io.err(`harness rules clear: the operator's control token is needed: ${(e as Error).message}`);
+    return EXIT.usage;
+  }
+  try {
+    const res = await ruleClient({ socketPath: target.socketPath }, token).clearHold({
+      harness,
+      rule: options.rule ?? "",
+    });
+    if (options.json === true)
+      io.out(
+        JSON.stringify({ harness, released: res.released.map((h) => ({ rule: h.rule, fire_id: h.fireId })) }),
+      );
+    else
+      for (const h of res.released)
+        io.out(`released ${h.harness}: hold by rule ${h.rule} (fire ${h.fireId})`);
+    return EXIT.ok;
+  } catch (e) {
+    if (e instanceof ConnectError && e.code === Code.NotFound) {
+      io.err(`harness rules clear: ${e.rawMessage}`);
+      return EXIT.failed;
+    }
+    return failed("clear", target.socketPath, e, io);
+  }
+}
