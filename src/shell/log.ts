@@ -1,7 +1,7 @@
 /**
  * The daemon's log: structured key-value lines (pino, JSON to stdout, written synchronously so a crash
- * loses no line), naming rule, hash,
- * fire id and seq, and never a trace, a rationale or agent-written text. Errors that repeat per row
+ * loses no line), naming rule, hash, fire id and seq, and never a trace, a rationale or agent-written
+ * text. Errors that repeat per row
  * (`eval_error`, `store_error`) are logged at most once per rule per hour; the metrics count every one.
  */
 import { type DestinationStream, type Logger, pino } from "pino";

@@ -9,7 +9,7 @@ import * as fs from "node:fs";
 import * as http from "node:http";
 import * as path from "node:path";
 import { Code, ConnectError, type ConnectRouter } from "@connectrpc/connect";
-import { MINUTE } from "../../core/durations.js";
+import { HOUR, MINUTE } from "../../core/durations.js";
 import type { RuleSet } from "../../core/rule-set.js";
 import type { ProducerSource } from "../../core/sources.js";
 import { formatConfigError } from "../config/config-error.js";
@@ -17,7 +17,7 @@ import { type GlobalConfig, readGlobalConfig } from "../config/global-config.js"
 import { storePath as defaultStorePath, globalConfigPath } from "../config/paths.js";
 import { parseWireEvent } from "../journal/event-format.js";
 import { DEFAULT_BATCH_SIZE, DEFAULT_QUEUE_LIMIT, JournalWriter } from "../journal/journal-writer.js";
-import { createLog, type Log } from "../log.js";
+import { createLog, type Log, OncePer } from "../log.js";
 import { DaemonMetrics } from "../metrics.js";
 import { Notifier, notifyConfig } from "../notify/index.js";
 import { loadCredentials } from "../rpc/credentials.js";
@@ -156,11 +156,20 @@ export class Daemon {
       );
       const runner = actions;
       let daemon: Daemon | undefined;
+      const once = new OncePer(HOUR);
       const evaluator = new Evaluator(ruleSet, {
         journal,
         decisions,
         metrics,
         clock,
+        onFailure: (f, seq) => {
+          // cost_exceeded disables the hash until the next load, so it is logged each time it happens.
+          if (f.result === "cost_exceeded" || once.take(`${f.rule}\u0000${f.result}`, clock()))
+            log.error(
+              { rule: f.rule, hash: f.hash, seq, result: f.result, detail: f.detail },
+              "rule evaluation failed",
+            );
+        },
         dispatch: (committed) => {
           runner.dispatch(committed);
           metrics.holdsActive.set(Object.keys(daemon?.evaluatorState.holds ?? {}).length);

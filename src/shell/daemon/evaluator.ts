@@ -42,6 +42,8 @@ export interface EvaluatorOptions {
   readonly clock: () => number;
   /** Called after every commit that made fires, holds or releases durable. */
   readonly dispatch: (committed: Committed) => void;
+  /** Each eval_error, store_error and cost_exceeded result, with its row's seq, for the log. */
+  readonly onFailure?: (failure: RowOutcome["evaluations"][number], seq: number) => void;
   /** Rows evaluated per commit when none of them fires. */
   readonly quietBatch?: number;
 }
