@@ -1,11 +1,10 @@
 #!/usr/bin/env node
-/** The `harness` command line. Each command's work lives in its own module; this file only wires them. */
+/**
+ * The `harness` command line. Each command's work lives in its own module, imported only when its
+ * command runs: a supervisor calls `harness rules admission` before every spawn, and it should not pay
+ * for the CEL parser, the store and the daemon to ask one question.
+ */
 import { cac } from "cac";
-import { celParseCommand } from "./cel-command.js";
-import { runConfigCheck } from "./config-command.js";
-import { runDaemonCommand } from "./daemon-command.js";
-import { runJournalAppend, runJournalImport } from "./journal-command.js";
-import { runAdmission, runClear } from "./rules-command.js";
 import { packageVersion } from "./version.js";
 
 const cli = cac("harness");
@@ -15,12 +14,13 @@ cli
   .command("cel <verb> <expr>", "CEL tools. Verbs: parse (print the canonical form, or the errors)")
   .option("--json", "Print the result as JSON")
   .example(`harness cel parse 'event.type == "tool" && event.is_error'`)
-  .action((verb: string, expr: string, options: { json?: boolean }) => {
+  .action(async (verb: string, expr: string, options: { json?: boolean }) => {
     if (verb !== "parse") {
       process.stderr.write(`harness cel: unknown verb '${verb}' (expected: parse)\n`);
       process.exitCode = 2;
       return;
     }
+    const { celParseCommand } = await import("./cel-command.js");
     const out = celParseCommand(expr, options.json === true);
     if (out.stdout !== "") process.stdout.write(`${out.stdout}\n`);
     if (out.stderr !== "") process.stderr.write(`${out.stderr}\n`);
@@ -56,6 +56,7 @@ cli
   .option("--config <path>", "The global config (default $XDG_CONFIG_HOME/harness/harness.toml)")
   .option("--socket <path>", "The Unix socket (default [server] socket, else $XDG_RUNTIME_DIR/harness.sock)")
   .action(async (o: ClientOptions) => {
+    const { runDaemonCommand } = await import("./daemon-command.js");
     process.exitCode = await runDaemonCommand({
       store: o.store,
       config: o.config,
@@ -77,6 +78,7 @@ cli
   .option("--json", "Print results as JSON")
   .action(async (verb: string, file: string | undefined, o: ClientOptions) => {
     if (verb === "append") {
+      const { runJournalAppend } = await import("./journal-append-command.js");
       process.exitCode = await runJournalAppend(
         {
           ...(o.socket === undefined ? {} : { socket: o.socket }),
@@ -93,6 +95,7 @@ cli
         process.exitCode = 2;
         return;
       }
+      const { runJournalImport } = await import("./journal-import-command.js");
       process.exitCode = await runJournalImport(
         file,
         { ...(o.store === undefined ? {} : { store: o.store }), json: o.json === true },
@@ -120,6 +123,7 @@ cli
       process.exitCode = 2;
       return;
     }
+    const { runAdmission, runClear } = await import("./rules-command.js");
     const common = { socket: o.socket, config: o.config, json: o.json };
     process.exitCode =
       verb === "admission"
@@ -139,6 +143,7 @@ cli
       unknownVerb("config", verb, "check");
       return;
     }
+    const { runConfigCheck } = await import("./config-command.js");
     process.exitCode = await runConfigCheck({
       dir,
       config: o.config,

@@ -9,7 +9,7 @@ import { type Client, createClient, type Interceptor } from "@connectrpc/connect
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { JournalService } from "./gen/harness/v1/journal_pb.js";
 import { RuleService } from "./gen/harness/v1/rules_pb.js";
-import { DEFAULT_READ_MAX_BYTES } from "./server.js";
+import { DEFAULT_READ_MAX_BYTES } from "./limits.js";
 
 export type RpcTarget = { readonly socketPath: string } | { readonly baseUrl: string };
 

@@ -10,6 +10,7 @@ import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@conn
 import { EVENT_KINDS, isEventKind } from "../../core/kinds.js";
 import { type ProducerSource, sourceRefusal } from "../../core/sources.js";
 import type { AppendResultSchema, JournalService, WireEvent } from "./gen/harness/v1/journal_pb.js";
+import { MAX_APPEND_BATCH } from "./limits.js";
 import { CALLER } from "./tiers.js";
 
 /** What became of one event: a journal row, a refusal naming the field, or a drop (the queue was full). */
@@ -24,8 +25,7 @@ export type AdmitResult =
  */
 export type Admit = (source: ProducerSource, events: readonly unknown[]) => Promise<readonly AdmitResult[]>;
 
-/** The most events one Append may carry; a larger batch is refused whole. */
-export const MAX_APPEND_BATCH = 1000;
+export { MAX_APPEND_BATCH } from "./limits.js";
 
 type Checked =
   | { readonly ok: true; readonly wire: JsonObject }

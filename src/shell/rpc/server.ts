@@ -15,10 +15,10 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { Credentials } from "./credentials.js";
 import { JournalService } from "./gen/harness/v1/journal_pb.js";
 import { type Admit, journalService } from "./journal-service.js";
+import { DEFAULT_READ_MAX_BYTES } from "./limits.js";
 import { type Listener, METHOD_TIERS, tierInterceptor } from "./tiers.js";
 
-/** The largest request message accepted (Connect's own default is about 4 GiB). */
-export const DEFAULT_READ_MAX_BYTES = 4 * 1024 * 1024;
+export { DEFAULT_READ_MAX_BYTES } from "./limits.js";
 
 export interface RpcServerOptions {
   readonly socketPath: string;

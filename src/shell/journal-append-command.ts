@@ -1,0 +1,104 @@
+/**
+ * `harness journal append`: JSON Lines on stdin to `JournalService.Append`, with a producer credential.
+ * A bad line is reported with its line number and the rest go on; `docs/events.md` documents the format.
+ */
+import type { JsonObject } from "@bufbuild/protobuf";
+import { clientTarget, EXIT, unreachable } from "./client-target.js";
+import { jsonLines } from "./journal/json-lines.js";
+import { journalClient } from "./rpc/client.js";
+import { readTokenFile } from "./rpc/credentials.js";
+import { MAX_APPEND_BATCH } from "./rpc/limits.js";
+
+interface Io {
+  readonly env: NodeJS.ProcessEnv;
+  readonly out: (line: string) => void;
+  readonly err: (line: string) => void;
+}
+
+export async function runJournalAppend(
+  options: {
+    readonly socket?: string;
+    readonly config?: string;
+    readonly tokenFile?: string;
+    readonly json?: boolean;
+  },
+  input: NodeJS.ReadableStream,
+  io: Io,
+): Promise<number> {
+  const tokenFile = options.tokenFile ?? io.env.HARNESS_PRODUCER_TOKEN_FILE;
+  if (tokenFile === undefined) {
+    io.err(
+      "harness journal append: a producer credential is needed: --token-file PATH (or HARNESS_PRODUCER_TOKEN_FILE)",
+    );
+    return EXIT.usage;
+  }
+  let token: string;
+  try {
+    token = await readTokenFile(tokenFile);
+  } catch (e) {
+    io.err(`harness journal append: ${(e as Error).message}`);
+    return EXIT.usage;
+  }
+  const target = await clientTarget({ socket: options.socket, config: options.config, env: io.env });
+  const client = journalClient({ socketPath: target.socketPath }, token);
+  let admitted = 0;
+  let failed = 0;
+  let batch: { n: number; kind: string; event: JsonObject }[] = [];
+  const report = (n: number, outcome: string, detail?: string) => {
+    if (options.json === true)
+      io.out(JSON.stringify({ line: n, outcome, ...(detail === undefined ? {} : { detail }) }));
+    else if (outcome !== "admitted")
+      io.err(`line ${n}: ${outcome}${detail === undefined ? "" : `: ${detail}`}`);
+  };
+  const send = async (): Promise<void> => {
+    if (batch.length === 0) return;
+    const sent = batch;
+    batch = [];
+    const res = await client.append({ events: sent.map(({ kind, event }) => ({ kind, event })) });
+    res.results.forEach((r, i) => {
+      const n = (sent[i] as (typeof sent)[number]).n;
+      if (r.result.case === "admitted") {
+        admitted++;
+        report(n, "admitted", `seq ${r.result.value.seq}`);
+      } else {
+        failed++;
+        report(
+          n,
+          r.result.case ?? "unknown",
+          r.result.case === "rejected" ? r.result.value.reason : undefined,
+        );
+      }
+    });
+  };
+  try {
+    for await (const line of jsonLines(input)) {
+      if ("error" in line) {
+        failed++;
+        report(line.n, "rejected", line.error);
+        continue;
+      }
+      const v = line.value;
+      if (typeof v !== "object" || v === null || Array.isArray(v)) {
+        failed++;
+        report(line.n, "rejected", "an event must be a JSON object");
+        continue;
+      }
+      const { kind, ...event } = v as Record<string, unknown>;
+      if (typeof kind !== "string") {
+        failed++;
+        report(line.n, "rejected", "kind is required (run_event, graph_event or fact_event)");
+        continue;
+      }
+      batch.push({ n: line.n, kind, event: event as JsonObject });
+      if (batch.length >= MAX_APPEND_BATCH) await send();
+    }
+    await send();
+  } catch (e) {
+    io.err(
+      `harness journal append: ${unreachable(e) ? `no daemon answers on ${target.socketPath}` : (e as Error).message}`,
+    );
+    return unreachable(e) ? EXIT.unreachable : EXIT.failed;
+  }
+  if (options.json !== true) io.err(`harness journal append: ${admitted} admitted, ${failed} not`);
+  return failed === 0 ? EXIT.ok : EXIT.failed;
+}

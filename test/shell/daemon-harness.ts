@@ -1,0 +1,193 @@
+/**
+ * A real daemon process for tests: a temporary XDG tree with its own config, producer credentials,
+ * a recording notify hook, and the built CLI (`dist/shell/cli.js`, which `npm test` builds first).
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { fileURLToPath } from "node:url";
+import Database from "better-sqlite3";
+import type { ProducerSource } from "../../src/core/sources.js";
+
+export const CLI = fileURLToPath(new URL("../../dist/shell/cli.js", import.meta.url));
+export const HOOKS = fileURLToPath(new URL("../fixtures/hooks/", import.meta.url));
+
+export interface CliResult {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+export interface FleetOptions {
+  readonly enforce?: readonly string[];
+  /** Extra lines for the global config. */
+  readonly config?: string;
+  /** No config file at all: the daemon runs on defaults. */
+  readonly noConfig?: boolean;
+}
+
+export class TestFleet {
+  readonly root = fs.mkdtempSync(path.join(os.tmpdir(), "harness-daemon-"));
+  readonly env: NodeJS.ProcessEnv;
+  readonly deliveries = path.join(this.root, "deliveries");
+  readonly tokens = new Map<ProducerSource, string>();
+  readonly storePath: string;
+  readonly socketPath: string;
+  private daemon: ChildProcess | undefined;
+  private daemonExit: Promise<number | null> | undefined;
+  daemonStderr = "";
+  daemonStdout = "";
+
+  constructor(options: FleetOptions = {}) {
+    const xdg = (name: string) => {
+      const d = path.join(this.root, name);
+      fs.mkdirSync(d, { recursive: true, mode: 0o700 });
+      return d;
+    };
+    this.env = {
+      PATH: process.env.PATH,
+      HOME: this.root,
+      XDG_CONFIG_HOME: xdg("config"),
+      XDG_STATE_HOME: xdg("state"),
+      XDG_RUNTIME_DIR: xdg("run"),
+    };
+    this.storePath = path.join(this.root, "state", "harness", "harness.db");
+    this.socketPath = path.join(this.root, "run", "harness.sock");
+    fs.mkdirSync(this.deliveries);
+    if (options.noConfig === true) return;
+    for (const source of ["observer", "ledger", "loopguard", "graph", "facts"] as const) {
+      const file = path.join(this.root, `${source}.token`);
+      fs.writeFileSync(file, `${source}-${"x".repeat(40)}-${path.basename(this.root)}\n`, { mode: 0o600 });
+      this.tokens.set(source, file);
+    }
+    fs.mkdirSync(path.join(this.root, "config", "harness"), { recursive: true });
+    fs.writeFileSync(
+      path.join(this.root, "config", "harness", "harness.toml"),
+      [
+        "[memory.rules]",
+        `enforce = ${JSON.stringify(options.enforce ?? [])}`,
+        "[notify]",
+        `command = ${JSON.stringify([path.join(HOOKS, "record"), this.deliveries])}`,
+        'timeout = "5s"',
+        'cooldown = "0s"',
+        "[server]",
+        'metrics_listen = "127.0.0.1:0"',
+        "[server.producers]",
+        ...[...this.tokens].map(([s, f]) => `${s} = ${JSON.stringify(f)}`),
+        options.config ?? "",
+      ].join("\n"),
+    );
+  }
+
+  /** Starts `harness daemon` and resolves once it says where it listens. */
+  async start(extraEnv: NodeJS.ProcessEnv = {}): Promise<string> {
+    this.daemonStderr = "";
+    this.daemonStdout = "";
+    const child = spawn(process.execPath, [CLI, "daemon"], {
+      env: { ...this.env, ...extraEnv },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    this.daemon = child;
+    this.daemonExit = new Promise((resolve) => child.on("exit", (code) => resolve(code)));
+    child.stdout?.on("data", (d: Buffer) => {
+      this.daemonStdout += d.toString();
+    });
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`daemon did not start: ${this.daemonStderr}`)), 15_000);
+      child.stderr?.on("data", (d: Buffer) => {
+        this.daemonStderr += d.toString();
+        if (/harness daemon: store /.test(this.daemonStderr)) {
+          clearTimeout(timer);
+          resolve(this.daemonStderr);
+        }
+      });
+      child.on("exit", (code) => {
+        clearTimeout(timer);
+        reject(new Error(`daemon exited ${code}: ${this.daemonStderr}`));
+      });
+    });
+  }
+
+  /** Waits for the daemon to exit (after a failpoint's SIGKILL, or a stop). */
+  async exited(timeoutMs = 15_000): Promise<number | null> {
+    const exit = this.daemonExit ?? Promise.resolve(null);
+    return Promise.race([
+      exit,
+      new Promise<never>((_, reject) =>
+        setTimeout(() => reject(new Error("daemon did not exit")), timeoutMs),
+      ),
+    ]);
+  }
+
+  async stop(): Promise<void> {
+    if (this.daemon === undefined || this.daemon.exitCode !== null || this.daemon.signalCode !== null) return;
+    this.daemon.kill("SIGTERM");
+    await this.exited();
+  }
+
+  get running(): boolean {
+    return this.daemon !== undefined && this.daemon.exitCode === null && this.daemon.signalCode === null;
+  }
+
+  /** Runs the real CLI with this fleet's environment. */
+  cli(args: readonly string[], stdin = ""): Promise<CliResult> {
+    return new Promise((resolve) => {
+      const child = spawn(process.execPath, [CLI, ...args], {
+        env: this.env,
+        stdio: ["pipe", "pipe", "pipe"],
+      });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.on("data", (d: Buffer) => {
+        stdout += d.toString();
+      });
+      child.stderr.on("data", (d: Buffer) => {
+        stderr += d.toString();
+      });
+      child.on("exit", (code) => resolve({ code, stdout, stderr }));
+      child.stdin.end(stdin);
+    });
+  }
+
+  /** A read-only look at the store. */
+  query<T>(sql: string, ...params: unknown[]): T[] {
+    const db = new Database(this.storePath, { readonly: true, fileMustExist: true });
+    try {
+      return db.prepare(sql).all(...params) as T[];
+    } finally {
+      db.close();
+    }
+  }
+
+  /** Polls until `done` holds (the daemon works asynchronously). */
+  async until(done: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+    const start = Date.now();
+    while (!done()) {
+      if (Date.now() - start > timeoutMs)
+        throw new Error(`timed out waiting for ${what}\n${this.daemonStderr}`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  }
+
+  /** The payloads the notify hook received. */
+  delivered(): Record<string, unknown>[] {
+    return fs
+      .readdirSync(this.deliveries)
+      .filter((f) => f.endsWith(".json"))
+      .map(
+        (f) => JSON.parse(fs.readFileSync(path.join(this.deliveries, f), "utf8")) as Record<string, unknown>,
+      );
+  }
+
+  async dispose(): Promise<void> {
+    if (this.daemon !== undefined && this.running) {
+      this.daemon.kill("SIGKILL");
+      await this.exited().catch(() => undefined);
+    }
+    fs.rmSync(this.root, { recursive: true, force: true });
+  }
+}
+
+export const jsonl = (events: readonly Record<string, unknown>[]): string =>
+  events.map((e) => JSON.stringify(e)).join("\n");
