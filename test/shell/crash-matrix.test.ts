@@ -1,0 +1,169 @@
+/**
+ * The crash matrix (issue 5): a daemon killed with SIGKILL at each point between admission, evaluation,
+ * commit and action, then restarted. After the restart, fires equal a fold of the core over the
+ * admitted rows, no fire is acted on twice, and every action lost is recorded undelivered.
+ */
+import type { JsonObject } from "@bufbuild/protobuf";
+import { afterEach, describe, expect, it } from "vitest";
+import { fold } from "../../src/core/backtest.js";
+import type { JournalRow } from "../../src/core/journal.js";
+import { assembleRuleSet } from "../../src/core/rule-set.js";
+import type { ProducerSource } from "../../src/core/sources.js";
+import { loadStarterPack } from "../../src/core/starter-pack.js";
+import { emptyState } from "../../src/core/state.js";
+import { indexedWindows, selectorShapes } from "../../src/core/window-index.js";
+import { journalClient } from "../../src/shell/rpc/client.js";
+import { readTokenFile } from "../../src/shell/rpc/credentials.js";
+import { TestFleet } from "./daemon-harness.js";
+
+const ENFORCE = ["budget-exhaustion-recurring", "restart-into-same-failure"];
+
+const closed = (harness: string, n: number, outcome: string, cause = "") => ({
+  type: "closed",
+  harness,
+  run: `${harness}#${n}`,
+  outcome,
+  cause_digest: cause,
+});
+const verifyFailed = (harness: string, n: number) => ({
+  type: "tool",
+  harness,
+  run: `${harness}#${n}`,
+  action: "verify",
+  is_error: true,
+  repo: "forge.example/org/reduit",
+  digest: "d1",
+});
+
+/** Batches that make fires at hold and notify levels across several commits. */
+const BATCHES: readonly {
+  readonly source: ProducerSource;
+  readonly events: readonly Record<string, unknown>[];
+}[] = [
+  { source: "ledger", events: [closed("impl", 1, "budget_exceeded"), closed("impl", 2, "budget_exceeded")] },
+  { source: "observer", events: [verifyFailed("impl", 3), verifyFailed("impl", 4)] },
+  { source: "ledger", events: [1, 2, 3].map((n) => closed("worker", n, "failed", "c1")) },
+  { source: "observer", events: [verifyFailed("docs", 1), verifyFailed("docs", 2), verifyFailed("api", 1)] },
+  {
+    source: "ledger",
+    events: [closed("nightly", 1, "budget_exceeded"), closed("nightly", 2, "budget_exceeded")],
+  },
+  { source: "ledger", events: [1, 2, 3].map((n) => closed("lint", n, "failed", "c2")) },
+];
+
+// action.afterRun is reached only by a stop command, and no starter rule stops.
+const POINTS = [
+  "admit.beforeCommit",
+  "admit.afterCommit",
+  "eval.beforeCommit",
+  "eval.afterCommit",
+  "action.beforeStart",
+  "action.afterStart",
+];
+const NTH = process.env.PROPERTY_RUNS_FACTOR === undefined ? [1, 3] : [1, 2, 3, 4, 5];
+
+const fleets: TestFleet[] = [];
+afterEach(async () => {
+  for (const f of fleets.splice(0)) await f.dispose();
+});
+
+async function send(f: TestFleet, batch: (typeof BATCHES)[number]): Promise<boolean> {
+  const token = await readTokenFile(f.tokens.get(batch.source) as string);
+  try {
+    await journalClient({ socketPath: f.socketPath }, token).append({
+      events: batch.events.map((e) => ({ kind: "run_event", event: e as JsonObject })),
+    });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const settled = (f: TestFleet) => {
+  const cursor = f.query<{ cursor: number }>("SELECT cursor FROM evaluator")[0]?.cursor;
+  const last = f.query<{ last: number | null }>("SELECT max(seq) AS last FROM rule_journal")[0]?.last;
+  const open = f.query("SELECT 1 FROM rule_actions WHERE state IN ('pending', 'started')");
+  return cursor === (last ?? 0) && open.length === 0;
+};
+
+describe("crash matrix", () => {
+  for (const point of POINTS)
+    for (const nth of NTH)
+      it(`a SIGKILL at ${point}@${nth} loses no evaluation and repeats no action`, async () => {
+        const f = new TestFleet({ enforce: ENFORCE });
+        fleets.push(f);
+        await f.start({ HARNESS_FAILPOINTS: `${point}@${nth}` });
+        let next = 0;
+        while (next < BATCHES.length && f.running) {
+          const ok = await send(f, BATCHES[next] as (typeof BATCHES)[number]);
+          next++;
+          if (!ok) {
+            await f.exited();
+            break;
+          }
+          await f.until(() => !f.running || settled(f), "the batch's evaluation").catch(() => undefined);
+        }
+        const killed = !f.running;
+        expect(killed, `the failpoint ${point}@${nth} was reached`).toBe(true);
+        await f.stop();
+        await f.start();
+        for (; next < BATCHES.length; next++)
+          expect(await send(f, BATCHES[next] as (typeof BATCHES)[number])).toBe(true);
+        await f.until(() => settled(f), "evaluation after the restart");
+        await f.stop();
+
+        const rows = f
+          .query<{ seq: number; at: number; kind: JournalRow["kind"]; event: string }>(
+            "SELECT seq, at, kind, event FROM rule_journal ORDER BY seq",
+          )
+          .map((r) => ({ seq: r.seq, at: r.at, kind: r.kind, event: JSON.parse(r.event) }));
+        expect(rows.map((r) => r.seq)).toEqual(rows.map((_, i) => i + 1));
+        for (let i = 1; i < rows.length; i++)
+          expect((rows[i] as JournalRow).at).toBeGreaterThanOrEqual((rows[i - 1] as JournalRow).at);
+
+        const ruleSet = assembleRuleSet({
+          starter: loadStarterPack(),
+          policy: [],
+          enforce: ENFORCE,
+          shadowPeriod: 7 * 86_400_000,
+        });
+        const shapes = selectorShapes(ruleSet.rules.map((r) => r.rule));
+        const expected = fold(ruleSet, rows, emptyState, indexedWindows(rows, shapes)).outcomes.flatMap(
+          (o) => o.fires,
+        );
+        const live = f.query<{ fire_id: string; rule: string; action: string }>(
+          "SELECT fire_id, rule, action FROM rule_fires ORDER BY seq, fire_id",
+        );
+        expect(live).toEqual(expected.map((x) => ({ fire_id: x.id, rule: x.rule, action: x.action })));
+        expect(live.length).toBeGreaterThan(0);
+
+        const deliveries = f
+          .delivered()
+          .filter((d) => d.event === "rule_fired")
+          .map((d) => d.fire_id as string);
+        expect(new Set(deliveries).size, "no fire is delivered twice").toBe(deliveries.length);
+        const actions = f.query<{ fire_id: string; action: string; state: string }>(
+          "SELECT fire_id, action, state FROM rule_actions",
+        );
+        for (const a of actions) expect(["ok", "undelivered"], `${a.fire_id} ${a.action}`).toContain(a.state);
+        for (const a of actions.filter((x) => x.state === "ok")) expect(deliveries).toContain(a.fire_id);
+        const recorded = new Map(actions.map((a) => [a.fire_id, a.state]));
+        for (const d of deliveries)
+          expect(recorded.has(d), `delivery of ${d} has an action record`).toBe(true);
+        // Every notify a fire asked for is accounted for: delivered once, or recorded lost.
+        const asked = expected.filter(
+          (x) => x.mode === "active" && x.action !== "no_target" && x.effectiveLevel !== "annotate",
+        );
+        expect(
+          actions
+            .filter((a) => a.action === "notify")
+            .map((a) => a.fire_id)
+            .sort(),
+        ).toEqual(asked.map((x) => x.id).sort());
+        if (point.startsWith("action."))
+          expect(
+            actions.some((a) => a.state === "undelivered"),
+            "a crash during actions loses one",
+          ).toBe(true);
+      });
+});
