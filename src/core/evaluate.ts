@@ -42,6 +42,8 @@ export interface Fire {
   readonly effectiveLevel: Level;
   readonly mode: Mode;
   readonly action: Action;
+  /** For a stop: the run it stops, the target run or, for a harness target, the harness's run in flight. */
+  readonly stopRun?: string;
   readonly message: string;
   readonly primitives: readonly PrimitiveCall[];
 }
@@ -229,6 +231,12 @@ function makeFire(
   if (target === undefined) action = "no_target";
   else if (mode === "shadow") action = "none";
   else action = actionFor(effectiveLevel, target, rule, id, row, state, emit);
+  const stopRun =
+    action === "stop" && target !== undefined
+      ? target.kind === "run"
+        ? target.run
+        : state.run(target.harness ?? "")
+      : undefined;
   return {
     id,
     rule: rule.spec.name,
@@ -242,6 +250,7 @@ function makeFire(
     effectiveLevel,
     mode,
     action,
+    ...(stopRun === undefined ? {} : { stopRun }),
     message: renderMessage(rule.spec.message, {
       rule: rule.spec.name,
       level: effectiveLevel,

@@ -36,4 +36,4 @@ export function unreachable(e: unknown): boolean {
 }
 
 /** Exit codes shared by the client commands (docs/cli.md). */
-export const EXIT = { ok: 0, failed: 1, usage: 2, unreachable: 3 } as const;
+export const EXIT = { ok: 0, failed: 1, usage: 2, unreachable: 3, error: 4 } as const;

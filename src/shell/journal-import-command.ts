@@ -4,7 +4,7 @@
  * `admitted_at`, which must not decrease, and `source` (default: the source that writes its kind).
  */
 import * as fs from "node:fs";
-import { defaultSource, isProducerSource, type Source } from "../core/sources.js";
+import { defaultSource, isProducerSource, type Source, sourceRefusal } from "../core/sources.js";
 import { EXIT } from "./client-target.js";
 import { storePath as defaultStorePath } from "./config/paths.js";
 import { parseRfc3339, parseWireEvent } from "./journal/event-format.js";
@@ -59,7 +59,7 @@ export async function runJournalImport(
         refuse(line.n, line.error);
         continue;
       }
-      const parsed = parseWireEvent(line.value);
+      const parsed = parseWireEvent(line.value, { importLine: true });
       if (!parsed.ok) {
         refuse(line.n, parsed.problems.map((p) => p.message).join("; "));
         continue;
@@ -88,6 +88,11 @@ export async function runJournalImport(
           continue;
         }
         source = obj.source as Source;
+      }
+      const refusal = sourceRefusal(source, parsed.kind, parsed.event.type);
+      if (refusal !== undefined) {
+        refuse(line.n, refusal);
+        continue;
       }
       lastAt = at;
       pending.push({ kind: { kind: parsed.kind, source, at, event: parsed.event } });

@@ -26,10 +26,10 @@ const failed = (command: string, socketPath: string, e: unknown, io: Io): number
     return EXIT.unreachable;
   }
   io.err(`harness rules ${command}: ${e instanceof ConnectError ? e.rawMessage : (e as Error).message}`);
-  return EXIT.failed;
+  return EXIT.error;
 };
 
-/** Exit 0 admitted, 1 held (the refusal names the rule and the clear command), 3 no daemon. */
+/** Exit 0 admitted, 1 held (the refusal names the rule and the clear command), 3 no daemon, 4 any other error. */
 export async function runAdmission(harness: string, options: Common, io: Io): Promise<number> {
   const target = await clientTarget({ socket: options.socket, config: options.config, env: io.env });
   try {

@@ -127,7 +127,7 @@ export class ActionRunner {
       fire_id: fire.id,
       seq: fire.seq,
       harness: fire.target?.harness,
-      run: fire.target?.run,
+      run: fire.stopRun,
     };
     const command = this.sinks.stopCommand;
     if (command === undefined) {
@@ -141,7 +141,7 @@ export class ActionRunner {
     const argv = [
       ...command,
       fire.target?.harness ?? "",
-      fire.target?.run ?? "",
+      fire.stopRun ?? "",
       fire.rule,
       fire.id,
       String(fire.seq),

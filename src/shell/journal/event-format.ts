@@ -26,14 +26,14 @@ export function parseRfc3339(s: string): number | undefined {
   return Number.isFinite(ms) ? ms : undefined;
 }
 
-/** Fields the wire carries beside the event's own: where the row goes, not what it says. */
-const ENVELOPE = new Set(["kind", "admitted_at", "source"]);
+/** Fields an import line carries beside the event's own: where the row goes, not what it says. */
+const IMPORT_ENVELOPE = new Set(["admitted_at", "source"]);
 
 /**
  * The event a wire object describes, checked by the core's admission rules (only its kind's REQ-4
  * fields, each of its type and within bounds). `admitted_at` and `source` are the import's business and are ignored here.
  */
-export function parseWireEvent(wire: unknown): ParsedEvent {
+export function parseWireEvent(wire: unknown, options: { readonly importLine?: boolean } = {}): ParsedEvent {
   if (typeof wire !== "object" || wire === null || Array.isArray(wire))
     return { ok: false, problems: [{ field: "", message: "an event must be a JSON object" }] };
   const obj = wire as Record<string, unknown>;
@@ -51,7 +51,8 @@ export function parseWireEvent(wire: unknown): ParsedEvent {
   const event: Record<string, unknown> = {};
   const problems: WireProblem[] = [];
   for (const [key, value] of Object.entries(obj)) {
-    if (ENVELOPE.has(key)) continue;
+    // A producer's line may not set its own source or admission time; the server stamps both.
+    if (key === "kind" || (options.importLine === true && IMPORT_ENVELOPE.has(key))) continue;
     if (key === "at") {
       if (value === undefined || value === null) continue;
       const ms = typeof value === "string" ? parseRfc3339(value) : undefined;
