@@ -132,6 +132,31 @@ cli
   });
 
 cli
+  .command("reload", "Make the daemon reread its config and rule set (needs the operator's control token)")
+  .option("--socket <path>", "The daemon's socket")
+  .option("--config <path>", "The global config")
+  .option("--json", "Print the result as JSON")
+  .action(async (o: ClientOptions) => {
+    const { runReload } = await import("./reload-command.js");
+    process.exitCode = await runReload({ socket: o.socket, config: o.config, json: o.json }, io);
+  });
+
+cli
+  .command(
+    "demo",
+    "Watch the starter rules on a simulated fleet (a temporary daemon; nothing of yours is touched)",
+  )
+  .option("--seconds <n>", "About how long the fleet runs (default 20)")
+  .option("--keep", "Keep the temporary directory and print where it is")
+  .action(async (o: { seconds?: number; keep?: boolean }) => {
+    const { runDemo } = await import("./demo/demo.js");
+    process.exitCode = await runDemo(io, {
+      ...(o.seconds === undefined ? {} : { seconds: Number(o.seconds) }),
+      ...(o.keep === true ? { keep: true } : {}),
+    });
+  });
+
+cli
   .command(
     "config <verb> [dir]",
     "Configuration. Verbs: check [DIR] (the global config, and the project file found from DIR)",

@@ -57,6 +57,33 @@ describe("the daemon's loop", () => {
     expect(f.daemonStdout).toMatch(/"rule":"no-such-rule".*enforce names a rule that is not loaded/);
   });
 
+  it("harness reload swaps the rule set in and reports what loaded, what is disabled and what enforce misses", async () => {
+    const f = new TestFleet();
+    fleets.push(f);
+    await f.start();
+    const config = path.join(f.root, "config", "harness", "harness.toml");
+    fs.writeFileSync(
+      config,
+      fs
+        .readFileSync(config, "utf8")
+        .replace(/enforce = .*/, 'enforce = ["no-such-rule"]\ndisable = ["cross-run-churn"]'),
+    );
+    const r = await f.cli(["reload", "--json"]);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({
+      loaded: 5,
+      disabled: [
+        { name: "cross-run-churn", reason: "operator", message: "listed in [memory.rules] disable" },
+      ],
+      unknown_enforced: ["no-such-rule"],
+      released: 0,
+    });
+    fs.writeFileSync(config, "[memory.rules]\nenforce = 3\n");
+    const bad = await f.cli(["reload"]);
+    expect(bad.code).toBe(4);
+    expect(bad.stderr).toMatch(/reload failed; the rule set in force is unchanged: .*enforce/s);
+  });
+
   it("keeps evaluating at its pace while the notify hook hangs, and records the timeout", async () => {
     const f = new TestFleet();
     fleets.push(f);

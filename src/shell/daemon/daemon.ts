@@ -45,6 +45,8 @@ export interface DaemonOptions {
   readonly clock?: () => number;
   /** Tick period; one minute unless a test shortens it. */
   readonly tickMs?: number;
+  /** How a config becomes a rule set, at start and on every reload; `loadRuleSet` unless a test adds rules. */
+  readonly loadRules?: (config: GlobalConfig) => RuleSet;
 }
 
 export class DaemonStartError extends Error {
@@ -91,6 +93,7 @@ export class Daemon {
     private readonly configPath: string,
     private readonly env: NodeJS.ProcessEnv,
     private readonly tickMs: number,
+    private readonly loadRules: (config: GlobalConfig) => RuleSet,
   ) {}
 
   static async start(options: DaemonOptions): Promise<Daemon> {
@@ -110,7 +113,8 @@ export class Daemon {
         log.warn({ actions: lost }, "actions interrupted by the last stop are recorded undelivered");
       const journal = new JournalTable(store.db);
       const metrics = new DaemonMetrics();
-      const ruleSet = loadRuleSet(config);
+      const loadRules = options.loadRules ?? loadRuleSet;
+      const ruleSet = loadRules(config);
       let actions: ActionRunner | undefined;
       const notify = config.notify;
       const notifier =
@@ -199,6 +203,7 @@ export class Daemon {
         configPath,
         env,
         options.tickMs ?? MINUTE,
+        loadRules,
       );
       daemon.reportRuleSet(ruleSet);
       await daemon.listen();
@@ -277,6 +282,17 @@ export class Daemon {
             Code.NotFound,
           );
         return { released };
+      },
+      reload: async () => {
+        try {
+          const r = await this.reload();
+          return { ...r, disabled: [...r.disabled], unknownEnforced: [...r.unknownEnforced] };
+        } catch (e) {
+          throw new ConnectError(
+            `reload failed; the rule set in force is unchanged: ${(e as Error).message}`,
+            Code.FailedPrecondition,
+          );
+        }
       },
     });
   }
@@ -418,7 +434,7 @@ export class Daemon {
   /** `harness reload` and SIGHUP: the config and rule set reread, swapped in between two rows. */
   async reload(): Promise<ReloadReport> {
     const config = await readConfig(this.configPath, this.env, false);
-    const ruleSet = loadRuleSet(config);
+    const ruleSet = this.loadRules(config);
     const released = this.evaluator.swapRuleSet(ruleSet);
     this.reportRuleSet(ruleSet);
     return {

@@ -21,6 +21,7 @@ export const METHOD_TIERS: ReadonlyMap<string, Tier> = new Map<string, Tier>([
   ["harness.v1.JournalService/Append", "producer"],
   ["harness.v1.RuleService/CheckAdmission", "read"],
   ["harness.v1.RuleService/ClearHold", "control"],
+  ["harness.v1.RuleService/Reload", "control"],
 ]);
 
 /** Where a call arrived: the operator's Unix socket, or the opt-in TCP listener. */

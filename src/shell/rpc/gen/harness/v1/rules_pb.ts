@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file harness/v1/rules.proto.
  */
 export const file_harness_v1_rules: GenFile = /*@__PURE__*/
-  fileDesc("ChZoYXJuZXNzL3YxL3J1bGVzLnByb3RvEgpoYXJuZXNzLnYxIigKFUNoZWNrQWRtaXNzaW9uUmVxdWVzdBIPCgdoYXJuZXNzGAEgASgJImAKFkNoZWNrQWRtaXNzaW9uUmVzcG9uc2USEAoIYWRtaXR0ZWQYASABKAgSIwoFaG9sZHMYAiADKAsyFC5oYXJuZXNzLnYxLkhvbGRJbmZvEg8KB21lc3NhZ2UYAyABKAkiWgoISG9sZEluZm8SDwoHaGFybmVzcxgBIAEoCRIMCgRydWxlGAIgASgJEgwKBGhhc2gYAyABKAkSDwoHZmlyZV9pZBgEIAEoCRIQCghzaW5jZV9tcxgFIAEoAyIxChBDbGVhckhvbGRSZXF1ZXN0Eg8KB2hhcm5lc3MYASABKAkSDAoEcnVsZRgCIAEoCSI7ChFDbGVhckhvbGRSZXNwb25zZRImCghyZWxlYXNlZBgBIAMoCzIULmhhcm5lc3MudjEuSG9sZEluZm8ysAEKC1J1bGVTZXJ2aWNlElcKDkNoZWNrQWRtaXNzaW9uEiEuaGFybmVzcy52MS5DaGVja0FkbWlzc2lvblJlcXVlc3QaIi5oYXJuZXNzLnYxLkNoZWNrQWRtaXNzaW9uUmVzcG9uc2USSAoJQ2xlYXJIb2xkEhwuaGFybmVzcy52MS5DbGVhckhvbGRSZXF1ZXN0Gh0uaGFybmVzcy52MS5DbGVhckhvbGRSZXNwb25zZWIGcHJvdG8z");
+  fileDesc("ChZoYXJuZXNzL3YxL3J1bGVzLnByb3RvEgpoYXJuZXNzLnYxIigKFUNoZWNrQWRtaXNzaW9uUmVxdWVzdBIPCgdoYXJuZXNzGAEgASgJImAKFkNoZWNrQWRtaXNzaW9uUmVzcG9uc2USEAoIYWRtaXR0ZWQYASABKAgSIwoFaG9sZHMYAiADKAsyFC5oYXJuZXNzLnYxLkhvbGRJbmZvEg8KB21lc3NhZ2UYAyABKAkiWgoISG9sZEluZm8SDwoHaGFybmVzcxgBIAEoCRIMCgRydWxlGAIgASgJEgwKBGhhc2gYAyABKAkSDwoHZmlyZV9pZBgEIAEoCRIQCghzaW5jZV9tcxgFIAEoAyIxChBDbGVhckhvbGRSZXF1ZXN0Eg8KB2hhcm5lc3MYASABKAkSDAoEcnVsZRgCIAEoCSI7ChFDbGVhckhvbGRSZXNwb25zZRImCghyZWxlYXNlZBgBIAMoCzIULmhhcm5lc3MudjEuSG9sZEluZm8iDwoNUmVsb2FkUmVxdWVzdCJ4Cg5SZWxvYWRSZXNwb25zZRIOCgZsb2FkZWQYASABKA0SKgoIZGlzYWJsZWQYAiADKAsyGC5oYXJuZXNzLnYxLkRpc2FibGVkUnVsZRIYChB1bmtub3duX2VuZm9yY2VkGAMgAygJEhAKCHJlbGVhc2VkGAQgASgNIj0KDERpc2FibGVkUnVsZRIMCgRuYW1lGAEgASgJEg4KBnJlYXNvbhgCIAEoCRIPCgdtZXNzYWdlGAMgASgJMvEBCgtSdWxlU2VydmljZRJXCg5DaGVja0FkbWlzc2lvbhIhLmhhcm5lc3MudjEuQ2hlY2tBZG1pc3Npb25SZXF1ZXN0GiIuaGFybmVzcy52MS5DaGVja0FkbWlzc2lvblJlc3BvbnNlEkgKCUNsZWFySG9sZBIcLmhhcm5lc3MudjEuQ2xlYXJIb2xkUmVxdWVzdBodLmhhcm5lc3MudjEuQ2xlYXJIb2xkUmVzcG9uc2USPwoGUmVsb2FkEhkuaGFybmVzcy52MS5SZWxvYWRSZXF1ZXN0GhouaGFybmVzcy52MS5SZWxvYWRSZXNwb25zZWIGcHJvdG8z");
 
 /**
  * @generated from message harness.v1.CheckAdmissionRequest
@@ -147,6 +147,86 @@ export const ClearHoldResponseSchema: GenMessage<ClearHoldResponse> = /*@__PURE_
   messageDesc(file_harness_v1_rules, 4);
 
 /**
+ * @generated from message harness.v1.ReloadRequest
+ */
+export type ReloadRequest = Message<"harness.v1.ReloadRequest"> & {
+};
+
+/**
+ * Describes the message harness.v1.ReloadRequest.
+ * Use `create(ReloadRequestSchema)` to create a new message.
+ */
+export const ReloadRequestSchema: GenMessage<ReloadRequest> = /*@__PURE__*/
+  messageDesc(file_harness_v1_rules, 5);
+
+/**
+ * @generated from message harness.v1.ReloadResponse
+ */
+export type ReloadResponse = Message<"harness.v1.ReloadResponse"> & {
+  /**
+   * Rules loaded and evaluated.
+   *
+   * @generated from field: uint32 loaded = 1;
+   */
+  loaded: number;
+
+  /**
+   * @generated from field: repeated harness.v1.DisabledRule disabled = 2;
+   */
+  disabled: DisabledRule[];
+
+  /**
+   * Names in [memory.rules] enforce that match no loaded rule (logged at WARN).
+   *
+   * @generated from field: repeated string unknown_enforced = 3;
+   */
+  unknownEnforced: string[];
+
+  /**
+   * Holds released because the new set no longer backs them.
+   *
+   * @generated from field: uint32 released = 4;
+   */
+  released: number;
+};
+
+/**
+ * Describes the message harness.v1.ReloadResponse.
+ * Use `create(ReloadResponseSchema)` to create a new message.
+ */
+export const ReloadResponseSchema: GenMessage<ReloadResponse> = /*@__PURE__*/
+  messageDesc(file_harness_v1_rules, 6);
+
+/**
+ * @generated from message harness.v1.DisabledRule
+ */
+export type DisabledRule = Message<"harness.v1.DisabledRule"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * schema, compile, cost_estimate, cost_exceeded, duplicate_name or operator.
+   *
+   * @generated from field: string reason = 2;
+   */
+  reason: string;
+
+  /**
+   * @generated from field: string message = 3;
+   */
+  message: string;
+};
+
+/**
+ * Describes the message harness.v1.DisabledRule.
+ * Use `create(DisabledRuleSchema)` to create a new message.
+ */
+export const DisabledRuleSchema: GenMessage<DisabledRule> = /*@__PURE__*/
+  messageDesc(file_harness_v1_rules, 7);
+
+/**
  * @generated from service harness.v1.RuleService
  */
 export const RuleService: GenService<{
@@ -171,6 +251,17 @@ export const RuleService: GenService<{
     methodKind: "unary";
     input: typeof ClearHoldRequestSchema;
     output: typeof ClearHoldResponseSchema;
+  },
+  /**
+   * `harness reload` (REQ-2): rereads the global config and the rule set and swaps it in between two
+   * journal rows; holds the new set no longer backs are released (REQ-11 (c)). Control tier.
+   *
+   * @generated from rpc harness.v1.RuleService.Reload
+   */
+  reload: {
+    methodKind: "unary";
+    input: typeof ReloadRequestSchema;
+    output: typeof ReloadResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_harness_v1_rules, 0);

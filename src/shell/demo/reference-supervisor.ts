@@ -1,0 +1,874 @@
+/**
+ * The reference supervisor: a small simulated supervisor that keeps the daemon's contract with the
+ * supervisor it serves (issue 5, "Actions"; SPEC-0029 REQ-11, REQ-12). `harness demo` drives it, the
+ * tests run it against a real daemon, and it is the worked example behind `docs/supervisor.md`. Its
+ * harnesses are simulated (nothing is spawned), but everything it tells the daemon goes through the
+ * daemon's public API, exactly as a real supervisor's would.
+ *
+ * The contract, as this supervisor keeps it:
+ *
+ * 1. Admission (REQ-11). Before every spawn, restart, trigger and scheduled firing, ask
+ *    `RuleService.CheckAdmission(harness)` (read tier, no token needed on the Unix socket; on the
+ *    command line `harness rules admission <harness>`). While any hold is on the harness the answer is
+ *    `admitted: false` with a message naming the rule and `harness rules clear <harness>`. Then:
+ *    - a scheduled firing is skipped: the ledger appends one `closed` row for the firing's run, outcome
+ *      `skipped`, reason `rule_hold`, and no `opened` row, since nothing was spawned;
+ *    - `start`, `restart` and `trigger` fail with that message (`HoldRefusal`);
+ *    - a resident harness whose process exits is not respawned by its restart policy;
+ *    - a process already running is never stopped by a hold (a refused `restart` leaves it running).
+ *    If no daemon answers, admission is granted and said so (`admission_unavailable`): the rules
+ *    engine must not halt the fleet by being down, and its holds persist in its store, honoured again
+ *    as soon as it answers. A daemon that answers with an error is a fault, reported, not admitted.
+ *
+ * 2. Stop (REQ-12). The daemon runs `[supervisor] stop = [argv…]` without a shell, argv[0] absolute,
+ *    with five arguments appended: harness, run, rule, fire id, journal seq (for a harness target the
+ *    run is the one the daemon knew in flight when the rule fired). The supervisor stops that run only
+ *    if it is still the harness's run in flight: it ends the process, clears the harness's enabled
+ *    intent (the same Stop the loop guard makes, so a resident harness is not respawned), closes the
+ *    run `cancelled` with reason `rule_stop` in the ledger, and writes a lifecycle line in the
+ *    harness's log (here: a `rule_stop` event) naming the rule, the fire id and the seq. If that run
+ *    has already ended or been replaced, it does nothing: the daemon records `target_gone` itself when
+ *    it knew at evaluation time, and a stop that raced the run's end must never hit the next run. A rule
+ *    stop sends no `loop_stopped` and no `recovered`. The command exits 0 once the supervisor has
+ *    handled the request (stopped, or nothing to stop), 1 when the supervisor refused it, 2 on a usage
+ *    error and 3 when no supervisor answers; the daemon records that as the stop action's outcome.
+ *
+ * 3. Journal. The ledger's `opened` and `closed` rows go through `JournalService.Append` with the
+ *    `ledger` producer credential, the loop guard's `loop_stopped` rows with the `loopguard` one; the
+ *    daemon stamps the source from the credential and refuses a type that source may not write. A row
+ *    the daemon drops (its queue was full) is counted and not retried: a supervisor never blocks on it.
+ *
+ * 4. The loop guard is unchanged and consults no rule: on the 8th identical tool call (same tool, same
+ *    input digest) in an unbroken streak it sends `loop_stopped` and stops the harness through the same
+ *    Stop as `harness stop` (the run closes `cancelled`, reason `operator`). The streak resets on any
+ *    other call, a call without a digest, a user message and a new session. Rules see its trips only as
+ *    `loop_stopped` rows.
+ *
+ * How the stop command reaches the supervisor: the supervisor listens on its own Unix socket (0600, in
+ * a 0700 directory) and the command sends one JSON line, `{"harness","run","rule","fire_id","seq"}`,
+ * and reads one JSON line back. A socket rather than a request file the supervisor watches, because the
+ * command must learn whether the stop happened to exit with the right status (a file gets no answer,
+ * and file watching is unreliable across platforms), and because requests then arrive on the
+ * supervisor's own event loop, in order with its spawns and exits, so "is this run still in flight?"
+ * is answered against the same state that starts the next run.
+ */
+import { createHash } from "node:crypto";
+import * as fs from "node:fs";
+import * as net from "node:net";
+import * as path from "node:path";
+import { fileURLToPath } from "node:url";
+import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
+import { redact } from "../../core/redact.js";
+import type { ProducerSource } from "../../core/sources.js";
+import { unreachable } from "../client-target.js";
+import { type JournalClient, journalClient, type RuleClient } from "../rpc/client.js";
+
+// ---------------------------------------------------------------------------------------------------
+// Journal producers
+
+/** One event as a producer sends it: the row's kind, the event's type and its REQ-4 fields. */
+export interface ProducedEvent {
+  readonly kind: "run_event" | "graph_event";
+  readonly type: string;
+  /** The source's own time, RFC 3339; the producer's clock when omitted. */
+  readonly at?: string;
+  readonly [field: string]: JsonValue | undefined;
+}
+
+/**
+ * A row did not reach the journal: the daemon refused it (the producer built it wrong, a bug to report,
+ * never to retry) or did not answer.
+ */
+export class JournalAppendError extends Error {
+  constructor(
+    readonly source: ProducerSource,
+    readonly type: string,
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`${source} ${type} row not admitted: ${reason}`, options);
+    this.name = "JournalAppendError";
+  }
+}
+
+/**
+ * The fleet's way into the rule journal: one `JournalService` client per producer credential, and what
+ * the daemon answered (the last admitted seq, so a caller can wait for the evaluator to catch up; the
+ * rows dropped because its queue was full).
+ */
+export class FleetJournal {
+  private readonly producers = new Map<ProducerSource, JournalProducer>();
+  lastSeq = 0;
+  dropped = 0;
+
+  constructor(
+    private readonly socketPath: string,
+    private readonly tokens: Readonly<Partial<Record<ProducerSource, string>>>,
+    readonly clock: () => number = Date.now,
+  ) {}
+
+  producer(source: ProducerSource): JournalProducer {
+    let p = this.producers.get(source);
+    if (p === undefined) {
+      const token = this.tokens[source];
+      if (token === undefined)
+        throw new JournalAppendError(source, "", "no credential for this source was given to the fleet");
+      p = new JournalProducer(source, journalClient({ socketPath: this.socketPath }, token), this);
+      this.producers.set(source, p);
+    }
+    return p;
+  }
+}
+
+export class JournalProducer {
+  constructor(
+    readonly source: ProducerSource,
+    private readonly client: JournalClient,
+    private readonly journal: FleetJournal,
+  ) {}
+
+  /** Appends `events` in order; resolves to each one's seq, or undefined for a row the daemon dropped. */
+  async append(events: readonly ProducedEvent[]): Promise<readonly (number | undefined)[]> {
+    const now = new Date(this.journal.clock()).toISOString();
+    const wire = events.map(({ kind, ...fields }) => {
+      const event: JsonObject = {};
+      for (const [k, v] of Object.entries(fields)) if (v !== undefined) event[k] = v;
+      event.at ??= now;
+      return { kind, event };
+    });
+    let res: Awaited<ReturnType<JournalClient["append"]>>;
+    try {
+      res = await this.client.append({ events: wire });
+    } catch (e) {
+      const type = events[0]?.type ?? "";
+      throw new JournalAppendError(this.source, type, `the daemon did not answer: ${(e as Error).message}`, {
+        cause: e,
+      });
+    }
+    return res.results.map((r, i) => {
+      const type = events[i]?.type ?? "";
+      switch (r.result.case) {
+        case "admitted": {
+          const seq = Number(r.result.value.seq);
+          this.journal.lastSeq = Math.max(this.journal.lastSeq, seq);
+          return seq;
+        }
+        case "dropped":
+          this.journal.dropped++;
+          return undefined;
+        case "rejected":
+          throw new JournalAppendError(this.source, type, `refused: ${r.result.value.reason}`);
+        default:
+          throw new JournalAppendError(this.source, type, "the daemon's answer names no result");
+      }
+    });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Harnesses and runs
+
+/** A scheduled harness fires on its schedule and by `trigger`; a resident one runs until it exits or is stopped. */
+export type HarnessKind = "scheduled" | "resident";
+
+export interface HarnessSpec {
+  readonly name: string;
+  readonly kind: HarnessKind;
+  readonly adapter: string;
+  readonly repo: string;
+  readonly branch: string;
+  /** The id the ledger gives its next run (a real ledger continues from its history); 1 by default. */
+  readonly nextRun?: number;
+}
+
+/** The `trigger` field of an `opened` row: what spawned the run. */
+export type Trigger = "schedule" | "trigger" | "start" | "restart";
+
+/** How a process ended on its own (stops and skips are the supervisor's, not the process's). */
+export type ExitOutcome = "success" | "failed" | "timed_out" | "budget_exceeded";
+
+export interface Exit {
+  readonly outcome: ExitOutcome;
+  readonly exitCode?: number;
+  /** The last line of output, kept for notifications; its redacted SHA-256 is the `cause_digest`. */
+  readonly lastLine?: string;
+}
+
+/** One run, `<harness>#<n>`: in flight until it closes. */
+export class Run {
+  private ended = false;
+
+  constructor(
+    readonly id: string,
+    readonly harness: HarnessSpec,
+    readonly session: string,
+    readonly trigger: Trigger,
+  ) {}
+
+  get running(): boolean {
+    return !this.ended;
+  }
+
+  /** Ends the run once; false when it had already ended (the caller then must not close it again). */
+  end(): boolean {
+    if (this.ended) return false;
+    this.ended = true;
+    return true;
+  }
+}
+
+/** What the supervisor did, for its own log and for the demo to print. */
+export type SupervisorEvent =
+  | { readonly kind: "spawned"; readonly harness: string; readonly run: string; readonly trigger: Trigger }
+  | {
+      readonly kind: "closed";
+      readonly harness: string;
+      readonly run: string;
+      readonly outcome: string;
+      readonly reason: string;
+      readonly exitCode?: number;
+    }
+  | {
+      readonly kind: "skipped";
+      readonly harness: string;
+      readonly run: string;
+      readonly reason: "rule_hold" | "overlap";
+      readonly message: string;
+    }
+  | {
+      readonly kind: "refused";
+      readonly harness: string;
+      readonly command: "start" | "restart" | "trigger";
+      readonly message: string;
+    }
+  | { readonly kind: "not_restarted"; readonly harness: string; readonly message: string }
+  | {
+      readonly kind: "loop_stopped";
+      readonly harness: string;
+      readonly run: string;
+      readonly tool: string;
+      readonly count: number;
+    }
+  | {
+      readonly kind: "rule_stop";
+      readonly harness: string;
+      readonly run: string;
+      readonly rule: string;
+      readonly fireId: string;
+      readonly seq: number;
+      /** `not_in_flight`: the run had ended or been replaced, and nothing was stopped. */
+      readonly result: "stopped" | "not_in_flight";
+      readonly inFlight: string;
+    }
+  | { readonly kind: "admission_unavailable"; readonly harness: string; readonly error: string };
+
+/** `start`, `restart` or `trigger` of a held harness: the daemon's refusal, naming the rule and the clear command. */
+export class HoldRefusal extends Error {
+  constructor(
+    readonly harness: string,
+    readonly command: "start" | "restart" | "trigger",
+    readonly rules: readonly string[],
+    message: string,
+  ) {
+    super(`harness ${command} ${harness}: refused: ${message}`);
+    this.name = "HoldRefusal";
+  }
+}
+
+/** A request the supervisor cannot carry out: an unknown harness, the wrong kind, a run already in flight. */
+export class SupervisorError extends Error {
+  constructor(
+    readonly harness: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`${harness}: ${message}`, options);
+    this.name = "SupervisorError";
+  }
+}
+
+/** The loop guard's threshold: identical calls in an unbroken streak (the supervisor's, unchanged by rules). */
+export const LOOP_THRESHOLD = 8;
+
+/**
+ * The loop guard: per harness, the current streak of identical tool calls, keyed by tool and input
+ * digest, never the tool alone (an agent commenting on ten issues is working, not looping).
+ */
+export class LoopGuard {
+  private readonly streaks = new Map<string, { session: string; key: string; count: number }>();
+
+  constructor(private readonly threshold = LOOP_THRESHOLD) {}
+
+  private streak(harness: string, session: string) {
+    let s = this.streaks.get(harness);
+    if (s === undefined || s.session !== session) {
+      s = { session, key: "", count: 0 };
+      this.streaks.set(harness, s);
+    }
+    return s;
+  }
+
+  /** Counts one tool call; the streak's length when it reaches the threshold (and starts over), else undefined. */
+  tool(harness: string, session: string, tool: string, digest: string): number | undefined {
+    const s = this.streak(harness, session);
+    if (digest === "") {
+      // Nothing to compare: treated as a different call, so a missing digest can never build a streak.
+      s.key = "";
+      s.count = 0;
+      return undefined;
+    }
+    const key = `${tool}\u0000${digest}`;
+    if (key !== s.key) {
+      s.key = key;
+      s.count = 0;
+    }
+    s.count++;
+    if (s.count < this.threshold) return undefined;
+    const count = s.count;
+    s.key = "";
+    s.count = 0;
+    return count;
+  }
+
+  /** A user message is new work: the streak starts over. */
+  mark(harness: string, session: string, mark: string): void {
+    if (mark !== "user-message") return;
+    const s = this.streak(harness, session);
+    s.key = "";
+    s.count = 0;
+  }
+}
+
+interface HarnessEntry {
+  readonly spec: HarnessSpec;
+  nextRun: number;
+  inFlight: Run | undefined;
+  /** The operator's intent that a resident harness runs; a stop (operator, loop guard, rule) clears it. */
+  enabled: boolean;
+}
+
+/** What became of one scheduled firing. */
+export type Firing =
+  | { readonly kind: "spawned"; readonly run: Run }
+  | {
+      readonly kind: "skipped";
+      /** The firing's run id, recorded closed `skipped` in the ledger. */
+      readonly run: string;
+      readonly reason: "rule_hold" | "overlap";
+      readonly message: string;
+    };
+
+/** The run in flight, read afresh after an await (where a stop or spawn may have changed it). */
+const running = (h: HarnessEntry): Run | undefined => h.inFlight;
+
+interface Admission {
+  readonly admitted: boolean;
+  readonly rules: readonly string[];
+  readonly message: string;
+}
+
+export interface ReferenceSupervisorOptions {
+  readonly journal: FleetJournal;
+  /** `RuleService` on the daemon's socket; CheckAdmission needs no token there. */
+  readonly rules: RuleClient;
+  /** Where the stop command finds this supervisor (`supervisorStopArgv`). */
+  readonly socketPath: string;
+  readonly onEvent?: (event: SupervisorEvent) => void;
+}
+
+const hex = (s: string): string => createHash("sha256").update(s, "utf8").digest("hex");
+
+/** REQ-4's `cause_digest`: SHA-256 of the redacted last output line, empty when there is none. */
+export const causeDigest = (lastLine: string | undefined): string =>
+  lastLine === undefined || lastLine === "" ? "" : hex(redact(lastLine));
+
+export class ReferenceSupervisor {
+  private readonly harnesses = new Map<string, HarnessEntry>();
+  private readonly guard = new LoopGuard();
+  private readonly ledger: JournalProducer;
+  private readonly loopguard: JournalProducer;
+  private listener: StopListener | undefined;
+  private shutDown = false;
+
+  private constructor(private readonly options: ReferenceSupervisorOptions) {
+    this.ledger = options.journal.producer("ledger");
+    this.loopguard = options.journal.producer("loopguard");
+  }
+
+  /** Starts listening for the stop command on `options.socketPath`. */
+  static async start(options: ReferenceSupervisorOptions): Promise<ReferenceSupervisor> {
+    const supervisor = new ReferenceSupervisor(options);
+    supervisor.listener = await StopListener.listen(options.socketPath, (req) => supervisor.ruleStop(req));
+    return supervisor;
+  }
+
+  define(spec: HarnessSpec): void {
+    if (this.harnesses.has(spec.name)) throw new SupervisorError(spec.name, "is already defined");
+    this.harnesses.set(spec.name, { spec, nextRun: spec.nextRun ?? 1, inFlight: undefined, enabled: false });
+  }
+
+  /** The harness's run in flight, if any. */
+  inFlight(harness: string): Run | undefined {
+    return this.entry(harness).inFlight;
+  }
+
+  private entry(harness: string, kind?: HarnessKind): HarnessEntry {
+    const h = this.harnesses.get(harness);
+    if (h === undefined) throw new SupervisorError(harness, "no such harness");
+    if (kind !== undefined && h.spec.kind !== kind)
+      throw new SupervisorError(harness, `is a ${h.spec.kind} harness, not a ${kind} one`);
+    return h;
+  }
+
+  private emit(event: SupervisorEvent): void {
+    this.options.onEvent?.(event);
+  }
+
+  private async admission(harness: string): Promise<Admission> {
+    try {
+      const res = await this.options.rules.checkAdmission({ harness });
+      return { admitted: res.admitted, rules: res.holds.map((h) => h.rule), message: res.message };
+    } catch (e) {
+      if (!unreachable(e))
+        throw new SupervisorError(harness, `CheckAdmission failed: ${(e as Error).message}`, { cause: e });
+      this.emit({ kind: "admission_unavailable", harness, error: (e as Error).message });
+      return { admitted: true, rules: [], message: "" };
+    }
+  }
+
+  private nextRunId(h: HarnessEntry): string {
+    const id = `${h.spec.name}#${h.nextRun}`;
+    h.nextRun++;
+    return id;
+  }
+
+  private runFields(spec: HarnessSpec, run: string, session?: string) {
+    return {
+      harness: spec.name,
+      run,
+      adapter: spec.adapter,
+      repo: spec.repo,
+      branch: spec.branch,
+      ...(session === undefined ? {} : { session }),
+    };
+  }
+
+  private async spawn(h: HarnessEntry, trigger: Trigger): Promise<Run> {
+    const id = this.nextRunId(h);
+    const run = new Run(id, h.spec, `sess-${hex(id).slice(0, 12)}`, trigger);
+    h.inFlight = run;
+    await this.ledger.append([
+      { kind: "run_event", type: "opened", ...this.runFields(h.spec, id, run.session), trigger },
+    ]);
+    this.emit({ kind: "spawned", harness: h.spec.name, run: id, trigger });
+    return run;
+  }
+
+  /** Ends `run` and writes its `closed` row; false when it had already ended (nothing is written twice). */
+  private async closeRun(
+    run: Run,
+    outcome: string,
+    reason: string,
+    extra: { readonly exitCode?: number; readonly causeDigest?: string } = {},
+  ): Promise<boolean> {
+    if (!run.end()) return false;
+    const h = this.entry(run.harness.name);
+    if (h.inFlight === run) h.inFlight = undefined;
+    await this.ledger.append([
+      {
+        kind: "run_event",
+        type: "closed",
+        ...this.runFields(run.harness, run.id, run.session),
+        outcome,
+        ...(reason === "" ? {} : { reason }),
+        ...(extra.exitCode === undefined ? {} : { exit_code: extra.exitCode }),
+        ...(extra.causeDigest === undefined || extra.causeDigest === ""
+          ? {}
+          : { cause_digest: extra.causeDigest }),
+      },
+    ]);
+    this.emit({
+      kind: "closed",
+      harness: run.harness.name,
+      run: run.id,
+      outcome,
+      reason,
+      ...(extra.exitCode === undefined ? {} : { exitCode: extra.exitCode }),
+    });
+    return true;
+  }
+
+  /**
+   * One firing of a scheduled harness's schedule: skipped (`overlap` while a run is in flight,
+   * `rule_hold` while held, each a `closed` row and no `opened`), or a new run.
+   */
+  async fire(harness: string): Promise<Firing> {
+    const h = this.entry(harness, "scheduled");
+    if (h.inFlight !== undefined) return this.skip(h, "overlap", `${h.inFlight.id} is still running`);
+    const verdict = await this.admission(harness);
+    if (!verdict.admitted) return this.skip(h, "rule_hold", verdict.message);
+    // Admission is asynchronous: a firing or start that raced this one may have spawned meanwhile.
+    const raced = running(h);
+    if (raced !== undefined) return this.skip(h, "overlap", `${raced.id} is still running`);
+    return { kind: "spawned", run: await this.spawn(h, "schedule") };
+  }
+
+  private async skip(h: HarnessEntry, reason: "rule_hold" | "overlap", message: string): Promise<Firing> {
+    const run = this.nextRunId(h);
+    await this.ledger.append([
+      { kind: "run_event", type: "closed", ...this.runFields(h.spec, run), outcome: "skipped", reason },
+    ]);
+    this.emit({ kind: "skipped", harness: h.spec.name, run, reason, message });
+    return { kind: "skipped", run, reason, message };
+  }
+
+  private async admit(h: HarnessEntry, command: "start" | "restart" | "trigger"): Promise<void> {
+    const verdict = await this.admission(h.spec.name);
+    if (verdict.admitted) return;
+    this.emit({ kind: "refused", harness: h.spec.name, command, message: verdict.message });
+    throw new HoldRefusal(h.spec.name, command, verdict.rules, verdict.message);
+  }
+
+  /** `harness trigger <harness>`: one run of a scheduled harness now, outside its schedule. */
+  async trigger(harness: string): Promise<Run> {
+    const h = this.entry(harness, "scheduled");
+    if (h.inFlight !== undefined) throw new SupervisorError(harness, `${h.inFlight.id} is still running`);
+    await this.admit(h, "trigger");
+    const raced = running(h);
+    if (raced !== undefined) throw new SupervisorError(harness, `${raced.id} is still running`);
+    return this.spawn(h, "trigger");
+  }
+
+  /** `harness start <harness>`: a run now; a resident harness is also enabled, so its restart policy applies. */
+  async start(harness: string): Promise<Run> {
+    const h = this.entry(harness);
+    if (h.inFlight !== undefined) throw new SupervisorError(harness, `${h.inFlight.id} is already running`);
+    await this.admit(h, "start");
+    const raced = running(h);
+    if (raced !== undefined) throw new SupervisorError(harness, `${raced.id} is already running`);
+    h.enabled = h.spec.kind === "resident";
+    return this.spawn(h, "start");
+  }
+
+  /** `harness restart <harness>`: admitted first, so a refusal leaves the running process alone. */
+  async restart(harness: string): Promise<Run> {
+    const h = this.entry(harness);
+    await this.admit(h, "restart");
+    const current = h.inFlight;
+    if (current !== undefined) await this.closeRun(current, "cancelled", "operator");
+    h.enabled = h.spec.kind === "resident";
+    return this.spawn(h, "restart");
+  }
+
+  /** `harness stop <harness>`: the run in flight closes `cancelled` (reason `operator`); a resident harness is disabled. */
+  async stop(harness: string): Promise<Run | undefined> {
+    const h = this.entry(harness);
+    h.enabled = false;
+    const run = h.inFlight;
+    if (run === undefined) return undefined;
+    await this.closeRun(run, "cancelled", "operator");
+    return run;
+  }
+
+  /**
+   * The run's process ended on its own. A resident harness still enabled is respawned by its restart
+   * policy, after admission: a held harness stays down. Resolves to the new run, if one was spawned.
+   */
+  async exit(run: Run, exit: Exit): Promise<Run | undefined> {
+    const closed = await this.closeRun(run, exit.outcome, "", {
+      ...(exit.exitCode === undefined ? {} : { exitCode: exit.exitCode }),
+      causeDigest: causeDigest(exit.lastLine),
+    });
+    if (!closed) return undefined;
+    const h = this.entry(run.harness.name);
+    if (h.spec.kind !== "resident" || !h.enabled || h.inFlight !== undefined) return undefined;
+    const verdict = await this.admission(h.spec.name);
+    if (!verdict.admitted) {
+      this.emit({ kind: "not_restarted", harness: h.spec.name, message: verdict.message });
+      return undefined;
+    }
+    if (running(h) !== undefined || !h.enabled) return undefined;
+    return this.spawn(h, "restart");
+  }
+
+  /**
+   * The observer saw `run` call `tool` with input `digest` (after journaling it): the loop guard's turn.
+   * On a trip the guard sends `loop_stopped` and stops the harness; resolves to whether it tripped.
+   */
+  async observeTool(run: Run, tool: string, digest: string): Promise<boolean> {
+    if (!run.running) return false;
+    const count = this.guard.tool(run.harness.name, run.session, tool, digest);
+    if (count === undefined) return false;
+    await this.loopguard.append([
+      {
+        kind: "run_event",
+        type: "loop_stopped",
+        ...this.runFields(run.harness, run.id, run.session),
+        tool,
+        digest,
+      },
+    ]);
+    this.emit({ kind: "loop_stopped", harness: run.harness.name, run: run.id, tool, count });
+    // A stop, not a restart: a restarted agent resumes the looping session.
+    await this.stop(run.harness.name);
+    return true;
+  }
+
+  /** The observer saw a mark (`user-message`, `turn-end`…) in `run`'s session. */
+  observeMark(run: Run, mark: string): void {
+    this.guard.mark(run.harness.name, run.session, mark);
+  }
+
+  /** The stop command's request (contract item 2). */
+  private async ruleStop(req: StopRequest): Promise<StopReply> {
+    const h = this.harnesses.get(req.harness);
+    if (h === undefined) return { result: "error", detail: `no harness ${req.harness} in this supervisor` };
+    const run = h.inFlight;
+    const inFlight = run?.id ?? "";
+    const event = {
+      kind: "rule_stop",
+      harness: req.harness,
+      rule: req.rule,
+      fireId: req.fire_id,
+      seq: req.seq,
+      inFlight,
+    } as const;
+    if (run === undefined || run.id !== req.run) {
+      this.emit({ ...event, run: req.run, result: "not_in_flight" });
+      return { result: "not_in_flight", run: req.run, in_flight: inFlight };
+    }
+    h.enabled = false;
+    await this.closeRun(run, "cancelled", "rule_stop");
+    this.emit({ ...event, run: run.id, result: "stopped" });
+    return { result: "stopped", run: run.id, in_flight: inFlight };
+  }
+
+  /** Shutdown: the stop socket closes, and runs in flight close `interrupted` (reason `shutdown`). */
+  async shutdown(): Promise<void> {
+    if (this.shutDown) return;
+    this.shutDown = true;
+    await this.listener?.close();
+    for (const h of this.harnesses.values()) {
+      h.enabled = false;
+      if (h.inFlight !== undefined) await this.closeRun(h.inFlight, "interrupted", "shutdown");
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The stop command's way in: one JSON line each way over the supervisor's own Unix socket
+
+/** What the daemon's stop command asks: its five appended arguments. */
+export interface StopRequest {
+  readonly harness: string;
+  readonly run: string;
+  readonly rule: string;
+  readonly fire_id: string;
+  readonly seq: number;
+}
+
+export type StopReply =
+  | { readonly result: "stopped" | "not_in_flight"; readonly run: string; readonly in_flight: string }
+  | { readonly result: "error"; readonly detail: string };
+
+/** The stop command could not get an answer from the supervisor. */
+export class StopRequestError extends Error {
+  constructor(
+    readonly socketPath: string,
+    message: string,
+    readonly unreachable: boolean,
+    options?: { cause?: unknown },
+  ) {
+    super(`supervisor on ${socketPath}: ${message}`, options);
+    this.name = "StopRequestError";
+  }
+}
+
+/** A request or reply line longer than this is refused: five short identifiers never come close. */
+const MAX_LINE_BYTES = 4096;
+const STOP_IO_TIMEOUT_MS = 10_000;
+
+const isString = (v: unknown): v is string => typeof v === "string";
+
+export function parseStopRequest(value: unknown): StopRequest | string {
+  if (typeof value !== "object" || value === null) return "a stop request must be a JSON object";
+  const o = value as Record<string, unknown>;
+  for (const k of ["harness", "run", "rule", "fire_id"] as const)
+    if (!isString(o[k])) return `${k} must be a string`;
+  // An empty run would leave "which run?" to the moment the request arrives: exactly the late stop
+  // that must never hit the next run.
+  if (o.harness === "" || o.run === "") return "harness and run must not be empty";
+  if (typeof o.seq !== "number" || !Number.isSafeInteger(o.seq) || o.seq < 0)
+    return "seq must be a journal sequence number";
+  return {
+    harness: o.harness as string,
+    run: o.run as string,
+    rule: o.rule as string,
+    fire_id: o.fire_id as string,
+    seq: o.seq,
+  };
+}
+
+/** Reads one newline-terminated line of at most MAX_LINE_BYTES from `conn`. */
+function readLine(conn: net.Socket, onLine: (line: string) => void, onError: (why: string) => void): void {
+  let buf = "";
+  const onData = (chunk: Buffer) => {
+    buf += chunk.toString("utf8");
+    const nl = buf.indexOf("\n");
+    if (nl >= 0) {
+      conn.off("data", onData);
+      onLine(buf.slice(0, nl));
+    } else if (Buffer.byteLength(buf) > MAX_LINE_BYTES) {
+      conn.off("data", onData);
+      onError(`a line longer than ${MAX_LINE_BYTES} bytes`);
+    }
+  };
+  conn.on("data", onData);
+}
+
+class StopListener {
+  private constructor(
+    private readonly server: net.Server,
+    private readonly socketPath: string,
+  ) {}
+
+  static async listen(
+    socketPath: string,
+    handle: (req: StopRequest) => Promise<StopReply>,
+  ): Promise<StopListener> {
+    await fs.promises.mkdir(path.dirname(socketPath), { recursive: true, mode: 0o700 });
+    await removeStaleSocket(socketPath);
+    const server = net.createServer((conn) => {
+      conn.setTimeout(STOP_IO_TIMEOUT_MS, () => conn.destroy());
+      conn.on("error", () => conn.destroy());
+      const reply = (r: StopReply) => conn.end(`${JSON.stringify(r)}\n`);
+      readLine(
+        conn,
+        (line) => {
+          let parsed: StopRequest | string;
+          try {
+            parsed = parseStopRequest(JSON.parse(line) as unknown);
+          } catch (e) {
+            parsed = `not JSON: ${(e as Error).message}`;
+          }
+          if (typeof parsed === "string") {
+            reply({ result: "error", detail: parsed });
+            return;
+          }
+          handle(parsed).then(reply, (e: Error) => reply({ result: "error", detail: e.message }));
+        },
+        (why) => reply({ result: "error", detail: why }),
+      );
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(socketPath, () => {
+        server.off("error", reject);
+        resolve();
+      });
+    });
+    await fs.promises.chmod(socketPath, 0o600);
+    return new StopListener(server, socketPath);
+  }
+
+  async close(): Promise<void> {
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    await fs.promises.rm(this.socketPath, { force: true });
+  }
+}
+
+/** A socket file left by a supervisor that died is removed; anything else at the path is an error. */
+async function removeStaleSocket(socketPath: string): Promise<void> {
+  let stat: fs.Stats;
+  try {
+    stat = await fs.promises.lstat(socketPath);
+  } catch {
+    return;
+  }
+  if (!stat.isSocket())
+    throw new StopRequestError(
+      socketPath,
+      "the path exists and is not a socket; refusing to replace it",
+      false,
+    );
+  await fs.promises.rm(socketPath);
+}
+
+/** The stop command's half: sends `req`, resolves to the supervisor's reply. */
+export function requestStop(
+  socketPath: string,
+  req: StopRequest,
+  timeoutMs = STOP_IO_TIMEOUT_MS,
+): Promise<StopReply> {
+  return new Promise((resolve, reject) => {
+    const conn = net.createConnection(socketPath);
+    let settled = false;
+    const fail = (message: string, unreachable: boolean, cause?: unknown) => {
+      if (settled) return;
+      settled = true;
+      conn.destroy();
+      reject(new StopRequestError(socketPath, message, unreachable, { cause }));
+    };
+    conn.setTimeout(timeoutMs, () => fail(`no answer within ${timeoutMs} ms`, false));
+    conn.on("error", (e: NodeJS.ErrnoException) =>
+      fail(e.message, e.code === "ENOENT" || e.code === "ECONNREFUSED", e),
+    );
+    conn.on("end", () => fail("closed the connection without an answer", false));
+    conn.on("connect", () => conn.write(`${JSON.stringify(req)}\n`));
+    readLine(
+      conn,
+      (line) => {
+        let reply: unknown;
+        try {
+          reply = JSON.parse(line);
+        } catch (e) {
+          fail(`answered with something other than JSON: ${(e as Error).message}`, false, e);
+          return;
+        }
+        const r = reply as Partial<Record<string, unknown>>;
+        const ok =
+          (r.result === "stopped" || r.result === "not_in_flight") &&
+          isString(r.run) &&
+          isString(r.in_flight);
+        if (!ok && !(r.result === "error" && isString(r.detail))) {
+          fail(`answered ${line.slice(0, 200)}, which is not a stop reply`, false);
+          return;
+        }
+        settled = true;
+        conn.end();
+        resolve(reply as StopReply);
+      },
+      (why) => fail(`answered with ${why}`, false),
+    );
+  });
+}
+
+/** The built stop command cannot be found (`npm run build` makes it). */
+export class StopEntryError extends Error {
+  constructor(readonly file: string) {
+    super(`the reference supervisor's stop command ${file} is not built; run \`npm run build\` first`);
+    this.name = "StopEntryError";
+  }
+}
+
+/**
+ * The absolute path of the stop command, `supervisor-main.js` beside this module once built. Run from
+ * source (the tests, `tsx`), this module is `src/shell/demo/reference-supervisor.ts` and the daemon
+ * still execs plain `node`, so the command is the built copy under `dist/`.
+ */
+export function stopEntryPath(): string {
+  const here = fileURLToPath(import.meta.url);
+  const file = here.endsWith(".ts")
+    ? fileURLToPath(new URL("../../../dist/shell/demo/supervisor-main.js", import.meta.url))
+    : path.join(path.dirname(here), "supervisor-main.js");
+  if (!fs.existsSync(file)) throw new StopEntryError(file);
+  return file;
+}
+
+/**
+ * `[supervisor] stop` for a supervisor listening on `socketPath`: argv[0] is this very node binary
+ * (the daemon execs without a shell or PATH), and the daemon appends harness, run, rule, fire id, seq.
+ */
+export function supervisorStopArgv(socketPath: string): readonly string[] {
+  return [process.execPath, stopEntryPath(), "stop", "--socket", socketPath];
+}

@@ -1,0 +1,54 @@
+/** `harness reload`: the daemon rereads its config and rule set and swaps it in between two rows. */
+import { ConnectError } from "@connectrpc/connect";
+import { clientTarget, EXIT, unreachable } from "./client-target.js";
+import { ruleClient } from "./rpc/client.js";
+import { readTokenFile } from "./rpc/credentials.js";
+
+export async function runReload(
+  options: {
+    readonly socket?: string | undefined;
+    readonly config?: string | undefined;
+    readonly json?: boolean | undefined;
+  },
+  io: {
+    readonly env: NodeJS.ProcessEnv;
+    readonly out: (line: string) => void;
+    readonly err: (line: string) => void;
+  },
+): Promise<number> {
+  const target = await clientTarget({ socket: options.socket, config: options.config, env: io.env });
+  let token: string;
+  try {
+    token = await readTokenFile(target.controlTokenFile);
+  } catch (e) {
+    io.err(`harness reload: the operator's control token is needed: ${(e as Error).message}`);
+    return EXIT.usage;
+  }
+  try {
+    const r = await ruleClient({ socketPath: target.socketPath }, token).reload({});
+    if (options.json === true)
+      io.out(
+        JSON.stringify({
+          loaded: r.loaded,
+          disabled: r.disabled.map((d) => ({ name: d.name, reason: d.reason, message: d.message })),
+          unknown_enforced: r.unknownEnforced,
+          released: r.released,
+        }),
+      );
+    else {
+      io.out(
+        `reloaded: ${r.loaded} rules loaded, ${r.disabled.length} disabled, ${r.released} holds released`,
+      );
+      for (const d of r.disabled) io.out(`  disabled ${d.name}: ${d.reason}: ${d.message}`);
+      for (const n of r.unknownEnforced) io.out(`  warning: enforce names ${n}, which is not loaded`);
+    }
+    return EXIT.ok;
+  } catch (e) {
+    if (unreachable(e)) {
+      io.err(`harness reload: no daemon answers on ${target.socketPath}`);
+      return EXIT.unreachable;
+    }
+    io.err(`harness reload: ${e instanceof ConnectError ? e.rawMessage : (e as Error).message}`);
+    return EXIT.error;
+  }
+}
