@@ -150,6 +150,29 @@ describe("harness daemon, a real process driven by the real CLI", () => {
     ).toBe(true);
   });
 
+  it("serves the journal and evaluation counters on /metrics", async () => {
+    const f = fleet();
+    const said = await f.start();
+    const url = /metrics (http:\S+)/.exec(said)?.[1] as string;
+    const ledger = f.tokens.get("ledger") as string;
+    await f.cli(
+      ["journal", "append", "--token-file", ledger],
+      jsonl([closed("impl", 1, "budget_exceeded"), closed("impl", 2, "budget_exceeded")]),
+    );
+    await f.until(() => f.query("SELECT 1 FROM rule_fires").length === 1, "the fire");
+    const text = await (await fetch(url)).text();
+    expect(text).toContain('harness_rule_journal_rows_total{source="ledger"} 2');
+    expect(text).toContain(
+      'harness_rule_fires_total{rule="budget-exhaustion-recurring",mode="active",level="notify"} 1',
+    );
+    expect(text).toMatch(
+      /harness_rule_evaluations_total\{rule="budget-exhaustion-recurring",result="false"\} 1/,
+    );
+    expect(text).toContain('harness_rules_loaded{state="active"} 6');
+    expect(text).toMatch(/harness_rule_journal_lag_seconds \d/);
+    expect(text).not.toMatch(/impl#|forge\.example/);
+  });
+
   it("refuses a second daemon, and journal import, on a store a daemon holds", async () => {
     const f = fleet();
     await f.start();

@@ -30,6 +30,9 @@ const alive = (pid: number): boolean => {
   }
 };
 
+/** Locks this process holds: a lock file naming our own pid is ours only if it is in here. */
+const heldHere = new Set<string>();
+
 export function acquireStoreLock(store: string, owner: string): StoreLock {
   const file = `${store}.lock`;
   for (let attempt = 0; attempt < 2; attempt++) {
@@ -37,11 +40,13 @@ export function acquireStoreLock(store: string, owner: string): StoreLock {
       const fd = fs.openSync(file, "wx", 0o600);
       fs.writeSync(fd, JSON.stringify({ pid: process.pid, owner }));
       fs.closeSync(fd);
+      heldHere.add(file);
       let held = true;
       return {
         release() {
           if (!held) return;
           held = false;
+          heldHere.delete(file);
           try {
             const current = JSON.parse(fs.readFileSync(file, "utf8")) as { pid?: number };
             if (current.pid === process.pid) fs.unlinkSync(file);
@@ -59,7 +64,8 @@ export function acquireStoreLock(store: string, owner: string): StoreLock {
         // A lock file cut short by a crash mid-write names no owner: it is stale.
       }
       const pid = typeof holder.pid === "number" ? holder.pid : undefined;
-      if (pid !== undefined && pid !== process.pid && alive(pid))
+      const ours = pid === process.pid && heldHere.has(file);
+      if (pid !== undefined && (ours || (pid !== process.pid && alive(pid))))
         throw new StoreLockedError(store, pid, typeof holder.owner === "string" ? holder.owner : "unknown");
       fs.rmSync(file, { force: true });
     }
