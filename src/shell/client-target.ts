@@ -7,6 +7,7 @@
 import { ConnectError } from "@connectrpc/connect";
 import { type GlobalConfig, readGlobalConfig } from "./config/global-config.js";
 import { controlTokenPath, globalConfigPath, socketPath } from "./config/paths.js";
+import { readTokenFile } from "./rpc/credentials.js";
 
 export interface ClientTarget {
   readonly socketPath: string;
@@ -27,6 +28,18 @@ export async function clientTarget(options: {
     controlTokenFile: config?.server.controlTokenFile ?? controlTokenPath(options.env),
     config,
   };
+}
+
+/** The operator's control token for a control-tier command, or the line saying why there is none. */
+export async function controlToken(
+  target: ClientTarget,
+  command: string,
+): Promise<{ readonly token: string } | { readonly error: string }> {
+  try {
+    return { token: await readTokenFile(target.controlTokenFile) };
+  } catch (e) {
+    return { error: `harness ${command}: the operator's control token is needed: ${(e as Error).message}` };
+  }
 }
 
 /** Whether an RPC failed because no daemon answered (as opposed to the daemon refusing). */

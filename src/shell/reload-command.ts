@@ -1,8 +1,7 @@
 /** `harness reload`: the daemon rereads its config and rule set and swaps it in between two rows. */
 import { ConnectError } from "@connectrpc/connect";
-import { clientTarget, EXIT, unreachable } from "./client-target.js";
+import { clientTarget, controlToken, EXIT, unreachable } from "./client-target.js";
 import { ruleClient } from "./rpc/client.js";
-import { readTokenFile } from "./rpc/credentials.js";
 
 export async function runReload(
   options: {
@@ -17,15 +16,13 @@ export async function runReload(
   },
 ): Promise<number> {
   const target = await clientTarget({ socket: options.socket, config: options.config, env: io.env });
-  let token: string;
-  try {
-    token = await readTokenFile(target.controlTokenFile);
-  } catch (e) {
-    io.err(`harness reload: the operator's control token is needed: ${(e as Error).message}`);
+  const control = await controlToken(target, "reload");
+  if ("error" in control) {
+    io.err(control.error);
     return EXIT.usage;
   }
   try {
-    const r = await ruleClient({ socketPath: target.socketPath }, token).reload({});
+    const r = await ruleClient({ socketPath: target.socketPath }, control.token).reload({});
     if (options.json === true)
       io.out(
         JSON.stringify({

@@ -4,9 +4,8 @@
  * the control token), both through `RuleService`.
  */
 import { Code, ConnectError } from "@connectrpc/connect";
-import { clientTarget, EXIT, unreachable } from "./client-target.js";
+import { clientTarget, controlToken, EXIT, unreachable } from "./client-target.js";
 import { ruleClient } from "./rpc/client.js";
-import { readTokenFile } from "./rpc/credentials.js";
 
 interface Io {
   readonly env: NodeJS.ProcessEnv;
@@ -61,15 +60,13 @@ export async function runClear(
   io: Io,
 ): Promise<number> {
   const target = await clientTarget({ socket: options.socket, config: options.config, env: io.env });
-  let token: string;
-  try {
-    token = await readTokenFile(target.controlTokenFile);
-  } catch (e) {
-    io.err(`harness rules clear: the operator's control token is needed: ${(e as Error).message}`);
+  const control = await controlToken(target, "rules clear");
+  if ("error" in control) {
+    io.err(control.error);
     return EXIT.usage;
   }
   try {
-    const res = await ruleClient({ socketPath: target.socketPath }, token).clearHold({
+    const res = await ruleClient({ socketPath: target.socketPath }, control.token).clearHold({
       harness,
       rule: options.rule ?? "",
     });

@@ -51,6 +51,27 @@ const BATCHES: readonly {
   { source: "ledger", events: [1, 2, 3].map((n) => closed("lint", n, "failed", "c2")) },
 ];
 
+/**
+ * The soak varies the order of the batches by seed (printed, FC_SEED to replay); `npm test` keeps the
+ * order above, so each point is reached at a known commit.
+ */
+const SOAK = process.env.PROPERTY_RUNS_FACTOR !== undefined;
+const BASE_SEED = Number(process.env.FC_SEED ?? 1);
+function batchesFor(seed: number): readonly (typeof BATCHES)[number][] {
+  if (!SOAK) return BATCHES;
+  let s = seed >>> 0;
+  const next = () => {
+    s = (s * 1664525 + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+  const out = [...BATCHES];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(next() * (i + 1));
+    [out[i], out[j]] = [out[j] as (typeof BATCHES)[number], out[i] as (typeof BATCHES)[number]];
+  }
+  return out;
+}
+
 // action.afterRun is reached only by a stop command, and no starter rule stops.
 const POINTS = [
   "admit.beforeCommit",
@@ -90,12 +111,15 @@ describe("crash matrix", () => {
   for (const point of POINTS)
     for (const nth of NTH)
       it(`a SIGKILL at ${point}@${nth} loses no evaluation and repeats no action`, async () => {
+        const seed = BASE_SEED * 1_000 + POINTS.indexOf(point) * 10 + nth;
+        const batches = batchesFor(seed);
+        if (SOAK) console.log(`crash matrix ${point}@${nth}: seed ${seed}`);
         const f = new TestFleet({ enforce: ENFORCE });
         fleets.push(f);
         await f.start({ HARNESS_FAILPOINTS: `${point}@${nth}` });
         let next = 0;
-        while (next < BATCHES.length && f.running) {
-          const ok = await send(f, BATCHES[next] as (typeof BATCHES)[number]);
+        while (next < batches.length && f.running) {
+          const ok = await send(f, batches[next] as (typeof BATCHES)[number]);
           next++;
           if (!ok) {
             await f.exited();
@@ -107,8 +131,8 @@ describe("crash matrix", () => {
         expect(killed, `the failpoint ${point}@${nth} was reached`).toBe(true);
         await f.stop();
         await f.start();
-        for (; next < BATCHES.length; next++)
-          expect(await send(f, BATCHES[next] as (typeof BATCHES)[number])).toBe(true);
+        for (; next < batches.length; next++)
+          expect(await send(f, batches[next] as (typeof BATCHES)[number])).toBe(true);
         await f.until(() => settled(f), "evaluation after the restart");
         await f.stop();
 

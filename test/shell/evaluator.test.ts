@@ -198,5 +198,6 @@ describe("live evaluation through the store", () => {
       [...seen].some((s) => s.endsWith(":hold") || s.endsWith(":stop")),
       [...seen].join(" "),
     ).toBe(true);
-  });
+    // Each case opens SQLite stores; the soak's 50x cases take minutes.
+  }, 600_000);
 });

@@ -1,5 +1,6 @@
 /**
- * `npm run soak`: the property tests with many more cases and a printed seed. Replay a failure with
+ * `npm run soak`: the property tests with many more cases and a printed seed, and the crash matrix (on
+ * the built CLI) at more positions, its batch order varied by that seed. Replay a failure with
  * `FC_SEED=<seed> PROPERTY_RUNS_FACTOR=<factor> npx vitest run <file>`.
  */
 import { spawnSync } from "node:child_process";
@@ -7,9 +8,20 @@ import { spawnSync } from "node:child_process";
 const seed = process.env.FC_SEED ?? String(Date.now() % 2 ** 31);
 const factor = process.env.PROPERTY_RUNS_FACTOR ?? "50";
 console.log(`soak: FC_SEED=${seed} PROPERTY_RUNS_FACTOR=${factor}`);
-const result = spawnSync("npx", ["vitest", "run", "test/cel", "test/core"], {
-  stdio: "inherit",
-  env: { ...process.env, FC_SEED: seed, PROPERTY_RUNS_FACTOR: factor },
-});
+const result = spawnSync(
+  "npx",
+  [
+    "vitest",
+    "run",
+    "test/cel",
+    "test/core",
+    "test/shell/evaluator.test.ts",
+    "test/shell/crash-matrix.test.ts",
+  ],
+  {
+    stdio: "inherit",
+    env: { ...process.env, FC_SEED: seed, PROPERTY_RUNS_FACTOR: factor },
+  },
+);
 console.log(`soak: FC_SEED=${seed} PROPERTY_RUNS_FACTOR=${factor} exit ${result.status}`);
 process.exit(result.status ?? 1);

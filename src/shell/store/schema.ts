@@ -4,7 +4,11 @@
  * newer harness and is refused, never downgraded or recreated.
  */
 
-/** The REQ-5 indexed fields stored as columns of rule_journal (`kind` and `type` are columns anyway, paths a child table). */
+/**
+ * The REQ-5 indexed fields stored as columns of rule_journal (`kind` and `type` are columns anyway, paths
+ * a child table). Written out rather than derived from the core's INDEXED_FIELDS: a released migration's
+ * text must never change, so a new indexed field comes with a migration of its own.
+ */
 export const INDEXED_COLUMNS = [
   "harness",
   "run",
