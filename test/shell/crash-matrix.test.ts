@@ -7,6 +7,7 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import { afterEach, describe, expect, it } from "vitest";
 import { fold } from "../../src/core/backtest.js";
 import type { JournalRow } from "../../src/core/journal.js";
+import { loadRuleFile } from "../../src/core/load-rule.js";
 import { assembleRuleSet } from "../../src/core/rule-set.js";
 import type { ProducerSource } from "../../src/core/sources.js";
 import { loadStarterPack } from "../../src/core/starter-pack.js";
@@ -57,29 +58,92 @@ const BATCHES: readonly {
  */
 const SOAK = process.env.PROPERTY_RUNS_FACTOR !== undefined;
 const BASE_SEED = Number(process.env.FC_SEED ?? 1);
-function batchesFor(seed: number): readonly (typeof BATCHES)[number][] {
-  if (!SOAK) return BATCHES;
+type Batch = (typeof BATCHES)[number];
+
+function batchesFor(batches: readonly Batch[], seed: number): readonly Batch[] {
+  if (!SOAK) return batches;
   let s = seed >>> 0;
   const next = () => {
     s = (s * 1664525 + 1013904223) >>> 0;
     return s / 2 ** 32;
   };
-  const out = [...BATCHES];
+  const out = [...batches];
   for (let i = out.length - 1; i > 0; i--) {
     const j = Math.floor(next() * (i + 1));
-    [out[i], out[j]] = [out[j] as (typeof BATCHES)[number], out[i] as (typeof BATCHES)[number]];
+    [out[i], out[j]] = [out[j] as Batch, out[i] as Batch];
   }
   return out;
 }
 
-// action.afterRun is reached only by a stop command, and no starter rule stops.
-const POINTS = [
-  "admit.beforeCommit",
-  "admit.afterCommit",
-  "eval.beforeCommit",
-  "eval.afterCommit",
-  "action.beforeStart",
-  "action.afterStart",
+/** Stops a run after two failing tool calls within 10 minutes: no starter rule stops. */
+const ERROR_STREAK_STOPS = `name = "error-streak-stops"
+description = "A run made two failing tool calls within 10m; stop it."
+on = "run_event"
+when = '''
+event.type == "tool" && event.is_error
+  && count({"type": "tool", "run": event.run, "is_error": true}, duration("10m")) >= 2
+'''
+level = "stop"
+cooldown = "1m"
+target = "run"
+message = "{{run}} made two failing tool calls in 10m"
+`;
+
+const opened = (harness: string, n: number) => ({
+  type: "opened",
+  harness,
+  run: `${harness}#${n}`,
+  trigger: "schedule",
+});
+const failedTool = (harness: string, n: number) => ({
+  type: "tool",
+  harness,
+  run: `${harness}#${n}`,
+  action: "exec",
+  is_error: true,
+});
+
+/** Runs that fail tool calls while in flight (stopped), and one after it closed (target_gone). */
+const STOP_BATCHES: readonly Batch[] = [
+  { source: "ledger", events: [opened("impl", 1), opened("docs", 1), opened("api", 1)] },
+  { source: "observer", events: [failedTool("impl", 1), failedTool("impl", 1)] },
+  { source: "observer", events: [failedTool("docs", 1), failedTool("docs", 1)] },
+  { source: "ledger", events: [closed("api", 1, "failed")] },
+  { source: "observer", events: [failedTool("api", 1), failedTool("api", 1)] },
+  { source: "ledger", events: [opened("lint", 1)] },
+  { source: "observer", events: [failedTool("lint", 1), failedTool("lint", 1)] },
+];
+
+interface Scenario {
+  readonly name: string;
+  readonly batches: readonly Batch[];
+  readonly points: readonly string[];
+  readonly enforce: readonly string[];
+  readonly rules?: readonly { readonly name: string; readonly text: string }[];
+}
+
+const SCENARIOS: readonly Scenario[] = [
+  {
+    name: "the starter rules",
+    batches: BATCHES,
+    // action.afterRun is reached only by a stop command, and no starter rule stops.
+    points: [
+      "admit.beforeCommit",
+      "admit.afterCommit",
+      "eval.beforeCommit",
+      "eval.afterCommit",
+      "action.beforeStart",
+      "action.afterStart",
+    ],
+    enforce: ENFORCE,
+  },
+  {
+    name: "an enforced stop rule",
+    batches: STOP_BATCHES,
+    points: ["eval.afterCommit", "action.beforeStart", "action.afterStart", "action.afterRun"],
+    enforce: [...ENFORCE, "error-streak-stops"],
+    rules: [{ name: "error-streak-stops", text: ERROR_STREAK_STOPS }],
+  },
 ];
 const NTH = process.env.PROPERTY_RUNS_FACTOR === undefined ? [1, 3] : [1, 2, 3, 4, 5];
 
@@ -88,7 +152,7 @@ afterEach(async () => {
   for (const f of fleets.splice(0)) await f.dispose();
 });
 
-async function send(f: TestFleet, batch: (typeof BATCHES)[number]): Promise<boolean> {
+async function send(f: TestFleet, batch: Batch): Promise<boolean> {
   const token = await readTokenFile(f.tokens.get(batch.source) as string);
   try {
     await journalClient({ socketPath: f.socketPath }, token).append({
@@ -107,19 +171,22 @@ const settled = (f: TestFleet) => {
   return cursor === (last ?? 0) && open.length === 0;
 };
 
-describe("crash matrix", () => {
-  for (const point of POINTS)
+describe.each(SCENARIOS)("crash matrix, $name", (sc) => {
+  for (const point of sc.points)
     for (const nth of NTH)
       it(`a SIGKILL at ${point}@${nth} loses no evaluation and repeats no action`, async () => {
-        const seed = BASE_SEED * 1_000 + POINTS.indexOf(point) * 10 + nth;
-        const batches = batchesFor(seed);
-        if (SOAK) console.log(`crash matrix ${point}@${nth}: seed ${seed}`);
-        const f = new TestFleet({ enforce: ENFORCE });
+        const seed = BASE_SEED * 1_000 + SCENARIOS.indexOf(sc) * 100 + sc.points.indexOf(point) * 10 + nth;
+        const batches = batchesFor(sc.batches, seed);
+        if (SOAK) console.log(`crash matrix, ${sc.name}, ${point}@${nth}: seed ${seed}`);
+        const f = new TestFleet({
+          enforce: sc.enforce,
+          ...(sc.rules === undefined ? {} : { rules: sc.rules, recordStops: true }),
+        });
         fleets.push(f);
         await f.start({ HARNESS_FAILPOINTS: `${point}@${nth}` });
         let next = 0;
         while (next < batches.length && f.running) {
-          const ok = await send(f, batches[next] as (typeof BATCHES)[number]);
+          const ok = await send(f, batches[next] as Batch);
           next++;
           if (!ok) {
             await f.exited();
@@ -131,8 +198,7 @@ describe("crash matrix", () => {
         expect(killed, `the failpoint ${point}@${nth} was reached`).toBe(true);
         await f.stop();
         await f.start();
-        for (; next < batches.length; next++)
-          expect(await send(f, batches[next] as (typeof BATCHES)[number])).toBe(true);
+        for (; next < batches.length; next++) expect(await send(f, batches[next] as Batch)).toBe(true);
         await f.until(() => settled(f), "evaluation after the restart");
         await f.stop();
 
@@ -147,9 +213,12 @@ describe("crash matrix", () => {
 
         const ruleSet = assembleRuleSet({
           starter: loadStarterPack(),
-          policy: [],
-          enforce: ENFORCE,
-          shadowPeriod: 7 * 86_400_000,
+          policy:
+            sc.rules === undefined
+              ? []
+              : [{ repo: "test", loads: sc.rules.map((r) => loadRuleFile(`rules/${r.name}.toml`, r.text)) }],
+          enforce: sc.enforce,
+          shadowPeriod: sc.rules === undefined ? 7 * 86_400_000 : 0,
         });
         const shapes = selectorShapes(ruleSet.rules.map((r) => r.rule));
         const expected = fold(ruleSet, rows, emptyState, indexedWindows(rows, shapes)).outcomes.flatMap(
@@ -170,7 +239,8 @@ describe("crash matrix", () => {
           "SELECT fire_id, action, state FROM rule_actions",
         );
         for (const a of actions) expect(["ok", "undelivered"], `${a.fire_id} ${a.action}`).toContain(a.state);
-        for (const a of actions.filter((x) => x.state === "ok")) expect(deliveries).toContain(a.fire_id);
+        for (const a of actions.filter((x) => x.state === "ok" && x.action === "notify"))
+          expect(deliveries).toContain(a.fire_id);
         const recorded = new Map(actions.map((a) => [a.fire_id, a.state]));
         for (const d of deliveries)
           expect(recorded.has(d), `delivery of ${d} has an action record`).toBe(true);
@@ -184,6 +254,19 @@ describe("crash matrix", () => {
             .map((a) => a.fire_id)
             .sort(),
         ).toEqual(asked.map((x) => x.id).sort());
+        // Every stop is run at most once, and each one a fire asked for is run or recorded lost.
+        const stops = f.stopped().map((argv) => argv[3] as string);
+        expect(new Set(stops).size, "no run is stopped twice for one fire").toBe(stops.length);
+        const stopActions = actions.filter((a) => a.action === "stop");
+        expect(stopActions.map((a) => a.fire_id).sort()).toEqual(
+          expected
+            .filter((x) => x.action === "stop")
+            .map((x) => x.id)
+            .sort(),
+        );
+        for (const a of stopActions.filter((x) => x.state === "ok")) expect(stops).toContain(a.fire_id);
+        for (const id of stops) expect(stopActions.map((a) => a.fire_id)).toContain(id);
+        if (sc.rules !== undefined) expect(stopActions.length, "the scenario stops runs").toBeGreaterThan(0);
         if (point.startsWith("action."))
           expect(
             actions.some((a) => a.state === "undelivered"),

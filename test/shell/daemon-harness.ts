@@ -11,6 +11,7 @@ import Database from "better-sqlite3";
 import type { ProducerSource } from "../../src/core/sources.js";
 
 export const CLI = fileURLToPath(new URL("../../dist/shell/cli.js", import.meta.url));
+const WITH_RULES = fileURLToPath(new URL("../fixtures/daemon/daemon-with-rules.ts", import.meta.url));
 export const HOOKS = fileURLToPath(new URL("../fixtures/hooks/", import.meta.url));
 
 export interface CliResult {
@@ -25,12 +26,18 @@ export interface FleetOptions {
   readonly config?: string;
   /** No config file at all: the daemon runs on defaults. */
   readonly noConfig?: boolean;
+  /** Policy rules beside the starter pack (`test/fixtures/daemon/daemon-with-rules.ts` runs the daemon). */
+  readonly rules?: readonly { readonly name: string; readonly text: string }[];
+  /** Configures `[supervisor] stop` to record each invocation's arguments in `stops`. */
+  readonly recordStops?: boolean;
 }
 
 export class TestFleet {
   readonly root = fs.mkdtempSync(path.join(os.tmpdir(), "harness-daemon-"));
   readonly env: NodeJS.ProcessEnv;
   readonly deliveries = path.join(this.root, "deliveries");
+  readonly stops = path.join(this.root, "stops");
+  private readonly rulesDir: string | undefined;
   readonly tokens = new Map<ProducerSource, string>();
   readonly storePath: string;
   readonly socketPath: string;
@@ -55,6 +62,12 @@ export class TestFleet {
     this.storePath = path.join(this.root, "state", "harness", "harness.db");
     this.socketPath = path.join(this.root, "run", "harness.sock");
     fs.mkdirSync(this.deliveries);
+    fs.mkdirSync(this.stops);
+    if (options.rules !== undefined) {
+      this.rulesDir = path.join(this.root, "rules");
+      fs.mkdirSync(this.rulesDir);
+      for (const r of options.rules) fs.writeFileSync(path.join(this.rulesDir, `${r.name}.toml`), r.text);
+    }
     if (options.noConfig === true) return;
     for (const source of ["observer", "ledger", "loopguard", "graph", "facts"] as const) {
       const file = path.join(this.root, `${source}.token`);
@@ -67,10 +80,15 @@ export class TestFleet {
       [
         "[memory.rules]",
         `enforce = ${JSON.stringify(options.enforce ?? [])}`,
+        // Test rules act at once: their shadow week is REQ-9's business, tested in the core.
+        ...(options.rules === undefined ? [] : ['shadow_period = "0s"']),
         "[notify]",
         `command = ${JSON.stringify([path.join(HOOKS, "record"), this.deliveries])}`,
         'timeout = "5s"',
         'cooldown = "0s"',
+        ...(options.recordStops === true
+          ? ["[supervisor]", `stop = ${JSON.stringify([path.join(HOOKS, "record-args"), this.stops])}`]
+          : []),
         "[server]",
         'metrics_listen = "127.0.0.1:0"',
         "[server.producers]",
@@ -84,8 +102,13 @@ export class TestFleet {
   async start(extraEnv: NodeJS.ProcessEnv = {}): Promise<string> {
     this.daemonStderr = "";
     this.daemonStdout = "";
-    const child = spawn(process.execPath, [CLI, "daemon"], {
-      env: { ...this.env, ...extraEnv },
+    const argv = this.rulesDir === undefined ? [CLI, "daemon"] : ["--import", "tsx", WITH_RULES];
+    const child = spawn(process.execPath, argv, {
+      env: {
+        ...this.env,
+        ...extraEnv,
+        ...(this.rulesDir === undefined ? {} : { TEST_RULES_DIR: this.rulesDir }),
+      },
       stdio: ["ignore", "pipe", "pipe"],
     });
     this.daemon = child;
@@ -168,6 +191,14 @@ export class TestFleet {
         throw new Error(`timed out waiting for ${what}\n${this.daemonStderr}`);
       await new Promise((r) => setTimeout(r, 25));
     }
+  }
+
+  /** The argument lists the stop command was run with. */
+  stopped(): string[][] {
+    return fs
+      .readdirSync(this.stops)
+      .filter((f) => f.endsWith(".args"))
+      .map((f) => fs.readFileSync(path.join(this.stops, f), "utf8").trimEnd().split("\n"));
   }
 
   /** The payloads the notify hook received. */
