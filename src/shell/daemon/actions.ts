@@ -20,6 +20,8 @@ export interface ActionSinks {
   /** `[supervisor] stop`: argv, given harness, run, rule, fire id and seq as further arguments. */
   readonly stopCommand: readonly string[] | undefined;
   readonly stopTimeoutMs: number;
+  /** The environment the stop command inherits: the daemon's. */
+  readonly env: NodeJS.ProcessEnv;
 }
 
 export class ActionRunner {
@@ -147,7 +149,7 @@ export class ActionRunner {
       String(fire.seq),
     ];
     const env: Record<string, string> = {};
-    for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
+    for (const [k, v] of Object.entries(this.sinks.env)) if (v !== undefined) env[k] = v;
     const p = runHook({ argv, input: "", env, timeoutMs: this.sinks.stopTimeoutMs }).then((outcome) => {
       failpoint("action.afterRun");
       this.record(fire, "stop", outcome.result, outcome.reason);

@@ -8,7 +8,6 @@ import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as http from "node:http";
 import * as path from "node:path";
-import { Code, ConnectError, type ConnectRouter } from "@connectrpc/connect";
 import { HOUR, MINUTE } from "../../core/durations.js";
 import type { RuleSet } from "../../core/rule-set.js";
 import type { ProducerSource } from "../../core/sources.js";
@@ -23,11 +22,13 @@ import { Notifier, notifyConfig } from "../notify/index.js";
 import { loadCredentials } from "../rpc/credentials.js";
 import { RuleService } from "../rpc/gen/harness/v1/rules_pb.js";
 import type { AdmitResult } from "../rpc/journal-service.js";
+import { holdsOn, type ReloadReport, ruleService } from "../rpc/rule-service.js";
 import { type RpcServer, startRpcServer } from "../rpc/server.js";
 import { DecisionStore } from "../store/decision-store.js";
 import { JournalTable } from "../store/journal-table.js";
 import { type OpenedStore, openStore } from "../store/open-store.js";
 import { JournalPruner } from "../store/retention.js";
+import { packageVersion } from "../version.js";
 import { ActionRunner } from "./actions.js";
 import { Evaluator } from "./evaluator.js";
 import { loadRuleSet } from "./rule-source.js";
@@ -54,13 +55,6 @@ export class DaemonStartError extends Error {
     super(message, options);
     this.name = "DaemonStartError";
   }
-}
-
-export interface ReloadReport {
-  readonly loaded: number;
-  readonly disabled: readonly { readonly name: string; readonly reason: string; readonly message: string }[];
-  readonly unknownEnforced: readonly string[];
-  readonly released: number;
 }
 
 /** Milliseconds the evaluator runs before it yields to producers and RPCs. */
@@ -129,6 +123,7 @@ export class Daemon {
               }),
               {
                 now: clock,
+                env,
                 onOutcome: (event, result, d) => {
                   metrics.notifyDeliveries.inc({ event, result });
                   if (event === "rule_fired") actions?.notifyOutcome(d.notification.fireId, result, d.reason);
@@ -154,6 +149,7 @@ export class Daemon {
           wantsEvent: (e) => wanted.has(e),
           stopCommand: config.supervisor.stop,
           stopTimeoutMs: STOP_TIMEOUT_MS,
+          env,
         },
         log,
         clock,
@@ -249,70 +245,31 @@ export class Daemon {
       controlTokenFile: server.controlTokenFile,
       ...(server.readTokenFile === undefined ? {} : { readTokenFile: server.readTokenFile }),
     });
+    const rules = ruleService({
+      evaluator: this.evaluator,
+      db: this.store.db,
+      metrics: this.metrics,
+      clock: this.clock,
+      startedAt: this.clock(),
+      version: packageVersion(),
+      supervisorStopConfigured: this.config.supervisor.stop !== undefined,
+      clear: (harness, rule) => this.clear(harness, rule),
+      reload: () => this.reload(),
+    });
     this.rpc = await startRpcServer({
       socketPath: this.socketPath,
       ...(server.listen === undefined ? {} : { tcpListen: `${server.listen.host}:${server.listen.port}` }),
       credentials,
       admit: (source, events) => this.admit(source, events),
-      routes: (router) => this.ruleRoutes(router),
+      routes: (router) => router.service(RuleService, rules),
     });
     if (server.metricsListen !== undefined)
       await this.serveMetrics(server.metricsListen.host, server.metricsListen.port);
   }
 
-  private ruleRoutes(router: ConnectRouter): void {
-    router.service(RuleService, {
-      checkAdmission: (req) => {
-        const holds = this.holdsOn(req.harness);
-        const first = holds[0];
-        return {
-          admitted: first === undefined,
-          holds,
-          message:
-            first === undefined
-              ? ""
-              : `${req.harness} is held by rule ${first.rule} (fire ${first.fireId}); run \`harness rules clear ${req.harness}\` to release it`,
-        };
-      },
-      clearHold: (req) => {
-        const released = this.clear(req.harness, req.rule === "" ? undefined : req.rule);
-        if (released.length === 0)
-          throw new ConnectError(
-            `hold not found: no hold on ${req.harness}${req.rule === "" ? "" : ` by rule ${req.rule}`}`,
-            Code.NotFound,
-          );
-        return { released };
-      },
-      reload: async () => {
-        try {
-          const r = await this.reload();
-          return { ...r, disabled: [...r.disabled], unknownEnforced: [...r.unknownEnforced] };
-        } catch (e) {
-          throw new ConnectError(
-            `reload failed; the rule set in force is unchanged: ${(e as Error).message}`,
-            Code.FailedPrecondition,
-          );
-        }
-      },
-    });
-  }
-
-  private holdsOn(harness: string) {
-    return Object.values(this.evaluator.state.holds)
-      .filter((h) => h.harness === harness)
-      .sort((a, b) => a.since - b.since || (a.rule < b.rule ? -1 : 1))
-      .map((h) => ({
-        harness: h.harness,
-        rule: h.rule,
-        hash: h.hash,
-        fireId: h.fireId,
-        sinceMs: BigInt(h.since),
-      }));
-  }
-
   /** `harness rules clear`: between two rows, like every change of state. */
   clear(harness: string, rule: string | undefined) {
-    const holds = this.holdsOn(harness).filter((h) => rule === undefined || h.rule === rule);
+    const holds = holdsOn(this.evaluator.state, harness).filter((h) => rule === undefined || h.rule === rule);
     this.evaluator.clear(harness, rule);
     this.metrics.holdsActive.set(Object.keys(this.evaluator.state.holds).length);
     return holds;

@@ -22,6 +22,13 @@ export const METHOD_TIERS: ReadonlyMap<string, Tier> = new Map<string, Tier>([
   ["harness.v1.RuleService/CheckAdmission", "read"],
   ["harness.v1.RuleService/ClearHold", "control"],
   ["harness.v1.RuleService/Reload", "control"],
+  ["harness.v1.RuleService/ListRules", "read"],
+  ["harness.v1.RuleService/GetRule", "read"],
+  ["harness.v1.RuleService/ListFires", "read"],
+  ["harness.v1.RuleService/ExplainFire", "read"],
+  ["harness.v1.RuleService/ListHolds", "read"],
+  ["harness.v1.RuleService/ListAnnotations", "read"],
+  ["harness.v1.RuleService/GetStatus", "read"],
 ]);
 
 /** Where a call arrived: the operator's Unix socket, or the opt-in TCP listener. */

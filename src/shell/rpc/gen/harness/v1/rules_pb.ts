@@ -2,19 +2,26 @@
 // @generated from file harness/v1/rules.proto (package harness.v1, syntax proto3)
 /* eslint-disable */
 
-// RuleService (SPEC-0029 REQ-17): the operator's and the supervisor's view of the rules. This file
-// holds the part the daemon's hold contract needs (docs/supervisor.md); the rest of REQ-17's methods
-// join it with the service issue.
+// RuleService (SPEC-0029 REQ-17): the operator's and the supervisor's view of the rules. The CLI, doctor
+// and later the TUI read the rules only through it. Read-tier methods only read: the rule set in force,
+// the core state as last committed, and the store's fire log, actions, annotations and holds. Lists are
+// bounded: `limit` defaults to 100 and may not exceed 1,000 (INVALID_ARGUMENT above that). Backtest,
+// WatchEvents, ListProposals, PolicySynced and RecordProposal join this service with later steps of the
+// service issue and with the policy-repo issue.
+//
+// A failed call carries one ErrorDetail naming its sentinel (docs/cli.md lists each with its ConnectRPC
+// code and the CLI's exit code).
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import type { Message } from "@bufbuild/protobuf";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import { file_google_protobuf_struct } from "@bufbuild/protobuf/wkt";
+import type { JsonObject, Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file harness/v1/rules.proto.
  */
 export const file_harness_v1_rules: GenFile = /*@__PURE__*/
-  fileDesc("ChZoYXJuZXNzL3YxL3J1bGVzLnByb3RvEgpoYXJuZXNzLnYxIigKFUNoZWNrQWRtaXNzaW9uUmVxdWVzdBIPCgdoYXJuZXNzGAEgASgJImAKFkNoZWNrQWRtaXNzaW9uUmVzcG9uc2USEAoIYWRtaXR0ZWQYASABKAgSIwoFaG9sZHMYAiADKAsyFC5oYXJuZXNzLnYxLkhvbGRJbmZvEg8KB21lc3NhZ2UYAyABKAkiWgoISG9sZEluZm8SDwoHaGFybmVzcxgBIAEoCRIMCgRydWxlGAIgASgJEgwKBGhhc2gYAyABKAkSDwoHZmlyZV9pZBgEIAEoCRIQCghzaW5jZV9tcxgFIAEoAyIxChBDbGVhckhvbGRSZXF1ZXN0Eg8KB2hhcm5lc3MYASABKAkSDAoEcnVsZRgCIAEoCSI7ChFDbGVhckhvbGRSZXNwb25zZRImCghyZWxlYXNlZBgBIAMoCzIULmhhcm5lc3MudjEuSG9sZEluZm8iDwoNUmVsb2FkUmVxdWVzdCJ4Cg5SZWxvYWRSZXNwb25zZRIOCgZsb2FkZWQYASABKA0SKgoIZGlzYWJsZWQYAiADKAsyGC5oYXJuZXNzLnYxLkRpc2FibGVkUnVsZRIYChB1bmtub3duX2VuZm9yY2VkGAMgAygJEhAKCHJlbGVhc2VkGAQgASgNIj0KDERpc2FibGVkUnVsZRIMCgRuYW1lGAEgASgJEg4KBnJlYXNvbhgCIAEoCRIPCgdtZXNzYWdlGAMgASgJMvEBCgtSdWxlU2VydmljZRJXCg5DaGVja0FkbWlzc2lvbhIhLmhhcm5lc3MudjEuQ2hlY2tBZG1pc3Npb25SZXF1ZXN0GiIuaGFybmVzcy52MS5DaGVja0FkbWlzc2lvblJlc3BvbnNlEkgKCUNsZWFySG9sZBIcLmhhcm5lc3MudjEuQ2xlYXJIb2xkUmVxdWVzdBodLmhhcm5lc3MudjEuQ2xlYXJIb2xkUmVzcG9uc2USPwoGUmVsb2FkEhkuaGFybmVzcy52MS5SZWxvYWRSZXF1ZXN0GhouaGFybmVzcy52MS5SZWxvYWRSZXNwb25zZWIGcHJvdG8z");
+  fileDesc("ChZoYXJuZXNzL3YxL3J1bGVzLnByb3RvEgpoYXJuZXNzLnYxIigKFUNoZWNrQWRtaXNzaW9uUmVxdWVzdBIPCgdoYXJuZXNzGAEgASgJImAKFkNoZWNrQWRtaXNzaW9uUmVzcG9uc2USEAoIYWRtaXR0ZWQYASABKAgSIwoFaG9sZHMYAiADKAsyFC5oYXJuZXNzLnYxLkhvbGRJbmZvEg8KB21lc3NhZ2UYAyABKAkiWgoISG9sZEluZm8SDwoHaGFybmVzcxgBIAEoCRIMCgRydWxlGAIgASgJEgwKBGhhc2gYAyABKAkSDwoHZmlyZV9pZBgEIAEoCRIQCghzaW5jZV9tcxgFIAEoAyIxChBDbGVhckhvbGRSZXF1ZXN0Eg8KB2hhcm5lc3MYASABKAkSDAoEcnVsZRgCIAEoCSI7ChFDbGVhckhvbGRSZXNwb25zZRImCghyZWxlYXNlZBgBIAMoCzIULmhhcm5lc3MudjEuSG9sZEluZm8iDwoNUmVsb2FkUmVxdWVzdCJ4Cg5SZWxvYWRSZXNwb25zZRIOCgZsb2FkZWQYASABKA0SKgoIZGlzYWJsZWQYAiADKAsyGC5oYXJuZXNzLnYxLkRpc2FibGVkUnVsZRIYChB1bmtub3duX2VuZm9yY2VkGAMgAygJEhAKCHJlbGVhc2VkGAQgASgNIj0KDERpc2FibGVkUnVsZRIMCgRuYW1lGAEgASgJEg4KBnJlYXNvbhgCIAEoCRIPCgdtZXNzYWdlGAMgASgJIkcKC0Vycm9yRGV0YWlsEicKBnJlYXNvbhgBIAEoDjIXLmhhcm5lc3MudjEuRXJyb3JSZWFzb24SDwoHc3ViamVjdBgCIAEoCSISChBMaXN0UnVsZXNSZXF1ZXN0IjgKEUxpc3RSdWxlc1Jlc3BvbnNlEiMKBXJ1bGVzGAEgAygLMhQuaGFybmVzcy52MS5SdWxlSW5mbyKsAwoIUnVsZUluZm8SDAoEbmFtZRgBIAEoCRIOCgZzb3VyY2UYAiABKAkSCgoCb24YAyABKAkSFgoOZGVjbGFyZWRfbGV2ZWwYBCABKAkSFwoPZWZmZWN0aXZlX2xldmVsGAUgASgJEhAKCGVuZm9yY2VkGAYgASgIEg0KBXN0YXRlGAcgASgJEhcKD2Rpc2FibGVkX3JlYXNvbhgIIAEoCRIYChBkaXNhYmxlZF9tZXNzYWdlGAkgASgJEgwKBGhhc2gYCiABKAkSFwoPc2hhZG93X3NpbmNlX21zGAsgASgDEhcKD3NoYWRvd191bnRpbF9tcxgMIAEoAxITCgtjb29sZG93bl9tcxgNIAEoAxIOCgZ0YXJnZXQYDiABKAkSFgoOZXN0aW1hdGVkX2Nvc3QYDyABKAQSEQoJZmlyZXNfMjRoGBAgASgNEhAKCGZpcmVzXzdkGBEgASgNEhIKCnN1cHByZXNzZWQYEiABKAQSFAoMbGFzdF9maXJlX2lkGBMgASgJEhcKD2xhc3RfZmlyZV9hdF9tcxgUIAEoAxIMCgRmaWxlGBUgASgJIh4KDkdldFJ1bGVSZXF1ZXN0EgwKBG5hbWUYASABKAkipwEKD0dldFJ1bGVSZXNwb25zZRIiCgRydWxlGAEgASgLMhQuaGFybmVzcy52MS5SdWxlSW5mbxIMCgR3aGVuGAIgASgJEhMKC2Rlc2NyaXB0aW9uGAMgASgJEg8KB21lc3NhZ2UYBCABKAkSIwoFaG9sZHMYBSADKAsyFC5oYXJuZXNzLnYxLkhvbGRJbmZvEhcKD3ByaW1pdGl2ZV9jYWxscxgGIAEoDSJSChBMaXN0RmlyZXNSZXF1ZXN0EgwKBHJ1bGUYASABKAkSDwoHaGFybmVzcxgCIAEoCRIQCghzaW5jZV9tcxgDIAEoAxINCgVsaW1pdBgEIAEoDSJLChFMaXN0RmlyZXNSZXNwb25zZRIjCgVmaXJlcxgBIAMoCzIULmhhcm5lc3MudjEuRmlyZUluZm8SEQoJdHJ1bmNhdGVkGAIgASgIIsICCghGaXJlSW5mbxIPCgdmaXJlX2lkGAEgASgJEgwKBHJ1bGUYAiABKAkSDAoEaGFzaBgDIAEoCRILCgNzZXEYBCABKAMSDQoFYXRfbXMYBSABKAMSDAoEa2luZBgGIAEoCRIMCgR0eXBlGAcgASgJEhMKC3RhcmdldF9raW5kGAggASgJEhIKCnRhcmdldF9rZXkYCSABKAkSDwoHaGFybmVzcxgKIAEoCRILCgNydW4YCyABKAkSFgoOZGVjbGFyZWRfbGV2ZWwYDCABKAkSFwoPZWZmZWN0aXZlX2xldmVsGA0gASgJEgwKBG1vZGUYDiABKAkSDgoGYWN0aW9uGA8gASgJEg8KB21lc3NhZ2UYECABKAkSKgoHYWN0aW9ucxgRIAMoCzIZLmhhcm5lc3MudjEuQWN0aW9uT3V0Y29tZSJVCg1BY3Rpb25PdXRjb21lEg4KBmFjdGlvbhgBIAEoCRINCgVzdGF0ZRgCIAEoCRIOCgZkZXRhaWwYAyABKAkSFQoNdXBkYXRlZF9hdF9tcxgEIAEoAyIlChJFeHBsYWluRmlyZVJlcXVlc3QSDwoHZmlyZV9pZBgBIAEoCSLhAQoTRXhwbGFpbkZpcmVSZXNwb25zZRIiCgRmaXJlGAEgASgLMhQuaGFybmVzcy52MS5GaXJlSW5mbxIMCgR3aGVuGAIgASgJEicKA3JvdxgDIAEoCzIaLmhhcm5lc3MudjEuSm91cm5hbFJvd0luZm8SEgoKcm93X3BydW5lZBgEIAEoCBIOCgZub3dfbXMYBSABKAMSMQoKcHJpbWl0aXZlcxgGIAMoCzIdLmhhcm5lc3MudjEuUHJpbWl0aXZlQ2FsbEluZm8SGAoQbGV2ZWxfZGVyaXZhdGlvbhgHIAEoCSKAAQoOSm91cm5hbFJvd0luZm8SCwoDc2VxGAEgASgDEgwKBGtpbmQYAiABKAkSDAoEdHlwZRgDIAEoCRINCgVhdF9tcxgEIAEoAxIOCgZzb3VyY2UYBSABKAkSJgoFZXZlbnQYBiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IpoBChFQcmltaXRpdmVDYWxsSW5mbxIKCgJmbhgBIAEoCRINCgVmaWVsZBgCIAEoCRIqCghzZWxlY3RvchgDIAMoCzIYLmhhcm5lc3MudjEuU2VsZWN0b3JUZXJtEhEKCXdpdGhpbl9tcxgEIAEoAxIQCgZudW1iZXIYBSABKA1IABIPCgV0cnV0aBgGIAEoCEgAQggKBnJlc3VsdCJGCgxTZWxlY3RvclRlcm0SDQoFZmllbGQYASABKAkSDgoEdGV4dBgCIAEoCUgAEg4KBGZsYWcYAyABKAhIAEIHCgV2YWx1ZSJMChBMaXN0SG9sZHNSZXF1ZXN0Eg8KB2hhcm5lc3MYASABKAkSGAoQaW5jbHVkZV9yZWxlYXNlZBgCIAEoCBINCgVsaW1pdBgDIAEoDSJNChFMaXN0SG9sZHNSZXNwb25zZRIlCgVob2xkcxgBIAMoCzIWLmhhcm5lc3MudjEuSG9sZFJlY29yZBIRCgl0cnVuY2F0ZWQYAiABKAgijAEKCkhvbGRSZWNvcmQSIgoEaG9sZBgBIAEoCzIULmhhcm5lc3MudjEuSG9sZEluZm8SEwoLY29vbGRvd25fbXMYAiABKAMSFgoOZmFsc2Vfc2luY2VfbXMYAyABKAMSFgoOcmVsZWFzZWRfYXRfbXMYBCABKAMSFQoNcmVsZWFzZV9jYXVzZRgFIAEoCSI1ChZMaXN0QW5ub3RhdGlvbnNSZXF1ZXN0EgwKBG5vZGUYASABKAkSDQoFbGltaXQYAiABKA0iXQoXTGlzdEFubm90YXRpb25zUmVzcG9uc2USLwoLYW5ub3RhdGlvbnMYASADKAsyGi5oYXJuZXNzLnYxLkFubm90YXRpb25JbmZvEhEKCXRydW5jYXRlZBgCIAEoCCJdCg5Bbm5vdGF0aW9uSW5mbxIPCgdmaXJlX2lkGAEgASgJEgwKBG5vZGUYAiABKAkSDAoEcnVsZRgDIAEoCRIPCgdtZXNzYWdlGAQgASgJEg0KBWF0X21zGAUgASgDIhIKEEdldFN0YXR1c1JlcXVlc3QinQQKEUdldFN0YXR1c1Jlc3BvbnNlEg8KB3ZlcnNpb24YASABKAkSFQoNc3RhcnRlZF9hdF9tcxgCIAEoAxIOCgZub3dfbXMYAyABKAMSFAoMam91cm5hbF9yb3dzGAQgASgEEhAKCGxhc3Rfc2VxGAUgASgDEhIKCmxhc3RfYXRfbXMYBiABKAMSNQoUYWRtaXR0ZWRfc2luY2Vfc3RhcnQYByADKAsyFy5oYXJuZXNzLnYxLlNvdXJjZUNvdW50EjQKE2Ryb3BwZWRfc2luY2Vfc3RhcnQYCCADKAsyFy5oYXJuZXNzLnYxLlNvdXJjZUNvdW50EhgKEGV2YWx1YXRvcl9jdXJzb3IYCSABKAMSEwoLbGFnX3NlY29uZHMYCiABKAESFAoMaG9sZHNfYWN0aXZlGAsgASgNEhQKDHJ1bGVzX2FjdGl2ZRgMIAEoDRIUCgxydWxlc19zaGFkb3cYDSABKA0SKgoIZGlzYWJsZWQYDiADKAsyGC5oYXJuZXNzLnYxLkRpc2FibGVkUnVsZRIYChB1bmtub3duX2VuZm9yY2VkGA8gAygJEiIKGnN1cGVydmlzb3Jfc3RvcF9jb25maWd1cmVkGBAgASgIEhwKFHVuZGVsaXZlcmVkX3N0b3BzXzdkGBEgASgNEi4KDXBvbGljeV9jbG9uZXMYEiADKAsyFy5oYXJuZXNzLnYxLlBvbGljeUNsb25lIisKC1NvdXJjZUNvdW50Eg4KBnNvdXJjZRgBIAEoCRIMCgRyb3dzGAIgASgEIjoKC1BvbGljeUNsb25lEgwKBG5hbWUYASABKAkSDQoFc3RhdGUYAiABKAkSDgoGZGV0YWlsGAMgASgJKs0BCgtFcnJvclJlYXNvbhIcChhFUlJPUl9SRUFTT05fVU5TUEVDSUZJRUQQABIdChlFUlJPUl9SRUFTT05fVU5LTk9XTl9SVUxFEAESHQoZRVJST1JfUkVBU09OX1VOS05PV05fRklSRRACEh8KG0VSUk9SX1JFQVNPTl9IT0xEX05PVF9GT1VORBADEiEKHUVSUk9SX1JFQVNPTl9JTlZBTElEX0FSR1VNRU5UEAQSHgoaRVJST1JfUkVBU09OX1JFTE9BRF9GQUlMRUQQBTKJBgoLUnVsZVNlcnZpY2USVwoOQ2hlY2tBZG1pc3Npb24SIS5oYXJuZXNzLnYxLkNoZWNrQWRtaXNzaW9uUmVxdWVzdBoiLmhhcm5lc3MudjEuQ2hlY2tBZG1pc3Npb25SZXNwb25zZRJICglDbGVhckhvbGQSHC5oYXJuZXNzLnYxLkNsZWFySG9sZFJlcXVlc3QaHS5oYXJuZXNzLnYxLkNsZWFySG9sZFJlc3BvbnNlEj8KBlJlbG9hZBIZLmhhcm5lc3MudjEuUmVsb2FkUmVxdWVzdBoaLmhhcm5lc3MudjEuUmVsb2FkUmVzcG9uc2USSAoJTGlzdFJ1bGVzEhwuaGFybmVzcy52MS5MaXN0UnVsZXNSZXF1ZXN0Gh0uaGFybmVzcy52MS5MaXN0UnVsZXNSZXNwb25zZRJCCgdHZXRSdWxlEhouaGFybmVzcy52MS5HZXRSdWxlUmVxdWVzdBobLmhhcm5lc3MudjEuR2V0UnVsZVJlc3BvbnNlEkgKCUxpc3RGaXJlcxIcLmhhcm5lc3MudjEuTGlzdEZpcmVzUmVxdWVzdBodLmhhcm5lc3MudjEuTGlzdEZpcmVzUmVzcG9uc2USTgoLRXhwbGFpbkZpcmUSHi5oYXJuZXNzLnYxLkV4cGxhaW5GaXJlUmVxdWVzdBofLmhhcm5lc3MudjEuRXhwbGFpbkZpcmVSZXNwb25zZRJICglMaXN0SG9sZHMSHC5oYXJuZXNzLnYxLkxpc3RIb2xkc1JlcXVlc3QaHS5oYXJuZXNzLnYxLkxpc3RIb2xkc1Jlc3BvbnNlEloKD0xpc3RBbm5vdGF0aW9ucxIiLmhhcm5lc3MudjEuTGlzdEFubm90YXRpb25zUmVxdWVzdBojLmhhcm5lc3MudjEuTGlzdEFubm90YXRpb25zUmVzcG9uc2USSAoJR2V0U3RhdHVzEhwuaGFybmVzcy52MS5HZXRTdGF0dXNSZXF1ZXN0Gh0uaGFybmVzcy52MS5HZXRTdGF0dXNSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_struct]);
 
 /**
  * @generated from message harness.v1.CheckAdmissionRequest
@@ -227,6 +234,1141 @@ export const DisabledRuleSchema: GenMessage<DisabledRule> = /*@__PURE__*/
   messageDesc(file_harness_v1_rules, 7);
 
 /**
+ * Why a RuleService call failed, beside its ConnectRPC code.
+ *
+ * @generated from message harness.v1.ErrorDetail
+ */
+export type ErrorDetail = Message<"harness.v1.ErrorDetail"> & {
+  /**
+   * @generated from field: harness.v1.ErrorReason reason = 1;
+   */
+  reason: ErrorReason;
+
+  /**
+   * What the call named: the rule, the fire id or the harness.
+   *
+   * @generated from field: string subject = 2;
+   */
+  subject: string;
+};
+
+/**
+ * Describes the message harness.v1.ErrorDetail.
+ * Use `create(ErrorDetailSchema)` to create a new message.
+ */
+export const ErrorDetailSchema: GenMessage<ErrorDetail> = /*@__PURE__*/
+  messageDesc(file_harness_v1_rules, 8);
+
+/**
+ * @generated from message harness.v1.ListRulesRequest
+ */
+export type ListRulesRequest = Message<"harness.v1.ListRulesRequest"> & {
+};
+
+/**
+ * Describes the message harness.v1.ListRulesRequest.
+ * Use `create(ListRulesRequestSchema)` to create a new message.
+ */
+export const ListRulesRequestSchema: GenMessage<ListRulesRequest> = /*@__PURE__*/
+  messageDesc(file_harness_v1_rules, 9);
+
+/**
+ * @generated from message harness.v1.ListRulesResponse
+ */
+export type ListRulesResponse = Message<"harness.v1.ListRulesResponse"> & {
+  /**
+   * @generated from field: repeated harness.v1.RuleInfo rules = 1;
+   */
+  rules: RuleInfo[];
+};
+
+/**
+ * Describes the message harness.v1.ListRulesResponse.
+ * Use `create(ListRulesResponseSchema)` to create a new message.
+ */
+export const ListRulesResponseSchema: GenMessage<ListRulesResponse> = /*@__PURE__*/
+  messageDesc(file_harness_v1_rules, 10);
+
+/**
+ * @generated from message harness.v1.RuleInfo
+ */
+export type RuleInfo = Message<"harness.v1.RuleInfo"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * `starter` or `policy:<repo>`.
+   *
+   * @generated from field: string source = 2;
+   */
+  source: string;
+
+  /**
+   * The rule's `on`; empty for a disabled rule (its file may not have loaded far enough to say).
+   *
+   * @generated from field: string on = 3;
+   */
+  on: string;
+
+  /**
+   * annotate, notify, hold or stop; empty for a disabled rule.
+   *
+   * @generated from field: string declared_level = 4;
+   */
+  declaredLevel: string;
+
+  /**
+   * The declared level capped at notify unless the rule is listed in [memory.rules] enforce (REQ-10).
+   *
+   * @generated from field: string effective_level = 5;
+   */
+  effectiveLevel: string;
+
+  /**
+   * Listed in [memory.rules] enforce.
+   *
+   * @generated from field: bool enforced = 6;
+   */
+  enforced: boolean;
+
+  /**
+   * active, shadow or disabled. A loaded rule that overran the runtime cost limit is disabled with
+   * reason cost_exceeded until the next load.
+   *
+   * @generated from field: string state = 7;
+   */
+  state: string;
+
+  /**
+   * For a disabled rule: schema, compile, cost_estimate, cost_exceeded, duplicate_name or operator.
+   *
+   * @generated from field: string disabled_reason = 8;
+   */
+  disabledReason: string;
+
+  /**
+   * @generated from field: string disabled_message = 9;
+   */
+  disabledMessage: string;
+
+  /**
+   * REQ-9's content hash (hex SHA-256); empty for a rule disabled at load.
+   *
+   * @generated from field: string hash = 10;
+   */
+  hash: string;
+
+  /**
+   * When this hash's shadow began (ms since the epoch); 0 until the first journal row after its first
+   * load records it. Starter rules skip shadow.
+   *
+   * @generated from field: int64 shadow_since_ms = 11;
+   */
+  shadowSinceMs: bigint;
+
+  /**
+   * When the shadow ends, shadow_since plus [memory.rules] shadow_period; 0 unless in shadow with a
+   * recorded start.
+   *
+   * @generated from field: int64 shadow_until_ms = 12;
+   */
+  shadowUntilMs: bigint;
+
+  /**
+   * @generated from field: int64 cooldown_ms = 13;
+   */
+  cooldownMs: bigint;
+
+  /**
+   * run, harness, node or fleet; empty for a disabled rule.
+   *
+   * @generated from field: string target = 14;
+   */
+  target: string;
+
+  /**
+   * The static cost estimate's maximum (REQ-6), in cel-go units.
+   *
+   * @generated from field: uint64 estimated_cost = 15;
+   */
+  estimatedCost: bigint;
+
+  /**
+   * Fires of this hash whose row was admitted in the last 24 hours and 7 days, by the daemon's clock.
+   *
+   * @generated from field: uint32 fires_24h = 16;
+   */
+  fires24h: number;
+
+  /**
+   * @generated from field: uint32 fires_7d = 17;
+   */
+  fires7d: number;
+
+  /**
+   * Matches inside a cooldown, not fires (REQ-13), over this hash's life.
+   *
+   * @generated from field: uint64 suppressed = 18;
+   */
+  suppressed: bigint;
+
+  /**
+   * The newest fire of this hash; empty and 0 when it never fired.
+   *
+   * @generated from field: string last_fire_id = 19;
+   */
+  lastFireId: string;
+
+  /**
+   * @generated from field: int64 last_fire_at_ms = 20;
+   */
+  lastFireAtMs: bigint;
+
+  /**
+   * The rule file, as the rule set names it (`rules/<name>.toml`).
+   *
+   * @generated from field: string file = 21;
+   */
+  file: string;
+};
+
+/**
+ * Describes the message harness.v1.RuleInfo.
+ * Use `create(RuleInfoSchema)` to create a new message.
+ */
+export const RuleInfoSchema: GenMessage<RuleInfo> = /*@__PURE__*/
+  messageDesc(file_harness_v1_rules, 11);
+
+/**
+ * @generated from message harness.v1.GetRuleRequest
+ */
+export type GetRuleRequest = Message<"harness.v1.GetRuleRequest"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+};
+
+/**
+ * Describes the message harness.v1.GetRuleRequest.
+ * Use `create(GetRuleRequestSchema)` to create a new message.
+ */
+export const GetRuleRequestSchema: GenMessage<GetRuleRequest> = /*@__PURE__*/
+  messageDesc(file_harness_v1_rules, 12);
+
+/**
+ * @generated from message harness.v1.GetRuleResponse
+ */
+export type GetRuleResponse = Message<"harness.v1.GetRuleResponse"> & {
+  /**
+   * @generated from field: harness.v1.RuleInfo rule = 1;
+   */
+  rule?: RuleInfo | undefined;
+
+  /**
+   * The normalized `when`, as hashed (REQ-9); empty for a disabled rule.
+   *
+   * @generated from field: string when = 2;
+   */
+  when: string;
+
+  /**
+   * @generated from field: string description = 3;
+   */
+  description: string;
+
+  /**
+   * The message template.
+   *
+   * @generated from field: string message = 4;
+   */
+  message: string;
+
+  /**
+   * Holds this rule has in force, oldest first.
+   *
+   * @generated from field: repeated harness.v1.HoldInfo holds = 5;
+   */
+  holds: HoldInfo[];
+
+  /**
+   * Calls of count, distinct and exists in `when`. A hold rule with none can only be cleared by hand.
+   *
+   * @generated from field: uint32 primitive_calls = 6;
+   */
+  primitiveCalls: number;
+};
+
+/**
+ * Describes the message harness.v1.GetRuleResponse.
+ * Use `create(GetRuleResponseSchema)` to create a new message.
+ */
+export const GetRuleResponseSchema: GenMessage<GetRuleResponse> = /*@__PURE__*/
+  messageDesc(file_harness_v1_rules, 13);
+
+/**
+ * @generated from message harness.v1.ListFiresRequest
+ */
+export type ListFiresRequest = Message<"harness.v1.ListFiresRequest"> & {
+  /**
+   * Only this rule's fires (by name, whatever its hash); empty: every rule's.
+   *
+   * @generated from field: string rule = 1;
+   */
+  rule: string;
+
+  /**
+   * Only fires whose target belongs to this harness; empty: all.
+   *
+   * @generated from field: string harness = 2;
+   */
+  harness: string;
+
+  /**
+   * Only fires of rows admitted at or after this time (ms since the epoch); 0: no bound.
+   *
+   * @generated from field: int64 since_ms = 3;
+   */
+  sinceMs: bigint;
+
+  /**
+   * At most this many fires (default 100, at most 1,000).
+   *
+   * @generated from field: uint32 limit = 4;
+   */
+  limit: number;
+};
+
+/**
+ * Describes the message harness.v1.ListFiresRequest.
+ * Use `create(ListFiresRequestSchema)` to create a new message.
+ */
+export const ListFiresRequestSchema: GenMessage<ListFiresRequest> = /*@__PURE__*/
+  messageDesc(file_harness_v1_rules, 14);
+
+/**
+ * @generated from message harness.v1.ListFiresResponse
+ */
+export type ListFiresResponse = Message<"harness.v1.ListFiresResponse"> & {
+  /**
+   * Newest first: by journal seq, then fire id.
+   *
+   * @generated from field: repeated harness.v1.FireInfo fires = 1;
+   */
+  fires: FireInfo[];
+
+  /**
+   * More fires matched than `limit`.
+   *
+   * @generated from field: bool truncated = 2;
+   */
+  truncated: boolean;
+};
+
+/**
+ * Describes the message harness.v1.ListFiresResponse.
+ * Use `create(ListFiresResponseSchema)` to create a new message.
+ */
+export const ListFiresResponseSchema: GenMessage<ListFiresResponse> = /*@__PURE__*/
+  messageDesc(file_harness_v1_rules, 15);
+
+/**
+ * @generated from message harness.v1.FireInfo
+ */
+export type FireInfo = Message<"harness.v1.FireInfo"> & {
+  /**
+   * `f-<seq>-<n>`: the journal seq of the row that fired, and the fire's place among that row's fires.
+   *
+   * @generated from field: string fire_id = 1;
+   */
+  fireId: string;
+
+  /**
+   * @generated from field: string rule = 2;
+   */
+  rule: string;
+
+  /**
+   * @generated from field: string hash = 3;
+   */
+  hash: string;
+
+  /**
+   * @generated from field: int64 seq = 4;
+   */
+  seq: bigint;
+
+  /**
+   * The row's admission time, ms since the epoch: the `now` the rule saw.
+   *
+   * @generated from field: int64 at_ms = 5;
+   */
+  atMs: bigint;
+
+  /**
+   * @generated from field: string kind = 6;
+   */
+  kind: string;
+
+  /**
+   * @generated from field: string type = 7;
+   */
+  type: string;
+
+  /**
+   * run, harness, node or fleet, and its key (a run id, a harness, a node id or `fleet`); both empty
+   * when the event lacked the field its target needs (action no_target).
+   *
+   * @generated from field: string target_kind = 8;
+   */
+  targetKind: string;
+
+  /**
+   * @generated from field: string target_key = 9;
+   */
+  targetKey: string;
+
+  /**
+   * @generated from field: string harness = 10;
+   */
+  harness: string;
+
+  /**
+   * @generated from field: string run = 11;
+   */
+  run: string;
+
+  /**
+   * @generated from field: string declared_level = 12;
+   */
+  declaredLevel: string;
+
+  /**
+   * @generated from field: string effective_level = 13;
+   */
+  effectiveLevel: string;
+
+  /**
+   * shadow or active.
+   *
+   * @generated from field: string mode = 14;
+   */
+  mode: string;
+
+  /**
+   * none, annotate, notify, hold, stop, no_target or target_gone.
+   *
+   * @generated from field: string action = 15;
+   */
+  action: string;
+
+  /**
+   * The rendered, redacted message.
+   *
+   * @generated from field: string message = 16;
+   */
+  message: string;
+
+  /**
+   * The actions the fire asked for after its commit, and what became of each.
+   *
+   * @generated from field: repeated harness.v1.ActionOutcome actions = 17;
+   */
+  actions: ActionOutcome[];
+};
+
+/**
+ * Describes the message harness.v1.FireInfo.
+ * Use `create(FireInfoSchema)` to create a new message.
+ */
+export const FireInfoSchema: GenMessage<FireInfo> = /*@__PURE__*/
+  messageDesc(file_harness_v1_rules, 16);
+
+/**
+ * @generated from message harness.v1.ActionOutcome
+ */
+export type ActionOutcome = Message<"harness.v1.ActionOutcome"> & {
+  /**
+   * notify or stop.
+   *
+   * @generated from field: string action = 1;
+   */
+  action: string;
+
+  /**
+   * pending, started, ok, error, timeout, dropped, suppressed or undelivered (lost to a daemon stop or
+   * crash, or not configured).
+   *
+   * @generated from field: string state = 2;
+   */
+  state: string;
+
+  /**
+   * @generated from field: string detail = 3;
+   */
+  detail: string;
+
+  /**
+   * @generated from field: int64 updated_at_ms = 4;
+   */
+  updatedAtMs: bigint;
+};
+
+/**
+ * Describes the message harness.v1.ActionOutcome.
+ * Use `create(ActionOutcomeSchema)` to create a new message.
+ */
+export const ActionOutcomeSchema: GenMessage<ActionOutcome> = /*@__PURE__*/
+  messageDesc(file_harness_v1_rules, 17);
+
+/**
+ * @generated from message harness.v1.ExplainFireRequest
+ */
+export type ExplainFireRequest = Message<"harness.v1.ExplainFireRequest"> & {
+  /**
+   * @generated from field: string fire_id = 1;
+   */
+  fireId: string;
+};
+
+/**
+ * Describes the message harness.v1.ExplainFireRequest.
+ * Use `create(ExplainFireRequestSchema)` to create a new message.
+ */
+export const ExplainFireRequestSchema: GenMessage<ExplainFireRequest> = /*@__PURE__*/
+  messageDesc(file_harness_v1_rules, 18);
+
+/**
+ * @generated from message harness.v1.ExplainFireResponse
+ */
+export type ExplainFireResponse = Message<"harness.v1.ExplainFireResponse"> & {
+  /**
+   * @generated from field: harness.v1.FireInfo fire = 1;
+   */
+  fire?: FireInfo | undefined;
+
+  /**
+   * The rule's normalized `when` when a rule of that name and hash is in force; empty otherwise.
+   *
+   * @generated from field: string when = 2;
+   */
+  when: string;
+
+  /**
+   * The journal row the rule evaluated, unless retention has pruned it.
+   *
+   * @generated from field: harness.v1.JournalRowInfo row = 3;
+   */
+  row?: JournalRowInfo | undefined;
+
+  /**
+   * True when the row is gone (journal retention); the fire keeps its seq, kind, type and at.
+   *
+   * @generated from field: bool row_pruned = 4;
+   */
+  rowPruned: boolean;
+
+  /**
+   * The `now` the rule saw: the row's admission time, ms since the epoch.
+   *
+   * @generated from field: int64 now_ms = 5;
+   */
+  nowMs: bigint;
+
+  /**
+   * Each primitive call of the evaluation that fired, in call order.
+   *
+   * @generated from field: repeated harness.v1.PrimitiveCallInfo primitives = 6;
+   */
+  primitives: PrimitiveCallInfo[];
+
+  /**
+   * How the effective level came from the declared one, e.g. "declared stop, effective notify: not in
+   * [memory.rules] enforce", and for a shadow fire that no level acts.
+   *
+   * @generated from field: string level_derivation = 7;
+   */
+  levelDerivation: string;
+};
+
+/**
+ * Describes the message harness.v1.ExplainFireResponse.
+ * Use `create(ExplainFireResponseSchema)` to create a new message.
+ */
+export const ExplainFireResponseSchema: GenMessage<ExplainFireResponse> = /*@__PURE__*/
+  messageDesc(file_harness_v1_rules, 19);
+
+/**
+ * @generated from message harness.v1.JournalRowInfo
+ */
+export type JournalRowInfo = Message<"harness.v1.JournalRowInfo"> & {
+  /**
+   * @generated from field: int64 seq = 1;
+   */
+  seq: bigint;
+
+  /**
+   * @generated from field: string kind = 2;
+   */
+  kind: string;
+
+  /**
+   * @generated from field: string type = 3;
+   */
+  type: string;
+
+  /**
+   * Admission time, ms since the epoch.
+   *
+   * @generated from field: int64 at_ms = 4;
+   */
+  atMs: bigint;
+
+  /**
+   * observer, ledger, loopguard, graph, facts or tick.
+   *
+   * @generated from field: string source = 5;
+   */
+  source: string;
+
+  /**
+   * The REQ-4 event fields as stored; `at` is the source's own time, ms since the epoch.
+   *
+   * @generated from field: google.protobuf.Struct event = 6;
+   */
+  event?: JsonObject | undefined;
+};
+
+/**
+ * Describes the message harness.v1.JournalRowInfo.
+ * Use `create(JournalRowInfoSchema)` to create a new message.
+ */
+export const JournalRowInfoSchema: GenMessage<JournalRowInfo> = /*@__PURE__*/
+  messageDesc(file_harness_v1_rules, 20);
+
+/**
+ * @generated from message harness.v1.PrimitiveCallInfo
+ */
+export type PrimitiveCallInfo = Message<"harness.v1.PrimitiveCallInfo"> & {
+  /**
+   * count, distinct or exists.
+   *
+   * @generated from field: string fn = 1;
+   */
+  fn: string;
+
+  /**
+   * distinct's field; empty for count and exists.
+   *
+   * @generated from field: string field = 2;
+   */
+  field: string;
+
+  /**
+   * The selector's keys with the values they had for this row, `kind` first.
+   *
+   * @generated from field: repeated harness.v1.SelectorTerm selector = 3;
+   */
+  selector: SelectorTerm[];
+
+  /**
+   * @generated from field: int64 within_ms = 4;
+   */
+  withinMs: bigint;
+
+  /**
+   * @generated from oneof harness.v1.PrimitiveCallInfo.result
+   */
+  result: {
+    /**
+     * count and distinct.
+     *
+     * @generated from field: uint32 number = 5;
+     */
+    value: number;
+    case: "number";
+  } | {
+    /**
+     * exists.
+     *
+     * @generated from field: bool truth = 6;
+     */
+    value: boolean;
+    case: "truth";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message harness.v1.PrimitiveCallInfo.
+ * Use `create(PrimitiveCallInfoSchema)` to create a new message.
+ */
+export const PrimitiveCallInfoSchema: GenMessage<PrimitiveCallInfo> = /*@__PURE__*/
+  messageDesc(file_harness_v1_rules, 21);
+
+/**
+ * @generated from message harness.v1.SelectorTerm
+ */
+export type SelectorTerm = Message<"harness.v1.SelectorTerm"> & {
+  /**
+   * @generated from field: string field = 1;
+   */
+  field: string;
+
+  /**
+   * @generated from oneof harness.v1.SelectorTerm.value
+   */
+  value: {
+    /**
+     * @generated from field: string text = 2;
+     */
+    value: string;
+    case: "text";
+  } | {
+    /**
+     * is_error.
+     *
+     * @generated from field: bool flag = 3;
+     */
+    value: boolean;
+    case: "flag";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message harness.v1.SelectorTerm.
+ * Use `create(SelectorTermSchema)` to create a new message.
+ */
+export const SelectorTermSchema: GenMessage<SelectorTerm> = /*@__PURE__*/
+  messageDesc(file_harness_v1_rules, 22);
+
+/**
+ * @generated from message harness.v1.ListHoldsRequest
+ */
+export type ListHoldsRequest = Message<"harness.v1.ListHoldsRequest"> & {
+  /**
+   * Only this harness's holds; empty: every harness's.
+   *
+   * @generated from field: string harness = 1;
+   */
+  harness: string;
+
+  /**
+   * Also list released holds, newest release first, after those in force.
+   *
+   * @generated from field: bool include_released = 2;
+   */
+  includeReleased: boolean;
+
+  /**
+   * At most this many released holds (default 100, at most 1,000); holds in force are all listed.
+   *
+   * @generated from field: uint32 limit = 3;
+   */
+  limit: number;
+};
+
+/**
+ * Describes the message harness.v1.ListHoldsRequest.
+ * Use `create(ListHoldsRequestSchema)` to create a new message.
+ */
+export const ListHoldsRequestSchema: GenMessage<ListHoldsRequest> = /*@__PURE__*/
+  messageDesc(file_harness_v1_rules, 23);
+
+/**
+ * @generated from message harness.v1.ListHoldsResponse
+ */
+export type ListHoldsResponse = Message<"harness.v1.ListHoldsResponse"> & {
+  /**
+   * @generated from field: repeated harness.v1.HoldRecord holds = 1;
+   */
+  holds: HoldRecord[];
+
+  /**
+   * More released holds matched than `limit`.
+   *
+   * @generated from field: bool truncated = 2;
+   */
+  truncated: boolean;
+};
+
+/**
+ * Describes the message harness.v1.ListHoldsResponse.
+ * Use `create(ListHoldsResponseSchema)` to create a new message.
+ */
+export const ListHoldsResponseSchema: GenMessage<ListHoldsResponse> = /*@__PURE__*/
+  messageDesc(file_harness_v1_rules, 24);
+
+/**
+ * @generated from message harness.v1.HoldRecord
+ */
+export type HoldRecord = Message<"harness.v1.HoldRecord"> & {
+  /**
+   * @generated from field: harness.v1.HoldInfo hold = 1;
+   */
+  hold?: HoldInfo | undefined;
+
+  /**
+   * The holding rule's cooldown: how long its condition must stay false on every tick to release it.
+   *
+   * @generated from field: int64 cooldown_ms = 2;
+   */
+  cooldownMs: bigint;
+
+  /**
+   * Since when the condition has been false on every tick, ms since the epoch; 0 when it is not.
+   *
+   * @generated from field: int64 false_since_ms = 3;
+   */
+  falseSinceMs: bigint;
+
+  /**
+   * When it was released, ms since the epoch; 0 while in force.
+   *
+   * @generated from field: int64 released_at_ms = 4;
+   */
+  releasedAtMs: bigint;
+
+  /**
+   * condition_cleared, operator or reload; empty while in force.
+   *
+   * @generated from field: string release_cause = 5;
+   */
+  releaseCause: string;
+};
+
+/**
+ * Describes the message harness.v1.HoldRecord.
+ * Use `create(HoldRecordSchema)` to create a new message.
+ */
+export const HoldRecordSchema: GenMessage<HoldRecord> = /*@__PURE__*/
+  messageDesc(file_harness_v1_rules, 25);
+
+/**
+ * @generated from message harness.v1.ListAnnotationsRequest
+ */
+export type ListAnnotationsRequest = Message<"harness.v1.ListAnnotationsRequest"> & {
+  /**
+   * Only this graph node's annotations (`run:…`, `harness:…`, `file:…`, a fact's subject); empty: all.
+   *
+   * @generated from field: string node = 1;
+   */
+  node: string;
+
+  /**
+   * At most this many (default 100, at most 1,000).
+   *
+   * @generated from field: uint32 limit = 2;
+   */
+  limit: number;
+};
+
+/**
+ * Describes the message harness.v1.ListAnnotationsRequest.
+ * Use `create(ListAnnotationsRequestSchema)` to create a new message.
+ */
+export const ListAnnotationsRequestSchema: GenMessage<ListAnnotationsRequest> = /*@__PURE__*/
+  messageDesc(file_harness_v1_rules, 26);
+
+/**
+ * @generated from message harness.v1.ListAnnotationsResponse
+ */
+export type ListAnnotationsResponse = Message<"harness.v1.ListAnnotationsResponse"> & {
+  /**
+   * @generated from field: repeated harness.v1.AnnotationInfo annotations = 1;
+   */
+  annotations: AnnotationInfo[];
+
+  /**
+   * @generated from field: bool truncated = 2;
+   */
+  truncated: boolean;
+};
+
+/**
+ * Describes the message harness.v1.ListAnnotationsResponse.
+ * Use `create(ListAnnotationsResponseSchema)` to create a new message.
+ */
+export const ListAnnotationsResponseSchema: GenMessage<ListAnnotationsResponse> = /*@__PURE__*/
+  messageDesc(file_harness_v1_rules, 27);
+
+/**
+ * @generated from message harness.v1.AnnotationInfo
+ */
+export type AnnotationInfo = Message<"harness.v1.AnnotationInfo"> & {
+  /**
+   * @generated from field: string fire_id = 1;
+   */
+  fireId: string;
+
+  /**
+   * @generated from field: string node = 2;
+   */
+  node: string;
+
+  /**
+   * @generated from field: string rule = 3;
+   */
+  rule: string;
+
+  /**
+   * @generated from field: string message = 4;
+   */
+  message: string;
+
+  /**
+   * @generated from field: int64 at_ms = 5;
+   */
+  atMs: bigint;
+};
+
+/**
+ * Describes the message harness.v1.AnnotationInfo.
+ * Use `create(AnnotationInfoSchema)` to create a new message.
+ */
+export const AnnotationInfoSchema: GenMessage<AnnotationInfo> = /*@__PURE__*/
+  messageDesc(file_harness_v1_rules, 28);
+
+/**
+ * @generated from message harness.v1.GetStatusRequest
+ */
+export type GetStatusRequest = Message<"harness.v1.GetStatusRequest"> & {
+};
+
+/**
+ * Describes the message harness.v1.GetStatusRequest.
+ * Use `create(GetStatusRequestSchema)` to create a new message.
+ */
+export const GetStatusRequestSchema: GenMessage<GetStatusRequest> = /*@__PURE__*/
+  messageDesc(file_harness_v1_rules, 29);
+
+/**
+ * @generated from message harness.v1.GetStatusResponse
+ */
+export type GetStatusResponse = Message<"harness.v1.GetStatusResponse"> & {
+  /**
+   * @generated from field: string version = 1;
+   */
+  version: string;
+
+  /**
+   * When this daemon started, and its clock now, ms since the epoch.
+   *
+   * @generated from field: int64 started_at_ms = 2;
+   */
+  startedAtMs: bigint;
+
+  /**
+   * @generated from field: int64 now_ms = 3;
+   */
+  nowMs: bigint;
+
+  /**
+   * Rows in rule_journal, and the last one's seq and admission time (0 when empty).
+   *
+   * @generated from field: uint64 journal_rows = 4;
+   */
+  journalRows: bigint;
+
+  /**
+   * @generated from field: int64 last_seq = 5;
+   */
+  lastSeq: bigint;
+
+  /**
+   * @generated from field: int64 last_at_ms = 6;
+   */
+  lastAtMs: bigint;
+
+  /**
+   * Rows admitted and dropped (the queue was full) since this daemon started, by source.
+   *
+   * @generated from field: repeated harness.v1.SourceCount admitted_since_start = 7;
+   */
+  admittedSinceStart: SourceCount[];
+
+  /**
+   * @generated from field: repeated harness.v1.SourceCount dropped_since_start = 8;
+   */
+  droppedSinceStart: SourceCount[];
+
+  /**
+   * The last row the evaluator evaluated and committed.
+   *
+   * @generated from field: int64 evaluator_cursor = 9;
+   */
+  evaluatorCursor: bigint;
+
+  /**
+   * REQ-20's lag: the daemon's clock minus the at of the last evaluated row, in seconds; 0 before any.
+   *
+   * @generated from field: double lag_seconds = 10;
+   */
+  lagSeconds: number;
+
+  /**
+   * @generated from field: uint32 holds_active = 11;
+   */
+  holdsActive: number;
+
+  /**
+   * The rule set in force by state (a cost_exceeded rule counts as disabled).
+   *
+   * @generated from field: uint32 rules_active = 12;
+   */
+  rulesActive: number;
+
+  /**
+   * @generated from field: uint32 rules_shadow = 13;
+   */
+  rulesShadow: number;
+
+  /**
+   * @generated from field: repeated harness.v1.DisabledRule disabled = 14;
+   */
+  disabled: DisabledRule[];
+
+  /**
+   * Names in [memory.rules] enforce that match no loaded rule, a disabled one included.
+   *
+   * @generated from field: repeated string unknown_enforced = 15;
+   */
+  unknownEnforced: string[];
+
+  /**
+   * Whether [supervisor] stop is configured: without it every stop is recorded undelivered.
+   *
+   * @generated from field: bool supervisor_stop_configured = 16;
+   */
+  supervisorStopConfigured: boolean;
+
+  /**
+   * Stop actions recorded undelivered in the last 7 days, by the time they were recorded.
+   *
+   * @generated from field: uint32 undelivered_stops_7d = 17;
+   */
+  undeliveredStops7d: number;
+
+  /**
+   * The policy clones and their state; empty while none is configured (policy repos load with the
+   * policy-repo issue).
+   *
+   * @generated from field: repeated harness.v1.PolicyClone policy_clones = 18;
+   */
+  policyClones: PolicyClone[];
+};
+
+/**
+ * Describes the message harness.v1.GetStatusResponse.
+ * Use `create(GetStatusResponseSchema)` to create a new message.
+ */
+export const GetStatusResponseSchema: GenMessage<GetStatusResponse> = /*@__PURE__*/
+  messageDesc(file_harness_v1_rules, 30);
+
+/**
+ * @generated from message harness.v1.SourceCount
+ */
+export type SourceCount = Message<"harness.v1.SourceCount"> & {
+  /**
+   * @generated from field: string source = 1;
+   */
+  source: string;
+
+  /**
+   * @generated from field: uint64 rows = 2;
+   */
+  rows: bigint;
+};
+
+/**
+ * Describes the message harness.v1.SourceCount.
+ * Use `create(SourceCountSchema)` to create a new message.
+ */
+export const SourceCountSchema: GenMessage<SourceCount> = /*@__PURE__*/
+  messageDesc(file_harness_v1_rules, 31);
+
+/**
+ * @generated from message harness.v1.PolicyClone
+ */
+export type PolicyClone = Message<"harness.v1.PolicyClone"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * clean, dirty, off_branch or missing.
+   *
+   * @generated from field: string state = 2;
+   */
+  state: string;
+
+  /**
+   * @generated from field: string detail = 3;
+   */
+  detail: string;
+};
+
+/**
+ * Describes the message harness.v1.PolicyClone.
+ * Use `create(PolicyCloneSchema)` to create a new message.
+ */
+export const PolicyCloneSchema: GenMessage<PolicyClone> = /*@__PURE__*/
+  messageDesc(file_harness_v1_rules, 32);
+
+/**
+ * @generated from enum harness.v1.ErrorReason
+ */
+export enum ErrorReason {
+  /**
+   * @generated from enum value: ERROR_REASON_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * NOT_FOUND: no rule of that name in the set in force.
+   *
+   * @generated from enum value: ERROR_REASON_UNKNOWN_RULE = 1;
+   */
+  UNKNOWN_RULE = 1,
+
+  /**
+   * NOT_FOUND: no fire with that id in the fire log.
+   *
+   * @generated from enum value: ERROR_REASON_UNKNOWN_FIRE = 2;
+   */
+  UNKNOWN_FIRE = 2,
+
+  /**
+   * NOT_FOUND: ClearHold found no hold to release.
+   *
+   * @generated from enum value: ERROR_REASON_HOLD_NOT_FOUND = 3;
+   */
+  HOLD_NOT_FOUND = 3,
+
+  /**
+   * INVALID_ARGUMENT: a limit over 1,000, a negative time, an empty required name.
+   *
+   * @generated from enum value: ERROR_REASON_INVALID_ARGUMENT = 4;
+   */
+  INVALID_ARGUMENT = 4,
+
+  /**
+   * FAILED_PRECONDITION: Reload could not read the config; the rule set in force is unchanged.
+   *
+   * @generated from enum value: ERROR_REASON_RELOAD_FAILED = 5;
+   */
+  RELOAD_FAILED = 5,
+}
+
+/**
+ * Describes the enum harness.v1.ErrorReason.
+ */
+export const ErrorReasonSchema: GenEnum<ErrorReason> = /*@__PURE__*/
+  enumDesc(file_harness_v1_rules, 0);
+
+/**
  * @generated from service harness.v1.RuleService
  */
 export const RuleService: GenService<{
@@ -262,6 +1404,79 @@ export const RuleService: GenService<{
     methodKind: "unary";
     input: typeof ReloadRequestSchema;
     output: typeof ReloadResponseSchema;
+  },
+  /**
+   * Every rule of the set in force, loaded or disabled, in name order. Read tier.
+   *
+   * @generated from rpc harness.v1.RuleService.ListRules
+   */
+  listRules: {
+    methodKind: "unary";
+    input: typeof ListRulesRequestSchema;
+    output: typeof ListRulesResponseSchema;
+  },
+  /**
+   * One rule with its normalized `when`, description, message and current holds. NOT_FOUND (unknown
+   * rule) when the set in force has no rule of that name. Read tier.
+   *
+   * @generated from rpc harness.v1.RuleService.GetRule
+   */
+  getRule: {
+    methodKind: "unary";
+    input: typeof GetRuleRequestSchema;
+    output: typeof GetRuleResponseSchema;
+  },
+  /**
+   * The fire log, newest first, with each fire's actions. Read tier.
+   *
+   * @generated from rpc harness.v1.RuleService.ListFires
+   */
+  listFires: {
+    methodKind: "unary";
+    input: typeof ListFiresRequestSchema;
+    output: typeof ListFiresResponseSchema;
+  },
+  /**
+   * One fire with its inputs (REQ-13 "The hook can explain itself"): the journal row, `now`, each
+   * primitive call with its result, the level derivation and each action's outcome. NOT_FOUND (unknown
+   * fire) when no fire has that id. Read tier.
+   *
+   * @generated from rpc harness.v1.RuleService.ExplainFire
+   */
+  explainFire: {
+    methodKind: "unary";
+    input: typeof ExplainFireRequestSchema;
+    output: typeof ExplainFireResponseSchema;
+  },
+  /**
+   * Holds in force, oldest first, and on request released ones, newest release first. Read tier.
+   *
+   * @generated from rpc harness.v1.RuleService.ListHolds
+   */
+  listHolds: {
+    methodKind: "unary";
+    input: typeof ListHoldsRequestSchema;
+    output: typeof ListHoldsResponseSchema;
+  },
+  /**
+   * Annotations (REQ-10), newest first, of one graph node or of all. Read tier.
+   *
+   * @generated from rpc harness.v1.RuleService.ListAnnotations
+   */
+  listAnnotations: {
+    methodKind: "unary";
+    input: typeof ListAnnotationsRequestSchema;
+    output: typeof ListAnnotationsResponseSchema;
+  },
+  /**
+   * What `harness doctor` needs: the journal, the evaluator's progress, the rule set's health. Read tier.
+   *
+   * @generated from rpc harness.v1.RuleService.GetStatus
+   */
+  getStatus: {
+    methodKind: "unary";
+    input: typeof GetStatusRequestSchema;
+    output: typeof GetStatusResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_harness_v1_rules, 0);

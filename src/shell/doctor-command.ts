@@ -1,0 +1,143 @@
+/**
+ * `harness doctor` (SPEC-0029 REQ-19's rules row), through `RuleService.GetStatus` and `ListHolds`: is the
+ * daemon reachable, and is the rule set healthy. Fails when an enforce name matches no loaded rule (a
+ * disabled enforced rule among them); warns when a rule is disabled, a harness is held, journal rows were
+ * dropped since start, a rule stop went undelivered, or the evaluator lags behind the journal. Exit 1 on
+ * a fail, 3 when no daemon answers, 0 otherwise.
+ */
+import { formatDuration } from "../core/durations.js";
+import { clientTarget, EXIT, unreachable } from "./client-target.js";
+import { ruleClient } from "./rpc/client.js";
+import type { GetStatusResponse, HoldRecord } from "./rpc/gen/harness/v1/rules_pb.js";
+import { type Common, failed, type Io, iso } from "./rules-view-command.js";
+
+export type Status = "pass" | "warn" | "fail";
+
+export interface Finding {
+  readonly status: Status;
+  readonly message: string;
+}
+
+export interface Check {
+  readonly name: string;
+  readonly status: Status;
+  readonly detail: string;
+  readonly findings: readonly Finding[];
+}
+
+/** A lag beyond this, with rows waiting, means the evaluator is stalled rather than catching up. */
+export const LAG_WARN_SECONDS = 120;
+
+/** What doctor does not check yet, and which issue brings it; said in the output and in docs/cli.md. */
+export const NOT_CHECKED = ["policy clones dirty or off their branch (issue 7, policy repos)"] as const;
+
+const worst = (statuses: readonly Status[]): Status =>
+  statuses.includes("fail") ? "fail" : statuses.includes("warn") ? "warn" : "pass";
+
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
+/** REQ-19's rules row, from the daemon's status and its holds in force. */
+export function rulesCheck(s: GetStatusResponse, holds: readonly HoldRecord[]): Check {
+  const findings: Finding[] = [];
+  const disabledByName = new Map(s.disabled.map((d) => [d.name, d]));
+  for (const name of s.unknownEnforced) {
+    const d = disabledByName.get(name);
+    findings.push({
+      status: "fail",
+      message:
+        d === undefined
+          ? `[memory.rules] enforce names ${name}, which matches no loaded rule`
+          : `enforced rule ${name} is disabled: ${d.reason}: ${d.message}`,
+    });
+  }
+  for (const d of s.disabled)
+    if (!s.unknownEnforced.includes(d.name))
+      findings.push({ status: "warn", message: `${d.name} is disabled: ${d.reason}: ${d.message}` });
+  const held = holds.flatMap((h) => (h.hold === undefined ? [] : [`${h.hold.harness} (${h.hold.rule})`]));
+  if (held.length > 0)
+    findings.push({
+      status: "warn",
+      message: `${plural(held.length, "hold")} in force: ${held.join(", ")}; see harness rules explain --harness <name>`,
+    });
+  const dropped = s.droppedSinceStart.filter((d) => d.rows > 0n);
+  if (dropped.length > 0) {
+    const total = dropped.reduce((n, d) => n + d.rows, 0n);
+    findings.push({
+      status: "warn",
+      message: `${total} journal row${total === 1n ? "" : "s"} dropped since start (the queue was full): ${dropped
+        .map((d) => `${d.source} ${d.rows}`)
+        .join(", ")}`,
+    });
+  }
+  if (s.undeliveredStops7d > 0)
+    findings.push({
+      status: "warn",
+      message: `${plural(s.undeliveredStops7d, "rule stop")} recorded undelivered in the last 7 days: ${
+        s.supervisorStopConfigured
+          ? "lost to a daemon stop or crash"
+          : "no [supervisor] stop command is configured, so no rule can stop a run"
+      }`,
+    });
+  const behind = s.lastSeq - s.evaluatorCursor;
+  const lag = `lag ${formatDuration(Math.round(s.lagSeconds) * 1000)}`;
+  findings.push(
+    behind > 0n && s.lagSeconds > LAG_WARN_SECONDS
+      ? {
+          status: "warn",
+          message: `the evaluator is ${behind} rows behind the journal (cursor ${s.evaluatorCursor}, last seq ${s.lastSeq}, ${lag})`,
+        }
+      : {
+          status: "pass",
+          message: `journal: ${s.journalRows} rows, last seq ${s.lastSeq}; evaluator at ${s.evaluatorCursor}${
+            s.evaluatorCursor === 0n ? "" : `, ${lag}`
+          }`,
+        },
+  );
+  const loaded = s.rulesActive + s.rulesShadow;
+  return {
+    name: "rules",
+    status: worst(findings.map((f) => f.status)),
+    detail: `${loaded} loaded (${s.rulesActive} active, ${s.rulesShadow} shadow), ${s.disabled.length} disabled; policy clones: ${
+      s.policyClones.length === 0
+        ? "none configured"
+        : s.policyClones.map((c) => `${c.name} ${c.state}`).join(", ")
+    }`,
+    findings,
+  };
+}
+
+export async function runDoctor(options: Common, io: Io): Promise<number> {
+  const target = await clientTarget({ socket: options.socket, config: options.config, env: io.env });
+  const client = ruleClient({ socketPath: target.socketPath });
+  let checks: Check[];
+  try {
+    const status = await client.getStatus({});
+    const { holds } = await client.listHolds({});
+    checks = [
+      {
+        name: "daemon",
+        status: "pass",
+        detail: `answers on ${target.socketPath} (harness ${status.version}, up since ${iso(status.startedAtMs)})`,
+        findings: [],
+      },
+      rulesCheck(status, holds),
+    ];
+  } catch (e) {
+    if (!unreachable(e)) return failed("doctor", target.socketPath, e, io);
+    checks = [
+      { name: "daemon", status: "fail", detail: `no daemon answers on ${target.socketPath}`, findings: [] },
+    ];
+  }
+  const status = worst(checks.map((c) => c.status));
+  if (options.json === true) io.out(JSON.stringify({ status, checks, not_checked: NOT_CHECKED }));
+  else {
+    const width = Math.max(...checks.map((c) => c.name.length));
+    for (const c of checks) {
+      io.out(`${c.status.toUpperCase().padEnd(4)}  ${c.name.padEnd(width)}  ${c.detail}`);
+      for (const f of c.findings) io.out(`${" ".repeat(width + 8)}${f.status}: ${f.message}`);
+    }
+    io.out(`not checked yet: ${NOT_CHECKED.join("; ")}`);
+  }
+  if (checks[0]?.status === "fail") return EXIT.unreachable;
+  return status === "fail" ? EXIT.failed : EXIT.ok;
+}

@@ -1,0 +1,752 @@
+/**
+ * RuleService (SPEC-0029 REQ-17): the operator's one view of the rules, which the CLI, doctor and later
+ * the TUI read through, never through a private path. The handlers read only what `RuleServiceDeps`
+ * gives them: the evaluator's rule set and its state as last committed, the store's fire log, actions,
+ * annotations and holds (through `StoreReads`, on the daemon's connection and event loop, so a read sees
+ * exactly what has been committed), and the journal metrics. The two control methods call back into the
+ * daemon, which does the work between two journal rows.
+ *
+ * Every failure a caller can act on is a typed `RuleServiceError`, each with one ConnectRPC code and an
+ * `ErrorDetail` naming it, so the CLI maps it to one exit code (docs/cli.md). Anything else is a fault of
+ * the daemon, wrapped with the method and what it was asked about.
+ */
+import type { JsonObject, MessageInitShape } from "@bufbuild/protobuf";
+import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
+import { children, type Expr } from "../../cel/index.js";
+import type { LoadedRule } from "../../core/compile-rule.js";
+import { DAY } from "../../core/durations.js";
+import { PRIMITIVE_NAMES } from "../../core/environments.js";
+import type { Level } from "../../core/rule-file.js";
+import type { ActiveRule, DisabledRule, RuleSet, RuleSource } from "../../core/rule-set.js";
+import type { CoreState, Hold } from "../../core/state.js";
+import type { DaemonMetrics } from "../metrics.js";
+import type { Db } from "../store/open-store.js";
+import {
+  type ActionOutcomeSchema,
+  ErrorDetailSchema,
+  ErrorReason,
+  type FireInfoSchema,
+  type HoldInfoSchema,
+  type HoldRecordSchema,
+  type PrimitiveCallInfoSchema,
+  type RuleInfoSchema,
+  type RuleService,
+  type SelectorTermSchema,
+} from "./gen/harness/v1/rules_pb.js";
+
+/** Rows a list returns unless the caller asks for fewer, and the most it may ask for. */
+export const DEFAULT_LIST_LIMIT = 100;
+export const MAX_LIST_LIMIT = 1_000;
+
+/** What a reload reports (`harness reload`). */
+export interface ReloadReport {
+  readonly loaded: number;
+  readonly disabled: readonly { readonly name: string; readonly reason: string; readonly message: string }[];
+  readonly unknownEnforced: readonly string[];
+  readonly released: number;
+}
+
+/** The evaluator as the service reads it: the set in force, and the state as last committed. */
+export interface EvaluatorView {
+  readonly rules: RuleSet;
+  readonly state: CoreState;
+  /** The seq of the last row evaluated and committed. */
+  readonly cursor: number;
+  /** The `at` of that row; 0 before any. */
+  readonly lastEvaluatedAt: number;
+}
+
+export interface RuleServiceDeps {
+  readonly evaluator: EvaluatorView;
+  /** The daemon's store connection; the service only reads through it. */
+  readonly db: Db;
+  readonly metrics: Pick<DaemonMetrics, "journalRows" | "journalDropped">;
+  /** The daemon's clock, ms. */
+  readonly clock: () => number;
+  readonly startedAt: number;
+  readonly version: string;
+  /** Whether the daemon runs with a `[supervisor] stop` command. */
+  readonly supervisorStopConfigured: boolean;
+  /** `harness rules clear`: releases and commits; returns the holds released. */
+  readonly clear: (harness: string, rule: string | undefined) => readonly HoldInit[];
+  /** `harness reload`; rejects when the config cannot be read, leaving the set in force. */
+  readonly reload: () => Promise<ReloadReport>;
+}
+
+type HoldInit = MessageInitShape<typeof HoldInfoSchema>;
+type RuleInfoInit = MessageInitShape<typeof RuleInfoSchema>;
+type FireInit = MessageInitShape<typeof FireInfoSchema>;
+
+/** A failure the caller can act on: one sentinel, one ConnectRPC code. */
+export abstract class RuleServiceError extends Error {
+  abstract readonly reason: ErrorReason;
+  abstract readonly code: Code;
+  constructor(
+    /** The rule, fire id or harness the call named. */
+    readonly subject: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+export class UnknownRuleError extends RuleServiceError {
+  readonly reason = ErrorReason.UNKNOWN_RULE;
+  readonly code = Code.NotFound;
+  constructor(name: string) {
+    super(name, `unknown rule: ${name} is not in the rule set in force (see harness rules list)`);
+  }
+}
+
+export class UnknownFireError extends RuleServiceError {
+  readonly reason = ErrorReason.UNKNOWN_FIRE;
+  readonly code = Code.NotFound;
+  constructor(fireId: string) {
+    super(fireId, `unknown fire: no fire ${fireId} in the fire log`);
+  }
+}
+
+export class HoldNotFoundError extends RuleServiceError {
+  readonly reason = ErrorReason.HOLD_NOT_FOUND;
+  readonly code = Code.NotFound;
+  constructor(harness: string, rule: string | undefined) {
+    super(harness, `hold not found: no hold on ${harness}${rule === undefined ? "" : ` by rule ${rule}`}`);
+  }
+}
+
+export class InvalidArgumentError extends RuleServiceError {
+  readonly reason = ErrorReason.INVALID_ARGUMENT;
+  readonly code = Code.InvalidArgument;
+}
+
+export class ReloadFailedError extends RuleServiceError {
+  readonly reason = ErrorReason.RELOAD_FAILED;
+  readonly code = Code.FailedPrecondition;
+  constructor(cause: Error) {
+    super("", `reload failed; the rule set in force is unchanged: ${cause.message}`, { cause });
+  }
+}
+
+/** The error a handler throws: a sentinel with its detail, or a daemon fault with the call's context. */
+function toConnectError(e: unknown, context: string): ConnectError {
+  if (e instanceof RuleServiceError)
+    return new ConnectError(
+      e.message,
+      e.code,
+      undefined,
+      [{ desc: ErrorDetailSchema, value: { reason: e.reason, subject: e.subject } }],
+      e,
+    );
+  if (e instanceof ConnectError) return e;
+  return new ConnectError(`${context}: ${(e as Error).message}`, Code.Internal, undefined, undefined, e);
+}
+
+/** Runs a handler, turning what it throws into the error the caller receives. */
+async function serve<T>(context: string, handler: () => T | Promise<T>): Promise<T> {
+  try {
+    return await handler();
+  } catch (e) {
+    throw toConnectError(e, context);
+  }
+}
+
+function limitOf(requested: number, what: string): number {
+  if (requested === 0) return DEFAULT_LIST_LIMIT;
+  if (requested > MAX_LIST_LIMIT)
+    throw new InvalidArgumentError(
+      what,
+      `limit ${requested} is over the most a ${what} list returns (${MAX_LIST_LIMIT})`,
+    );
+  return requested;
+}
+
+/** The holds in force on a harness, oldest first. */
+export function holdsOn(state: CoreState, harness: string): HoldInit[] {
+  return sortedHolds(Object.values(state.holds).filter((h) => h.harness === harness)).map(holdInfo);
+}
+
+const sortedHolds = (holds: readonly Hold[]): Hold[] =>
+  [...holds].sort(
+    (a, b) =>
+      a.since - b.since || (a.rule < b.rule ? -1 : a.rule > b.rule ? 1 : a.harness < b.harness ? -1 : 1),
+  );
+
+const holdInfo = (h: Hold): HoldInit => ({
+  harness: h.harness,
+  rule: h.rule,
+  hash: h.hash,
+  fireId: h.fireId,
+  sinceMs: BigInt(h.since),
+});
+
+export function ruleService(deps: RuleServiceDeps): ServiceImpl<typeof RuleService> {
+  const reads = new StoreReads(deps.db);
+  const rules = () => deps.evaluator.rules;
+  const state = () => deps.evaluator.state;
+
+  return {
+    checkAdmission: (req) =>
+      serve(`CheckAdmission ${req.harness}`, () => {
+        const holds = holdsOn(state(), req.harness);
+        const first = holds[0];
+        return {
+          admitted: first === undefined,
+          holds,
+          message:
+            first === undefined
+              ? ""
+              : `${req.harness} is held by rule ${first.rule} (fire ${first.fireId}); run \`harness rules clear ${req.harness}\` to release it`,
+        };
+      }),
+
+    clearHold: (req) =>
+      serve(`ClearHold ${req.harness}`, () => {
+        const rule = req.rule === "" ? undefined : req.rule;
+        const released = deps.clear(req.harness, rule);
+        if (released.length === 0) throw new HoldNotFoundError(req.harness, rule);
+        return { released: [...released] };
+      }),
+
+    reload: () =>
+      serve("Reload", async () => {
+        let r: ReloadReport;
+        try {
+          r = await deps.reload();
+        } catch (e) {
+          throw new ReloadFailedError(e as Error);
+        }
+        return { ...r, disabled: [...r.disabled], unknownEnforced: [...r.unknownEnforced] };
+      }),
+
+    listRules: () =>
+      serve("ListRules", () => {
+        const view = new RuleView(rules(), state(), reads, deps.clock());
+        return { rules: view.all() };
+      }),
+
+    getRule: (req) =>
+      serve(`GetRule ${req.name}`, () => {
+        const set = rules();
+        const view = new RuleView(set, state(), reads, deps.clock());
+        const active = set.rules.find((r) => r.rule.spec.name === req.name);
+        if (active !== undefined) {
+          const { spec } = active.rule;
+          return {
+            rule: view.loaded(active),
+            when: active.rule.normalizedWhen,
+            description: spec.description,
+            message: spec.message,
+            holds: sortedHolds(Object.values(state().holds).filter((h) => h.rule === req.name)).map(holdInfo),
+            primitiveCalls: primitiveCalls(active.rule),
+          };
+        }
+        const disabled = set.disabled.find((d) => d.name === req.name);
+        if (disabled === undefined) throw new UnknownRuleError(req.name);
+        return { rule: view.disabled(disabled) };
+      }),
+
+    listFires: (req) =>
+      serve("ListFires", () => {
+        const limit = limitOf(req.limit, "fire");
+        if (req.sinceMs < 0n) throw new InvalidArgumentError("", `since_ms ${req.sinceMs} is negative`);
+        const rows = reads.fires(
+          {
+            ...(req.rule === "" ? {} : { rule: req.rule }),
+            ...(req.harness === "" ? {} : { harness: req.harness }),
+            sinceMs: Number(req.sinceMs),
+          },
+          limit + 1,
+        );
+        return {
+          fires: rows.slice(0, limit).map((r) => fireInfo(r, reads.actions(r.fire_id))),
+          truncated: rows.length > limit,
+        };
+      }),
+
+    explainFire: (req) =>
+      serve(`ExplainFire ${req.fireId}`, () => {
+        const row = reads.fire(req.fireId);
+        if (row === undefined) throw new UnknownFireError(req.fireId);
+        const journalRow = reads.journalRow(row.seq);
+        const loaded = rules().rules.find((r) => r.rule.spec.name === row.rule && r.rule.hash === row.hash);
+        return {
+          fire: fireInfo(row, reads.actions(row.fire_id)),
+          when: loaded?.rule.normalizedWhen ?? "",
+          ...(journalRow === undefined
+            ? { rowPruned: true }
+            : {
+                row: {
+                  seq: BigInt(journalRow.seq),
+                  kind: journalRow.kind,
+                  type: journalRow.type,
+                  atMs: BigInt(journalRow.at),
+                  source: journalRow.source,
+                  event: JSON.parse(journalRow.event) as JsonObject,
+                },
+              }),
+          // `now` is the row's admission time (REQ-7), which the fire keeps even when the row is gone.
+          nowMs: BigInt(row.at),
+          primitives: primitivesOf(row),
+          levelDerivation: levelDerivation(
+            row.declared_level as Level,
+            row.effective_level as Level,
+            row.mode === "shadow",
+          ),
+        };
+      }),
+
+    listHolds: (req) =>
+      serve("ListHolds", () => {
+        const limit = limitOf(req.limit, "hold");
+        const harness = req.harness === "" ? undefined : req.harness;
+        const active = sortedHolds(
+          Object.values(state().holds).filter((h) => harness === undefined || h.harness === harness),
+        ).map(
+          (h): MessageInitShape<typeof HoldRecordSchema> => ({
+            hold: holdInfo(h),
+            cooldownMs: BigInt(h.cooldown),
+            falseSinceMs: BigInt(h.falseSince ?? 0),
+          }),
+        );
+        if (!req.includeReleased) return { holds: active };
+        const released = reads.releasedHolds(harness, limit + 1);
+        return {
+          holds: [
+            ...active,
+            ...released.slice(0, limit).map((r) => ({
+              hold: {
+                harness: r.harness,
+                rule: r.rule,
+                hash: r.hash,
+                fireId: r.fire_id,
+                sinceMs: BigInt(r.since),
+              },
+              cooldownMs: BigInt(r.cooldown),
+              falseSinceMs: BigInt(r.false_since ?? 0),
+              releasedAtMs: BigInt(r.released_at),
+              releaseCause: r.release_cause,
+            })),
+          ],
+          truncated: released.length > limit,
+        };
+      }),
+
+    listAnnotations: (req) =>
+      serve(`ListAnnotations ${req.node}`, () => {
+        const limit = limitOf(req.limit, "annotation");
+        const rows = reads.annotations(req.node === "" ? undefined : req.node, limit + 1);
+        return {
+          annotations: rows.slice(0, limit).map((a) => ({
+            fireId: a.fire_id,
+            node: a.node,
+            rule: a.rule,
+            message: a.message,
+            atMs: BigInt(a.at),
+          })),
+          truncated: rows.length > limit,
+        };
+      }),
+
+    getStatus: () =>
+      serve("GetStatus", async () => {
+        const now = deps.clock();
+        const set = rules();
+        const current = state();
+        const { evaluator } = deps;
+        const last = reads.lastRow();
+        const view = new RuleView(set, current, reads, now);
+        const infos = view.all();
+        const bySource = async (counter: RuleServiceDeps["metrics"]["journalRows"]) =>
+          (await counter.get()).values
+            .map((v) => ({ source: String(v.labels.source ?? ""), rows: BigInt(v.value) }))
+            .sort((a, b) => (a.source < b.source ? -1 : 1));
+        return {
+          version: deps.version,
+          startedAtMs: BigInt(deps.startedAt),
+          nowMs: BigInt(now),
+          journalRows: BigInt(reads.journalRows()),
+          lastSeq: BigInt(last.seq),
+          lastAtMs: BigInt(last.at),
+          admittedSinceStart: await bySource(deps.metrics.journalRows),
+          droppedSinceStart: await bySource(deps.metrics.journalDropped),
+          evaluatorCursor: BigInt(evaluator.cursor),
+          lagSeconds:
+            evaluator.lastEvaluatedAt === 0 ? 0 : Math.max(0, (now - evaluator.lastEvaluatedAt) / 1000),
+          holdsActive: Object.keys(current.holds).length,
+          rulesActive: infos.filter((r) => r.state === "active").length,
+          rulesShadow: infos.filter((r) => r.state === "shadow").length,
+          disabled: infos
+            .filter((r) => r.state === "disabled")
+            .map((r) => ({
+              name: r.name ?? "",
+              reason: r.disabledReason ?? "",
+              message: r.disabledMessage ?? "",
+            })),
+          unknownEnforced: [...set.unknownEnforced],
+          supervisorStopConfigured: deps.supervisorStopConfigured,
+          undeliveredStops7d: reads.undeliveredStopsSince(now - 7 * DAY),
+          policyClones: [],
+        };
+      }),
+  };
+}
+
+const sourceName = (s: RuleSource): string => (s.kind === "starter" ? "starter" : `policy:${s.repo}`);
+
+/** The rule set in force as `ListRules` describes it, at one moment of the daemon's clock. */
+class RuleView {
+  private readonly since24h: number;
+  private readonly since7d: number;
+
+  constructor(
+    private readonly set: RuleSet,
+    private readonly state: CoreState,
+    private readonly reads: StoreReads,
+    now: number,
+  ) {
+    this.since24h = reads.firstSeqAfter(now - DAY);
+    this.since7d = reads.firstSeqAfter(now - 7 * DAY);
+  }
+
+  /** Loaded and disabled rules together, in name order. */
+  all(): RuleInfoInit[] {
+    const out = [
+      ...this.set.rules.map((r) => this.loaded(r)),
+      ...this.set.disabled.map((d) => this.disabled(d)),
+    ];
+    return out.sort((a, b) => ((a.name ?? "") < (b.name ?? "") ? -1 : 1));
+  }
+
+  loaded(active: ActiveRule): RuleInfoInit {
+    const { rule, source, enforced } = active;
+    const { spec, hash } = rule;
+    const last = this.reads.lastFire(hash);
+    const base: RuleInfoInit = {
+      name: spec.name,
+      source: sourceName(source),
+      on: spec.on,
+      declaredLevel: spec.level,
+      effectiveLevel: enforced ? spec.level : capAtNotify(spec.level),
+      enforced,
+      hash,
+      cooldownMs: BigInt(spec.cooldown),
+      target: spec.target,
+      estimatedCost: rule.estimatedCost.max,
+      fires24h: this.reads.firesOf(hash, this.since24h),
+      fires7d: this.reads.firesOf(hash, this.since7d),
+      suppressed: BigInt(this.reads.suppressed(hash)),
+      lastFireId: last?.fire_id ?? "",
+      lastFireAtMs: BigInt(last?.at ?? 0),
+      file: spec.file,
+    };
+    if (this.state.costExceeded[hash] === true)
+      return {
+        ...base,
+        state: "disabled",
+        disabledReason: "cost_exceeded",
+        disabledMessage: "an evaluation overran the cost limit; disabled until the next load",
+      };
+    // As the evaluator decides (REQ-9): a starter rule, or a zero shadow period, is active from the next
+    // row whatever is recorded; otherwise a hash is in shadow until its record says it completed.
+    const shadow = this.state.shadows[hash];
+    const skips = source.kind === "starter" || this.set.shadowPeriod === 0;
+    if (skips || shadow?.completed === true)
+      return { ...base, state: "active", shadowSinceMs: BigInt(shadow?.since ?? 0) };
+    return {
+      ...base,
+      state: "shadow",
+      shadowSinceMs: BigInt(shadow?.since ?? 0),
+      shadowUntilMs: BigInt(shadow === undefined ? 0 : shadow.since + this.set.shadowPeriod),
+    };
+  }
+
+  disabled(d: DisabledRule): RuleInfoInit {
+    return {
+      name: d.name,
+      source: sourceName(d.source),
+      state: "disabled",
+      disabledReason: d.reason,
+      disabledMessage: d.message,
+      file: d.file,
+    };
+  }
+}
+
+const LEVEL_ORDER: readonly Level[] = ["annotate", "notify", "hold", "stop"];
+const capAtNotify = (level: Level): Level =>
+  LEVEL_ORDER.indexOf(level) > LEVEL_ORDER.indexOf("notify") ? "notify" : level;
+
+/** REQ-18's derivation of the effective level, as the fire recorded it. */
+export function levelDerivation(declared: Level, effective: Level, shadow: boolean): string {
+  const head = `declared ${declared}, effective ${effective}`;
+  const why =
+    declared !== effective
+      ? "not in [memory.rules] enforce"
+      : LEVEL_ORDER.indexOf(declared) > LEVEL_ORDER.indexOf("notify")
+        ? "listed in [memory.rules] enforce"
+        : "annotate and notify need no enforce";
+  return `${head}: ${why}${shadow ? "; in shadow, so no level acted" : ""}`;
+}
+
+/** Calls of count, distinct and exists in a rule's `when`. */
+function primitiveCalls(rule: LoadedRule): number {
+  let n = 0;
+  const visit = (e: Expr): void => {
+    if (e.kind === "call" && e.target === undefined && (PRIMITIVE_NAMES as readonly string[]).includes(e.fn))
+      n++;
+    for (const c of children(e)) visit(c);
+  };
+  visit(rule.program.checked.expr);
+  return n;
+}
+
+/** The stored `primitives` column: PrimitiveCall as JSON, the selector's Map written as an object. */
+interface StoredPrimitive {
+  readonly fn: string;
+  readonly field?: string;
+  readonly selector: { readonly kind: string; readonly fields: Readonly<Record<string, string | boolean>> };
+  readonly withinMs: number;
+  readonly result: number | boolean;
+}
+
+function primitivesOf(row: FireRow): MessageInitShape<typeof PrimitiveCallInfoSchema>[] {
+  let calls: StoredPrimitive[];
+  try {
+    calls = JSON.parse(row.primitives) as StoredPrimitive[];
+  } catch (e) {
+    throw new Error(
+      `fire ${row.fire_id} (rule ${row.rule}, seq ${row.seq}): its primitives column is not JSON`,
+      {
+        cause: e,
+      },
+    );
+  }
+  return calls.map((c) => ({
+    fn: c.fn,
+    field: c.field ?? "",
+    selector: [
+      { field: "kind", value: { case: "text", value: c.selector.kind } },
+      ...Object.entries(c.selector.fields).map(
+        ([field, v]): MessageInitShape<typeof SelectorTermSchema> => ({
+          field,
+          value: typeof v === "boolean" ? { case: "flag", value: v } : { case: "text", value: v },
+        }),
+      ),
+    ],
+    withinMs: BigInt(c.withinMs),
+    result:
+      typeof c.result === "boolean"
+        ? { case: "truth", value: c.result }
+        : { case: "number", value: c.result },
+  }));
+}
+
+function fireInfo(r: FireRow, actions: readonly ActionRow[]): FireInit {
+  return {
+    fireId: r.fire_id,
+    rule: r.rule,
+    hash: r.hash,
+    seq: BigInt(r.seq),
+    atMs: BigInt(r.at),
+    kind: r.kind,
+    type: r.type,
+    targetKind: r.target_kind ?? "",
+    targetKey: r.target_key ?? "",
+    harness: r.harness ?? "",
+    run: r.run ?? "",
+    declaredLevel: r.declared_level,
+    effectiveLevel: r.effective_level,
+    mode: r.mode,
+    action: r.action,
+    message: r.message,
+    actions: actions.map(
+      (a): MessageInitShape<typeof ActionOutcomeSchema> => ({
+        action: a.action,
+        state: a.state,
+        detail: a.detail ?? "",
+        updatedAtMs: BigInt(a.updated_at),
+      }),
+    ),
+  };
+}
+
+interface FireRow {
+  fire_id: string;
+  seq: number;
+  at: number;
+  rule: string;
+  hash: string;
+  kind: string;
+  type: string;
+  target_kind: string | null;
+  target_key: string | null;
+  harness: string | null;
+  run: string | null;
+  declared_level: string;
+  effective_level: string;
+  mode: string;
+  action: string;
+  message: string;
+  primitives: string;
+}
+
+interface ActionRow {
+  action: string;
+  state: string;
+  detail: string | null;
+  updated_at: number;
+}
+
+interface ReleasedHoldRow {
+  harness: string;
+  rule: string;
+  hash: string;
+  fire_id: string;
+  since: number;
+  cooldown: number;
+  false_since: number | null;
+  released_at: number;
+  release_cause: string;
+}
+
+interface AnnotationRow {
+  fire_id: string;
+  node: string;
+  rule: string;
+  message: string;
+  at: number;
+}
+
+const FIRE_COLUMNS =
+  "fire_id, seq, at, rule, hash, kind, type, target_kind, target_key, harness, run, declared_level, effective_level, mode, action, message, primitives";
+
+/**
+ * The service's reads of the store, each bounded and index-served where the schema has an index: fires
+ * by hash or harness and seq, actions by fire, annotations by node, the journal by seq and at. Fires by
+ * rule name and released holds scan their (small) tables.
+ */
+class StoreReads {
+  private readonly stmts;
+
+  constructor(private readonly db: Db) {
+    this.stmts = {
+      // The journal's admission clock never goes back in seq order, so the first row after a time
+      // bounds every fire after it by seq, which the (hash, seq) index serves.
+      firstSeqAfter: db.prepare("SELECT seq FROM rule_journal WHERE at > ? ORDER BY at, seq LIMIT 1"),
+      firesOf: db.prepare("SELECT COUNT(*) AS n FROM rule_fires WHERE hash = ? AND seq >= ?"),
+      lastFire: db.prepare(
+        "SELECT fire_id, at FROM rule_fires WHERE hash = ? ORDER BY seq DESC, rowid DESC LIMIT 1",
+      ),
+      suppressed: db.prepare("SELECT COALESCE(SUM(count), 0) AS n FROM rule_suppressed WHERE hash = ?"),
+      fire: db.prepare(`SELECT ${FIRE_COLUMNS} FROM rule_fires WHERE fire_id = ?`),
+      actions: db.prepare(
+        "SELECT action, state, detail, updated_at FROM rule_actions WHERE fire_id = ? ORDER BY action",
+      ),
+      journalRow: db.prepare("SELECT seq, kind, type, at, source, event FROM rule_journal WHERE seq = ?"),
+      journalRows: db.prepare("SELECT COUNT(*) AS n FROM rule_journal"),
+      lastRow: db.prepare("SELECT seq, at FROM rule_journal ORDER BY seq DESC LIMIT 1"),
+      undeliveredStops: db.prepare(
+        "SELECT COUNT(*) AS n FROM rule_actions WHERE state = 'undelivered' AND action = 'stop' AND updated_at > ?",
+      ),
+    };
+  }
+
+  firstSeqAfter(at: number): number {
+    const r = this.stmts.firstSeqAfter.get(at) as { seq: number } | undefined;
+    return r?.seq ?? Number.MAX_SAFE_INTEGER;
+  }
+
+  firesOf(hash: string, fromSeq: number): number {
+    return (this.stmts.firesOf.get(hash, fromSeq) as { n: number }).n;
+  }
+
+  lastFire(hash: string): { fire_id: string; at: number } | undefined {
+    return this.stmts.lastFire.get(hash) as { fire_id: string; at: number } | undefined;
+  }
+
+  suppressed(hash: string): number {
+    return (this.stmts.suppressed.get(hash) as { n: number }).n;
+  }
+
+  fire(fireId: string): FireRow | undefined {
+    return this.stmts.fire.get(fireId) as FireRow | undefined;
+  }
+
+  actions(fireId: string): ActionRow[] {
+    return this.stmts.actions.all(fireId) as ActionRow[];
+  }
+
+  fires(
+    filter: { readonly rule?: string; readonly harness?: string; readonly sinceMs: number },
+    limit: number,
+  ): FireRow[] {
+    const where: string[] = [];
+    const params: (string | number)[] = [];
+    if (filter.rule !== undefined) {
+      where.push("rule = ?");
+      params.push(filter.rule);
+    }
+    if (filter.harness !== undefined) {
+      where.push("harness = ?");
+      params.push(filter.harness);
+    }
+    if (filter.sinceMs > 0) {
+      where.push("at >= ?");
+      params.push(filter.sinceMs);
+    }
+    const sql = `SELECT ${FIRE_COLUMNS} FROM rule_fires ${where.length === 0 ? "" : `WHERE ${where.join(" AND ")}`} ORDER BY seq DESC, rowid DESC LIMIT ?`;
+    return this.db.prepare(sql).all(...params, limit) as FireRow[];
+  }
+
+  journalRow(
+    seq: number,
+  ): { seq: number; kind: string; type: string; at: number; source: string; event: string } | undefined {
+    return this.stmts.journalRow.get(seq) as ReturnType<StoreReads["journalRow"]>;
+  }
+
+  journalRows(): number {
+    return (this.stmts.journalRows.get() as { n: number }).n;
+  }
+
+  lastRow(): { seq: number; at: number } {
+    return (this.stmts.lastRow.get() as { seq: number; at: number } | undefined) ?? { seq: 0, at: 0 };
+  }
+
+  releasedHolds(harness: string | undefined, limit: number): ReleasedHoldRow[] {
+    const cols = "harness, rule, hash, fire_id, since, cooldown, false_since, released_at, release_cause";
+    return (
+      harness === undefined
+        ? this.db
+            .prepare(
+              `SELECT ${cols} FROM rule_holds WHERE released_at IS NOT NULL ORDER BY released_at DESC, id DESC LIMIT ?`,
+            )
+            .all(limit)
+        : this.db
+            .prepare(
+              `SELECT ${cols} FROM rule_holds WHERE released_at IS NOT NULL AND harness = ? ORDER BY released_at DESC, id DESC LIMIT ?`,
+            )
+            .all(harness, limit)
+    ) as ReleasedHoldRow[];
+  }
+
+  annotations(node: string | undefined, limit: number): AnnotationRow[] {
+    const cols = "fire_id, node, rule, message, at";
+    return (
+      node === undefined
+        ? this.db
+            .prepare(`SELECT ${cols} FROM rule_annotations ORDER BY at DESC, rowid DESC LIMIT ?`)
+            .all(limit)
+        : this.db
+            .prepare(
+              `SELECT ${cols} FROM rule_annotations WHERE node = ? ORDER BY at DESC, rowid DESC LIMIT ?`,
+            )
+            .all(node, limit)
+    ) as AnnotationRow[];
+  }
+
+  undeliveredStopsSince(at: number): number {
+    return (this.stmts.undeliveredStops.get(at) as { n: number }).n;
+  }
+}
