@@ -9,7 +9,7 @@ import { packageVersion } from "./version.js";
 
 const cli = cac("harness");
 
-// cac has no nested commands, so each group (`cel`, later `rules`, `policy`…) takes its verb as an argument.
+// cac has no nested commands, so each group (`cel`, `rules`, later `policy`…) takes its verb as an argument.
 cli
   .command("cel <verb> <expr>", "CEL tools. Verbs: parse (print the canonical form, or the errors)")
   .option("--json", "Print the result as JSON")
@@ -45,6 +45,12 @@ interface ClientOptions {
   json?: boolean;
   rule?: string;
   tokenFile?: string;
+}
+
+interface RulesOptions extends ClientOptions {
+  harness?: string;
+  released?: boolean;
+  limit?: string | number;
 }
 
 cli
@@ -104,31 +110,79 @@ cli
     } else unknownVerb("journal", verb, "append, import");
   });
 
+const RULES_VERBS = ["admission", "clear", "list", "show", "explain", "holds"] as const;
+type RulesVerb = (typeof RULES_VERBS)[number];
+const isRulesVerb = (v: string): v is RulesVerb => (RULES_VERBS as readonly string[]).includes(v);
+
 cli
   .command(
-    "rules <verb> [harness]",
-    "Rules. Verbs: admission <harness> (may it run now?), clear <harness> [--rule NAME]",
+    "rules <verb> [arg]",
+    "Rules. Verbs: list, show <name>, explain <fire-id> | explain --harness NAME, holds [--harness NAME], admission <harness> (may it run now?), clear <harness> [--rule NAME]",
   )
   .option("--rule <name>", "clear: only this rule's hold")
+  .option("--harness <name>", "explain: that harness's holds and fires; holds: only that harness's")
+  .option("--released", "holds: also list released holds, newest first")
+  .option("--limit <n>", "explain --harness, holds: at most this many fires or released holds (default 100)")
   .option("--socket <path>", "The daemon's socket")
   .option("--config <path>", "The global config")
   .option("--json", "Print the result as JSON")
-  .action(async (verb: string, harness: string | undefined, o: ClientOptions) => {
-    if (verb !== "admission" && verb !== "clear") {
-      unknownVerb("rules", verb, "admission, clear");
+  .action(async (verb: string, arg: string | undefined, o: RulesOptions) => {
+    if (!isRulesVerb(verb)) {
+      unknownVerb("rules", verb, RULES_VERBS.join(", "));
       return;
     }
-    if (harness === undefined) {
-      io.err(`harness rules ${verb}: <harness> is required`);
+    const common = { socket: o.socket, config: o.config, json: o.json };
+    const limit = o.limit === undefined ? undefined : Number(o.limit);
+    if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) {
+      io.err(`harness rules ${verb}: --limit must be a positive whole number`);
       process.exitCode = 2;
       return;
     }
-    const { runAdmission, runClear } = await import("./rules-command.js");
-    const common = { socket: o.socket, config: o.config, json: o.json };
-    process.exitCode =
-      verb === "admission"
-        ? await runAdmission(harness, common, io)
-        : await runClear(harness, { ...common, rule: o.rule }, io);
+    const needs = (what: string): string | undefined => {
+      if (arg === undefined) {
+        io.err(`harness rules ${verb}: ${what} is required`);
+        process.exitCode = 2;
+      }
+      return arg;
+    };
+    if (verb === "admission" || verb === "clear") {
+      const harness = needs("<harness>");
+      if (harness === undefined) return;
+      const { runAdmission, runClear } = await import("./rules-command.js");
+      process.exitCode =
+        verb === "admission"
+          ? await runAdmission(harness, common, io)
+          : await runClear(harness, { ...common, rule: o.rule }, io);
+      return;
+    }
+    const view = await import("./rules-view-command.js");
+    if (verb === "list") process.exitCode = await view.runList(common, io);
+    else if (verb === "holds")
+      process.exitCode = await view.runHolds(
+        { ...common, harness: o.harness, released: o.released, limit },
+        io,
+      );
+    else if (verb === "show") {
+      const name = needs("<name>");
+      if (name !== undefined) process.exitCode = await view.runShow(name, common, io);
+    } else if ((arg === undefined) === (o.harness === undefined)) {
+      io.err("harness rules explain: give either <fire-id> or --harness NAME");
+      process.exitCode = 2;
+    } else
+      process.exitCode =
+        arg === undefined
+          ? await view.runExplainHarness(o.harness as string, { ...common, limit }, io)
+          : await view.runExplainFire(arg, common, io);
+  });
+
+cli
+  .command("doctor", "Check the daemon and the rule set (REQ-19's rules row); exit 1 on a failure")
+  .option("--socket <path>", "The daemon's socket")
+  .option("--config <path>", "The global config")
+  .option("--json", "Print the checks as JSON")
+  .action(async (o: ClientOptions) => {
+    const { runDoctor } = await import("./doctor-command.js");
+    process.exitCode = await runDoctor({ socket: o.socket, config: o.config, json: o.json }, io);
   });
 
 cli

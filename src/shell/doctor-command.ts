@@ -1,9 +1,9 @@
 /**
  * `harness doctor` (SPEC-0029 REQ-19's rules row), through `RuleService.GetStatus` and `ListHolds`: is the
- * daemon reachable, and is the rule set healthy. Fails when an enforce name matches no loaded rule (a
- * disabled enforced rule among them); warns when a rule is disabled, a harness is held, journal rows were
- * dropped since start, a rule stop went undelivered, or the evaluator lags behind the journal. Exit 1 on
- * a fail, 3 when no daemon answers, 0 otherwise.
+ * daemon reachable, and is the rule set healthy. Fails when an enforce name matches no rule or names a
+ * disabled one; warns when a rule is disabled, a harness is held, journal rows were dropped since start,
+ * a rule stop went undelivered, or the evaluator lags behind the journal. Exit 1 on a fail, 3 when no
+ * daemon answers, 0 otherwise.
  */
 import { formatDuration } from "../core/durations.js";
 import { clientTarget, EXIT, unreachable } from "./client-target.js";
@@ -40,18 +40,21 @@ const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? o
 export function rulesCheck(s: GetStatusResponse, holds: readonly HoldRecord[]): Check {
   const findings: Finding[] = [];
   const disabledByName = new Map(s.disabled.map((d) => [d.name, d]));
-  for (const name of s.unknownEnforced) {
+  for (const name of s.enforcedDisabled) {
     const d = disabledByName.get(name);
     findings.push({
       status: "fail",
-      message:
-        d === undefined
-          ? `[memory.rules] enforce names ${name}, which matches no loaded rule`
-          : `enforced rule ${name} is disabled: ${d.reason}: ${d.message}`,
+      message: `enforced rule ${name} is disabled${d === undefined ? "" : `: ${d.reason}: ${d.message}`}`,
     });
   }
+  for (const name of s.unknownEnforced)
+    if (!s.enforcedDisabled.includes(name))
+      findings.push({
+        status: "fail",
+        message: `[memory.rules] enforce names ${name}, which matches no rule`,
+      });
   for (const d of s.disabled)
-    if (!s.unknownEnforced.includes(d.name))
+    if (!s.enforcedDisabled.includes(d.name))
       findings.push({ status: "warn", message: `${d.name} is disabled: ${d.reason}: ${d.message}` });
   const held = holds.flatMap((h) => (h.hold === undefined ? [] : [`${h.hold.harness} (${h.hold.rule})`]));
   if (held.length > 0)

@@ -4,7 +4,7 @@
  * a readable table or, with `--json`, one JSON object; exit codes are `EXIT`'s (docs/cli.md).
  */
 import { Code, ConnectError } from "@connectrpc/connect";
-import { formatDuration } from "../core/durations.js";
+import { formatDuration, HOUR } from "../core/durations.js";
 import { clientTarget, EXIT, unreachable } from "./client-target.js";
 import { type RuleClient, ruleClient } from "./rpc/client.js";
 import {
@@ -250,6 +250,14 @@ function selectorText(p: PrimitiveCallInfo): string {
   return `{${terms.join(", ")}}`;
 }
 
+/** A window as `duration("…")` takes it: Go's units, hours at most (CEL has no `d`). */
+export function celDuration(ms: number): string {
+  const hours = Math.floor(ms / HOUR);
+  const rest = ms - hours * HOUR;
+  if (hours === 0) return formatDuration(rest);
+  return `${hours}h${rest === 0 ? "" : formatDuration(rest)}`;
+}
+
 const resultOf = (p: PrimitiveCallInfo): number | boolean | null => p.result.value ?? null;
 
 /** One primitive call as written in the rule, with the values this row gave it: `count({…}, duration("24h")) = 2`. */
@@ -257,7 +265,7 @@ export function primitiveText(p: PrimitiveCallInfo): string {
   const args = [
     ...(p.field === "" ? [] : [JSON.stringify(p.field)]),
     selectorText(p),
-    `duration("${formatDuration(Number(p.withinMs))}")`,
+    `duration("${celDuration(Number(p.withinMs))}")`,
   ];
   return `${p.fn}(${args.join(", ")}) = ${String(resultOf(p))}`;
 }
@@ -314,7 +322,7 @@ function explanationJson(x: ExplainFireResponse) {
       fn: p.fn,
       ...(p.field === "" ? {} : { field: p.field }),
       selector: Object.fromEntries(p.selector.map((t) => [t.field, t.value.value ?? null])),
-      within: formatDuration(Number(p.withinMs)),
+      within: celDuration(Number(p.withinMs)),
       result: resultOf(p),
     })),
     level_derivation: x.levelDerivation,

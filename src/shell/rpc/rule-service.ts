@@ -38,6 +38,27 @@ import {
 export const DEFAULT_LIST_LIMIT = 100;
 export const MAX_LIST_LIMIT = 1_000;
 
+/**
+ * The most a list response may carry, estimated from its variable-size fields: under the clients' 4 MiB
+ * `readMaxBytes`, since a thousand fires whose messages repeat long paths would not fit in it.
+ */
+export const RESPONSE_BUDGET_BYTES = 3 * 1024 * 1024;
+/** A generous allowance for one list entry's fixed-size fields and framing. */
+const ENTRY_OVERHEAD_BYTES = 512;
+
+/** The longest prefix of `items` within the response budget, and whether anything was left out. */
+function withinBudget<T>(items: readonly T[], limit: number, texts: (t: T) => readonly string[]) {
+  let bytes = 0;
+  let n = 0;
+  for (const item of items.slice(0, limit)) {
+    bytes += ENTRY_OVERHEAD_BYTES;
+    for (const t of texts(item)) bytes += Buffer.byteLength(t, "utf8");
+    if (bytes > RESPONSE_BUDGET_BYTES) break;
+    n++;
+  }
+  return { kept: items.slice(0, n), truncated: items.length > n };
+}
+
 /** What a reload reports (`harness reload`). */
 export interface ReloadReport {
   readonly loaded: number;
@@ -259,10 +280,13 @@ export function ruleService(deps: RuleServiceDeps): ServiceImpl<typeof RuleServi
           },
           limit + 1,
         );
-        return {
-          fires: rows.slice(0, limit).map((r) => fireInfo(r, reads.actions(r.fire_id))),
-          truncated: rows.length > limit,
-        };
+        const { kept, truncated } = withinBudget(rows, limit, (r) => [
+          r.message,
+          r.target_key ?? "",
+          r.harness ?? "",
+          r.run ?? "",
+        ]);
+        return { fires: kept.map((r) => fireInfo(r, reads.actions(r.fire_id))), truncated };
       }),
 
     explainFire: (req) =>
@@ -337,15 +361,16 @@ export function ruleService(deps: RuleServiceDeps): ServiceImpl<typeof RuleServi
       serve(`ListAnnotations ${req.node}`, () => {
         const limit = limitOf(req.limit, "annotation");
         const rows = reads.annotations(req.node === "" ? undefined : req.node, limit + 1);
+        const { kept, truncated } = withinBudget(rows, limit, (a) => [a.message, a.node]);
         return {
-          annotations: rows.slice(0, limit).map((a) => ({
+          annotations: kept.map((a) => ({
             fireId: a.fire_id,
             node: a.node,
             rule: a.rule,
             message: a.message,
             atMs: BigInt(a.at),
           })),
-          truncated: rows.length > limit,
+          truncated,
         };
       }),
 
@@ -356,8 +381,8 @@ export function ruleService(deps: RuleServiceDeps): ServiceImpl<typeof RuleServi
         const current = state();
         const { evaluator } = deps;
         const last = reads.lastRow();
-        const view = new RuleView(set, current, reads, now);
-        const infos = view.all();
+        const states = set.rules.map((r) => ({ r, ...ruleState(r, set, current) }));
+        const costExceeded = states.filter((x) => x.state === "disabled");
         const bySource = async (counter: RuleServiceDeps["metrics"]["journalRows"]) =>
           (await counter.get()).values
             .map((v) => ({ source: String(v.labels.source ?? ""), rows: BigInt(v.value) }))
@@ -375,16 +400,21 @@ export function ruleService(deps: RuleServiceDeps): ServiceImpl<typeof RuleServi
           lagSeconds:
             evaluator.lastEvaluatedAt === 0 ? 0 : Math.max(0, (now - evaluator.lastEvaluatedAt) / 1000),
           holdsActive: Object.keys(current.holds).length,
-          rulesActive: infos.filter((r) => r.state === "active").length,
-          rulesShadow: infos.filter((r) => r.state === "shadow").length,
-          disabled: infos
-            .filter((r) => r.state === "disabled")
-            .map((r) => ({
-              name: r.name ?? "",
-              reason: r.disabledReason ?? "",
-              message: r.disabledMessage ?? "",
+          rulesActive: states.filter((x) => x.state === "active").length,
+          rulesShadow: states.filter((x) => x.state === "shadow").length,
+          disabled: [
+            ...set.disabled.map((d) => ({ name: d.name, reason: d.reason, message: d.message })),
+            ...costExceeded.map((x) => ({
+              name: x.r.rule.spec.name,
+              reason: x.disabledReason ?? "",
+              message: x.disabledMessage ?? "",
             })),
+          ],
           unknownEnforced: [...set.unknownEnforced],
+          enforcedDisabled: [
+            ...set.disabled.filter((d) => set.unknownEnforced.includes(d.name)).map((d) => d.name),
+            ...costExceeded.filter((x) => x.r.enforced).map((x) => x.r.rule.spec.name),
+          ].sort(),
           supervisorStopConfigured: deps.supervisorStopConfigured,
           undeliveredStops7d: reads.undeliveredStopsSince(now - 7 * DAY),
           policyClones: [],
@@ -441,25 +471,7 @@ class RuleView {
       lastFireAtMs: BigInt(last?.at ?? 0),
       file: spec.file,
     };
-    if (this.state.costExceeded[hash] === true)
-      return {
-        ...base,
-        state: "disabled",
-        disabledReason: "cost_exceeded",
-        disabledMessage: "an evaluation overran the cost limit; disabled until the next load",
-      };
-    // As the evaluator decides (REQ-9): a starter rule, or a zero shadow period, is active from the next
-    // row whatever is recorded; otherwise a hash is in shadow until its record says it completed.
-    const shadow = this.state.shadows[hash];
-    const skips = source.kind === "starter" || this.set.shadowPeriod === 0;
-    if (skips || shadow?.completed === true)
-      return { ...base, state: "active", shadowSinceMs: BigInt(shadow?.since ?? 0) };
-    return {
-      ...base,
-      state: "shadow",
-      shadowSinceMs: BigInt(shadow?.since ?? 0),
-      shadowUntilMs: BigInt(shadow === undefined ? 0 : shadow.since + this.set.shadowPeriod),
-    };
+    return { ...base, ...ruleState(active, this.set, this.state) };
   }
 
   disabled(d: DisabledRule): RuleInfoInit {
@@ -472,6 +484,33 @@ class RuleView {
       file: d.file,
     };
   }
+}
+
+type RuleState = Pick<
+  RuleInfoInit,
+  "state" | "disabledReason" | "disabledMessage" | "shadowSinceMs" | "shadowUntilMs"
+>;
+
+/** A loaded rule's state, as the evaluator treats it on the next row. */
+function ruleState(active: ActiveRule, set: RuleSet, state: CoreState): RuleState {
+  const { hash } = active.rule;
+  if (state.costExceeded[hash] === true)
+    return {
+      state: "disabled",
+      disabledReason: "cost_exceeded",
+      disabledMessage: "an evaluation overran the cost limit; disabled until the next load",
+    };
+  // REQ-9: a starter rule, or a zero shadow period, is active from the next row whatever is recorded;
+  // otherwise a hash is in shadow until its record says it completed.
+  const shadow = state.shadows[hash];
+  const skips = active.source.kind === "starter" || set.shadowPeriod === 0;
+  if (skips || shadow?.completed === true)
+    return { state: "active", shadowSinceMs: BigInt(shadow?.since ?? 0) };
+  return {
+    state: "shadow",
+    shadowSinceMs: BigInt(shadow?.since ?? 0),
+    shadowUntilMs: BigInt(shadow === undefined ? 0 : shadow.since + set.shadowPeriod),
+  };
 }
 
 const LEVEL_ORDER: readonly Level[] = ["annotate", "notify", "hold", "stop"];
