@@ -201,6 +201,10 @@ export class WindowIndex {
           if (child.size === 0) node.delete(k);
           continue;
         }
+        // Every `latest` time is the time of a row still in `times` (a prune drops both together), so
+        // a bucket whose oldest time is inside the window has nothing to prune: skip it whole.
+        const oldest = child.times[0];
+        if (oldest !== undefined && oldest > before) continue;
         const keep = firstAfter(child.times, before);
         if (keep > 0) child.times.splice(0, keep);
         for (const latest of child.latest.values())

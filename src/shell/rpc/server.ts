@@ -5,6 +5,7 @@
  * Each listener has its own tier interceptor (`tiers.ts`), so a caller's listener is known from where the
  * call arrived, never from anything the caller says.
  */
+import { setMaxListeners } from "node:events";
 import * as fs from "node:fs/promises";
 import * as http from "node:http";
 import * as net from "node:net";
@@ -47,6 +48,9 @@ export class RpcServerError extends Error {
 
 export async function startRpcServer(options: RpcServerOptions): Promise<RpcServer> {
   const shutdown = new AbortController();
+  // Every request in flight listens on the shutdown signal (and stops listening when it ends), so more
+  // than Node's default of 10 at once is normal, not a leak.
+  setMaxListeners(0, shutdown.signal);
   const handler = (listener: Listener): http.RequestListener =>
     connectNodeAdapter({
       routes: (router) => {
