@@ -35,11 +35,21 @@ export class ActionRunner {
   ) {}
 
   private record(fire: Fire, action: PlannedAction, state: ActionState, detail?: string): void {
+    this.setState(fire.id, action, state, detail);
+  }
+
+  /** A failed write of an outcome is logged, never thrown: the action itself has already happened. */
+  private setState(
+    fireId: string,
+    action: PlannedAction,
+    state: ActionState,
+    detail: string | undefined,
+  ): void {
     try {
-      this.decisions.setActionState(fire.id, action, state, detail, this.clock());
+      this.decisions.setActionState(fireId, action, state, detail, this.clock());
     } catch (e) {
       this.log.error(
-        { fire_id: fire.id, rule: fire.rule, seq: fire.seq, action, err: (e as Error).message },
+        { fire_id: fireId, action, err: (e as Error).message },
         "recording an action's outcome failed",
       );
     }
@@ -47,11 +57,7 @@ export class ActionRunner {
 
   /** The notify outcome of a fire's `rule_fired`, as the notifier reports it. */
   notifyOutcome(fireId: string, result: ActionState, detail: string): void {
-    try {
-      this.decisions.setActionState(fireId, "notify", result, detail, this.clock());
-    } catch (e) {
-      this.log.error({ fire_id: fireId, err: (e as Error).message }, "recording a notify outcome failed");
-    }
+    this.setState(fireId, "notify", result, detail);
   }
 
   dispatch(committed: Committed): void {

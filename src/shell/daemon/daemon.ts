@@ -22,7 +22,7 @@ import { Notifier, notifyConfig } from "../notify/index.js";
 import { loadCredentials } from "../rpc/credentials.js";
 import { RuleService } from "../rpc/gen/harness/v1/rules_pb.js";
 import type { AdmitResult } from "../rpc/journal-service.js";
-import { holdsOn, type ReloadReport, ruleService } from "../rpc/rule-service.js";
+import { holdsOn, type ReloadReport, ruleService, ruleState } from "../rpc/rule-service.js";
 import { type RpcServer, startRpcServer } from "../rpc/server.js";
 import { DecisionStore } from "../store/decision-store.js";
 import { JournalTable } from "../store/journal-table.js";
@@ -220,12 +220,12 @@ export class Daemon {
   }
 
   private reportRuleSet(ruleSet: RuleSet): void {
-    const active = ruleSet.rules.filter(
-      (r) => this.evaluator.state.shadows[r.rule.hash]?.completed !== false,
-    );
-    this.metrics.rulesLoaded.set({ state: "active" }, active.length);
-    this.metrics.rulesLoaded.set({ state: "shadow" }, ruleSet.rules.length - active.length);
-    this.metrics.rulesLoaded.set({ state: "disabled" }, ruleSet.disabled.length);
+    // The same states ListRules reports (REQ-9's shadow, REQ-6's cost-limit disable), counted.
+    const states = ruleSet.rules.map((r) => ruleState(r, ruleSet, this.evaluator.state).state);
+    const count = (s: string) => states.filter((x) => x === s).length;
+    this.metrics.rulesLoaded.set({ state: "active" }, count("active"));
+    this.metrics.rulesLoaded.set({ state: "shadow" }, count("shadow"));
+    this.metrics.rulesLoaded.set({ state: "disabled" }, ruleSet.disabled.length + count("disabled"));
     for (const d of ruleSet.disabled)
       this.log.warn({ rule: d.name, file: d.file, reason: d.reason, detail: d.message }, "rule disabled");
     for (const name of ruleSet.unknownEnforced)

@@ -492,7 +492,7 @@ type RuleState = Pick<
 >;
 
 /** A loaded rule's state, as the evaluator treats it on the next row. */
-function ruleState(active: ActiveRule, set: RuleSet, state: CoreState): RuleState {
+export function ruleState(active: ActiveRule, set: RuleSet, state: CoreState): RuleState {
   const { hash } = active.rule;
   if (state.costExceeded[hash] === true)
     return {
