@@ -38,6 +38,12 @@ const EXIT_FOR_REASON: Readonly<Record<ErrorReason, number>> = {
   [ErrorReason.HOLD_NOT_FOUND]: EXIT.failed,
   [ErrorReason.INVALID_ARGUMENT]: EXIT.usage,
   [ErrorReason.RELOAD_FAILED]: EXIT.error,
+  [ErrorReason.RULE_SCHEMA]: EXIT.failed,
+  [ErrorReason.COMPILE]: EXIT.failed,
+  [ErrorReason.COST_ESTIMATE]: EXIT.failed,
+  [ErrorReason.BACKTEST_BUSY]: EXIT.error,
+  [ErrorReason.SINCE_TOO_LONG]: EXIT.usage,
+  [ErrorReason.UNKNOWN_POLICY_REPO]: EXIT.failed,
 };
 
 /** Says why a call failed, and returns its exit code: by the error's sentinel, else by what failed. */

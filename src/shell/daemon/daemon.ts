@@ -22,6 +22,7 @@ import { Notifier, notifyConfig } from "../notify/index.js";
 import { loadCredentials } from "../rpc/credentials.js";
 import { RuleService } from "../rpc/gen/harness/v1/rules_pb.js";
 import type { AdmitResult } from "../rpc/journal-service.js";
+import { UnknownPolicyRepoError } from "../rpc/rule-errors.js";
 import { holdsOn, type ReloadReport, ruleService, ruleState } from "../rpc/rule-service.js";
 import { type RpcServer, startRpcServer } from "../rpc/server.js";
 import { DecisionStore } from "../store/decision-store.js";
@@ -255,6 +256,7 @@ export class Daemon {
       supervisorStopConfigured: this.config.supervisor.stop !== undefined,
       clear: (harness, rule) => this.clear(harness, rule),
       reload: () => this.reload(),
+      policySynced: (repo, commit) => this.policySynced(repo, commit),
     });
     this.rpc = await startRpcServer({
       socketPath: this.socketPath,
@@ -400,6 +402,17 @@ export class Daemon {
       unknownEnforced: ruleSet.unknownEnforced,
       released: released.length,
     };
+  }
+
+  /**
+   * `harness policy sync` fast-forwarded a clone: the same reload, once the repo is known to be declared
+   * (the sync command read the same config, but the daemon may be running an older one).
+   */
+  async policySynced(repo: string, commit: string): Promise<ReloadReport> {
+    const config = await readConfig(this.configPath, this.env, false);
+    if (!config.policyRepos.some((r) => r.name === repo)) throw new UnknownPolicyRepoError(repo);
+    this.log.info({ repo, commit }, "policy repo synced; reloading");
+    return this.reload();
   }
 
   /** Commits what is queued, stops listening, waits for running actions, closes the store. */

@@ -11,7 +11,7 @@
  * the daemon, wrapped with the method and what it was asked about.
  */
 import type { JsonObject, MessageInitShape } from "@bufbuild/protobuf";
-import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
+import type { ServiceImpl } from "@connectrpc/connect";
 import { children, type Expr } from "../../cel/index.js";
 import type { LoadedRule } from "../../core/compile-rule.js";
 import { DAY } from "../../core/durations.js";
@@ -21,18 +21,25 @@ import type { ActiveRule, DisabledRule, RuleSet, RuleSource } from "../../core/r
 import type { CoreState, Hold } from "../../core/state.js";
 import type { DaemonMetrics } from "../metrics.js";
 import type { Db } from "../store/open-store.js";
-import {
-  type ActionOutcomeSchema,
-  ErrorDetailSchema,
-  ErrorReason,
-  type FireInfoSchema,
-  type HoldInfoSchema,
-  type HoldRecordSchema,
-  type PrimitiveCallInfoSchema,
-  type RuleInfoSchema,
-  type RuleService,
-  type SelectorTermSchema,
+import type {
+  ActionOutcomeSchema,
+  FireInfoSchema,
+  HoldInfoSchema,
+  HoldRecordSchema,
+  PrimitiveCallInfoSchema,
+  RuleInfoSchema,
+  RuleService,
+  SelectorTermSchema,
 } from "./gen/harness/v1/rules_pb.js";
+import {
+  HoldNotFoundError,
+  InvalidArgumentError,
+  ReloadFailedError,
+  RuleServiceError,
+  serve,
+  UnknownFireError,
+  UnknownRuleError,
+} from "./rule-errors.js";
 
 /** Rows a list returns unless the caller asks for fewer, and the most it may ask for. */
 export const DEFAULT_LIST_LIMIT = 100;
@@ -92,86 +99,13 @@ export interface RuleServiceDeps {
   readonly clear: (harness: string, rule: string | undefined) => readonly HoldInit[];
   /** `harness reload`; rejects when the config cannot be read, leaving the set in force. */
   readonly reload: () => Promise<ReloadReport>;
+  /** `harness policy sync` after a fast-forward: a reload with the synced clone; rejects an unknown repo. */
+  readonly policySynced: (repo: string, commit: string) => Promise<ReloadReport>;
 }
 
 type HoldInit = MessageInitShape<typeof HoldInfoSchema>;
 type RuleInfoInit = MessageInitShape<typeof RuleInfoSchema>;
 type FireInit = MessageInitShape<typeof FireInfoSchema>;
-
-/** A failure the caller can act on: one sentinel, one ConnectRPC code. */
-export abstract class RuleServiceError extends Error {
-  abstract readonly reason: ErrorReason;
-  abstract readonly code: Code;
-  constructor(
-    /** The rule, fire id or harness the call named. */
-    readonly subject: string,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-    this.name = new.target.name;
-  }
-}
-
-export class UnknownRuleError extends RuleServiceError {
-  readonly reason = ErrorReason.UNKNOWN_RULE;
-  readonly code = Code.NotFound;
-  constructor(name: string) {
-    super(name, `unknown rule: ${name} is not in the rule set in force (see harness rules list)`);
-  }
-}
-
-export class UnknownFireError extends RuleServiceError {
-  readonly reason = ErrorReason.UNKNOWN_FIRE;
-  readonly code = Code.NotFound;
-  constructor(fireId: string) {
-    super(fireId, `unknown fire: no fire ${fireId} in the fire log`);
-  }
-}
-
-export class HoldNotFoundError extends RuleServiceError {
-  readonly reason = ErrorReason.HOLD_NOT_FOUND;
-  readonly code = Code.NotFound;
-  constructor(harness: string, rule: string | undefined) {
-    super(harness, `hold not found: no hold on ${harness}${rule === undefined ? "" : ` by rule ${rule}`}`);
-  }
-}
-
-export class InvalidArgumentError extends RuleServiceError {
-  readonly reason = ErrorReason.INVALID_ARGUMENT;
-  readonly code = Code.InvalidArgument;
-}
-
-export class ReloadFailedError extends RuleServiceError {
-  readonly reason = ErrorReason.RELOAD_FAILED;
-  readonly code = Code.FailedPrecondition;
-  constructor(cause: Error) {
-    super("", `reload failed; the rule set in force is unchanged: ${cause.message}`, { cause });
-  }
-}
-
-/** The error a handler throws: a sentinel with its detail, or a daemon fault with the call's context. */
-function toConnectError(e: unknown, context: string): ConnectError {
-  if (e instanceof RuleServiceError)
-    return new ConnectError(
-      e.message,
-      e.code,
-      undefined,
-      [{ desc: ErrorDetailSchema, value: { reason: e.reason, subject: e.subject } }],
-      e,
-    );
-  if (e instanceof ConnectError) return e;
-  return new ConnectError(`${context}: ${(e as Error).message}`, Code.Internal, undefined, undefined, e);
-}
-
-/** Runs a handler, turning what it throws into the error the caller receives. */
-async function serve<T>(context: string, handler: () => T | Promise<T>): Promise<T> {
-  try {
-    return await handler();
-  } catch (e) {
-    throw toConnectError(e, context);
-  }
-}
 
 function limitOf(requested: number, what: string): number {
   if (requested === 0) return DEFAULT_LIST_LIMIT;
@@ -202,7 +136,13 @@ const holdInfo = (h: Hold): HoldInit => ({
   sinceMs: BigInt(h.since),
 });
 
-export function ruleService(deps: RuleServiceDeps): ServiceImpl<typeof RuleService> {
+/**
+ * The unary methods. Backtest and WatchEvents stream, each from its own module, and the daemon serves
+ * the three together.
+ */
+export function ruleService(
+  deps: RuleServiceDeps,
+): Omit<ServiceImpl<typeof RuleService>, "backtest" | "watchEvents"> {
   const reads = new StoreReads(deps.db);
   const rules = () => deps.evaluator.rules;
   const state = () => deps.evaluator.state;
@@ -238,7 +178,21 @@ export function ruleService(deps: RuleServiceDeps): ServiceImpl<typeof RuleServi
         } catch (e) {
           throw new ReloadFailedError(e as Error);
         }
-        return { ...r, disabled: [...r.disabled], unknownEnforced: [...r.unknownEnforced] };
+        return reloadResponse(r);
+      }),
+
+    policySynced: (req) =>
+      serve(`PolicySynced ${req.repo}`, async () => {
+        if (req.repo === "")
+          throw new InvalidArgumentError("", "PolicySynced needs the repo that was synced");
+        let r: ReloadReport;
+        try {
+          r = await deps.policySynced(req.repo, req.commit);
+        } catch (e) {
+          if (e instanceof RuleServiceError) throw e;
+          throw new ReloadFailedError(e as Error);
+        }
+        return { reload: reloadResponse(r) };
       }),
 
     listRules: () =>
@@ -422,6 +376,12 @@ export function ruleService(deps: RuleServiceDeps): ServiceImpl<typeof RuleServi
       }),
   };
 }
+
+const reloadResponse = (r: ReloadReport) => ({
+  ...r,
+  disabled: [...r.disabled],
+  unknownEnforced: [...r.unknownEnforced],
+});
 
 const sourceName = (s: RuleSource): string => (s.kind === "starter" ? "starter" : `policy:${s.repo}`);
 

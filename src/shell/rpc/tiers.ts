@@ -29,6 +29,9 @@ export const METHOD_TIERS: ReadonlyMap<string, Tier> = new Map<string, Tier>([
   ["harness.v1.RuleService/ListHolds", "read"],
   ["harness.v1.RuleService/ListAnnotations", "read"],
   ["harness.v1.RuleService/GetStatus", "read"],
+  ["harness.v1.RuleService/Backtest", "read"],
+  ["harness.v1.RuleService/WatchEvents", "read"],
+  ["harness.v1.RuleService/PolicySynced", "control"],
 ]);
 
 /** Where a call arrived: the operator's Unix socket, or the opt-in TCP listener. */

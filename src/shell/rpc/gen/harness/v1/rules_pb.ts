@@ -5,9 +5,8 @@
 // RuleService (SPEC-0029 REQ-17): the operator's and the supervisor's view of the rules. The CLI, doctor
 // and later the TUI read the rules only through it. Read-tier methods only read: the rule set in force,
 // the core state as last committed, and the store's fire log, actions, annotations and holds. Lists are
-// bounded: `limit` defaults to 100 and may not exceed 1,000 (INVALID_ARGUMENT above that). Backtest,
-// WatchEvents, ListProposals, PolicySynced and RecordProposal join this service with later steps of the
-// service issue and with the policy-repo issue.
+// bounded: `limit` defaults to 100 and may not exceed 1,000 (INVALID_ARGUMENT above that).
+// ListProposals and RecordProposal join this service with the rule miners (REQ-15, REQ-16).
 //
 // A failed call carries one ErrorDetail naming its sentinel (docs/cli.md lists each with its ConnectRPC
 // code and the CLI's exit code).
@@ -21,7 +20,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file harness/v1/rules.proto.
  */
 export const file_harness_v1_rules: GenFile = /*@__PURE__*/
-  fileDesc("ChZoYXJuZXNzL3YxL3J1bGVzLnByb3RvEgpoYXJuZXNzLnYxIigKFUNoZWNrQWRtaXNzaW9uUmVxdWVzdBIPCgdoYXJuZXNzGAEgASgJImAKFkNoZWNrQWRtaXNzaW9uUmVzcG9uc2USEAoIYWRtaXR0ZWQYASABKAgSIwoFaG9sZHMYAiADKAsyFC5oYXJuZXNzLnYxLkhvbGRJbmZvEg8KB21lc3NhZ2UYAyABKAkiWgoISG9sZEluZm8SDwoHaGFybmVzcxgBIAEoCRIMCgRydWxlGAIgASgJEgwKBGhhc2gYAyABKAkSDwoHZmlyZV9pZBgEIAEoCRIQCghzaW5jZV9tcxgFIAEoAyIxChBDbGVhckhvbGRSZXF1ZXN0Eg8KB2hhcm5lc3MYASABKAkSDAoEcnVsZRgCIAEoCSI7ChFDbGVhckhvbGRSZXNwb25zZRImCghyZWxlYXNlZBgBIAMoCzIULmhhcm5lc3MudjEuSG9sZEluZm8iDwoNUmVsb2FkUmVxdWVzdCJ4Cg5SZWxvYWRSZXNwb25zZRIOCgZsb2FkZWQYASABKA0SKgoIZGlzYWJsZWQYAiADKAsyGC5oYXJuZXNzLnYxLkRpc2FibGVkUnVsZRIYChB1bmtub3duX2VuZm9yY2VkGAMgAygJEhAKCHJlbGVhc2VkGAQgASgNIj0KDERpc2FibGVkUnVsZRIMCgRuYW1lGAEgASgJEg4KBnJlYXNvbhgCIAEoCRIPCgdtZXNzYWdlGAMgASgJIkcKC0Vycm9yRGV0YWlsEicKBnJlYXNvbhgBIAEoDjIXLmhhcm5lc3MudjEuRXJyb3JSZWFzb24SDwoHc3ViamVjdBgCIAEoCSISChBMaXN0UnVsZXNSZXF1ZXN0IjgKEUxpc3RSdWxlc1Jlc3BvbnNlEiMKBXJ1bGVzGAEgAygLMhQuaGFybmVzcy52MS5SdWxlSW5mbyKsAwoIUnVsZUluZm8SDAoEbmFtZRgBIAEoCRIOCgZzb3VyY2UYAiABKAkSCgoCb24YAyABKAkSFgoOZGVjbGFyZWRfbGV2ZWwYBCABKAkSFwoPZWZmZWN0aXZlX2xldmVsGAUgASgJEhAKCGVuZm9yY2VkGAYgASgIEg0KBXN0YXRlGAcgASgJEhcKD2Rpc2FibGVkX3JlYXNvbhgIIAEoCRIYChBkaXNhYmxlZF9tZXNzYWdlGAkgASgJEgwKBGhhc2gYCiABKAkSFwoPc2hhZG93X3NpbmNlX21zGAsgASgDEhcKD3NoYWRvd191bnRpbF9tcxgMIAEoAxITCgtjb29sZG93bl9tcxgNIAEoAxIOCgZ0YXJnZXQYDiABKAkSFgoOZXN0aW1hdGVkX2Nvc3QYDyABKAQSEQoJZmlyZXNfMjRoGBAgASgNEhAKCGZpcmVzXzdkGBEgASgNEhIKCnN1cHByZXNzZWQYEiABKAQSFAoMbGFzdF9maXJlX2lkGBMgASgJEhcKD2xhc3RfZmlyZV9hdF9tcxgUIAEoAxIMCgRmaWxlGBUgASgJIh4KDkdldFJ1bGVSZXF1ZXN0EgwKBG5hbWUYASABKAkipwEKD0dldFJ1bGVSZXNwb25zZRIiCgRydWxlGAEgASgLMhQuaGFybmVzcy52MS5SdWxlSW5mbxIMCgR3aGVuGAIgASgJEhMKC2Rlc2NyaXB0aW9uGAMgASgJEg8KB21lc3NhZ2UYBCABKAkSIwoFaG9sZHMYBSADKAsyFC5oYXJuZXNzLnYxLkhvbGRJbmZvEhcKD3ByaW1pdGl2ZV9jYWxscxgGIAEoDSJSChBMaXN0RmlyZXNSZXF1ZXN0EgwKBHJ1bGUYASABKAkSDwoHaGFybmVzcxgCIAEoCRIQCghzaW5jZV9tcxgDIAEoAxINCgVsaW1pdBgEIAEoDSJLChFMaXN0RmlyZXNSZXNwb25zZRIjCgVmaXJlcxgBIAMoCzIULmhhcm5lc3MudjEuRmlyZUluZm8SEQoJdHJ1bmNhdGVkGAIgASgIIsICCghGaXJlSW5mbxIPCgdmaXJlX2lkGAEgASgJEgwKBHJ1bGUYAiABKAkSDAoEaGFzaBgDIAEoCRILCgNzZXEYBCABKAMSDQoFYXRfbXMYBSABKAMSDAoEa2luZBgGIAEoCRIMCgR0eXBlGAcgASgJEhMKC3RhcmdldF9raW5kGAggASgJEhIKCnRhcmdldF9rZXkYCSABKAkSDwoHaGFybmVzcxgKIAEoCRILCgNydW4YCyABKAkSFgoOZGVjbGFyZWRfbGV2ZWwYDCABKAkSFwoPZWZmZWN0aXZlX2xldmVsGA0gASgJEgwKBG1vZGUYDiABKAkSDgoGYWN0aW9uGA8gASgJEg8KB21lc3NhZ2UYECABKAkSKgoHYWN0aW9ucxgRIAMoCzIZLmhhcm5lc3MudjEuQWN0aW9uT3V0Y29tZSJVCg1BY3Rpb25PdXRjb21lEg4KBmFjdGlvbhgBIAEoCRINCgVzdGF0ZRgCIAEoCRIOCgZkZXRhaWwYAyABKAkSFQoNdXBkYXRlZF9hdF9tcxgEIAEoAyIlChJFeHBsYWluRmlyZVJlcXVlc3QSDwoHZmlyZV9pZBgBIAEoCSLhAQoTRXhwbGFpbkZpcmVSZXNwb25zZRIiCgRmaXJlGAEgASgLMhQuaGFybmVzcy52MS5GaXJlSW5mbxIMCgR3aGVuGAIgASgJEicKA3JvdxgDIAEoCzIaLmhhcm5lc3MudjEuSm91cm5hbFJvd0luZm8SEgoKcm93X3BydW5lZBgEIAEoCBIOCgZub3dfbXMYBSABKAMSMQoKcHJpbWl0aXZlcxgGIAMoCzIdLmhhcm5lc3MudjEuUHJpbWl0aXZlQ2FsbEluZm8SGAoQbGV2ZWxfZGVyaXZhdGlvbhgHIAEoCSKAAQoOSm91cm5hbFJvd0luZm8SCwoDc2VxGAEgASgDEgwKBGtpbmQYAiABKAkSDAoEdHlwZRgDIAEoCRINCgVhdF9tcxgEIAEoAxIOCgZzb3VyY2UYBSABKAkSJgoFZXZlbnQYBiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IpoBChFQcmltaXRpdmVDYWxsSW5mbxIKCgJmbhgBIAEoCRINCgVmaWVsZBgCIAEoCRIqCghzZWxlY3RvchgDIAMoCzIYLmhhcm5lc3MudjEuU2VsZWN0b3JUZXJtEhEKCXdpdGhpbl9tcxgEIAEoAxIQCgZudW1iZXIYBSABKA1IABIPCgV0cnV0aBgGIAEoCEgAQggKBnJlc3VsdCJGCgxTZWxlY3RvclRlcm0SDQoFZmllbGQYASABKAkSDgoEdGV4dBgCIAEoCUgAEg4KBGZsYWcYAyABKAhIAEIHCgV2YWx1ZSJMChBMaXN0SG9sZHNSZXF1ZXN0Eg8KB2hhcm5lc3MYASABKAkSGAoQaW5jbHVkZV9yZWxlYXNlZBgCIAEoCBINCgVsaW1pdBgDIAEoDSJNChFMaXN0SG9sZHNSZXNwb25zZRIlCgVob2xkcxgBIAMoCzIWLmhhcm5lc3MudjEuSG9sZFJlY29yZBIRCgl0cnVuY2F0ZWQYAiABKAgijAEKCkhvbGRSZWNvcmQSIgoEaG9sZBgBIAEoCzIULmhhcm5lc3MudjEuSG9sZEluZm8SEwoLY29vbGRvd25fbXMYAiABKAMSFgoOZmFsc2Vfc2luY2VfbXMYAyABKAMSFgoOcmVsZWFzZWRfYXRfbXMYBCABKAMSFQoNcmVsZWFzZV9jYXVzZRgFIAEoCSI1ChZMaXN0QW5ub3RhdGlvbnNSZXF1ZXN0EgwKBG5vZGUYASABKAkSDQoFbGltaXQYAiABKA0iXQoXTGlzdEFubm90YXRpb25zUmVzcG9uc2USLwoLYW5ub3RhdGlvbnMYASADKAsyGi5oYXJuZXNzLnYxLkFubm90YXRpb25JbmZvEhEKCXRydW5jYXRlZBgCIAEoCCJdCg5Bbm5vdGF0aW9uSW5mbxIPCgdmaXJlX2lkGAEgASgJEgwKBG5vZGUYAiABKAkSDAoEcnVsZRgDIAEoCRIPCgdtZXNzYWdlGAQgASgJEg0KBWF0X21zGAUgASgDIhIKEEdldFN0YXR1c1JlcXVlc3QiuAQKEUdldFN0YXR1c1Jlc3BvbnNlEg8KB3ZlcnNpb24YASABKAkSFQoNc3RhcnRlZF9hdF9tcxgCIAEoAxIOCgZub3dfbXMYAyABKAMSFAoMam91cm5hbF9yb3dzGAQgASgEEhAKCGxhc3Rfc2VxGAUgASgDEhIKCmxhc3RfYXRfbXMYBiABKAMSNQoUYWRtaXR0ZWRfc2luY2Vfc3RhcnQYByADKAsyFy5oYXJuZXNzLnYxLlNvdXJjZUNvdW50EjQKE2Ryb3BwZWRfc2luY2Vfc3RhcnQYCCADKAsyFy5oYXJuZXNzLnYxLlNvdXJjZUNvdW50EhgKEGV2YWx1YXRvcl9jdXJzb3IYCSABKAMSEwoLbGFnX3NlY29uZHMYCiABKAESFAoMaG9sZHNfYWN0aXZlGAsgASgNEhQKDHJ1bGVzX2FjdGl2ZRgMIAEoDRIUCgxydWxlc19zaGFkb3cYDSABKA0SKgoIZGlzYWJsZWQYDiADKAsyGC5oYXJuZXNzLnYxLkRpc2FibGVkUnVsZRIYChB1bmtub3duX2VuZm9yY2VkGA8gAygJEiIKGnN1cGVydmlzb3Jfc3RvcF9jb25maWd1cmVkGBAgASgIEhwKFHVuZGVsaXZlcmVkX3N0b3BzXzdkGBEgASgNEi4KDXBvbGljeV9jbG9uZXMYEiADKAsyFy5oYXJuZXNzLnYxLlBvbGljeUNsb25lEhkKEWVuZm9yY2VkX2Rpc2FibGVkGBMgAygJIisKC1NvdXJjZUNvdW50Eg4KBnNvdXJjZRgBIAEoCRIMCgRyb3dzGAIgASgEIjoKC1BvbGljeUNsb25lEgwKBG5hbWUYASABKAkSDQoFc3RhdGUYAiABKAkSDgoGZGV0YWlsGAMgASgJKs0BCgtFcnJvclJlYXNvbhIcChhFUlJPUl9SRUFTT05fVU5TUEVDSUZJRUQQABIdChlFUlJPUl9SRUFTT05fVU5LTk9XTl9SVUxFEAESHQoZRVJST1JfUkVBU09OX1VOS05PV05fRklSRRACEh8KG0VSUk9SX1JFQVNPTl9IT0xEX05PVF9GT1VORBADEiEKHUVSUk9SX1JFQVNPTl9JTlZBTElEX0FSR1VNRU5UEAQSHgoaRVJST1JfUkVBU09OX1JFTE9BRF9GQUlMRUQQBTKJBgoLUnVsZVNlcnZpY2USVwoOQ2hlY2tBZG1pc3Npb24SIS5oYXJuZXNzLnYxLkNoZWNrQWRtaXNzaW9uUmVxdWVzdBoiLmhhcm5lc3MudjEuQ2hlY2tBZG1pc3Npb25SZXNwb25zZRJICglDbGVhckhvbGQSHC5oYXJuZXNzLnYxLkNsZWFySG9sZFJlcXVlc3QaHS5oYXJuZXNzLnYxLkNsZWFySG9sZFJlc3BvbnNlEj8KBlJlbG9hZBIZLmhhcm5lc3MudjEuUmVsb2FkUmVxdWVzdBoaLmhhcm5lc3MudjEuUmVsb2FkUmVzcG9uc2USSAoJTGlzdFJ1bGVzEhwuaGFybmVzcy52MS5MaXN0UnVsZXNSZXF1ZXN0Gh0uaGFybmVzcy52MS5MaXN0UnVsZXNSZXNwb25zZRJCCgdHZXRSdWxlEhouaGFybmVzcy52MS5HZXRSdWxlUmVxdWVzdBobLmhhcm5lc3MudjEuR2V0UnVsZVJlc3BvbnNlEkgKCUxpc3RGaXJlcxIcLmhhcm5lc3MudjEuTGlzdEZpcmVzUmVxdWVzdBodLmhhcm5lc3MudjEuTGlzdEZpcmVzUmVzcG9uc2USTgoLRXhwbGFpbkZpcmUSHi5oYXJuZXNzLnYxLkV4cGxhaW5GaXJlUmVxdWVzdBofLmhhcm5lc3MudjEuRXhwbGFpbkZpcmVSZXNwb25zZRJICglMaXN0SG9sZHMSHC5oYXJuZXNzLnYxLkxpc3RIb2xkc1JlcXVlc3QaHS5oYXJuZXNzLnYxLkxpc3RIb2xkc1Jlc3BvbnNlEloKD0xpc3RBbm5vdGF0aW9ucxIiLmhhcm5lc3MudjEuTGlzdEFubm90YXRpb25zUmVxdWVzdBojLmhhcm5lc3MudjEuTGlzdEFubm90YXRpb25zUmVzcG9uc2USSAoJR2V0U3RhdHVzEhwuaGFybmVzcy52MS5HZXRTdGF0dXNSZXF1ZXN0Gh0uaGFybmVzcy52MS5HZXRTdGF0dXNSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_struct]);
+  fileDesc("ChZoYXJuZXNzL3YxL3J1bGVzLnByb3RvEgpoYXJuZXNzLnYxIigKFUNoZWNrQWRtaXNzaW9uUmVxdWVzdBIPCgdoYXJuZXNzGAEgASgJImAKFkNoZWNrQWRtaXNzaW9uUmVzcG9uc2USEAoIYWRtaXR0ZWQYASABKAgSIwoFaG9sZHMYAiADKAsyFC5oYXJuZXNzLnYxLkhvbGRJbmZvEg8KB21lc3NhZ2UYAyABKAkiWgoISG9sZEluZm8SDwoHaGFybmVzcxgBIAEoCRIMCgRydWxlGAIgASgJEgwKBGhhc2gYAyABKAkSDwoHZmlyZV9pZBgEIAEoCRIQCghzaW5jZV9tcxgFIAEoAyIxChBDbGVhckhvbGRSZXF1ZXN0Eg8KB2hhcm5lc3MYASABKAkSDAoEcnVsZRgCIAEoCSI7ChFDbGVhckhvbGRSZXNwb25zZRImCghyZWxlYXNlZBgBIAMoCzIULmhhcm5lc3MudjEuSG9sZEluZm8iDwoNUmVsb2FkUmVxdWVzdCJ4Cg5SZWxvYWRSZXNwb25zZRIOCgZsb2FkZWQYASABKA0SKgoIZGlzYWJsZWQYAiADKAsyGC5oYXJuZXNzLnYxLkRpc2FibGVkUnVsZRIYChB1bmtub3duX2VuZm9yY2VkGAMgAygJEhAKCHJlbGVhc2VkGAQgASgNIj0KDERpc2FibGVkUnVsZRIMCgRuYW1lGAEgASgJEg4KBnJlYXNvbhgCIAEoCRIPCgdtZXNzYWdlGAMgASgJIkcKC0Vycm9yRGV0YWlsEicKBnJlYXNvbhgBIAEoDjIXLmhhcm5lc3MudjEuRXJyb3JSZWFzb24SDwoHc3ViamVjdBgCIAEoCSISChBMaXN0UnVsZXNSZXF1ZXN0IjgKEUxpc3RSdWxlc1Jlc3BvbnNlEiMKBXJ1bGVzGAEgAygLMhQuaGFybmVzcy52MS5SdWxlSW5mbyKsAwoIUnVsZUluZm8SDAoEbmFtZRgBIAEoCRIOCgZzb3VyY2UYAiABKAkSCgoCb24YAyABKAkSFgoOZGVjbGFyZWRfbGV2ZWwYBCABKAkSFwoPZWZmZWN0aXZlX2xldmVsGAUgASgJEhAKCGVuZm9yY2VkGAYgASgIEg0KBXN0YXRlGAcgASgJEhcKD2Rpc2FibGVkX3JlYXNvbhgIIAEoCRIYChBkaXNhYmxlZF9tZXNzYWdlGAkgASgJEgwKBGhhc2gYCiABKAkSFwoPc2hhZG93X3NpbmNlX21zGAsgASgDEhcKD3NoYWRvd191bnRpbF9tcxgMIAEoAxITCgtjb29sZG93bl9tcxgNIAEoAxIOCgZ0YXJnZXQYDiABKAkSFgoOZXN0aW1hdGVkX2Nvc3QYDyABKAQSEQoJZmlyZXNfMjRoGBAgASgNEhAKCGZpcmVzXzdkGBEgASgNEhIKCnN1cHByZXNzZWQYEiABKAQSFAoMbGFzdF9maXJlX2lkGBMgASgJEhcKD2xhc3RfZmlyZV9hdF9tcxgUIAEoAxIMCgRmaWxlGBUgASgJIh4KDkdldFJ1bGVSZXF1ZXN0EgwKBG5hbWUYASABKAkipwEKD0dldFJ1bGVSZXNwb25zZRIiCgRydWxlGAEgASgLMhQuaGFybmVzcy52MS5SdWxlSW5mbxIMCgR3aGVuGAIgASgJEhMKC2Rlc2NyaXB0aW9uGAMgASgJEg8KB21lc3NhZ2UYBCABKAkSIwoFaG9sZHMYBSADKAsyFC5oYXJuZXNzLnYxLkhvbGRJbmZvEhcKD3ByaW1pdGl2ZV9jYWxscxgGIAEoDSJSChBMaXN0RmlyZXNSZXF1ZXN0EgwKBHJ1bGUYASABKAkSDwoHaGFybmVzcxgCIAEoCRIQCghzaW5jZV9tcxgDIAEoAxINCgVsaW1pdBgEIAEoDSJLChFMaXN0RmlyZXNSZXNwb25zZRIjCgVmaXJlcxgBIAMoCzIULmhhcm5lc3MudjEuRmlyZUluZm8SEQoJdHJ1bmNhdGVkGAIgASgIIsICCghGaXJlSW5mbxIPCgdmaXJlX2lkGAEgASgJEgwKBHJ1bGUYAiABKAkSDAoEaGFzaBgDIAEoCRILCgNzZXEYBCABKAMSDQoFYXRfbXMYBSABKAMSDAoEa2luZBgGIAEoCRIMCgR0eXBlGAcgASgJEhMKC3RhcmdldF9raW5kGAggASgJEhIKCnRhcmdldF9rZXkYCSABKAkSDwoHaGFybmVzcxgKIAEoCRILCgNydW4YCyABKAkSFgoOZGVjbGFyZWRfbGV2ZWwYDCABKAkSFwoPZWZmZWN0aXZlX2xldmVsGA0gASgJEgwKBG1vZGUYDiABKAkSDgoGYWN0aW9uGA8gASgJEg8KB21lc3NhZ2UYECABKAkSKgoHYWN0aW9ucxgRIAMoCzIZLmhhcm5lc3MudjEuQWN0aW9uT3V0Y29tZSJVCg1BY3Rpb25PdXRjb21lEg4KBmFjdGlvbhgBIAEoCRINCgVzdGF0ZRgCIAEoCRIOCgZkZXRhaWwYAyABKAkSFQoNdXBkYXRlZF9hdF9tcxgEIAEoAyIlChJFeHBsYWluRmlyZVJlcXVlc3QSDwoHZmlyZV9pZBgBIAEoCSLhAQoTRXhwbGFpbkZpcmVSZXNwb25zZRIiCgRmaXJlGAEgASgLMhQuaGFybmVzcy52MS5GaXJlSW5mbxIMCgR3aGVuGAIgASgJEicKA3JvdxgDIAEoCzIaLmhhcm5lc3MudjEuSm91cm5hbFJvd0luZm8SEgoKcm93X3BydW5lZBgEIAEoCBIOCgZub3dfbXMYBSABKAMSMQoKcHJpbWl0aXZlcxgGIAMoCzIdLmhhcm5lc3MudjEuUHJpbWl0aXZlQ2FsbEluZm8SGAoQbGV2ZWxfZGVyaXZhdGlvbhgHIAEoCSKAAQoOSm91cm5hbFJvd0luZm8SCwoDc2VxGAEgASgDEgwKBGtpbmQYAiABKAkSDAoEdHlwZRgDIAEoCRINCgVhdF9tcxgEIAEoAxIOCgZzb3VyY2UYBSABKAkSJgoFZXZlbnQYBiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IpoBChFQcmltaXRpdmVDYWxsSW5mbxIKCgJmbhgBIAEoCRINCgVmaWVsZBgCIAEoCRIqCghzZWxlY3RvchgDIAMoCzIYLmhhcm5lc3MudjEuU2VsZWN0b3JUZXJtEhEKCXdpdGhpbl9tcxgEIAEoAxIQCgZudW1iZXIYBSABKA1IABIPCgV0cnV0aBgGIAEoCEgAQggKBnJlc3VsdCJGCgxTZWxlY3RvclRlcm0SDQoFZmllbGQYASABKAkSDgoEdGV4dBgCIAEoCUgAEg4KBGZsYWcYAyABKAhIAEIHCgV2YWx1ZSJMChBMaXN0SG9sZHNSZXF1ZXN0Eg8KB2hhcm5lc3MYASABKAkSGAoQaW5jbHVkZV9yZWxlYXNlZBgCIAEoCBINCgVsaW1pdBgDIAEoDSJNChFMaXN0SG9sZHNSZXNwb25zZRIlCgVob2xkcxgBIAMoCzIWLmhhcm5lc3MudjEuSG9sZFJlY29yZBIRCgl0cnVuY2F0ZWQYAiABKAgijAEKCkhvbGRSZWNvcmQSIgoEaG9sZBgBIAEoCzIULmhhcm5lc3MudjEuSG9sZEluZm8SEwoLY29vbGRvd25fbXMYAiABKAMSFgoOZmFsc2Vfc2luY2VfbXMYAyABKAMSFgoOcmVsZWFzZWRfYXRfbXMYBCABKAMSFQoNcmVsZWFzZV9jYXVzZRgFIAEoCSI1ChZMaXN0QW5ub3RhdGlvbnNSZXF1ZXN0EgwKBG5vZGUYASABKAkSDQoFbGltaXQYAiABKA0iXQoXTGlzdEFubm90YXRpb25zUmVzcG9uc2USLwoLYW5ub3RhdGlvbnMYASADKAsyGi5oYXJuZXNzLnYxLkFubm90YXRpb25JbmZvEhEKCXRydW5jYXRlZBgCIAEoCCJdCg5Bbm5vdGF0aW9uSW5mbxIPCgdmaXJlX2lkGAEgASgJEgwKBG5vZGUYAiABKAkSDAoEcnVsZRgDIAEoCRIPCgdtZXNzYWdlGAQgASgJEg0KBWF0X21zGAUgASgDIhIKEEdldFN0YXR1c1JlcXVlc3QiuAQKEUdldFN0YXR1c1Jlc3BvbnNlEg8KB3ZlcnNpb24YASABKAkSFQoNc3RhcnRlZF9hdF9tcxgCIAEoAxIOCgZub3dfbXMYAyABKAMSFAoMam91cm5hbF9yb3dzGAQgASgEEhAKCGxhc3Rfc2VxGAUgASgDEhIKCmxhc3RfYXRfbXMYBiABKAMSNQoUYWRtaXR0ZWRfc2luY2Vfc3RhcnQYByADKAsyFy5oYXJuZXNzLnYxLlNvdXJjZUNvdW50EjQKE2Ryb3BwZWRfc2luY2Vfc3RhcnQYCCADKAsyFy5oYXJuZXNzLnYxLlNvdXJjZUNvdW50EhgKEGV2YWx1YXRvcl9jdXJzb3IYCSABKAMSEwoLbGFnX3NlY29uZHMYCiABKAESFAoMaG9sZHNfYWN0aXZlGAsgASgNEhQKDHJ1bGVzX2FjdGl2ZRgMIAEoDRIUCgxydWxlc19zaGFkb3cYDSABKA0SKgoIZGlzYWJsZWQYDiADKAsyGC5oYXJuZXNzLnYxLkRpc2FibGVkUnVsZRIYChB1bmtub3duX2VuZm9yY2VkGA8gAygJEiIKGnN1cGVydmlzb3Jfc3RvcF9jb25maWd1cmVkGBAgASgIEhwKFHVuZGVsaXZlcmVkX3N0b3BzXzdkGBEgASgNEi4KDXBvbGljeV9jbG9uZXMYEiADKAsyFy5oYXJuZXNzLnYxLlBvbGljeUNsb25lEhkKEWVuZm9yY2VkX2Rpc2FibGVkGBMgAygJIisKC1NvdXJjZUNvdW50Eg4KBnNvdXJjZRgBIAEoCRIMCgRyb3dzGAIgASgEIjoKC1BvbGljeUNsb25lEgwKBG5hbWUYASABKAkSDQoFc3RhdGUYAiABKAkSDgoGZGV0YWlsGAMgASgJIj8KD0JhY2t0ZXN0UmVxdWVzdBIMCgRmaWxlGAEgASgJEgwKBHRleHQYAiABKAkSEAoIc2luY2VfbXMYAyABKAMiogEKEEJhY2t0ZXN0UmVzcG9uc2USKgoFc3RhcnQYASABKAsyGS5oYXJuZXNzLnYxLkJhY2t0ZXN0U3RhcnRIABIqCgVmaXJlcxgCIAEoCzIZLmhhcm5lc3MudjEuQmFja3Rlc3RGaXJlc0gAEi4KB3N1bW1hcnkYAyABKAsyGy5oYXJuZXNzLnYxLkJhY2t0ZXN0U3VtbWFyeUgAQgYKBHBhcnQibwoNQmFja3Rlc3RTdGFydBIMCgRydWxlGAEgASgJEgwKBGhhc2gYAiABKAkSEAoIc2luY2VfbXMYAyABKAMSEAoIZnJvbV9zZXEYBCABKAMSDgoGdG9fc2VxGAUgASgDEg4KBm5vd19tcxgGIAEoAyI4Cg1CYWNrdGVzdEZpcmVzEicKBWZpcmVzGAEgAygLMhguaGFybmVzcy52MS5CYWNrdGVzdEZpcmUi8wEKDEJhY2t0ZXN0RmlyZRILCgNzZXEYASABKAMSDQoFYXRfbXMYAiABKAMSDAoEa2luZBgDIAEoCRIMCgR0eXBlGAQgASgJEhMKC3RhcmdldF9raW5kGAUgASgJEhIKCnRhcmdldF9rZXkYBiABKAkSFgoOZGVjbGFyZWRfbGV2ZWwYByABKAkSDQoFbGV2ZWwYCCABKAkSDAoEbW9kZRgJIAEoCRIPCgdtZXNzYWdlGAogASgJEg0KBWhvbGRzGAsgASgIEhUKDWhvbGRfdW50aWxfbXMYDCABKAMSFgoOaG9sZF91bnRpbF9zZXEYDSABKAMihAEKD0JhY2t0ZXN0U3VtbWFyeRIMCgRyb3dzGAEgASgEEhMKC2V2YWxfZXJyb3JzGAIgASgEEhQKDHN0b3JlX2Vycm9ycxgDIAEoBBINCgVmaXJlcxgEIAEoBBISCgpzdXBwcmVzc2VkGAUgASgEEhUKDWNvc3RfZXhjZWVkZWQYBiABKAQiFAoSV2F0Y2hFdmVudHNSZXF1ZXN0ItIBChNXYXRjaEV2ZW50c1Jlc3BvbnNlEioKCnJ1bGVfZmlyZWQYASABKAsyFC5oYXJuZXNzLnYxLkZpcmVJbmZvSAASKwoJcnVsZV9ob2xkGAIgASgLMhYuaGFybmVzcy52MS5Ib2xkUmVjb3JkSAASNAoScnVsZV9ob2xkX3JlbGVhc2VkGAMgASgLMhYuaGFybmVzcy52MS5Ib2xkUmVjb3JkSAASIwoDZ2FwGAQgASgLMhQuaGFybmVzcy52MS5XYXRjaEdhcEgAQgcKBWV2ZW50IhoKCFdhdGNoR2FwEg4KBm1pc3NlZBgBIAEoBCIzChNQb2xpY3lTeW5jZWRSZXF1ZXN0EgwKBHJlcG8YASABKAkSDgoGY29tbWl0GAIgASgJIkIKFFBvbGljeVN5bmNlZFJlc3BvbnNlEioKBnJlbG9hZBgBIAEoCzIaLmhhcm5lc3MudjEuUmVsb2FkUmVzcG9uc2UqjAMKC0Vycm9yUmVhc29uEhwKGEVSUk9SX1JFQVNPTl9VTlNQRUNJRklFRBAAEh0KGUVSUk9SX1JFQVNPTl9VTktOT1dOX1JVTEUQARIdChlFUlJPUl9SRUFTT05fVU5LTk9XTl9GSVJFEAISHwobRVJST1JfUkVBU09OX0hPTERfTk9UX0ZPVU5EEAMSIQodRVJST1JfUkVBU09OX0lOVkFMSURfQVJHVU1FTlQQBBIeChpFUlJPUl9SRUFTT05fUkVMT0FEX0ZBSUxFRBAFEhwKGEVSUk9SX1JFQVNPTl9SVUxFX1NDSEVNQRAGEhgKFEVSUk9SX1JFQVNPTl9DT01QSUxFEAcSHgoaRVJST1JfUkVBU09OX0NPU1RfRVNUSU1BVEUQCBIeChpFUlJPUl9SRUFTT05fQkFDS1RFU1RfQlVTWRAJEh8KG0VSUk9SX1JFQVNPTl9TSU5DRV9UT09fTE9ORxAKEiQKIEVSUk9SX1JFQVNPTl9VTktOT1dOX1BPTElDWV9SRVBPEAsy9wcKC1J1bGVTZXJ2aWNlElcKDkNoZWNrQWRtaXNzaW9uEiEuaGFybmVzcy52MS5DaGVja0FkbWlzc2lvblJlcXVlc3QaIi5oYXJuZXNzLnYxLkNoZWNrQWRtaXNzaW9uUmVzcG9uc2USSAoJQ2xlYXJIb2xkEhwuaGFybmVzcy52MS5DbGVhckhvbGRSZXF1ZXN0Gh0uaGFybmVzcy52MS5DbGVhckhvbGRSZXNwb25zZRI/CgZSZWxvYWQSGS5oYXJuZXNzLnYxLlJlbG9hZFJlcXVlc3QaGi5oYXJuZXNzLnYxLlJlbG9hZFJlc3BvbnNlEkgKCUxpc3RSdWxlcxIcLmhhcm5lc3MudjEuTGlzdFJ1bGVzUmVxdWVzdBodLmhhcm5lc3MudjEuTGlzdFJ1bGVzUmVzcG9uc2USQgoHR2V0UnVsZRIaLmhhcm5lc3MudjEuR2V0UnVsZVJlcXVlc3QaGy5oYXJuZXNzLnYxLkdldFJ1bGVSZXNwb25zZRJICglMaXN0RmlyZXMSHC5oYXJuZXNzLnYxLkxpc3RGaXJlc1JlcXVlc3QaHS5oYXJuZXNzLnYxLkxpc3RGaXJlc1Jlc3BvbnNlEk4KC0V4cGxhaW5GaXJlEh4uaGFybmVzcy52MS5FeHBsYWluRmlyZVJlcXVlc3QaHy5oYXJuZXNzLnYxLkV4cGxhaW5GaXJlUmVzcG9uc2USSAoJTGlzdEhvbGRzEhwuaGFybmVzcy52MS5MaXN0SG9sZHNSZXF1ZXN0Gh0uaGFybmVzcy52MS5MaXN0SG9sZHNSZXNwb25zZRJaCg9MaXN0QW5ub3RhdGlvbnMSIi5oYXJuZXNzLnYxLkxpc3RBbm5vdGF0aW9uc1JlcXVlc3QaIy5oYXJuZXNzLnYxLkxpc3RBbm5vdGF0aW9uc1Jlc3BvbnNlEkgKCUdldFN0YXR1cxIcLmhhcm5lc3MudjEuR2V0U3RhdHVzUmVxdWVzdBodLmhhcm5lc3MudjEuR2V0U3RhdHVzUmVzcG9uc2USRwoIQmFja3Rlc3QSGy5oYXJuZXNzLnYxLkJhY2t0ZXN0UmVxdWVzdBocLmhhcm5lc3MudjEuQmFja3Rlc3RSZXNwb25zZTABElAKC1dhdGNoRXZlbnRzEh4uaGFybmVzcy52MS5XYXRjaEV2ZW50c1JlcXVlc3QaHy5oYXJuZXNzLnYxLldhdGNoRXZlbnRzUmVzcG9uc2UwARJRCgxQb2xpY3lTeW5jZWQSHy5oYXJuZXNzLnYxLlBvbGljeVN5bmNlZFJlcXVlc3QaIC5oYXJuZXNzLnYxLlBvbGljeVN5bmNlZFJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_struct]);
 
 /**
  * @generated from message harness.v1.CheckAdmissionRequest
@@ -1330,6 +1329,384 @@ export const PolicyCloneSchema: GenMessage<PolicyClone> = /*@__PURE__*/
   messageDesc(file_harness_v1_rules, 32);
 
 /**
+ * @generated from message harness.v1.BacktestRequest
+ */
+export type BacktestRequest = Message<"harness.v1.BacktestRequest"> & {
+  /**
+   * The rule file's name as messages should give it (`rules/churn.toml`), and its text.
+   *
+   * @generated from field: string file = 1;
+   */
+  file: string;
+
+  /**
+   * @generated from field: string text = 2;
+   */
+  text: string;
+
+  /**
+   * How far back to replay, ms; 0: 30 days. Refused above journal_retention minus 7 days.
+   *
+   * @generated from field: int64 since_ms = 3;
+   */
+  sinceMs: bigint;
+};
+
+/**
+ * Describes the message harness.v1.BacktestRequest.
+ * Use `create(BacktestRequestSchema)` to create a new message.
+ */
+export const BacktestRequestSchema: GenMessage<BacktestRequest> = /*@__PURE__*/
+  messageDesc(file_harness_v1_rules, 33);
+
+/**
+ * @generated from message harness.v1.BacktestResponse
+ */
+export type BacktestResponse = Message<"harness.v1.BacktestResponse"> & {
+  /**
+   * @generated from oneof harness.v1.BacktestResponse.part
+   */
+  part: {
+    /**
+     * @generated from field: harness.v1.BacktestStart start = 1;
+     */
+    value: BacktestStart;
+    case: "start";
+  } | {
+    /**
+     * @generated from field: harness.v1.BacktestFires fires = 2;
+     */
+    value: BacktestFires;
+    case: "fires";
+  } | {
+    /**
+     * @generated from field: harness.v1.BacktestSummary summary = 3;
+     */
+    value: BacktestSummary;
+    case: "summary";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message harness.v1.BacktestResponse.
+ * Use `create(BacktestResponseSchema)` to create a new message.
+ */
+export const BacktestResponseSchema: GenMessage<BacktestResponse> = /*@__PURE__*/
+  messageDesc(file_harness_v1_rules, 34);
+
+/**
+ * @generated from message harness.v1.BacktestStart
+ */
+export type BacktestStart = Message<"harness.v1.BacktestStart"> & {
+  /**
+   * @generated from field: string rule = 1;
+   */
+  rule: string;
+
+  /**
+   * The file's REQ-9 content hash: the hash whose live fires it reproduces.
+   *
+   * @generated from field: string hash = 2;
+   */
+  hash: string;
+
+  /**
+   * @generated from field: int64 since_ms = 3;
+   */
+  sinceMs: bigint;
+
+  /**
+   * The first and last rows replayed (0 and 0 when the stretch is empty), and the daemon's clock the
+   * stretch was measured from.
+   *
+   * @generated from field: int64 from_seq = 4;
+   */
+  fromSeq: bigint;
+
+  /**
+   * @generated from field: int64 to_seq = 5;
+   */
+  toSeq: bigint;
+
+  /**
+   * @generated from field: int64 now_ms = 6;
+   */
+  nowMs: bigint;
+};
+
+/**
+ * Describes the message harness.v1.BacktestStart.
+ * Use `create(BacktestStartSchema)` to create a new message.
+ */
+export const BacktestStartSchema: GenMessage<BacktestStart> = /*@__PURE__*/
+  messageDesc(file_harness_v1_rules, 35);
+
+/**
+ * @generated from message harness.v1.BacktestFires
+ */
+export type BacktestFires = Message<"harness.v1.BacktestFires"> & {
+  /**
+   * In seq order, continuing the previous batch.
+   *
+   * @generated from field: repeated harness.v1.BacktestFire fires = 1;
+   */
+  fires: BacktestFire[];
+};
+
+/**
+ * Describes the message harness.v1.BacktestFires.
+ * Use `create(BacktestFiresSchema)` to create a new message.
+ */
+export const BacktestFiresSchema: GenMessage<BacktestFires> = /*@__PURE__*/
+  messageDesc(file_harness_v1_rules, 36);
+
+/**
+ * @generated from message harness.v1.BacktestFire
+ */
+export type BacktestFire = Message<"harness.v1.BacktestFire"> & {
+  /**
+   * @generated from field: int64 seq = 1;
+   */
+  seq: bigint;
+
+  /**
+   * @generated from field: int64 at_ms = 2;
+   */
+  atMs: bigint;
+
+  /**
+   * @generated from field: string kind = 3;
+   */
+  kind: string;
+
+  /**
+   * @generated from field: string type = 4;
+   */
+  type: string;
+
+  /**
+   * run, harness, node or fleet, and its key; both empty when the event lacked the target's field.
+   *
+   * @generated from field: string target_kind = 5;
+   */
+  targetKind: string;
+
+  /**
+   * @generated from field: string target_key = 6;
+   */
+  targetKey: string;
+
+  /**
+   * @generated from field: string declared_level = 7;
+   */
+  declaredLevel: string;
+
+  /**
+   * The level the current enforce list would give it (REQ-10).
+   *
+   * @generated from field: string level = 8;
+   */
+  level: string;
+
+  /**
+   * shadow or active, as the live evaluator would have recorded it with today's shadow records.
+   *
+   * @generated from field: string mode = 9;
+   */
+  mode: string;
+
+  /**
+   * @generated from field: string message = 10;
+   */
+  message: string;
+
+  /**
+   * For a hold: the simulated hold, from this fire's row to the row whose tick released it (0 when
+   * still held at the end of the stretch).
+   *
+   * @generated from field: bool holds = 11;
+   */
+  holds: boolean;
+
+  /**
+   * @generated from field: int64 hold_until_ms = 12;
+   */
+  holdUntilMs: bigint;
+
+  /**
+   * @generated from field: int64 hold_until_seq = 13;
+   */
+  holdUntilSeq: bigint;
+};
+
+/**
+ * Describes the message harness.v1.BacktestFire.
+ * Use `create(BacktestFireSchema)` to create a new message.
+ */
+export const BacktestFireSchema: GenMessage<BacktestFire> = /*@__PURE__*/
+  messageDesc(file_harness_v1_rules, 37);
+
+/**
+ * @generated from message harness.v1.BacktestSummary
+ */
+export type BacktestSummary = Message<"harness.v1.BacktestSummary"> & {
+  /**
+   * @generated from field: uint64 rows = 1;
+   */
+  rows: bigint;
+
+  /**
+   * @generated from field: uint64 eval_errors = 2;
+   */
+  evalErrors: bigint;
+
+  /**
+   * @generated from field: uint64 store_errors = 3;
+   */
+  storeErrors: bigint;
+
+  /**
+   * @generated from field: uint64 fires = 4;
+   */
+  fires: bigint;
+
+  /**
+   * Matches inside the simulated cooldown, not fires.
+   *
+   * @generated from field: uint64 suppressed = 5;
+   */
+  suppressed: bigint;
+
+  /**
+   * Evaluations that overran the runtime cost limit; the live rule would be disabled at the first.
+   *
+   * @generated from field: uint64 cost_exceeded = 6;
+   */
+  costExceeded: bigint;
+};
+
+/**
+ * Describes the message harness.v1.BacktestSummary.
+ * Use `create(BacktestSummarySchema)` to create a new message.
+ */
+export const BacktestSummarySchema: GenMessage<BacktestSummary> = /*@__PURE__*/
+  messageDesc(file_harness_v1_rules, 38);
+
+/**
+ * @generated from message harness.v1.WatchEventsRequest
+ */
+export type WatchEventsRequest = Message<"harness.v1.WatchEventsRequest"> & {
+};
+
+/**
+ * Describes the message harness.v1.WatchEventsRequest.
+ * Use `create(WatchEventsRequestSchema)` to create a new message.
+ */
+export const WatchEventsRequestSchema: GenMessage<WatchEventsRequest> = /*@__PURE__*/
+  messageDesc(file_harness_v1_rules, 39);
+
+/**
+ * @generated from message harness.v1.WatchEventsResponse
+ */
+export type WatchEventsResponse = Message<"harness.v1.WatchEventsResponse"> & {
+  /**
+   * @generated from oneof harness.v1.WatchEventsResponse.event
+   */
+  event: {
+    /**
+     * @generated from field: harness.v1.FireInfo rule_fired = 1;
+     */
+    value: FireInfo;
+    case: "ruleFired";
+  } | {
+    /**
+     * @generated from field: harness.v1.HoldRecord rule_hold = 2;
+     */
+    value: HoldRecord;
+    case: "ruleHold";
+  } | {
+    /**
+     * @generated from field: harness.v1.HoldRecord rule_hold_released = 3;
+     */
+    value: HoldRecord;
+    case: "ruleHoldReleased";
+  } | {
+    /**
+     * @generated from field: harness.v1.WatchGap gap = 4;
+     */
+    value: WatchGap;
+    case: "gap";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message harness.v1.WatchEventsResponse.
+ * Use `create(WatchEventsResponseSchema)` to create a new message.
+ */
+export const WatchEventsResponseSchema: GenMessage<WatchEventsResponse> = /*@__PURE__*/
+  messageDesc(file_harness_v1_rules, 40);
+
+/**
+ * @generated from message harness.v1.WatchGap
+ */
+export type WatchGap = Message<"harness.v1.WatchGap"> & {
+  /**
+   * Events this client missed because its buffer was full.
+   *
+   * @generated from field: uint64 missed = 1;
+   */
+  missed: bigint;
+};
+
+/**
+ * Describes the message harness.v1.WatchGap.
+ * Use `create(WatchGapSchema)` to create a new message.
+ */
+export const WatchGapSchema: GenMessage<WatchGap> = /*@__PURE__*/
+  messageDesc(file_harness_v1_rules, 41);
+
+/**
+ * @generated from message harness.v1.PolicySyncedRequest
+ */
+export type PolicySyncedRequest = Message<"harness.v1.PolicySyncedRequest"> & {
+  /**
+   * The repo that was fast-forwarded, and the commit its branch now points at.
+   *
+   * @generated from field: string repo = 1;
+   */
+  repo: string;
+
+  /**
+   * @generated from field: string commit = 2;
+   */
+  commit: string;
+};
+
+/**
+ * Describes the message harness.v1.PolicySyncedRequest.
+ * Use `create(PolicySyncedRequestSchema)` to create a new message.
+ */
+export const PolicySyncedRequestSchema: GenMessage<PolicySyncedRequest> = /*@__PURE__*/
+  messageDesc(file_harness_v1_rules, 42);
+
+/**
+ * @generated from message harness.v1.PolicySyncedResponse
+ */
+export type PolicySyncedResponse = Message<"harness.v1.PolicySyncedResponse"> & {
+  /**
+   * @generated from field: harness.v1.ReloadResponse reload = 1;
+   */
+  reload?: ReloadResponse | undefined;
+};
+
+/**
+ * Describes the message harness.v1.PolicySyncedResponse.
+ * Use `create(PolicySyncedResponseSchema)` to create a new message.
+ */
+export const PolicySyncedResponseSchema: GenMessage<PolicySyncedResponse> = /*@__PURE__*/
+  messageDesc(file_harness_v1_rules, 43);
+
+/**
  * @generated from enum harness.v1.ErrorReason
  */
 export enum ErrorReason {
@@ -1372,6 +1749,48 @@ export enum ErrorReason {
    * @generated from enum value: ERROR_REASON_RELOAD_FAILED = 5;
    */
   RELOAD_FAILED = 5,
+
+  /**
+   * INVALID_ARGUMENT: a backtested file breaks the rule file schema (REQ-3).
+   *
+   * @generated from enum value: ERROR_REASON_RULE_SCHEMA = 6;
+   */
+  RULE_SCHEMA = 6,
+
+  /**
+   * INVALID_ARGUMENT: a backtested file's `when` does not compile (REQ-4 to REQ-6).
+   *
+   * @generated from enum value: ERROR_REASON_COMPILE = 7;
+   */
+  COMPILE = 7,
+
+  /**
+   * INVALID_ARGUMENT: a backtested file's estimated cost is over the 5,000-unit limit (REQ-6).
+   *
+   * @generated from enum value: ERROR_REASON_COST_ESTIMATE = 8;
+   */
+  COST_ESTIMATE = 8,
+
+  /**
+   * RESOURCE_EXHAUSTED: two backtests are running already.
+   *
+   * @generated from enum value: ERROR_REASON_BACKTEST_BUSY = 9;
+   */
+  BACKTEST_BUSY = 9,
+
+  /**
+   * INVALID_ARGUMENT: a backtest's `since` is longer than journal_retention minus 7 days.
+   *
+   * @generated from enum value: ERROR_REASON_SINCE_TOO_LONG = 10;
+   */
+  SINCE_TOO_LONG = 10,
+
+  /**
+   * NOT_FOUND: PolicySynced named a repo the global config does not declare.
+   *
+   * @generated from enum value: ERROR_REASON_UNKNOWN_POLICY_REPO = 11;
+   */
+  UNKNOWN_POLICY_REPO = 11,
 }
 
 /**
@@ -1489,6 +1908,44 @@ export const RuleService: GenService<{
     methodKind: "unary";
     input: typeof GetStatusRequestSchema;
     output: typeof GetStatusResponseSchema;
+  },
+  /**
+   * `harness rules backtest` (REQ-8): compiles a rule file with the load checks and replays the journal
+   * rows admitted in the last `since` through it, in seq order, with no cooldowns and no holds at the
+   * start and windows looking back into older rows. Streams a start, the fires in seq order in batches,
+   * then a summary. Takes no action and writes nothing. At most 2 run at once: a third gets
+   * RESOURCE_EXHAUSTED (backtest_busy). A rule that fails its checks gets INVALID_ARGUMENT with the
+   * reason (schema, compile or cost_estimate). Read tier.
+   *
+   * @generated from rpc harness.v1.RuleService.Backtest
+   */
+  backtest: {
+    methodKind: "server_streaming";
+    input: typeof BacktestRequestSchema;
+    output: typeof BacktestResponseSchema;
+  },
+  /**
+   * rule_fired, rule_hold and rule_hold_released as they commit. A client that reads slower than they
+   * commit gets a gap marker, with how many it missed, in place of what overflowed its buffer. Read tier.
+   *
+   * @generated from rpc harness.v1.RuleService.WatchEvents
+   */
+  watchEvents: {
+    methodKind: "server_streaming";
+    input: typeof WatchEventsRequestSchema;
+    output: typeof WatchEventsResponseSchema;
+  },
+  /**
+   * `harness policy sync` after a fast-forward (REQ-1): reloads the rule set as Reload does, the synced
+   * clone included. NOT_FOUND (unknown_policy_repo) for a repo the global config does not declare.
+   * Control tier.
+   *
+   * @generated from rpc harness.v1.RuleService.PolicySynced
+   */
+  policySynced: {
+    methodKind: "unary";
+    input: typeof PolicySyncedRequestSchema;
+    output: typeof PolicySyncedResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_harness_v1_rules, 0);
