@@ -18,11 +18,11 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 import type { JsonObject } from "@bufbuild/protobuf";
-import { backtest } from "../src/core/backtest.js";
+import { DAY } from "../src/core/durations.js";
 import type { EventFields } from "../src/core/journal.js";
-import { assembleRuleSet } from "../src/core/rule-set.js";
+import { STARTER_FILES } from "../src/core/starter-pack.generated.js";
 import { loadStarterPack } from "../src/core/starter-pack.js";
-import { indexedWindows, selectorShapes } from "../src/core/window-index.js";
+import { type BacktestRequest, replay } from "../src/shell/backtest/replay.js";
 import { Daemon } from "../src/shell/daemon/daemon.js";
 import { JournalWriter } from "../src/shell/journal/journal-writer.js";
 import { createLog } from "../src/shell/log.js";
@@ -553,11 +553,18 @@ function backtestSection(): void {
     try {
       const journal = new JournalTable(store.db);
       const last = journal.last();
-      const rule = assembleRuleSet({ starter: loadStarterPack(), policy: [], shadowPeriod: 0 }).rules.find(
-        (r) => r.rule.spec.name === BACKTEST_RULE,
-      );
-      if (rule === undefined) throw new Error(`no starter rule ${BACKTEST_RULE}`);
-      const shapes = selectorShapes([rule.rule]);
+      const text = STARTER_FILES.find(([file]) => file === `starter-rules/${BACKTEST_RULE}.toml`)?.[1];
+      if (text === undefined) throw new Error(`no starter rule ${BACKTEST_RULE}`);
+      const request: BacktestRequest = {
+        file: `rules/${BACKTEST_RULE}.toml`,
+        text,
+        sinceMs: DAYS * DAY,
+        nowMs: last.at,
+        enforce: [],
+        shadowPeriod: 0,
+        shadows: {},
+        loaded: [],
+      };
       const times = { bare: [] as number[], read: [] as number[], backtest: [] as number[] };
       let fires = 0;
       for (let rep = 0; rep < BACKTEST_REPS; rep++) {
@@ -571,10 +578,17 @@ function backtestSection(): void {
         times.read.push(Number(now() - start));
         gc();
         start = now();
-        const rows = [...journal.rowsBetween(0, 0, last.seq)];
-        fires = backtest(rule, rows, indexedWindows(rows, shapes), { shadowPeriod: 0 }).fires.length;
+        fires = 0;
+        replay(store.db, request, {
+          start: () => {},
+          fires: (fs) => {
+            fires += fs.length;
+          },
+          summary: (c) => {
+            if (c.rows !== read) throw new Error(`the replay saw ${c.rows} rows, the read ${read}`);
+          },
+        });
         times.backtest.push(Number(now() - start));
-        if (read !== rows.length) throw new Error("the two reads differ");
       }
       const rowsPerS = (xs: readonly number[]) => last.seq / (median(xs) / 1e9);
       const bare = rowsPerS(times.bare);

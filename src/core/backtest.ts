@@ -33,69 +33,141 @@ export function fold(
   return { state: acc.current, outcomes };
 }
 
-export interface BacktestResult {
-  readonly fires: readonly Fire[];
-  readonly rowsEvaluated: number;
+/** A simulated hold: placed by its fire's row, ended by the tick that released it. */
+export interface HoldSpan {
+  readonly harness: string;
+  /** The releasing row; undefined while the hold is still in force at the end of the stretch. */
+  readonly until?: { readonly seq: number; readonly at: number };
+}
+
+export interface BacktestFire {
+  readonly fire: Fire;
+  /** For a fire that holds at its effective level: the hold it would have placed. */
+  readonly hold?: HoldSpan;
+}
+
+export interface BacktestCounts {
+  /** Rows replayed, whatever their kind. */
+  readonly rows: number;
+  /** Rows whose kind is the rule's `on`: the rule was evaluated on each. */
+  readonly evaluations: number;
   readonly evalErrors: number;
   readonly storeErrors: number;
-  /** For a hold rule: each simulated hold, from its fire to its release (undefined while still held). */
-  readonly holds: readonly {
-    readonly harness: string;
-    readonly from: number;
-    readonly until: number | undefined;
-  }[];
+  /** Matches inside a cooldown (REQ-13). */
+  readonly suppressed: number;
+  /** Evaluations over the runtime cost limit; after the first the rule is disabled, as live. */
+  readonly costExceeded: number;
+  readonly fires: number;
+}
+
+export interface BacktestOptions {
+  readonly shadowPeriod: number;
+  /** The live shadow records, so modes match the live fire log. */
+  readonly shadows?: CoreState["shadows"];
+  readonly costLimit?: number;
 }
 
 /**
- * Replays `rows` (the last `--since` of the journal, in seq order) through one rule. Shadow state is
- * the live one's (passed in `shadows`), so modes match the live fire log.
+ * Backtest (SPEC-0029 REQ-8) as a fold the caller drives one row at a time, so a month of journal
+ * streams through it: it starts with no cooldowns and no holds, keeps only the state `evaluate` needs,
+ * and hands back each fire once it is complete, in seq order. A fire that places a hold is complete
+ * when the hold ends, so it waits, and the fires after it wait with it, until then or `finish`.
  */
-export function backtest(
-  rule: ActiveRule,
-  rows: readonly JournalRow[],
-  windowFor: WindowFor,
-  options: {
-    readonly shadowPeriod: number;
-    readonly shadows?: CoreState["shadows"];
-    readonly costLimit?: number;
-  },
-): BacktestResult {
-  const ruleSet: RuleSet = {
-    rules: [rule],
-    disabled: [],
-    shadowPeriod: options.shadowPeriod,
-    unknownEnforced: [],
-    ...(options.costLimit === undefined ? {} : { costLimit: options.costLimit }),
+export class BacktestFold {
+  private readonly ruleSet: RuleSet;
+  private readonly acc: StateAccumulator;
+  private readonly waiting: {
+    fire: Fire;
+    hold?: { harness: string; until?: { seq: number; at: number } };
+  }[] = [];
+  private readonly openHolds = new Map<string, { harness: string; until?: { seq: number; at: number } }>();
+  private counts = {
+    rows: 0,
+    evaluations: 0,
+    evalErrors: 0,
+    storeErrors: 0,
+    suppressed: 0,
+    costExceeded: 0,
+    fires: 0,
   };
-  const { outcomes } = fold(ruleSet, rows, { ...emptyState, shadows: options.shadows ?? {} }, windowFor);
-  const fires = outcomes.flatMap((o) => o.fires);
-  const evaluations = outcomes.flatMap((o) => o.evaluations);
-  const holds: { harness: string; from: number; until: number | undefined }[] = [];
-  // Spans come from the state ops themselves: a hold placed, and the release that ended it.
-  const open = new Map<string, { harness: string; from: number; until: number | undefined }>();
-  for (const [i, o] of outcomes.entries()) {
-    const at = rows[i]?.at ?? 0;
-    for (const op of o.delta) {
+
+  constructor(rule: ActiveRule, options: BacktestOptions) {
+    this.ruleSet = {
+      rules: [rule],
+      disabled: [],
+      shadowPeriod: options.shadowPeriod,
+      unknownEnforced: [],
+      ...(options.costLimit === undefined ? {} : { costLimit: options.costLimit }),
+    };
+    this.acc = new StateAccumulator({ ...emptyState, shadows: options.shadows ?? {} });
+  }
+
+  /** Evaluates the next row (seq order; `window` bound to it); returns the fires now complete. */
+  step(row: JournalRow, window: WindowReader): BacktestFire[] {
+    const outcome = evaluate(this.ruleSet, row, this.acc.current, window);
+    this.acc.apply(outcome.delta);
+    const c = this.counts;
+    c.rows++;
+    for (const e of outcome.evaluations) {
+      c.evaluations++;
+      if (e.result === "eval_error") c.evalErrors++;
+      else if (e.result === "store_error") c.storeErrors++;
+      else if (e.result === "suppressed") c.suppressed++;
+      else if (e.result === "cost_exceeded") c.costExceeded++;
+    }
+    c.fires += outcome.fires.length;
+    // Spans come from the state ops themselves: a hold placed, and the release that ended it.
+    const placed = new Map<string, { harness: string; until?: { seq: number; at: number } }>();
+    for (const op of outcome.delta) {
       if (op.op === "hold") {
-        const span: { harness: string; from: number; until: number | undefined } = {
-          harness: op.hold.harness,
-          from: at,
-          until: undefined,
-        };
-        open.set(op.key, span);
-        holds.push(span);
+        const span = { harness: op.hold.harness };
+        placed.set(op.hold.fireId, span);
+        this.openHolds.set(op.key, span);
       } else if (op.op === "release") {
-        const span = open.get(op.key);
-        if (span !== undefined) span.until = at;
-        open.delete(op.key);
+        const span = this.openHolds.get(op.key);
+        if (span !== undefined) span.until = { seq: row.seq, at: row.at };
+        this.openHolds.delete(op.key);
       }
     }
+    for (const fire of outcome.fires) {
+      const hold = placed.get(fire.id);
+      this.waiting.push(hold === undefined ? { fire } : { fire, hold });
+    }
+    return this.drain(false);
   }
-  return {
-    fires,
-    rowsEvaluated: evaluations.length,
-    evalErrors: evaluations.filter((e) => e.result === "eval_error").length,
-    storeErrors: evaluations.filter((e) => e.result === "store_error").length,
-    holds,
-  };
+
+  /** The fires still waiting on a hold, and the counts of the whole replay. */
+  finish(): { readonly fires: readonly BacktestFire[]; readonly counts: BacktestCounts } {
+    return { fires: this.drain(true), counts: { ...this.counts } };
+  }
+
+  private drain(all: boolean): BacktestFire[] {
+    let n = 0;
+    while (n < this.waiting.length) {
+      const w = this.waiting[n] as (typeof this.waiting)[number];
+      if (!all && w.hold !== undefined && w.hold.until === undefined) break;
+      n++;
+    }
+    return n === 0 ? [] : this.waiting.splice(0, n);
+  }
+}
+
+export interface BacktestResult {
+  readonly fires: readonly BacktestFire[];
+  readonly counts: BacktestCounts;
+}
+
+/** A whole backtest over rows in memory: `BacktestFold` driven to the end. */
+export function backtest(
+  rule: ActiveRule,
+  rows: Iterable<JournalRow>,
+  windowFor: WindowFor,
+  options: BacktestOptions,
+): BacktestResult {
+  const bt = new BacktestFold(rule, options);
+  const fires: BacktestFire[] = [];
+  for (const row of rows) fires.push(...bt.step(row, windowFor(row)));
+  const end = bt.finish();
+  fires.push(...end.fires);
+  return { fires, counts: end.counts };
 }

@@ -144,11 +144,16 @@ export function evaluate(
   // Shadow clocks run on journal rows of every kind: a rule for a rare kind is not kept in shadow.
   for (const active of ruleSet.rules) advanceShadow(active, ruleSet.shadowPeriod, row, current, emit);
   const limit = ruleSet.costLimit ?? COST_LIMIT;
-  const recorder = new RecordingReader(window);
-  const vars = activation(celEvent(row.event), row.at, recorder);
+  // Built for the first rule the row meets: most rows meet none (a backtest runs one rule over every row).
+  let recorder: RecordingReader | undefined;
+  let vars: Activation | undefined;
   for (const active of ruleSet.rules) {
     const { rule } = active;
     if (rule.spec.on !== row.kind || current.costExceeded(rule.hash)) continue;
+    if (recorder === undefined || vars === undefined) {
+      recorder = new RecordingReader(window);
+      vars = activation(celEvent(row.event), row.at, recorder);
+    }
     recorder.calls = [];
     const verdict = run(rule, vars, limit);
     const calls = recorder.calls;

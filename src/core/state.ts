@@ -145,64 +145,70 @@ export class StateAccumulator {
  * emitted so far, so a later rule of the row sees an earlier rule's cooldown or hold. O(1) per op.
  */
 export class StateView {
-  // One overlay per record; `null` marks an entry the row removed.
-  private readonly shadows = new Map<string, ShadowRecord>();
-  private readonly cooldowns = new Map<string, CooldownEntry | null>();
-  private readonly holdsOverlay = new Map<string, Hold | null>();
-  private readonly runs = new Map<string, string | null>();
-  private readonly exceeded = new Set<string>();
+  // One overlay per record, made on the first op (most rows emit none); `null` marks an entry removed.
+  private shadows: Map<string, ShadowRecord> | undefined;
+  private cooldowns: Map<string, CooldownEntry | null> | undefined;
+  private holdsOverlay: Map<string, Hold | null> | undefined;
+  private runs: Map<string, string | null> | undefined;
+  private exceeded: Set<string> | undefined;
 
   constructor(private readonly base: CoreState) {}
 
   apply(op: StateOp): void {
     switch (op.op) {
       case "shadow_since":
-        this.shadows.set(op.hash, { since: op.since, completed: false });
+        this.shadows = (this.shadows ?? new Map()).set(op.hash, { since: op.since, completed: false });
         break;
       case "shadow_completed":
-        this.shadows.set(op.hash, { since: this.shadow(op.hash)?.since ?? 0, completed: true });
+        this.shadows = (this.shadows ?? new Map()).set(op.hash, {
+          since: this.shadow(op.hash)?.since ?? 0,
+          completed: true,
+        });
         break;
       case "cooldown":
-        this.cooldowns.set(op.key, op.entry);
+        this.cooldowns = (this.cooldowns ?? new Map()).set(op.key, op.entry);
         break;
       case "cooldown_expired":
-        this.cooldowns.set(op.key, null);
+        this.cooldowns = (this.cooldowns ?? new Map()).set(op.key, null);
         break;
       case "hold":
-        this.holdsOverlay.set(op.key, op.hold);
+        this.holdsOverlay = (this.holdsOverlay ?? new Map()).set(op.key, op.hold);
         break;
       case "hold_false_since": {
         const h = this.hold(op.key);
         if (h === undefined) break;
         const { falseSince: _, ...rest } = h;
-        this.holdsOverlay.set(op.key, op.at === undefined ? rest : { ...rest, falseSince: op.at });
+        this.holdsOverlay = (this.holdsOverlay ?? new Map()).set(
+          op.key,
+          op.at === undefined ? rest : { ...rest, falseSince: op.at },
+        );
         break;
       }
       case "release":
-        this.holdsOverlay.set(op.key, null);
+        this.holdsOverlay = (this.holdsOverlay ?? new Map()).set(op.key, null);
         break;
       case "run_in_flight":
-        this.runs.set(op.harness, op.run ?? null);
+        this.runs = (this.runs ?? new Map()).set(op.harness, op.run ?? null);
         break;
       case "cost_exceeded":
-        this.exceeded.add(op.hash);
+        this.exceeded = (this.exceeded ?? new Set()).add(op.hash);
         break;
     }
   }
 
   shadow(hash: string): ShadowRecord | undefined {
-    return this.shadows.get(hash) ?? this.base.shadows[hash];
+    return this.shadows?.get(hash) ?? this.base.shadows[hash];
   }
   cooldown(key: string): CooldownEntry | undefined {
-    const v = this.cooldowns.get(key);
+    const v = this.cooldowns?.get(key);
     return v === null ? undefined : (v ?? this.base.cooldowns[key]);
   }
   hold(key: string): Hold | undefined {
-    const v = this.holdsOverlay.get(key);
+    const v = this.holdsOverlay?.get(key);
     return v === null ? undefined : (v ?? this.base.holds[key]);
   }
   holds(): [string, Hold][] {
-    const keys = new Set([...Object.keys(this.base.holds), ...this.holdsOverlay.keys()]);
+    const keys = new Set([...Object.keys(this.base.holds), ...(this.holdsOverlay?.keys() ?? [])]);
     const out: [string, Hold][] = [];
     for (const k of keys) {
       const h = this.hold(k);
@@ -211,10 +217,10 @@ export class StateView {
     return out;
   }
   run(harness: string): string | undefined {
-    const v = this.runs.get(harness);
+    const v = this.runs?.get(harness);
     return v === null ? undefined : (v ?? this.base.runs[harness]);
   }
   costExceeded(hash: string): boolean {
-    return this.exceeded.has(hash) || this.base.costExceeded[hash] === true;
+    return this.exceeded?.has(hash) === true || this.base.costExceeded[hash] === true;
   }
 }

@@ -31,6 +31,12 @@ export interface SelectorShape {
   readonly kind: EventKind;
   readonly keys: readonly Key[];
   readonly distinctFields: readonly IndexedField[];
+  /**
+   * Keys every selector of this shape gives as a literal, with those literals: a row with another
+   * value lands in a bucket no selector can reach, so it is not indexed at all (a backtest of a
+   * verify rule indexes verify rows, not every tool row).
+   */
+  readonly literals: ReadonlyMap<Key, ReadonlySet<string | boolean>>;
 }
 
 interface Bucket {
@@ -44,7 +50,16 @@ const signature = (kind: EventKind, keys: readonly string[]) => `${kind}|${keys.
 
 /** The selector shapes of a rule set, from the literal keys of every primitive call. */
 export function selectorShapes(rules: readonly LoadedRule[]): SelectorShape[] {
-  const shapes = new Map<string, { kind: EventKind; keys: Key[]; distinct: Set<IndexedField> }>();
+  const shapes = new Map<
+    string,
+    {
+      kind: EventKind;
+      keys: Key[];
+      distinct: Set<IndexedField>;
+      // Per key: the literals seen, or "any" once one selector computes its value.
+      values: Map<Key, Set<string | boolean> | "any">;
+    }
+  >();
   const visit = (e: Expr, on: EventKind): void => {
     if (
       e.kind === "call" &&
@@ -57,11 +72,23 @@ export function selectorShapes(rules: readonly LoadedRule[]): SelectorShape[] {
         // A computed `kind` may name any kind at run time, so its key set is indexed for all of them.
         let kinds: readonly EventKind[] = [on];
         const keys: Key[] = [];
+        const literal = new Map<Key, string | boolean | undefined>();
         for (const { key, value } of sel.entries) {
           if (key.kind !== "literal" || key.value.type !== "string" || !isIndexedField(key.value.value))
             continue;
-          if (key.value.value !== "kind") keys.push(key.value.value);
-          else
+          const k = key.value.value;
+          if (k !== "kind") {
+            keys.push(k);
+            // Paths are many per row and matched one by one: they are never filtered.
+            literal.set(
+              k,
+              k !== "path" &&
+                value.kind === "literal" &&
+                (value.value.type === "string" || value.value.type === "bool")
+                ? value.value.value
+                : undefined,
+            );
+          } else
             kinds =
               value.kind === "literal" && value.value.type === "string"
                 ? [value.value.value as EventKind]
@@ -70,13 +97,23 @@ export function selectorShapes(rules: readonly LoadedRule[]): SelectorShape[] {
         keys.sort();
         for (const kind of kinds) {
           const sig = signature(kind, keys);
-          const shape = shapes.get(sig) ?? { kind, keys, distinct: new Set<IndexedField>() };
+          const shape = shapes.get(sig) ?? {
+            kind,
+            keys,
+            distinct: new Set<IndexedField>(),
+            values: new Map(),
+          };
           if (
             field?.kind === "literal" &&
             field.value.type === "string" &&
             isIndexedField(field.value.value)
           ) {
             shape.distinct.add(field.value.value);
+          }
+          for (const [k, v] of literal) {
+            const seen = shape.values.get(k) ?? new Set<string | boolean>();
+            if (v === undefined || seen === "any") shape.values.set(k, "any");
+            else shape.values.set(k, seen.add(v));
           }
           shapes.set(sig, shape);
         }
@@ -85,7 +122,23 @@ export function selectorShapes(rules: readonly LoadedRule[]): SelectorShape[] {
     for (const c of children(e)) visit(c, on);
   };
   for (const r of rules) visit(r.program.checked.expr, r.spec.on);
-  return [...shapes.values()].map((s) => ({ kind: s.kind, keys: s.keys, distinctFields: [...s.distinct] }));
+  return [...shapes.values()].map((s) => ({
+    kind: s.kind,
+    keys: s.keys,
+    distinctFields: [...s.distinct],
+    literals: new Map(
+      [...s.values].flatMap(([k, v]): [Key, ReadonlySet<string | boolean>][] =>
+        v === "any" ? [] : [[k, v]],
+      ),
+    ),
+  }));
+}
+
+/** Whether a row can be found by some selector of the shape: its value is one of each literal key's. */
+function reachable(row: IndexedRow, shape: SelectorShape): boolean {
+  for (const [k, values] of shape.literals)
+    if (!values.has(fieldValue(row, k as Exclude<Key, "path">))) return false;
+  return true;
 }
 
 /** Every value tuple a row takes for a key set: one per path when `path` is a key. */
@@ -169,10 +222,16 @@ export class WindowIndex {
   }
 
   /** Adds the next row in seq order. */
+  /** Whether any shape is fed by rows of `kind`: a row of another kind need not be indexed at all. */
+  indexes(kind: EventKind): boolean {
+    return this.byKind.has(kind);
+  }
+
   add(row: IndexedRow): void {
     const feeds = this.byKind.get(row.kind);
     if (feeds === undefined) return;
     for (const { shape, trie } of feeds) {
+      if (!reachable(row, shape)) continue;
       for (const tuple of tuples(row, shape.keys)) {
         const bucket = leaf(trie, tuple);
         bucket.times.push(row.at);
@@ -294,7 +353,7 @@ export class WindowFeed {
       this.index.prune(row.at - MAX_WINDOW_MS);
       this.prunedAt = row.at;
     }
-    this.index.add(indexRow(row));
+    if (this.index.indexes(row.kind)) this.index.add(indexRow(row));
   }
 
   /** The last seq added: the feed answers for rows up to it. */

@@ -38,6 +38,8 @@ export class JournalTable {
   private readonly after;
   private readonly since;
   private readonly lastStmt;
+  private readonly firstAfterStmt;
+  private readonly range;
 
   constructor(private readonly db: Db) {
     const cols = ["kind", "type", "at", "source", ...INDEXED_COLUMNS, "event"];
@@ -52,6 +54,12 @@ export class JournalTable {
       "SELECT seq, kind, at, event FROM rule_journal WHERE at > ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?",
     );
     this.lastStmt = db.prepare("SELECT seq, at FROM rule_journal ORDER BY seq DESC LIMIT 1");
+    this.range = db
+      .prepare(
+        "SELECT seq, kind, at, event FROM rule_journal WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?",
+      )
+      .raw(true);
+    this.firstAfterStmt = db.prepare("SELECT min(seq) AS seq FROM rule_journal WHERE at > ?");
   }
 
   /** Appends one row inside the caller's transaction; returns its seq. */
@@ -92,6 +100,25 @@ export class JournalTable {
       if (rows.length < page) return;
       from = (rows[rows.length - 1] as StoredRow).seq;
     }
+  }
+
+  /** Rows `fromSeq`..`toSeq` in seq order, read page by page on the primary key alone. */
+  *rowsInRange(fromSeq: number, toSeq: number, page = 5_000): Generator<JournalRow> {
+    let after = fromSeq - 1;
+    for (;;) {
+      // Raw arrays: the binding builds no object per row, the row is built once here.
+      const rows = this.range.all(after, toSeq, page) as [number, EventKind, number, string][];
+      for (const [seq, kind, at, event] of rows)
+        yield { seq, kind, at, event: JSON.parse(event) as EventFields };
+      if (rows.length < page) return;
+      after = (rows[rows.length - 1] as [number, ...unknown[]])[0];
+    }
+  }
+
+  /** The seq of the first row admitted after `at` (index-served), if any. */
+  firstAdmittedAfter(at: number): number | undefined {
+    const r = this.firstAfterStmt.get(at) as { seq: number | null };
+    return r.seq ?? undefined;
   }
 
   /** The last row's seq and admission time (0 and 0 for an empty journal). */

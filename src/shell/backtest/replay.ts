@@ -1,0 +1,144 @@
+/**
+ * One backtest over the store (SPEC-0029 REQ-8): the rule file compiled with the load checks, then the
+ * journal read page by page in seq order, each row fed to the rule's windows and, when it was admitted
+ * inside the stretch, through the core's `BacktestFold`. The week before the stretch only fills the
+ * windows, so they look back into older rows exactly as they did live. Nothing is written: the caller
+ * hands this a read-only connection (the daemon's backtest worker, or the CLI when the daemon is down).
+ *
+ * Everything in and out is plain data, so a worker thread can take the request and post the parts.
+ */
+import { type BacktestCounts, type BacktestFire, BacktestFold } from "../../core/backtest.js";
+import { loadRuleFile } from "../../core/load-rule.js";
+import type { Level, RuleProblem } from "../../core/rule-file.js";
+import type { ActiveRule, RuleSource } from "../../core/rule-set.js";
+import type { CoreState } from "../../core/state.js";
+import { MAX_WINDOW_MS, selectorShapes, WindowFeed } from "../../core/window-index.js";
+import { JournalTable } from "../store/journal-table.js";
+import type { Db } from "../store/open-store.js";
+
+export interface BacktestRequest {
+  /** The file as messages name it (`rules/churn.toml`), and its text. */
+  readonly file: string;
+  readonly text: string;
+  /** The stretch: rows admitted after `nowMs - sinceMs`, up to the last row when the replay starts. */
+  readonly sinceMs: number;
+  readonly nowMs: number;
+  /** `[memory.rules]` as in force: the effective levels and modes the fires are given. */
+  readonly enforce: readonly string[];
+  readonly shadowPeriod: number;
+  readonly shadows: CoreState["shadows"];
+  /** The rules in force by name, so a file identical to one keeps its source (a starter skips shadow). */
+  readonly loaded: readonly { readonly name: string; readonly hash: string; readonly source: RuleSource }[];
+  /** REQ-6's limit unless a test injects a lower one, as the rule set in force does. */
+  readonly costLimit?: number;
+}
+
+export interface BacktestStart {
+  readonly rule: string;
+  readonly hash: string;
+  readonly declaredLevel: Level;
+  /** First and last rows of the stretch (0 and 0 when it is empty). */
+  readonly fromSeq: number;
+  readonly toSeq: number;
+}
+
+export interface ReplayedFire {
+  readonly seq: number;
+  readonly at: number;
+  readonly kind: string;
+  readonly type: string;
+  readonly target?: { readonly kind: string; readonly key: string };
+  readonly declaredLevel: Level;
+  readonly level: Level;
+  readonly mode: "shadow" | "active";
+  readonly message: string;
+  /** For a fire that holds: until which row (absent while still held at the end). */
+  readonly hold?: { readonly until?: { readonly seq: number; readonly at: number } };
+}
+
+export interface BacktestSink {
+  start(start: BacktestStart): void;
+  fires(fires: readonly ReplayedFire[]): void;
+  summary(counts: BacktestCounts): void;
+}
+
+/** The file failed a load check: it would be disabled with this reason, so there is nothing to replay. */
+export class BacktestRuleError extends Error {
+  constructor(readonly problem: RuleProblem) {
+    const where = problem.line === undefined ? "" : `:${problem.line}:${problem.column ?? 1}`;
+    super(`${problem.file}${where}: ${problem.reason}: ${problem.message}`);
+    this.name = "BacktestRuleError";
+  }
+}
+
+/** Compiles the file exactly as a rule-set load would, with the enforce list and source in force. */
+export function backtestRule(request: BacktestRequest): ActiveRule {
+  const load = loadRuleFile(request.file, request.text);
+  if (!load.ok) throw new BacktestRuleError(load.problem);
+  const { name } = load.rule.spec;
+  const same = request.loaded.find((r) => r.name === name && r.hash === load.rule.hash);
+  return {
+    rule: load.rule,
+    // A file that is not the rule in force is what a policy repo would bring: it shadows as usual.
+    source: same?.source ?? { kind: "policy", repo: "backtest" },
+    enforced: request.enforce.includes(name),
+  };
+}
+
+/** Fires go out in batches of this many, so a noisy rule streams rather than arriving at the end. */
+const FIRE_BATCH = 256;
+
+export function replay(db: Db, request: BacktestRequest, sink: BacktestSink): void {
+  const active = backtestRule(request);
+  const journal = new JournalTable(db);
+  const stretchAfter = request.nowMs - request.sinceMs;
+  const from = journal.firstAdmittedAfter(stretchAfter);
+  const last = journal.last().seq;
+  sink.start({
+    rule: active.rule.spec.name,
+    hash: active.rule.hash,
+    declaredLevel: active.rule.spec.level,
+    fromSeq: from ?? 0,
+    toSeq: from === undefined ? 0 : last,
+  });
+  const fold = new BacktestFold(active, {
+    shadowPeriod: request.shadowPeriod,
+    shadows: request.shadows,
+    ...(request.costLimit === undefined ? {} : { costLimit: request.costLimit }),
+  });
+  let batch: ReplayedFire[] = [];
+  const emit = (fires: readonly BacktestFire[]) => {
+    for (const f of fires) batch.push(replayed(f));
+    if (batch.length >= FIRE_BATCH) {
+      sink.fires(batch);
+      batch = [];
+    }
+  };
+  if (from !== undefined) {
+    const feed = new WindowFeed(selectorShapes([active.rule]));
+    const windowFrom = journal.firstAdmittedAfter(stretchAfter - MAX_WINDOW_MS) ?? from;
+    for (const row of journal.rowsInRange(windowFrom, last)) {
+      feed.add(row);
+      if (row.at > stretchAfter) emit(fold.step(row, feed.readerAt(row.at)));
+    }
+  }
+  const end = fold.finish();
+  emit(end.fires);
+  if (batch.length > 0) sink.fires(batch);
+  sink.summary(end.counts);
+}
+
+function replayed({ fire, hold }: BacktestFire): ReplayedFire {
+  return {
+    seq: fire.seq,
+    at: fire.at,
+    kind: fire.kind,
+    type: fire.type,
+    ...(fire.target === undefined ? {} : { target: { kind: fire.target.kind, key: fire.target.key } }),
+    declaredLevel: fire.declaredLevel,
+    level: fire.effectiveLevel,
+    mode: fire.mode,
+    message: fire.message,
+    ...(hold === undefined ? {} : { hold: hold.until === undefined ? {} : { until: hold.until } }),
+  };
+}
