@@ -9,7 +9,7 @@
  */
 import { children, type Expr } from "../cel/index.js";
 import type { LoadedRule } from "./compile-rule.js";
-import { DAY, HOUR } from "./durations.js";
+import { HOUR } from "./durations.js";
 import { PRIMITIVE_NAMES } from "./environments.js";
 import { indexRow, type JournalRow } from "./journal.js";
 import { EVENT_KINDS, type EventKind } from "./kinds.js";
@@ -20,6 +20,7 @@ import {
   type IndexedField,
   type IndexedRow,
   isIndexedField,
+  MAX_WINDOW_MS,
   type Selector,
   type WindowReader,
 } from "./window.js";
@@ -327,9 +328,6 @@ export class WindowIndex {
     return n;
   }
 }
-
-/** The longest window a primitive may ask for (REQ-5): older rows can be pruned. */
-export const MAX_WINDOW_MS = 7 * DAY;
 
 /**
  * The index a fold feeds row by row, in seq order: each row is added before it is evaluated, and once

@@ -4,7 +4,11 @@
  * bound to one evaluated row; the same selector over the same rows gives the same answer in live
  * evaluation and in backtest.
  */
+import { DAY } from "./durations.js";
 import type { EventKind } from "./kinds.js";
+
+/** The longest window a primitive may ask for (REQ-5): older rows can be pruned. */
+export const MAX_WINDOW_MS = 7 * DAY;
 
 /** The fields a selector may name: the journal's indexed columns. */
 export const INDEXED_FIELDS = [

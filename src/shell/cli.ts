@@ -51,6 +51,7 @@ interface RulesOptions extends ClientOptions {
   harness?: string;
   released?: boolean;
   limit?: string | number;
+  since?: string;
 }
 
 cli
@@ -110,15 +111,17 @@ cli
     } else unknownVerb("journal", verb, "append, import");
   });
 
-const RULES_VERBS = ["admission", "clear", "list", "show", "explain", "holds"] as const;
+const RULES_VERBS = ["admission", "clear", "list", "show", "explain", "holds", "backtest"] as const;
 type RulesVerb = (typeof RULES_VERBS)[number];
 const isRulesVerb = (v: string): v is RulesVerb => (RULES_VERBS as readonly string[]).includes(v);
 
 cli
   .command(
     "rules <verb> [arg]",
-    "Rules. Verbs: list, show <name>, explain <fire-id> | explain --harness NAME, holds [--harness NAME], admission <harness> (may it run now?), clear <harness> [--rule NAME]",
+    "Rules. Verbs: list, show <name>, explain <fire-id> | explain --harness NAME, holds [--harness NAME], backtest <file> [--since 30d], admission <harness> (may it run now?), clear <harness> [--rule NAME]",
   )
+  .option("--since <duration>", "backtest: replay the rows admitted in the last DURATION (default 30d)")
+  .option("--store <path>", "backtest: the store to replay when no daemon answers (default the daemon's)")
   .option("--rule <name>", "clear: only this rule's hold")
   .option("--harness <name>", "explain: that harness's holds and fires; holds: only that harness's")
   .option("--released", "holds: also list released holds, newest first")
@@ -153,6 +156,17 @@ cli
         verb === "admission"
           ? await runAdmission(harness, common, io)
           : await runClear(harness, { ...common, rule: o.rule }, io);
+      return;
+    }
+    if (verb === "backtest") {
+      const file = needs("<file>");
+      if (file === undefined) return;
+      const { runBacktest } = await import("./rules-backtest-command.js");
+      process.exitCode = await runBacktest(
+        file,
+        { ...common, since: o.since === undefined ? undefined : String(o.since), store: o.store },
+        io,
+      );
       return;
     }
     const view = await import("./rules-view-command.js");

@@ -12,7 +12,8 @@ import { loadRuleFile } from "../../core/load-rule.js";
 import type { Level, RuleProblem } from "../../core/rule-file.js";
 import type { ActiveRule, RuleSource } from "../../core/rule-set.js";
 import type { CoreState } from "../../core/state.js";
-import { MAX_WINDOW_MS, selectorShapes, WindowFeed } from "../../core/window-index.js";
+import { MAX_WINDOW_MS } from "../../core/window.js";
+import { selectorShapes, WindowFeed } from "../../core/window-index.js";
 import { JournalTable } from "../store/journal-table.js";
 import type { Db } from "../store/open-store.js";
 
@@ -36,7 +37,6 @@ export interface BacktestRequest {
 export interface BacktestStart {
   readonly rule: string;
   readonly hash: string;
-  readonly declaredLevel: Level;
   /** First and last rows of the stretch (0 and 0 when it is empty). */
   readonly fromSeq: number;
   readonly toSeq: number;
@@ -97,7 +97,6 @@ export function replay(db: Db, request: BacktestRequest, sink: BacktestSink): vo
   sink.start({
     rule: active.rule.spec.name,
     hash: active.rule.hash,
-    declaredLevel: active.rule.spec.level,
     fromSeq: from ?? 0,
     toSeq: from === undefined ? 0 : last,
   });

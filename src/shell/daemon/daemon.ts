@@ -11,6 +11,7 @@ import * as path from "node:path";
 import { HOUR, MINUTE } from "../../core/durations.js";
 import type { RuleSet } from "../../core/rule-set.js";
 import type { ProducerSource } from "../../core/sources.js";
+import { BacktestRunner } from "../backtest/backtest-runner.js";
 import { formatConfigError } from "../config/config-error.js";
 import { type GlobalConfig, readGlobalConfig } from "../config/global-config.js";
 import { storePath as defaultStorePath, globalConfigPath } from "../config/paths.js";
@@ -19,6 +20,7 @@ import { DEFAULT_BATCH_SIZE, DEFAULT_QUEUE_LIMIT, JournalWriter } from "../journ
 import { createLog, type Log, OncePer } from "../log.js";
 import { DaemonMetrics } from "../metrics.js";
 import { Notifier, notifyConfig } from "../notify/index.js";
+import { backtestMethod } from "../rpc/backtest-service.js";
 import { loadCredentials } from "../rpc/credentials.js";
 import { RuleService } from "../rpc/gen/harness/v1/rules_pb.js";
 import type { AdmitResult } from "../rpc/journal-service.js";
@@ -72,6 +74,7 @@ export class Daemon {
   private metricsServer: http.Server | undefined;
   private metricsAddress: string | undefined;
   private pruning = false;
+  private backtestRunner: BacktestRunner | undefined;
 
   private constructor(
     readonly config: GlobalConfig,
@@ -246,6 +249,9 @@ export class Daemon {
       controlTokenFile: server.controlTokenFile,
       ...(server.readTokenFile === undefined ? {} : { readTokenFile: server.readTokenFile }),
     });
+    // Backtests run in workers over their own read-only connections to this daemon's store.
+    const backtests = new BacktestRunner(this.store.path);
+    this.backtestRunner = backtests;
     const rules = ruleService({
       evaluator: this.evaluator,
       db: this.store.db,
@@ -263,7 +269,17 @@ export class Daemon {
       ...(server.listen === undefined ? {} : { tcpListen: `${server.listen.host}:${server.listen.port}` }),
       credentials,
       admit: (source, events) => this.admit(source, events),
-      routes: (router) => router.service(RuleService, rules),
+      routes: (router) =>
+        router.service(RuleService, {
+          ...rules,
+          backtest: backtestMethod({
+            runner: backtests,
+            evaluator: this.evaluator,
+            clock: this.clock,
+            // The pruner keeps the retention the daemon started with; so does the check.
+            retentionMs: () => this.config.memory.rules.journalRetention,
+          }),
+        }),
     });
     if (server.metricsListen !== undefined)
       await this.serveMetrics(server.metricsListen.host, server.metricsListen.port);
@@ -420,6 +436,7 @@ export class Daemon {
     if (this.closed) return;
     process.off("SIGHUP", this.onHup);
     await this.rpc?.close();
+    await this.backtestRunner?.close();
     this.writer.close();
     while (this.evaluator.step(1_000) > 0);
     this.closed = true;

@@ -5,6 +5,7 @@
  * with the method and what it was asked about.
  */
 import { Code, ConnectError } from "@connectrpc/connect";
+import type { RuleProblem } from "../../core/rule-file.js";
 import { ErrorDetailSchema, ErrorReason } from "./gen/harness/v1/rules_pb.js";
 
 /** A failure the caller can act on: one sentinel, one ConnectRPC code. */
@@ -88,4 +89,30 @@ export class UnknownPolicyRepoError extends RuleServiceError {
   constructor(repo: string) {
     super(repo, `unknown policy repo: the global config declares no [policy_repo.${repo}]`);
   }
+}
+
+/** A backtested file fails a load check: the reason it would be disabled with, and where. */
+export class RuleRefusedError extends RuleServiceError {
+  readonly reason: ErrorReason;
+  readonly code = Code.InvalidArgument;
+  constructor(readonly problem: RuleProblem) {
+    const where = problem.line === undefined ? "" : `:${problem.line}:${problem.column ?? 1}`;
+    super(problem.file, `${problem.file}${where}: ${problem.reason}: ${problem.message}`);
+    this.reason =
+      problem.reason === "compile"
+        ? ErrorReason.COMPILE
+        : problem.reason === "cost_estimate"
+          ? ErrorReason.COST_ESTIMATE
+          : ErrorReason.RULE_SCHEMA;
+  }
+}
+
+export class BacktestBusyError extends RuleServiceError {
+  readonly reason = ErrorReason.BACKTEST_BUSY;
+  readonly code = Code.ResourceExhausted;
+}
+
+export class SinceTooLongError extends RuleServiceError {
+  readonly reason = ErrorReason.SINCE_TOO_LONG;
+  readonly code = Code.InvalidArgument;
 }

@@ -51,6 +51,18 @@ const splitKey = (key: string): [string, string] => {
   return [key.slice(0, i), key.slice(i + 1)];
 };
 
+/** Every hash's shadow record as committed: backtest reads them too, so its modes match the fire log. */
+export function readShadows(db: Db): CoreState["shadows"] {
+  const shadows: Record<string, CoreState["shadows"][string]> = {};
+  for (const r of db.prepare("SELECT hash, since, completed FROM rule_shadows").all() as {
+    hash: string;
+    since: number;
+    completed: number;
+  }[])
+    shadows[r.hash] = { since: r.since, completed: r.completed === 1 };
+  return shadows;
+}
+
 export class DecisionStore {
   private readonly stmts;
 
@@ -117,13 +129,7 @@ export class DecisionStore {
       fire_id: string;
     }[])
       cooldowns[cooldownKey(r.hash, r.target)] = { until: r.until, fireId: r.fire_id };
-    const shadows: Record<string, CoreState["shadows"][string]> = {};
-    for (const r of this.db.prepare("SELECT hash, since, completed FROM rule_shadows").all() as {
-      hash: string;
-      since: number;
-      completed: number;
-    }[])
-      shadows[r.hash] = { since: r.since, completed: r.completed === 1 };
+    const shadows = readShadows(this.db);
     const holds: Record<string, Hold> = {};
     for (const r of this.activeHoldRows()) holds[holdKey(r.harness, r.rule)] = toHold(r);
     const runs: Record<string, string> = {};

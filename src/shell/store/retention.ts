@@ -13,7 +13,7 @@
  * and carry what they need themselves (a fire's `seq` is a plain column, not a foreign key), so they
  * outlive the rows that produced them.
  */
-import { MAX_WINDOW_MS } from "../../core/window-index.js";
+import { MAX_WINDOW_MS } from "../../core/window.js";
 import { MIN_JOURNAL_RETENTION } from "../config/global-config.js";
 import type { Db } from "./open-store.js";
 

@@ -1,0 +1,120 @@
+/**
+ * Where the daemon runs backtests (SPEC-0029 REQ-17): each in a worker thread with its own read-only
+ * connection, at most two at once. A third is refused at once rather than queued, so a caller learns
+ * the daemon is busy instead of waiting behind a month-long replay. A backtest holds its slot until its
+ * stream ends, not just while its worker replays: the fires a slow reader has not taken yet wait in the
+ * daemon, and two slots bound them too. Ending, failing, or the caller going away frees the slot.
+ */
+import { Worker } from "node:worker_threads";
+import type { BacktestCounts } from "../../core/backtest.js";
+import type { RuleProblem } from "../../core/rule-file.js";
+import type { BacktestRequest, BacktestStart, ReplayedFire } from "./replay.js";
+
+export const MAX_CONCURRENT_BACKTESTS = 2;
+
+export interface WorkerInput {
+  readonly storePath: string;
+  readonly request: BacktestRequest;
+}
+
+export type WorkerMessage =
+  | { readonly part: "start"; readonly start: BacktestStart }
+  | { readonly part: "fires"; readonly fires: readonly ReplayedFire[] }
+  | { readonly part: "summary"; readonly counts: BacktestCounts }
+  | { readonly part: "rule_error"; readonly problem: RuleProblem }
+  | { readonly part: "error"; readonly message: string };
+
+export class BacktestsBusyError extends Error {
+  constructor() {
+    super(`${MAX_CONCURRENT_BACKTESTS} backtests are running already; try again when one has finished`);
+    this.name = "BacktestsBusyError";
+  }
+}
+
+/** The worker's module beside this one: compiled `.js`, or `.ts` when the daemon runs from source. */
+const WORKER_URL = new URL(
+  import.meta.url.endsWith(".ts") ? "./backtest-worker.ts" : "./backtest-worker.js",
+  import.meta.url,
+);
+
+export class BacktestRunner {
+  private running = 0;
+  private readonly workers = new Set<Worker>();
+
+  constructor(private readonly storePath: string) {}
+
+  /** Backtests in flight. */
+  get active(): number {
+    return this.running;
+  }
+
+  /**
+   * Starts a replay and yields its parts as the worker posts them. Throws `BacktestsBusyError` at once
+   * when both slots are taken. Breaking out of the loop, or `signal` aborting, terminates the worker.
+   */
+  run(request: BacktestRequest, signal: AbortSignal): AsyncGenerator<WorkerMessage> {
+    if (this.running >= MAX_CONCURRENT_BACKTESTS) throw new BacktestsBusyError();
+    this.running++;
+    const worker = new Worker(WORKER_URL, { workerData: { storePath: this.storePath, request } });
+    this.workers.add(worker);
+    worker.once("exit", () => this.workers.delete(worker));
+    return messages(worker, signal, () => {
+      this.running--;
+    });
+  }
+
+  /** Stops every backtest in flight (the daemon is closing). */
+  async close(): Promise<void> {
+    await Promise.all([...this.workers].map((w) => w.terminate()));
+  }
+}
+
+async function* messages(
+  worker: Worker,
+  signal: AbortSignal,
+  release: () => void,
+): AsyncGenerator<WorkerMessage> {
+  const queue: WorkerMessage[] = [];
+  let ended = false;
+  let wake: (() => void) | undefined;
+  const notify = () => {
+    wake?.();
+    wake = undefined;
+  };
+  worker.on("message", (m: WorkerMessage) => {
+    queue.push(m);
+    notify();
+  });
+  worker.on("error", (e: Error) => {
+    queue.push({ part: "error", message: e.message });
+    notify();
+  });
+  worker.once("exit", () => {
+    ended = true;
+    notify();
+  });
+  const abort = () => void worker.terminate();
+  signal.addEventListener("abort", abort, { once: true });
+  try {
+    for (;;) {
+      const m = queue.shift();
+      if (m !== undefined) {
+        yield m;
+        if (m.part === "summary" || m.part === "error" || m.part === "rule_error") return;
+        continue;
+      }
+      if (signal.aborted) return;
+      if (ended) {
+        yield { part: "error", message: "the backtest worker exited before its summary" };
+        return;
+      }
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+      });
+    }
+  } finally {
+    signal.removeEventListener("abort", abort);
+    await worker.terminate();
+    release();
+  }
+}

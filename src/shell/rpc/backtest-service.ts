@@ -1,0 +1,139 @@
+/**
+ * RuleService.Backtest (SPEC-0029 REQ-8, REQ-17): checks the request and the rule file on the daemon's
+ * thread, so a bad file gets its load reason as INVALID_ARGUMENT before anything streams, then relays a
+ * worker's replay: a start, the fires in batches in seq order, a summary. The rule set in force at the
+ * call gives the fires their levels and modes; the replay itself never touches the daemon's state.
+ */
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import { backtestRequest, DEFAULT_BACKTEST_SINCE, sinceRefusal } from "../backtest/backtest-request.js";
+import { type BacktestRunner, BacktestsBusyError } from "../backtest/backtest-runner.js";
+import { BacktestRuleError, backtestRule, type ReplayedFire } from "../backtest/replay.js";
+import type {
+  BacktestFireSchema,
+  BacktestRequest,
+  BacktestResponseSchema,
+  RuleService,
+} from "./gen/harness/v1/rules_pb.js";
+import { DEFAULT_READ_MAX_BYTES } from "./limits.js";
+import {
+  BacktestBusyError,
+  InvalidArgumentError,
+  RuleRefusedError,
+  SinceTooLongError,
+  toConnectError,
+} from "./rule-errors.js";
+import type { EvaluatorView } from "./rule-service.js";
+
+export interface BacktestDeps {
+  readonly runner: BacktestRunner;
+  readonly evaluator: EvaluatorView;
+  /** The daemon's clock, ms: the stretch ends at the call. */
+  readonly clock: () => number;
+  /** `[memory.rules] journal_retention`, ms, as in force. */
+  readonly retentionMs: () => number;
+}
+
+type Part = MessageInitShape<typeof BacktestResponseSchema>;
+
+export function backtestMethod(deps: BacktestDeps): ServiceImpl<typeof RuleService>["backtest"] {
+  return async function* backtest(req: BacktestRequest, ctx: HandlerContext): AsyncGenerator<Part> {
+    const context = `Backtest ${req.file}`;
+    try {
+      const request = checked(req, deps);
+      for await (const m of deps.runner.run(request, ctx.signal)) {
+        switch (m.part) {
+          case "start":
+            yield {
+              part: {
+                case: "start",
+                value: {
+                  rule: m.start.rule,
+                  hash: m.start.hash,
+                  sinceMs: BigInt(request.sinceMs),
+                  fromSeq: BigInt(m.start.fromSeq),
+                  toSeq: BigInt(m.start.toSeq),
+                  nowMs: BigInt(request.nowMs),
+                },
+              },
+            };
+            break;
+          case "fires":
+            yield { part: { case: "fires", value: { fires: m.fires.map(fireOf) } } };
+            break;
+          case "summary":
+            yield {
+              part: {
+                case: "summary",
+                value: {
+                  rows: BigInt(m.counts.rows),
+                  evalErrors: BigInt(m.counts.evalErrors),
+                  storeErrors: BigInt(m.counts.storeErrors),
+                  fires: BigInt(m.counts.fires),
+                  suppressed: BigInt(m.counts.suppressed),
+                  costExceeded: BigInt(m.counts.costExceeded),
+                  evaluations: BigInt(m.counts.evaluations),
+                },
+              },
+            };
+            break;
+          case "rule_error":
+            throw new RuleRefusedError(m.problem);
+          case "error":
+            throw new Error(`the replay failed: ${m.message}`);
+        }
+      }
+    } catch (e) {
+      if (e instanceof BacktestsBusyError)
+        throw toConnectError(new BacktestBusyError("", e.message), context);
+      throw toConnectError(e, context);
+    }
+  };
+}
+
+/** The replay the call asks for, or the sentinel that refuses it. */
+function checked(req: BacktestRequest, deps: BacktestDeps) {
+  if (req.file === "" || req.text === "")
+    throw new InvalidArgumentError(req.file, "Backtest needs the rule file's name and its text");
+  if (Buffer.byteLength(req.text, "utf8") > DEFAULT_READ_MAX_BYTES)
+    throw new InvalidArgumentError(req.file, "the rule file is larger than a request may carry");
+  const sinceMs = req.sinceMs === 0n ? DEFAULT_BACKTEST_SINCE : Number(req.sinceMs);
+  const refusal = sinceRefusal(sinceMs, deps.retentionMs());
+  if (refusal !== undefined)
+    throw req.sinceMs < 0n
+      ? new InvalidArgumentError(req.file, refusal)
+      : new SinceTooLongError(req.file, refusal);
+  const request = backtestRequest({
+    file: req.file,
+    text: req.text,
+    sinceMs,
+    nowMs: deps.clock(),
+    ruleSet: deps.evaluator.rules,
+    shadows: deps.evaluator.state.shadows,
+  });
+  try {
+    backtestRule(request);
+  } catch (e) {
+    if (e instanceof BacktestRuleError) throw new RuleRefusedError(e.problem);
+    throw e;
+  }
+  return request;
+}
+
+function fireOf(f: ReplayedFire): MessageInitShape<typeof BacktestFireSchema> {
+  return {
+    seq: BigInt(f.seq),
+    atMs: BigInt(f.at),
+    kind: f.kind,
+    type: f.type,
+    targetKind: f.target?.kind ?? "",
+    targetKey: f.target?.key ?? "",
+    declaredLevel: f.declaredLevel,
+    level: f.level,
+    mode: f.mode,
+    message: f.message,
+    holds: f.hold !== undefined,
+    holdUntilMs: BigInt(f.hold?.until?.at ?? 0),
+    holdUntilSeq: BigInt(f.hold?.until?.seq ?? 0),
+  };
+}

@@ -1,0 +1,211 @@
+/**
+ * `harness rules backtest <file> [--since 30d] [--json] [--store PATH]` (SPEC-0029 REQ-8): asks the
+ * daemon's `RuleService.Backtest` to replay the journal through one rule file, and prints each fire and
+ * the counts. With no daemon answering it runs the same replay itself over a read-only connection to the
+ * store, with the rule set the daemon would load from the same config. Either way the output is the
+ * same, and a backtest that finds nothing says so: "0 fires in 30d over <n> rows".
+ */
+import * as fs from "node:fs";
+import type { BacktestCounts } from "../core/backtest.js";
+import { formatDuration, parseDuration } from "../core/durations.js";
+import type { Level } from "../core/rule-file.js";
+import { DEFAULT_BACKTEST_SINCE } from "./backtest/backtest-request.js";
+import type { BacktestStart, ReplayedFire } from "./backtest/replay.js";
+import { clientTarget, EXIT, unreachable } from "./client-target.js";
+import { ruleClient } from "./rpc/client.js";
+import type { BacktestFire } from "./rpc/gen/harness/v1/rules_pb.js";
+import { type Common, failed, type Io, iso, table } from "./rules-view-command.js";
+
+export interface BacktestOptions extends Common {
+  readonly since?: string | undefined;
+  readonly store?: string | undefined;
+}
+
+/** A rule file larger than this is not a rule file; refused before it is read whole. */
+const MAX_RULE_FILE_BYTES = 1024 * 1024;
+
+/** One backtest's result, from the daemon or from the store. */
+export interface BacktestReport {
+  readonly start: BacktestStart;
+  readonly sinceMs: number;
+  readonly fires: readonly ReplayedFire[];
+  readonly counts: BacktestCounts;
+  /** Where it ran: the daemon, or the store read directly. */
+  readonly ranOn: "daemon" | "store";
+}
+
+export async function runBacktest(file: string, options: BacktestOptions, io: Io): Promise<number> {
+  const sinceMs = options.since === undefined ? DEFAULT_BACKTEST_SINCE : parseDuration(options.since);
+  if (sinceMs === undefined || sinceMs <= 0) {
+    io.err(`harness rules backtest: --since ${options.since}: not a duration (e.g. 30d, 12h)`);
+    return EXIT.usage;
+  }
+  let text: string;
+  try {
+    const size = fs.statSync(file).size;
+    if (size > MAX_RULE_FILE_BYTES) {
+      io.err(`harness rules backtest: ${file}: ${size} bytes, more than a rule file may hold (1 MiB)`);
+      return EXIT.usage;
+    }
+    text = fs.readFileSync(file, "utf8");
+  } catch (e) {
+    io.err(`harness rules backtest: ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    return EXIT.usage;
+  }
+  const target = await clientTarget({ socket: options.socket, config: options.config, env: io.env });
+  let report: BacktestReport;
+  try {
+    report = await onDaemon(ruleClient({ socketPath: target.socketPath }), file, text, sinceMs);
+  } catch (e) {
+    if (!unreachable(e)) return failed("rules backtest", target.socketPath, e, io);
+    // Loaded only here: the store, the core and CEL are not what a call to the daemon needs.
+    const { replayOnStore } = await import("./backtest/replay-on-store.js");
+    const local = await replayOnStore(file, text, sinceMs, options, io);
+    if (typeof local === "number") return local;
+    report = local;
+  }
+  for (const line of options.json === true ? [JSON.stringify(reportJson(report))] : reportLines(report))
+    io.out(line);
+  return EXIT.ok;
+}
+
+async function onDaemon(
+  client: ReturnType<typeof ruleClient>,
+  file: string,
+  text: string,
+  sinceMs: number,
+): Promise<BacktestReport> {
+  let start: BacktestStart | undefined;
+  let counts: BacktestCounts | undefined;
+  const fires: ReplayedFire[] = [];
+  // Read to the end of the stream, not just to the summary: a response left half-read keeps the
+  // connection, and this process, waiting.
+  for await (const { part } of client.backtest({ file, text, sinceMs: BigInt(sinceMs) })) {
+    if (part.case === "start")
+      start = {
+        rule: part.value.rule,
+        hash: part.value.hash,
+        fromSeq: Number(part.value.fromSeq),
+        toSeq: Number(part.value.toSeq),
+      };
+    else if (part.case === "fires") fires.push(...part.value.fires.map(replayedOf));
+    else if (part.case === "summary") {
+      const s = part.value;
+      counts = {
+        rows: Number(s.rows),
+        evaluations: Number(s.evaluations),
+        evalErrors: Number(s.evalErrors),
+        storeErrors: Number(s.storeErrors),
+        suppressed: Number(s.suppressed),
+        costExceeded: Number(s.costExceeded),
+        fires: Number(s.fires),
+      };
+    }
+  }
+  if (start === undefined || counts === undefined)
+    throw new Error("the daemon ended the backtest without its start or summary");
+  return { start, sinceMs, fires, counts, ranOn: "daemon" };
+}
+
+function replayedOf(f: BacktestFire): ReplayedFire {
+  return {
+    seq: Number(f.seq),
+    at: Number(f.atMs),
+    kind: f.kind,
+    type: f.type,
+    ...(f.targetKind === "" ? {} : { target: { kind: f.targetKind, key: f.targetKey } }),
+    declaredLevel: f.declaredLevel as Level,
+    level: f.level as Level,
+    mode: f.mode as "shadow" | "active",
+    message: f.message,
+    ...(f.holds
+      ? {
+          hold:
+            f.holdUntilSeq === 0n
+              ? {}
+              : { until: { seq: Number(f.holdUntilSeq), at: Number(f.holdUntilMs) } },
+        }
+      : {}),
+  };
+}
+
+const ms = (at: number) => iso(BigInt(at)) as string;
+
+/** The JSON form scripts and reviewers rely on (REQ-18): one object, fires in seq order. */
+export function reportJson(r: BacktestReport) {
+  return {
+    rule: r.start.rule,
+    hash: r.start.hash,
+    since: formatDuration(r.sinceMs),
+    from_seq: r.start.fromSeq,
+    to_seq: r.start.toSeq,
+    rows: r.counts.rows,
+    evaluations: r.counts.evaluations,
+    eval_errors: r.counts.evalErrors,
+    store_errors: r.counts.storeErrors,
+    suppressed: r.counts.suppressed,
+    cost_exceeded: r.counts.costExceeded,
+    ran_on: r.ranOn,
+    fires: r.fires.map((f) => ({
+      seq: f.seq,
+      at: ms(f.at),
+      kind: f.kind,
+      type: f.type,
+      target: f.target === undefined ? null : { kind: f.target.kind, key: f.target.key },
+      declared_level: f.declaredLevel,
+      level: f.level,
+      mode: f.mode,
+      ...(f.hold === undefined
+        ? {}
+        : {
+            hold_span: {
+              from: ms(f.at),
+              until: f.hold.until === undefined ? null : ms(f.hold.until.at),
+              until_seq: f.hold.until?.seq ?? null,
+            },
+          }),
+    })),
+  };
+}
+
+const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+
+/** The readable form: a heading, one line per fire, and the counts, zero fires stated plainly. */
+export function reportLines(r: BacktestReport): string[] {
+  const since = formatDuration(r.sinceMs);
+  const lines = [
+    `backtest ${r.start.rule} (${r.start.hash.slice(0, 12)}) over the last ${since}: ${
+      r.start.fromSeq === 0 ? "no rows" : `rows ${r.start.fromSeq}..${r.start.toSeq}`
+    }${r.ranOn === "store" ? ", read from the store" : ""}`,
+  ];
+  if (r.fires.length > 0)
+    lines.push(
+      "",
+      ...table(
+        ["AT", "SEQ", "KIND/TYPE", "TARGET", "LEVEL", "MODE", "HOLD"],
+        r.fires.map((f) => [
+          ms(f.at),
+          String(f.seq),
+          `${f.kind}/${f.type}`,
+          f.target === undefined ? "(none: no_target)" : `${f.target.kind} ${f.target.key}`,
+          f.level === f.declaredLevel ? f.level : `${f.level} (declared ${f.declaredLevel})`,
+          f.mode,
+          f.hold === undefined
+            ? "-"
+            : f.hold.until === undefined
+              ? "held to the end"
+              : `until ${ms(f.hold.until.at)} (seq ${f.hold.until.seq})`,
+        ]),
+      ),
+      "",
+    );
+  const c = r.counts;
+  const extra = [
+    plural(c.evalErrors, "eval_error", "eval_errors"),
+    plural(c.storeErrors, "store_error", "store_errors"),
+    `${c.suppressed} suppressed by cooldown`,
+    ...(c.costExceeded > 0 ? [`${c.costExceeded} over the cost limit`] : []),
+  ];
+  lines.push(`${plural(c.fires, "fire", "fires")} in ${since} over ${c.rows} rows (${extra.join(", ")})`);
+  return lines;
+}
