@@ -9,7 +9,7 @@
 import type { Activation } from "../cel/index.js";
 import { COST_LIMIT, type LoadedRule } from "./compile-rule.js";
 import { StoreError, WINDOW } from "./environments.js";
-import { celEvent, type JournalRow, timestampOf } from "./journal.js";
+import { type EventFields, type JournalRow, timestampOf } from "./journal.js";
 import { renderMessage } from "./message.js";
 import type { Level } from "./rule-file.js";
 import type { ActiveRule, RuleSet } from "./rule-set.js";
@@ -105,8 +105,11 @@ type Verdict =
   | { readonly kind: "error"; readonly store: boolean; readonly message: string }
   | { readonly kind: "cost_exceeded" };
 
-/** The activation of one row: the same for every rule the row meets. */
-function activation(event: Record<string, unknown>, now: number, reader: WindowReader): Activation {
+/**
+ * The activation of one row: the same for every rule the row meets. The event goes in as it is: CEL
+ * reads its `at` (ms since the epoch) as a timestamp when a rule reads the field.
+ */
+function activation(event: EventFields, now: number, reader: WindowReader): Activation {
   return { event, now: timestampOf(now), [WINDOW]: reader };
 }
 
@@ -152,7 +155,7 @@ export function evaluate(
     if (rule.spec.on !== row.kind || current.costExceeded(rule.hash)) continue;
     if (recorder === undefined || vars === undefined) {
       recorder = new RecordingReader(window);
-      vars = activation(celEvent(row.event), row.at, recorder);
+      vars = activation(row.event, row.at, recorder);
     }
     recorder.calls = [];
     const verdict = run(rule, vars, limit);
@@ -317,11 +320,7 @@ function reevaluateHolds(
   for (const [key, hold] of state.holds().sort(([a], [b]) => (a < b ? -1 : 1))) {
     const rule = byHash.get(hold.hash);
     if (rule === undefined) continue;
-    const verdict = run(
-      rule,
-      activation(celEvent(hold.event), row.at, window),
-      ruleSet.costLimit ?? COST_LIMIT,
-    );
+    const verdict = run(rule, activation(hold.event, row.at, window), ruleSet.costLimit ?? COST_LIMIT);
     if (verdict.kind === "value" && verdict.value === false) {
       const since = hold.falseSince ?? row.at;
       if (hold.falseSince === undefined) emit({ op: "hold_false_since", key, at: since });

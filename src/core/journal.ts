@@ -44,9 +44,3 @@ export function indexRow(row: JournalRow): IndexedRow {
 const NANOS_PER_MS = 1_000_000n;
 
 export const timestampOf = (ms: number): Timestamp => new Timestamp(BigInt(Math.trunc(ms)) * NANOS_PER_MS);
-
-/** The `event` variable's value: the row's fields, its own time as a CEL timestamp. */
-export function celEvent(event: EventFields): Record<string, unknown> {
-  const at = event.at;
-  return { ...event, at: typeof at === "number" ? timestampOf(at) : undefined };
-}

@@ -16,6 +16,7 @@ import { EVENT_KINDS, type EventKind } from "./kinds.js";
 import {
   COUNT_SATURATION,
   DISTINCT_SATURATION,
+  eventFieldValue,
   fieldValue,
   type IndexedField,
   type IndexedRow,
@@ -136,9 +137,8 @@ export function selectorShapes(rules: readonly LoadedRule[]): SelectorShape[] {
 }
 
 /** Whether a row can be found by some selector of the shape: its value is one of each literal key's. */
-function reachable(row: IndexedRow, shape: SelectorShape): boolean {
-  for (const [k, values] of shape.literals)
-    if (!values.has(fieldValue(row, k as Exclude<Key, "path">))) return false;
+function reachable(value: (k: Exclude<Key, "path">) => string | boolean, shape: SelectorShape): boolean {
+  for (const [k, values] of shape.literals) if (!values.has(value(k as Exclude<Key, "path">))) return false;
   return true;
 }
 
@@ -222,17 +222,21 @@ export class WindowIndex {
     }
   }
 
-  /** Adds the next row in seq order. */
-  /** Whether any shape is fed by rows of `kind`: a row of another kind need not be indexed at all. */
-  indexes(kind: EventKind): boolean {
-    return this.byKind.has(kind);
+  /** Whether some shape would take the row: a row none takes need not be indexed (`indexRow`) at all. */
+  reaches(row: JournalRow): boolean {
+    const feeds = this.byKind.get(row.kind);
+    if (feeds === undefined) return false;
+    const value = (k: Exclude<Key, "path">) => eventFieldValue(row.event, k);
+    return feeds.some(({ shape }) => reachable(value, shape));
   }
 
+  /** Adds the next row in seq order. */
   add(row: IndexedRow): void {
     const feeds = this.byKind.get(row.kind);
     if (feeds === undefined) return;
+    const value = (k: Exclude<Key, "path">) => fieldValue(row, k);
     for (const { shape, trie } of feeds) {
-      if (!reachable(row, shape)) continue;
+      if (!reachable(value, shape)) continue;
       for (const tuple of tuples(row, shape.keys)) {
         const bucket = leaf(trie, tuple);
         bucket.times.push(row.at);
@@ -351,7 +355,7 @@ export class WindowFeed {
       this.index.prune(row.at - MAX_WINDOW_MS);
       this.prunedAt = row.at;
     }
-    if (this.index.indexes(row.kind)) this.index.add(indexRow(row));
+    if (this.index.reaches(row)) this.index.add(indexRow(row));
   }
 
   /** The last seq added: the feed answers for rows up to it. */

@@ -65,8 +65,19 @@ export interface IndexedRow {
 
 /** A row's value for an indexed field; unset reads as the zero value (`""`, or `false` for is_error). */
 export function fieldValue(row: IndexedRow, field: Exclude<IndexedField, "kind" | "path">): string | boolean {
-  return row.fields[field] ?? (field === "is_error" ? false : "");
+  return row.fields[field] ?? zeroOf(field);
 }
+
+/** The same value read from the event itself, before `indexRow` (which keeps only strings and bools). */
+export function eventFieldValue(
+  event: Readonly<Record<string, unknown>>,
+  field: Exclude<IndexedField, "kind" | "path">,
+): string | boolean {
+  const v = event[field];
+  return typeof v === "string" || typeof v === "boolean" ? v : zeroOf(field);
+}
+
+const zeroOf = (field: IndexedField): string | boolean => (field === "is_error" ? false : "");
 
 export function matches(row: IndexedRow, selector: Selector): boolean {
   if (row.kind !== selector.kind) return false;

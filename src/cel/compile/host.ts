@@ -1,9 +1,11 @@
 /**
  * Reading host data as CEL values: a variable's value or an object's field arrives as plain JS (a JSON
- * number for an int, an RFC 3339 string or a `Timestamp` for a timestamp, `undefined` for an unset field)
- * and is read through a converter chosen once, at compile time, from its declared type.
+ * number for an int; a `Timestamp`, an RFC 3339 string or a whole number of milliseconds since the epoch
+ * for a timestamp, as JSON and the rules journal carry times; `undefined` for an unset field) and is read
+ * through a converter chosen once, at compile time, from its declared type. Converting on read means a
+ * host object is handed over as it is, never copied to change its representation.
  */
-import { parseDuration, parseTimestamp } from "../runtime/time.js";
+import { checkedTimestamp, parseDuration, parseTimestamp } from "../runtime/time.js";
 import {
   CelError,
   CelMap,
@@ -21,6 +23,7 @@ import type { Type } from "../types.js";
 export type HostReader = (raw: unknown) => Result;
 
 const EMPTY_BYTES = new Uint8Array(0);
+const NANOS_PER_MILLI = 1_000_000n;
 const EMPTY_LIST: readonly Value[] = Object.freeze([]);
 
 const wrong = (raw: unknown, type: string) =>
@@ -64,6 +67,8 @@ export function hostReader(type: Type): HostReader {
       return (raw) => {
         if (raw === undefined || raw === null) return new Timestamp(0n);
         if (raw instanceof Timestamp) return raw;
+        if (typeof raw === "number" && Number.isSafeInteger(raw))
+          return checkedTimestamp(BigInt(raw) * NANOS_PER_MILLI);
         return typeof raw === "string" ? parseTimestamp(raw) : wrong(raw, "timestamp");
       };
     case "duration":

@@ -42,7 +42,7 @@ const INT64_MIN_MAGNITUDE = -INT64_MIN;
 // ---------------------------------------------------------------------------------------------------------
 // Range checks
 
-function checkedTimestamp(nanos: bigint): Timestamp | CelError {
+export function checkedTimestamp(nanos: bigint): Timestamp | CelError {
   return nanos < TIMESTAMP_MIN || nanos > TIMESTAMP_MAX
     ? new CelError("timestamp overflow")
     : new Timestamp(nanos);
