@@ -5,7 +5,7 @@
  * edited by hand can still serve the commit it was last clean at.
  */
 import * as fs from "node:fs";
-import { catFileBatch, type GitOptions, git, gitTest } from "./git.js";
+import { catFileBatch, type GitOptions, git, gitTest, notFound } from "./git.js";
 
 export type CloneState = "clean" | "dirty" | "off_branch" | "missing";
 
@@ -37,8 +37,8 @@ export async function servedBranch(
   if (configured !== undefined) return configured;
   try {
     return (await git(["config", "--get", DEFAULT_BRANCH_KEY], local(dir, env))).trim() || undefined;
-  } catch {
-    return undefined;
+  } catch (e) {
+    return notFound(e);
   }
 }
 
@@ -60,7 +60,7 @@ export async function inspectClone(
       head,
       detail: `no branch is configured and the clone records no default branch (${DEFAULT_BRANCH_KEY})`,
     };
-  const ref = (await git(["symbolic-ref", "-q", "HEAD"], o).catch(() => "")).trim();
+  const ref = (await git(["symbolic-ref", "-q", "HEAD"], o).catch((e: unknown) => notFound(e) ?? "")).trim();
   if (ref !== `refs/heads/${branch}`) {
     const where =
       ref === ""
@@ -107,8 +107,8 @@ export async function revParse(
     return (
       (await git(["rev-parse", "--verify", "-q", `${rev}^{commit}`], local(dir, env))).trim() || undefined
     );
-  } catch {
-    return undefined;
+  } catch (e) {
+    return notFound(e);
   }
 }
 

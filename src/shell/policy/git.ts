@@ -144,6 +144,15 @@ export function git(args: readonly string[], options: GitOptions): Promise<strin
   });
 }
 
+/**
+ * For a query git answers with a non-zero exit when there is nothing (`rev-parse --verify -q`,
+ * `config --get`, `symbolic-ref -q`): undefined then; a git that cannot run or timed out rethrows.
+ */
+export function notFound(e: unknown): undefined {
+  if (e instanceof GitError && e.exitCode !== null) return undefined;
+  throw e;
+}
+
 /** Runs git for its exit status alone: true on 0, false on 1, a `GitError` otherwise. */
 export async function gitTest(args: readonly string[], options: GitOptions): Promise<boolean> {
   try {

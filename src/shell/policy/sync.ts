@@ -11,7 +11,7 @@ import * as path from "node:path";
 import type { PolicyRepoConfig } from "../config/global-config.js";
 import { policyClonePath, policyRoot } from "../config/paths.js";
 import { DEFAULT_BRANCH_KEY, inspectClone, revParse, servedBranch } from "./clone.js";
-import { checkRemote, type GitOptions, git, gitTest } from "./git.js";
+import { checkRemote, type GitOptions, git, gitTest, notFound } from "./git.js";
 
 export type SyncAction = "cloned" | "fast_forwarded" | "up_to_date";
 
@@ -154,7 +154,9 @@ async function fastForward(repo: PolicyRepoConfig, dir: string, env: NodeJS.Proc
   if (state.state === "off_branch") {
     // A clean clone moved off its branch by hand goes back to it: nothing in the working tree is lost.
     switchedFrom =
-      (await git(["symbolic-ref", "--short", "-q", "HEAD"], o).catch(() => "")).trim() || "detached";
+      (
+        await git(["symbolic-ref", "--short", "-q", "HEAD"], o).catch((e: unknown) => notFound(e) ?? "")
+      ).trim() || "detached";
     if (local === undefined) await git(["switch", "--quiet", "--create", branch, fetched], o);
     else {
       await git(["update-ref", `refs/heads/${branch}`, fetched, local], o);

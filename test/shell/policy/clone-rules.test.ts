@@ -174,6 +174,22 @@ describe("REQ-2: the policy rule source and the default-branch gate", () => {
     }
   });
 
+  it("reports a clone git cannot read, rather than taking it for one without a branch", async () => {
+    const { root, env } = tempRoot();
+    const remote = new PolicyRemote(root, "ops");
+    remote.commit({ "rules/churn.toml": ruleText("churn") });
+    await syncPolicyRepo(remote.config(), env);
+    const s = source(root, { ...env, PATH: path.join(root, "no-git-here") });
+    try {
+      const r = await s.src.load([remote.config()]);
+      expect(r.policy).toEqual([]);
+      expect(r.clones[0]).toMatchObject({ name: "ops", state: "missing", served: undefined });
+      expect(r.clones[0]?.detail).toMatch(/^cannot read the clone at .*: git .*: cannot run git: .*ENOENT/);
+    } finally {
+      s.close();
+    }
+  });
+
   it("One name in two policy repos disables both with duplicate_name", async () => {
     const { root, env } = tempRoot();
     const ops = new PolicyRemote(root, "ops");
