@@ -31,10 +31,13 @@ export class GitError extends Error {
     readonly stderr: string,
     detail: string,
   ) {
-    super(`git ${args.join(" ")}: ${detail}`);
+    super(redactUserinfo(`git ${args.join(" ")}: ${detail}`));
     this.name = "GitError";
   }
 }
+
+// A remote URL's `user:password@` must not reach a terminal or a log through an error message.
+const redactUserinfo = (text: string): string => text.replace(/:\/\/[^/@\s]+@/g, "://***@");
 
 /** A remote URL git would treat as a command or an option rather than as an address. */
 export class RefusedRemoteError extends Error {
@@ -65,6 +68,18 @@ export function remoteProblem(remote: string): string | undefined {
     return ALLOWED_SCHEMES.has(scheme) ? undefined : `scheme ${scheme} (allowed: https, ssh, git, file)`;
   if (remote.startsWith("/") || SCP_LIKE.test(remote)) return undefined;
   return "a relative path (give the local repository's absolute path)";
+}
+
+/**
+ * Why `branch` cannot be a branch name, or undefined: it is put into `refs/heads/<branch>` refspecs, where
+ * a `:` would name a second ref to write (the rules of `git check-ref-format`, written out).
+ */
+export function branchProblem(branch: string): string | undefined {
+  if (branch === "" || branch.startsWith("-")) return 'empty or starting with "-"';
+  if (/[\0-\x20\x7f~^:?*[\\]/.test(branch)) return "contains a space, a control character or one of ~^:?*[\\";
+  if (/\.\.|@\{|\/\/|^\/|\/$|\.$|\.lock$|(^|\/)\./.test(branch) || branch === "@")
+    return "is not a valid ref name (see git check-ref-format)";
+  return undefined;
 }
 
 export function checkRemote(remote: string): void {

@@ -11,7 +11,7 @@ import * as path from "node:path";
 import type { PolicyRepoConfig } from "../config/global-config.js";
 import { policyClonePath, policyRoot } from "../config/paths.js";
 import { DEFAULT_BRANCH_KEY, inspectClone, revParse, servedBranch } from "./clone.js";
-import { checkRemote, type GitOptions, git, gitTest, notFound } from "./git.js";
+import { branchProblem, checkRemote, type GitOptions, git, gitTest, notFound } from "./git.js";
 
 export type SyncAction = "cloned" | "fast_forwarded" | "up_to_date";
 
@@ -75,12 +75,18 @@ const remote = (env: NodeJS.ProcessEnv, repo?: string): GitOptions => ({
   ...(repo === undefined ? {} : { repo }),
 });
 
+function checkBranch(repo: string, branch: string): void {
+  const problem = branchProblem(branch);
+  if (problem !== undefined) throw new PolicySyncError(repo, `branch ${JSON.stringify(branch)} ${problem}`);
+}
+
 export async function syncPolicyRepo(repo: PolicyRepoConfig, env: NodeJS.ProcessEnv): Promise<SyncResult> {
   try {
     checkRemote(repo.remote);
   } catch (e) {
     throw new PolicySyncError(repo.name, (e as Error).message, { cause: e });
   }
+  if (repo.branch !== undefined) checkBranch(repo.name, repo.branch);
   const dir = policyClonePath(env, repo.name);
   if (!fs.existsSync(dir)) return clone(repo, dir, env);
   if (!fs.existsSync(path.join(dir, ".git")))
@@ -135,6 +141,7 @@ async function fastForward(repo: PolicyRepoConfig, dir: string, env: NodeJS.Proc
       repo.name,
       `no branch is configured and the clone records no default branch (${DEFAULT_BRANCH_KEY}); set branch in [policy_repo.${repo.name}]`,
     );
+  checkBranch(repo.name, branch);
   const state = await inspectClone(dir, branch, env);
   if (state.state === "dirty") throw new DirtyCloneError(repo.name, dir, state.detail);
   await git(

@@ -3,7 +3,13 @@ import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { policyClonePath, policyRoot } from "../../../src/shell/config/paths.js";
 import { DEFAULT_BRANCH_KEY } from "../../../src/shell/policy/clone.js";
-import { git, RefusedRemoteError, remoteProblem } from "../../../src/shell/policy/git.js";
+import {
+  branchProblem,
+  GitError,
+  git,
+  RefusedRemoteError,
+  remoteProblem,
+} from "../../../src/shell/policy/git.js";
 import {
   DirtyCloneError,
   DivergedCloneError,
@@ -57,6 +63,47 @@ describe("REQ-1: a remote URL is data, not a command", () => {
     );
     expect((e as Error).message).toMatch(/transport 'ext' not allowed/);
     expect(fs.existsSync(marker)).toBe(false);
+  });
+});
+
+describe("a branch is a name, not a refspec", () => {
+  it("accepts branch names and refuses what would name a second ref or an option", () => {
+    for (const ok of ["main", "release/2026", "ops-v1.2"]) expect(branchProblem(ok), ok).toBeUndefined();
+    for (const bad of [
+      "main:refs/heads/evil",
+      "-f",
+      "a..b",
+      "a b",
+      "x.lock",
+      "a/",
+      "/a",
+      ".hidden",
+      "a@{1}",
+      "",
+    ])
+      expect(branchProblem(bad), bad).toBeDefined();
+  });
+
+  it("refuses a configured branch that is a refspec before git runs", async () => {
+    const { root, env } = tempRoot();
+    const remote = new PolicyRemote(root, "ops");
+    remote.commit({ "rules/a.toml": ruleText("a") });
+    await expect(syncPolicyRepo(remote.config({ branch: "main:refs/heads/evil" }), env)).rejects.toThrow(
+      /^policy repo ops: branch "main:refs\/heads\/evil" contains a space, a control character or one of/,
+    );
+    expect(fs.existsSync(policyRoot(env))).toBe(false);
+  });
+
+  it("keeps a remote's password out of git's error messages", async () => {
+    const { env } = tempRoot();
+    const e = (await git(["ls-remote", "--", "https://op:s3cret@127.0.0.1:9/x.git"], {
+      mode: "remote",
+      env,
+      timeoutMs: 10_000,
+    }).catch((x: unknown) => x)) as Error;
+    expect(e).toBeInstanceOf(GitError);
+    expect(e.message).toContain("https://***@127.0.0.1:9/x.git");
+    expect(e.message).not.toContain("s3cret");
   });
 });
 
