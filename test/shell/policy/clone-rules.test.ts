@@ -6,6 +6,7 @@ import type { RuleLoad } from "../../../src/core/compile-rule.js";
 import { type GlobalConfig, loadGlobalConfig } from "../../../src/shell/config/global-config.js";
 import { policyClonePath } from "../../../src/shell/config/paths.js";
 import { loadRuleSet } from "../../../src/shell/daemon/rule-source.js";
+import { MAX_RULE_FILE_BYTES } from "../../../src/shell/policy/clone.js";
 import { PolicyRuleSource } from "../../../src/shell/policy/clone-rules.js";
 import { LastGoodCommits } from "../../../src/shell/policy/last-good.js";
 import { syncPolicyRepo } from "../../../src/shell/policy/sync.js";
@@ -64,7 +65,7 @@ describe("REQ-2: the policy rule source and the default-branch gate", () => {
     }
   });
 
-  it("A clean clone whose rule file is broken disables only that rule", async () => {
+  it("A clean clone whose rule file is broken disables only that rule (a compile error, bad UTF-8, an oversized file)", async () => {
     const { root, env } = tempRoot();
     const remote = new PolicyRemote(root, "ops");
     remote.commit({
@@ -72,6 +73,7 @@ describe("REQ-2: the policy rule source and the default-branch gate", () => {
       "rules/fine.toml": ruleText("fine"),
     });
     fs.writeFileSync(path.join(remote.work, "rules", "binary.toml"), Buffer.from([0x6e, 0x3d, 0xff, 0xfe]));
+    fs.writeFileSync(path.join(remote.work, "rules", "huge.toml"), `# ${"x".repeat(MAX_RULE_FILE_BYTES)}\n`);
     remote.commit({});
     await syncPolicyRepo(remote.config(), env);
     const s = source(root, env);
@@ -85,6 +87,12 @@ describe("REQ-2: the policy rule source and the default-branch gate", () => {
       expect(set.disabled.map((d) => [d.name, d.source, d.reason, d.message])).toEqual([
         ["binary", { kind: "policy", repo: "ops" }, "schema", "the file is not valid UTF-8"],
         ["churn", { kind: "policy", repo: "ops" }, "compile", expect.stringMatching(/outcom/)],
+        [
+          "huge",
+          { kind: "policy", repo: "ops" },
+          "schema",
+          `the file is ${MAX_RULE_FILE_BYTES + 3} bytes, over the ${MAX_RULE_FILE_BYTES} a rule file may be`,
+        ],
       ]);
     } finally {
       s.close();
