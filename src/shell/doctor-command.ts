@@ -112,8 +112,7 @@ export function rulesCheck(s: GetStatusResponse, holds: readonly HoldRecord[]): 
   };
 }
 
-const cloneState = (state: string): string =>
-  state === "off_branch" ? "off its branch" : state === "missing" ? "missing" : state;
+const cloneState = (state: string): string => (state === "off_branch" ? "off its branch" : state);
 
 export async function runDoctor(options: Common, io: Io): Promise<number> {
   const target = await clientTarget({ socket: options.socket, config: options.config, env: io.env });
