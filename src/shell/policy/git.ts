@@ -77,7 +77,8 @@ export function remoteProblem(remote: string): string | undefined {
 export function branchProblem(branch: string): string | undefined {
   if (branch === "" || branch.startsWith("-")) return 'empty or starting with "-"';
   if (/[\0-\x20\x7f~^:?*[\\]/.test(branch)) return "contains a space, a control character or one of ~^:?*[\\";
-  if (/\.\.|@\{|\/\/|^\/|\/$|\.$|\.lock$|(^|\/)\./.test(branch) || branch === "@")
+  // `@` alone is a valid ref name but means HEAD to every git command; `git branch @` refuses it too.
+  if (/\.\.|@\{|\/\/|^\/|\/$|\.$|\.lock(\/|$)|(^|\/)\./.test(branch) || branch === "@")
     return "is not a valid ref name (see git check-ref-format)";
   return undefined;
 }
