@@ -8,7 +8,7 @@ import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { STARTER_FILES } from "../../../src/core/starter-pack.generated.js";
 import { jsonl, TestFleet } from "../daemon-harness.js";
-import { PolicyRemote, ruleText } from "./git-fixtures.js";
+import { PolicyRemote, ruleText, tempRoot } from "./git-fixtures.js";
 
 const fleets: TestFleet[] = [];
 afterEach(async () => {
@@ -19,12 +19,9 @@ const starterText = (name: string) => STARTER_FILES.find(([f]) => f.endsWith(`/$
 
 /** A fleet whose global config declares `ops`, served from a bare remote inside the fleet's directory. */
 function fleetWithOps(): { f: TestFleet; ops: PolicyRemote } {
-  const probe = new TestFleet();
-  fleets.push(probe);
-  const ops = new PolicyRemote(probe.root, "ops");
+  const ops = new PolicyRemote(tempRoot().root, "ops");
   const f = new TestFleet({ config: `[policy_repo.ops]\nremote = ${JSON.stringify(ops.bare)}\n` });
   fleets.push(f);
-  // The remote lives in the first fleet's directory, removed with it.
   return { f, ops };
 }
 
@@ -181,6 +178,22 @@ describe("REQ-1, REQ-2 in a real daemon", () => {
     );
     const names = (await listed(f)).filter((x) => x.source === "policy:ops").map((x) => x.name);
     expect(names).toEqual(["later"]);
+  });
+
+  it("syncs a repo the running daemon's config does not declare, and says the daemon refused it (exit 4)", async () => {
+    const { f } = fleetWithOps();
+    const sec = new PolicyRemote(f.root, "sec");
+    sec.commit({ "rules/a.toml": ruleText("a") });
+    const other = path.join(f.root, "other.toml");
+    fs.writeFileSync(other, `[policy_repo.sec]\nremote = ${JSON.stringify(sec.bare)}\n`);
+    await f.start();
+    const r = await f.cli(["policy", "sync", "--config", other]);
+    expect(r.code).toBe(4);
+    expect(r.stdout).toMatch(/^sec: cloned main at /m);
+    expect(r.stderr).toBe(
+      "harness policy sync: the clones are synced, but the daemon did not reload after sec: unknown policy repo: the global config declares no [policy_repo.sec]\n",
+    );
+    expect((await listed(f)).some((x) => x.source === "policy:sec")).toBe(false);
   });
 
   it("refuses an unknown policy repo name with the unknown-policy-repo sentinel, exit 1", async () => {
