@@ -69,19 +69,22 @@ export async function inspectClone(
     return { state: "off_branch", branch, head, detail: `HEAD is ${where}, not ${branch}` };
   }
   if (head === undefined) return { state: "missing", branch, head, detail: `${branch} has no commits` };
-  const changed = changedPaths(
-    await git(["--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=normal"], o),
-  );
-  if (changed.length > 0) {
-    const named = changed.slice(0, 3).join(", ");
-    return {
-      state: "dirty",
-      branch,
-      head,
-      detail: `${changed.length} uncommitted change${changed.length === 1 ? "" : "s"} (${named}${changed.length > 3 ? ", …" : ""})`,
-    };
-  }
+  const changes = await uncommittedChanges(dir, env);
+  if (changes !== undefined) return { state: "dirty", branch, head, detail: changes };
   return { state: "clean", branch, head, detail: `${branch} at ${short(head)}` };
+}
+
+/** What `git status` shows changed or untracked in the working tree, said briefly; undefined: nothing. */
+export async function uncommittedChanges(dir: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
+  const changed = changedPaths(
+    await git(
+      ["--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=normal"],
+      local(dir, env),
+    ),
+  );
+  if (changed.length === 0) return undefined;
+  const named = changed.slice(0, 3).join(", ");
+  return `${changed.length} uncommitted change${changed.length === 1 ? "" : "s"} (${named}${changed.length > 3 ? ", …" : ""})`;
 }
 
 /** The paths of `status --porcelain=v1 -z`: `XY path`, a rename or copy followed by its old path. */

@@ -10,7 +10,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import type { PolicyRepoConfig } from "../config/global-config.js";
 import { policyClonePath, policyRoot } from "../config/paths.js";
-import { DEFAULT_BRANCH_KEY, inspectClone, revParse, servedBranch } from "./clone.js";
+import { DEFAULT_BRANCH_KEY, inspectClone, revParse, servedBranch, uncommittedChanges } from "./clone.js";
 import { branchProblem, checkRemote, type GitOptions, git, gitTest, notFound } from "./git.js";
 
 export type SyncAction = "cloned" | "fast_forwarded" | "up_to_date";
@@ -142,8 +142,10 @@ async function fastForward(repo: PolicyRepoConfig, dir: string, env: NodeJS.Proc
       `no branch is configured and the clone records no default branch (${DEFAULT_BRANCH_KEY}); set branch in [policy_repo.${repo.name}]`,
     );
   checkBranch(repo.name, branch);
+  // Dirty on the branch or off it: sync neither carries edits along nor throws them away.
+  const changes = await uncommittedChanges(dir, env);
+  if (changes !== undefined) throw new DirtyCloneError(repo.name, dir, changes);
   const state = await inspectClone(dir, branch, env);
-  if (state.state === "dirty") throw new DirtyCloneError(repo.name, dir, state.detail);
   await git(
     ["fetch", "--quiet", "--no-tags", "--no-recurse-submodules", "--", repo.remote, `refs/heads/${branch}`],
     o,

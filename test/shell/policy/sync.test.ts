@@ -198,6 +198,19 @@ describe("REQ-1: harness policy sync", () => {
     expect(snapshot(dir)).toBe(before);
   });
 
+  it("refuses a clone switched off its branch with edits in it, leaving both", async () => {
+    const { root, env } = tempRoot();
+    const remote = new PolicyRemote(root, "ops");
+    remote.commit({ "rules/a.toml": ruleText("a") });
+    const { dir } = await syncPolicyRepo(remote.config(), env);
+    gitIn(dir, "switch", "--quiet", "--create", "experiment");
+    fs.writeFileSync(path.join(dir, "rules", "new.toml"), ruleText("new"));
+    remote.commit({ "rules/b.toml": ruleText("b") });
+    const before = snapshot(dir);
+    await expect(syncPolicyRepo(remote.config(), env)).rejects.toBeInstanceOf(DirtyCloneError);
+    expect(snapshot(dir)).toBe(before);
+  });
+
   it("moves a clean clone that was switched off its branch back to it, fast-forwarded", async () => {
     const { root, env } = tempRoot();
     const remote = new PolicyRemote(root, "ops");
