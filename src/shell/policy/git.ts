@@ -107,15 +107,17 @@ function fixedConfig(mode: GitMode): string[] {
     "core.fsmonitor=false",
     "-c",
     "core.hooksPath=/dev/null",
-    "-c",
-    "credential.interactive=false",
   ];
 }
+
+/** How the operator reaches a remote: kept for sync, which may need their ssh key or askpass. */
+const REMOTE_ACCESS_VARS = new Set(["GIT_SSH", "GIT_SSH_COMMAND", "GIT_SSH_VARIANT", "GIT_ASKPASS"]);
 
 function gitEnv(options: GitOptions): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   // GIT_DIR, GIT_WORK_TREE, GIT_CONFIG_* from a calling hook would point git at another repository.
-  for (const [k, v] of Object.entries(options.env)) if (!k.startsWith("GIT_")) env[k] = v;
+  for (const [k, v] of Object.entries(options.env))
+    if (!k.startsWith("GIT_") || (options.mode === "remote" && REMOTE_ACCESS_VARS.has(k))) env[k] = v;
   env.GIT_TERMINAL_PROMPT = "0";
   env.GIT_CONFIG_NOSYSTEM = "1";
   env.LC_ALL = "C";

@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { policyClonePath, policyRoot } from "../../../src/shell/config/paths.js";
-import { DEFAULT_BRANCH_KEY } from "../../../src/shell/policy/clone.js";
+import { DEFAULT_BRANCH_KEY, inspectClone } from "../../../src/shell/policy/clone.js";
 import {
   branchProblem,
   GitError,
@@ -222,6 +222,26 @@ describe("REQ-1: harness policy sync", () => {
     expect(r).toMatchObject({ action: "fast_forwarded", commit: next, switchedFrom: "experiment" });
     expect(gitIn(dir, "symbolic-ref", "--short", "HEAD")).toBe("main");
     expect(gitIn(dir, "rev-parse", "HEAD")).toBe(next);
+  });
+
+  it("ignores the GIT_* variables of a calling hook, which would point git at another repository", async () => {
+    const { root, env } = tempRoot();
+    const remote = new PolicyRemote(root, "ops");
+    const commit = remote.commit({ "rules/a.toml": ruleText("a") });
+    const other = new PolicyRemote(root, "other");
+    const otherHead = other.commit({ "x.txt": "x" });
+    const hooked = {
+      ...env,
+      GIT_DIR: path.join(other.work, ".git"),
+      GIT_WORK_TREE: other.work,
+      GIT_INDEX_FILE: path.join(root, "no-such-index"),
+    };
+    const r = await syncPolicyRepo(remote.config(), hooked);
+    expect(r).toMatchObject({ action: "cloned", commit });
+    expect(await inspectClone(r.dir, undefined, hooked)).toMatchObject({ state: "clean", head: commit });
+    expect(await syncPolicyRepo(remote.config(), hooked)).toMatchObject({ action: "up_to_date" });
+    expect(gitIn(other.work, "rev-parse", "HEAD")).toBe(otherHead);
+    expect(gitIn(other.work, "status", "--porcelain")).toBe("");
   });
 
   it("refuses a directory in the clone's place that is not a clone", async () => {
