@@ -10,6 +10,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import type { PolicyRepoConfig } from "../config/global-config.js";
 import { policyClonePath, policyRoot } from "../config/paths.js";
+import { acquireStoreLock, type StoreLock, StoreLockedError } from "../store/store-lock.js";
 import { DEFAULT_BRANCH_KEY, inspectClone, revParse, servedBranch, uncommittedChanges } from "./clone.js";
 import { branchProblem, checkRemote, type GitOptions, git, gitTest, notFound } from "./git.js";
 
@@ -88,20 +89,36 @@ export async function syncPolicyRepo(repo: PolicyRepoConfig, env: NodeJS.Process
   }
   if (repo.branch !== undefined) checkBranch(repo.name, repo.branch);
   const dir = policyClonePath(env, repo.name);
-  if (!fs.existsSync(dir)) return clone(repo, dir, env);
-  if (!fs.existsSync(path.join(dir, ".git")))
-    throw new PolicySyncError(repo.name, `${dir} exists and is not a git clone; move it away and sync again`);
+  fs.mkdirSync(policyRoot(env), { recursive: true, mode: 0o700 });
+  // Two syncs of one repo at once would race on FETCH_HEAD and the branch: the second one refuses.
+  let lock: StoreLock;
   try {
+    lock = acquireStoreLock(dir, `harness policy sync (pid ${process.pid})`);
+  } catch (e) {
+    if (!(e instanceof StoreLockedError)) throw e;
+    throw new PolicySyncError(
+      repo.name,
+      `another sync holds it (process ${e.pid}, ${dir}.lock); try again when it ends`,
+    );
+  }
+  try {
+    if (!fs.existsSync(dir)) return await clone(repo, dir, env);
+    if (!fs.existsSync(path.join(dir, ".git")))
+      throw new PolicySyncError(
+        repo.name,
+        `${dir} exists and is not a git clone; move it away and sync again`,
+      );
     return await fastForward(repo, dir, env);
   } catch (e) {
     if (e instanceof PolicySyncError) throw e;
     throw new PolicySyncError(repo.name, (e as Error).message, { cause: e });
+  } finally {
+    lock.release();
   }
 }
 
 /** A fresh clone, made beside its place and renamed into it, so a failed clone leaves nothing behind. */
 async function clone(repo: PolicyRepoConfig, dir: string, env: NodeJS.ProcessEnv): Promise<SyncResult> {
-  fs.mkdirSync(policyRoot(env), { recursive: true, mode: 0o700 });
   const tmp = fs.mkdtempSync(path.join(policyRoot(env), `.${repo.name}.sync-`));
   try {
     await git(["clone", "--quiet", "--origin", "origin", "--", repo.remote, tmp], remote(env));

@@ -244,6 +244,22 @@ describe("REQ-1: harness policy sync", () => {
     expect(gitIn(other.work, "status", "--porcelain")).toBe("");
   });
 
+  it("lets one sync of a repo run at a time: a second one refuses, and the lock goes with the first", async () => {
+    const { root, env } = tempRoot();
+    const remote = new PolicyRemote(root, "ops");
+    remote.commit({ "rules/a.toml": ruleText("a") });
+    const [first, second] = await Promise.allSettled([
+      syncPolicyRepo(remote.config(), env),
+      syncPolicyRepo(remote.config(), env),
+    ]);
+    expect(first).toMatchObject({ status: "fulfilled", value: { action: "cloned" } });
+    expect(second.status === "rejected" && (second.reason as Error).message).toMatch(
+      /^policy repo ops: another sync holds it \(process \d+, .*ops\.lock\); try again when it ends$/,
+    );
+    expect(fs.readdirSync(policyRoot(env))).toEqual(["ops"]);
+    expect(await syncPolicyRepo(remote.config(), env)).toMatchObject({ action: "up_to_date" });
+  });
+
   it("refuses a directory in the clone's place that is not a clone", async () => {
     const { root, env } = tempRoot();
     const remote = new PolicyRemote(root, "ops");
