@@ -9,7 +9,7 @@ import { packageVersion } from "./version.js";
 
 const cli = cac("harness");
 
-// cac has no nested commands, so each group (`cel`, `rules`, later `policy`…) takes its verb as an argument.
+// cac has no nested commands, so each group (`cel`, `rules`, `policy`…) takes its verb as an argument.
 cli
   .command("cel <verb> <expr>", "CEL tools. Verbs: parse (print the canonical form, or the errors)")
   .option("--json", "Print the result as JSON")
@@ -187,6 +187,23 @@ cli
         arg === undefined
           ? await view.runExplainHarness(o.harness as string, { ...common, limit }, io)
           : await view.runExplainFire(arg, common, io);
+  });
+
+cli
+  .command(
+    "policy <verb> [name]",
+    "Policy repos. Verbs: sync [NAME] (clone or fast-forward each declared repo, or NAME; the daemon reloads)",
+  )
+  .option("--socket <path>", "The daemon's socket")
+  .option("--config <path>", "The global config")
+  .option("--json", "Print the result as JSON")
+  .action(async (verb: string, name: string | undefined, o: ClientOptions) => {
+    if (verb !== "sync") {
+      unknownVerb("policy", verb, "sync");
+      return;
+    }
+    const { runPolicySync } = await import("./policy-command.js");
+    process.exitCode = await runPolicySync(name, { socket: o.socket, config: o.config, json: o.json }, io);
   });
 
 cli

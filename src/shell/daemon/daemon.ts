@@ -20,6 +20,8 @@ import { DEFAULT_BATCH_SIZE, DEFAULT_QUEUE_LIMIT, JournalWriter } from "../journ
 import { createLog, type Log, OncePer } from "../log.js";
 import { DaemonMetrics } from "../metrics.js";
 import { Notifier, notifyConfig } from "../notify/index.js";
+import { type PolicyCloneStatus, PolicyRuleSource } from "../policy/clone-rules.js";
+import { LastGoodCommits } from "../policy/last-good.js";
 import { backtestMethod } from "../rpc/backtest-service.js";
 import { loadCredentials } from "../rpc/credentials.js";
 import { RuleService } from "../rpc/gen/harness/v1/rules_pb.js";
@@ -49,8 +51,17 @@ export interface DaemonOptions {
   readonly clock?: () => number;
   /** Tick period; one minute unless a test shortens it. */
   readonly tickMs?: number;
-  /** How a config becomes a rule set, at start and on every reload; `loadRuleSet` unless a test adds rules. */
+  /**
+   * How a config becomes a rule set, at start and on every reload, in place of the starter pack and the
+   * policy clones: for tests that need rules without a policy repo.
+   */
   readonly loadRules?: (config: GlobalConfig) => RuleSet;
+}
+
+/** A loaded rule set, and the state of each policy clone it was read from (GetStatus, doctor). */
+interface RuleSetLoad {
+  readonly ruleSet: RuleSet;
+  readonly clones: readonly PolicyCloneStatus[];
 }
 
 export class DaemonStartError extends Error {
@@ -75,6 +86,7 @@ export class Daemon {
   private metricsAddress: string | undefined;
   private pruning = false;
   private backtestRunner: BacktestRunner | undefined;
+  private reloading: Promise<unknown> = Promise.resolve();
 
   private constructor(
     readonly config: GlobalConfig,
@@ -91,7 +103,8 @@ export class Daemon {
     private readonly configPath: string,
     private readonly env: NodeJS.ProcessEnv,
     private readonly tickMs: number,
-    private readonly loadRules: (config: GlobalConfig) => RuleSet,
+    private readonly loadRules: (config: GlobalConfig) => Promise<RuleSetLoad>,
+    private clones: readonly PolicyCloneStatus[],
   ) {}
 
   static async start(options: DaemonOptions): Promise<Daemon> {
@@ -111,8 +124,8 @@ export class Daemon {
         log.warn({ actions: lost }, "actions interrupted by the last stop are recorded undelivered");
       const journal = new JournalTable(store.db);
       const metrics = new DaemonMetrics();
-      const loadRules = options.loadRules ?? loadRuleSet;
-      const ruleSet = loadRules(config);
+      const loadRules = ruleLoader(options, new LastGoodCommits(store.db), env, clock);
+      const { ruleSet, clones } = await loadRules(config);
       let actions: ActionRunner | undefined;
       const notify = config.notify;
       const notifier =
@@ -204,8 +217,9 @@ export class Daemon {
         env,
         options.tickMs ?? MINUTE,
         loadRules,
+        clones,
       );
-      daemon.reportRuleSet(ruleSet);
+      daemon.reportRuleSet(ruleSet, clones);
       await daemon.listen();
       daemon.startTimers();
       daemon.scheduleEvaluation();
@@ -223,7 +237,7 @@ export class Daemon {
     return this.metricsAddress === undefined ? undefined : `http://${this.metricsAddress}/metrics`;
   }
 
-  private reportRuleSet(ruleSet: RuleSet): void {
+  private reportRuleSet(ruleSet: RuleSet, clones: readonly PolicyCloneStatus[]): void {
     // The same states ListRules reports (REQ-9's shadow, REQ-6's cost-limit disable), counted.
     const states = ruleSet.rules.map((r) => ruleState(r, ruleSet, this.evaluator.state).state);
     const count = (s: string) => states.filter((x) => x === s).length;
@@ -234,6 +248,9 @@ export class Daemon {
       this.log.warn({ rule: d.name, file: d.file, reason: d.reason, detail: d.message }, "rule disabled");
     for (const name of ruleSet.unknownEnforced)
       this.log.warn({ rule: name }, "enforce names a rule that is not loaded");
+    for (const c of clones)
+      if (c.state !== "clean")
+        this.log.warn({ repo: c.name, state: c.state, detail: c.detail }, "policy clone not served as is");
     this.log.info({ loaded: ruleSet.rules.length, disabled: ruleSet.disabled.length }, "rule set loaded");
   }
 
@@ -263,6 +280,7 @@ export class Daemon {
       clear: (harness, rule) => this.clear(harness, rule),
       reload: () => this.reload(),
       policySynced: (repo, commit) => this.policySynced(repo, commit),
+      policyClones: () => this.clones,
     });
     this.rpc = await startRpcServer({
       socketPath: this.socketPath,
@@ -406,12 +424,23 @@ export class Daemon {
     setImmediate(step);
   }
 
-  /** `harness reload` and SIGHUP: the config and rule set reread, swapped in between two rows. */
-  async reload(): Promise<ReloadReport> {
+  /**
+   * `harness reload` and SIGHUP: the config and rule set reread, swapped in between two rows. Reloads
+   * run one at a time, so two never interleave their reads of the clones.
+   */
+  reload(): Promise<ReloadReport> {
+    const next = this.reloading.then(() => this.reloadNow());
+    this.reloading = next.catch(() => undefined);
+    return next;
+  }
+
+  private async reloadNow(): Promise<ReloadReport> {
     const config = await readConfig(this.configPath, this.env, false);
-    const ruleSet = this.loadRules(config);
+    const { ruleSet, clones } = await this.loadRules(config);
+    // The evaluator runs whole rows between turns of the event loop, so this lands between two rows.
     const released = this.evaluator.swapRuleSet(ruleSet);
-    this.reportRuleSet(ruleSet);
+    this.clones = clones;
+    this.reportRuleSet(ruleSet, clones);
     return {
       loaded: ruleSet.rules.length,
       disabled: ruleSet.disabled.map((d) => ({ name: d.name, reason: d.reason, message: d.message })),
@@ -450,6 +479,22 @@ export class Daemon {
     await this.actions.drain();
     this.store.close();
   }
+}
+
+/** The starter pack and the policy clones' rules, unless a test supplies its own rule set. */
+function ruleLoader(
+  options: DaemonOptions,
+  lastGood: LastGoodCommits,
+  env: NodeJS.ProcessEnv,
+  clock: () => number,
+): (config: GlobalConfig) => Promise<RuleSetLoad> {
+  const custom = options.loadRules;
+  if (custom !== undefined) return async (config) => ({ ruleSet: custom(config), clones: [] });
+  const policy = new PolicyRuleSource(lastGood, env, clock);
+  return async (config) => {
+    const { policy: loads, clones } = await policy.load(config.policyRepos);
+    return { ruleSet: loadRuleSet(config, loads), clones };
+  };
 }
 
 async function readConfig(file: string, env: NodeJS.ProcessEnv, required: boolean): Promise<GlobalConfig> {

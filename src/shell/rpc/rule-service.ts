@@ -101,6 +101,12 @@ export interface RuleServiceDeps {
   readonly reload: () => Promise<ReloadReport>;
   /** `harness policy sync` after a fast-forward: a reload with the synced clone; rejects an unknown repo. */
   readonly policySynced: (repo: string, commit: string) => Promise<ReloadReport>;
+  /** Each declared policy repo's clone as the last load found it (REQ-2's gate), in name order. */
+  readonly policyClones: () => readonly {
+    readonly name: string;
+    readonly state: string;
+    readonly detail: string;
+  }[];
 }
 
 type HoldInit = MessageInitShape<typeof HoldInfoSchema>;
@@ -371,7 +377,7 @@ export function ruleService(
           ].sort(),
           supervisorStopConfigured: deps.supervisorStopConfigured,
           undeliveredStops7d: reads.undeliveredStopsSince(now - 7 * DAY),
-          policyClones: [],
+          policyClones: deps.policyClones().map((c) => ({ name: c.name, state: c.state, detail: c.detail })),
         };
       }),
   };

@@ -142,5 +142,16 @@ CREATE TABLE rule_cost_exceeded (
 );
 `;
 
-export const MIGRATIONS: readonly string[] = [V1];
+// SPEC-0029 REQ-2: the commit each policy repo's rules were last loaded from while its clone was clean,
+// so a daemon restarted beside a dirty or off-branch clone serves that commit, read from git's objects.
+const V2 = `
+CREATE TABLE policy_last_good (
+  repo TEXT PRIMARY KEY,
+  branch TEXT NOT NULL,
+  commit_oid TEXT NOT NULL,
+  loaded_at INTEGER NOT NULL
+);
+`;
+
+export const MIGRATIONS: readonly string[] = [V1, V2];
 export const SCHEMA_VERSION = MIGRATIONS.length;

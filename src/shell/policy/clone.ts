@@ -1,0 +1,171 @@
+/**
+ * What the daemon reads of a policy clone (SPEC-0029 REQ-2), with local git commands only (rev-parse,
+ * symbolic-ref, config --get, status, ls-tree, cat-file): the default-branch gate's verdict, and the
+ * rule files of one commit, read from git's objects rather than from the working tree, so a clone
+ * edited by hand can still serve the commit it was last clean at.
+ */
+import * as fs from "node:fs";
+import { catFileBatch, type GitOptions, git, gitTest, notFound } from "./git.js";
+
+export type CloneState = "clean" | "dirty" | "off_branch" | "missing";
+
+export interface CloneInspection {
+  readonly state: CloneState;
+  /** The branch the gate wants: the configured one, else the default branch recorded at clone. */
+  readonly branch: string | undefined;
+  /** The commit HEAD points at; undefined for a missing clone or one without commits. */
+  readonly head: string | undefined;
+  readonly detail: string;
+}
+
+/** Where the clone records its remote's default branch when it is made (`git config` in the clone). */
+export const DEFAULT_BRANCH_KEY = "harness.defaultBranch";
+
+/** Larger rule files are disabled unread: REQ-3's keys fit in a few kilobytes. */
+export const MAX_RULE_FILE_BYTES = 1024 * 1024;
+
+const local = (repo: string, env: NodeJS.ProcessEnv): GitOptions => ({ repo, mode: "local", env });
+
+const short = (commit: string) => commit.slice(0, 12);
+
+/** The branch a clone serves: the configured one, else the one recorded when it was cloned. */
+export async function servedBranch(
+  dir: string,
+  configured: string | undefined,
+  env: NodeJS.ProcessEnv,
+): Promise<string | undefined> {
+  if (configured !== undefined) return configured;
+  try {
+    return (await git(["config", "--get", DEFAULT_BRANCH_KEY], local(dir, env))).trim() || undefined;
+  } catch (e) {
+    return notFound(e);
+  }
+}
+
+/** The default-branch gate: is the clone on its branch, with nothing changed in its working tree? */
+export async function inspectClone(
+  dir: string,
+  configured: string | undefined,
+  env: NodeJS.ProcessEnv,
+): Promise<CloneInspection> {
+  if (!fs.existsSync(`${dir}/.git`))
+    return { state: "missing", branch: configured, head: undefined, detail: `no clone at ${dir}` };
+  const o = local(dir, env);
+  const branch = await servedBranch(dir, configured, env);
+  const head = await revParse(dir, "HEAD", env);
+  if (branch === undefined)
+    return {
+      state: "off_branch",
+      branch,
+      head,
+      detail: `no branch is configured and the clone records no default branch (${DEFAULT_BRANCH_KEY})`,
+    };
+  const ref = (await git(["symbolic-ref", "-q", "HEAD"], o).catch((e: unknown) => notFound(e) ?? "")).trim();
+  if (ref !== `refs/heads/${branch}`) {
+    const where =
+      ref === ""
+        ? `detached at ${head === undefined ? "nothing" : short(head)}`
+        : `on ${ref.replace(/^refs\/heads\//, "")}`;
+    return { state: "off_branch", branch, head, detail: `HEAD is ${where}, not ${branch}` };
+  }
+  if (head === undefined) return { state: "missing", branch, head, detail: `${branch} has no commits` };
+  const changes = await uncommittedChanges(dir, env);
+  if (changes !== undefined) return { state: "dirty", branch, head, detail: changes };
+  return { state: "clean", branch, head, detail: `${branch} at ${short(head)}` };
+}
+
+/** What `git status` shows changed or untracked in the working tree, said briefly; undefined: nothing. */
+export async function uncommittedChanges(dir: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
+  const changed = changedPaths(
+    await git(
+      ["--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=normal"],
+      local(dir, env),
+    ),
+  );
+  if (changed.length === 0) return undefined;
+  const named = changed.slice(0, 3).join(", ");
+  return `${changed.length} uncommitted change${changed.length === 1 ? "" : "s"} (${named}${changed.length > 3 ? ", …" : ""})`;
+}
+
+/** The paths of `status --porcelain=v1 -z`: `XY path`, a rename or copy followed by its old path. */
+function changedPaths(porcelain: string): string[] {
+  const entries = porcelain.split("\0");
+  const paths: string[] = [];
+  for (let i = 0; i < entries.length; i++) {
+    const entry = entries[i] as string;
+    if (entry.length < 4) continue;
+    paths.push(entry.slice(3));
+    if (/[RC]/.test(entry.slice(0, 2))) i++;
+  }
+  return paths;
+}
+
+/** The commit `rev` names in the clone, or undefined when it names none. */
+export async function revParse(
+  dir: string,
+  rev: string,
+  env: NodeJS.ProcessEnv,
+): Promise<string | undefined> {
+  try {
+    return (
+      (await git(["rev-parse", "--verify", "-q", `${rev}^{commit}`], local(dir, env))).trim() || undefined
+    );
+  } catch (e) {
+    return notFound(e);
+  }
+}
+
+/** Whether the clone's object store holds `commit`. */
+export function hasCommit(dir: string, commit: string, env: NodeJS.ProcessEnv): Promise<boolean> {
+  return gitTest(["cat-file", "-e", `${commit}^{commit}`], local(dir, env));
+}
+
+/** One `rules/<name>.toml` of a commit: its text, or why it cannot be read as a rule file. */
+export type RuleFileText =
+  | { readonly file: string; readonly text: string }
+  | { readonly file: string; readonly problem: string };
+
+// `<mode> <type> <oid> <size>\t<path>`, as `ls-tree -l` prints each entry.
+const LS_TREE_ENTRY = /^(\d+) (\w+) ([0-9a-f]+) +(\d+|-)\t(.*)$/s;
+const RULE_FILE = /^rules\/([^/]+)\.toml$/;
+
+/**
+ * The rule files at the top level of `rules/` in `commit`, in name order. Subdirectories, symlinks and
+ * files of other names are not rule files; every other directory of the repo is never listed.
+ */
+export async function readRuleFiles(
+  dir: string,
+  commit: string,
+  env: NodeJS.ProcessEnv,
+): Promise<RuleFileText[]> {
+  const o = local(dir, env);
+  const listing = await git(["ls-tree", "-z", "-l", commit, "--", "rules/"], o);
+  const wanted: { file: string; oid: string }[] = [];
+  const out: RuleFileText[] = [];
+  for (const entry of listing.split("\0")) {
+    const m = LS_TREE_ENTRY.exec(entry);
+    if (m === null) continue;
+    const [, mode, type, oid, size, file] = m as unknown as [string, string, string, string, string, string];
+    if (type !== "blob" || (mode !== "100644" && mode !== "100755") || !RULE_FILE.test(file)) continue;
+    if (Number(size) > MAX_RULE_FILE_BYTES)
+      out.push({
+        file,
+        problem: `the file is ${size} bytes, over the ${MAX_RULE_FILE_BYTES} a rule file may be`,
+      });
+    else wanted.push({ file, oid });
+  }
+  const byOid = new Map<string, string[]>();
+  for (const w of wanted) byOid.set(w.oid, [...(byOid.get(w.oid) ?? []), w.file]);
+  const utf8 = new TextDecoder("utf-8", { fatal: true });
+  await catFileBatch([...byOid.keys()], o, ({ oid, bytes }) => {
+    let text: string | undefined;
+    try {
+      text = utf8.decode(bytes);
+    } catch {
+      text = undefined;
+    }
+    for (const file of byOid.get(oid) ?? [])
+      out.push(text === undefined ? { file, problem: "the file is not valid UTF-8" } : { file, text });
+  });
+  return out.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
+}

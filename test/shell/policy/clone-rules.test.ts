@@ -1,0 +1,245 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import Database from "better-sqlite3";
+import { describe, expect, it } from "vitest";
+import type { RuleLoad } from "../../../src/core/compile-rule.js";
+import { type GlobalConfig, loadGlobalConfig } from "../../../src/shell/config/global-config.js";
+import { policyClonePath } from "../../../src/shell/config/paths.js";
+import { loadRuleSet } from "../../../src/shell/daemon/rule-source.js";
+import { MAX_RULE_FILE_BYTES } from "../../../src/shell/policy/clone.js";
+import { PolicyRuleSource } from "../../../src/shell/policy/clone-rules.js";
+import { LastGoodCommits } from "../../../src/shell/policy/last-good.js";
+import { syncPolicyRepo } from "../../../src/shell/policy/sync.js";
+import { openStore } from "../../../src/shell/store/open-store.js";
+import { MIGRATIONS, SCHEMA_VERSION } from "../../../src/shell/store/schema.js";
+import { gitIn, PolicyRemote, ruleText, tempRoot } from "./git-fixtures.js";
+
+const names = (loads: readonly RuleLoad[]) =>
+  loads.map((l) => (l.ok ? l.rule.spec.name : `!${l.problem.file}:${l.problem.reason}`));
+
+function globalConfig(env: NodeJS.ProcessEnv): GlobalConfig {
+  const r = loadGlobalConfig("", "harness.toml", env);
+  if (!r.ok) throw new Error("the empty config loads");
+  return r.config;
+}
+
+/** A policy source over a fresh store; `restart` opens a new one over the same store, as a new daemon would. */
+function source(root: string, env: NodeJS.ProcessEnv) {
+  const file = path.join(root, "state", "harness", "harness.db");
+  let store = openStore(file, "test");
+  const make = () => new PolicyRuleSource(new LastGoodCommits(store.db), env, () => 1_000);
+  return {
+    src: make(),
+    restart() {
+      store.close();
+      store = openStore(file, "test");
+      return make();
+    },
+    close: () => store.close(),
+  };
+}
+
+describe("REQ-2: the policy rule source and the default-branch gate", () => {
+  it("reads rules/<name>.toml at the top level only, from the clone's branch tip", async () => {
+    const { root, env } = tempRoot();
+    const remote = new PolicyRemote(root, "ops");
+    const commit = remote.commit({
+      "rules/churn.toml": ruleText("churn"),
+      "rules/b.toml": ruleText("b"),
+      "rules/nested/deep.toml": ruleText("deep"),
+      "rules/README.md": "not a rule",
+      "tests/churn.toml": "not = 'a rule'",
+      "weights/models.toml": "schema = 1",
+      "top.toml": ruleText("top"),
+    });
+    await syncPolicyRepo(remote.config(), env);
+    const s = source(root, env);
+    try {
+      const r = await s.src.load([remote.config()]);
+      expect(r.clones).toEqual([
+        { name: "ops", state: "clean", detail: `main at ${commit.slice(0, 12)}`, served: commit },
+      ]);
+      expect(r.policy.map((p) => [p.repo, names(p.loads)])).toEqual([["ops", ["b", "churn"]]]);
+    } finally {
+      s.close();
+    }
+  });
+
+  it("A clean clone whose rule file is broken disables only that rule (a compile error, bad UTF-8, an oversized file)", async () => {
+    const { root, env } = tempRoot();
+    const remote = new PolicyRemote(root, "ops");
+    remote.commit({
+      "rules/churn.toml": ruleText("churn", 'event.outcom == "failed"'),
+      "rules/fine.toml": ruleText("fine"),
+    });
+    fs.writeFileSync(path.join(remote.work, "rules", "binary.toml"), Buffer.from([0x6e, 0x3d, 0xff, 0xfe]));
+    fs.writeFileSync(path.join(remote.work, "rules", "huge.toml"), `# ${"x".repeat(MAX_RULE_FILE_BYTES)}\n`);
+    remote.commit({});
+    await syncPolicyRepo(remote.config(), env);
+    const s = source(root, env);
+    try {
+      const r = await s.src.load([remote.config()]);
+      expect(r.clones[0]?.state).toBe("clean");
+      const set = loadRuleSet(globalConfig(env), r.policy);
+      expect(set.rules.filter((x) => x.source.kind === "policy").map((x) => x.rule.spec.name)).toEqual([
+        "fine",
+      ]);
+      expect(set.disabled.map((d) => [d.name, d.source, d.reason, d.message])).toEqual([
+        ["binary", { kind: "policy", repo: "ops" }, "schema", "the file is not valid UTF-8"],
+        ["churn", { kind: "policy", repo: "ops" }, "compile", expect.stringMatching(/outcom/)],
+        [
+          "huge",
+          { kind: "policy", repo: "ops" },
+          "schema",
+          `the file is ${MAX_RULE_FILE_BYTES + 3} bytes, over the ${MAX_RULE_FILE_BYTES} a rule file may be`,
+        ],
+      ]);
+    } finally {
+      s.close();
+    }
+  });
+
+  it("A dirty clone keeps the last good rules, from git's objects, also after a restart", async () => {
+    const { root, env } = tempRoot();
+    const remote = new PolicyRemote(root, "ops");
+    const good = remote.commit({ "rules/churn.toml": ruleText("churn"), "rules/b.toml": ruleText("b") });
+    const { dir } = await syncPolicyRepo(remote.config(), env);
+    const s = source(root, env);
+    try {
+      const before = await s.src.load([remote.config()]);
+      // By hand, without committing: a broken churn and a new rule in the working tree.
+      fs.writeFileSync(path.join(dir, "rules", "churn.toml"), "broken = [");
+      fs.writeFileSync(path.join(dir, "rules", "new.toml"), ruleText("new"));
+      const dirty = await s.src.load([remote.config()]);
+      expect(dirty.clones[0]).toMatchObject({ state: "dirty", served: good });
+      expect(dirty.clones[0]?.detail).toMatch(
+        /^2 uncommitted changes \(rules\/churn\.toml, rules\/new\.toml\); serving last good commit/,
+      );
+      expect(dirty.policy).toEqual(before.policy);
+      const restarted = s.restart();
+      const after = await restarted.load([remote.config()]);
+      expect(after.clones[0]).toMatchObject({ state: "dirty", served: good });
+      expect(after.policy.map((p) => names(p.loads))).toEqual([["b", "churn"]]);
+      const churn = after.policy[0]?.loads.find((l) => l.ok && l.rule.spec.name === "churn");
+      expect(churn?.ok && churn.rule.spec.when).toBe('event.type == "edge_added" && event.edge == "edited"');
+    } finally {
+      s.close();
+    }
+  });
+
+  it("An off-branch HEAD keeps the last good rules", async () => {
+    const { root, env } = tempRoot();
+    const remote = new PolicyRemote(root, "ops");
+    const good = remote.commit({ "rules/churn.toml": ruleText("churn") });
+    const { dir } = await syncPolicyRepo(remote.config(), env);
+    const s = source(root, env);
+    try {
+      await s.src.load([remote.config()]);
+      gitIn(dir, "switch", "--quiet", "--create", "experiment");
+      fs.writeFileSync(path.join(dir, "rules", "other.toml"), ruleText("other"));
+      gitIn(dir, "add", ".");
+      gitIn(dir, "commit", "--quiet", "-m", "experiment");
+      const r = await s.src.load([remote.config()]);
+      expect(r.clones[0]).toMatchObject({ state: "off_branch", served: good });
+      expect(r.clones[0]?.detail).toMatch(/^HEAD is on experiment, not main; serving last good commit/);
+      expect(r.policy.map((p) => names(p.loads))).toEqual([["churn"]]);
+      gitIn(dir, "switch", "--quiet", "--detach", "HEAD");
+      expect((await s.src.load([remote.config()])).clones[0]?.detail).toMatch(
+        /^HEAD is detached at [0-9a-f]{12}, not main/,
+      );
+    } finally {
+      s.close();
+    }
+  });
+
+  it("serves nothing from a dirty clone it never loaded clean, and nothing from a missing one", async () => {
+    const { root, env } = tempRoot();
+    const remote = new PolicyRemote(root, "ops");
+    remote.commit({ "rules/churn.toml": ruleText("churn") });
+    const never = new PolicyRemote(root, "never");
+    const { dir } = await syncPolicyRepo(remote.config(), env);
+    fs.appendFileSync(path.join(dir, "rules", "churn.toml"), "# edit\n");
+    const s = source(root, env);
+    try {
+      const r = await s.src.load([never.config(), remote.config()]);
+      expect(r.policy).toEqual([]);
+      expect(r.clones).toEqual([
+        {
+          name: "never",
+          state: "missing",
+          detail: `no clone at ${policyClonePath(env, "never")}; run harness policy sync never`,
+          served: undefined,
+        },
+        {
+          name: "ops",
+          state: "dirty",
+          detail: "1 uncommitted change (rules/churn.toml); no rules served (no clean commit loaded yet)",
+          served: undefined,
+        },
+      ]);
+    } finally {
+      s.close();
+    }
+  });
+
+  it("reports a clone git cannot read, rather than taking it for one without a branch", async () => {
+    const { root, env } = tempRoot();
+    const remote = new PolicyRemote(root, "ops");
+    remote.commit({ "rules/churn.toml": ruleText("churn") });
+    await syncPolicyRepo(remote.config(), env);
+    const s = source(root, { ...env, PATH: path.join(root, "no-git-here") });
+    try {
+      const r = await s.src.load([remote.config()]);
+      expect(r.policy).toEqual([]);
+      expect(r.clones[0]).toMatchObject({ name: "ops", state: "missing", served: undefined });
+      expect(r.clones[0]?.detail).toMatch(/^cannot read the clone at .*: git .*: cannot run git: .*ENOENT/);
+    } finally {
+      s.close();
+    }
+  });
+
+  it("One name in two policy repos disables both with duplicate_name", async () => {
+    const { root, env } = tempRoot();
+    const ops = new PolicyRemote(root, "ops");
+    const sec = new PolicyRemote(root, "sec");
+    ops.commit({ "rules/churn.toml": ruleText("churn"), "rules/a.toml": ruleText("a") });
+    sec.commit({ "rules/churn.toml": ruleText("churn", 'event.type == "edge_ended"') });
+    await syncPolicyRepo(ops.config(), env);
+    await syncPolicyRepo(sec.config(), env);
+    const s = source(root, env);
+    try {
+      const r = await s.src.load([ops.config(), sec.config()]);
+      const set = loadRuleSet(globalConfig(env), r.policy);
+      expect(set.rules.map((x) => x.rule.spec.name)).toContain("a");
+      expect(set.rules.map((x) => x.rule.spec.name)).not.toContain("churn");
+      expect(set.disabled).toMatchObject([{ name: "churn", reason: "duplicate_name" }]);
+    } finally {
+      s.close();
+    }
+  });
+});
+
+describe("the store's V2 migration", () => {
+  it("adds policy_last_good to a V1 store, keeping its rows", () => {
+    const { root } = tempRoot();
+    const file = path.join(root, "harness.db");
+    const v1 = new Database(file);
+    v1.exec(MIGRATIONS[0] as string);
+    v1.pragma("user_version = 1");
+    v1.prepare("UPDATE evaluator SET cursor = 42").run();
+    v1.close();
+    const s = openStore(file, "test");
+    try {
+      expect(SCHEMA_VERSION).toBe(2);
+      expect(s.db.pragma("user_version", { simple: true })).toBe(2);
+      expect(s.db.prepare("SELECT cursor FROM evaluator").get()).toEqual({ cursor: 42 });
+      const good = new LastGoodCommits(s.db);
+      expect(good.get("ops")).toBeUndefined();
+      good.record({ repo: "ops", branch: "main", commit: "a".repeat(40), loadedAt: 5 });
+      good.record({ repo: "ops", branch: "main", commit: "b".repeat(40), loadedAt: 6 });
+      expect(good.get("ops")).toEqual({ repo: "ops", branch: "main", commit: "b".repeat(40), loadedAt: 6 });
+    } finally {
+      s.close();
+    }
+  });
+});
