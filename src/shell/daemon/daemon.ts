@@ -23,15 +23,17 @@ import { loadCredentials } from "../rpc/credentials.js";
 import { RuleService } from "../rpc/gen/harness/v1/rules_pb.js";
 import type { AdmitResult } from "../rpc/journal-service.js";
 import { UnknownPolicyRepoError } from "../rpc/rule-errors.js";
-import { holdsOn, type ReloadReport, ruleService, ruleState } from "../rpc/rule-service.js";
+import { committedRecords, holdsOn, type ReloadReport, ruleService, ruleState } from "../rpc/rule-service.js";
 import { type RpcServer, startRpcServer } from "../rpc/server.js";
+import { committedEvents, type WatchEvent, watchEvents } from "../rpc/watch-events.js";
 import { DecisionStore } from "../store/decision-store.js";
 import { JournalTable } from "../store/journal-table.js";
 import { type OpenedStore, openStore } from "../store/open-store.js";
 import { JournalPruner } from "../store/retention.js";
 import { packageVersion } from "../version.js";
 import { ActionRunner } from "./actions.js";
-import { Evaluator } from "./evaluator.js";
+import { type Committed, Evaluator } from "./evaluator.js";
+import { EventBus } from "./event-bus.js";
 import { loadRuleSet } from "./rule-source.js";
 
 export interface DaemonOptions {
@@ -72,6 +74,9 @@ export class Daemon {
   private metricsServer: http.Server | undefined;
   private metricsAddress: string | undefined;
   private pruning = false;
+  /** WatchEvents' watchers: fed after every commit that made fires, holds or releases durable. */
+  private readonly watchers = new EventBus<WatchEvent>();
+  private readonly records;
 
   private constructor(
     readonly config: GlobalConfig,
@@ -89,7 +94,9 @@ export class Daemon {
     private readonly env: NodeJS.ProcessEnv,
     private readonly tickMs: number,
     private readonly loadRules: (config: GlobalConfig) => RuleSet,
-  ) {}
+  ) {
+    this.records = committedRecords(store.db);
+  }
 
   static async start(options: DaemonOptions): Promise<Daemon> {
     const env = options.env;
@@ -174,6 +181,7 @@ export class Daemon {
         dispatch: (committed) => {
           runner.dispatch(committed);
           metrics.holdsActive.set(Object.keys(daemon?.evaluatorState.holds ?? {}).length);
+          daemon?.publish(committed);
         },
       });
       const writer = new JournalWriter(store.db, journal, {
@@ -263,10 +271,24 @@ export class Daemon {
       ...(server.listen === undefined ? {} : { tcpListen: `${server.listen.host}:${server.listen.port}` }),
       credentials,
       admit: (source, events) => this.admit(source, events),
-      routes: (router) => router.service(RuleService, rules),
+      routes: (router) =>
+        router.service(RuleService, {
+          ...rules,
+          watchEvents: watchEvents({ bus: this.watchers, log: this.log }),
+        }),
     });
     if (server.metricsListen !== undefined)
       await this.serveMetrics(server.metricsListen.host, server.metricsListen.port);
+  }
+
+  /** Hands a commit's events to the watchers; a failure to read them back costs the watchers, not the rules. */
+  private publish(committed: Committed): void {
+    if (this.watchers.watchers === 0) return;
+    try {
+      this.watchers.publish(committedEvents(committed, this.records));
+    } catch (e) {
+      this.log.error({ err: (e as Error).message }, "events not sent to watchers");
+    }
   }
 
   /** `harness rules clear`: between two rows, like every change of state. */
@@ -419,6 +441,7 @@ export class Daemon {
   async close(): Promise<void> {
     if (this.closed) return;
     process.off("SIGHUP", this.onHup);
+    this.watchers.close();
     await this.rpc?.close();
     this.writer.close();
     while (this.evaluator.step(1_000) > 0);

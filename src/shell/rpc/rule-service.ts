@@ -106,6 +106,7 @@ export interface RuleServiceDeps {
 type HoldInit = MessageInitShape<typeof HoldInfoSchema>;
 type RuleInfoInit = MessageInitShape<typeof RuleInfoSchema>;
 type FireInit = MessageInitShape<typeof FireInfoSchema>;
+type HoldRecordInit = MessageInitShape<typeof HoldRecordSchema>;
 
 function limitOf(requested: number, what: string): number {
   if (requested === 0) return DEFAULT_LIST_LIMIT;
@@ -282,7 +283,7 @@ export function ruleService(
         const active = sortedHolds(
           Object.values(state().holds).filter((h) => harness === undefined || h.harness === harness),
         ).map(
-          (h): MessageInitShape<typeof HoldRecordSchema> => ({
+          (h): HoldRecordInit => ({
             hold: holdInfo(h),
             cooldownMs: BigInt(h.cooldown),
             falseSinceMs: BigInt(h.falseSince ?? 0),
@@ -291,22 +292,7 @@ export function ruleService(
         if (!req.includeReleased) return { holds: active };
         const released = reads.releasedHolds(harness, limit + 1);
         return {
-          holds: [
-            ...active,
-            ...released.slice(0, limit).map((r) => ({
-              hold: {
-                harness: r.harness,
-                rule: r.rule,
-                hash: r.hash,
-                fireId: r.fire_id,
-                sinceMs: BigInt(r.since),
-              },
-              cooldownMs: BigInt(r.cooldown),
-              falseSinceMs: BigInt(r.false_since ?? 0),
-              releasedAtMs: BigInt(r.released_at),
-              releaseCause: r.release_cause,
-            })),
-          ],
+          holds: [...active, ...released.slice(0, limit).map(holdRecord)],
           truncated: released.length > limit,
         };
       }),
@@ -598,7 +584,7 @@ interface ActionRow {
   updated_at: number;
 }
 
-interface ReleasedHoldRow {
+interface HoldRow {
   harness: string;
   rule: string;
   hash: string;
@@ -606,8 +592,44 @@ interface ReleasedHoldRow {
   since: number;
   cooldown: number;
   false_since: number | null;
-  released_at: number;
-  release_cause: string;
+  /** Null while the hold is in force. */
+  released_at: number | null;
+  release_cause: string | null;
+}
+
+/** A stored hold as ListHolds returns a released one. */
+function holdRecord(r: HoldRow): HoldRecordInit {
+  return {
+    hold: { harness: r.harness, rule: r.rule, hash: r.hash, fireId: r.fire_id, sinceMs: BigInt(r.since) },
+    cooldownMs: BigInt(r.cooldown),
+    falseSinceMs: BigInt(r.false_since ?? 0),
+    releasedAtMs: BigInt(r.released_at ?? 0),
+    releaseCause: r.release_cause ?? "",
+  };
+}
+
+/**
+ * The fire and hold records a commit made durable, read back by fire id in the shapes ListFires and
+ * ListHolds return them, for WatchEvents to send as they commit.
+ */
+export interface CommittedRecords {
+  fire(fireId: string): FireInit | undefined;
+  /** The hold a fire placed, in force or (after its release) released. */
+  hold(fireId: string): HoldRecordInit | undefined;
+}
+
+export function committedRecords(db: Db): CommittedRecords {
+  const reads = new StoreReads(db);
+  return {
+    fire: (fireId) => {
+      const row = reads.fire(fireId);
+      return row === undefined ? undefined : fireInfo(row, reads.actions(fireId));
+    },
+    hold: (fireId) => {
+      const row = reads.holdOf(fireId);
+      return row === undefined ? undefined : holdRecord(row);
+    },
+  };
 }
 
 interface AnnotationRow {
@@ -617,6 +639,8 @@ interface AnnotationRow {
   message: string;
   at: number;
 }
+
+const HOLD_COLUMNS = "harness, rule, hash, fire_id, since, cooldown, false_since, released_at, release_cause";
 
 const FIRE_COLUMNS =
   "fire_id, seq, at, rule, hash, kind, type, target_kind, target_key, harness, run, declared_level, effective_level, mode, action, message, primitives";
@@ -640,6 +664,7 @@ class StoreReads {
       ),
       suppressed: db.prepare("SELECT COALESCE(SUM(count), 0) AS n FROM rule_suppressed WHERE hash = ?"),
       fire: db.prepare(`SELECT ${FIRE_COLUMNS} FROM rule_fires WHERE fire_id = ?`),
+      holdOf: db.prepare(`SELECT ${HOLD_COLUMNS} FROM rule_holds WHERE fire_id = ? ORDER BY id DESC LIMIT 1`),
       actions: db.prepare(
         "SELECT action, state, detail, updated_at FROM rule_actions WHERE fire_id = ? ORDER BY action",
       ),
@@ -713,8 +738,8 @@ class StoreReads {
     return (this.stmts.lastRow.get() as { seq: number; at: number } | undefined) ?? { seq: 0, at: 0 };
   }
 
-  releasedHolds(harness: string | undefined, limit: number): ReleasedHoldRow[] {
-    const cols = "harness, rule, hash, fire_id, since, cooldown, false_since, released_at, release_cause";
+  releasedHolds(harness: string | undefined, limit: number): HoldRow[] {
+    const cols = HOLD_COLUMNS;
     return (
       harness === undefined
         ? this.db
@@ -727,7 +752,12 @@ class StoreReads {
               `SELECT ${cols} FROM rule_holds WHERE released_at IS NOT NULL AND harness = ? ORDER BY released_at DESC, id DESC LIMIT ?`,
             )
             .all(harness, limit)
-    ) as ReleasedHoldRow[];
+    ) as HoldRow[];
+  }
+
+  /** The hold a fire placed; a scan, as holds are few (only enforced hold and stop rules place them). */
+  holdOf(fireId: string): HoldRow | undefined {
+    return this.stmts.holdOf.get(fireId) as HoldRow | undefined;
   }
 
   annotations(node: string | undefined, limit: number): AnnotationRow[] {
