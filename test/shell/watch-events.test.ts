@@ -1,0 +1,322 @@
+/**
+ * RuleService.WatchEvents (SPEC-0029 REQ-17) in a real daemon process over its real socket and TCP
+ * listener: events as they commit, in commit order, in ListFires' and ListHolds' shapes; a slow client's
+ * gap; a disconnect that frees its subscription; the read tier over TCP; the daemon's close.
+ */
+import * as fs from "node:fs";
+import * as http from "node:http";
+import * as net from "node:net";
+import * as path from "node:path";
+import { fromBinary } from "@bufbuild/protobuf";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { controlTokenPath } from "../../src/shell/config/paths.js";
+import { journalClient, type RuleClient, ruleClient } from "../../src/shell/rpc/client.js";
+import { readTokenFile } from "../../src/shell/rpc/credentials.js";
+import {
+  type WatchEventsResponse,
+  WatchEventsResponseSchema,
+} from "../../src/shell/rpc/gen/harness/v1/rules_pb.js";
+import { TestFleet } from "./daemon-harness.js";
+
+/** Annotates each run opened with the trigger `flood`, with a message of four copies of its repo. */
+const FLOOD = `name = "flood"
+description = "Fires on every flood run, with a long message."
+on = "run_event"
+when = 'event.type == "opened" && event.trigger == "flood"'
+level = "annotate"
+target = "run"
+message = "{{repo}} {{repo}} {{repo}} {{repo}}"
+`;
+
+const budget = (harness: string, n: number) => ({
+  kind: "run_event",
+  type: "closed",
+  harness,
+  run: `${harness}#${n}`,
+  outcome: "budget_exceeded",
+});
+
+/** A port free a moment ago, for the TCP listener (the daemon's startup line does not name it). */
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** A watch stream read one message at a time; `close()` cancels the call. */
+function watch(client: RuleClient) {
+  const ac = new AbortController();
+  const it = client.watchEvents({}, { signal: ac.signal })[Symbol.asyncIterator]();
+  return {
+    async next(): Promise<WatchEventsResponse> {
+      const r = await it.next();
+      if (r.done === true) throw new Error("the watch stream ended");
+      return r.value;
+    },
+    /** Resolves when the stream has ended (true) or fails (false). */
+    async ended(): Promise<boolean> {
+      return it.next().then(
+        (r) => r.done === true,
+        () => false,
+      );
+    },
+    close: () => ac.abort(),
+  };
+}
+
+/** The daemon's log lines (JSON on stdout) with this message. */
+const logged = (f: TestFleet, msg: string): Record<string, unknown>[] =>
+  f.daemonStdout
+    .split("\n")
+    .filter((l) => l.startsWith("{"))
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+    .filter((l) => l.msg === msg);
+
+const lastWatchers = (f: TestFleet): unknown => logged(f, "event watcher left").at(-1)?.watchers;
+
+describe("WatchEvents", () => {
+  const f = new TestFleet({
+    rules: [{ name: "flood", text: FLOOD }],
+    enforce: ["budget-exhaustion-recurring"],
+  });
+  const configFile = path.join(f.root, "config", "harness", "harness.toml");
+  const readToken = `read-${"r".repeat(40)}`;
+  let tcp: string;
+  let control: string;
+  let ledger: ReturnType<typeof journalClient>;
+
+  beforeAll(async () => {
+    const port = await freePort();
+    tcp = `http://127.0.0.1:${port}`;
+    const readFile = path.join(f.root, "read.token");
+    fs.writeFileSync(readFile, `${readToken}\n`, { mode: 0o600 });
+    const text = fs.readFileSync(configFile, "utf8");
+    fs.writeFileSync(
+      configFile,
+      text.replace(
+        "[server]\n",
+        `[server]\nlisten = "127.0.0.1:${port}"\nread_token_file = ${JSON.stringify(readFile)}\n`,
+      ),
+    );
+    await f.start();
+    control = await readTokenFile(controlTokenPath(f.env));
+    ledger = journalClient(
+      { socketPath: f.socketPath },
+      await readTokenFile(f.tokens.get("ledger") as string),
+    );
+  });
+  afterAll(() => f.dispose());
+
+  it("sends fires, holds and releases as they commit, in commit order and in the list shapes, on the socket and to a read-tier TCP client", async () => {
+    const onSocket = watch(ruleClient({ socketPath: f.socketPath }));
+    const overTcp = watch(ruleClient({ baseUrl: tcp }, readToken));
+    // The first message says the subscription is in place: nothing committed after it is missed.
+    expect((await onSocket.next()).event.case).toBeUndefined();
+    expect((await overTcp.next()).event.case).toBeUndefined();
+    const operator = ruleClient({ socketPath: f.socketPath }, control);
+
+    await ledger.append({ events: [budget("nightly", 1), budget("nightly", 2)].map(wire) });
+    const firstFire = await onSocket.next();
+    const firstHold = await onSocket.next();
+    await operator.clearHold({ harness: "nightly" });
+    const operatorRelease = await onSocket.next();
+
+    await ledger.append({ events: [budget("impl", 1), budget("impl", 2)].map(wire) });
+    const secondFire = await onSocket.next();
+    const secondHold = await onSocket.next();
+    // A reload that takes the rule out of enforce releases its hold (REQ-11 (c)).
+    fs.writeFileSync(
+      configFile,
+      fs.readFileSync(configFile, "utf8").replace(/^enforce = .*$/m, "enforce = []"),
+    );
+    expect((await operator.reload({})).released).toBe(1);
+    const reloadRelease = await onSocket.next();
+
+    const seen = [firstFire, firstHold, operatorRelease, secondFire, secondHold, reloadRelease];
+    expect(seen.map((m) => m.event.case)).toEqual([
+      "ruleFired",
+      "ruleHold",
+      "ruleHoldReleased",
+      "ruleFired",
+      "ruleHold",
+      "ruleHoldReleased",
+    ]);
+    const overTcpSeen = [];
+    for (let i = 0; i < seen.length; i++) overTcpSeen.push(await overTcp.next());
+    expect(overTcpSeen).toEqual(seen);
+
+    // The same records ListFires and ListHolds return (the actions have moved on since: compare those
+    // by name).
+    const reader = ruleClient({ socketPath: f.socketPath });
+    const { fires } = await reader.listFires({});
+    const { holds } = await reader.listHolds({ includeReleased: true });
+    const fired = [firstFire, secondFire].map((m) => m.event.value);
+    expect(fired.map((x) => x?.$typeName)).toEqual(["harness.v1.FireInfo", "harness.v1.FireInfo"]);
+    const listed = [...fires].reverse();
+    expect(listed.map((x) => x.fireId)).toEqual(fired.map((x) => (x as { fireId: string }).fireId));
+    for (const [i, m] of [firstFire, secondFire].entries()) {
+      if (m.event.case !== "ruleFired") throw new Error("not a fire");
+      const { actions, ...rest } = m.event.value;
+      const { actions: listedActions, ...listedRest } = listed[i] as (typeof fires)[number];
+      expect(rest).toEqual(listedRest);
+      expect(actions.map((a) => a.action)).toEqual(listedActions.map((a) => a.action));
+    }
+    const byFire = new Map(holds.map((h) => [h.hold?.fireId, h]));
+    for (const [placed, released, cause] of [
+      [firstHold, operatorRelease, "operator"],
+      [secondHold, reloadRelease, "reload"],
+    ] as const) {
+      if (placed.event.case !== "ruleHold" || released.event.case !== "ruleHoldReleased")
+        throw new Error("not a hold");
+      const hold = placed.event.value;
+      expect(hold.hold?.rule).toBe("budget-exhaustion-recurring");
+      expect(hold.releasedAtMs).toBe(0n);
+      expect(released.event.value).toEqual(byFire.get(hold.hold?.fireId));
+      expect(released.event.value).toMatchObject({ hold: hold.hold, releaseCause: cause });
+      expect(released.event.value.releasedAtMs).toBeGreaterThan(0n);
+    }
+    onSocket.close();
+    overTcp.close();
+    await f.until(() => lastWatchers(f) === 0, "both watchers to leave");
+  });
+
+  it("gives a slow client one gap with the exact count it missed, then resumes; its disconnect frees the subscription", async () => {
+    const stream = rawWatch(f.socketPath);
+    expect((await stream.read()).event.case).toBeUndefined();
+    stream.pause();
+    const before = f.query<{ n: number }>("SELECT COUNT(*) AS n FROM rule_fires")[0]?.n ?? 0;
+    // 1,500 fires of about 4 KiB each: more than the 1,024 a watcher's buffer holds plus what the
+    // socket's buffers take in.
+    const repo = `/srv/${"flood-repo/".repeat(90)}`;
+    const total = 1_500;
+    for (let start = 0; start < total; start += 500) {
+      const { results } = await ledger.append({
+        events: Array.from({ length: 500 }, (_, i) =>
+          wire({
+            kind: "run_event",
+            type: "opened",
+            harness: "flood",
+            run: `flood#${start + i}`,
+            trigger: "flood",
+            repo,
+          }),
+        ),
+      });
+      expect(results.every((r) => r.result.case === "admitted")).toBe(true);
+    }
+    await f.until(
+      () => (f.query<{ n: number }>("SELECT COUNT(*) AS n FROM rule_fires")[0]?.n ?? 0) === before + total,
+      "the flood's fires",
+      60_000,
+    );
+    stream.resume();
+    const got: WatchEventsResponse[] = [];
+    while (got.findIndex((m) => m.event.case === "gap") === -1) got.push(await stream.read());
+    // Once the gap is read the stream resumes: the next commit arrives right after it.
+    await ledger.append({
+      events: [
+        wire({
+          kind: "run_event",
+          type: "opened",
+          harness: "flood",
+          run: "flood#after",
+          trigger: "flood",
+          repo,
+        }),
+      ],
+    });
+    got.push(await stream.read());
+
+    const gapAt = got.findIndex((m) => m.event.case === "gap");
+    const gap = got[gapAt]?.event;
+    if (gap?.case !== "gap") throw new Error("no gap");
+    const stored = f
+      .query<{ fire_id: string }>("SELECT fire_id FROM rule_fires WHERE rule = 'flood' ORDER BY seq")
+      .map((r) => r.fire_id);
+    expect(stored).toHaveLength(total + 1);
+    const ids = (ms: WatchEventsResponse[]) =>
+      ms.map((m) => (m.event.case === "ruleFired" ? m.event.value.fireId : m.event.case));
+    const head = ids(got.slice(0, gapAt));
+    // The buffer filled before anything was missed, and the gap counts exactly what is missing.
+    expect(head.length).toBeGreaterThanOrEqual(1_024);
+    expect(head).toEqual(stored.slice(0, head.length));
+    expect(Number(gap.value.missed)).toBe(total - head.length);
+    expect(ids(got.slice(gapAt + 1))).toEqual([stored[total]]);
+
+    const left = logged(f, "event watcher left").length;
+    stream.destroy();
+    await f.until(() => logged(f, "event watcher left").length > left, "the watcher to leave");
+    expect(lastWatchers(f)).toBe(0);
+    expect(logged(f, "event watcher left").at(-1)?.reason).toBe("cancelled");
+  });
+
+  it("ends open streams cleanly when the daemon stops", async () => {
+    const w = watch(ruleClient({ socketPath: f.socketPath }));
+    expect((await w.next()).event.case).toBeUndefined();
+    const ended = w.ended();
+    await f.stop();
+    expect(await ended).toBe(true);
+  });
+});
+
+const wire = (e: Record<string, unknown>) => {
+  const { kind, ...event } = e;
+  return { kind: kind as string, event: { at: new Date().toISOString(), ...event } } as never;
+};
+
+/**
+ * WatchEvents over a raw HTTP/1.1 request, so the test decides when the client reads: a paused response
+ * stops reading the socket, which fills, which stops the daemon's writes.
+ */
+function rawWatch(socketPath: string) {
+  let buffered = Buffer.alloc(0);
+  const messages: WatchEventsResponse[] = [];
+  let waiting: (() => void) | undefined;
+  let failed: Error | undefined;
+  const req = http.request({
+    socketPath,
+    method: "POST",
+    path: "/harness.v1.RuleService/WatchEvents",
+    headers: { "content-type": "application/connect+proto", "connect-protocol-version": "1" },
+  });
+  let res: http.IncomingMessage | undefined;
+  req.on("response", (r) => {
+    res = r;
+    r.on("data", (chunk: Buffer) => {
+      buffered = Buffer.concat([buffered, chunk]);
+      while (buffered.length >= 5) {
+        const len = buffered.readUInt32BE(1);
+        if (buffered.length < 5 + len) break;
+        const flags = buffered[0] as number;
+        const body = buffered.subarray(5, 5 + len);
+        buffered = buffered.subarray(5 + len);
+        if ((flags & 0b10) !== 0) failed = new Error(`stream ended: ${body.toString()}`);
+        else messages.push(fromBinary(WatchEventsResponseSchema, body));
+      }
+      waiting?.();
+    });
+  });
+  req.on("error", (e) => {
+    failed = e;
+    waiting?.();
+  });
+  // An empty request message: one envelope of zero bytes.
+  req.end(Buffer.from([0, 0, 0, 0, 0]));
+  return {
+    async read(): Promise<WatchEventsResponse> {
+      for (;;) {
+        const m = messages.shift();
+        if (m !== undefined) return m;
+        if (failed !== undefined) throw failed;
+        await new Promise<void>((resolve) => {
+          waiting = resolve;
+        });
+      }
+    },
+    pause: () => res?.pause(),
+    resume: () => res?.resume(),
+    destroy: () => req.destroy(),
+  };
+}
