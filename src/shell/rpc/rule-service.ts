@@ -16,6 +16,7 @@ import { children, type Expr } from "../../cel/index.js";
 import type { LoadedRule } from "../../core/compile-rule.js";
 import { DAY } from "../../core/durations.js";
 import { PRIMITIVE_NAMES } from "../../core/environments.js";
+import { MAX_IDENT, MAX_PATH } from "../../core/kinds.js";
 import type { Level } from "../../core/rule-file.js";
 import type { ActiveRule, DisabledRule, RuleSet, RuleSource } from "../../core/rule-set.js";
 import type { CoreState, Hold } from "../../core/state.js";
@@ -118,6 +119,33 @@ function limitOf(requested: number, what: string): number {
   return requested;
 }
 
+/**
+ * The longest name a request may carry. No identifier the journal admits is longer than MAX_IDENT
+ * (`kinds.ts`), and rule names and fire ids are shorter still, so a longer one can only be refused. A
+ * node id is a prefix and a percent-encoded path of up to MAX_PATH code points, 12 characters each at
+ * most.
+ */
+const MAX_NAME = MAX_IDENT;
+const MAX_NODE = 12 * MAX_PATH + 64;
+
+/** Refuses a name longer than any the daemon holds, echoing only its start. */
+function checkLength(value: string, field: string, max = MAX_NAME): void {
+  if (value.length <= max) return;
+  const start = `${value.slice(0, 32)}…`;
+  throw new InvalidArgumentError(
+    start,
+    `${field} ${JSON.stringify(start)} is ${value.length} characters long; none the daemon holds is longer than ${max}`,
+  );
+}
+
+/** A request's lower time bound, ms: not negative, and within what the journal's times can be. */
+function sinceOf(sinceMs: bigint): number {
+  if (sinceMs < 0n) throw new InvalidArgumentError("", `since_ms ${sinceMs} is negative`);
+  if (sinceMs > BigInt(Number.MAX_SAFE_INTEGER))
+    throw new InvalidArgumentError("", `since_ms ${sinceMs} is past any time the journal can hold`);
+  return Number(sinceMs);
+}
+
 /** The holds in force on a harness, oldest first. */
 export function holdsOn(state: CoreState, harness: string): HoldInit[] {
   return sortedHolds(Object.values(state.holds).filter((h) => h.harness === harness)).map(holdInfo);
@@ -151,6 +179,7 @@ export function ruleService(
   return {
     checkAdmission: (req) =>
       serve(`CheckAdmission ${req.harness}`, () => {
+        checkLength(req.harness, "harness");
         const holds = holdsOn(state(), req.harness);
         const first = holds[0];
         return {
@@ -165,6 +194,8 @@ export function ruleService(
 
     clearHold: (req) =>
       serve(`ClearHold ${req.harness}`, () => {
+        checkLength(req.harness, "harness");
+        checkLength(req.rule, "rule");
         const rule = req.rule === "" ? undefined : req.rule;
         const released = deps.clear(req.harness, rule);
         if (released.length === 0) throw new HoldNotFoundError(req.harness, rule);
@@ -186,6 +217,8 @@ export function ruleService(
       serve(`PolicySynced ${req.repo}`, async () => {
         if (req.repo === "")
           throw new InvalidArgumentError("", "PolicySynced needs the repo that was synced");
+        checkLength(req.repo, "repo");
+        checkLength(req.commit, "commit");
         let r: ReloadReport;
         try {
           r = await deps.policySynced(req.repo, req.commit);
@@ -204,6 +237,7 @@ export function ruleService(
 
     getRule: (req) =>
       serve(`GetRule ${req.name}`, () => {
+        checkLength(req.name, "rule");
         const set = rules();
         const view = new RuleView(set, state(), reads, deps.clock());
         const active = set.rules.find((r) => r.rule.spec.name === req.name);
@@ -226,12 +260,14 @@ export function ruleService(
     listFires: (req) =>
       serve("ListFires", () => {
         const limit = limitOf(req.limit, "fire");
-        if (req.sinceMs < 0n) throw new InvalidArgumentError("", `since_ms ${req.sinceMs} is negative`);
+        checkLength(req.rule, "rule");
+        checkLength(req.harness, "harness");
+        const sinceMs = sinceOf(req.sinceMs);
         const rows = reads.fires(
           {
             ...(req.rule === "" ? {} : { rule: req.rule }),
             ...(req.harness === "" ? {} : { harness: req.harness }),
-            sinceMs: Number(req.sinceMs),
+            sinceMs,
           },
           limit + 1,
         );
@@ -246,6 +282,7 @@ export function ruleService(
 
     explainFire: (req) =>
       serve(`ExplainFire ${req.fireId}`, () => {
+        checkLength(req.fireId, "fire id");
         const row = reads.fire(req.fireId);
         if (row === undefined) throw new UnknownFireError(req.fireId);
         const journalRow = reads.journalRow(row.seq);
@@ -279,6 +316,7 @@ export function ruleService(
     listHolds: (req) =>
       serve("ListHolds", () => {
         const limit = limitOf(req.limit, "hold");
+        checkLength(req.harness, "harness");
         const harness = req.harness === "" ? undefined : req.harness;
         const active = sortedHolds(
           Object.values(state().holds).filter((h) => harness === undefined || h.harness === harness),
@@ -300,6 +338,7 @@ export function ruleService(
     listAnnotations: (req) =>
       serve(`ListAnnotations ${req.node}`, () => {
         const limit = limitOf(req.limit, "annotation");
+        checkLength(req.node, "node", MAX_NODE);
         const rows = reads.annotations(req.node === "" ? undefined : req.node, limit + 1);
         const { kept, truncated } = withinBudget(rows, limit, (a) => [a.message, a.node]);
         return {
