@@ -110,14 +110,14 @@ cli
     } else unknownVerb("journal", verb, "append, import");
   });
 
-const RULES_VERBS = ["admission", "clear", "list", "show", "explain", "holds"] as const;
+const RULES_VERBS = ["admission", "clear", "list", "show", "explain", "holds", "watch"] as const;
 type RulesVerb = (typeof RULES_VERBS)[number];
 const isRulesVerb = (v: string): v is RulesVerb => (RULES_VERBS as readonly string[]).includes(v);
 
 cli
   .command(
     "rules <verb> [arg]",
-    "Rules. Verbs: list, show <name>, explain <fire-id> | explain --harness NAME, holds [--harness NAME], admission <harness> (may it run now?), clear <harness> [--rule NAME]",
+    "Rules. Verbs: list, show <name>, explain <fire-id> | explain --harness NAME, holds [--harness NAME], admission <harness> (may it run now?), clear <harness> [--rule NAME], watch (fires and holds as they commit)",
   )
   .option("--rule <name>", "clear: only this rule's hold")
   .option("--harness <name>", "explain: that harness's holds and fires; holds: only that harness's")
@@ -153,6 +153,13 @@ cli
         verb === "admission"
           ? await runAdmission(harness, common, io)
           : await runClear(harness, { ...common, rule: o.rule }, io);
+      return;
+    }
+    if (verb === "watch") {
+      const { runWatch } = await import("./rules-watch-command.js");
+      const stop = new AbortController();
+      for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => stop.abort());
+      process.exitCode = await runWatch(common, io, stop.signal);
       return;
     }
     const view = await import("./rules-view-command.js");

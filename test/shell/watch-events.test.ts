@@ -3,6 +3,7 @@
  * listener: events as they commit, in commit order, in ListFires' and ListHolds' shapes; a slow client's
  * gap; a disconnect that frees its subscription; the read tier over TCP; the daemon's close.
  */
+import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as http from "node:http";
 import * as net from "node:net";
@@ -16,7 +17,7 @@ import {
   type WatchEventsResponse,
   WatchEventsResponseSchema,
 } from "../../src/shell/rpc/gen/harness/v1/rules_pb.js";
-import { TestFleet } from "./daemon-harness.js";
+import { CLI, TestFleet } from "./daemon-harness.js";
 
 /** Annotates each run opened with the trigger `flood`, with a message of four copies of its repo. */
 const FLOOD = `name = "flood"
@@ -109,6 +110,52 @@ describe("WatchEvents", () => {
   });
   afterAll(() => f.dispose());
 
+  it("harness rules watch prints each event as it commits, as a line or as JSON, and stops on Ctrl-C", async () => {
+    const text = watchCli(f, []);
+    const json = watchCli(f, ["--json"]);
+    await text.watching;
+    await json.watching;
+    await ledger.append({ events: [budget("cli", 1), budget("cli", 2)].map(wire) });
+    await f.until(() => json.lines().length === 2, "the fire and the hold");
+    const r = await f.cli(["rules", "clear", "cli"]);
+    expect(r.code, r.stderr).toBe(0);
+    await f.until(() => json.lines().length === 3 && text.lines().length === 3, "the release");
+    const [fired, held, released] = json.lines().map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(fired).toMatchObject({
+      event: "rule_fired",
+      rule: "budget-exhaustion-recurring",
+      target: { kind: "harness", key: "cli" },
+      effective_level: "hold",
+      action: "hold",
+    });
+    expect(held).toMatchObject({
+      event: "rule_hold",
+      harness: "cli",
+      fire_id: fired?.fire_id,
+      released_at: null,
+      cooldown: "6h",
+    });
+    expect(released).toMatchObject({
+      event: "rule_hold_released",
+      harness: "cli",
+      fire_id: fired?.fire_id,
+      release_cause: "operator",
+    });
+    const id = fired?.fire_id as string;
+    const [firedLine, heldLine, releasedLine] = text.lines();
+    expect(firedLine).toMatch(
+      new RegExp(`^\\S+Z  fired     ${id}  budget-exhaustion-recurring  harness cli  hold, active: `),
+    );
+    expect(heldLine).toMatch(
+      new RegExp(`^\\S+Z  held      ${id}  budget-exhaustion-recurring  harness cli$`),
+    );
+    expect(releasedLine).toMatch(
+      new RegExp(`^\\S+Z  released  ${id}  budget-exhaustion-recurring  harness cli  by operator$`),
+    );
+    expect(await text.interrupt()).toBe(0);
+    expect(await json.interrupt()).toBe(0);
+  });
+
   it("sends fires, holds and releases as they commit, in commit order and in the list shapes, on the socket and to a read-tier TCP client", async () => {
     const onSocket = watch(ruleClient({ socketPath: f.socketPath }));
     const overTcp = watch(ruleClient({ baseUrl: tcp }, readToken));
@@ -154,7 +201,8 @@ describe("WatchEvents", () => {
     const { holds } = await reader.listHolds({ includeReleased: true });
     const fired = [firstFire, secondFire].map((m) => m.event.value);
     expect(fired.map((x) => x?.$typeName)).toEqual(["harness.v1.FireInfo", "harness.v1.FireInfo"]);
-    const listed = [...fires].reverse();
+    // Oldest first, without the fire of the previous test's harness.
+    const listed = [...fires].reverse().filter((x) => x.harness !== "cli");
     expect(listed.map((x) => x.fireId)).toEqual(fired.map((x) => (x as { fireId: string }).fireId));
     for (const [i, m] of [firstFire, secondFire].entries()) {
       if (m.event.case !== "ruleFired") throw new Error("not a fire");
@@ -255,11 +303,46 @@ describe("WatchEvents", () => {
   it("ends open streams cleanly when the daemon stops", async () => {
     const w = watch(ruleClient({ socketPath: f.socketPath }));
     expect((await w.next()).event.case).toBeUndefined();
+    const cli = watchCli(f, []);
+    await cli.watching;
     const ended = w.ended();
     await f.stop();
     expect(await ended).toBe(true);
+    expect(await cli.exit).toBe(0);
+    expect(cli.stderr()).toContain("harness rules watch: the daemon ended the stream (it is stopping)");
   });
 });
+
+/** `harness rules watch` running in the background: its lines so far, and how it ends. */
+function watchCli(f: TestFleet, args: readonly string[]) {
+  const child = spawn(process.execPath, [CLI, "rules", "watch", ...args], {
+    env: f.env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (d: Buffer) => {
+    stdout += d.toString();
+  });
+  const exit = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  const watching = new Promise<void>((resolve, reject) => {
+    child.stderr.on("data", (d: Buffer) => {
+      stderr += d.toString();
+      if (stderr.includes("watching")) resolve();
+    });
+    void exit.then(() => reject(new Error(`rules watch exited: ${stderr}`)));
+  });
+  return {
+    watching,
+    exit,
+    lines: () => stdout.split("\n").filter((l) => l !== ""),
+    stderr: () => stderr,
+    interrupt: () => {
+      child.kill("SIGINT");
+      return exit;
+    },
+  };
+}
 
 const wire = (e: Record<string, unknown>) => {
   const { kind, ...event } = e;
