@@ -74,6 +74,25 @@ describe("the event bus", () => {
     expect(bus.watchers).toBe(0);
   });
 
+  it("counts events that could not be published as missed: a waiting reader gets the gap at once", async () => {
+    const bus = new EventBus<number>();
+    const waiting = bus.subscribe();
+    const busy = bus.subscribe();
+    bus.publish([1]);
+    const next = waiting.next();
+    expect(await next).toEqual({ kind: "event", event: 1 });
+    const gap = waiting.next();
+    bus.miss(3);
+    expect(await gap).toEqual({ kind: "gap", missed: 3 });
+    bus.miss(2);
+    bus.publish([2]);
+    // The reader that was not waiting has not read its gap yet, so what follows joins it.
+    expect(await drain(busy)).toEqual([
+      { kind: "event", event: 1 },
+      { kind: "gap", missed: 6 },
+    ]);
+  });
+
   it("refuses a buffer that holds nothing", () => {
     expect(() => new EventBus<number>().subscribe({ capacity: 0 })).toThrow(RangeError);
   });

@@ -10,13 +10,17 @@ import * as net from "node:net";
 import * as path from "node:path";
 import { fromBinary } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Fire } from "../../src/core/evaluate.js";
 import { controlTokenPath } from "../../src/shell/config/paths.js";
+import type { Committed } from "../../src/shell/daemon/evaluator.js";
 import { journalClient, type RuleClient, ruleClient } from "../../src/shell/rpc/client.js";
 import { readTokenFile } from "../../src/shell/rpc/credentials.js";
 import {
   type WatchEventsResponse,
   WatchEventsResponseSchema,
 } from "../../src/shell/rpc/gen/harness/v1/rules_pb.js";
+import type { CommittedRecords } from "../../src/shell/rpc/rule-service.js";
+import { committedEvents, eventCount, type WatchEvent } from "../../src/shell/rpc/watch-events.js";
 import { CLI, TestFleet } from "./daemon-harness.js";
 
 /** Annotates each run opened with the trigger `flood`, with a message of four copies of its repo. */
@@ -76,6 +80,43 @@ const logged = (f: TestFleet, msg: string): Record<string, unknown>[] =>
     .filter((l) => l.msg === msg);
 
 const lastWatchers = (f: TestFleet): unknown => logged(f, "event watcher left").at(-1)?.watchers;
+
+describe("a commit's events", () => {
+  const fire = (id: string) => ({ fire: { id } as Fire, actions: [] });
+  const committed: Committed = {
+    fires: [fire("f-7-0"), fire("f-7-1")],
+    holdsPlaced: [{ harness: "impl", rule: "b", fireId: "f-7-1" }],
+    releases: [{ harness: "nightly", rule: "a", cause: "condition_cleared", fireId: "f-3-0" }],
+    evaluations: [],
+  };
+  const records = (missing: string | undefined): CommittedRecords => ({
+    fire: (id) => (id === missing ? undefined : { fireId: id }),
+    hold: (id) => (id === missing ? undefined : { hold: { fireId: id } }),
+  });
+
+  it("are each fire followed by the hold it placed, then the releases", () => {
+    const events = committedEvents(committed, records(undefined));
+    const named = (e: WatchEvent): [string | undefined, string | undefined] => {
+      const ev = e.event;
+      if (ev?.case === "ruleFired") return [ev.case, ev.value.fireId];
+      if (ev?.case === "ruleHold" || ev?.case === "ruleHoldReleased") return [ev.case, ev.value.hold?.fireId];
+      return [ev?.case, undefined];
+    };
+    expect(events.map(named)).toEqual([
+      ["ruleFired", "f-7-0"],
+      ["ruleFired", "f-7-1"],
+      ["ruleHold", "f-7-1"],
+      ["ruleHoldReleased", "f-3-0"],
+    ]);
+    expect(eventCount(committed)).toBe(events.length);
+  });
+
+  it("fail, naming the record, when the store lacks one the commit made", () => {
+    expect(() => committedEvents(committed, records("f-3-0"))).toThrow(
+      "the release of nightly's hold by rule a was committed but is not in the store",
+    );
+  });
+});
 
 describe("WatchEvents", () => {
   const f = new TestFleet({

@@ -25,7 +25,7 @@ import type { AdmitResult } from "../rpc/journal-service.js";
 import { UnknownPolicyRepoError } from "../rpc/rule-errors.js";
 import { committedRecords, holdsOn, type ReloadReport, ruleService, ruleState } from "../rpc/rule-service.js";
 import { type RpcServer, startRpcServer } from "../rpc/server.js";
-import { committedEvents, type WatchEvent, watchEvents } from "../rpc/watch-events.js";
+import { committedEvents, eventCount, type WatchEvent, watchEvents } from "../rpc/watch-events.js";
 import { DecisionStore } from "../store/decision-store.js";
 import { JournalTable } from "../store/journal-table.js";
 import { type OpenedStore, openStore } from "../store/open-store.js";
@@ -281,12 +281,16 @@ export class Daemon {
       await this.serveMetrics(server.metricsListen.host, server.metricsListen.port);
   }
 
-  /** Hands a commit's events to the watchers; a failure to read them back costs the watchers, not the rules. */
+  /**
+   * Hands a commit's events to the watchers. A failure to read them back costs the watchers a gap, not
+   * the rules their actions.
+   */
   private publish(committed: Committed): void {
     if (this.watchers.watchers === 0) return;
     try {
       this.watchers.publish(committedEvents(committed, this.records));
     } catch (e) {
+      this.watchers.miss(eventCount(committed));
       this.log.error({ err: (e as Error).message }, "events not sent to watchers");
     }
   }

@@ -40,6 +40,11 @@ export class EventBus<T> {
     for (const s of this.subscriptions) for (const e of events) s.offer(e);
   }
 
+  /** Tells every watcher it missed `n` events that could not be published: they get a gap. */
+  miss(n: number): void {
+    for (const s of this.subscriptions) s.skip(n);
+  }
+
   /** A new watcher, which sees every event published from now on (or a gap in its place). */
   subscribe(options: SubscribeOptions = {}): Subscription<T> {
     const capacity = options.capacity ?? DEFAULT_WATCH_BUFFER;
@@ -111,6 +116,18 @@ export class Subscription<T> implements AsyncIterable<Delivery<T>> {
       return;
     }
     this.buffer.push(event);
+  }
+
+  /** Counts `n` events as missed, as if they had overflowed the buffer. */
+  skip(n: number): void {
+    if (this.ended || n <= 0) return;
+    const wake = this.waiting;
+    if (wake !== undefined) {
+      this.waiting = undefined;
+      wake({ kind: "gap", missed: n });
+      return;
+    }
+    this.missed += n;
   }
 
   /** The next delivery, waiting for one; undefined once the subscription has ended. */

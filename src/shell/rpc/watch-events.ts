@@ -21,36 +21,37 @@ import type { CommittedRecords } from "./rule-service.js";
 export type WatchEvent = MessageInitShape<typeof WatchEventsResponseSchema>;
 
 /**
- * A commit's events in commit order: each fire followed by the hold it placed, then the releases. A
- * release whose hold the store no longer has (it cannot, but the stream must not fail for it) is sent
- * with what the evaluator knew.
+ * A commit's events in commit order: each fire, followed by the hold it placed (evaluation places a
+ * hold only from a fire of the same row), then the releases. Throws when the store lacks a record the
+ * commit made, a fault of the daemon; `eventCount` says how many events the commit carried, so that
+ * the watchers can be told how many they miss.
  */
 export function committedEvents(committed: Committed, records: CommittedRecords): WatchEvent[] {
+  const stored = <T>(record: T | undefined, what: string): T => {
+    if (record === undefined) throw new Error(`${what} was committed but is not in the store`);
+    return record;
+  };
   const out: WatchEvent[] = [];
-  const placed = new Set(committed.holdsPlaced.map((h) => h.fireId));
+  const held = new Set(committed.holdsPlaced.map((h) => h.fireId));
   for (const { fire } of committed.fires) {
-    const info = records.fire(fire.id);
-    if (info !== undefined) out.push({ event: { case: "ruleFired", value: info } });
-    if (!placed.has(fire.id)) continue;
-    placed.delete(fire.id);
-    const hold = records.hold(fire.id);
-    if (hold !== undefined) out.push({ event: { case: "ruleHold", value: hold } });
+    out.push({ event: { case: "ruleFired", value: stored(records.fire(fire.id), `fire ${fire.id}`) } });
+    if (held.has(fire.id))
+      out.push({
+        event: { case: "ruleHold", value: stored(records.hold(fire.id), `the hold of fire ${fire.id}`) },
+      });
   }
-  for (const fireId of placed) {
-    const hold = records.hold(fireId);
-    if (hold !== undefined) out.push({ event: { case: "ruleHold", value: hold } });
-  }
-  for (const r of committed.releases) {
-    const stored = r.fireId === "" ? undefined : records.hold(r.fireId);
+  for (const r of committed.releases)
     out.push({
       event: {
         case: "ruleHoldReleased",
-        value: stored ?? { hold: { harness: r.harness, rule: r.rule }, releaseCause: r.cause },
+        value: stored(records.hold(r.fireId), `the release of ${r.harness}'s hold by rule ${r.rule}`),
       },
     });
-  }
   return out;
 }
+
+export const eventCount = (committed: Committed): number =>
+  committed.fires.length + committed.holdsPlaced.length + committed.releases.length;
 
 export interface WatchEventsDeps {
   readonly bus: EventBus<WatchEvent>;
