@@ -23,7 +23,14 @@ import { loadCredentials } from "../rpc/credentials.js";
 import { RuleService } from "../rpc/gen/harness/v1/rules_pb.js";
 import type { AdmitResult } from "../rpc/journal-service.js";
 import { UnknownPolicyRepoError } from "../rpc/rule-errors.js";
-import { committedRecords, holdsOn, type ReloadReport, ruleService, ruleState } from "../rpc/rule-service.js";
+import {
+  type CommittedRecords,
+  committedRecords,
+  holdsOn,
+  type ReloadReport,
+  ruleService,
+  ruleState,
+} from "../rpc/rule-service.js";
 import { type RpcServer, startRpcServer } from "../rpc/server.js";
 import { committedEvents, eventCount, type WatchEvent, watchEvents } from "../rpc/watch-events.js";
 import { DecisionStore } from "../store/decision-store.js";
@@ -76,7 +83,7 @@ export class Daemon {
   private pruning = false;
   /** WatchEvents' watchers: fed after every commit that made fires, holds or releases durable. */
   private readonly watchers = new EventBus<WatchEvent>();
-  private readonly records;
+  private readonly records: CommittedRecords;
 
   private constructor(
     readonly config: GlobalConfig,

@@ -150,7 +150,10 @@ describe("the authorization matrix", () => {
     f.query("SELECT 1 FROM rule_holds WHERE harness = ? AND released_at IS NULL", HELD).length === 1;
   const journalRows = () =>
     f.query<{ n: number }>("SELECT COUNT(*) AS n FROM rule_journal WHERE kind = 'run_event'")[0]?.n;
-  const loads = () => f.daemonStdout.split("\n").filter((l) => l.includes('"msg":"rule set loaded"')).length;
+  const logged = (msg: string) =>
+    f.daemonStdout.split("\n").filter((l) => l.includes(`"msg":"${msg}"`)).length;
+  const loads = () => logged("rule set loaded");
+  const watchers = () => logged("event watcher joined");
 
   beforeAll(async () => {
     const port = await freePort();
@@ -205,6 +208,7 @@ describe("the authorization matrix", () => {
   it("denies every cell above the caller's tier with PERMISSION_DENIED, before its handler runs", async () => {
     const rows = journalRows();
     const loaded = loads();
+    const watched = watchers();
     const denied = cells.filter((c) => expected(c) === "denied");
     const got: string[] = [];
     for (const c of denied) got.push(await run(c));
@@ -212,8 +216,10 @@ describe("the authorization matrix", () => {
     expect(got).toEqual(
       denied.map((c) => `${fullName(c.service, c.method)} by ${c.caller.name}: denied (PermissionDenied)`),
     );
-    // No denied handler ran: the hold is in place, nothing was journaled, nothing reloaded.
+    // No denied handler ran: the hold is in place, nothing was journaled, nothing reloaded, and no
+    // watcher subscribed.
     expect(held()).toBe(true);
+    expect(watchers()).toBe(watched);
     expect(journalRows()).toBe(rows);
     expect(loads()).toBe(loaded);
     expect(f.daemonStdout).not.toContain("policy repo synced");
@@ -222,16 +228,20 @@ describe("the authorization matrix", () => {
   it("runs the handler of every cell the caller's tier covers: zero unexpected grants, zero unexpected denials", async () => {
     const granted = cells.filter((c) => expected(c) === "granted");
     const loaded = loads();
+    const watched = watchers();
     const rows = journalRows() ?? 0;
     const got: string[] = [];
     for (const c of granted) got.push(await run(c));
     expect(got).toEqual(granted.map((c, i) => want(c, got[i] as string)));
     // And the handlers did run: the first controller's ClearHold released the hold, each Reload
-    // reloaded, each producer's Append journaled its event.
+    // reloaded, each WatchEvents subscribed, each producer's Append journaled its event.
     expect(held()).toBe(false);
     const reloads = granted.filter((c) => c.method.name === "Reload").length;
     expect(reloads).toBe(2);
     await f.until(() => loads() === loaded + reloads, "the reloads' log lines");
+    const watches = granted.filter((c) => c.method.name === "WatchEvents").length;
+    expect(watches).toBe(4);
+    expect(watchers()).toBe(watched + watches);
     const appends = granted.filter((c) => c.method.name === "Append").length;
     expect(appends).toBe(2);
     await f.until(() => journalRows() === rows + appends, "the appended rows");
