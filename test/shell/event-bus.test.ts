@@ -14,7 +14,8 @@ async function drain<T>(sub: { ready: number; next(): Promise<Delivery<T> | unde
 describe("the event bus", () => {
   it("delivers in order, then a gap with the count missed once the buffer is read, then resumes", async () => {
     const bus = new EventBus<number>();
-    const sub = bus.subscribe({ capacity: 3 });
+    let misses = 0;
+    const sub = bus.subscribe({ capacity: 3, onMiss: () => misses++ });
     bus.publish([1, 2, 3, 4, 5]);
     expect(await sub.next()).toEqual({ kind: "event", event: 1 });
     // Room for one more, but 4 and 5 were missed: 6 is missed too, so the gap stands where they were.
@@ -26,6 +27,10 @@ describe("the event bus", () => {
     ]);
     bus.publish([7]);
     expect(await drain(sub)).toEqual([{ kind: "event", event: 7 }]);
+    // Told once when it started to miss; a second overflow after the gap tells it again.
+    expect(misses).toBe(1);
+    bus.publish([8, 9, 10, 11]);
+    expect(misses).toBe(2);
   });
 
   it("wakes a waiting reader, and ends it when its signal aborts, freeing the subscription", async () => {

@@ -24,6 +24,8 @@ export interface SubscribeOptions {
   readonly signal?: AbortSignal;
   /** Called once when the subscription ends, by its signal, `close()` or the bus closing. */
   readonly onEnd?: (reason: EndReason) => void;
+  /** Called when the watcher starts to miss events, once until it has read the gap. */
+  readonly onMiss?: () => void;
 }
 
 export class EventBus<T> {
@@ -50,10 +52,14 @@ export class EventBus<T> {
     const capacity = options.capacity ?? DEFAULT_WATCH_BUFFER;
     if (!Number.isInteger(capacity) || capacity < 1)
       throw new RangeError(`a watch buffer holds at least one event, not ${capacity}`);
-    const s = new Subscription<T>(capacity, (reason) => {
-      this.subscriptions.delete(s);
-      options.onEnd?.(reason);
-    });
+    const s = new Subscription<T>(
+      capacity,
+      (reason) => {
+        this.subscriptions.delete(s);
+        options.onEnd?.(reason);
+      },
+      options.onMiss,
+    );
     if (this.closed) {
       s.end("closed");
       return s;
@@ -90,6 +96,7 @@ export class Subscription<T> implements AsyncIterable<Delivery<T>> {
   constructor(
     private readonly capacity: number,
     private readonly onEnd: (reason: EndReason) => void,
+    private readonly onMiss: (() => void) | undefined,
   ) {}
 
   private get buffered(): number {
@@ -112,7 +119,7 @@ export class Subscription<T> implements AsyncIterable<Delivery<T>> {
     // Once one event is missed, later ones are too until the gap is read, so the gap stands exactly
     // where the missed events would have been.
     if (this.missed > 0 || this.buffered >= this.capacity) {
-      this.missed++;
+      this.count(1);
       return;
     }
     this.buffer.push(event);
@@ -127,6 +134,11 @@ export class Subscription<T> implements AsyncIterable<Delivery<T>> {
       wake({ kind: "gap", missed: n });
       return;
     }
+    this.count(n);
+  }
+
+  private count(n: number): void {
+    if (this.missed === 0) this.onMiss?.();
     this.missed += n;
   }
 

@@ -64,6 +64,11 @@ export function watchEvents(deps: WatchEventsDeps): ServiceImpl<typeof RuleServi
     const subscription = bus.subscribe({
       signal: ctx.signal,
       onEnd: (reason) => log.info({ watchers: bus.watchers, reason }, "event watcher left"),
+      onMiss: () =>
+        log.warn(
+          { watchers: bus.watchers },
+          "event watcher reads slower than events commit; it misses them until it catches up",
+        ),
     });
     log.info({ watchers: bus.watchers }, "event watcher joined");
     yield {};
