@@ -22,7 +22,7 @@ export function runWatch(options: Common, io: Io, stop: AbortSignal): Promise<nu
       for await (const m of client.watchEvents({}, { signal: stop })) {
         // The first message carries no event: the subscription is in place.
         if (m.event.case === undefined) io.err(`harness rules watch: watching ${socketPath}; Ctrl-C stops`);
-        else io.out(options.json === true ? JSON.stringify(eventJson(m)) : eventLine(m));
+        else io.out(options.json === true ? JSON.stringify(watchJson(m)) : watchLine(m));
       }
     } catch (e) {
       if (stop.aborted) return 0;
@@ -35,7 +35,8 @@ export function runWatch(options: Common, io: Io, stop: AbortSignal): Promise<nu
 
 type Event = Exclude<WatchEventsResponse["event"], { case: undefined }>;
 
-function eventJson(m: WatchEventsResponse) {
+/** An event as `--json` prints it. */
+export function watchJson(m: WatchEventsResponse) {
   const e = m.event as Event;
   switch (e.case) {
     case "ruleFired":
@@ -60,7 +61,7 @@ const holdLine = (verb: string, at: bigint, h: HoldRecord, tail: string): string
 };
 
 /** One readable line per event: the time it happened, what happened, the fire, the rule, the target. */
-function eventLine(m: WatchEventsResponse): string {
+export function watchLine(m: WatchEventsResponse): string {
   const e = m.event as Event;
   switch (e.case) {
     case "ruleFired": {

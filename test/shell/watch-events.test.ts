@@ -8,7 +8,7 @@ import * as fs from "node:fs";
 import * as http from "node:http";
 import * as net from "node:net";
 import * as path from "node:path";
-import { fromBinary } from "@bufbuild/protobuf";
+import { create, fromBinary } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Fire } from "../../src/core/evaluate.js";
 import { controlTokenPath } from "../../src/shell/config/paths.js";
@@ -21,6 +21,7 @@ import {
 } from "../../src/shell/rpc/gen/harness/v1/rules_pb.js";
 import type { CommittedRecords } from "../../src/shell/rpc/rule-service.js";
 import { committedEvents, eventCount, type WatchEvent } from "../../src/shell/rpc/watch-events.js";
+import { watchJson, watchLine } from "../../src/shell/rules-watch-command.js";
 import { CLI, TestFleet } from "./daemon-harness.js";
 
 /** Annotates each run opened with the trigger `flood`, with a message of four copies of its repo. */
@@ -115,6 +116,16 @@ describe("a commit's events", () => {
     expect(() => committedEvents(committed, records("f-3-0"))).toThrow(
       "the release of nightly's hold by rule a was committed but is not in the store",
     );
+  });
+});
+
+describe("rules watch's gap", () => {
+  it("is one line, and one JSON object, with the count missed", () => {
+    const gap = create(WatchEventsResponseSchema, { event: { case: "gap", value: { missed: 412n } } });
+    expect(watchLine(gap)).toBe(
+      "gap: missed 412 events (this watcher read too slowly); see harness rules list and harness rules holds --released",
+    );
+    expect(watchJson(gap)).toEqual({ event: "gap", missed: 412 });
   });
 });
 
@@ -353,6 +364,9 @@ describe("WatchEvents", () => {
     expect(await ended).toBe(true);
     expect(await cli.exit).toBe(0);
     expect(cli.stderr()).toContain("harness rules watch: the daemon ended the stream (it is stopping)");
+    const none = await f.cli(["rules", "watch"]);
+    expect(none.code).toBe(3);
+    expect(none.stderr).toBe(`harness rules watch: no daemon answers on ${f.socketPath}\n`);
   });
 });
 
