@@ -15,6 +15,7 @@ import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { controlTokenPath } from "../../../src/shell/config/paths.js";
+import { ruleClient } from "../../../src/shell/rpc/client.js";
 import { readTokenFile } from "../../../src/shell/rpc/credentials.js";
 import { JournalService } from "../../../src/shell/rpc/gen/harness/v1/journal_pb.js";
 import { RuleService } from "../../../src/shell/rpc/gen/harness/v1/rules_pb.js";
@@ -223,6 +224,20 @@ describe("the authorization matrix", () => {
     expect(journalRows()).toBe(rows);
     expect(loads()).toBe(loaded);
     expect(f.daemonStdout).not.toContain("policy repo synced");
+  });
+
+  it("A read client cannot clear a hold", async () => {
+    const e = await ruleClient({ baseUrl: tcp }, tokens.read)
+      .clearHold({ harness: HELD }, { timeoutMs: 5_000 })
+      .catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(ConnectError);
+    expect((e as ConnectError).code).toBe(Code.PermissionDenied);
+    expect((e as ConnectError).rawMessage).toBe(
+      "harness.v1.RuleService/ClearHold needs the control tier, which a reader does not hold",
+    );
+    // Refused before the handler ran: the hold is still in force.
+    expect(held()).toBe(true);
+    expect(f.daemonStdout).not.toContain('"msg":"rule hold released"');
   });
 
   it("runs the handler of every cell the caller's tier covers: zero unexpected grants, zero unexpected denials", async () => {
