@@ -8,7 +8,7 @@ import * as fs from "node:fs";
 import * as http from "node:http";
 import * as net from "node:net";
 import * as path from "node:path";
-import { create, fromBinary } from "@bufbuild/protobuf";
+import { create, fromBinary, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Fire } from "../../src/core/evaluate.js";
 import { controlTokenPath } from "../../src/shell/config/paths.js";
@@ -401,9 +401,10 @@ function watchCli(f: TestFleet, args: readonly string[]) {
   };
 }
 
-const wire = (e: Record<string, unknown>) => {
+/** An event as `JournalService.Append` takes it: its kind beside its fields, stamped now. */
+const wire = (e: Record<string, JsonValue>): { kind: string; event: JsonObject } => {
   const { kind, ...event } = e;
-  return { kind: kind as string, event: { at: new Date().toISOString(), ...event } } as never;
+  return { kind: String(kind), event: { at: new Date().toISOString(), ...event } };
 };
 
 /**
