@@ -339,6 +339,24 @@ describe("hostile RPC input", () => {
       expect(unaryCode(badStruct)).toBe("invalid_argument");
     });
 
+    it("ends a stream whose request is malformed JSON with INVALID_ARGUMENT, and one without a request with UNIMPLEMENTED", async () => {
+      const json = await post(
+        f.socketPath,
+        `${rule}WatchEvents`,
+        "application/connect+json",
+        envelope(Buffer.from("{")),
+      );
+      expect(streamCode(json)).toBe("invalid_argument");
+      // No request message for a server stream: the Connect protocol's code for a cardinality violation.
+      const none = await post(
+        f.socketPath,
+        `${rule}WatchEvents`,
+        "application/connect+proto",
+        Buffer.alloc(0),
+      );
+      expect(streamCode(none)).toBe("unimplemented");
+    });
+
     it("refuses an event nested deeper than the parsers go, in either codec, without harm to the daemon", async () => {
       const depth = 200_000;
       const json = `{"events":[{"kind":"run_event","event":{"type":"opened","deep":${"[".repeat(depth)}${"]".repeat(depth)}}}]}`;
