@@ -111,14 +111,14 @@ cli
     } else unknownVerb("journal", verb, "append, import");
   });
 
-const RULES_VERBS = ["admission", "clear", "list", "show", "explain", "holds", "backtest"] as const;
+const RULES_VERBS = ["admission", "clear", "list", "show", "explain", "holds", "backtest", "watch"] as const;
 type RulesVerb = (typeof RULES_VERBS)[number];
 const isRulesVerb = (v: string): v is RulesVerb => (RULES_VERBS as readonly string[]).includes(v);
 
 cli
   .command(
     "rules <verb> [arg]",
-    "Rules. Verbs: list, show <name>, explain <fire-id> | explain --harness NAME, holds [--harness NAME], backtest <file> [--since 30d], admission <harness> (may it run now?), clear <harness> [--rule NAME]",
+    "Rules. Verbs: list, show <name>, explain <fire-id> | explain --harness NAME, holds [--harness NAME], backtest <file> [--since 30d], watch (events as they commit), admission <harness> (may it run now?), clear <harness> [--rule NAME]",
   )
   .option("--since <duration>", "backtest: replay the rows admitted in the last DURATION (default 30d)")
   .option("--store <path>", "backtest: the store to replay when no daemon answers (default the daemon's)")
@@ -156,6 +156,13 @@ cli
         verb === "admission"
           ? await runAdmission(harness, common, io)
           : await runClear(harness, { ...common, rule: o.rule }, io);
+      return;
+    }
+    if (verb === "watch") {
+      const { runWatch } = await import("./rules-watch-command.js");
+      const stop = new AbortController();
+      for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => stop.abort());
+      process.exitCode = await runWatch(common, io, stop.signal);
       return;
     }
     if (verb === "backtest") {

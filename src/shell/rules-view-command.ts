@@ -174,7 +174,7 @@ const enforceStatus = (r: RuleInfo): string =>
       : "not in [memory.rules] enforce (not needed below hold)";
 
 /** A hold record's hold, which the daemon always sends. */
-function holdOf(h: HoldRecord): HoldInfo {
+export function holdOf(h: HoldRecord): HoldInfo {
   if (h.hold === undefined) throw new Error("the daemon sent a hold record without its hold");
   return h.hold;
 }
@@ -286,7 +286,7 @@ const actionsJson = (f: FireInfo) =>
     updated_at: iso(a.updatedAtMs),
   }));
 
-function fireJson(f: FireInfo) {
+export function fireJson(f: FireInfo) {
   return {
     fire_id: f.fireId,
     rule: f.rule,
@@ -471,6 +471,15 @@ export function runExplainHarness(
   });
 }
 
+/** A hold record as `rules holds --json` and `rules watch --json` print it. */
+export const holdRecordJson = (h: HoldRecord) => ({
+  ...holdJson(holdOf(h)),
+  cooldown: formatDuration(Number(h.cooldownMs)),
+  false_since: iso(h.falseSinceMs),
+  released_at: iso(h.releasedAtMs),
+  release_cause: h.releaseCause === "" ? null : h.releaseCause,
+});
+
 const holdState = (h: HoldRecord): string =>
   h.releasedAtMs !== 0n
     ? `released: ${h.releaseCause} at ${iso(h.releasedAtMs)}`
@@ -496,13 +505,7 @@ export function runHolds(
     if (options.json === true) {
       io.out(
         JSON.stringify({
-          holds: res.holds.map((h) => ({
-            ...holdJson(holdOf(h)),
-            cooldown: formatDuration(Number(h.cooldownMs)),
-            false_since: iso(h.falseSinceMs),
-            released_at: iso(h.releasedAtMs),
-            release_cause: h.releaseCause === "" ? null : h.releaseCause,
-          })),
+          holds: res.holds.map(holdRecordJson),
           truncated: res.truncated,
         }),
       );

@@ -27,15 +27,24 @@ import { loadCredentials } from "../rpc/credentials.js";
 import { RuleService } from "../rpc/gen/harness/v1/rules_pb.js";
 import type { AdmitResult } from "../rpc/journal-service.js";
 import { UnknownPolicyRepoError } from "../rpc/rule-errors.js";
-import { holdsOn, type ReloadReport, ruleService, ruleState } from "../rpc/rule-service.js";
+import {
+  type CommittedRecords,
+  committedRecords,
+  holdsOn,
+  type ReloadReport,
+  ruleService,
+  ruleState,
+} from "../rpc/rule-service.js";
 import { type RpcServer, startRpcServer } from "../rpc/server.js";
+import { committedEvents, eventCount, type WatchEvent, watchEvents } from "../rpc/watch-events.js";
 import { DecisionStore } from "../store/decision-store.js";
 import { JournalTable } from "../store/journal-table.js";
 import { type OpenedStore, openStore } from "../store/open-store.js";
 import { JournalPruner } from "../store/retention.js";
 import { packageVersion } from "../version.js";
 import { ActionRunner } from "./actions.js";
-import { Evaluator } from "./evaluator.js";
+import { type Committed, Evaluator } from "./evaluator.js";
+import { EventBus } from "./event-bus.js";
 import { loadRuleSet } from "./rule-source.js";
 
 export interface DaemonOptions {
@@ -87,6 +96,9 @@ export class Daemon {
   private pruning = false;
   private backtestRunner: BacktestRunner | undefined;
   private reloading: Promise<unknown> = Promise.resolve();
+  /** WatchEvents' watchers: fed after every commit that made fires, holds or releases durable. */
+  private readonly watchers = new EventBus<WatchEvent>();
+  private readonly records: CommittedRecords;
 
   private constructor(
     readonly config: GlobalConfig,
@@ -105,7 +117,9 @@ export class Daemon {
     private readonly tickMs: number,
     private readonly loadRules: (config: GlobalConfig) => Promise<RuleSetLoad>,
     private clones: readonly PolicyCloneStatus[],
-  ) {}
+  ) {
+    this.records = committedRecords(store.db);
+  }
 
   static async start(options: DaemonOptions): Promise<Daemon> {
     const env = options.env;
@@ -190,6 +204,7 @@ export class Daemon {
         dispatch: (committed) => {
           runner.dispatch(committed);
           metrics.holdsActive.set(Object.keys(daemon?.evaluatorState.holds ?? {}).length);
+          daemon?.publish(committed);
         },
       });
       const writer = new JournalWriter(store.db, journal, {
@@ -297,10 +312,25 @@ export class Daemon {
             // The pruner keeps the retention the daemon started with; so does the check.
             retentionMs: () => this.config.memory.rules.journalRetention,
           }),
+          watchEvents: watchEvents({ bus: this.watchers, log: this.log }),
         }),
     });
     if (server.metricsListen !== undefined)
       await this.serveMetrics(server.metricsListen.host, server.metricsListen.port);
+  }
+
+  /**
+   * Hands a commit's events to the watchers. A failure to read them back costs the watchers a gap, not
+   * the rules their actions.
+   */
+  private publish(committed: Committed): void {
+    if (this.watchers.watchers === 0) return;
+    try {
+      this.watchers.publish(committedEvents(committed, this.records));
+    } catch (e) {
+      this.watchers.miss(eventCount(committed));
+      this.log.error({ err: (e as Error).message }, "events not sent to watchers");
+    }
   }
 
   /** `harness rules clear`: between two rows, like every change of state. */
@@ -464,6 +494,7 @@ export class Daemon {
   async close(): Promise<void> {
     if (this.closed) return;
     process.off("SIGHUP", this.onHup);
+    this.watchers.close();
     await this.rpc?.close();
     await this.backtestRunner?.close();
     this.writer.close();

@@ -16,6 +16,7 @@ import { children, type Expr } from "../../cel/index.js";
 import type { LoadedRule } from "../../core/compile-rule.js";
 import { DAY } from "../../core/durations.js";
 import { PRIMITIVE_NAMES } from "../../core/environments.js";
+import { MAX_IDENT, MAX_PATH } from "../../core/kinds.js";
 import type { Level } from "../../core/rule-file.js";
 import type { ActiveRule, DisabledRule, RuleSet, RuleSource } from "../../core/rule-set.js";
 import type { CoreState, Hold } from "../../core/state.js";
@@ -112,6 +113,7 @@ export interface RuleServiceDeps {
 type HoldInit = MessageInitShape<typeof HoldInfoSchema>;
 type RuleInfoInit = MessageInitShape<typeof RuleInfoSchema>;
 type FireInit = MessageInitShape<typeof FireInfoSchema>;
+type HoldRecordInit = MessageInitShape<typeof HoldRecordSchema>;
 
 function limitOf(requested: number, what: string): number {
   if (requested === 0) return DEFAULT_LIST_LIMIT;
@@ -121,6 +123,33 @@ function limitOf(requested: number, what: string): number {
       `limit ${requested} is over the most a ${what} list returns (${MAX_LIST_LIMIT})`,
     );
   return requested;
+}
+
+/**
+ * The longest name a request may carry. No identifier the journal admits is longer than MAX_IDENT
+ * (`kinds.ts`), and rule names and fire ids are shorter still, so a longer one can only be refused. A
+ * node id is a prefix and a percent-encoded path of up to MAX_PATH code points, 12 characters each at
+ * most.
+ */
+const MAX_NAME = MAX_IDENT;
+const MAX_NODE = 12 * MAX_PATH + 64;
+
+/** Refuses a name longer than any the daemon holds, echoing only its start. */
+function checkLength(value: string, field: string, max = MAX_NAME): void {
+  if (value.length <= max) return;
+  const start = `${value.slice(0, 32)}…`;
+  throw new InvalidArgumentError(
+    start,
+    `${field} ${JSON.stringify(start)} is ${value.length} characters long; none the daemon holds is longer than ${max}`,
+  );
+}
+
+/** A request's lower time bound, ms: not negative, and within what the journal's times can be. */
+function sinceOf(sinceMs: bigint): number {
+  if (sinceMs < 0n) throw new InvalidArgumentError("", `since_ms ${sinceMs} is negative`);
+  if (sinceMs > BigInt(Number.MAX_SAFE_INTEGER))
+    throw new InvalidArgumentError("", `since_ms ${sinceMs} is past any time the journal can hold`);
+  return Number(sinceMs);
 }
 
 /** The holds in force on a harness, oldest first. */
@@ -156,6 +185,7 @@ export function ruleService(
   return {
     checkAdmission: (req) =>
       serve(`CheckAdmission ${req.harness}`, () => {
+        checkLength(req.harness, "harness");
         const holds = holdsOn(state(), req.harness);
         const first = holds[0];
         return {
@@ -170,6 +200,8 @@ export function ruleService(
 
     clearHold: (req) =>
       serve(`ClearHold ${req.harness}`, () => {
+        checkLength(req.harness, "harness");
+        checkLength(req.rule, "rule");
         const rule = req.rule === "" ? undefined : req.rule;
         const released = deps.clear(req.harness, rule);
         if (released.length === 0) throw new HoldNotFoundError(req.harness, rule);
@@ -191,6 +223,8 @@ export function ruleService(
       serve(`PolicySynced ${req.repo}`, async () => {
         if (req.repo === "")
           throw new InvalidArgumentError("", "PolicySynced needs the repo that was synced");
+        checkLength(req.repo, "repo");
+        checkLength(req.commit, "commit");
         let r: ReloadReport;
         try {
           r = await deps.policySynced(req.repo, req.commit);
@@ -209,6 +243,7 @@ export function ruleService(
 
     getRule: (req) =>
       serve(`GetRule ${req.name}`, () => {
+        checkLength(req.name, "rule");
         const set = rules();
         const view = new RuleView(set, state(), reads, deps.clock());
         const active = set.rules.find((r) => r.rule.spec.name === req.name);
@@ -231,12 +266,14 @@ export function ruleService(
     listFires: (req) =>
       serve("ListFires", () => {
         const limit = limitOf(req.limit, "fire");
-        if (req.sinceMs < 0n) throw new InvalidArgumentError("", `since_ms ${req.sinceMs} is negative`);
+        checkLength(req.rule, "rule");
+        checkLength(req.harness, "harness");
+        const sinceMs = sinceOf(req.sinceMs);
         const rows = reads.fires(
           {
             ...(req.rule === "" ? {} : { rule: req.rule }),
             ...(req.harness === "" ? {} : { harness: req.harness }),
-            sinceMs: Number(req.sinceMs),
+            sinceMs,
           },
           limit + 1,
         );
@@ -251,6 +288,7 @@ export function ruleService(
 
     explainFire: (req) =>
       serve(`ExplainFire ${req.fireId}`, () => {
+        checkLength(req.fireId, "fire id");
         const row = reads.fire(req.fireId);
         if (row === undefined) throw new UnknownFireError(req.fireId);
         const journalRow = reads.journalRow(row.seq);
@@ -284,11 +322,12 @@ export function ruleService(
     listHolds: (req) =>
       serve("ListHolds", () => {
         const limit = limitOf(req.limit, "hold");
+        checkLength(req.harness, "harness");
         const harness = req.harness === "" ? undefined : req.harness;
         const active = sortedHolds(
           Object.values(state().holds).filter((h) => harness === undefined || h.harness === harness),
         ).map(
-          (h): MessageInitShape<typeof HoldRecordSchema> => ({
+          (h): HoldRecordInit => ({
             hold: holdInfo(h),
             cooldownMs: BigInt(h.cooldown),
             falseSinceMs: BigInt(h.falseSince ?? 0),
@@ -297,22 +336,7 @@ export function ruleService(
         if (!req.includeReleased) return { holds: active };
         const released = reads.releasedHolds(harness, limit + 1);
         return {
-          holds: [
-            ...active,
-            ...released.slice(0, limit).map((r) => ({
-              hold: {
-                harness: r.harness,
-                rule: r.rule,
-                hash: r.hash,
-                fireId: r.fire_id,
-                sinceMs: BigInt(r.since),
-              },
-              cooldownMs: BigInt(r.cooldown),
-              falseSinceMs: BigInt(r.false_since ?? 0),
-              releasedAtMs: BigInt(r.released_at),
-              releaseCause: r.release_cause,
-            })),
-          ],
+          holds: [...active, ...released.slice(0, limit).map(holdRecord)],
           truncated: released.length > limit,
         };
       }),
@@ -320,6 +344,7 @@ export function ruleService(
     listAnnotations: (req) =>
       serve(`ListAnnotations ${req.node}`, () => {
         const limit = limitOf(req.limit, "annotation");
+        checkLength(req.node, "node", MAX_NODE);
         const rows = reads.annotations(req.node === "" ? undefined : req.node, limit + 1);
         const { kept, truncated } = withinBudget(rows, limit, (a) => [a.message, a.node]);
         return {
@@ -604,7 +629,7 @@ interface ActionRow {
   updated_at: number;
 }
 
-interface ReleasedHoldRow {
+interface HoldRow {
   harness: string;
   rule: string;
   hash: string;
@@ -612,8 +637,44 @@ interface ReleasedHoldRow {
   since: number;
   cooldown: number;
   false_since: number | null;
-  released_at: number;
-  release_cause: string;
+  /** Null while the hold is in force. */
+  released_at: number | null;
+  release_cause: string | null;
+}
+
+/** A stored hold as ListHolds returns a released one. */
+function holdRecord(r: HoldRow): HoldRecordInit {
+  return {
+    hold: { harness: r.harness, rule: r.rule, hash: r.hash, fireId: r.fire_id, sinceMs: BigInt(r.since) },
+    cooldownMs: BigInt(r.cooldown),
+    falseSinceMs: BigInt(r.false_since ?? 0),
+    releasedAtMs: BigInt(r.released_at ?? 0),
+    releaseCause: r.release_cause ?? "",
+  };
+}
+
+/**
+ * The fire and hold records a commit made durable, read back by fire id in the shapes ListFires and
+ * ListHolds return them, for WatchEvents to send as they commit.
+ */
+export interface CommittedRecords {
+  fire(fireId: string): FireInit | undefined;
+  /** The hold a fire placed, in force or (after its release) released. */
+  hold(fireId: string): HoldRecordInit | undefined;
+}
+
+export function committedRecords(db: Db): CommittedRecords {
+  const reads = new StoreReads(db);
+  return {
+    fire: (fireId) => {
+      const row = reads.fire(fireId);
+      return row === undefined ? undefined : fireInfo(row, reads.actions(fireId));
+    },
+    hold: (fireId) => {
+      const row = reads.holdOf(fireId);
+      return row === undefined ? undefined : holdRecord(row);
+    },
+  };
 }
 
 interface AnnotationRow {
@@ -623,6 +684,8 @@ interface AnnotationRow {
   message: string;
   at: number;
 }
+
+const HOLD_COLUMNS = "harness, rule, hash, fire_id, since, cooldown, false_since, released_at, release_cause";
 
 const FIRE_COLUMNS =
   "fire_id, seq, at, rule, hash, kind, type, target_kind, target_key, harness, run, declared_level, effective_level, mode, action, message, primitives";
@@ -646,6 +709,7 @@ class StoreReads {
       ),
       suppressed: db.prepare("SELECT COALESCE(SUM(count), 0) AS n FROM rule_suppressed WHERE hash = ?"),
       fire: db.prepare(`SELECT ${FIRE_COLUMNS} FROM rule_fires WHERE fire_id = ?`),
+      holdOf: db.prepare(`SELECT ${HOLD_COLUMNS} FROM rule_holds WHERE fire_id = ? ORDER BY id DESC LIMIT 1`),
       actions: db.prepare(
         "SELECT action, state, detail, updated_at FROM rule_actions WHERE fire_id = ? ORDER BY action",
       ),
@@ -719,8 +783,8 @@ class StoreReads {
     return (this.stmts.lastRow.get() as { seq: number; at: number } | undefined) ?? { seq: 0, at: 0 };
   }
 
-  releasedHolds(harness: string | undefined, limit: number): ReleasedHoldRow[] {
-    const cols = "harness, rule, hash, fire_id, since, cooldown, false_since, released_at, release_cause";
+  releasedHolds(harness: string | undefined, limit: number): HoldRow[] {
+    const cols = HOLD_COLUMNS;
     return (
       harness === undefined
         ? this.db
@@ -733,7 +797,12 @@ class StoreReads {
               `SELECT ${cols} FROM rule_holds WHERE released_at IS NOT NULL AND harness = ? ORDER BY released_at DESC, id DESC LIMIT ?`,
             )
             .all(harness, limit)
-    ) as ReleasedHoldRow[];
+    ) as HoldRow[];
+  }
+
+  /** The hold a fire placed; a scan, as holds are few (only enforced hold and stop rules place them). */
+  holdOf(fireId: string): HoldRow | undefined {
+    return this.stmts.holdOf.get(fireId) as HoldRow | undefined;
   }
 
   annotations(node: string | undefined, limit: number): AnnotationRow[] {

@@ -11,6 +11,7 @@ import * as http from "node:http";
 import * as net from "node:net";
 import * as path from "node:path";
 import { isMainThread } from "node:worker_threads";
+import type { JsonReadOptions } from "@bufbuild/protobuf";
 import type { ConnectRouter } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { Credentials } from "./credentials.js";
@@ -60,6 +61,7 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
       },
       interceptors: [tierInterceptor(listener, options.credentials)],
       readMaxBytes: options.readMaxBytes ?? DEFAULT_READ_MAX_BYTES,
+      jsonOptions: STRICT_JSON,
       // Streaming handlers (WatchEvents, Backtest) see this and end when the server closes.
       shutdownSignal: shutdown.signal,
     });
@@ -90,6 +92,15 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
   };
   return { close, socketPath: options.socketPath, ...(tcpAddress === undefined ? {} : { tcpAddress }) };
 }
+
+/**
+ * JSON bodies decoded strictly: invalid UTF-8 is refused (INVALID_ARGUMENT) rather than turned into
+ * U+FFFD and journaled, as the binary codec refuses it in a string. Connect hands these options to its
+ * JSON serialization, which takes the decoder (`createJsonSerialization`).
+ */
+const STRICT_JSON: Partial<JsonReadOptions> & { readonly textDecoder: { decode(b?: Uint8Array): string } } = {
+  textDecoder: new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }),
+};
 
 function assertEveryMethodTiered(router: ConnectRouter): void {
   for (const { service, method } of router.handlers) {

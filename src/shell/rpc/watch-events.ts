@@ -1,0 +1,78 @@
+/**
+ * RuleService.WatchEvents (SPEC-0029 REQ-17): rule_fired, rule_hold and rule_hold_released as they
+ * commit. The daemon publishes a commit's events to the bus only after the evaluator's transaction has
+ * committed (the evaluator's `dispatch`), so a watcher never sees what a crash could undo; each event
+ * is read back from the store in the shapes ListFires and ListHolds return. A watcher that reads slower
+ * than events commit has a bounded buffer (`event-bus.ts`) and gets a gap, with how many it missed,
+ * in their place; a cancelled or disconnected call unsubscribes, and the daemon's close ends the stream.
+ *
+ * The first message of every stream carries no event: it says the subscription is in place, so that
+ * everything committed after the client has read it reaches the client (and it sends the response
+ * headers at once, which Connect otherwise holds back until the first event).
+ */
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { ServiceImpl } from "@connectrpc/connect";
+import type { Committed } from "../daemon/evaluator.js";
+import type { EventBus } from "../daemon/event-bus.js";
+import type { Log } from "../log.js";
+import type { RuleService, WatchEventsResponseSchema } from "./gen/harness/v1/rules_pb.js";
+import type { CommittedRecords } from "./rule-service.js";
+
+export type WatchEvent = MessageInitShape<typeof WatchEventsResponseSchema>;
+
+/**
+ * A commit's events in commit order: each fire, followed by the hold it placed (evaluation places a
+ * hold only from a fire of the same row), then the releases. Throws when the store lacks a record the
+ * commit made, a fault of the daemon; `eventCount` says how many events the commit carried, so that
+ * the watchers can be told how many they miss.
+ */
+export function committedEvents(committed: Committed, records: CommittedRecords): WatchEvent[] {
+  const stored = <T>(record: T | undefined, what: string): T => {
+    if (record === undefined) throw new Error(`${what} was committed but is not in the store`);
+    return record;
+  };
+  const out: WatchEvent[] = [];
+  const held = new Set(committed.holdsPlaced.map((h) => h.fireId));
+  for (const { fire } of committed.fires) {
+    out.push({ event: { case: "ruleFired", value: stored(records.fire(fire.id), `fire ${fire.id}`) } });
+    if (held.has(fire.id))
+      out.push({
+        event: { case: "ruleHold", value: stored(records.hold(fire.id), `the hold of fire ${fire.id}`) },
+      });
+  }
+  for (const r of committed.releases)
+    out.push({
+      event: {
+        case: "ruleHoldReleased",
+        value: stored(records.hold(r.fireId), `the release of ${r.harness}'s hold by rule ${r.rule}`),
+      },
+    });
+  return out;
+}
+
+export const eventCount = (committed: Committed): number =>
+  committed.fires.length + committed.holdsPlaced.length + committed.releases.length;
+
+export interface WatchEventsDeps {
+  readonly bus: EventBus<WatchEvent>;
+  readonly log: Log;
+}
+
+export function watchEvents(deps: WatchEventsDeps): ServiceImpl<typeof RuleService>["watchEvents"] {
+  const { bus, log } = deps;
+  return async function* watch(_req, ctx) {
+    const subscription = bus.subscribe({
+      signal: ctx.signal,
+      onEnd: (reason) => log.info({ watchers: bus.watchers, reason }, "event watcher left"),
+      onMiss: () =>
+        log.warn(
+          { watchers: bus.watchers },
+          "event watcher reads slower than events commit; it misses them until it catches up",
+        ),
+    });
+    log.info({ watchers: bus.watchers }, "event watcher joined");
+    yield {};
+    for await (const d of subscription)
+      yield d.kind === "event" ? d.event : { event: { case: "gap", value: { missed: BigInt(d.missed) } } };
+  };
+}
