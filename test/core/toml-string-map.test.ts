@@ -27,8 +27,8 @@ describe("TOML string positions", () => {
       "b = 'lit \"q\" \\n'",
       'c = """',
       "line one",
-      '  two \\',
-      "     three\"\"\"\"",
+      "  two \\",
+      '     three""""',
       "d = '''",
       "raw \\n '' x'''",
     ].join("\n");
@@ -41,7 +41,10 @@ describe("TOML string positions", () => {
     const s = found(text);
     const when = decodeStringValue(s);
     const bad = when.indexOf("bad");
-    expect(locateInStringValue(s, bad)).toEqual({ line: 2, column: text.split("\n")[1]?.indexOf("bad") + 1 });
+    expect(locateInStringValue(s, bad)).toEqual({
+      line: 2,
+      column: (text.split("\n")[1] ?? "").indexOf("bad") + 1,
+    });
     // The escaped quote points at its backslash; the end points at the closing quote.
     const q = locateInStringValue(s, when.indexOf('"'));
     expect(charAt(text, q.line, q.column)).toBe("\\");
