@@ -5,9 +5,14 @@
  * and exits 0 without errors, 1 with any (or any warning under `--strict`), 2 when it cannot read the
  * directory.
  */
-import { EXIT } from "./client-target.js";
 import { failed, formatFinding, sortFindings } from "./lint/findings.js";
 import { lintCheckout } from "./lint/lint-checkout.js";
+
+/**
+ * docs/cli.md's exit codes, as `EXIT` in client-target.ts spells them; defined here because that
+ * module reads the global config and speaks to the daemon, and lint imports neither.
+ */
+const EXIT = { ok: 0, failed: 1, unreadable: 2 } as const;
 
 export interface LintOptions {
   readonly json?: boolean | undefined;
@@ -22,7 +27,7 @@ export function runLint(
   const result = lintCheckout(dir);
   if (!result.ok) {
     io.err(`harness rules lint: ${result.error}`);
-    return EXIT.usage;
+    return EXIT.unreadable;
   }
   const findings = sortFindings(result.findings);
   if (options.json === true) io.out(JSON.stringify(findings));

@@ -32,11 +32,8 @@ export function lintCheckout(dir: string): CheckoutLint {
 
   let ruleEntries: Dirent[] = [];
   const rulesDir = has("rules");
-  if (rulesDir === undefined)
-    findings.push(
-      finding("rules", undefined, "notice", "ignored", "no rules/ directory: no policy rules to lint"),
-    );
-  else {
+  // A repo that holds only weights/ (SPEC-0028's weights_repo) has no rules/, and that is fine.
+  if (rulesDir !== undefined) {
     try {
       ruleEntries = sorted(readdirSync(join(dir, "rules"), { withFileTypes: true }));
     } catch (e) {
