@@ -9,8 +9,8 @@ import { createHash } from "node:crypto";
 import { compile, comprehensionNestingLimit, type Diagnostic, type Program, print, T } from "../cel/index.js";
 import { ENVIRONMENTS } from "./environments.js";
 import { primitiveRules } from "./primitive-rules.js";
-import { locateInStringValue } from "./toml-string-map.js";
 import { canonicalCooldown, type RuleProblem, type RuleSpec } from "./rule-file.js";
+import { locateInStringValue } from "./toml-string-map.js";
 
 /** Per-evaluation cost limit, in cel-go's units (REQ-6). */
 export const COST_LIMIT = 5_000;

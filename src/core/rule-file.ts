@@ -176,9 +176,15 @@ function basename(file: string): string {
   return last.replace(/\.toml$/, "");
 }
 
+/**
+ * Where a top-level key is first written: `key = …`, a dotted `key.sub = …`, or a table header
+ * `[key]` / `[key.sub]`, bare or quoted. A line-wise scan: a key it cannot find has no position.
+ */
 function keyPosition(text: string, key: string): { line?: number; column?: number } {
   const lines = text.split(/\r\n|\r|\n/);
-  const re = new RegExp(`^(\\s*)(${key.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}|"${key}")\\s*=`);
+  const k = key.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const spelled = `(?:${k}|"${k}"|'${k}')`;
+  const re = new RegExp(`^([ \\t]*)(?:${spelled}[ \\t]*[.=]|\\[{1,2}[ \\t]*${spelled}[ \\t]*[.\\]])`);
   for (let i = 0; i < lines.length; i++) {
     const m = re.exec(lines[i] ?? "");
     if (m) return { line: i + 1, column: (m[1]?.length ?? 0) + 1 };

@@ -58,9 +58,7 @@ export function findStringValue(text: string, key: string): StringValueSource | 
         }
       }
       const end = closingQuote(text, start, quote);
-      return end === undefined
-        ? undefined
-        : { line: lineNo, column, quote, raw: text.slice(start, end) };
+      return end === undefined ? undefined : { line: lineNo, column, quote, raw: text.slice(start, end) };
     }
     offset += line.length + (text.startsWith("\r\n", offset + line.length) ? 2 : 1);
   }
@@ -100,7 +98,10 @@ export function locateInStringValue(source: StringValueSource, offset: number): 
  * its file position and what it decodes to; stops when `visit` returns true. Returns the position just
  * past the raw text.
  */
-function walk(source: StringValueSource, visit: (pos: FilePosition, decoded: string) => boolean): FilePosition {
+function walk(
+  source: StringValueSource,
+  visit: (pos: FilePosition, decoded: string) => boolean,
+): FilePosition {
   const { raw, quote } = source;
   const escapes = quote.startsWith('"');
   const multiline = quote.length === 3;

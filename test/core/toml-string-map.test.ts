@@ -95,3 +95,21 @@ describe("TOML string positions", () => {
     expect(text.split("\n")[3]?.slice(column - 1)).toMatch(/^\.outcom/);
   });
 });
+
+describe("rule file key positions", () => {
+  it("locates unknown keys written dotted, quoted or as a table, whatever characters they hold", () => {
+    const at = (text: string) => {
+      const r = loadRuleFile("rules/a.toml", text);
+      return r.ok
+        ? undefined
+        : { line: r.problem.line, column: r.problem.column, message: r.problem.message };
+    };
+    expect(at('name = "a"\n"a(" = 1')).toEqual({ line: 2, column: 1, message: "unknown key a(" });
+    expect(at('name = "a"\n  extra.k = 1')).toEqual({ line: 2, column: 3, message: "unknown key extra" });
+    expect(at('name = "a"\n[constructor.prototype]\nx = 1')).toEqual({
+      line: 2,
+      column: 1,
+      message: "unknown key constructor",
+    });
+  });
+});

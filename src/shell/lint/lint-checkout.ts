@@ -5,7 +5,7 @@
  * Each file is read up to its size limit plus one byte, so a huge file costs no memory, and each file's
  * problem is its own finding: one unreadable or hostile file does not stop the others.
  */
-import { closeSync, type Dirent, openSync, readdirSync, readSync } from "node:fs";
+import { closeSync, type Dirent, fstatSync, openSync, readdirSync, readSync } from "node:fs";
 import { join } from "node:path";
 import { MAX_RULE_FILE_BYTES } from "../../core/load-rule.js";
 import { type Finding, finding } from "./findings.js";
@@ -179,7 +179,8 @@ function readBounded(path: string, limit: number): { bytes: Uint8Array } | { err
     return { error: `cannot read the file: ${(e as Error).message}` };
   }
   try {
-    const buf = Buffer.alloc(limit + 1);
+    // Sized by the file, not the limit: 100,000 small files must not each cost a limit's buffer.
+    const buf = Buffer.alloc(Math.min(fstatSync(fd).size, limit) + 1);
     let n = 0;
     while (n < buf.length) {
       const got = readSync(fd, buf, n, buf.length - n, null);
