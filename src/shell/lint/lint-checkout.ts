@@ -66,10 +66,52 @@ export function lintCheckout(dir: string): CheckoutLint {
   }
   const rules = lintRuleFiles(inputs);
   findings.push(...rules.findings);
+  const nestedDirs = ruleEntries.filter((d) => d.isDirectory()).map((d) => `rules/${d.name}`);
+  findings.push(...nestedNamesakes(dir, nestedDirs, ruleNames));
 
   if (has("tests") !== undefined) findings.push(...lintTests(dir, rules.loaded, ruleNames));
   if (has("weights") !== undefined) findings.push(...lintWeights(dir));
   return { ok: true, findings, ruleFiles: inputs.length };
+}
+
+/** Entries below rules/ visited at most when looking for namesakes. */
+const MAX_NESTED_ENTRIES = 10_000;
+
+/**
+ * Two files under rules/ with one name (REQ-21): the daemon loads only the top-level one, so a
+ * `rules/<dir>/…/<name>.toml` beside `rules/<name>.toml` is an error: one of the two is not what
+ * the author meant. Nested files are not parsed; their basename is their name.
+ */
+function nestedNamesakes(dir: string, start: readonly string[], names: ReadonlySet<string>): Finding[] {
+  const findings: Finding[] = [];
+  const pending = [...start];
+  let visited = 0;
+  while (pending.length > 0 && visited < MAX_NESTED_ENTRIES) {
+    const rel = pending.shift() as string;
+    let entries: Dirent[];
+    try {
+      entries = sorted(readdirSync(join(dir, rel), { withFileTypes: true }));
+    } catch {
+      continue;
+    }
+    for (const d of entries) {
+      if (++visited > MAX_NESTED_ENTRIES) break;
+      const file = `${rel}/${d.name}`;
+      if (d.isDirectory()) pending.push(file);
+      else if (d.isFile() && d.name.endsWith(".toml") && names.has(d.name.slice(0, -".toml".length))) {
+        findings.push(
+          finding(
+            file,
+            undefined,
+            "error",
+            "duplicate_name",
+            `has the name of rules/${d.name}; the daemon loads only the top-level file and ignores this one`,
+          ),
+        );
+      }
+    }
+  }
+  return findings;
 }
 
 function lintTests(
