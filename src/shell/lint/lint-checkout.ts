@@ -50,8 +50,15 @@ export function lintCheckout(dir: string): CheckoutLint {
         ignored(`${file}/`, "is a directory: the daemon reads only rules/<name>.toml at the top of rules/"),
       );
     } else if (kind !== "file") {
+      // A link may point out of the checkout, and what the daemon makes of it is not lint's to guess.
       findings.push(
-        ignored(file, `is a ${kind}: lint does not follow it, and the daemon reads only regular files`),
+        finding(
+          file,
+          undefined,
+          "warning",
+          "ignored",
+          `is a ${kind}: lint does not follow it; commit the rule as a regular file`,
+        ),
       );
     } else if (!d.name.endsWith(".toml")) {
       findings.push(ignored(file, "is not a .toml file: the daemon ignores it"));

@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -210,5 +210,16 @@ describe("It needs nothing but the checkout", () => {
       ),
     ).toEqual([]);
     expect(shell).toContain("shell/lint/lint-checkout.ts");
+  });
+});
+
+describe("links in rules/", () => {
+  it("warns about a symbolic link and does not follow it", () => {
+    const dir = checkout({ "outside.toml": ruleText("linked") });
+    mkdirSync(join(dir, "rules"));
+    symlinkSync(join(dir, "outside.toml"), join(dir, "rules", "linked.toml"));
+    const { exitCode, findings } = lintJson(dir);
+    expect(exitCode).toBe(0);
+    expect(findings).toMatchObject([{ file: "rules/linked.toml", severity: "warning", reason: "ignored" }]);
   });
 });
