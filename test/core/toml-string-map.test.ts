@@ -60,6 +60,23 @@ describe("TOML string positions", () => {
     expect(locateInStringValue(s, when.indexOf("oops"))).toEqual({ line: 3, column: 8 });
   });
 
+  it("gives the same positions in a file with CRLF line ends", () => {
+    const lines = [
+      'name = "churn"',
+      "when = '''",
+      'event.type == "closed"',
+      '  && event.outcom == "x"',
+      "'''",
+    ];
+    for (const sep of ["\n", "\r\n"]) {
+      const s = found(lines.join(sep));
+      expect(locateInStringValue(s, decodeStringValue(s).indexOf(".outcom"))).toEqual({
+        line: 4,
+        column: 11,
+      });
+    }
+  });
+
   it("points every character of a generated basic string at itself or its escape", () => {
     fc.assert(
       fc.property(fc.string({ unit: "grapheme", maxLength: 30 }), fc.nat(40), (value, pad) => {
