@@ -16,7 +16,7 @@ import {
 } from "../../cel/index.js";
 import { COST_LIMIT, type LoadedRule } from "../../core/compile-rule.js";
 import { PRIMITIVE_NAMES } from "../../core/environments.js";
-import { EVENT_FIELDS, type EventKind, isEventKind } from "../../core/kinds.js";
+import { EVENT_FIELDS, EVENT_TYPE_NAMES, type EventKind, isEventKind } from "../../core/kinds.js";
 import { outsideEnumeration } from "./enumerations.js";
 import type { LintReason } from "./findings.js";
 
@@ -38,7 +38,7 @@ export function adviseRule(rule: LoadedRule): Advice[] {
   for (const e of walk(checked.expr)) {
     if (e.kind !== "call") continue;
     if ((e.fn === Op.equals || e.fn === Op.notEquals) && e.target === undefined) {
-      const compared = enumeratedComparison(kind, e.args);
+      const compared = enumeratedComparison(checked, kind, e.args);
       if (compared !== undefined) {
         const verdict = e.fn === Op.equals ? "can never be true" : "is always true";
         advice.push({
@@ -80,11 +80,14 @@ function* walk(e: Expr): Generator<Expr> {
   for (const c of children(e)) yield* walk(c);
 }
 
-/** `event.<field>` of the rule's own event, or undefined. */
-function eventField(e: Expr): string | undefined {
-  return e.kind === "select" && !e.testOnly && e.operand.kind === "ident" && e.operand.name === "event"
-    ? e.field
-    : undefined;
+/**
+ * `event.<field>` of the rule's own event, or undefined: by the operand's checked type, so a
+ * comprehension variable that happens to be called `event` is not taken for it.
+ */
+function eventField(checked: CheckedAst, kind: EventKind, e: Expr): string | undefined {
+  if (e.kind !== "select" || e.testOnly) return undefined;
+  const t = checked.types.get(e.operand.id);
+  return t?.kind === "object" && t.name === EVENT_TYPE_NAMES[kind] ? e.field : undefined;
 }
 
 const stringLiteral = (e: Expr): string | undefined =>
@@ -92,6 +95,7 @@ const stringLiteral = (e: Expr): string | undefined =>
 
 /** `event.<field> == "<literal>"` (either way round) with a literal outside the field's enumeration. */
 function enumeratedComparison(
+  checked: CheckedAst,
   kind: EventKind,
   args: readonly Expr[],
 ): { readonly literal: Expr; readonly why: string } | undefined {
@@ -101,7 +105,7 @@ function enumeratedComparison(
     [a, b],
     [b, a],
   ] as const) {
-    const field = eventField(x);
+    const field = eventField(checked, kind, x);
     const value = stringLiteral(y);
     const why =
       field === undefined || value === undefined ? undefined : outsideEnumeration(kind, field, value);

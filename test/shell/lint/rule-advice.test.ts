@@ -42,6 +42,8 @@ describe("lint's advice", () => {
     expect(advice('event.reason == "whatever"')).toEqual([]);
     expect(advice('event.harness == "closd"')).toEqual([]);
     expect(advice('event.type == "tick"', "tick")).toEqual([]);
+    // A comprehension variable named event is not the event.
+    expect(advice('[{"type": "closd"}].exists(event, event.type == "closd")')).toEqual([]);
   });
 
   it("flags a when that can never be true, or is always true, only when certain", () => {
