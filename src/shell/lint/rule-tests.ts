@@ -16,8 +16,8 @@ import { emptyState } from "../../core/state.js";
 import { scanReader } from "../../core/window.js";
 import { isTable, type TomlTable } from "../config/toml-document.js";
 import type { Position } from "../config/toml-positions.js";
+import { arrayTableHeaders } from "./array-table-headers.js";
 import { type Finding, finding } from "./findings.js";
-import { arrayTableHeaders } from "./weights-snapshot.js";
 
 /** A test file is data for a few cases; 1 MiB and 10,000 rows bound what one file can make lint do. */
 export const MAX_TEST_FILE_BYTES = 1024 * 1024;

@@ -9,6 +9,7 @@ import { createHash } from "node:crypto";
 import { parse as parseToml, TomlDate, TomlError } from "smol-toml";
 import { isTable, type TomlTable } from "../config/toml-document.js";
 import { type Position, scanPositions } from "../config/toml-positions.js";
+import { arrayTableHeaders } from "./array-table-headers.js";
 import { type Finding, finding } from "./findings.js";
 
 export const WEIGHTS_FILE = "weights/models.toml";
@@ -176,18 +177,4 @@ export function lintWeightsSnapshot(text: string): Finding[] {
       "weights_hash",
     );
   return findings;
-}
-
-/**
- * Where each `[[name]]` header stands, in file order. A line-wise scan: its count is compared with
- * the parsed array's, and positions are used only when they agree.
- */
-export function arrayTableHeaders(text: string, name: string): Position[] {
-  const re = new RegExp(`^[ \\t]*\\[\\[[ \\t]*${name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}[ \\t]*\\]\\]`);
-  const out: Position[] = [];
-  text.split(/\r\n|\r|\n/).forEach((line, i) => {
-    const m = re.exec(line);
-    if (m !== null) out.push({ line: i + 1, column: line.indexOf("[") + 1 });
-  });
-  return out;
 }
