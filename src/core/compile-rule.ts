@@ -10,6 +10,7 @@ import { compile, comprehensionNestingLimit, type Diagnostic, type Program, prin
 import { ENVIRONMENTS } from "./environments.js";
 import { primitiveRules } from "./primitive-rules.js";
 import { canonicalCooldown, type RuleProblem, type RuleSpec } from "./rule-file.js";
+import { locateInStringValue } from "./toml-string-map.js";
 
 /** Per-evaluation cost limit, in cel-go's units (REQ-6). */
 export const COST_LIMIT = 5_000;
@@ -38,14 +39,13 @@ export function compileRule(spec: RuleSpec): RuleLoad {
   });
   if (!compiled.ok) {
     const first = compiled.errors[0] as Diagnostic;
-    const where = compiled.source.location(first.offset);
     return {
       ok: false,
       problem: {
         reason: "compile",
         file: spec.file,
         key: "when",
-        ...filePosition(spec, where),
+        ...filePosition(spec, first.offset),
         message: first.message,
       },
     };
@@ -89,14 +89,13 @@ export function contentHash(spec: RuleSpec, normalizedWhen: string): string {
   return createHash("sha256").update(canonical).digest("hex");
 }
 
-/** A position inside `when` as a position in the file, where the file says where `when` starts. */
-function filePosition(
-  spec: RuleSpec,
-  inWhen: { readonly line: number; readonly column: number } | undefined,
-): { line?: number; column?: number } {
-  const start = spec.whenStart;
-  if (start === undefined) return {};
-  if (inWhen === undefined) return { line: start.line, column: start.column };
-  if (inWhen.line === 1) return { line: start.line, column: start.column + inWhen.column - 1 };
-  return { line: start.line + inWhen.line - 1, column: inWhen.column };
+/**
+ * A position inside `when` (a UTF-16 offset of the decoded text) as a line and column of the file,
+ * through the string's quoting and escapes; without an offset, where `when`'s text starts.
+ */
+function filePosition(spec: RuleSpec, offset: number | undefined): { line?: number; column?: number } {
+  const source = spec.whenSource;
+  if (source === undefined) return {};
+  if (offset === undefined) return { line: source.line, column: source.column };
+  return locateInStringValue(source, offset);
 }

@@ -6,6 +6,7 @@
 import { parse as parseToml, TomlError } from "smol-toml";
 import { DAY, formatDuration, MINUTE, type Millis, parseDuration } from "./durations.js";
 import { type EventKind, isEventKind } from "./kinds.js";
+import { decodeStringValue, findStringValue, type StringValueSource } from "./toml-string-map.js";
 
 export const LEVELS = ["annotate", "notify", "hold", "stop"] as const;
 export type Level = (typeof LEVELS)[number];
@@ -54,8 +55,8 @@ export interface RuleSpec {
   readonly cooldown: Millis;
   readonly target: Target;
   readonly message: string;
-  /** Where the `when` text starts in the file, so CEL positions can be reported against the file. */
-  readonly whenStart: { readonly line: number; readonly column: number; readonly exact: boolean } | undefined;
+  /** The `when` value as written in the file, so CEL positions can be reported against the file. */
+  readonly whenSource: StringValueSource | undefined;
 }
 
 export type RuleFileResult =
@@ -162,7 +163,7 @@ export function parseRuleFile(file: string, text: string): RuleFileResult {
       cooldown,
       target: target as Target,
       message,
-      whenStart: valueStart(text, "when"),
+      whenSource: sourceOf(text, "when", when),
     },
   };
 }
@@ -175,9 +176,15 @@ function basename(file: string): string {
   return last.replace(/\.toml$/, "");
 }
 
+/**
+ * Where a top-level key is first written: `key = …`, a dotted `key.sub = …`, or a table header
+ * `[key]` / `[key.sub]`, bare or quoted. A line-wise scan: a key it cannot find has no position.
+ */
 function keyPosition(text: string, key: string): { line?: number; column?: number } {
   const lines = text.split(/\r\n|\r|\n/);
-  const re = new RegExp(`^(\\s*)(${key.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}|"${key}")\\s*=`);
+  const k = key.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const spelled = `(?:${k}|"${k}"|'${k}')`;
+  const re = new RegExp(`^([ \\t]*)(?:${spelled}[ \\t]*[.=]|\\[{1,2}[ \\t]*${spelled}[ \\t]*[.\\]])`);
   for (let i = 0; i < lines.length; i++) {
     const m = re.exec(lines[i] ?? "");
     if (m) return { line: i + 1, column: (m[1]?.length ?? 0) + 1 };
@@ -185,22 +192,8 @@ function keyPosition(text: string, key: string): { line?: number; column?: numbe
   return {};
 }
 
-/**
- * Where a key's string value starts: the character after its opening quote (and after the newline a
- * multi-line string drops). Positions inside are exact for literal strings, which take no escapes.
- */
-function valueStart(text: string, key: string): RuleSpec["whenStart"] {
-  const lines = text.split(/\r\n|\r|\n/);
-  const re = new RegExp(`^\\s*${key}\\s*=\\s*('''|"""|'|")`);
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i] ?? "";
-    const m = re.exec(line);
-    if (!m) continue;
-    const quote = m[1] as string;
-    const after = m[0].length;
-    const exact = quote.startsWith("'");
-    if (quote.length === 3 && line.slice(after).trim() === "") return { line: i + 2, column: 1, exact };
-    return { line: i + 1, column: after + 1, exact };
-  }
-  return undefined;
+/** Where a key's string value is written, when the scan finds exactly the value smol-toml parsed. */
+function sourceOf(text: string, key: string, value: string): StringValueSource | undefined {
+  const source = findStringValue(text, key);
+  return source !== undefined && decodeStringValue(source) === value ? source : undefined;
 }

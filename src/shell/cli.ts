@@ -48,6 +48,7 @@ interface ClientOptions {
 }
 
 interface RulesOptions extends ClientOptions {
+  strict?: boolean;
   harness?: string;
   released?: boolean;
   limit?: string | number;
@@ -111,17 +112,28 @@ cli
     } else unknownVerb("journal", verb, "append, import");
   });
 
-const RULES_VERBS = ["admission", "clear", "list", "show", "explain", "holds", "backtest", "watch"] as const;
+const RULES_VERBS = [
+  "admission",
+  "clear",
+  "list",
+  "show",
+  "explain",
+  "holds",
+  "backtest",
+  "watch",
+  "lint",
+] as const;
 type RulesVerb = (typeof RULES_VERBS)[number];
 const isRulesVerb = (v: string): v is RulesVerb => (RULES_VERBS as readonly string[]).includes(v);
 
 cli
   .command(
     "rules <verb> [arg]",
-    "Rules. Verbs: list, show <name>, explain <fire-id> | explain --harness NAME, holds [--harness NAME], backtest <file> [--since 30d], watch (events as they commit), admission <harness> (may it run now?), clear <harness> [--rule NAME]",
+    "Rules. Verbs: list, show <name>, explain <fire-id> | explain --harness NAME, holds [--harness NAME], backtest <file> [--since 30d], watch (events as they commit), admission <harness> (may it run now?), clear <harness> [--rule NAME], lint [DIR] (check a policy repo checkout, offline)",
   )
   .option("--since <duration>", "backtest: replay the rows admitted in the last DURATION (default 30d)")
   .option("--store <path>", "backtest: the store to replay when no daemon answers (default the daemon's)")
+  .option("--strict", "lint: count warnings as errors")
   .option("--rule <name>", "clear: only this rule's hold")
   .option("--harness <name>", "explain: that harness's holds and fires; holds: only that harness's")
   .option("--released", "holds: also list released holds, newest first")
@@ -132,6 +144,12 @@ cli
   .action(async (verb: string, arg: string | undefined, o: RulesOptions) => {
     if (!isRulesVerb(verb)) {
       unknownVerb("rules", verb, RULES_VERBS.join(", "));
+      return;
+    }
+    if (verb === "lint") {
+      // Lint reads the checkout alone: no config, store or daemon, so it imports none of them.
+      const { runLint } = await import("./lint-command.js");
+      process.exitCode = runLint(arg ?? ".", { json: o.json, strict: o.strict }, io);
       return;
     }
     const common = { socket: o.socket, config: o.config, json: o.json };
