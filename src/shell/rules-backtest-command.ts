@@ -9,6 +9,7 @@ import * as fs from "node:fs";
 import type { BacktestCounts } from "../core/backtest.js";
 import { formatDuration, parseDuration } from "../core/durations.js";
 import type { Level } from "../core/rule-file.js";
+import { MAX_RULE_FILE_BYTES, ruleFileText } from "../core/rule-file-bytes.js";
 import { DEFAULT_BACKTEST_SINCE } from "./backtest/backtest-request.js";
 import type { BacktestStart, ReplayedFire } from "./backtest/replay.js";
 import { clientTarget, EXIT, unreachable } from "./client-target.js";
@@ -21,8 +22,22 @@ export interface BacktestOptions extends Common {
   readonly store?: string | undefined;
 }
 
-/** A rule file larger than this is not a rule file; refused before it is read whole. */
-const MAX_RULE_FILE_BYTES = 1024 * 1024;
+/** The first `n` bytes of a file (all of it when shorter). */
+function readPrefix(file: string, n: number): Uint8Array {
+  const fd = fs.openSync(file, "r");
+  try {
+    const buf = Buffer.alloc(n);
+    let got = 0;
+    while (got < n) {
+      const r = fs.readSync(fd, buf, got, n - got, null);
+      if (r === 0) break;
+      got += r;
+    }
+    return buf.subarray(0, got);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
 
 /** One backtest's result, from the daemon or from the store. */
 export interface BacktestReport {
@@ -40,18 +55,20 @@ export async function runBacktest(file: string, options: BacktestOptions, io: Io
     io.err(`harness rules backtest: --since ${options.since}: not a duration (e.g. 30d, 12h)`);
     return EXIT.usage;
   }
-  let text: string;
+  // Read as every rule file is (the daemon's clones, lint): at most one byte past the limit, UTF-8.
+  let bytes: Uint8Array;
   try {
-    const size = fs.statSync(file).size;
-    if (size > MAX_RULE_FILE_BYTES) {
-      io.err(`harness rules backtest: ${file}: ${size} bytes, more than a rule file may hold (1 MiB)`);
-      return EXIT.usage;
-    }
-    text = fs.readFileSync(file, "utf8");
+    bytes = readPrefix(file, MAX_RULE_FILE_BYTES + 1);
   } catch (e) {
     io.err(`harness rules backtest: ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
     return EXIT.usage;
   }
+  const read = ruleFileText(file, bytes);
+  if (!read.ok) {
+    io.err(`harness rules backtest: ${file}: ${read.problem.reason}: ${read.problem.message}`);
+    return EXIT.failed;
+  }
+  const { text } = read;
   const target = await clientTarget({ socket: options.socket, config: options.config, env: io.env });
   let report: BacktestReport;
   try {

@@ -142,8 +142,9 @@ describe("harness rules backtest over a month of fleet", () => {
 
   it("Backtests are bounded", async () => {
     const client = ruleClient({ socketPath: fleet.socketPath });
-    // A rule that fires on nearly every tool call streams megabytes: a caller that stops reading keeps
-    // its backtest, and its slot, open.
+    // A rule that fires on nearly every tool call, with a long message, streams megabytes: more than the
+    // sockets between daemon and client buffer, so a caller that stops reading keeps its backtest, and
+    // its slot, open.
     const noisy = `name = "noisy"
 description = "every tool call"
 on = "run_event"
@@ -151,7 +152,7 @@ when = 'event.type == "tool"'
 level = "notify"
 cooldown = "1m"
 target = "run"
-message = "{{run}}"
+message = "{{run}} ${"x".repeat(250)}"
 `;
     const open = [new AbortController(), new AbortController()].map((ac) => ({
       ac,
@@ -167,7 +168,7 @@ message = "{{run}}"
       () => undefined,
       (e: unknown) => e,
     );
-    expect(refused).toBeInstanceOf(ConnectError);
+    expect(refused, `the third backtest got ${String(refused)}`).toBeInstanceOf(ConnectError);
     expect((refused as ConnectError).code).toBe(Code.ResourceExhausted);
     expect((refused as ConnectError).findDetails(ErrorDetailSchema)[0]?.reason).toBe(
       ErrorReason.BACKTEST_BUSY,

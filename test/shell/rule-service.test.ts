@@ -270,6 +270,12 @@ describe("a fleet with a notify hook", () => {
 
   it("explains a fire whose journal row retention pruned, saying so; an unknown fire exits 1", async () => {
     const [fire] = f.query<{ fire_id: string; seq: number }>("SELECT fire_id, seq FROM rule_fires");
+    // A later row, so the one deleted below is not the newest: SQLite would give its seq to the next row.
+    const later = await f.cli(
+      ["journal", "append", "--token-file", f.tokens.get("ledger") as string],
+      jsonl([{ kind: "run_event", type: "opened", harness: "other", run: "other#1" }]),
+    );
+    expect(later.code, later.stderr).toBe(0);
     await f.stop();
     // What retention does to an old row: the fire outlives it (its seq is a plain column).
     const db = new Database(f.storePath);

@@ -7,7 +7,7 @@
  */
 import { closeSync, type Dirent, fstatSync, openSync, readdirSync, readSync } from "node:fs";
 import { join } from "node:path";
-import { MAX_RULE_FILE_BYTES } from "../../core/load-rule.js";
+import { MAX_RULE_FILE_BYTES } from "../../core/rule-file-bytes.js";
 import { type Finding, finding } from "./findings.js";
 import { lintRuleFiles, type RuleFileInput } from "./rule-files.js";
 import { MAX_TEST_FILE_BYTES, runRuleTests } from "./rule-tests.js";

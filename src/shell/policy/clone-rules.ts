@@ -7,7 +7,8 @@
  * Only local reads run here, and only when a rule set is (re)loaded.
  */
 import type { RuleLoad } from "../../core/compile-rule.js";
-import { loadRuleFile } from "../../core/load-rule.js";
+import { loadRuleFileBytes } from "../../core/load-rule.js";
+import { ruleFileTooLarge } from "../../core/rule-file-bytes.js";
 import type { PolicyRepoConfig } from "../config/global-config.js";
 import { policyClonePath } from "../config/paths.js";
 import { type CloneState, hasCommit, inspectClone, readRuleFiles } from "./clone.js";
@@ -126,9 +127,7 @@ export class PolicyRuleSource {
     if (cached?.commit === commit) return cached.loads;
     const loads = (await readRuleFiles(dir, commit, this.env)).map(
       (f): RuleLoad =>
-        "text" in f
-          ? loadRuleFile(f.file, f.text)
-          : { ok: false, problem: { reason: "schema", file: f.file, message: f.problem } },
+        "bytes" in f ? loadRuleFileBytes(f.file, f.bytes) : { ok: false, problem: ruleFileTooLarge(f.file) },
     );
     this.served.set(repo, { commit, loads });
     return loads;

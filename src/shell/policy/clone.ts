@@ -4,7 +4,9 @@
  * rule files of one commit, read from git's objects rather than from the working tree, so a clone
  * edited by hand can still serve the commit it was last clean at.
  */
+
 import * as fs from "node:fs";
+import { MAX_RULE_FILE_BYTES } from "../../core/rule-file-bytes.js";
 import { catFileBatch, type GitOptions, git, gitTest, notFound } from "./git.js";
 
 export type CloneState = "clean" | "dirty" | "off_branch" | "missing";
@@ -20,9 +22,6 @@ export interface CloneInspection {
 
 /** Where the clone records its remote's default branch when it is made (`git config` in the clone). */
 export const DEFAULT_BRANCH_KEY = "harness.defaultBranch";
-
-/** Larger rule files are disabled unread: REQ-3's keys fit in a few kilobytes. */
-export const MAX_RULE_FILE_BYTES = 1024 * 1024;
 
 const local = (repo: string, env: NodeJS.ProcessEnv): GitOptions => ({ repo, mode: "local", env });
 
@@ -120,10 +119,10 @@ export function hasCommit(dir: string, commit: string, env: NodeJS.ProcessEnv): 
   return gitTest(["cat-file", "-e", `${commit}^{commit}`], local(dir, env));
 }
 
-/** One `rules/<name>.toml` of a commit: its text, or why it cannot be read as a rule file. */
-export type RuleFileText =
-  | { readonly file: string; readonly text: string }
-  | { readonly file: string; readonly problem: string };
+/** One `rules/<name>.toml` of a commit: its bytes, or only its size when that is over the limit. */
+export type RuleFileBlob =
+  | { readonly file: string; readonly bytes: Uint8Array }
+  | { readonly file: string; readonly tooLarge: true };
 
 // `<mode> <type> <oid> <size>\t<path>`, as `ls-tree -l` prints each entry.
 const LS_TREE_ENTRY = /^(\d+) (\w+) ([0-9a-f]+) +(\d+|-)\t(.*)$/s;
@@ -137,35 +136,24 @@ export async function readRuleFiles(
   dir: string,
   commit: string,
   env: NodeJS.ProcessEnv,
-): Promise<RuleFileText[]> {
+): Promise<RuleFileBlob[]> {
   const o = local(dir, env);
   const listing = await git(["ls-tree", "-z", "-l", commit, "--", "rules/"], o);
   const wanted: { file: string; oid: string }[] = [];
-  const out: RuleFileText[] = [];
+  const out: RuleFileBlob[] = [];
   for (const entry of listing.split("\0")) {
     const m = LS_TREE_ENTRY.exec(entry);
     if (m === null) continue;
     const [, mode, type, oid, size, file] = m as unknown as [string, string, string, string, string, string];
     if (type !== "blob" || (mode !== "100644" && mode !== "100755") || !RULE_FILE.test(file)) continue;
-    if (Number(size) > MAX_RULE_FILE_BYTES)
-      out.push({
-        file,
-        problem: `the file is ${size} bytes, over the ${MAX_RULE_FILE_BYTES} a rule file may be`,
-      });
+    // A file over the core's limit is disabled unread, with the reason lint and backtest give it.
+    if (Number(size) > MAX_RULE_FILE_BYTES) out.push({ file, tooLarge: true });
     else wanted.push({ file, oid });
   }
   const byOid = new Map<string, string[]>();
   for (const w of wanted) byOid.set(w.oid, [...(byOid.get(w.oid) ?? []), w.file]);
-  const utf8 = new TextDecoder("utf-8", { fatal: true });
   await catFileBatch([...byOid.keys()], o, ({ oid, bytes }) => {
-    let text: string | undefined;
-    try {
-      text = utf8.decode(bytes);
-    } catch {
-      text = undefined;
-    }
-    for (const file of byOid.get(oid) ?? [])
-      out.push(text === undefined ? { file, problem: "the file is not valid UTF-8" } : { file, text });
+    for (const file of byOid.get(oid) ?? []) out.push({ file, bytes });
   });
   return out.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
 }

@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { MAX_RULE_FILE_BYTES } from "../../../src/core/load-rule.js";
+import { MAX_RULE_FILE_BYTES } from "../../../src/core/rule-file-bytes.js";
 import { checkout, lintJson, ruleText } from "./checkout-fixture.js";
 
 /** Lints the hostile file beside a good rule: the hostile one gets one clear error, the good one none. */

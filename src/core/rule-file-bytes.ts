@@ -1,0 +1,36 @@
+/**
+ * A rule file's bytes as text, before any parsing: every reader of rule files (the daemon's policy
+ * clones, lint, backtest) goes through this, so all of them refuse the same files for the same reason.
+ * A module of its own, free of the CEL compiler, so a command that only reads a file stays light.
+ */
+import type { RuleProblem } from "./rule-file.js";
+
+/**
+ * The largest rule file read, in bytes. A rule is a dozen short keys (a `when` of a few hundred
+ * characters, a message of at most 280): 256 KiB leaves room for comments and refuses, before any
+ * parsing, the file that would cost the loader time or memory.
+ */
+export const MAX_RULE_FILE_BYTES = 256 * 1024;
+
+/** The problem of a file over `MAX_RULE_FILE_BYTES`, known from its size before it is read. */
+export function ruleFileTooLarge(file: string): RuleProblem {
+  const message = `the file is larger than ${MAX_RULE_FILE_BYTES / 1024} KiB, the limit for a rule file`;
+  return { reason: "schema", file, message };
+}
+
+/**
+ * A rule file's bytes (at most `MAX_RULE_FILE_BYTES + 1` of them, so an oversized file is known
+ * without reading it all) as text: too large or not UTF-8 is a `schema` problem. Every reader of rule
+ * files (the daemon's policy clones, lint, backtest) goes through it, so they refuse the same files.
+ */
+export function ruleFileText(
+  file: string,
+  bytes: Uint8Array,
+): { readonly ok: true; readonly text: string } | { readonly ok: false; readonly problem: RuleProblem } {
+  if (bytes.length > MAX_RULE_FILE_BYTES) return { ok: false, problem: ruleFileTooLarge(file) };
+  try {
+    return { ok: true, text: new TextDecoder("utf-8", { fatal: true }).decode(bytes) };
+  } catch {
+    return { ok: false, problem: { reason: "schema", file, message: "the file is not valid UTF-8" } };
+  }
+}
