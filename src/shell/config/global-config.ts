@@ -4,10 +4,12 @@
  * key in them fails, named with file, table, key, line and column) and leaves every other table alone.
  * Bad input never throws: it comes back as errors, all of them, not only the first.
  */
+
 import { readFile } from "node:fs/promises";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { DAY, formatDuration, HOUR, MINUTE, type Millis, parseDuration } from "../../core/durations.js";
 import { isProducerSource, PRODUCER_SOURCES, type ProducerSource } from "../../core/sources.js";
+import { branchProblem, remoteProblem } from "../policy/git.js";
 import { type ConfigError, type ConfigErrorCode, type ConfigWarning, inFileOrder } from "./config-error.js";
 import { controlTokenPath, socketPath } from "./paths.js";
 import { decodeUtf8, isTable, parseTomlDocument, type TomlTable } from "./toml-document.js";
@@ -86,7 +88,6 @@ export const DEFAULT_MAX_PROPOSALS_PER_WEEK = 3;
 
 const POLICY_REPO_NAME = /^[a-z][a-z0-9-]*$/;
 // `ext::sh -c …` and every other `<transport>::<address>` form makes git run a helper program.
-const TRANSPORT_HELPER = /^[A-Za-z][A-Za-z0-9+.-]*::/;
 const HOST_PORT = /^(?:\[([0-9A-Fa-f:.]+)\]|([^\s:[\]]+)):(\d{1,5})$/;
 
 /**
@@ -194,14 +195,18 @@ function policyRepos(root: Table): PolicyRepoConfig[] {
     if (t === undefined) continue;
     if (t.value("remote") === undefined)
       t.fail("missing_key", "remote", "missing: every policy repo needs a remote");
+    // The checks `harness policy sync` makes before it runs git, so config check refuses what sync would.
     const remote = t.gitArgument("remote");
-    if (remote !== undefined && TRANSPORT_HELPER.test(remote)) {
-      t.fail("invalid_value", "remote", "must be a git URL, not a transport helper (<transport>::…)");
-    }
+    const remoteRefusal = remote === undefined ? undefined : remoteProblem(remote);
+    if (remoteRefusal !== undefined)
+      t.fail("invalid_value", "remote", `must be a git URL or an absolute path: ${remoteRefusal}`);
+    const branch = t.gitArgument("branch");
+    const branchRefusal = branch === undefined ? undefined : branchProblem(branch);
+    if (branchRefusal !== undefined) t.fail("invalid_value", "branch", `not a branch name: ${branchRefusal}`);
     repos.push({
       name,
       remote: remote ?? "",
-      branch: t.gitArgument("branch"),
+      branch,
       credentialFile: t.path("credential_file"),
       reviewers: t.strings("reviewers") ?? [],
       labels: t.strings("labels") ?? [],

@@ -307,6 +307,20 @@ describe("global config: values", () => {
     ).toHaveLength(1);
   });
 
+  it("refuses the remotes and branches policy sync would refuse, so config check and sync agree", () => {
+    for (const [remote, why] of [
+      ["http://forge.example/r.git", "scheme http"],
+      ["policy/checkout", "a relative path"],
+    ] as const) {
+      const e = onlyError(`[policy_repo.ops]\nremote = "${remote}"\n`);
+      expect(e).toMatchObject({ code: "invalid_value", key: "remote", line: 2 });
+      expect(e.message).toContain(why);
+    }
+    const e = onlyError('[policy_repo.ops]\nremote = "/srv/r.git"\nbranch = "main:refs/heads/evil"\n');
+    expect(e).toMatchObject({ code: "invalid_value", key: "branch", line: 3 });
+    expect(load('[policy_repo.ops]\nremote = "git@forge.example:org/r.git"\n').policyRepos).toHaveLength(1);
+  });
+
   it("policy repo keys are typed", () => {
     const all = errors(
       '[policy_repo.ops]\nremote = "https://x/r.git"\npublic = "yes"\nmax_proposals_per_week = -1\nlabels = [1]\n',
