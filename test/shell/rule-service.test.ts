@@ -372,3 +372,29 @@ describe("doctor on a fleet with rule trouble", () => {
     expect(r.stdout).toMatch(/^FAIL {2}daemon {2}no daemon answers on /m);
   });
 });
+
+describe("a fleet running a stop rule it does not enforce", () => {
+  const f = new TestFleet({ rules: [{ name: "stopper", text: STOPPER }] });
+  beforeAll(async () => {
+    await f.start();
+  });
+  afterAll(() => f.dispose());
+
+  it("Explaining a capped fire", async () => {
+    await ledger(
+      f,
+      [{ kind: "run_event", type: "opened", harness: "impl", run: "impl#1", trigger: "stop-me" }],
+      1,
+    );
+    const fireId = f.query<{ fire_id: string }>("SELECT fire_id FROM rule_fires")[0]?.fire_id as string;
+    const text = await f.cli(["rules", "explain", fireId]);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toMatch(
+      /^ {2}level +declared stop, effective notify: not in \[memory\.rules\] enforce$/m,
+    );
+    const x = json(await f.cli(["rules", "explain", fireId, "--json"]));
+    expect(x).toMatchObject({ declared_level: "stop", effective_level: "notify", action: "notify" });
+    // Capped means nothing was stopped: the fire asked only for the notification.
+    expect(f.query("SELECT 1 FROM rule_actions WHERE action = 'stop'")).toHaveLength(0);
+  });
+});

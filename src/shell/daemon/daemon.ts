@@ -347,7 +347,7 @@ export class Daemon {
         res.writeHead(404).end();
         return;
       }
-      this.metrics.journalLag.set(Math.max(0, (this.clock() - this.evaluator.lastEvaluatedAt) / 1000));
+      this.metrics.journalLag.set(this.evaluator.lagSeconds(this.clock()));
       this.metrics.registry.metrics().then(
         (text) => res.writeHead(200, { "Content-Type": this.metrics.registry.contentType }).end(text),
         (e: Error) => res.writeHead(500).end(e.message),
@@ -400,7 +400,7 @@ export class Daemon {
         this.timers.push(setTimeout(() => this.scheduleEvaluation(), 1_000));
         return;
       }
-      this.metrics.journalLag.set(Math.max(0, (this.clock() - this.evaluator.lastEvaluatedAt) / 1000));
+      this.metrics.journalLag.set(this.evaluator.lagSeconds(this.clock()));
       if (n > 0) this.scheduleEvaluation();
     });
   }

@@ -151,9 +151,19 @@ export class Evaluator {
   get rules(): RuleSet {
     return this.ruleSet;
   }
-  /** The at of the last evaluated row, for the lag gauge. */
+  /** The at of the last evaluated row; 0 before any. */
   get lastEvaluatedAt(): number {
     return this.lastAt;
+  }
+
+  /**
+   * REQ-20's lag, in seconds: `now` minus the at of the last evaluated row. Before any row was ever
+   * evaluated it is the wait of the oldest row not yet evaluated (0 with none), so an evaluator that
+   * never started shows as behind, not as idle.
+   */
+  lagSeconds(now: number): number {
+    const at = this.lastAt > 0 ? this.lastAt : this.options.journal.rowsAfter(this.cursorSeq, 1)[0]?.at;
+    return at === undefined ? 0 : Math.max(0, (now - at) / 1000);
   }
 
   /**

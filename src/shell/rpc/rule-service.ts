@@ -83,6 +83,8 @@ export interface EvaluatorView {
   readonly cursor: number;
   /** The `at` of that row; 0 before any. */
   readonly lastEvaluatedAt: number;
+  /** REQ-20's lag at `now`, seconds (the gauge's value). */
+  lagSeconds(now: number): number;
 }
 
 export interface RuleServiceDeps {
@@ -382,8 +384,7 @@ export function ruleService(
           admittedSinceStart: await bySource(deps.metrics.journalRows),
           droppedSinceStart: await bySource(deps.metrics.journalDropped),
           evaluatorCursor: BigInt(evaluator.cursor),
-          lagSeconds:
-            evaluator.lastEvaluatedAt === 0 ? 0 : Math.max(0, (now - evaluator.lastEvaluatedAt) / 1000),
+          lagSeconds: evaluator.lagSeconds(now),
           holdsActive: Object.keys(current.holds).length,
           rulesActive: states.filter((x) => x.state === "active").length,
           rulesShadow: states.filter((x) => x.state === "shadow").length,

@@ -1203,7 +1203,8 @@ export type GetStatusResponse = Message<"harness.v1.GetStatusResponse"> & {
   evaluatorCursor: bigint;
 
   /**
-   * REQ-20's lag: the daemon's clock minus the at of the last evaluated row, in seconds; 0 before any.
+   * REQ-20's lag: the daemon's clock minus the at of the last evaluated row, in seconds. Before any row
+   * was evaluated: the wait of the oldest row not yet evaluated (0 when the journal has none).
    *
    * @generated from field: double lag_seconds = 10;
    */
@@ -1933,7 +1934,9 @@ export const RuleService: GenService<{
   },
   /**
    * rule_fired, rule_hold and rule_hold_released as they commit. A client that reads slower than they
-   * commit gets a gap marker, with how many it missed, in place of what overflowed its buffer. Read tier.
+   * commit gets a gap marker, with how many it missed, in place of what overflowed its buffer. The stream
+   * opens with one message with no event set, sent once the watcher is subscribed: anything committed
+   * after it arrives. Read tier.
    *
    * @generated from rpc harness.v1.RuleService.WatchEvents
    */

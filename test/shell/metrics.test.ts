@@ -1,0 +1,93 @@
+/**
+ * REQ-20's metrics: the `rule` label cap, and "A silent evaluator is visible" against a real daemon
+ * whose evaluator falls behind the journal.
+ */
+
+import * as fs from "node:fs";
+import { describe, expect, it } from "vitest";
+import { DaemonMetrics, OTHER, RULE_LABEL_CAP } from "../../src/shell/metrics.js";
+import { journalClient } from "../../src/shell/rpc/client.js";
+import { TestFleet } from "./daemon-harness.js";
+
+describe("the rule label", () => {
+  it("keeps 100 rule names and folds every later one into __other__", async () => {
+    const m = new DaemonMetrics();
+    for (let i = 0; i < RULE_LABEL_CAP + 20; i++)
+      m.evaluations.inc({ rule: m.rule(`rule-${String(i).padStart(3, "0")}`), result: "false" });
+    m.evaluations.inc({ rule: m.rule("rule-007"), result: "fired" });
+    const values = (await m.evaluations.get()).values;
+    const rules = new Set(values.map((v) => v.labels.rule));
+    expect(rules.size).toBe(RULE_LABEL_CAP + 1);
+    expect(values.find((v) => v.labels.rule === OTHER && v.labels.result === "false")?.value).toBe(20);
+    // A name seen before the cap keeps its own label after it.
+    expect(values.find((v) => v.labels.rule === "rule-007" && v.labels.result === "fired")?.value).toBe(1);
+  });
+});
+
+/** A rule near the 5,000-unit estimate that every tool row pays in full, so evaluation is slower than admission. */
+const heavy = (n: number) => {
+  const list = Array.from({ length: 16 }, (_, i) => i + 1).join(", ");
+  return {
+    name: `heavy-${n}`,
+    text: `name = "heavy-${n}"
+description = "costs most of the limit on every tool call"
+on = "run_event"
+when = '[${list}].map(x, [${list}].filter(y, y < x).size()).size() == 0 && event.type == "tool"'
+level = "notify"
+target = "run"
+message = "{{run}}"
+`,
+  };
+};
+
+const lagOf = (text: string): number => {
+  const m = /^harness_rule_journal_lag_seconds (\S+)$/m.exec(text);
+  if (m === null) throw new Error(`no lag gauge in\n${text}`);
+  return Number(m[1]);
+};
+
+describe("a daemon whose evaluator falls behind", () => {
+  it("A silent evaluator is visible", async () => {
+    const fleet = new TestFleet({ rules: Array.from({ length: 8 }, (_, i) => heavy(i)) });
+    try {
+      await fleet.start();
+      const url = /metrics (http:\/\/127\.0\.0\.1:\d+\/metrics)/.exec(fleet.daemonStderr)?.[1];
+      if (url === undefined) throw new Error(`no metrics address in ${fleet.daemonStderr}`);
+      const token = fs.readFileSync(fleet.tokens.get("observer") as string, "utf8").trim();
+      const client = journalClient({ socketPath: fleet.socketPath }, token);
+      const event = (i: number) => ({
+        kind: "run_event",
+        event: { type: "tool", harness: "impl", run: `impl#${i % 50}`, action: "read" },
+      });
+      // Rows keep being journaled, faster than eight heavy rules can evaluate them.
+      const seen: { lag: number; behind: boolean }[] = [];
+      const appending = (async () => {
+        for (let b = 0; b < 30; b++)
+          await client.append({
+            events: Array.from({ length: 1_000 }, (_, i) => event(b * 1_000 + i)),
+          });
+      })();
+      let done = false;
+      void appending.finally(() => {
+        done = true;
+      });
+      while (!done) {
+        const lag = lagOf(await (await fetch(url)).text());
+        const [row] = fleet.query<{ behind: number }>(
+          "SELECT (SELECT max(seq) FROM rule_journal) - (SELECT cursor FROM evaluator) AS behind",
+        );
+        seen.push({ lag, behind: (row?.behind ?? 0) > 0 });
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      await appending;
+      // The gauge rose while the journal ran ahead of the evaluator, instead of fires quietly stopping.
+      const behind = seen.filter((s) => s.behind);
+      expect(behind.length, JSON.stringify(seen)).toBeGreaterThan(0);
+      expect(Math.max(...behind.map((s) => s.lag)), JSON.stringify(seen)).toBeGreaterThan(1);
+      const rising = behind.map((s) => s.lag);
+      expect(rising.at(-1), JSON.stringify(seen)).toBeGreaterThan(rising[0] as number);
+    } finally {
+      await fleet.dispose();
+    }
+  }, 120_000);
+});
