@@ -12,6 +12,19 @@ import type { RuleProblem } from "./rule-file.js";
  */
 export const MAX_RULE_FILE_BYTES = 256 * 1024;
 
+/**
+ * The most rule files read from one policy repo. An organisation's rules number in the tens; a repo with
+ * a hundred thousand files would hold the daemon's reload (compiling each) for most of a minute. The
+ * files past the limit, in name order, are disabled unread.
+ */
+export const MAX_RULE_FILES_PER_REPO = 1_000;
+
+/** The problem of a rule file past the first `MAX_RULE_FILES_PER_REPO` of its repo, in name order. */
+export function ruleFilePastLimit(file: string): RuleProblem {
+  const message = `the repo holds more than ${MAX_RULE_FILES_PER_REPO.toLocaleString("en-US")} rule files; this one, past them in name order, is not read`;
+  return { reason: "schema", file, message };
+}
+
 /** The problem of a file over `MAX_RULE_FILE_BYTES`, known from its size before it is read. */
 export function ruleFileTooLarge(file: string): RuleProblem {
   const message = `the file is larger than ${MAX_RULE_FILE_BYTES / 1024} KiB, the limit for a rule file`;

@@ -7,7 +7,11 @@
  */
 import { closeSync, type Dirent, fstatSync, openSync, readdirSync, readSync } from "node:fs";
 import { join } from "node:path";
-import { MAX_RULE_FILE_BYTES } from "../../core/rule-file-bytes.js";
+import {
+  MAX_RULE_FILE_BYTES,
+  MAX_RULE_FILES_PER_REPO,
+  ruleFilePastLimit,
+} from "../../core/rule-file-bytes.js";
 import { type Finding, finding } from "./findings.js";
 import { lintRuleFiles, type RuleFileInput } from "./rule-files.js";
 import { MAX_TEST_FILE_BYTES, runRuleTests } from "./rule-tests.js";
@@ -42,6 +46,8 @@ export function lintCheckout(dir: string): CheckoutLint {
   }
   const inputs: RuleFileInput[] = [];
   const ruleNames = new Set<string>();
+  // Counted in name order, as the daemon counts a clone's: the files past its limit it does not read.
+  let ruleFiles = 0;
   for (const d of ruleEntries) {
     const file = `rules/${d.name}`;
     const kind = entryKind(d);
@@ -62,6 +68,8 @@ export function lintCheckout(dir: string): CheckoutLint {
       );
     } else if (!d.name.endsWith(".toml")) {
       findings.push(ignored(file, "is not a .toml file: the daemon ignores it"));
+    } else if (++ruleFiles > MAX_RULE_FILES_PER_REPO) {
+      findings.push(finding(file, undefined, "error", "schema", ruleFilePastLimit(file).message));
     } else {
       const read = readBounded(join(dir, file), MAX_RULE_FILE_BYTES);
       if ("error" in read) findings.push(finding(file, undefined, "error", "unreadable", read.error));

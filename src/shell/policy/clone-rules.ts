@@ -8,7 +8,7 @@
  */
 import type { RuleLoad } from "../../core/compile-rule.js";
 import { loadRuleFileBytes } from "../../core/load-rule.js";
-import { ruleFileTooLarge } from "../../core/rule-file-bytes.js";
+import { ruleFilePastLimit, ruleFileTooLarge } from "../../core/rule-file-bytes.js";
 import type { PolicyRepoConfig } from "../config/global-config.js";
 import { policyClonePath } from "../config/paths.js";
 import { type CloneState, hasCommit, inspectClone, readRuleFiles } from "./clone.js";
@@ -127,7 +127,12 @@ export class PolicyRuleSource {
     if (cached?.commit === commit) return cached.loads;
     const loads = (await readRuleFiles(dir, commit, this.env)).map(
       (f): RuleLoad =>
-        "bytes" in f ? loadRuleFileBytes(f.file, f.bytes) : { ok: false, problem: ruleFileTooLarge(f.file) },
+        "bytes" in f
+          ? loadRuleFileBytes(f.file, f.bytes)
+          : {
+              ok: false,
+              problem: f.unread === "too_large" ? ruleFileTooLarge(f.file) : ruleFilePastLimit(f.file),
+            },
     );
     this.served.set(repo, { commit, loads });
     return loads;

@@ -6,7 +6,7 @@
  */
 
 import * as fs from "node:fs";
-import { MAX_RULE_FILE_BYTES } from "../../core/rule-file-bytes.js";
+import { MAX_RULE_FILE_BYTES, MAX_RULE_FILES_PER_REPO } from "../../core/rule-file-bytes.js";
 import { catFileBatch, type GitOptions, git, gitTest, notFound } from "./git.js";
 
 export type CloneState = "clean" | "dirty" | "off_branch" | "missing";
@@ -122,7 +122,7 @@ export function hasCommit(dir: string, commit: string, env: NodeJS.ProcessEnv): 
 /** One `rules/<name>.toml` of a commit: its bytes, or only its size when that is over the limit. */
 export type RuleFileBlob =
   | { readonly file: string; readonly bytes: Uint8Array }
-  | { readonly file: string; readonly tooLarge: true };
+  | { readonly file: string; readonly unread: "too_large" | "past_limit" };
 
 // `<mode> <type> <oid> <size>\t<path>`, as `ls-tree -l` prints each entry.
 const LS_TREE_ENTRY = /^(\d+) (\w+) ([0-9a-f]+) +(\d+|-)\t(.*)$/s;
@@ -141,13 +141,16 @@ export async function readRuleFiles(
   const listing = await git(["ls-tree", "-z", "-l", commit, "--", "rules/"], o);
   const wanted: { file: string; oid: string }[] = [];
   const out: RuleFileBlob[] = [];
+  // ls-tree lists in path order, so the files counted first are the first by name.
+  let ruleFiles = 0;
   for (const entry of listing.split("\0")) {
     const m = LS_TREE_ENTRY.exec(entry);
     if (m === null) continue;
     const [, mode, type, oid, size, file] = m as unknown as [string, string, string, string, string, string];
     if (type !== "blob" || (mode !== "100644" && mode !== "100755") || !RULE_FILE.test(file)) continue;
-    // A file over the core's limit is disabled unread, with the reason lint and backtest give it.
-    if (Number(size) > MAX_RULE_FILE_BYTES) out.push({ file, tooLarge: true });
+    // Files past the core's limits are disabled unread, with the reasons lint gives them.
+    if (++ruleFiles > MAX_RULE_FILES_PER_REPO) out.push({ file, unread: "past_limit" });
+    else if (Number(size) > MAX_RULE_FILE_BYTES) out.push({ file, unread: "too_large" });
     else wanted.push({ file, oid });
   }
   const byOid = new Map<string, string[]>();

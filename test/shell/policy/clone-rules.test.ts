@@ -3,7 +3,12 @@ import * as path from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import type { RuleLoad } from "../../../src/core/compile-rule.js";
-import { MAX_RULE_FILE_BYTES, ruleFileTooLarge } from "../../../src/core/rule-file-bytes.js";
+import {
+  MAX_RULE_FILE_BYTES,
+  MAX_RULE_FILES_PER_REPO,
+  ruleFilePastLimit,
+  ruleFileTooLarge,
+} from "../../../src/core/rule-file-bytes.js";
 import { type GlobalConfig, loadGlobalConfig } from "../../../src/shell/config/global-config.js";
 import { policyClonePath } from "../../../src/shell/config/paths.js";
 import { loadRuleSet } from "../../../src/shell/daemon/rule-source.js";
@@ -64,6 +69,31 @@ describe("REQ-2: the policy rule source and the default-branch gate", () => {
       s.close();
     }
   });
+
+  it("reads the first 1,000 rule files by name and disables the rest unread, as lint does", async () => {
+    const { root, env } = tempRoot();
+    const remote = new PolicyRemote(root, "ops");
+    const files: Record<string, string> = {};
+    for (let i = 0; i < MAX_RULE_FILES_PER_REPO + 5; i++) {
+      const name = `r${String(i).padStart(4, "0")}`;
+      files[`rules/${name}.toml`] = ruleText(name);
+    }
+    remote.commit(files);
+    await syncPolicyRepo(remote.config(), env);
+    const s = source(root, env);
+    try {
+      const [ops] = (await s.src.load([remote.config()])).policy;
+      const loads = ops?.loads ?? [];
+      expect(loads.filter((l) => l.ok)).toHaveLength(MAX_RULE_FILES_PER_REPO);
+      const refused = loads.flatMap((l) => (l.ok ? [] : [l.problem]));
+      expect(refused.map((p) => p.file)).toEqual(
+        [1000, 1001, 1002, 1003, 1004].map((i) => `rules/r${i}.toml`),
+      );
+      expect(refused.every((p) => p.message === ruleFilePastLimit(p.file).message)).toBe(true);
+    } finally {
+      s.close();
+    }
+  }, 120_000);
 
   it("A clean clone whose rule file is broken disables only that rule (a compile error, bad UTF-8, an oversized file)", async () => {
     const { root, env } = tempRoot();
