@@ -4,7 +4,10 @@
  */
 
 import * as fs from "node:fs";
+import * as path from "node:path";
 import { describe, expect, it } from "vitest";
+import { Daemon } from "../../src/shell/daemon/daemon.js";
+import { createLog } from "../../src/shell/log.js";
 import { DaemonMetrics, OTHER, RULE_LABEL_CAP } from "../../src/shell/metrics.js";
 import { journalClient } from "../../src/shell/rpc/client.js";
 import { TestFleet } from "./daemon-harness.js";
@@ -90,4 +93,37 @@ describe("a daemon whose evaluator falls behind", () => {
       await fleet.dispose();
     }
   }, 120_000);
+});
+
+describe("a metrics listener with a token", () => {
+  it("answers only a scraper presenting the bearer token", async () => {
+    const fleet = new TestFleet({ noConfig: true });
+    try {
+      const tokenFile = path.join(fleet.root, "metrics.token");
+      const token = `scrape-${"m".repeat(40)}`;
+      fs.writeFileSync(tokenFile, `${token}\n`, { mode: 0o600 });
+      const configPath = path.join(fleet.root, "harness.toml");
+      fs.writeFileSync(
+        configPath,
+        `[server]\nmetrics_listen = "127.0.0.1:0"\nmetrics_token_file = ${JSON.stringify(tokenFile)}\n`,
+      );
+      const daemon = await Daemon.start({ env: fleet.env, configPath, log: createLog({ level: "silent" }) });
+      try {
+        const url = daemon.metricsUrl as string;
+        const bare = await fetch(url);
+        expect(bare.status).toBe(401);
+        expect(bare.headers.get("www-authenticate")).toMatch(/^Bearer /);
+        expect((await fetch(url, { headers: { Authorization: `Bearer ${"x".repeat(46)}` } })).status).toBe(
+          401,
+        );
+        const ok = await fetch(url, { headers: { Authorization: `Bearer ${token}` } });
+        expect(ok.status).toBe(200);
+        expect(await ok.text()).toContain("harness_rule_journal_lag_seconds");
+      } finally {
+        await daemon.close();
+      }
+    } finally {
+      await fleet.dispose();
+    }
+  });
 });

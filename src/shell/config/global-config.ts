@@ -64,6 +64,8 @@ export interface GlobalConfig {
     /** Unset when `metrics_listen = ""`. */
     readonly metricsListen: HostPort | undefined;
     readonly readTokenFile: string | undefined;
+    /** The bearer token `/metrics` requires when set; required for a non-loopback `metrics_listen`. */
+    readonly metricsTokenFile: string | undefined;
     readonly controlTokenFile: string;
     readonly harnessD: string | undefined;
     /** Each producer source's credential file. */
@@ -157,6 +159,7 @@ export function loadGlobalConfig(text: string, file: string, env: NodeJS.Process
           ? undefined
           : (server?.hostPort("metrics_listen") ?? DEFAULT_METRICS_LISTEN),
       readTokenFile: server?.path("read_token_file"),
+      metricsTokenFile: server?.path("metrics_token_file"),
       controlTokenFile: server?.path("control_token_file") ?? controlTokenPath(env),
       harnessD: server?.path("harness_d"),
       producers: producerFiles(producers),
@@ -173,10 +176,23 @@ export function loadGlobalConfig(text: string, file: string, env: NodeJS.Process
     "listen",
     "metrics_listen",
     "read_token_file",
+    "metrics_token_file",
     "control_token_file",
     "harness_d",
     "producers",
   ]);
+  // Metrics name every rule and its counts: off the loopback interface only to a scraper with the token.
+  const metricsListen = config.server.metricsListen;
+  if (
+    metricsListen !== undefined &&
+    !isLoopback(metricsListen.host) &&
+    config.server.metricsTokenFile === undefined
+  )
+    server?.fail(
+      "invalid_value",
+      "metrics_listen",
+      `${metricsListen.host} is not a loopback address: a metrics listener reachable from the network needs [server] metrics_token_file, the bearer token scrapers present`,
+    );
   return c.errors.length > 0
     ? { ok: false, errors: inFileOrder(c.errors) }
     : { ok: true, config, warnings: inFileOrder(c.warnings) };

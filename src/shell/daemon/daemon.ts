@@ -23,7 +23,13 @@ import { Notifier, notifyConfig } from "../notify/index.js";
 import { type PolicyCloneStatus, PolicyRuleSource } from "../policy/clone-rules.js";
 import { LastGoodCommits } from "../policy/last-good.js";
 import { backtestMethod } from "../rpc/backtest-service.js";
-import { loadCredentials } from "../rpc/credentials.js";
+import {
+  bearerMatches,
+  digestToken,
+  loadCredentials,
+  readTokenFile,
+  type TokenDigest,
+} from "../rpc/credentials.js";
 import { RuleService } from "../rpc/gen/harness/v1/rules_pb.js";
 import type { AdmitResult } from "../rpc/journal-service.js";
 import { UnknownPolicyRepoError } from "../rpc/rule-errors.js";
@@ -316,7 +322,13 @@ export class Daemon {
         }),
     });
     if (server.metricsListen !== undefined)
-      await this.serveMetrics(server.metricsListen.host, server.metricsListen.port);
+      await this.serveMetrics(
+        server.metricsListen.host,
+        server.metricsListen.port,
+        server.metricsTokenFile === undefined
+          ? undefined
+          : digestToken(await readTokenFile(server.metricsTokenFile)),
+      );
   }
 
   /**
@@ -341,10 +353,14 @@ export class Daemon {
     return holds;
   }
 
-  private async serveMetrics(host: string, port: number): Promise<void> {
+  private async serveMetrics(host: string, port: number, token: TokenDigest | undefined): Promise<void> {
     const server = http.createServer((req, res) => {
       if (req.url !== "/metrics") {
         res.writeHead(404).end();
+        return;
+      }
+      if (token !== undefined && !bearerMatches(req.headers.authorization, token)) {
+        res.writeHead(401, { "WWW-Authenticate": 'Bearer realm="harness metrics"' }).end();
         return;
       }
       this.metrics.journalLag.set(this.evaluator.lagSeconds(this.clock()));

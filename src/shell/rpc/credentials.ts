@@ -5,7 +5,7 @@
  * and must not be readable by group or others: a token anyone on the machine can read protects nothing.
  * Only the tokens' SHA-256 digests are kept, so comparisons are over equal lengths (`tiers.ts`).
  */
-import { createHash } from "node:crypto";
+import { createHash, timingSafeEqual } from "node:crypto";
 import { open } from "node:fs/promises";
 import type { ProducerSource } from "../../core/sources.js";
 
@@ -47,6 +47,12 @@ export const digestToken = (token: string): TokenDigest =>
 
 // A token travels in an `Authorization` header, so it must be visible ASCII without spaces.
 const TOKEN_CHARS = /^[\x21-\x7e]+$/;
+
+/** Whether an `Authorization` header presents the token whose digest is `expected` (constant time). */
+export function bearerMatches(authorization: string | undefined, expected: TokenDigest): boolean {
+  const token = /^Bearer ([^\s]+)$/.exec(authorization ?? "")?.[1];
+  return token !== undefined && timingSafeEqual(digestToken(token), expected);
+}
 
 /** The token a credential file holds, refused when the file is open to group or others, or too short. */
 export async function readTokenFile(file: string): Promise<string> {

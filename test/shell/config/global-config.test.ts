@@ -56,6 +56,7 @@ describe("global config: defaults", () => {
         listen: undefined,
         metricsListen: { host: "127.0.0.1", port: 9464 },
         readTokenFile: undefined,
+        metricsTokenFile: undefined,
         controlTokenFile: join(root, "config", "harness", "control.token"),
         harnessD: undefined,
         producers: {},
@@ -358,6 +359,19 @@ describe("global config: values", () => {
     for (const bad of ['"7443"', '"host:99999"', '"::1:80"', "7443"]) {
       expect(onlyError(`[server]\nlisten = ${bad}\n`).key).toBe("listen");
     }
+  });
+
+  it("a metrics listener off loopback needs metrics_token_file", () => {
+    const e = onlyError('[server]\nmetrics_listen = "0.0.0.0:9464"\n');
+    expect(e).toMatchObject({ code: "invalid_value", key: "metrics_listen", line: 2 });
+    expect(e.message).toContain("needs [server] metrics_token_file");
+    const r = loadGlobalConfig(
+      '[server]\nmetrics_listen = "0.0.0.0:9464"\nmetrics_token_file = "/etc/harness/metrics.token"\n',
+      FILE,
+      env,
+    );
+    if (!r.ok) throw new Error("a token file makes it acceptable");
+    expect(r.config.server.metricsTokenFile).toBe("/etc/harness/metrics.token");
   });
 
   it("a TOML syntax error reports line and column", () => {
