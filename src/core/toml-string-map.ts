@@ -23,7 +23,8 @@ export interface FilePosition {
 }
 
 const ESCAPE_WIDTH: Readonly<Record<string, number>> = { x: 2, u: 4, U: 8 };
-const SIMPLE_ESCAPES: Readonly<Record<string, string>> = {
+/** TOML's one-character escapes in basic strings, and what each stands for. */
+export const SIMPLE_ESCAPES: Readonly<Record<string, string>> = {
   b: "\b",
   t: "\t",
   n: "\n",

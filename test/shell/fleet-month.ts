@@ -4,22 +4,12 @@
  * stops that every starter rule fires, and a tick every ten minutes. Seeded, so a failure reproduces.
  */
 
+import { seededRandom } from "../../src/shell/demo/fleet-sim.js";
+
 const REPO = "forge.example/org/reduit";
 const HARNESSES = ["impl", "review", "nightly", "worker"] as const;
 const PATHS = ["internal/ledger/writer.go", "internal/ledger/reader.go", "cmd/harness/main.go", "go.mod"];
 const MINUTE = 60_000;
-
-/** A small deterministic generator (mulberry32): the same seed, the same month. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 export interface MonthLine {
   readonly kind: "run_event" | "graph_event" | "tick";
@@ -29,7 +19,7 @@ export interface MonthLine {
 
 /** Lines from `from` (ms) for `days` days, in admission order. */
 export function fleetMonth(options: { readonly from: number; readonly days: number; readonly seed: number }) {
-  const rnd = random(options.seed);
+  const rnd = seededRandom(options.seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)] as T;
   const lines: MonthLine[] = [];
   const end = options.from + options.days * 24 * 60 * MINUTE;

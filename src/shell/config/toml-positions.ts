@@ -5,6 +5,8 @@
  * cannot find is reported without a position rather than failing the load.
  */
 
+import { SIMPLE_ESCAPES } from "../../core/toml-string-map.js";
+
 export interface Position {
   /** 1-based. */
   readonly line: number;
@@ -20,16 +22,6 @@ export interface TomlPositions {
 // Longest first, so a multi-line string is not taken for an empty one.
 const QUOTES = ['"""', "'''", '"', "'"] as const;
 const BARE_KEY = /[A-Za-z0-9_-]/;
-const ESCAPES: Readonly<Record<string, string>> = {
-  b: "\b",
-  t: "\t",
-  n: "\n",
-  f: "\f",
-  r: "\r",
-  e: "\u001b",
-  '"': '"',
-  "\\": "\\",
-};
 
 export function scanPositions(text: string): TomlPositions {
   const found = new Map<string, Position>();
@@ -96,7 +88,7 @@ export function scanPositions(text: string): TomlPositions {
       return String.fromCodePoint(code);
     }
     i += 2;
-    return ESCAPES[e] ?? e;
+    return SIMPLE_ESCAPES[e] ?? e;
   };
   const dottedKey = (): string[] => {
     const parts = [simpleKey()];
