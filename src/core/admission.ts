@@ -20,6 +20,14 @@ function pathProblem(p: string): string | undefined {
   return undefined;
 }
 
+/**
+ * A JSON string may escape half of a surrogate pair (`"\ud800"`): valid JSON, but no Unicode text, so
+ * it could not be stored, matched or shown faithfully. In a `u` regex a pair is one code point, so
+ * only an unpaired half matches.
+ */
+const LONE_SURROGATE = /\p{Surrogate}/u;
+const NOT_UNICODE = "is not well-formed Unicode (it holds an unpaired surrogate)";
+
 /** The problems with `event` as a row of `kind`; none means it may be admitted. */
 export function admissionProblems(
   kind: EventKind,
@@ -38,6 +46,7 @@ export function admissionProblems(
     switch (spec.type.kind) {
       case "string": {
         if (typeof value !== "string") fail("must be a string");
+        else if (LONE_SURROGATE.test(value)) fail(NOT_UNICODE);
         else if (spec.size !== undefined && codePointLength(value) > spec.size.max)
           fail(`is longer than ${spec.size.max} characters`);
         else if (PATH_FIELDS.has(name) && value !== "") {
@@ -66,6 +75,10 @@ export function admissionProblems(
           for (const x of value) {
             if (typeof x !== "string") {
               fail("must hold only strings");
+              break;
+            }
+            if (LONE_SURROGATE.test(x)) {
+              fail(`holds an entry that ${NOT_UNICODE}`);
               break;
             }
             if (codePointLength(x) > elemMax) {

@@ -42,6 +42,12 @@ describe("admission of a row's event", () => {
       'paths entry "/etc/passwd" must be repo-relative, not absolute',
     ]);
     expect(problems({ paths: ["a/../../b"] })).toEqual(["paths entry \"a/../../b\" must not contain '..'"]);
+    expect(problems({ digest: "a\ud800" })).toEqual([
+      "digest is not well-formed Unicode (it holds an unpaired surrogate)",
+    ]);
+    expect(problems({ paths: ["ok/😀.go", "b\udc00"] })).toEqual([
+      "paths holds an entry that is not well-formed Unicode (it holds an unpaired surrogate)",
+    ]);
     expect(admissionProblems("graph_event", { type: "edge_added", path: "C:\\x" })[0]?.message).toBe(
       "path must be repo-relative, not absolute",
     );

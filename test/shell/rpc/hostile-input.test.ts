@@ -258,6 +258,21 @@ describe("hostile RPC input", () => {
       expect(unaryCode(rj)).toBe("invalid_argument");
       expect(f.query("SELECT 1 FROM rule_journal WHERE kind = 'run_event'")).toEqual([]);
     });
+
+    it("rejects an event whose field escapes half a surrogate pair: valid JSON, no Unicode text", async () => {
+      const body = Buffer.from(
+        '{"events":[{"kind":"run_event","event":{"type":"opened","harness":"impl","run":"impl#\\ud800"}}]}',
+      );
+      const r = await post(f.socketPath, journal, "application/json", body, {
+        authorization: `Bearer ${producer}`,
+      });
+      expect(r.status).toBe(200);
+      const { results } = JSON.parse(r.body.toString("utf8")) as {
+        results: { rejected?: { reason: string } }[];
+      };
+      expect(results[0]?.rejected?.reason).toMatch(/^run is not well-formed Unicode/);
+      expect(f.query("SELECT 1 FROM rule_journal WHERE kind = 'run_event'")).toEqual([]);
+    });
   });
 
   describe("absurd ranges, page sizes and names", () => {
