@@ -73,15 +73,15 @@ export interface BacktestOptions {
  * and hands back each fire once it is complete, in seq order. A fire that places a hold is complete
  * when the hold ends, so it waits, and the fires after it wait with it, until then or `finish`.
  */
+/** A hold span while the fold still owns it: its end is filled in by the release. */
+type OpenSpan = { harness: string; until?: { seq: number; at: number } };
+
 export class BacktestFold {
   private readonly ruleSet: RuleSet;
   private readonly acc: StateAccumulator;
-  private readonly waiting: {
-    fire: Fire;
-    hold?: { harness: string; until?: { seq: number; at: number } };
-  }[] = [];
-  private readonly openHolds = new Map<string, { harness: string; until?: { seq: number; at: number } }>();
-  private counts = {
+  private readonly waiting: { fire: Fire; hold?: OpenSpan }[] = [];
+  private readonly openHolds = new Map<string, OpenSpan>();
+  private readonly counts = {
     rows: 0,
     evaluations: 0,
     evalErrors: 0,
@@ -117,7 +117,7 @@ export class BacktestFold {
     }
     c.fires += outcome.fires.length;
     // Spans come from the state ops themselves: a hold placed, and the release that ended it.
-    const placed = new Map<string, { harness: string; until?: { seq: number; at: number } }>();
+    const placed = new Map<string, OpenSpan>();
     for (const op of outcome.delta) {
       if (op.op === "hold") {
         const span = { harness: op.hold.harness };

@@ -12,7 +12,12 @@ import { StoreError, WINDOW } from "./environments.js";
 import { type EventFields, type JournalRow, timestampOf } from "./journal.js";
 import { renderMessage } from "./message.js";
 import type { Level } from "./rule-file.js";
-import type { ActiveRule, RuleSet } from "./rule-set.js";
+import {
+  type ActiveRule,
+  effectiveLevel as effectiveLevelOf,
+  type RuleSet,
+  skipsShadow,
+} from "./rule-set.js";
 import {
   type CooldownEntry,
   type CoreState,
@@ -81,10 +86,6 @@ export interface RowOutcome {
   }[];
   readonly delta: readonly StateOp[];
 }
-
-const LEVEL_ORDER: readonly Level[] = ["annotate", "notify", "hold", "stop"];
-const capAt = (level: Level, cap: Level): Level =>
-  LEVEL_ORDER.indexOf(level) > LEVEL_ORDER.indexOf(cap) ? cap : level;
 
 /** A reader that records every call, so a fire can say what each primitive saw; reset per rule. */
 class RecordingReader implements WindowReader {
@@ -223,7 +224,7 @@ function advanceShadow(
     shadow = state.shadow(hash);
   }
   if (shadow === undefined || shadow.completed) return;
-  if (active.source.kind === "starter" || shadowPeriod === 0 || row.at >= shadow.since + shadowPeriod) {
+  if (skipsShadow(active, shadowPeriod) || row.at >= shadow.since + shadowPeriod) {
     emit({ op: "shadow_completed", hash });
   }
 }
@@ -240,7 +241,7 @@ function makeFire(
   const { rule } = active;
   const mode: Mode = state.shadow(rule.hash)?.completed === true ? "active" : "shadow";
   const declaredLevel = rule.spec.level;
-  const effectiveLevel = active.enforced ? declaredLevel : capAt(declaredLevel, "notify");
+  const effectiveLevel = effectiveLevelOf(active);
   const id = `f-${row.seq}-${index}`;
   let action: Action;
   if (target === undefined) action = "no_target";

@@ -4,7 +4,7 @@
  * whatever the source (`operator`). Pure: the shell reads the files, this decides.
  */
 import type { LoadedRule, RuleLoad } from "./compile-rule.js";
-import type { DisableReason } from "./rule-file.js";
+import { type DisableReason, LEVELS, type Level } from "./rule-file.js";
 
 export type RuleSource = { readonly kind: "starter" } | { readonly kind: "policy"; readonly repo: string };
 
@@ -14,6 +14,17 @@ export interface ActiveRule {
   /** Listed in `[memory.rules] enforce`: may act at hold or stop. */
   readonly enforced: boolean;
 }
+
+/** Hold and stop act only for a rule listed in `enforce` (REQ-10); annotate and notify need no listing. */
+export const needsEnforce = (level: Level): boolean => LEVELS.indexOf(level) > LEVELS.indexOf("notify");
+
+/** REQ-10: the declared level, capped at notify unless the rule is listed in `enforce`. */
+export const effectiveLevel = (active: ActiveRule): Level =>
+  active.enforced || !needsEnforce(active.rule.spec.level) ? active.rule.spec.level : "notify";
+
+/** REQ-9: a starter rule, or a shadow period of 0, is active at once, whatever its shadow record says. */
+export const skipsShadow = (active: ActiveRule, shadowPeriod: number): boolean =>
+  active.source.kind === "starter" || shadowPeriod === 0;
 
 export interface DisabledRule {
   readonly name: string;

@@ -5,13 +5,14 @@
  * store, with the rule set the daemon would load from the same config. Either way the output is the
  * same, and a backtest that finds nothing says so: "0 fires in 30d over <n> rows".
  */
-import * as fs from "node:fs";
+
 import type { BacktestCounts } from "../core/backtest.js";
 import { formatDuration, parseDuration } from "../core/durations.js";
 import type { Level } from "../core/rule-file.js";
 import { MAX_RULE_FILE_BYTES, ruleFileText } from "../core/rule-file-bytes.js";
 import { DEFAULT_BACKTEST_SINCE } from "./backtest/backtest-request.js";
 import type { BacktestStart, ReplayedFire } from "./backtest/replay.js";
+import { readBounded } from "./bounded-read.js";
 import { clientTarget, EXIT, unreachable } from "./client-target.js";
 import { ruleClient } from "./rpc/client.js";
 import type { BacktestFire } from "./rpc/gen/harness/v1/rules_pb.js";
@@ -20,23 +21,6 @@ import { type Common, failed, type Io, iso, table } from "./rules-view-command.j
 export interface BacktestOptions extends Common {
   readonly since?: string | undefined;
   readonly store?: string | undefined;
-}
-
-/** The first `n` bytes of a file (all of it when shorter). */
-function readPrefix(file: string, n: number): Uint8Array {
-  const fd = fs.openSync(file, "r");
-  try {
-    const buf = Buffer.alloc(n);
-    let got = 0;
-    while (got < n) {
-      const r = fs.readSync(fd, buf, got, n - got, null);
-      if (r === 0) break;
-      got += r;
-    }
-    return buf.subarray(0, got);
-  } finally {
-    fs.closeSync(fd);
-  }
 }
 
 /** One backtest's result, from the daemon or from the store. */
@@ -56,14 +40,12 @@ export async function runBacktest(file: string, options: BacktestOptions, io: Io
     return EXIT.usage;
   }
   // Read as every rule file is (the daemon's clones, lint): at most one byte past the limit, UTF-8.
-  let bytes: Uint8Array;
-  try {
-    bytes = readPrefix(file, MAX_RULE_FILE_BYTES + 1);
-  } catch (e) {
-    io.err(`harness rules backtest: ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  const bytes = readBounded(file, MAX_RULE_FILE_BYTES);
+  if ("error" in bytes) {
+    io.err(`harness rules backtest: ${file}: ${bytes.error}`);
     return EXIT.usage;
   }
-  const read = ruleFileText(file, bytes);
+  const read = ruleFileText(file, bytes.bytes);
   if (!read.ok) {
     io.err(`harness rules backtest: ${file}: ${read.problem.reason}: ${read.problem.message}`);
     return EXIT.failed;

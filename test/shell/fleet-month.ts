@@ -33,6 +33,16 @@ export function fleetMonth(options: { readonly from: number; readonly days: numb
     }
     lines.push({ ...line, admitted_at: at(ms) } as MonthLine);
   };
+  /** The harness's next run and the fields every run_event of it carries. */
+  const nextRun = (h: string) => {
+    const n = (runs.get(h) ?? 0) + 1;
+    runs.set(h, n);
+    const run = `${h}#${n}`;
+    return {
+      run,
+      common: { harness: h, run, adapter: "claude-code", repo: REPO, branch: "main", session: `s-${run}` },
+    };
+  };
   for (let hour = options.from; hour < end; hour += 60 * MINUTE) {
     let t = hour;
     // Now and then a harness is restarted into the same failure three times within minutes.
@@ -40,17 +50,7 @@ export function fleetMonth(options: { readonly from: number; readonly days: numb
       const h = pick(HARNESSES);
       const cause = pick(["c-panic", "c-oom"]);
       for (let i = 0; i < 3; i++) {
-        const n = (runs.get(h) ?? 0) + 1;
-        runs.set(h, n);
-        const run = `${h}#${n}`;
-        const common = {
-          harness: h,
-          run,
-          adapter: "claude-code",
-          repo: REPO,
-          branch: "main",
-          session: `s-${run}`,
-        };
+        const { common } = nextRun(h);
         t += 30_000;
         push(t, { kind: "run_event", type: "opened", ...common, trigger: "restart" });
         t += 60_000;
@@ -67,17 +67,7 @@ export function fleetMonth(options: { readonly from: number; readonly days: numb
     }
     for (const h of HARNESSES) {
       if (rnd() < 0.35) continue;
-      const n = (runs.get(h) ?? 0) + 1;
-      runs.set(h, n);
-      const run = `${h}#${n}`;
-      const common = {
-        harness: h,
-        run,
-        adapter: "claude-code",
-        repo: REPO,
-        branch: "main",
-        session: `s-${run}`,
-      };
+      const { run, common } = nextRun(h);
       t += 1_000 + Math.floor(rnd() * 30_000);
       push(t, { kind: "run_event", type: "opened", ...common, trigger: "schedule" });
       for (let i = 0; i < 2 + Math.floor(rnd() * 5); i++) {

@@ -5,13 +5,14 @@
  * Each file is read up to its size limit plus one byte, so a huge file costs no memory, and each file's
  * problem is its own finding: one unreadable or hostile file does not stop the others.
  */
-import { closeSync, type Dirent, fstatSync, openSync, readdirSync, readSync } from "node:fs";
+import { type Dirent, readdirSync } from "node:fs";
 import { join } from "node:path";
 import {
   MAX_RULE_FILE_BYTES,
   MAX_RULE_FILES_PER_REPO,
   ruleFilePastLimit,
 } from "../../core/rule-file-bytes.js";
+import { readBounded } from "../bounded-read.js";
 import { type Finding, finding } from "./findings.js";
 import { lintRuleFiles, type RuleFileInput } from "./rule-files.js";
 import { MAX_TEST_FILE_BYTES, runRuleTests } from "./rule-tests.js";
@@ -225,31 +226,6 @@ function entryKind(d: Dirent): string {
   if (d.isDirectory()) return "directory";
   if (d.isSymbolicLink()) return "symbolic link";
   return "special file";
-}
-
-/** Up to `limit + 1` bytes of a file: enough to know it is over the limit without reading it all. */
-function readBounded(path: string, limit: number): { bytes: Uint8Array } | { error: string } {
-  let fd: number;
-  try {
-    fd = openSync(path, "r");
-  } catch (e) {
-    return { error: `cannot read the file: ${(e as Error).message}` };
-  }
-  try {
-    // Sized by the file, not the limit: 100,000 small files must not each cost a limit's buffer.
-    const buf = Buffer.alloc(Math.min(fstatSync(fd).size, limit) + 1);
-    let n = 0;
-    while (n < buf.length) {
-      const got = readSync(fd, buf, n, buf.length - n, null);
-      if (got === 0) break;
-      n += got;
-    }
-    return { bytes: buf.subarray(0, n) };
-  } catch (e) {
-    return { error: `cannot read the file: ${(e as Error).message}` };
-  } finally {
-    closeSync(fd);
-  }
 }
 
 function readText(path: string, limit: number): { text: string } | { error: string } {

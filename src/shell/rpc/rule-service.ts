@@ -18,7 +18,15 @@ import { DAY } from "../../core/durations.js";
 import { PRIMITIVE_NAMES } from "../../core/environments.js";
 import { MAX_IDENT, MAX_PATH } from "../../core/kinds.js";
 import type { Level } from "../../core/rule-file.js";
-import type { ActiveRule, DisabledRule, RuleSet, RuleSource } from "../../core/rule-set.js";
+import {
+  type ActiveRule,
+  type DisabledRule,
+  effectiveLevel,
+  needsEnforce,
+  type RuleSet,
+  type RuleSource,
+  skipsShadow,
+} from "../../core/rule-set.js";
 import type { CoreState, Hold } from "../../core/state.js";
 import type { DaemonMetrics } from "../metrics.js";
 import type { Db } from "../store/open-store.js";
@@ -450,7 +458,7 @@ class RuleView {
       source: sourceName(source),
       on: spec.on,
       declaredLevel: spec.level,
-      effectiveLevel: enforced ? spec.level : capAtNotify(spec.level),
+      effectiveLevel: effectiveLevel(active),
       enforced,
       hash,
       cooldownMs: BigInt(spec.cooldown),
@@ -495,8 +503,7 @@ export function ruleState(active: ActiveRule, set: RuleSet, state: CoreState): R
   // REQ-9: a starter rule, or a zero shadow period, is active from the next row whatever is recorded;
   // otherwise a hash is in shadow until its record says it completed.
   const shadow = state.shadows[hash];
-  const skips = active.source.kind === "starter" || set.shadowPeriod === 0;
-  if (skips || shadow?.completed === true)
+  if (skipsShadow(active, set.shadowPeriod) || shadow?.completed === true)
     return { state: "active", shadowSinceMs: BigInt(shadow?.since ?? 0) };
   return {
     state: "shadow",
@@ -505,17 +512,13 @@ export function ruleState(active: ActiveRule, set: RuleSet, state: CoreState): R
   };
 }
 
-const LEVEL_ORDER: readonly Level[] = ["annotate", "notify", "hold", "stop"];
-const capAtNotify = (level: Level): Level =>
-  LEVEL_ORDER.indexOf(level) > LEVEL_ORDER.indexOf("notify") ? "notify" : level;
-
 /** REQ-18's derivation of the effective level, as the fire recorded it. */
 export function levelDerivation(declared: Level, effective: Level, shadow: boolean): string {
   const head = `declared ${declared}, effective ${effective}`;
   const why =
     declared !== effective
       ? "not in [memory.rules] enforce"
-      : LEVEL_ORDER.indexOf(declared) > LEVEL_ORDER.indexOf("notify")
+      : needsEnforce(declared)
         ? "listed in [memory.rules] enforce"
         : "annotate and notify need no enforce";
   return `${head}: ${why}${shadow ? "; in shadow, so no level acted" : ""}`;
