@@ -26,7 +26,7 @@ export interface Check {
 }
 
 /** A lag beyond this, with rows waiting, means the evaluator is stalled rather than catching up. */
-export const LAG_WARN_SECONDS = 120;
+const LAG_WARN_SECONDS = 120;
 
 const worst = (statuses: readonly Status[]): Status =>
   statuses.includes("fail") ? "fail" : statuses.includes("warn") ? "warn" : "pass";
@@ -34,7 +34,7 @@ const worst = (statuses: readonly Status[]): Status =>
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
 /** REQ-19's rules row, from the daemon's status and its holds in force. */
-export function rulesCheck(s: GetStatusResponse, holds: readonly HoldRecord[]): Check {
+function rulesCheck(s: GetStatusResponse, holds: readonly HoldRecord[]): Check {
   const findings: Finding[] = [];
   const disabledByName = new Map(s.disabled.map((d) => [d.name, d]));
   for (const name of s.enforcedDisabled) {

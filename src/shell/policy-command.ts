@@ -10,7 +10,8 @@ import { ConnectError } from "@connectrpc/connect";
 import { EXIT, unreachable } from "./client-target.js";
 import { formatConfigError } from "./config/config-error.js";
 import { type GlobalConfig, readGlobalConfig } from "./config/global-config.js";
-import { controlTokenPath, globalConfigPath, socketPath } from "./config/paths.js";
+import { globalConfigPath } from "./config/paths.js";
+import { short } from "./policy/clone.js";
 import { type SyncResult, syncPolicyRepo } from "./policy/sync.js";
 import { ruleClient } from "./rpc/client.js";
 import { readTokenFile } from "./rpc/credentials.js";
@@ -27,8 +28,6 @@ type DaemonOutcome =
   | { readonly state: "no_token"; readonly message: string }
   | { readonly state: "reloaded"; readonly repo: string; readonly loaded: number; readonly disabled: number }
   | { readonly state: "error"; readonly repo: string; readonly message: string };
-
-const short = (c: string) => c.slice(0, 12);
 
 export async function runPolicySync(name: string | undefined, options: Common, io: Io): Promise<number> {
   const file = options.config ?? globalConfigPath(io.env);
@@ -56,7 +55,6 @@ export async function runPolicySync(name: string | undefined, options: Common, i
     config,
     options.socket,
     outcomes.flatMap((o) => (o.ok ? [o.result] : [])),
-    io.env,
   );
   if (options.json === true) io.out(JSON.stringify(jsonOf(outcomes, daemon)));
   else {
@@ -77,13 +75,12 @@ async function tellDaemon(
   config: GlobalConfig,
   socketOption: string | undefined,
   synced: readonly SyncResult[],
-  env: NodeJS.ProcessEnv,
 ): Promise<DaemonOutcome> {
   if (synced.length === 0) return { state: "none_synced" };
-  const socket = socketOption ?? config.server.socket ?? socketPath(env);
+  const socket = socketOption ?? config.server.socket;
   let token: string | undefined;
   try {
-    token = await readTokenFile(config.server.controlTokenFile ?? controlTokenPath(env));
+    token = await readTokenFile(config.server.controlTokenFile);
   } catch (e) {
     // The daemon writes the token on its first start: without one, see whether any daemon answers.
     try {

@@ -95,7 +95,7 @@ export function table(header: readonly string[], rows: readonly (readonly string
 }
 
 /** REQ-18's mode: `active`, `shadow until <time>` or `disabled: <reason>`. */
-export function modeOf(r: RuleInfo): string {
+function modeOf(r: RuleInfo): string {
   if (r.state === "disabled") return `disabled: ${r.disabledReason}`;
   if (r.state === "shadow")
     return r.shadowUntilMs === 0n
@@ -257,7 +257,7 @@ function selectorText(p: PrimitiveCallInfo): string {
 }
 
 /** A window as `duration("…")` takes it: Go's units, hours at most (CEL has no `d`). */
-export function celDuration(ms: number): string {
+function celDuration(ms: number): string {
   const hours = Math.floor(ms / HOUR);
   const rest = ms - hours * HOUR;
   if (hours === 0) return formatDuration(rest);
@@ -267,7 +267,7 @@ export function celDuration(ms: number): string {
 const resultOf = (p: PrimitiveCallInfo): number | boolean | null => p.result.value ?? null;
 
 /** One primitive call as written in the rule, with the values this row gave it: `count({…}, duration("24h")) = 2`. */
-export function primitiveText(p: PrimitiveCallInfo): string {
+function primitiveText(p: PrimitiveCallInfo): string {
   const args = [
     ...(p.field === "" ? [] : [JSON.stringify(p.field)]),
     selectorText(p),
@@ -339,7 +339,7 @@ const actionLine = (a: FireInfo["actions"][number]): string =>
   `${a.action}: ${a.state}${a.detail === "" ? "" : ` (${a.detail})`}${a.updatedAtMs === 0n ? "" : ` at ${iso(a.updatedAtMs)}`}`;
 
 /** The explanation of one fire, as lines: what REQ-18's explain shows. */
-export function explanationLines(x: ExplainFireResponse): string[] {
+function explanationLines(x: ExplainFireResponse): string[] {
   const f = x.fire;
   if (f === undefined) return [];
   const out = [

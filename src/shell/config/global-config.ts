@@ -89,7 +89,6 @@ export const DEFAULT_BRANCH_PREFIX = "harness-rules/";
 export const DEFAULT_MAX_PROPOSALS_PER_WEEK = 3;
 
 const POLICY_REPO_NAME = /^[a-z][a-z0-9-]*$/;
-// `ext::sh -c …` and every other `<transport>::<address>` form makes git run a helper program.
 const HOST_PORT = /^(?:\[([0-9A-Fa-f:.]+)\]|([^\s:[\]]+)):(\d{1,5})$/;
 
 /**

@@ -35,7 +35,7 @@ export class ActionRunner {
   ) {}
 
   private record(fire: Fire, action: PlannedAction, state: ActionState, detail?: string): void {
-    this.setState(fire.id, action, state, detail);
+    this.setState(fire.id, action, state, detail, { rule: fire.rule, seq: fire.seq });
   }
 
   /** A failed write of an outcome is logged, never thrown: the action itself has already happened. */
@@ -44,12 +44,14 @@ export class ActionRunner {
     action: PlannedAction,
     state: ActionState,
     detail: string | undefined,
+    /** The fire's rule and seq when known, for the log line (REQ: name rule, fire id and seq). */
+    context: { readonly rule?: string; readonly seq?: number } = {},
   ): void {
     try {
       this.decisions.setActionState(fireId, action, state, detail, this.clock());
     } catch (e) {
       this.log.error(
-        { fire_id: fireId, action, err: (e as Error).message },
+        { fire_id: fireId, ...context, action, err: (e as Error).message },
         "recording an action's outcome failed",
       );
     }

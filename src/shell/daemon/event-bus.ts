@@ -12,7 +12,7 @@ export type Delivery<T> =
   | { readonly kind: "gap"; readonly missed: number };
 
 /** Events one watcher may have waiting before it starts to miss them. */
-export const DEFAULT_WATCH_BUFFER = 1_024;
+const DEFAULT_WATCH_BUFFER = 1_024;
 
 /** Why a subscription ended. */
 export type EndReason = "cancelled" | "closed";

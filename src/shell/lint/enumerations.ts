@@ -23,7 +23,7 @@ const RUN_OUTCOMES = [
 ];
 const FACT_STATUSES = ["live", "suspect", "pending_promotion", "ended", "retracted"];
 
-export const ENUMERATIONS: Readonly<Record<EventKind, Readonly<Record<string, readonly string[]>>>> = {
+const ENUMERATIONS: Readonly<Record<EventKind, Readonly<Record<string, readonly string[]>>>> = {
   run_event: {
     type: ["tool", "mark", "opened", "closed", "loop_stopped"],
     action: ["search", "read", "edit", "exec", "verify", "other"],

@@ -6,9 +6,9 @@
  * the snapshot, and a snapshot edited after its hash was computed was not produced by a refresh.
  */
 import { createHash } from "node:crypto";
-import { parse as parseToml, TomlDate, TomlError } from "smol-toml";
-import { isTable, type TomlTable } from "../config/toml-document.js";
-import { type Position, scanPositions } from "../config/toml-positions.js";
+import { TomlDate } from "smol-toml";
+import { isTable, parseTomlDocument, type TomlTable } from "../config/toml-document.js";
+import type { Position } from "../config/toml-positions.js";
 import { arrayTableHeaders } from "./array-table-headers.js";
 import { type Finding, finding } from "./findings.js";
 
@@ -50,16 +50,10 @@ function canonical(v: unknown): string {
 }
 
 export function lintWeightsSnapshot(text: string): Finding[] {
-  let doc: TomlTable;
-  try {
-    doc = parseToml(text);
-  } catch (e) {
-    const message = `invalid TOML: ${(e instanceof Error ? e.message : String(e)).split("\n")[0]}`;
-    return [
-      finding(WEIGHTS_FILE, e instanceof TomlError ? e : undefined, "error", "weights_format", message),
-    ];
-  }
-  const positions = scanPositions(text);
+  const parsed = parseTomlDocument(text, WEIGHTS_FILE);
+  if (!parsed.ok)
+    return [finding(WEIGHTS_FILE, parsed.error, "error", "weights_format", parsed.error.message)];
+  const { doc, positions } = parsed;
   const sourceHeaders = arrayTableHeaders(text, "source");
   const ruleHeaders = arrayTableHeaders(text, "family_rule");
   const findings: Finding[] = [];

@@ -11,7 +11,7 @@ import { loadRuleFileBytes } from "../../core/load-rule.js";
 import { ruleFilePastLimit, ruleFileTooLarge } from "../../core/rule-file-bytes.js";
 import type { PolicyRepoConfig } from "../config/global-config.js";
 import { policyClonePath } from "../config/paths.js";
-import { type CloneState, hasCommit, inspectClone, readRuleFiles } from "./clone.js";
+import { type CloneState, hasCommit, inspectClone, readRuleFiles, short } from "./clone.js";
 import type { LastGoodCommits } from "./last-good.js";
 
 export interface PolicyCloneStatus {
@@ -31,8 +31,6 @@ export interface PolicySourceLoad {
   readonly policy: readonly PolicyLoads[];
   readonly clones: readonly PolicyCloneStatus[];
 }
-
-const short = (commit: string) => commit.slice(0, 12);
 
 export class PolicyRuleSource {
   /** The loads of the commit last served per repo: a reload of an unchanged commit compiles nothing. */

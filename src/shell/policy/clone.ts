@@ -25,7 +25,8 @@ export const DEFAULT_BRANCH_KEY = "harness.defaultBranch";
 
 const local = (repo: string, env: NodeJS.ProcessEnv): GitOptions => ({ repo, mode: "local", env });
 
-const short = (commit: string) => commit.slice(0, 12);
+/** A commit as messages and `doctor` show it. */
+export const short = (commit: string) => commit.slice(0, 12);
 
 /** The branch a clone serves: the configured one, else the one recorded when it was cloned. */
 export async function servedBranch(

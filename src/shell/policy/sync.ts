@@ -11,7 +11,7 @@ import * as path from "node:path";
 import type { PolicyRepoConfig } from "../config/global-config.js";
 import { policyClonePath, policyRoot } from "../config/paths.js";
 import { acquireStoreLock, type StoreLock, StoreLockedError } from "../store/store-lock.js";
-import { DEFAULT_BRANCH_KEY, inspectClone, revParse, servedBranch, uncommittedChanges } from "./clone.js";
+import { DEFAULT_BRANCH_KEY, revParse, servedBranch, short, uncommittedChanges } from "./clone.js";
 import { branchProblem, checkRemote, type GitOptions, git, gitTest, notFound } from "./git.js";
 
 export type SyncAction = "cloned" | "fast_forwarded" | "up_to_date";
@@ -51,7 +51,7 @@ export class DivergedCloneError extends PolicySyncError {
   ) {
     super(
       repo,
-      `diverged policy clone: ${branch} is at ${local.slice(0, 12)} in the clone and ${remote.slice(0, 12)} on the remote, which is not a fast-forward; the clone is left as it is`,
+      `diverged policy clone: ${branch} is at ${short(local)} in the clone and ${short(remote)} on the remote, which is not a fast-forward; the clone is left as it is`,
     );
   }
 }
@@ -162,7 +162,8 @@ async function fastForward(repo: PolicyRepoConfig, dir: string, env: NodeJS.Proc
   // Dirty on the branch or off it: sync neither carries edits along nor throws them away.
   const changes = await uncommittedChanges(dir, env);
   if (changes !== undefined) throw new DirtyCloneError(repo.name, dir, changes);
-  const state = await inspectClone(dir, branch, env);
+  // Only whether HEAD is on the branch matters here: the tree was just checked clean.
+  const head = (await git(["symbolic-ref", "-q", "HEAD"], o).catch((e: unknown) => notFound(e) ?? "")).trim();
   await git(
     ["fetch", "--quiet", "--no-tags", "--no-recurse-submodules", "--", repo.remote, `refs/heads/${branch}`],
     o,
@@ -177,12 +178,9 @@ async function fastForward(repo: PolicyRepoConfig, dir: string, env: NodeJS.Proc
   )
     throw new DivergedCloneError(repo.name, branch, local, fetched);
   let switchedFrom: string | undefined;
-  if (state.state === "off_branch") {
+  if (head !== `refs/heads/${branch}`) {
     // A clean clone moved off its branch by hand goes back to it: nothing in the working tree is lost.
-    switchedFrom =
-      (
-        await git(["symbolic-ref", "--short", "-q", "HEAD"], o).catch((e: unknown) => notFound(e) ?? "")
-      ).trim() || "detached";
+    switchedFrom = head.replace(/^refs\/heads\//, "") || "detached";
     if (local === undefined) await git(["switch", "--quiet", "--create", branch, fetched], o);
     else {
       await git(["update-ref", `refs/heads/${branch}`, fetched, local], o);

@@ -48,9 +48,13 @@ export const digestToken = (token: string): TokenDigest =>
 // A token travels in an `Authorization` header, so it must be visible ASCII without spaces.
 const TOKEN_CHARS = /^[\x21-\x7e]+$/;
 
+/** The token of an `Authorization: Bearer <token>` header, or undefined for any other header. */
+export const bearerToken = (authorization: string): string | undefined =>
+  /^Bearer ([^\s]+)$/.exec(authorization)?.[1];
+
 /** Whether an `Authorization` header presents the token whose digest is `expected` (constant time). */
 export function bearerMatches(authorization: string | undefined, expected: TokenDigest): boolean {
-  const token = /^Bearer ([^\s]+)$/.exec(authorization ?? "")?.[1];
+  const token = bearerToken(authorization ?? "");
   return token !== undefined && timingSafeEqual(digestToken(token), expected);
 }
 

@@ -29,6 +29,7 @@ import {
 } from "../../core/rule-set.js";
 import type { CoreState, Hold } from "../../core/state.js";
 import type { DaemonMetrics } from "../metrics.js";
+import { JournalTable } from "../store/journal-table.js";
 import type { Db } from "../store/open-store.js";
 import type {
   ActionOutcomeSchema,
@@ -51,14 +52,14 @@ import {
 } from "./rule-errors.js";
 
 /** Rows a list returns unless the caller asks for fewer, and the most it may ask for. */
-export const DEFAULT_LIST_LIMIT = 100;
-export const MAX_LIST_LIMIT = 1_000;
+const DEFAULT_LIST_LIMIT = 100;
+const MAX_LIST_LIMIT = 1_000;
 
 /**
  * The most a list response may carry, estimated from its variable-size fields: under the clients' 4 MiB
  * `readMaxBytes`, since a thousand fires whose messages repeat long paths would not fit in it.
  */
-export const RESPONSE_BUDGET_BYTES = 3 * 1024 * 1024;
+const RESPONSE_BUDGET_BYTES = 3 * 1024 * 1024;
 /** A generous allowance for one list entry's fixed-size fields and framing. */
 const ENTRY_OVERHEAD_BYTES = 512;
 
@@ -375,7 +376,7 @@ export function ruleService(
         const set = rules();
         const current = state();
         const { evaluator } = deps;
-        const last = reads.lastRow();
+        const last = reads.journal.last();
         const states = set.rules.map((r) => ({ r, ...ruleState(r, set, current) }));
         const costExceeded = states.filter((x) => x.state === "disabled");
         const bySource = async (counter: RuleServiceDeps["metrics"]["journalRows"]) =>
@@ -436,8 +437,9 @@ class RuleView {
     private readonly reads: StoreReads,
     now: number,
   ) {
-    this.since24h = reads.firstSeqAfter(now - DAY);
-    this.since7d = reads.firstSeqAfter(now - 7 * DAY);
+    // A fire's seq is at least its row's: the first seq admitted after the bound, or none at all.
+    this.since24h = reads.journal.firstAdmittedAfter(now - DAY) ?? Number.MAX_SAFE_INTEGER;
+    this.since7d = reads.journal.firstAdmittedAfter(now - 7 * DAY) ?? Number.MAX_SAFE_INTEGER;
   }
 
   /** Loaded and disabled rules together, in name order. */
@@ -513,7 +515,7 @@ export function ruleState(active: ActiveRule, set: RuleSet, state: CoreState): R
 }
 
 /** REQ-18's derivation of the effective level, as the fire recorded it. */
-export function levelDerivation(declared: Level, effective: Level, shadow: boolean): string {
+function levelDerivation(declared: Level, effective: Level, shadow: boolean): string {
   const head = `declared ${declared}, effective ${effective}`;
   const why =
     declared !== effective
@@ -701,12 +703,13 @@ const FIRE_COLUMNS =
  */
 class StoreReads {
   private readonly stmts;
+  /** The journal's own reads: its last row, and the first row after a time (which bounds every fire
+   * after that time by seq, the admission clock never going back, for the (hash, seq) index). */
+  readonly journal: JournalTable;
 
   constructor(private readonly db: Db) {
+    this.journal = new JournalTable(db);
     this.stmts = {
-      // The journal's admission clock never goes back in seq order, so the first row after a time
-      // bounds every fire after it by seq, which the (hash, seq) index serves.
-      firstSeqAfter: db.prepare("SELECT seq FROM rule_journal WHERE at > ? ORDER BY at, seq LIMIT 1"),
       firesOf: db.prepare("SELECT COUNT(*) AS n FROM rule_fires WHERE hash = ? AND seq >= ?"),
       lastFire: db.prepare(
         "SELECT fire_id, at FROM rule_fires WHERE hash = ? ORDER BY seq DESC, rowid DESC LIMIT 1",
@@ -719,16 +722,10 @@ class StoreReads {
       ),
       journalRow: db.prepare("SELECT seq, kind, type, at, source, event FROM rule_journal WHERE seq = ?"),
       journalRows: db.prepare("SELECT COUNT(*) AS n FROM rule_journal"),
-      lastRow: db.prepare("SELECT seq, at FROM rule_journal ORDER BY seq DESC LIMIT 1"),
       undeliveredStops: db.prepare(
         "SELECT COUNT(*) AS n FROM rule_actions WHERE state = 'undelivered' AND action = 'stop' AND updated_at > ?",
       ),
     };
-  }
-
-  firstSeqAfter(at: number): number {
-    const r = this.stmts.firstSeqAfter.get(at) as { seq: number } | undefined;
-    return r?.seq ?? Number.MAX_SAFE_INTEGER;
   }
 
   firesOf(hash: string, fromSeq: number): number {
@@ -781,10 +778,6 @@ class StoreReads {
 
   journalRows(): number {
     return (this.stmts.journalRows.get() as { n: number }).n;
-  }
-
-  lastRow(): { seq: number; at: number } {
-    return (this.stmts.lastRow.get() as { seq: number; at: number } | undefined) ?? { seq: 0, at: 0 };
   }
 
   releasedHolds(harness: string | undefined, limit: number): HoldRow[] {

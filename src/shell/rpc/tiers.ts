@@ -12,7 +12,13 @@
 import { timingSafeEqual } from "node:crypto";
 import { Code, ConnectError, createContextKey, type Interceptor } from "@connectrpc/connect";
 import type { ProducerSource } from "../../core/sources.js";
-import { type Credentials, digestToken, MIN_TOKEN_BYTES, type TokenDigest } from "./credentials.js";
+import {
+  bearerToken,
+  type Credentials,
+  digestToken,
+  MIN_TOKEN_BYTES,
+  type TokenDigest,
+} from "./credentials.js";
 
 export type Tier = "producer" | "read" | "control";
 
@@ -55,8 +61,6 @@ export type Decision =
   | { readonly ok: true; readonly caller: Caller }
   | { readonly ok: false; readonly reason: string };
 
-const BEARER = /^Bearer ([^\s]+)$/;
-
 /**
  * The caller an `Authorization` header (null when absent) names on a listener. On the socket no token
  * means the operator's read tier; over TCP a token of at least 32 bytes is required. A token presented
@@ -71,7 +75,7 @@ export function identifyCaller(
     return listener === "socket"
       ? { ok: true, caller: { role: "reader" } }
       : { ok: false, reason: "a TCP caller must present a bearer token" };
-  const token = BEARER.exec(authorization)?.[1];
+  const token = bearerToken(authorization);
   if (token === undefined) return { ok: false, reason: "the Authorization header must be `Bearer <token>`" };
   if (listener === "tcp" && Buffer.byteLength(token, "utf8") < MIN_TOKEN_BYTES)
     return { ok: false, reason: `a TCP caller's bearer token must be at least ${MIN_TOKEN_BYTES} bytes` };
