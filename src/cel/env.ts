@@ -65,7 +65,30 @@ export interface PureOverload extends OverloadBase {
 export interface ContextualOverload extends OverloadBase {
   readonly contextual: (vars: Activation, ...args: Value[]) => Result;
   readonly impl?: undefined;
+  /**
+   * Specialises the function for one call site, once, at compile time; `undefined` keeps the general
+   * `contextual` path. The rules primitives use it so a selector map literal is never built as a map
+   * on every row: its keys are known here, and its values arrive as an array.
+   */
+  readonly prepare?: (site: CallSite) => PreparedCall | undefined;
 }
+
+/** What the compiler knows of one call site's arguments. */
+export interface CallSite {
+  /** Per argument: its value when it is a compile-time constant (a literal, a folded `duration("1h")`). */
+  readonly constants: readonly (Value | undefined)[];
+  /**
+   * Per argument: when it is a map literal whose keys are distinct string literals, those keys in
+   * source order. Such an argument reaches the prepared call as the array of its values, in that order.
+   */
+  readonly recordKeys: readonly (readonly string[] | undefined)[];
+}
+
+/**
+ * A call prepared for its site. It is charged exactly what the general call would be (the map literal's
+ * creation, its values, the overload's cost) before it runs.
+ */
+export type PreparedCall = (vars: Activation, args: readonly Value[]) => Result;
 
 export type OverloadDecl = PureOverload | ContextualOverload;
 

@@ -53,12 +53,14 @@ export { COST } from "./cost/constants.js";
 export { estimateCost } from "./cost/estimate.js";
 export type { Range } from "./cost/range.js";
 export type {
+  CallSite,
   EnvOptions,
   FieldDecl,
   FixedCost,
   FunctionDecl,
   ObjectTypeDecl,
   OverloadDecl,
+  PreparedCall,
   SizeBound,
   VariableDecl,
 } from "./env.js";

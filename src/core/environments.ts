@@ -22,6 +22,9 @@ import {
   type IndexedField,
   isIndexedField,
   type Selector,
+  type SelectorKey,
+  type SelectorKeys,
+  selectorKeys,
   type WindowReader,
 } from "./window.js";
 
@@ -43,115 +46,164 @@ function readerOf(vars: Activation): WindowReader | CelError {
   return reader === undefined ? new StoreError("no journal window is bound to this evaluation") : reader;
 }
 
-/** The selector a map literal denotes; the validators have already checked its keys at load. */
-function selectorOf(kind: EventKind, sel: Value): Selector | CelError {
-  if (!(sel instanceof CelMap)) return new CelError("a selector must be a map");
+/** CEL ints are bigints; a count is small and asked for on every row, so the common ones are made once. */
+const SMALL_INTS: readonly bigint[] = Array.from({ length: 1025 }, (_, i) => BigInt(i));
+const asInt = (n: number): bigint => SMALL_INTS[n] ?? BigInt(n);
+
+/** A selector as a call site writes it: its key set, fixed at load, and where its `kind` entry is. */
+interface SelectorSite {
+  readonly keys: SelectorKeys;
+  /** The position of the `kind` entry among the written entries, or -1 when it defaults to `on`. */
+  readonly kindAt: number;
+}
+
+function selectorSite(written: readonly string[]): SelectorSite | undefined {
+  const names: SelectorKey[] = [];
+  let kindAt = -1;
+  for (let i = 0; i < written.length; i++) {
+    const k = written[i] as string;
+    if (!isIndexedField(k)) return undefined;
+    if (k === "kind") kindAt = i;
+    else names.push(k);
+  }
+  return { keys: selectorKeys(names), kindAt };
+}
+
+/** The selector of one call: the site's keys with this row's values (one per written entry). */
+function selectorAt(kind: EventKind, site: SelectorSite, values: readonly Value[]): Selector | CelError {
   let selected = kind;
-  const fields = new Map<Exclude<IndexedField, "kind">, string | boolean>();
+  let fields = values;
+  if (site.kindAt >= 0) {
+    const k = values[site.kindAt];
+    if (typeof k !== "string") return new CelError("selector kind must be a string");
+    selected = k as EventKind;
+    fields = values.filter((_, i) => i !== site.kindAt);
+  }
+  for (let i = 0; i < fields.length; i++) {
+    const v = fields[i];
+    if (typeof v !== "string" && typeof v !== "boolean")
+      return new CelError(`selector value for ${site.keys.names[i]} must be a string or a bool`);
+  }
+  return { kind: selected, keys: site.keys, values: fields as readonly (string | boolean)[] };
+}
+
+/** The selector a map computed at run time denotes (the general path; rules write literals). */
+function selectorOfMap(kind: EventKind, sel: Value): Selector | CelError {
+  if (!(sel instanceof CelMap)) return new CelError("a selector must be a map");
+  const written: string[] = [];
+  const values: Value[] = [];
   for (const [k, v] of sel.pairs()) {
     if (typeof k !== "string" || !isIndexedField(k))
       return new CelError(`selector key ${String(k)} is not an indexed field`);
-    if (k === "kind") {
-      if (typeof v !== "string") return new CelError("selector kind must be a string");
-      selected = v as EventKind;
-    } else if (typeof v === "string" || typeof v === "boolean") fields.set(k, v);
-    else return new CelError(`selector value for ${k} must be a string or a bool`);
+    written.push(k);
+    values.push(v);
   }
-  return { kind: selected, fields };
+  return selectorAt(kind, selectorSite(written) as SelectorSite, values);
 }
 
 function withinOf(d: Value): number | CelError {
   return d instanceof Duration ? Number(d.nanos / NANOS_PER_MS) : new CelError("a window must be a duration");
 }
 
-/** Runs a reader call, turning a failure to read the store into a `store_error`. */
-function guarded(read: () => number | boolean): Result {
+/** What one primitive asks the reader, saturated as REQ-5 says. */
+type Ask = (
+  reader: WindowReader,
+  selector: Selector,
+  withinMs: number,
+  field: IndexedField,
+) => number | boolean;
+
+interface PrimitiveShape {
+  readonly name: (typeof PRIMITIVE_NAMES)[number];
+  readonly id: string;
+  readonly result: typeof T.int | typeof T.bool;
+  /** Whether the first argument is `distinct`'s field. */
+  readonly field: boolean;
+  readonly ask: Ask;
+}
+
+const SHAPES: readonly PrimitiveShape[] = [
+  {
+    name: "count",
+    id: "rules_count",
+    result: T.int,
+    field: false,
+    ask: (r, s, w) => Math.min(r.count(s, w), COUNT_SATURATION),
+  },
+  {
+    name: "distinct",
+    id: "rules_distinct",
+    result: T.int,
+    field: true,
+    ask: (r, s, w, field) => Math.min(r.distinct(field, s, w), DISTINCT_SATURATION),
+  },
+  { name: "exists", id: "rules_exists", result: T.bool, field: false, ask: (r, s, w) => r.exists(s, w) },
+];
+
+/** Asks the reader, turning a failure to read the store into a `store_error`. */
+function asked(
+  shape: PrimitiveShape,
+  reader: WindowReader,
+  selector: Selector,
+  withinMs: number,
+  field: IndexedField,
+): Result {
   try {
-    const v = read();
-    return typeof v === "number" ? BigInt(v) : v;
+    const v = shape.ask(reader, selector, withinMs, field);
+    return typeof v === "number" ? asInt(v) : v;
   } catch (e) {
     return new StoreError(`window read failed: ${e instanceof Error ? e.message : String(e)}`);
   }
 }
 
-interface Query {
-  readonly reader: WindowReader;
-  readonly selector: Selector;
-  readonly within: number;
+function fieldOf(v: Value | undefined): IndexedField | CelError {
+  return typeof v === "string" && isIndexedField(v) ? v : new CelError("distinct needs an indexed field");
 }
 
-/** The reader, selector and window of one primitive call, or the first thing wrong with them. */
-function query(
-  kind: EventKind,
-  vars: Activation,
-  sel: Value | undefined,
-  within: Value | undefined,
-): Query | CelError {
-  const reader = readerOf(vars);
-  if (reader instanceof CelError) return reader;
-  const selector = selectorOf(kind, sel as Value);
-  if (selector instanceof CelError) return selector;
-  const w = withinOf(within as Value);
-  return w instanceof CelError ? w : { reader, selector, within: w };
-}
-
-function primitives(kind: EventKind): FunctionDecl[] {
-  const selector = T.map(T.string, T.dyn);
-  return [
-    {
-      name: "count",
-      overloads: [
-        {
-          id: "rules_count",
-          params: [selector, T.duration],
-          result: T.int,
-          cost: { fixed: PRIMITIVE_COST },
-          contextual: (vars, sel, within) => {
-            const q = query(kind, vars, sel, within);
-            return q instanceof CelError
-              ? q
-              : guarded(() => Math.min(q.reader.count(q.selector, q.within), COUNT_SATURATION));
-          },
+function primitive(kind: EventKind, shape: PrimitiveShape): FunctionDecl {
+  const selAt = shape.field ? 1 : 0;
+  const selectorType = T.map(T.string, T.dyn);
+  return {
+    name: shape.name,
+    overloads: [
+      {
+        id: shape.id,
+        params: shape.field ? [T.string, selectorType, T.duration] : [selectorType, T.duration],
+        result: shape.result,
+        cost: { fixed: PRIMITIVE_COST },
+        contextual: (vars, ...args) => {
+          const reader = readerOf(vars);
+          if (reader instanceof CelError) return reader;
+          const field = shape.field ? fieldOf(args[0]) : "kind";
+          if (field instanceof CelError) return field;
+          const selector = selectorOfMap(kind, args[selAt] as Value);
+          if (selector instanceof CelError) return selector;
+          const within = withinOf(args[selAt + 1] as Value);
+          return within instanceof CelError ? within : asked(shape, reader, selector, within, field);
         },
-      ],
-    },
-    {
-      name: "distinct",
-      overloads: [
-        {
-          id: "rules_distinct",
-          params: [T.string, selector, T.duration],
-          result: T.int,
-          cost: { fixed: PRIMITIVE_COST },
-          contextual: (vars, field, sel, within) => {
-            const q = query(kind, vars, sel, within);
-            if (q instanceof CelError) return q;
-            if (typeof field !== "string" || !isIndexedField(field))
-              return new CelError("distinct needs an indexed field");
-            return guarded(() =>
-              Math.min(q.reader.distinct(field, q.selector, q.within), DISTINCT_SATURATION),
-            );
-          },
+        // A rule's selector is a map literal and its window a literal duration (REQ-5): the key set and
+        // the window are settled here, once, and only the selector's values are computed per row.
+        prepare: (site) => {
+          const written = site.recordKeys[selAt];
+          const sel = written === undefined ? undefined : selectorSite(written);
+          if (sel === undefined) return undefined;
+          const fixedField = shape.field ? site.constants[0] : "kind";
+          const fixedWithin = site.constants[selAt + 1];
+          const withinMs = fixedWithin === undefined ? undefined : withinOf(fixedWithin);
+          return (vars, args) => {
+            const reader = readerOf(vars);
+            if (reader instanceof CelError) return reader;
+            const field = fieldOf(fixedField ?? args[0]);
+            if (field instanceof CelError) return field;
+            const selector = selectorAt(kind, sel, args[selAt] as readonly Value[]);
+            if (selector instanceof CelError) return selector;
+            const within = withinMs ?? withinOf(args[selAt + 1] as Value);
+            return within instanceof CelError ? within : asked(shape, reader, selector, within, field);
+          };
         },
-      ],
-    },
-    {
-      name: "exists",
-      overloads: [
-        {
-          id: "rules_exists",
-          params: [selector, T.duration],
-          result: T.bool,
-          cost: { fixed: PRIMITIVE_COST },
-          contextual: (vars, sel, within) => {
-            const q = query(kind, vars, sel, within);
-            if (q instanceof CelError) return q;
-            return guarded(() => q.reader.exists(q.selector, q.within));
-          },
-        },
-      ],
-    },
-  ];
+      },
+    ],
+  };
 }
 
 function environment(kind: EventKind): Env {
@@ -162,7 +214,7 @@ function environment(kind: EventKind): Env {
       { name: "event", type: T.object(name) },
       { name: "now", type: T.timestamp },
     ],
-    functions: primitives(kind),
+    functions: SHAPES.map((shape) => primitive(kind, shape)),
   });
 }
 

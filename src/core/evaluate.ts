@@ -128,8 +128,12 @@ function run(rule: LoadedRule, vars: Activation, limit: number): Verdict {
     return { kind: "error", store: r.error instanceof StoreError, message: r.error.message };
   if (typeof r.value !== "boolean")
     return { kind: "error", store: false, message: `when gave a ${typeof r.value}, not a bool` };
-  return { kind: "value", value: r.value };
+  return r.value ? TRUE : FALSE;
 }
+
+// Shared: almost every evaluation ends in one of these, and a row evaluates dozens of rules.
+const TRUE: Verdict = { kind: "value", value: true };
+const FALSE: Verdict = { kind: "value", value: false };
 
 export function evaluate(
   ruleSet: RuleSet,
@@ -160,12 +164,13 @@ export function evaluate(
   let vars: Activation | undefined;
   for (const active of ruleSet.rules) {
     const { rule } = active;
-    if (rule.spec.on !== row.kind || current.costExceeded(rule.hash)) continue;
+    if (rule.spec.on !== row.kind || (current.anyCostExceeded() && current.costExceeded(rule.hash))) continue;
     if (recorder === undefined || vars === undefined) {
       recorder = new RecordingReader(window);
       vars = activation(row.event, row.at, recorder);
     }
-    recorder.calls = [];
+    // A rule whose evaluation made no call leaves the array empty for the next; a fire keeps its own.
+    if (recorder.calls.length > 0) recorder.calls = [];
     const verdict = run(rule, vars, limit);
     const calls = recorder.calls;
     const name = rule.spec.name;
@@ -185,7 +190,7 @@ export function evaluate(
       continue;
     }
     if (!verdict.value) {
-      evaluations.push({ rule: name, hash, result: "false" });
+      evaluations.push(active.falseEvaluation);
       continue;
     }
     const target = resolveTarget(rule.spec.target, row.kind, row.event);
@@ -196,6 +201,7 @@ export function evaluate(
       continue;
     }
     const fire = makeFire(active, row, target, calls, current, emit, fires.length);
+    recorder.calls = [];
     emit({ op: "cooldown", key: ckey, entry: { until: row.at + rule.spec.cooldown, fireId: fire.id } });
     fires.push(fire);
     evaluations.push({ rule: name, hash, result: "fired" });

@@ -4,6 +4,7 @@
  * whatever the source (`operator`). Pure: the shell reads the files, this decides.
  */
 import type { LoadedRule, RuleLoad } from "./compile-rule.js";
+import type { RuleEvaluation } from "./evaluate.js";
 import { type DisableReason, LEVELS, type Level } from "./rule-file.js";
 
 export type RuleSource = { readonly kind: "starter" } | { readonly kind: "policy"; readonly repo: string };
@@ -13,6 +14,17 @@ export interface ActiveRule {
   readonly source: RuleSource;
   /** Listed in `[memory.rules] enforce`: may act at hold or stop. */
   readonly enforced: boolean;
+  /** The record of an evaluation that comes out false, made once: most of a rule's evaluations do. */
+  readonly falseEvaluation: RuleEvaluation;
+}
+
+export function activeRule(rule: LoadedRule, source: RuleSource, enforced: boolean): ActiveRule {
+  return {
+    rule,
+    source,
+    enforced,
+    falseEvaluation: { rule: rule.spec.name, hash: rule.hash, result: "false" },
+  };
 }
 
 /** Hold and stop act only for a rule listed in `enforce` (REQ-10); annotate and notify need no listing. */
@@ -96,7 +108,7 @@ export function assembleRuleSet(options: RuleSetOptions): RuleSet {
     } else if (!load.ok) {
       disabled.push({ name, file, source, reason: load.problem.reason, message: load.problem.message });
     } else {
-      rules.push({ rule: load.rule, source, enforced: enforce.has(name) });
+      rules.push(activeRule(load.rule, source, enforce.has(name)));
     }
   }
   const loaded = new Set(rules.map((r) => r.rule.spec.name));

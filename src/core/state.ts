@@ -220,6 +220,19 @@ export class StateView {
     const v = this.runs?.get(harness);
     return v === null ? undefined : (v ?? this.base.runs[harness]);
   }
+  private baseExceeded: boolean | undefined;
+  /** Whether any hash is disabled for its cost: almost never, so each rule need not look itself up. */
+  anyCostExceeded(): boolean {
+    if (this.exceeded !== undefined) return true;
+    if (this.baseExceeded === undefined) {
+      this.baseExceeded = false;
+      for (const _ in this.base.costExceeded) {
+        this.baseExceeded = true;
+        break;
+      }
+    }
+    return this.baseExceeded;
+  }
   costExceeded(hash: string): boolean {
     return this.exceeded?.has(hash) === true || this.base.costExceeded[hash] === true;
   }

@@ -1,9 +1,10 @@
 /**
- * An incremental window index: answers each primitive call in O(log n) instead of scanning the window.
+ * An incremental window index: answers each primitive call without scanning the window.
  *
  * The selectors' key sets are known at load (REQ-5 makes them literals), so rows are indexed by each
  * key set in use: for every (key set, value tuple) a list of admission times, sorted because the
- * admission clock never goes back in seq order. `count` is a binary search for the window's start;
+ * admission clock never goes back in seq order. `count` finds the window's start from a cursor that
+ * follows it (`window-times.ts`);
  * `distinct` keeps, per tuple, each value's latest time. Rows are added in seq order before the row is
  * evaluated, so a query made while evaluating row N sees exactly rows 1..N.
  */
@@ -23,8 +24,10 @@ import {
   isIndexedField,
   MAX_WINDOW_MS,
   type Selector,
+  type SelectorKeys,
   type WindowReader,
 } from "./window.js";
+import { WindowTimes } from "./window-times.js";
 
 type Key = Exclude<IndexedField, "kind">;
 
@@ -42,8 +45,8 @@ export interface SelectorShape {
 }
 
 interface Bucket {
-  /** Admission times of the matching rows (one per matching path), ascending. */
-  readonly times: number[];
+  /** Admission times of the matching rows (one per matching path). */
+  readonly times: WindowTimes;
   /** Per distinct field: each value's latest time. */
   readonly latest: Map<IndexedField, Map<string | boolean, number>>;
 }
@@ -136,6 +139,24 @@ export function selectorShapes(rules: readonly LoadedRule[]): SelectorShape[] {
   }));
 }
 
+/**
+ * Whether two lists of shapes index the same rows: same key sets, `distinct` fields and literal filters.
+ * A reload keeps its window feed only then (a new literal value must not find its rows unindexed).
+ */
+export function sameShapes(a: readonly SelectorShape[], b: readonly SelectorShape[]): boolean {
+  const canonical = (shapes: readonly SelectorShape[]) =>
+    JSON.stringify(
+      shapes
+        .map((s) => [
+          signature(s.kind, s.keys),
+          [...s.distinctFields].sort(),
+          [...s.literals].map(([k, v]) => [k, [...v].map(String).sort()]).sort(),
+        ])
+        .sort(),
+    );
+  return canonical(a) === canonical(b);
+}
+
 /** Whether a row can be found by some selector of the shape: its value is one of each literal key's. */
 function reachable(value: (k: Exclude<Key, "path">) => string | boolean, shape: SelectorShape): boolean {
   for (const [k, values] of shape.literals) if (!values.has(value(k as Exclude<Key, "path">))) return false;
@@ -158,27 +179,20 @@ function tuples(row: IndexedRow, keys: readonly Key[]): (string | boolean)[][] {
   return out;
 }
 
-/** Index of the first time strictly after `t` (the window is open at its start). */
-function firstAfter(times: readonly number[], t: number): number {
-  let lo = 0;
-  let hi = times.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if ((times[mid] as number) <= t) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
 /** Nested maps, one level per key of a shape, leading to the bucket of one value tuple. */
 type Trie = Map<string | boolean, Trie | Bucket>;
+
+interface Indexed {
+  readonly shape: SelectorShape;
+  readonly trie: Trie;
+}
 
 /** The bucket of `tuple` in `trie`, made on first use. A shape with no keys keeps it under "". */
 function leaf(trie: Trie, tuple: readonly (string | boolean)[]): Bucket {
   if (tuple.length === 0) {
     let b = trie.get("") as Bucket | undefined;
     if (b === undefined) {
-      b = { times: [], latest: new Map() };
+      b = { times: new WindowTimes(), latest: new Map() };
       trie.set("", b);
     }
     return b;
@@ -196,7 +210,7 @@ function leaf(trie: Trie, tuple: readonly (string | boolean)[]): Bucket {
   const last = tuple[tuple.length - 1] as string | boolean;
   let b = node.get(last) as Bucket | undefined;
   if (b === undefined) {
-    b = { times: [], latest: new Map() };
+    b = { times: new WindowTimes(), latest: new Map() };
     node.set(last, b);
   }
   return b;
@@ -205,8 +219,9 @@ function leaf(trie: Trie, tuple: readonly (string | boolean)[]): Bucket {
 export class WindowIndex {
   private readonly shapes: ReadonlyMap<string, SelectorShape>;
   private readonly tries = new Map<string, Trie>();
-  /** Selector key lists seen at query time, to their shape signature (a selector's keys come in source order). */
-  private readonly signatures = new Map<string, string>();
+  /** Per call site's key set (by identity: a compiled rule makes it once) and row kind: where it reads. */
+  // Weak: a feed kept across a reload must not hold the old rules' call sites.
+  private readonly sites = new WeakMap<SelectorKeys, Map<EventKind, Indexed>>();
 
   /** The shapes rows of each kind feed, with their tries. */
   private readonly byKind = new Map<EventKind, { readonly shape: SelectorShape; readonly trie: Trie }[]>();
@@ -267,36 +282,46 @@ export class WindowIndex {
         }
         // Every `latest` time is the time of a row still in `times` (a prune drops both together), so
         // a bucket whose oldest time is inside the window has nothing to prune: skip it whole.
-        const oldest = child.times[0];
+        const oldest = child.times.oldest;
         if (oldest !== undefined && oldest > before) continue;
-        const keep = firstAfter(child.times, before);
-        if (keep > 0) child.times.splice(0, keep);
+        const left = child.times.dropThrough(before);
         for (const latest of child.latest.values())
           for (const [v, t] of latest) if (t <= before) latest.delete(v);
-        if (child.times.length === 0) node.delete(k);
+        if (left === 0) node.delete(k);
       }
     };
     for (const trie of this.tries.values()) visit(trie);
   }
 
+  /** The shape and trie a selector's key set reaches for a row kind. */
+  private indexed(kind: EventKind, keys: SelectorKeys): Indexed {
+    let byKind = this.sites.get(keys);
+    if (byKind === undefined) {
+      byKind = new Map();
+      this.sites.set(keys, byKind);
+    }
+    let found = byKind.get(kind);
+    if (found === undefined) {
+      const sig = signature(kind, [...keys.names].sort());
+      const shape = this.shapes.get(sig);
+      if (shape === undefined) throw new Error(`no index for selector keys ${sig}`);
+      found = { shape, trie: this.tries.get(sig) as Trie };
+      byKind.set(kind, found);
+    }
+    return found;
+  }
+
   /** A reader for the row being evaluated: `now` is its `at`; rows after it have not been added. */
   readerAt(nowMs: number): WindowReader {
     const bucketFor = (selector: Selector): Bucket | undefined => {
-      let asWritten = selector.kind as string;
-      for (const k of selector.fields.keys()) asWritten += `|${k}`;
-      let sig = this.signatures.get(asWritten);
-      if (sig === undefined) {
-        sig = signature(selector.kind, [...selector.fields.keys()].sort());
-        if (!this.shapes.has(sig)) throw new Error(`no index for selector keys ${sig}`);
-        this.signatures.set(asWritten, sig);
-      }
+      const found = this.indexed(selector.kind, selector.keys);
       // Walk the shape's trie key by key, in the shape's (sorted) key order.
-      const shape = this.shapes.get(sig) as SelectorShape;
-      let node: Trie | Bucket | undefined = this.tries.get(sig);
-      if (shape.keys.length === 0) return (node as Trie | undefined)?.get("") as Bucket | undefined;
-      for (const k of shape.keys) {
+      const { sorted } = selector.keys;
+      let node: Trie | Bucket | undefined = found.trie;
+      if (sorted.length === 0) return node.get("") as Bucket | undefined;
+      for (let i = 0; i < sorted.length; i++) {
         if (!(node instanceof Map)) return undefined;
-        node = node.get(selector.fields.get(k) as string | boolean);
+        node = node.get(selector.values[sorted[i] as number] as string | boolean);
       }
       return node instanceof Map ? undefined : node;
     };
@@ -307,7 +332,7 @@ export class WindowIndex {
       count(selector, withinMs) {
         const b = bucketFor(selector);
         if (b === undefined) return 0;
-        return Math.min(b.times.length - firstAfter(b.times, nowMs - withinMs), COUNT_SATURATION);
+        return Math.min(b.times.countWithin(nowMs, withinMs), COUNT_SATURATION);
       },
       distinct(field, selector, withinMs) {
         const latest = bucketFor(selector)?.latest.get(field);
@@ -325,7 +350,7 @@ export class WindowIndex {
     const visit = (node: Trie): void => {
       for (const child of node.values()) {
         if (child instanceof Map) visit(child);
-        else n += child.times.length;
+        else n += child.times.size;
       }
     };
     for (const trie of this.tries.values()) visit(trie);

@@ -35,10 +35,47 @@ export type IndexedField = (typeof INDEXED_FIELDS)[number];
 export const isIndexedField = (s: string): s is IndexedField =>
   (INDEXED_FIELDS as readonly string[]).includes(s);
 
+/** A selector key other than `kind`, which picks the row kind rather than a field. */
+export type SelectorKey = Exclude<IndexedField, "kind">;
+
+/**
+ * A selector's keys as its call is written, fixed at load: a call site makes one, and every row it
+ * evaluates reuses it, so the window index can find its key set without building anything per row.
+ */
+export interface SelectorKeys {
+  /** The keys other than `kind`, in source order. */
+  readonly names: readonly SelectorKey[];
+  /** Positions in `names`, in sorted key order: the order the window index walks a value tuple. */
+  readonly sorted: readonly number[];
+}
+
+export function selectorKeys(names: readonly SelectorKey[]): SelectorKeys {
+  const sorted = names
+    .map((_, i) => i)
+    .sort((a, b) => ((names[a] as string) < (names[b] as string) ? -1 : 1));
+  return { names, sorted };
+}
+
 /** An equality conjunction over indexed fields; `kind` is always set (it defaults to the rule's `on`). */
 export interface Selector {
   readonly kind: EventKind;
-  readonly fields: ReadonlyMap<Exclude<IndexedField, "kind">, string | boolean>;
+  readonly keys: SelectorKeys;
+  /** One value per key, in `keys.names` order. */
+  readonly values: readonly (string | boolean)[];
+}
+
+/** A selector from its fields: for tests, and for readers built outside a compiled rule. */
+export function selectorOf(
+  kind: EventKind,
+  fields: Readonly<Partial<Record<SelectorKey, string | boolean>>>,
+): Selector {
+  const names = Object.keys(fields) as SelectorKey[];
+  return { kind, keys: selectorKeys(names), values: names.map((k) => fields[k] as string | boolean) };
+}
+
+/** A selector's fields in source order, for explain. */
+export function selectorFields(s: Selector): [SelectorKey, string | boolean][] {
+  return s.keys.names.map((k, i) => [k, s.values[i] as string | boolean]);
 }
 
 export const COUNT_SATURATION = 10_000;
@@ -81,7 +118,10 @@ const zeroOf = (field: IndexedField): string | boolean => (field === "is_error" 
 
 export function matches(row: IndexedRow, selector: Selector): boolean {
   if (row.kind !== selector.kind) return false;
-  for (const [field, value] of selector.fields) {
+  const { names } = selector.keys;
+  for (let i = 0; i < names.length; i++) {
+    const field = names[i] as SelectorKey;
+    const value = selector.values[i];
     if (field === "path") {
       if (!row.paths.includes(value as string)) return false;
     } else if (fieldValue(row, field) !== value) return false;

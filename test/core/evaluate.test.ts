@@ -8,7 +8,7 @@ import { loadRuleFile } from "../../src/core/load-rule.js";
 import { assembleRuleSet, type RuleSet } from "../../src/core/rule-set.js";
 import { loadStarterPack } from "../../src/core/starter-pack.js";
 import { applyDelta, type CoreState, emptyState } from "../../src/core/state.js";
-import { type IndexedField, scanReader } from "../../src/core/window.js";
+import { scanReader, selectorOf } from "../../src/core/window.js";
 import { indexedWindows, selectorShapes, WindowIndex } from "../../src/core/window-index.js";
 import { runs } from "../property-runs.js";
 
@@ -249,15 +249,12 @@ describe("REQ-12 and REQ-13 together", () => {
     expect(fire?.primitives).toEqual([
       {
         fn: "count",
-        selector: {
-          kind: "run_event",
-          fields: new Map<string, string>([
-            ["type", "closed"],
-            ["harness", "nightly"],
-            ["outcome", "failed"],
-            ["cause_digest", "c1"],
-          ]),
-        },
+        selector: selectorOf("run_event", {
+          type: "closed",
+          harness: "nightly",
+          outcome: "failed",
+          cause_digest: "c1",
+        }),
         withinMs: HOUR,
         result: 3,
       },
@@ -616,7 +613,7 @@ describe("the window index", () => {
       ),
     );
     const windows = indexedWindows(rows, shapes);
-    const sel = { kind: "run_event" as const, fields: new Map([["harness", "h"]] as const) };
+    const sel = selectorOf("run_event", { harness: "h" });
     for (const row of rows) {
       const indexed = windows(row);
       const scan = scanReader(rows.map(indexRow), row.seq, row.at);
@@ -658,14 +655,7 @@ describe("the window index", () => {
       ["tool", "edit"],
       ["closed", "verify"],
     ] as const) {
-      const sel = {
-        kind: "run_event" as const,
-        fields: new Map<Exclude<IndexedField, "kind">, string>([
-          ["type", type],
-          ["action", action],
-          ["repo", "r"],
-        ]),
-      };
+      const sel = selectorOf("run_event", { type, action, repo: "r" });
       expect(reader.count(sel, HOUR), `${type} ${action}`).toBe(
         type === "tool" && action === "edit" ? 0 : scan.count(sel, HOUR),
       );
@@ -691,19 +681,12 @@ describe("the window index", () => {
     const last = rows[3] as JournalRow;
     const indexed = windows(last);
     const scan = scanReader(rows.map(indexRow), last.seq, last.at);
-    const sel = {
-      kind: "graph_event" as const,
-      fields: new Map([
-        ["edge", "edited"],
-        ["repo", "r"],
-        ["path", "a.go"],
-      ] as const),
-    };
+    const sel = selectorOf("graph_event", { edge: "edited", repo: "r", path: "a.go" });
     for (const within of [HOUR, 2 * HOUR]) {
       expect(indexed.count(sel, within)).toBe(scan.count(sel, within));
       expect(indexed.distinct("run", sel, within)).toBe(scan.distinct("run", sel, within));
     }
-    const byPath = { kind: "run_event" as const, fields: new Map([["path", "a.go"]] as const) };
+    const byPath = selectorOf("run_event", { path: "a.go" });
     expect(indexed.count(byPath, 2 * HOUR)).toBe(1);
     expect(scan.count(byPath, 2 * HOUR)).toBe(1);
   });

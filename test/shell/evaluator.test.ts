@@ -7,6 +7,7 @@ import { fold } from "../../src/core/backtest.js";
 import type { Fire } from "../../src/core/evaluate.js";
 import type { EventFields } from "../../src/core/journal.js";
 import type { EventKind } from "../../src/core/kinds.js";
+import { loadRuleFile } from "../../src/core/load-rule.js";
 import { assembleRuleSet } from "../../src/core/rule-set.js";
 import type { Source } from "../../src/core/sources.js";
 import { loadStarterPack } from "../../src/core/starter-pack.js";
@@ -200,4 +201,84 @@ describe("live evaluation through the store", () => {
     ).toBe(true);
     // Each case opens SQLite stores; the soak's 50x cases take minutes.
   }, 600_000);
+});
+
+describe("reloading the rule set", () => {
+  const policyRuleSet = (when: string) =>
+    assembleRuleSet({
+      starter: [],
+      policy: [
+        {
+          repo: "ops",
+          loads: [
+            loadRuleFile(
+              "rules/closing.toml",
+              [
+                'name = "closing"',
+                'description = "closes in a row"',
+                'on = "run_event"',
+                `when = '${when}'`,
+                'level = "notify"',
+                'target = "harness"',
+                'message = "{{rule}} {{harness}}"',
+              ].join("\n"),
+            ),
+          ],
+        },
+      ],
+      shadowPeriod: 0,
+    });
+
+  it("A reload that adds a literal to a selector's key set indexes the rows it reaches", () => {
+    const opened = openStore(tempStore(), "test");
+    let now = Date.parse("2026-11-01T00:00:00Z");
+    const journal = new JournalTable(opened.db);
+    const metrics = new DaemonMetrics();
+    const writer = new JournalWriter(opened.db, journal, {
+      queueLimit: 1_000,
+      batchSize: 1,
+      clock: () => now,
+      metrics,
+      onCommitted: () => {},
+      onError: (e) => {
+        throw e;
+      },
+    });
+    const fired: string[] = [];
+    // Before the reload the only selector of key set {type, harness} names type "tool": closed rows
+    // reach no selector and are not indexed.
+    const evaluator = new Evaluator(
+      policyRuleSet('count({"type": "tool", "harness": event.harness}, duration("1h")) >= 100'),
+      {
+        journal,
+        decisions: new DecisionStore(opened.db),
+        metrics,
+        clock: () => now,
+        dispatch: (d) => {
+          for (const f of d.fires) fired.push(`${f.fire.rule}@${f.fire.seq}`);
+        },
+      },
+    );
+    const closed = () => {
+      now += 60_000;
+      writer.offer({
+        source: "ledger",
+        kind: "run_event",
+        event: { type: "closed", harness: "h", run: `h#${now}`, outcome: "failed" },
+      });
+      writer.flush();
+      evaluator.step(1_000);
+    };
+    closed();
+    closed();
+    closed();
+    // The same key set, now with type "closed": the three closed rows before the reload count.
+    evaluator.swapRuleSet(
+      policyRuleSet('count({"type": "closed", "harness": event.harness}, duration("1h")) >= 4'),
+    );
+    closed();
+    writer.close();
+    opened.close();
+    expect(fired).toEqual(["closing@4"]);
+  });
 });

@@ -10,7 +10,7 @@ import type { CheckedAst, Reference } from "../check/checker.js";
 import { CALL_COSTS, stringEqualityUnits, traversalUnits } from "../cost/calls.js";
 import { COST, scaled } from "../cost/constants.js";
 import type { Diagnostic } from "../diagnostics.js";
-import type { Env, OverloadDecl } from "../env.js";
+import type { ContextualOverload, Env, OverloadDecl } from "../env.js";
 import { Op } from "../operators.js";
 import {
   CelError,
@@ -256,6 +256,13 @@ class Compiler {
     }
     const ref = this.ref(e);
     const overloads = ref?.kind === "function" ? ref.overloads : [];
+    const argTypes = args.map((a) => this.typeOf(a));
+    const decided = overloads.length === 1 && !argTypes.some((t) => t.kind === "dyn" || t.kind === "param");
+    const only = overloads[0];
+    if (decided && only?.contextual !== undefined && only.prepare !== undefined) {
+      const prepared = this.preparedCall(only, args);
+      if (prepared !== undefined) return prepared;
+    }
     const nodes = args.map((a) => this.expr(a));
     const standard = overloads.length > 0 && overloads.every((o) => STANDARD_OVERLOADS.has(o));
     if (standard && e.fn === "type" && args.length === 1) {
@@ -292,7 +299,6 @@ class Compiler {
         };
       }
     }
-    const argTypes = args.map((a) => this.typeOf(a));
     if ((e.fn === Op.equals || e.fn === Op.notEquals) && args.length === 2) {
       const special = primitiveEquality(
         argTypes,
@@ -302,7 +308,6 @@ class Compiler {
       );
       if (special !== undefined) return special;
     }
-    const decided = overloads.length === 1 && !argTypes.some((t) => t.kind === "dyn" || t.kind === "param");
     const constantText = this.constants.get(nodes[1] as Node);
     if (standard && decided && nodes.length === 2 && typeof constantText?.value === "string") {
       const fused = stringTest(
@@ -318,6 +323,49 @@ class Compiler {
     const node = strictCall(e.fn, overloads, nodes, decided, extra);
     // Only the standard library is known to be pure; a declared function may read the world.
     return standard ? this.fold(node, nodes) : node;
+  }
+
+  /**
+   * A contextual overload specialised for this call site (`ContextualOverload.prepare`). A map literal
+   * with distinct string-literal keys is passed as the array of its values: charged as the literal
+   * would be (its creation, then its values in order), but never built as a map.
+   */
+  private preparedCall(o: ContextualOverload, args: readonly Expr[]): Node | undefined {
+    const recordKeys = args.map(literalKeys);
+    const records = args.map((a, i) =>
+      recordKeys[i] === undefined || a.kind !== "map"
+        ? undefined
+        : a.entries.map((en) => this.expr(en.value)),
+    );
+    const nodes = args.map((a, i) => (records[i] === undefined ? this.expr(a) : undefined));
+    const constants = nodes.map((n) => (n === undefined ? undefined : this.constants.get(n)?.value));
+    const call = o.prepare?.({ constants, recordKeys });
+    if (call === undefined) return undefined;
+    const units = callUnits(o, 0);
+    const charged = typeof units === "number" ? units : undefined;
+    if (charged === undefined) return undefined;
+    return (f) => {
+      const values: Value[] = new Array(args.length);
+      for (let i = 0; i < args.length; i++) {
+        const record = records[i];
+        if (record === undefined) {
+          const v = (nodes[i] as Node)(f);
+          if (isError(v)) return v;
+          values[i] = v;
+          continue;
+        }
+        charge(f, COST.mapCreateBase);
+        const fields: Value[] = new Array(record.length);
+        for (let j = 0; j < record.length; j++) {
+          const v = (record[j] as Node)(f);
+          if (isError(v)) return v;
+          fields[j] = v;
+        }
+        values[i] = fields;
+      }
+      charge(f, charged);
+      return call(f.vars, values);
+    };
   }
 
   private list(elements: Node[]): Node {
@@ -602,6 +650,17 @@ function primitiveEquality(
     charge(f, units === undefined ? COST.call : units(x as string, y as string));
     return negate ? x !== y : x === y;
   };
+}
+
+/** The keys of a map literal whose keys are distinct string literals, in source order. */
+function literalKeys(e: Expr): readonly string[] | undefined {
+  if (e.kind !== "map") return undefined;
+  const keys: string[] = [];
+  for (const { key } of e.entries) {
+    if (key.kind !== "literal" || key.value.type !== "string") return undefined;
+    keys.push(key.value.value);
+  }
+  return new Set(keys).size === keys.length ? keys : undefined;
 }
 
 /** Whether `e` is an attribute: a variable, or selects and indexes applied to one. */

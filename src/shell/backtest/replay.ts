@@ -10,7 +10,7 @@
 import { type BacktestCounts, type BacktestFire, BacktestFold } from "../../core/backtest.js";
 import { loadRuleFile } from "../../core/load-rule.js";
 import type { Level, RuleProblem } from "../../core/rule-file.js";
-import type { ActiveRule, RuleSource } from "../../core/rule-set.js";
+import { type ActiveRule, activeRule, type RuleSource } from "../../core/rule-set.js";
 import type { CoreState } from "../../core/state.js";
 import { MAX_WINDOW_MS } from "../../core/window.js";
 import { selectorShapes, WindowFeed } from "../../core/window-index.js";
@@ -77,12 +77,12 @@ export function backtestRule(request: BacktestRequest): ActiveRule {
   if (!load.ok) throw new BacktestRuleError(load.problem);
   const { name } = load.rule.spec;
   const same = request.loaded.find((r) => r.name === name && r.hash === load.rule.hash);
-  return {
-    rule: load.rule,
+  return activeRule(
+    load.rule,
     // A file that is not the rule in force is what a policy repo would bring: it shadows as usual.
-    source: same?.source ?? { kind: "policy", repo: "backtest" },
-    enforced: request.enforce.includes(name),
-  };
+    same?.source ?? { kind: "policy", repo: "backtest" },
+    request.enforce.includes(name),
+  );
 }
 
 /** Fires go out in batches of this many, so a noisy rule streams rather than arriving at the end. */

@@ -13,7 +13,7 @@ import type { RuleSet } from "../../core/rule-set.js";
 import { type CoreState, holdKey, StateAccumulator, type StateOp } from "../../core/state.js";
 import { annotationNode } from "../../core/targets.js";
 import { MAX_WINDOW_MS } from "../../core/window.js";
-import { type SelectorShape, selectorShapes, WindowFeed } from "../../core/window-index.js";
+import { type SelectorShape, sameShapes, selectorShapes, WindowFeed } from "../../core/window-index.js";
 import { failpoint } from "../failpoints.js";
 import type { DaemonMetrics } from "../metrics.js";
 import type { Annotation, DecisionStore, Decisions, PlannedAction } from "../store/decision-store.js";
@@ -175,7 +175,7 @@ export class Evaluator {
     const releases = this.commitOutside(delta, plain);
     this.ruleSet = ruleSet;
     const shapes = selectorShapes(ruleSet.rules.map((r) => r.rule));
-    if (JSON.stringify(shapes) !== JSON.stringify(this.shapes)) {
+    if (!sameShapes(shapes, this.shapes)) {
       this.shapes = shapes;
       this.rebuildFeed();
     }

@@ -11,7 +11,7 @@ import { fold } from "../../core/backtest.js";
 import type { LoadedRule } from "../../core/compile-rule.js";
 import { indexRow, type JournalRow } from "../../core/journal.js";
 import { type EventKind, isEventKind } from "../../core/kinds.js";
-import type { RuleSet } from "../../core/rule-set.js";
+import { activeRule, type RuleSet } from "../../core/rule-set.js";
 import { emptyState } from "../../core/state.js";
 import { scanReader } from "../../core/window.js";
 import { isTable, type TomlTable } from "../config/toml-document.js";
@@ -136,7 +136,7 @@ const list = (fs: readonly ExpectedFire[]) => (fs.length === 0 ? "no fire" : fs.
 
 function runCase(file: string, c: TestCase, rule: LoadedRule): Finding[] {
   const ruleSet: RuleSet = {
-    rules: [{ rule, source: { kind: "policy", repo: "checkout" }, enforced: false }],
+    rules: [activeRule(rule, { kind: "policy", repo: "checkout" }, false)],
     disabled: [],
     shadowPeriod: 0,
     unknownEnforced: [],

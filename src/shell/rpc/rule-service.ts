@@ -29,6 +29,7 @@ import {
 } from "../../core/rule-set.js";
 import type { CoreState, Hold } from "../../core/state.js";
 import type { DaemonMetrics } from "../metrics.js";
+import type { StoredPrimitive } from "../store/decision-store.js";
 import { JournalTable } from "../store/journal-table.js";
 import type { Db } from "../store/open-store.js";
 import type {
@@ -536,15 +537,6 @@ function primitiveCalls(rule: LoadedRule): number {
   };
   visit(rule.program.checked.expr);
   return n;
-}
-
-/** The stored `primitives` column: PrimitiveCall as JSON, the selector's Map written as an object. */
-interface StoredPrimitive {
-  readonly fn: string;
-  readonly field?: string;
-  readonly selector: { readonly kind: string; readonly fields: Readonly<Record<string, string | boolean>> };
-  readonly withinMs: number;
-  readonly result: number | boolean;
 }
 
 function primitivesOf(row: FireRow): MessageInitShape<typeof PrimitiveCallInfoSchema>[] {

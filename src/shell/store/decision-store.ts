@@ -5,10 +5,11 @@
  * `BEGIN IMMEDIATE` transaction, so the fires one row produced, their holds and cooldowns, and the
  * cursor are durable together before anything acts on them (REQ-7).
  */
-import type { Fire } from "../../core/evaluate.js";
+import type { Fire, PrimitiveCall } from "../../core/evaluate.js";
 import type { EventFields } from "../../core/journal.js";
 import type { CoreState, Hold, StateOp } from "../../core/state.js";
 import { cooldownKey, holdKey } from "../../core/state.js";
+import { selectorFields } from "../../core/window.js";
 import type { Db } from "./open-store.js";
 
 /** What a fire asks the shell to do after the commit; annotations are written in the commit itself. */
@@ -180,9 +181,7 @@ export class DecisionStore {
             mode: fire.mode,
             action: fire.action,
             message: fire.message,
-            primitives: JSON.stringify(fire.primitives, (_k, v) =>
-              v instanceof Map ? Object.fromEntries(v) : v,
-            ),
+            primitives: JSON.stringify(fire.primitives.map(storedPrimitive)),
           });
           for (const a of actions) s.action.run(fire.id, a, fire.at);
         }
@@ -289,4 +288,23 @@ function toHold(r: HoldRow): Hold {
     event: JSON.parse(r.event) as EventFields,
   };
   return r.false_since === null ? base : { ...base, falseSince: r.false_since };
+}
+
+/** The stored `primitives` column: one PrimitiveCall as JSON, its selector's fields as an object. */
+export interface StoredPrimitive {
+  readonly fn: string;
+  readonly field?: string;
+  readonly selector: { readonly kind: string; readonly fields: Readonly<Record<string, string | boolean>> };
+  readonly withinMs: number;
+  readonly result: number | boolean;
+}
+
+function storedPrimitive(c: PrimitiveCall): StoredPrimitive {
+  return {
+    fn: c.fn,
+    ...(c.field === undefined ? {} : { field: c.field }),
+    selector: { kind: c.selector.kind, fields: Object.fromEntries(selectorFields(c.selector)) },
+    withinMs: c.withinMs,
+    result: c.result,
+  };
 }
