@@ -385,6 +385,14 @@ describe("propose_rule", () => {
         control.recordProposal({ id: "p-6", policyRepo: "ops", state: "closed" }),
       );
       expect(reasonOf(unopened)).toBe(ErrorReason.PROPOSAL_STATE);
+      for (const [prNumber, prUrl] of [
+        [2n ** 64n - 1n, "https://forge.example/org/ops/pull/9"],
+        [9n, "javascript:alert(1)"],
+        [0n, "https://forge.example/org/ops/pull/9"],
+      ] as const) {
+        const bad = await failure(control.recordProposal({ ...opened("p-6", 9), prNumber, prUrl }));
+        expect(reasonOf(bad), `${prNumber} ${prUrl}`).toBe(ErrorReason.INVALID_ARGUMENT);
+      }
       const stored = await failure(control.recordProposal({ id: "p-6", policyRepo: "ops", state: "stored" }));
       expect(reasonOf(stored)).toBe(ErrorReason.INVALID_ARGUMENT);
       const reader = await failure(
