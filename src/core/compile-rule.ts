@@ -90,6 +90,17 @@ export function contentHash(spec: RuleSpec, normalizedWhen: string): string {
 }
 
 /**
+ * REQ-16's expression hash, hex SHA-256 over `on` and the normalized `when` alone: what a rule tests,
+ * whatever it does when it fires. A proposal whose pull request was closed unmerged is remembered by it,
+ * so the same test under a new name, level or message is not proposed to that repo again.
+ */
+export function expressionHash(on: RuleSpec["on"], normalizedWhen: string): string {
+  return createHash("sha256")
+    .update(JSON.stringify(["harness-rules/expression/v1", on, normalizedWhen]))
+    .digest("hex");
+}
+
+/**
  * A position inside `when` (a UTF-16 offset of the decoded text) as a line and column of the file,
  * through the string's quoting and escapes; without an offset, where `when`'s text starts.
  */

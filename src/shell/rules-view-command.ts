@@ -44,6 +44,15 @@ const EXIT_FOR_REASON: Readonly<Record<ErrorReason, number>> = {
   [ErrorReason.BACKTEST_BUSY]: EXIT.error,
   [ErrorReason.SINCE_TOO_LONG]: EXIT.usage,
   [ErrorReason.UNKNOWN_POLICY_REPO]: EXIT.failed,
+  [ErrorReason.INVALID_PROPOSAL_LEVEL]: EXIT.failed,
+  [ErrorReason.PROPOSAL_BACKLOG_FULL]: EXIT.error,
+  [ErrorReason.SUPPRESSED_PROPOSAL]: EXIT.failed,
+  [ErrorReason.PROPOSAL_CAP_REACHED]: EXIT.failed,
+  [ErrorReason.UNKNOWN_PROPOSAL]: EXIT.failed,
+  [ErrorReason.UNKNOWN_EVIDENCE]: EXIT.failed,
+  [ErrorReason.PROPOSAL_RUN_LIMIT]: EXIT.error,
+  [ErrorReason.NOT_RULE_MINER]: EXIT.error,
+  [ErrorReason.PROPOSAL_STATE]: EXIT.failed,
 };
 
 /** Says why a call failed, and returns its exit code: by the error's sentinel, else by what failed. */

@@ -12,6 +12,7 @@ import type { ProducerSource } from "../../src/core/sources.js";
 
 export const CLI = fileURLToPath(new URL("../../dist/shell/cli.js", import.meta.url));
 const WITH_RULES = fileURLToPath(new URL("../fixtures/daemon/daemon-with-rules.ts", import.meta.url));
+const WITH_GATEWAY = fileURLToPath(new URL("../fixtures/daemon/daemon-with-gateway.ts", import.meta.url));
 export const HOOKS = fileURLToPath(new URL("../fixtures/hooks/", import.meta.url));
 
 export interface CliResult {
@@ -30,6 +31,11 @@ export interface FleetOptions {
   readonly rules?: readonly { readonly name: string; readonly text: string }[];
   /** Configures `[supervisor] stop` to record each invocation's arguments in `stops`. */
   readonly recordStops?: boolean;
+  /**
+   * Runs the daemon with a stand-in gateway calling propose_rule in its process
+   * (`test/fixtures/daemon/daemon-with-gateway.ts`), listening on `gatewaySocket`.
+   */
+  readonly gateway?: boolean;
 }
 
 export class TestFleet {
@@ -38,6 +44,9 @@ export class TestFleet {
   readonly deliveries = path.join(this.root, "deliveries");
   readonly stops = path.join(this.root, "stops");
   private readonly rulesDir: string | undefined;
+  private readonly gateway: boolean;
+  /** The stand-in gateway's socket, with `gateway: true`. */
+  readonly gatewaySocket: string;
   readonly tokens = new Map<ProducerSource, string>();
   readonly storePath: string;
   readonly socketPath: string;
@@ -61,6 +70,8 @@ export class TestFleet {
     };
     this.storePath = path.join(this.root, "state", "harness", "harness.db");
     this.socketPath = path.join(this.root, "run", "harness.sock");
+    this.gatewaySocket = path.join(this.root, "run", "gateway.sock");
+    this.gateway = options.gateway === true;
     fs.mkdirSync(this.deliveries);
     fs.mkdirSync(this.stops);
     if (options.rules !== undefined) {
@@ -102,7 +113,12 @@ export class TestFleet {
   async start(extraEnv: NodeJS.ProcessEnv = {}): Promise<string> {
     this.daemonStderr = "";
     this.daemonStdout = "";
-    const argv = this.rulesDir === undefined ? [CLI, "daemon"] : ["--import", "tsx", WITH_RULES];
+    const argv =
+      this.rulesDir !== undefined
+        ? ["--import", "tsx", WITH_RULES]
+        : this.gateway
+          ? ["--import", "tsx", WITH_GATEWAY]
+          : [CLI, "daemon"];
     const child = spawn(process.execPath, argv, {
       env: {
         ...this.env,

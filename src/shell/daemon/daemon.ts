@@ -22,6 +22,7 @@ import { DaemonMetrics } from "../metrics.js";
 import { Notifier, notifyConfig } from "../notify/index.js";
 import { type PolicyCloneStatus, PolicyRuleSource } from "../policy/clone-rules.js";
 import { LastGoodCommits } from "../policy/last-good.js";
+import { ProposalDesk } from "../proposals/propose-rule.js";
 import { backtestMethod } from "../rpc/backtest-service.js";
 import {
   bearerMatches,
@@ -32,6 +33,7 @@ import {
 } from "../rpc/credentials.js";
 import { RuleService } from "../rpc/gen/harness/v1/rules_pb.js";
 import type { AdmitResult } from "../rpc/journal-service.js";
+import { proposalService } from "../rpc/proposal-service.js";
 import { UnknownPolicyRepoError } from "../rpc/rule-errors.js";
 import {
   type CommittedRecords,
@@ -100,8 +102,16 @@ export class Daemon {
   private metricsServer: http.Server | undefined;
   private metricsAddress: string | undefined;
   private pruning = false;
-  private backtestRunner: BacktestRunner | undefined;
+  /** Backtests run in workers over their own read-only connections to this daemon's store. */
+  private readonly backtests: BacktestRunner;
   private reloading: Promise<unknown> = Promise.resolve();
+  /** The config as last loaded (at start or by a reload): rule miners and policy repos are read from it. */
+  private loadedConfig: GlobalConfig;
+  /**
+   * propose_rule (REQ-15), for the supervisor's gateway to call in this process: no RPC stores a
+   * proposal.
+   */
+  readonly proposals: ProposalDesk;
   /** WatchEvents' watchers: fed after every commit that made fires, holds or releases durable. */
   private readonly watchers = new EventBus<WatchEvent>();
   private readonly records: CommittedRecords;
@@ -125,6 +135,18 @@ export class Daemon {
     private clones: readonly PolicyCloneStatus[],
   ) {
     this.records = committedRecords(store.db);
+    this.loadedConfig = config;
+    this.backtests = new BacktestRunner(store.path);
+    this.proposals = new ProposalDesk({
+      db: store.db,
+      evaluator,
+      backtests: this.backtests,
+      metrics,
+      log,
+      clock,
+      ruleMiners: () => this.loadedConfig.memory.ruleMiners,
+      retentionMs: () => this.config.memory.rules.journalRetention,
+    });
   }
 
   static async start(options: DaemonOptions): Promise<Daemon> {
@@ -287,9 +309,6 @@ export class Daemon {
       controlTokenFile: server.controlTokenFile,
       ...(server.readTokenFile === undefined ? {} : { readTokenFile: server.readTokenFile }),
     });
-    // Backtests run in workers over their own read-only connections to this daemon's store.
-    const backtests = new BacktestRunner(this.store.path);
-    this.backtestRunner = backtests;
     const rules = ruleService({
       evaluator: this.evaluator,
       db: this.store.db,
@@ -311,8 +330,14 @@ export class Daemon {
       routes: (router) =>
         router.service(RuleService, {
           ...rules,
+          ...proposalService({
+            db: this.store.db,
+            clock: this.clock,
+            policyRepos: () => this.loadedConfig.policyRepos,
+            log: this.log,
+          }),
           backtest: backtestMethod({
-            runner: backtests,
+            runner: this.backtests,
             evaluator: this.evaluator,
             clock: this.clock,
             // The pruner keeps the retention the daemon started with; so does the check.
@@ -486,6 +511,7 @@ export class Daemon {
     // The evaluator runs whole rows between turns of the event loop, so this lands between two rows.
     const released = this.evaluator.swapRuleSet(ruleSet);
     this.clones = clones;
+    this.loadedConfig = config;
     this.reportRuleSet(ruleSet, clones);
     return {
       loaded: ruleSet.rules.length,
@@ -512,7 +538,7 @@ export class Daemon {
     process.off("SIGHUP", this.onHup);
     this.watchers.close();
     await this.rpc?.close();
-    await this.backtestRunner?.close();
+    await this.backtests.close();
     this.writer.close();
     while (this.evaluator.step(1_000) > 0);
     this.closed = true;

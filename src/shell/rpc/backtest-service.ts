@@ -120,7 +120,8 @@ function checked(req: BacktestRequest, deps: BacktestDeps) {
   return request;
 }
 
-function fireOf(f: ReplayedFire): MessageInitShape<typeof BacktestFireSchema> {
+/** A replayed fire as Backtest streams it (and a proposal's backtest summary carries it). */
+export function fireOf(f: ReplayedFire): MessageInitShape<typeof BacktestFireSchema> {
   return {
     seq: BigInt(f.seq),
     atMs: BigInt(f.at),

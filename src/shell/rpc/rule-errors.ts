@@ -116,3 +116,95 @@ export class SinceTooLongError extends RuleServiceError {
   readonly reason = ErrorReason.SINCE_TOO_LONG;
   readonly code = Code.InvalidArgument;
 }
+
+/**
+ * propose_rule (REQ-15): a proposal may only annotate or notify, so no miner's rule can hold or stop a
+ * harness even once the operator has merged it and listed it in enforce.
+ */
+export class InvalidProposalLevelError extends RuleServiceError {
+  readonly reason = ErrorReason.INVALID_PROPOSAL_LEVEL;
+  readonly code = Code.InvalidArgument;
+  constructor(name: string, level: string) {
+    super(
+      name,
+      `invalid_level: a proposal's level must be annotate or notify, not ${JSON.stringify(level.slice(0, 32))}`,
+    );
+  }
+}
+
+export class ProposalBacklogFullError extends RuleServiceError {
+  readonly reason = ErrorReason.PROPOSAL_BACKLOG_FULL;
+  readonly code = Code.ResourceExhausted;
+  constructor(name: string, backlog: number) {
+    super(
+      name,
+      `proposal_backlog_full: ${backlog} proposals are stored and not yet proposed; harness rules propose must take some first`,
+    );
+  }
+}
+
+export class ProposalRunLimitError extends RuleServiceError {
+  readonly reason = ErrorReason.PROPOSAL_RUN_LIMIT;
+  readonly code = Code.ResourceExhausted;
+  constructor(run: string, limit: number) {
+    super(run, `proposal_run_limit: run ${run} has stored ${limit} proposals, the most one run may`);
+  }
+}
+
+export class UnknownEvidenceError extends RuleServiceError {
+  readonly reason = ErrorReason.UNKNOWN_EVIDENCE;
+  readonly code = Code.InvalidArgument;
+  constructor(id: string) {
+    const shown = id.length > 64 ? `${id.slice(0, 64)}…` : id;
+    super(
+      shown,
+      `unknown_evidence: ${JSON.stringify(shown)} names no run, journal row, fire or graph node the store holds`,
+    );
+  }
+}
+
+export class NotRuleMinerError extends RuleServiceError {
+  readonly reason = ErrorReason.NOT_RULE_MINER;
+  readonly code = Code.PermissionDenied;
+  constructor(run: string) {
+    super(run, `not_rule_miner: run ${run} is not a run of a harness listed in [memory] rule_miners`);
+  }
+}
+
+export class UnknownProposalError extends RuleServiceError {
+  readonly reason = ErrorReason.UNKNOWN_PROPOSAL;
+  readonly code = Code.NotFound;
+  constructor(id: string) {
+    super(id, `unknown proposal: no proposal ${id} is stored`);
+  }
+}
+
+/** RecordProposal: `opened` for an expression hash a closed pull request rejected on that repo. */
+export class SuppressedProposalError extends RuleServiceError {
+  readonly reason = ErrorReason.SUPPRESSED_PROPOSAL;
+  readonly code = Code.FailedPrecondition;
+  constructor(id: string, repo: string, pull: { readonly number: number; readonly url: string }) {
+    super(
+      id,
+      `suppressed proposal: ${id}'s expression hash was rejected on ${repo} by pull request #${pull.number} (${pull.url}), closed unmerged`,
+    );
+  }
+}
+
+/** RecordProposal: a new pull request beyond the repo's `max_proposals_per_week` in the last 7 days. */
+export class ProposalCapReachedError extends RuleServiceError {
+  readonly reason = ErrorReason.PROPOSAL_CAP_REACHED;
+  readonly code = Code.ResourceExhausted;
+  constructor(id: string, repo: string, cap: number) {
+    super(
+      id,
+      `proposal cap reached: ${cap} rule pull requests were opened on ${repo} in the last 7 days (max_proposals_per_week); ${id} waits`,
+    );
+  }
+}
+
+/** RecordProposal: a transition the proposal's state does not allow. */
+export class ProposalStateError extends RuleServiceError {
+  readonly reason = ErrorReason.PROPOSAL_STATE;
+  readonly code = Code.FailedPrecondition;
+}

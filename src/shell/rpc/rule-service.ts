@@ -65,7 +65,7 @@ const RESPONSE_BUDGET_BYTES = 3 * 1024 * 1024;
 const ENTRY_OVERHEAD_BYTES = 512;
 
 /** The longest prefix of `items` within the response budget, and whether anything was left out. */
-function withinBudget<T>(items: readonly T[], limit: number, texts: (t: T) => readonly string[]) {
+export function withinBudget<T>(items: readonly T[], limit: number, texts: (t: T) => readonly string[]) {
   let bytes = 0;
   let n = 0;
   for (const item of items.slice(0, limit)) {
@@ -127,7 +127,7 @@ type RuleInfoInit = MessageInitShape<typeof RuleInfoSchema>;
 type FireInit = MessageInitShape<typeof FireInfoSchema>;
 type HoldRecordInit = MessageInitShape<typeof HoldRecordSchema>;
 
-function limitOf(requested: number, what: string): number {
+export function limitOf(requested: number, what: string): number {
   if (requested === 0) return DEFAULT_LIST_LIMIT;
   if (requested > MAX_LIST_LIMIT)
     throw new InvalidArgumentError(
@@ -147,7 +147,7 @@ const MAX_NAME = MAX_IDENT;
 const MAX_NODE = 12 * MAX_PATH + 64;
 
 /** Refuses a name longer than any the daemon holds, echoing only its start. */
-function checkLength(value: string, field: string, max = MAX_NAME): void {
+export function checkLength(value: string, field: string, max = MAX_NAME): void {
   if (value.length <= max) return;
   const start = `${value.slice(0, 32)}…`;
   throw new InvalidArgumentError(
@@ -184,12 +184,12 @@ const holdInfo = (h: Hold): HoldInit => ({
 });
 
 /**
- * The unary methods. Backtest and WatchEvents stream, each from its own module, and the daemon serves
- * the three together.
+ * The unary methods but the proposals'. Backtest and WatchEvents stream, each from its own module, the
+ * proposal methods have theirs (`proposal-service.ts`), and the daemon serves them together.
  */
 export function ruleService(
   deps: RuleServiceDeps,
-): Omit<ServiceImpl<typeof RuleService>, "backtest" | "watchEvents"> {
+): Omit<ServiceImpl<typeof RuleService>, "backtest" | "watchEvents" | "listProposals" | "recordProposal"> {
   const reads = new StoreReads(deps.db);
   const rules = () => deps.evaluator.rules;
   const state = () => deps.evaluator.state;

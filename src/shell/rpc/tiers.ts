@@ -38,6 +38,8 @@ export const METHOD_TIERS: ReadonlyMap<string, Tier> = new Map<string, Tier>([
   ["harness.v1.RuleService/Backtest", "read"],
   ["harness.v1.RuleService/WatchEvents", "read"],
   ["harness.v1.RuleService/PolicySynced", "control"],
+  ["harness.v1.RuleService/ListProposals", "read"],
+  ["harness.v1.RuleService/RecordProposal", "control"],
 ]);
 
 /** Where a call arrived: the operator's Unix socket, or the opt-in TCP listener. */

@@ -153,5 +153,55 @@ CREATE TABLE policy_last_good (
 );
 `;
 
-export const MIGRATIONS: readonly string[] = [V1, V2];
+// SPEC-0029 REQ-15, REQ-16: rule proposals. propose_rule stores a proposal (untrusted, with the caller's
+// run); `harness rules propose` records what became of it through RuleService.RecordProposal. The states
+// are the closed set of src/shell/proposals/proposal-store.ts. A pull request is kept per policy repo, so
+// the weekly cap counts pull requests opened, not proposals pushed to one; a pull request closed unmerged
+// leaves its expression hash in rule_proposal_rejections, with the last review comment as the reason.
+const V3 = `
+CREATE TABLE rule_proposals (
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL,
+  file_text TEXT NOT NULL,
+  on_kind TEXT NOT NULL,
+  level TEXT NOT NULL CHECK (level IN ('annotate', 'notify')),
+  content_hash TEXT NOT NULL,
+  expression_hash TEXT NOT NULL,
+  rationale TEXT NOT NULL,
+  evidence TEXT NOT NULL,
+  run TEXT NOT NULL,
+  untrusted INTEGER NOT NULL CHECK (untrusted IN (0, 1)),
+  state TEXT NOT NULL CHECK (state IN ('stored', 'waiting', 'opened', 'suppressed', 'duplicate', 'invalid', 'merged', 'closed')),
+  state_detail TEXT NOT NULL,
+  policy_repo TEXT,
+  pr_number INTEGER,
+  backtest TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+CREATE INDEX rule_proposals_run ON rule_proposals (run);
+CREATE INDEX rule_proposals_state ON rule_proposals (state, id);
+
+CREATE TABLE rule_proposal_pulls (
+  repo TEXT NOT NULL,
+  number INTEGER NOT NULL,
+  url TEXT NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('open', 'merged', 'closed')),
+  opened_at INTEGER NOT NULL,
+  PRIMARY KEY (repo, number)
+) WITHOUT ROWID;
+CREATE INDEX rule_proposal_pulls_opened ON rule_proposal_pulls (repo, opened_at);
+
+CREATE TABLE rule_proposal_rejections (
+  repo TEXT NOT NULL,
+  expression_hash TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  pr_number INTEGER NOT NULL,
+  pr_url TEXT NOT NULL,
+  rejected_at INTEGER NOT NULL,
+  PRIMARY KEY (repo, expression_hash)
+) WITHOUT ROWID;
+`;
+
+export const MIGRATIONS: readonly string[] = [V1, V2, V3];
 export const SCHEMA_VERSION = MIGRATIONS.length;

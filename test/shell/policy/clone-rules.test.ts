@@ -261,8 +261,7 @@ describe("the store's V2 migration", () => {
     v1.close();
     const s = openStore(file, "test");
     try {
-      expect(SCHEMA_VERSION).toBe(2);
-      expect(s.db.pragma("user_version", { simple: true })).toBe(2);
+      expect(s.db.pragma("user_version", { simple: true })).toBe(SCHEMA_VERSION);
       expect(s.db.prepare("SELECT cursor FROM evaluator").get()).toEqual({ cursor: 42 });
       const good = new LastGoodCommits(s.db);
       expect(good.get("ops")).toBeUndefined();

@@ -9,6 +9,7 @@ import * as http from "node:http";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { controlTokenPath } from "../../../src/shell/config/paths.js";
 import { journalClient, ruleClient } from "../../../src/shell/rpc/client.js";
 import { readTokenFile } from "../../../src/shell/rpc/credentials.js";
 import { AppendRequestSchema } from "../../../src/shell/rpc/gen/harness/v1/journal_pb.js";
@@ -142,6 +143,8 @@ describe("hostile RPC input", () => {
   const rule = "/harness.v1.RuleService/";
   const journal = "/harness.v1.JournalService/Append";
   const reader = () => ruleClient({ socketPath: f.socketPath });
+  let control: string;
+  const controller = () => ruleClient({ socketPath: f.socketPath }, control);
   const failure = async (call: Promise<unknown>): Promise<ConnectError> => {
     const e = await call.then(
       () => undefined,
@@ -155,6 +158,7 @@ describe("hostile RPC input", () => {
   beforeAll(async () => {
     await f.start();
     producer = await readTokenFile(f.tokens.get("ledger") as string);
+    control = await readTokenFile(controlTokenPath(f.env));
   });
   afterAll(() => f.dispose());
 
@@ -282,6 +286,7 @@ describe("hostile RPC input", () => {
         () => reader().listFires({ limit }, opts),
         () => reader().listHolds({ limit, includeReleased: true }, opts),
         () => reader().listAnnotations({ limit }, opts),
+        () => reader().listProposals({ limit }, opts),
       ]) {
         const e = await failure(call());
         expect(e.code).toBe(Code.InvalidArgument);
@@ -309,6 +314,14 @@ describe("hostile RPC input", () => {
         ["ListFires harness", () => reader().listFires({ harness: huge }, opts)],
         ["ListHolds", () => reader().listHolds({ harness: huge }, opts)],
         ["ListAnnotations", () => reader().listAnnotations({ node: huge }, opts)],
+        ["ListProposals after", () => reader().listProposals({ after: huge }, opts)],
+        ["ListProposals policy_repo", () => reader().listProposals({ policyRepo: huge }, opts)],
+        ["ListProposals state", () => reader().listProposals({ state: huge }, opts)],
+        ["RecordProposal id", () => controller().recordProposal({ id: huge, policyRepo: "ops" }, opts)],
+        [
+          "RecordProposal policy_repo",
+          () => controller().recordProposal({ id: "p-1", policyRepo: huge, state: "waiting" }, opts),
+        ],
       ];
       for (const [what, call] of calls) {
         const e = await failure(call());

@@ -6,7 +6,9 @@
 // and later the TUI read the rules only through it. Read-tier methods only read: the rule set in force,
 // the core state as last committed, and the store's fire log, actions, annotations and holds. Lists are
 // bounded: `limit` defaults to 100 and may not exceed 1,000 (INVALID_ARGUMENT above that).
-// ListProposals and RecordProposal join this service with the rule miners (REQ-15, REQ-16).
+// No method stores a proposal: propose_rule does, in the daemon's process (REQ-15,
+// src/shell/proposals/propose-rule.ts); ListProposals reads them and RecordProposal records what
+// `harness rules propose` did with them (REQ-16).
 //
 // A failed call carries one ErrorDetail naming its sentinel (docs/cli.md lists each with its ConnectRPC
 // code and the CLI's exit code).
@@ -20,7 +22,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file harness/v1/rules.proto.
  */
 export const file_harness_v1_rules: GenFile = /*@__PURE__*/
-  fileDesc("ChZoYXJuZXNzL3YxL3J1bGVzLnByb3RvEgpoYXJuZXNzLnYxIigKFUNoZWNrQWRtaXNzaW9uUmVxdWVzdBIPCgdoYXJuZXNzGAEgASgJImAKFkNoZWNrQWRtaXNzaW9uUmVzcG9uc2USEAoIYWRtaXR0ZWQYASABKAgSIwoFaG9sZHMYAiADKAsyFC5oYXJuZXNzLnYxLkhvbGRJbmZvEg8KB21lc3NhZ2UYAyABKAkiWgoISG9sZEluZm8SDwoHaGFybmVzcxgBIAEoCRIMCgRydWxlGAIgASgJEgwKBGhhc2gYAyABKAkSDwoHZmlyZV9pZBgEIAEoCRIQCghzaW5jZV9tcxgFIAEoAyIxChBDbGVhckhvbGRSZXF1ZXN0Eg8KB2hhcm5lc3MYASABKAkSDAoEcnVsZRgCIAEoCSI7ChFDbGVhckhvbGRSZXNwb25zZRImCghyZWxlYXNlZBgBIAMoCzIULmhhcm5lc3MudjEuSG9sZEluZm8iDwoNUmVsb2FkUmVxdWVzdCJ4Cg5SZWxvYWRSZXNwb25zZRIOCgZsb2FkZWQYASABKA0SKgoIZGlzYWJsZWQYAiADKAsyGC5oYXJuZXNzLnYxLkRpc2FibGVkUnVsZRIYChB1bmtub3duX2VuZm9yY2VkGAMgAygJEhAKCHJlbGVhc2VkGAQgASgNIj0KDERpc2FibGVkUnVsZRIMCgRuYW1lGAEgASgJEg4KBnJlYXNvbhgCIAEoCRIPCgdtZXNzYWdlGAMgASgJIkcKC0Vycm9yRGV0YWlsEicKBnJlYXNvbhgBIAEoDjIXLmhhcm5lc3MudjEuRXJyb3JSZWFzb24SDwoHc3ViamVjdBgCIAEoCSISChBMaXN0UnVsZXNSZXF1ZXN0IjgKEUxpc3RSdWxlc1Jlc3BvbnNlEiMKBXJ1bGVzGAEgAygLMhQuaGFybmVzcy52MS5SdWxlSW5mbyKsAwoIUnVsZUluZm8SDAoEbmFtZRgBIAEoCRIOCgZzb3VyY2UYAiABKAkSCgoCb24YAyABKAkSFgoOZGVjbGFyZWRfbGV2ZWwYBCABKAkSFwoPZWZmZWN0aXZlX2xldmVsGAUgASgJEhAKCGVuZm9yY2VkGAYgASgIEg0KBXN0YXRlGAcgASgJEhcKD2Rpc2FibGVkX3JlYXNvbhgIIAEoCRIYChBkaXNhYmxlZF9tZXNzYWdlGAkgASgJEgwKBGhhc2gYCiABKAkSFwoPc2hhZG93X3NpbmNlX21zGAsgASgDEhcKD3NoYWRvd191bnRpbF9tcxgMIAEoAxITCgtjb29sZG93bl9tcxgNIAEoAxIOCgZ0YXJnZXQYDiABKAkSFgoOZXN0aW1hdGVkX2Nvc3QYDyABKAQSEQoJZmlyZXNfMjRoGBAgASgNEhAKCGZpcmVzXzdkGBEgASgNEhIKCnN1cHByZXNzZWQYEiABKAQSFAoMbGFzdF9maXJlX2lkGBMgASgJEhcKD2xhc3RfZmlyZV9hdF9tcxgUIAEoAxIMCgRmaWxlGBUgASgJIh4KDkdldFJ1bGVSZXF1ZXN0EgwKBG5hbWUYASABKAkipwEKD0dldFJ1bGVSZXNwb25zZRIiCgRydWxlGAEgASgLMhQuaGFybmVzcy52MS5SdWxlSW5mbxIMCgR3aGVuGAIgASgJEhMKC2Rlc2NyaXB0aW9uGAMgASgJEg8KB21lc3NhZ2UYBCABKAkSIwoFaG9sZHMYBSADKAsyFC5oYXJuZXNzLnYxLkhvbGRJbmZvEhcKD3ByaW1pdGl2ZV9jYWxscxgGIAEoDSJSChBMaXN0RmlyZXNSZXF1ZXN0EgwKBHJ1bGUYASABKAkSDwoHaGFybmVzcxgCIAEoCRIQCghzaW5jZV9tcxgDIAEoAxINCgVsaW1pdBgEIAEoDSJLChFMaXN0RmlyZXNSZXNwb25zZRIjCgVmaXJlcxgBIAMoCzIULmhhcm5lc3MudjEuRmlyZUluZm8SEQoJdHJ1bmNhdGVkGAIgASgIIsICCghGaXJlSW5mbxIPCgdmaXJlX2lkGAEgASgJEgwKBHJ1bGUYAiABKAkSDAoEaGFzaBgDIAEoCRILCgNzZXEYBCABKAMSDQoFYXRfbXMYBSABKAMSDAoEa2luZBgGIAEoCRIMCgR0eXBlGAcgASgJEhMKC3RhcmdldF9raW5kGAggASgJEhIKCnRhcmdldF9rZXkYCSABKAkSDwoHaGFybmVzcxgKIAEoCRILCgNydW4YCyABKAkSFgoOZGVjbGFyZWRfbGV2ZWwYDCABKAkSFwoPZWZmZWN0aXZlX2xldmVsGA0gASgJEgwKBG1vZGUYDiABKAkSDgoGYWN0aW9uGA8gASgJEg8KB21lc3NhZ2UYECABKAkSKgoHYWN0aW9ucxgRIAMoCzIZLmhhcm5lc3MudjEuQWN0aW9uT3V0Y29tZSJVCg1BY3Rpb25PdXRjb21lEg4KBmFjdGlvbhgBIAEoCRINCgVzdGF0ZRgCIAEoCRIOCgZkZXRhaWwYAyABKAkSFQoNdXBkYXRlZF9hdF9tcxgEIAEoAyIlChJFeHBsYWluRmlyZVJlcXVlc3QSDwoHZmlyZV9pZBgBIAEoCSLhAQoTRXhwbGFpbkZpcmVSZXNwb25zZRIiCgRmaXJlGAEgASgLMhQuaGFybmVzcy52MS5GaXJlSW5mbxIMCgR3aGVuGAIgASgJEicKA3JvdxgDIAEoCzIaLmhhcm5lc3MudjEuSm91cm5hbFJvd0luZm8SEgoKcm93X3BydW5lZBgEIAEoCBIOCgZub3dfbXMYBSABKAMSMQoKcHJpbWl0aXZlcxgGIAMoCzIdLmhhcm5lc3MudjEuUHJpbWl0aXZlQ2FsbEluZm8SGAoQbGV2ZWxfZGVyaXZhdGlvbhgHIAEoCSKAAQoOSm91cm5hbFJvd0luZm8SCwoDc2VxGAEgASgDEgwKBGtpbmQYAiABKAkSDAoEdHlwZRgDIAEoCRINCgVhdF9tcxgEIAEoAxIOCgZzb3VyY2UYBSABKAkSJgoFZXZlbnQYBiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IpoBChFQcmltaXRpdmVDYWxsSW5mbxIKCgJmbhgBIAEoCRINCgVmaWVsZBgCIAEoCRIqCghzZWxlY3RvchgDIAMoCzIYLmhhcm5lc3MudjEuU2VsZWN0b3JUZXJtEhEKCXdpdGhpbl9tcxgEIAEoAxIQCgZudW1iZXIYBSABKA1IABIPCgV0cnV0aBgGIAEoCEgAQggKBnJlc3VsdCJGCgxTZWxlY3RvclRlcm0SDQoFZmllbGQYASABKAkSDgoEdGV4dBgCIAEoCUgAEg4KBGZsYWcYAyABKAhIAEIHCgV2YWx1ZSJMChBMaXN0SG9sZHNSZXF1ZXN0Eg8KB2hhcm5lc3MYASABKAkSGAoQaW5jbHVkZV9yZWxlYXNlZBgCIAEoCBINCgVsaW1pdBgDIAEoDSJNChFMaXN0SG9sZHNSZXNwb25zZRIlCgVob2xkcxgBIAMoCzIWLmhhcm5lc3MudjEuSG9sZFJlY29yZBIRCgl0cnVuY2F0ZWQYAiABKAgijAEKCkhvbGRSZWNvcmQSIgoEaG9sZBgBIAEoCzIULmhhcm5lc3MudjEuSG9sZEluZm8SEwoLY29vbGRvd25fbXMYAiABKAMSFgoOZmFsc2Vfc2luY2VfbXMYAyABKAMSFgoOcmVsZWFzZWRfYXRfbXMYBCABKAMSFQoNcmVsZWFzZV9jYXVzZRgFIAEoCSI1ChZMaXN0QW5ub3RhdGlvbnNSZXF1ZXN0EgwKBG5vZGUYASABKAkSDQoFbGltaXQYAiABKA0iXQoXTGlzdEFubm90YXRpb25zUmVzcG9uc2USLwoLYW5ub3RhdGlvbnMYASADKAsyGi5oYXJuZXNzLnYxLkFubm90YXRpb25JbmZvEhEKCXRydW5jYXRlZBgCIAEoCCJdCg5Bbm5vdGF0aW9uSW5mbxIPCgdmaXJlX2lkGAEgASgJEgwKBG5vZGUYAiABKAkSDAoEcnVsZRgDIAEoCRIPCgdtZXNzYWdlGAQgASgJEg0KBWF0X21zGAUgASgDIhIKEEdldFN0YXR1c1JlcXVlc3QiuAQKEUdldFN0YXR1c1Jlc3BvbnNlEg8KB3ZlcnNpb24YASABKAkSFQoNc3RhcnRlZF9hdF9tcxgCIAEoAxIOCgZub3dfbXMYAyABKAMSFAoMam91cm5hbF9yb3dzGAQgASgEEhAKCGxhc3Rfc2VxGAUgASgDEhIKCmxhc3RfYXRfbXMYBiABKAMSNQoUYWRtaXR0ZWRfc2luY2Vfc3RhcnQYByADKAsyFy5oYXJuZXNzLnYxLlNvdXJjZUNvdW50EjQKE2Ryb3BwZWRfc2luY2Vfc3RhcnQYCCADKAsyFy5oYXJuZXNzLnYxLlNvdXJjZUNvdW50EhgKEGV2YWx1YXRvcl9jdXJzb3IYCSABKAMSEwoLbGFnX3NlY29uZHMYCiABKAESFAoMaG9sZHNfYWN0aXZlGAsgASgNEhQKDHJ1bGVzX2FjdGl2ZRgMIAEoDRIUCgxydWxlc19zaGFkb3cYDSABKA0SKgoIZGlzYWJsZWQYDiADKAsyGC5oYXJuZXNzLnYxLkRpc2FibGVkUnVsZRIYChB1bmtub3duX2VuZm9yY2VkGA8gAygJEiIKGnN1cGVydmlzb3Jfc3RvcF9jb25maWd1cmVkGBAgASgIEhwKFHVuZGVsaXZlcmVkX3N0b3BzXzdkGBEgASgNEi4KDXBvbGljeV9jbG9uZXMYEiADKAsyFy5oYXJuZXNzLnYxLlBvbGljeUNsb25lEhkKEWVuZm9yY2VkX2Rpc2FibGVkGBMgAygJIisKC1NvdXJjZUNvdW50Eg4KBnNvdXJjZRgBIAEoCRIMCgRyb3dzGAIgASgEIjoKC1BvbGljeUNsb25lEgwKBG5hbWUYASABKAkSDQoFc3RhdGUYAiABKAkSDgoGZGV0YWlsGAMgASgJIj8KD0JhY2t0ZXN0UmVxdWVzdBIMCgRmaWxlGAEgASgJEgwKBHRleHQYAiABKAkSEAoIc2luY2VfbXMYAyABKAMiogEKEEJhY2t0ZXN0UmVzcG9uc2USKgoFc3RhcnQYASABKAsyGS5oYXJuZXNzLnYxLkJhY2t0ZXN0U3RhcnRIABIqCgVmaXJlcxgCIAEoCzIZLmhhcm5lc3MudjEuQmFja3Rlc3RGaXJlc0gAEi4KB3N1bW1hcnkYAyABKAsyGy5oYXJuZXNzLnYxLkJhY2t0ZXN0U3VtbWFyeUgAQgYKBHBhcnQibwoNQmFja3Rlc3RTdGFydBIMCgRydWxlGAEgASgJEgwKBGhhc2gYAiABKAkSEAoIc2luY2VfbXMYAyABKAMSEAoIZnJvbV9zZXEYBCABKAMSDgoGdG9fc2VxGAUgASgDEg4KBm5vd19tcxgGIAEoAyI4Cg1CYWNrdGVzdEZpcmVzEicKBWZpcmVzGAEgAygLMhguaGFybmVzcy52MS5CYWNrdGVzdEZpcmUi8wEKDEJhY2t0ZXN0RmlyZRILCgNzZXEYASABKAMSDQoFYXRfbXMYAiABKAMSDAoEa2luZBgDIAEoCRIMCgR0eXBlGAQgASgJEhMKC3RhcmdldF9raW5kGAUgASgJEhIKCnRhcmdldF9rZXkYBiABKAkSFgoOZGVjbGFyZWRfbGV2ZWwYByABKAkSDQoFbGV2ZWwYCCABKAkSDAoEbW9kZRgJIAEoCRIPCgdtZXNzYWdlGAogASgJEg0KBWhvbGRzGAsgASgIEhUKDWhvbGRfdW50aWxfbXMYDCABKAMSFgoOaG9sZF91bnRpbF9zZXEYDSABKAMimQEKD0JhY2t0ZXN0U3VtbWFyeRIMCgRyb3dzGAEgASgEEhMKC2V2YWxfZXJyb3JzGAIgASgEEhQKDHN0b3JlX2Vycm9ycxgDIAEoBBINCgVmaXJlcxgEIAEoBBISCgpzdXBwcmVzc2VkGAUgASgEEhUKDWNvc3RfZXhjZWVkZWQYBiABKAQSEwoLZXZhbHVhdGlvbnMYByABKAQiFAoSV2F0Y2hFdmVudHNSZXF1ZXN0ItIBChNXYXRjaEV2ZW50c1Jlc3BvbnNlEioKCnJ1bGVfZmlyZWQYASABKAsyFC5oYXJuZXNzLnYxLkZpcmVJbmZvSAASKwoJcnVsZV9ob2xkGAIgASgLMhYuaGFybmVzcy52MS5Ib2xkUmVjb3JkSAASNAoScnVsZV9ob2xkX3JlbGVhc2VkGAMgASgLMhYuaGFybmVzcy52MS5Ib2xkUmVjb3JkSAASIwoDZ2FwGAQgASgLMhQuaGFybmVzcy52MS5XYXRjaEdhcEgAQgcKBWV2ZW50IhoKCFdhdGNoR2FwEg4KBm1pc3NlZBgBIAEoBCIzChNQb2xpY3lTeW5jZWRSZXF1ZXN0EgwKBHJlcG8YASABKAkSDgoGY29tbWl0GAIgASgJIkIKFFBvbGljeVN5bmNlZFJlc3BvbnNlEioKBnJlbG9hZBgBIAEoCzIaLmhhcm5lc3MudjEuUmVsb2FkUmVzcG9uc2UqjAMKC0Vycm9yUmVhc29uEhwKGEVSUk9SX1JFQVNPTl9VTlNQRUNJRklFRBAAEh0KGUVSUk9SX1JFQVNPTl9VTktOT1dOX1JVTEUQARIdChlFUlJPUl9SRUFTT05fVU5LTk9XTl9GSVJFEAISHwobRVJST1JfUkVBU09OX0hPTERfTk9UX0ZPVU5EEAMSIQodRVJST1JfUkVBU09OX0lOVkFMSURfQVJHVU1FTlQQBBIeChpFUlJPUl9SRUFTT05fUkVMT0FEX0ZBSUxFRBAFEhwKGEVSUk9SX1JFQVNPTl9SVUxFX1NDSEVNQRAGEhgKFEVSUk9SX1JFQVNPTl9DT01QSUxFEAcSHgoaRVJST1JfUkVBU09OX0NPU1RfRVNUSU1BVEUQCBIeChpFUlJPUl9SRUFTT05fQkFDS1RFU1RfQlVTWRAJEh8KG0VSUk9SX1JFQVNPTl9TSU5DRV9UT09fTE9ORxAKEiQKIEVSUk9SX1JFQVNPTl9VTktOT1dOX1BPTElDWV9SRVBPEAsy9wcKC1J1bGVTZXJ2aWNlElcKDkNoZWNrQWRtaXNzaW9uEiEuaGFybmVzcy52MS5DaGVja0FkbWlzc2lvblJlcXVlc3QaIi5oYXJuZXNzLnYxLkNoZWNrQWRtaXNzaW9uUmVzcG9uc2USSAoJQ2xlYXJIb2xkEhwuaGFybmVzcy52MS5DbGVhckhvbGRSZXF1ZXN0Gh0uaGFybmVzcy52MS5DbGVhckhvbGRSZXNwb25zZRI/CgZSZWxvYWQSGS5oYXJuZXNzLnYxLlJlbG9hZFJlcXVlc3QaGi5oYXJuZXNzLnYxLlJlbG9hZFJlc3BvbnNlEkgKCUxpc3RSdWxlcxIcLmhhcm5lc3MudjEuTGlzdFJ1bGVzUmVxdWVzdBodLmhhcm5lc3MudjEuTGlzdFJ1bGVzUmVzcG9uc2USQgoHR2V0UnVsZRIaLmhhcm5lc3MudjEuR2V0UnVsZVJlcXVlc3QaGy5oYXJuZXNzLnYxLkdldFJ1bGVSZXNwb25zZRJICglMaXN0RmlyZXMSHC5oYXJuZXNzLnYxLkxpc3RGaXJlc1JlcXVlc3QaHS5oYXJuZXNzLnYxLkxpc3RGaXJlc1Jlc3BvbnNlEk4KC0V4cGxhaW5GaXJlEh4uaGFybmVzcy52MS5FeHBsYWluRmlyZVJlcXVlc3QaHy5oYXJuZXNzLnYxLkV4cGxhaW5GaXJlUmVzcG9uc2USSAoJTGlzdEhvbGRzEhwuaGFybmVzcy52MS5MaXN0SG9sZHNSZXF1ZXN0Gh0uaGFybmVzcy52MS5MaXN0SG9sZHNSZXNwb25zZRJaCg9MaXN0QW5ub3RhdGlvbnMSIi5oYXJuZXNzLnYxLkxpc3RBbm5vdGF0aW9uc1JlcXVlc3QaIy5oYXJuZXNzLnYxLkxpc3RBbm5vdGF0aW9uc1Jlc3BvbnNlEkgKCUdldFN0YXR1cxIcLmhhcm5lc3MudjEuR2V0U3RhdHVzUmVxdWVzdBodLmhhcm5lc3MudjEuR2V0U3RhdHVzUmVzcG9uc2USRwoIQmFja3Rlc3QSGy5oYXJuZXNzLnYxLkJhY2t0ZXN0UmVxdWVzdBocLmhhcm5lc3MudjEuQmFja3Rlc3RSZXNwb25zZTABElAKC1dhdGNoRXZlbnRzEh4uaGFybmVzcy52MS5XYXRjaEV2ZW50c1JlcXVlc3QaHy5oYXJuZXNzLnYxLldhdGNoRXZlbnRzUmVzcG9uc2UwARJRCgxQb2xpY3lTeW5jZWQSHy5oYXJuZXNzLnYxLlBvbGljeVN5bmNlZFJlcXVlc3QaIC5oYXJuZXNzLnYxLlBvbGljeVN5bmNlZFJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_struct]);
+  fileDesc("ChZoYXJuZXNzL3YxL3J1bGVzLnByb3RvEgpoYXJuZXNzLnYxIigKFUNoZWNrQWRtaXNzaW9uUmVxdWVzdBIPCgdoYXJuZXNzGAEgASgJImAKFkNoZWNrQWRtaXNzaW9uUmVzcG9uc2USEAoIYWRtaXR0ZWQYASABKAgSIwoFaG9sZHMYAiADKAsyFC5oYXJuZXNzLnYxLkhvbGRJbmZvEg8KB21lc3NhZ2UYAyABKAkiWgoISG9sZEluZm8SDwoHaGFybmVzcxgBIAEoCRIMCgRydWxlGAIgASgJEgwKBGhhc2gYAyABKAkSDwoHZmlyZV9pZBgEIAEoCRIQCghzaW5jZV9tcxgFIAEoAyIxChBDbGVhckhvbGRSZXF1ZXN0Eg8KB2hhcm5lc3MYASABKAkSDAoEcnVsZRgCIAEoCSI7ChFDbGVhckhvbGRSZXNwb25zZRImCghyZWxlYXNlZBgBIAMoCzIULmhhcm5lc3MudjEuSG9sZEluZm8iDwoNUmVsb2FkUmVxdWVzdCJ4Cg5SZWxvYWRSZXNwb25zZRIOCgZsb2FkZWQYASABKA0SKgoIZGlzYWJsZWQYAiADKAsyGC5oYXJuZXNzLnYxLkRpc2FibGVkUnVsZRIYChB1bmtub3duX2VuZm9yY2VkGAMgAygJEhAKCHJlbGVhc2VkGAQgASgNIj0KDERpc2FibGVkUnVsZRIMCgRuYW1lGAEgASgJEg4KBnJlYXNvbhgCIAEoCRIPCgdtZXNzYWdlGAMgASgJIkcKC0Vycm9yRGV0YWlsEicKBnJlYXNvbhgBIAEoDjIXLmhhcm5lc3MudjEuRXJyb3JSZWFzb24SDwoHc3ViamVjdBgCIAEoCSISChBMaXN0UnVsZXNSZXF1ZXN0IjgKEUxpc3RSdWxlc1Jlc3BvbnNlEiMKBXJ1bGVzGAEgAygLMhQuaGFybmVzcy52MS5SdWxlSW5mbyKsAwoIUnVsZUluZm8SDAoEbmFtZRgBIAEoCRIOCgZzb3VyY2UYAiABKAkSCgoCb24YAyABKAkSFgoOZGVjbGFyZWRfbGV2ZWwYBCABKAkSFwoPZWZmZWN0aXZlX2xldmVsGAUgASgJEhAKCGVuZm9yY2VkGAYgASgIEg0KBXN0YXRlGAcgASgJEhcKD2Rpc2FibGVkX3JlYXNvbhgIIAEoCRIYChBkaXNhYmxlZF9tZXNzYWdlGAkgASgJEgwKBGhhc2gYCiABKAkSFwoPc2hhZG93X3NpbmNlX21zGAsgASgDEhcKD3NoYWRvd191bnRpbF9tcxgMIAEoAxITCgtjb29sZG93bl9tcxgNIAEoAxIOCgZ0YXJnZXQYDiABKAkSFgoOZXN0aW1hdGVkX2Nvc3QYDyABKAQSEQoJZmlyZXNfMjRoGBAgASgNEhAKCGZpcmVzXzdkGBEgASgNEhIKCnN1cHByZXNzZWQYEiABKAQSFAoMbGFzdF9maXJlX2lkGBMgASgJEhcKD2xhc3RfZmlyZV9hdF9tcxgUIAEoAxIMCgRmaWxlGBUgASgJIh4KDkdldFJ1bGVSZXF1ZXN0EgwKBG5hbWUYASABKAkipwEKD0dldFJ1bGVSZXNwb25zZRIiCgRydWxlGAEgASgLMhQuaGFybmVzcy52MS5SdWxlSW5mbxIMCgR3aGVuGAIgASgJEhMKC2Rlc2NyaXB0aW9uGAMgASgJEg8KB21lc3NhZ2UYBCABKAkSIwoFaG9sZHMYBSADKAsyFC5oYXJuZXNzLnYxLkhvbGRJbmZvEhcKD3ByaW1pdGl2ZV9jYWxscxgGIAEoDSJSChBMaXN0RmlyZXNSZXF1ZXN0EgwKBHJ1bGUYASABKAkSDwoHaGFybmVzcxgCIAEoCRIQCghzaW5jZV9tcxgDIAEoAxINCgVsaW1pdBgEIAEoDSJLChFMaXN0RmlyZXNSZXNwb25zZRIjCgVmaXJlcxgBIAMoCzIULmhhcm5lc3MudjEuRmlyZUluZm8SEQoJdHJ1bmNhdGVkGAIgASgIIsICCghGaXJlSW5mbxIPCgdmaXJlX2lkGAEgASgJEgwKBHJ1bGUYAiABKAkSDAoEaGFzaBgDIAEoCRILCgNzZXEYBCABKAMSDQoFYXRfbXMYBSABKAMSDAoEa2luZBgGIAEoCRIMCgR0eXBlGAcgASgJEhMKC3RhcmdldF9raW5kGAggASgJEhIKCnRhcmdldF9rZXkYCSABKAkSDwoHaGFybmVzcxgKIAEoCRILCgNydW4YCyABKAkSFgoOZGVjbGFyZWRfbGV2ZWwYDCABKAkSFwoPZWZmZWN0aXZlX2xldmVsGA0gASgJEgwKBG1vZGUYDiABKAkSDgoGYWN0aW9uGA8gASgJEg8KB21lc3NhZ2UYECABKAkSKgoHYWN0aW9ucxgRIAMoCzIZLmhhcm5lc3MudjEuQWN0aW9uT3V0Y29tZSJVCg1BY3Rpb25PdXRjb21lEg4KBmFjdGlvbhgBIAEoCRINCgVzdGF0ZRgCIAEoCRIOCgZkZXRhaWwYAyABKAkSFQoNdXBkYXRlZF9hdF9tcxgEIAEoAyIlChJFeHBsYWluRmlyZVJlcXVlc3QSDwoHZmlyZV9pZBgBIAEoCSLhAQoTRXhwbGFpbkZpcmVSZXNwb25zZRIiCgRmaXJlGAEgASgLMhQuaGFybmVzcy52MS5GaXJlSW5mbxIMCgR3aGVuGAIgASgJEicKA3JvdxgDIAEoCzIaLmhhcm5lc3MudjEuSm91cm5hbFJvd0luZm8SEgoKcm93X3BydW5lZBgEIAEoCBIOCgZub3dfbXMYBSABKAMSMQoKcHJpbWl0aXZlcxgGIAMoCzIdLmhhcm5lc3MudjEuUHJpbWl0aXZlQ2FsbEluZm8SGAoQbGV2ZWxfZGVyaXZhdGlvbhgHIAEoCSKAAQoOSm91cm5hbFJvd0luZm8SCwoDc2VxGAEgASgDEgwKBGtpbmQYAiABKAkSDAoEdHlwZRgDIAEoCRINCgVhdF9tcxgEIAEoAxIOCgZzb3VyY2UYBSABKAkSJgoFZXZlbnQYBiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IpoBChFQcmltaXRpdmVDYWxsSW5mbxIKCgJmbhgBIAEoCRINCgVmaWVsZBgCIAEoCRIqCghzZWxlY3RvchgDIAMoCzIYLmhhcm5lc3MudjEuU2VsZWN0b3JUZXJtEhEKCXdpdGhpbl9tcxgEIAEoAxIQCgZudW1iZXIYBSABKA1IABIPCgV0cnV0aBgGIAEoCEgAQggKBnJlc3VsdCJGCgxTZWxlY3RvclRlcm0SDQoFZmllbGQYASABKAkSDgoEdGV4dBgCIAEoCUgAEg4KBGZsYWcYAyABKAhIAEIHCgV2YWx1ZSJMChBMaXN0SG9sZHNSZXF1ZXN0Eg8KB2hhcm5lc3MYASABKAkSGAoQaW5jbHVkZV9yZWxlYXNlZBgCIAEoCBINCgVsaW1pdBgDIAEoDSJNChFMaXN0SG9sZHNSZXNwb25zZRIlCgVob2xkcxgBIAMoCzIWLmhhcm5lc3MudjEuSG9sZFJlY29yZBIRCgl0cnVuY2F0ZWQYAiABKAgijAEKCkhvbGRSZWNvcmQSIgoEaG9sZBgBIAEoCzIULmhhcm5lc3MudjEuSG9sZEluZm8SEwoLY29vbGRvd25fbXMYAiABKAMSFgoOZmFsc2Vfc2luY2VfbXMYAyABKAMSFgoOcmVsZWFzZWRfYXRfbXMYBCABKAMSFQoNcmVsZWFzZV9jYXVzZRgFIAEoCSI1ChZMaXN0QW5ub3RhdGlvbnNSZXF1ZXN0EgwKBG5vZGUYASABKAkSDQoFbGltaXQYAiABKA0iXQoXTGlzdEFubm90YXRpb25zUmVzcG9uc2USLwoLYW5ub3RhdGlvbnMYASADKAsyGi5oYXJuZXNzLnYxLkFubm90YXRpb25JbmZvEhEKCXRydW5jYXRlZBgCIAEoCCJdCg5Bbm5vdGF0aW9uSW5mbxIPCgdmaXJlX2lkGAEgASgJEgwKBG5vZGUYAiABKAkSDAoEcnVsZRgDIAEoCRIPCgdtZXNzYWdlGAQgASgJEg0KBWF0X21zGAUgASgDIhIKEEdldFN0YXR1c1JlcXVlc3QiuAQKEUdldFN0YXR1c1Jlc3BvbnNlEg8KB3ZlcnNpb24YASABKAkSFQoNc3RhcnRlZF9hdF9tcxgCIAEoAxIOCgZub3dfbXMYAyABKAMSFAoMam91cm5hbF9yb3dzGAQgASgEEhAKCGxhc3Rfc2VxGAUgASgDEhIKCmxhc3RfYXRfbXMYBiABKAMSNQoUYWRtaXR0ZWRfc2luY2Vfc3RhcnQYByADKAsyFy5oYXJuZXNzLnYxLlNvdXJjZUNvdW50EjQKE2Ryb3BwZWRfc2luY2Vfc3RhcnQYCCADKAsyFy5oYXJuZXNzLnYxLlNvdXJjZUNvdW50EhgKEGV2YWx1YXRvcl9jdXJzb3IYCSABKAMSEwoLbGFnX3NlY29uZHMYCiABKAESFAoMaG9sZHNfYWN0aXZlGAsgASgNEhQKDHJ1bGVzX2FjdGl2ZRgMIAEoDRIUCgxydWxlc19zaGFkb3cYDSABKA0SKgoIZGlzYWJsZWQYDiADKAsyGC5oYXJuZXNzLnYxLkRpc2FibGVkUnVsZRIYChB1bmtub3duX2VuZm9yY2VkGA8gAygJEiIKGnN1cGVydmlzb3Jfc3RvcF9jb25maWd1cmVkGBAgASgIEhwKFHVuZGVsaXZlcmVkX3N0b3BzXzdkGBEgASgNEi4KDXBvbGljeV9jbG9uZXMYEiADKAsyFy5oYXJuZXNzLnYxLlBvbGljeUNsb25lEhkKEWVuZm9yY2VkX2Rpc2FibGVkGBMgAygJIisKC1NvdXJjZUNvdW50Eg4KBnNvdXJjZRgBIAEoCRIMCgRyb3dzGAIgASgEIjoKC1BvbGljeUNsb25lEgwKBG5hbWUYASABKAkSDQoFc3RhdGUYAiABKAkSDgoGZGV0YWlsGAMgASgJIj8KD0JhY2t0ZXN0UmVxdWVzdBIMCgRmaWxlGAEgASgJEgwKBHRleHQYAiABKAkSEAoIc2luY2VfbXMYAyABKAMiogEKEEJhY2t0ZXN0UmVzcG9uc2USKgoFc3RhcnQYASABKAsyGS5oYXJuZXNzLnYxLkJhY2t0ZXN0U3RhcnRIABIqCgVmaXJlcxgCIAEoCzIZLmhhcm5lc3MudjEuQmFja3Rlc3RGaXJlc0gAEi4KB3N1bW1hcnkYAyABKAsyGy5oYXJuZXNzLnYxLkJhY2t0ZXN0U3VtbWFyeUgAQgYKBHBhcnQibwoNQmFja3Rlc3RTdGFydBIMCgRydWxlGAEgASgJEgwKBGhhc2gYAiABKAkSEAoIc2luY2VfbXMYAyABKAMSEAoIZnJvbV9zZXEYBCABKAMSDgoGdG9fc2VxGAUgASgDEg4KBm5vd19tcxgGIAEoAyI4Cg1CYWNrdGVzdEZpcmVzEicKBWZpcmVzGAEgAygLMhguaGFybmVzcy52MS5CYWNrdGVzdEZpcmUi8wEKDEJhY2t0ZXN0RmlyZRILCgNzZXEYASABKAMSDQoFYXRfbXMYAiABKAMSDAoEa2luZBgDIAEoCRIMCgR0eXBlGAQgASgJEhMKC3RhcmdldF9raW5kGAUgASgJEhIKCnRhcmdldF9rZXkYBiABKAkSFgoOZGVjbGFyZWRfbGV2ZWwYByABKAkSDQoFbGV2ZWwYCCABKAkSDAoEbW9kZRgJIAEoCRIPCgdtZXNzYWdlGAogASgJEg0KBWhvbGRzGAsgASgIEhUKDWhvbGRfdW50aWxfbXMYDCABKAMSFgoOaG9sZF91bnRpbF9zZXEYDSABKAMimQEKD0JhY2t0ZXN0U3VtbWFyeRIMCgRyb3dzGAEgASgEEhMKC2V2YWxfZXJyb3JzGAIgASgEEhQKDHN0b3JlX2Vycm9ycxgDIAEoBBINCgVmaXJlcxgEIAEoBBISCgpzdXBwcmVzc2VkGAUgASgEEhUKDWNvc3RfZXhjZWVkZWQYBiABKAQSEwoLZXZhbHVhdGlvbnMYByABKAQiFAoSV2F0Y2hFdmVudHNSZXF1ZXN0ItIBChNXYXRjaEV2ZW50c1Jlc3BvbnNlEioKCnJ1bGVfZmlyZWQYASABKAsyFC5oYXJuZXNzLnYxLkZpcmVJbmZvSAASKwoJcnVsZV9ob2xkGAIgASgLMhYuaGFybmVzcy52MS5Ib2xkUmVjb3JkSAASNAoScnVsZV9ob2xkX3JlbGVhc2VkGAMgASgLMhYuaGFybmVzcy52MS5Ib2xkUmVjb3JkSAASIwoDZ2FwGAQgASgLMhQuaGFybmVzcy52MS5XYXRjaEdhcEgAQgcKBWV2ZW50IhoKCFdhdGNoR2FwEg4KBm1pc3NlZBgBIAEoBCIzChNQb2xpY3lTeW5jZWRSZXF1ZXN0EgwKBHJlcG8YASABKAkSDgoGY29tbWl0GAIgASgJIkIKFFBvbGljeVN5bmNlZFJlc3BvbnNlEioKBnJlbG9hZBgBIAEoCzIaLmhhcm5lc3MudjEuUmVsb2FkUmVzcG9uc2UiWAoUTGlzdFByb3Bvc2Fsc1JlcXVlc3QSDQoFc3RhdGUYASABKAkSDQoFYWZ0ZXIYAiABKAkSEwoLcG9saWN5X3JlcG8YAyABKAkSDQoFbGltaXQYBCABKA0iigEKFUxpc3RQcm9wb3NhbHNSZXNwb25zZRIrCglwcm9wb3NhbHMYASADKAsyGC5oYXJuZXNzLnYxLlByb3Bvc2FsSW5mbxIRCgl0cnVuY2F0ZWQYAiABKAgSEQoJb3BlbmVkXzdkGAMgASgNEh4KFm1heF9wcm9wb3NhbHNfcGVyX3dlZWsYBCABKA0itgMKDFByb3Bvc2FsSW5mbxIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhEKCWZpbGVfdGV4dBgDIAEoCRIKCgJvbhgEIAEoCRINCgVsZXZlbBgFIAEoCRIUCgxjb250ZW50X2hhc2gYBiABKAkSFwoPZXhwcmVzc2lvbl9oYXNoGAcgASgJEhEKCXJhdGlvbmFsZRgIIAEoCRIQCghldmlkZW5jZRgJIAMoCRILCgNydW4YCiABKAkSEQoJdW50cnVzdGVkGAsgASgIEg0KBXN0YXRlGAwgASgJEhQKDHN0YXRlX2RldGFpbBgNIAEoCRITCgtwb2xpY3lfcmVwbxgOIAEoCRIRCglwcl9udW1iZXIYDyABKAQSDgoGcHJfdXJsGBAgASgJEi4KCGJhY2t0ZXN0GBEgASgLMhwuaGFybmVzcy52MS5Qcm9wb3NhbEJhY2t0ZXN0EhUKDWNyZWF0ZWRfYXRfbXMYEiABKAMSFQoNdXBkYXRlZF9hdF9tcxgTIAEoAxIvCghyZWplY3RlZBgUIAEoCzIdLmhhcm5lc3MudjEuUHJvcG9zYWxSZWplY3Rpb24iqgEKEFByb3Bvc2FsQmFja3Rlc3QSEAoIc2luY2VfbXMYASABKAMSDQoFYXRfbXMYAiABKAMSDAoEcm93cxgDIAEoBBINCgVmaXJlcxgEIAEoBBITCgtldmFsX2Vycm9ycxgFIAEoBBIUCgxzdG9yZV9lcnJvcnMYBiABKAQSLQoLZmlyc3RfZmlyZXMYByADKAsyGC5oYXJuZXNzLnYxLkJhY2t0ZXN0RmlyZSJzChFQcm9wb3NhbFJlamVjdGlvbhITCgtwb2xpY3lfcmVwbxgBIAEoCRIRCglwcl9udW1iZXIYAiABKAQSDgoGcHJfdXJsGAMgASgJEg4KBnJlYXNvbhgEIAEoCRIWCg5yZWplY3RlZF9hdF9tcxgFIAEoAyKqAQoVUmVjb3JkUHJvcG9zYWxSZXF1ZXN0EgoKAmlkGAEgASgJEhMKC3BvbGljeV9yZXBvGAIgASgJEg0KBXN0YXRlGAMgASgJEhEKCXByX251bWJlchgEIAEoBBIOCgZwcl91cmwYBSABKAkSDgoGZGV0YWlsGAYgASgJEi4KCGJhY2t0ZXN0GAcgASgLMhwuaGFybmVzcy52MS5Qcm9wb3NhbEJhY2t0ZXN0IkQKFlJlY29yZFByb3Bvc2FsUmVzcG9uc2USKgoIcHJvcG9zYWwYASABKAsyGC5oYXJuZXNzLnYxLlByb3Bvc2FsSW5mbyrXBQoLRXJyb3JSZWFzb24SHAoYRVJST1JfUkVBU09OX1VOU1BFQ0lGSUVEEAASHQoZRVJST1JfUkVBU09OX1VOS05PV05fUlVMRRABEh0KGUVSUk9SX1JFQVNPTl9VTktOT1dOX0ZJUkUQAhIfChtFUlJPUl9SRUFTT05fSE9MRF9OT1RfRk9VTkQQAxIhCh1FUlJPUl9SRUFTT05fSU5WQUxJRF9BUkdVTUVOVBAEEh4KGkVSUk9SX1JFQVNPTl9SRUxPQURfRkFJTEVEEAUSHAoYRVJST1JfUkVBU09OX1JVTEVfU0NIRU1BEAYSGAoURVJST1JfUkVBU09OX0NPTVBJTEUQBxIeChpFUlJPUl9SRUFTT05fQ09TVF9FU1RJTUFURRAIEh4KGkVSUk9SX1JFQVNPTl9CQUNLVEVTVF9CVVNZEAkSHwobRVJST1JfUkVBU09OX1NJTkNFX1RPT19MT05HEAoSJAogRVJST1JfUkVBU09OX1VOS05PV05fUE9MSUNZX1JFUE8QCxInCiNFUlJPUl9SRUFTT05fSU5WQUxJRF9QUk9QT1NBTF9MRVZFTBAMEiYKIkVSUk9SX1JFQVNPTl9QUk9QT1NBTF9CQUNLTE9HX0ZVTEwQDRIkCiBFUlJPUl9SRUFTT05fU1VQUFJFU1NFRF9QUk9QT1NBTBAOEiUKIUVSUk9SX1JFQVNPTl9QUk9QT1NBTF9DQVBfUkVBQ0hFRBAPEiEKHUVSUk9SX1JFQVNPTl9VTktOT1dOX1BST1BPU0FMEBASIQodRVJST1JfUkVBU09OX1VOS05PV05fRVZJREVOQ0UQERIjCh9FUlJPUl9SRUFTT05fUFJPUE9TQUxfUlVOX0xJTUlUEBISHwobRVJST1JfUkVBU09OX05PVF9SVUxFX01JTkVSEBMSHwobRVJST1JfUkVBU09OX1BST1BPU0FMX1NUQVRFEBQypgkKC1J1bGVTZXJ2aWNlElcKDkNoZWNrQWRtaXNzaW9uEiEuaGFybmVzcy52MS5DaGVja0FkbWlzc2lvblJlcXVlc3QaIi5oYXJuZXNzLnYxLkNoZWNrQWRtaXNzaW9uUmVzcG9uc2USSAoJQ2xlYXJIb2xkEhwuaGFybmVzcy52MS5DbGVhckhvbGRSZXF1ZXN0Gh0uaGFybmVzcy52MS5DbGVhckhvbGRSZXNwb25zZRI/CgZSZWxvYWQSGS5oYXJuZXNzLnYxLlJlbG9hZFJlcXVlc3QaGi5oYXJuZXNzLnYxLlJlbG9hZFJlc3BvbnNlEkgKCUxpc3RSdWxlcxIcLmhhcm5lc3MudjEuTGlzdFJ1bGVzUmVxdWVzdBodLmhhcm5lc3MudjEuTGlzdFJ1bGVzUmVzcG9uc2USQgoHR2V0UnVsZRIaLmhhcm5lc3MudjEuR2V0UnVsZVJlcXVlc3QaGy5oYXJuZXNzLnYxLkdldFJ1bGVSZXNwb25zZRJICglMaXN0RmlyZXMSHC5oYXJuZXNzLnYxLkxpc3RGaXJlc1JlcXVlc3QaHS5oYXJuZXNzLnYxLkxpc3RGaXJlc1Jlc3BvbnNlEk4KC0V4cGxhaW5GaXJlEh4uaGFybmVzcy52MS5FeHBsYWluRmlyZVJlcXVlc3QaHy5oYXJuZXNzLnYxLkV4cGxhaW5GaXJlUmVzcG9uc2USSAoJTGlzdEhvbGRzEhwuaGFybmVzcy52MS5MaXN0SG9sZHNSZXF1ZXN0Gh0uaGFybmVzcy52MS5MaXN0SG9sZHNSZXNwb25zZRJaCg9MaXN0QW5ub3RhdGlvbnMSIi5oYXJuZXNzLnYxLkxpc3RBbm5vdGF0aW9uc1JlcXVlc3QaIy5oYXJuZXNzLnYxLkxpc3RBbm5vdGF0aW9uc1Jlc3BvbnNlEkgKCUdldFN0YXR1cxIcLmhhcm5lc3MudjEuR2V0U3RhdHVzUmVxdWVzdBodLmhhcm5lc3MudjEuR2V0U3RhdHVzUmVzcG9uc2USRwoIQmFja3Rlc3QSGy5oYXJuZXNzLnYxLkJhY2t0ZXN0UmVxdWVzdBocLmhhcm5lc3MudjEuQmFja3Rlc3RSZXNwb25zZTABElAKC1dhdGNoRXZlbnRzEh4uaGFybmVzcy52MS5XYXRjaEV2ZW50c1JlcXVlc3QaHy5oYXJuZXNzLnYxLldhdGNoRXZlbnRzUmVzcG9uc2UwARJRCgxQb2xpY3lTeW5jZWQSHy5oYXJuZXNzLnYxLlBvbGljeVN5bmNlZFJlcXVlc3QaIC5oYXJuZXNzLnYxLlBvbGljeVN5bmNlZFJlc3BvbnNlElQKDUxpc3RQcm9wb3NhbHMSIC5oYXJuZXNzLnYxLkxpc3RQcm9wb3NhbHNSZXF1ZXN0GiEuaGFybmVzcy52MS5MaXN0UHJvcG9zYWxzUmVzcG9uc2USVwoOUmVjb3JkUHJvcG9zYWwSIS5oYXJuZXNzLnYxLlJlY29yZFByb3Bvc2FsUmVxdWVzdBoiLmhhcm5lc3MudjEuUmVjb3JkUHJvcG9zYWxSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_struct]);
 
 /**
  * @generated from message harness.v1.CheckAdmissionRequest
@@ -1715,6 +1717,388 @@ export const PolicySyncedResponseSchema: GenMessage<PolicySyncedResponse> = /*@_
   messageDesc(file_harness_v1_rules, 43);
 
 /**
+ * @generated from message harness.v1.ListProposalsRequest
+ */
+export type ListProposalsRequest = Message<"harness.v1.ListProposalsRequest"> & {
+  /**
+   * Only proposals in this state (stored, waiting, opened, suppressed, duplicate, invalid, merged or
+   * closed); empty: all.
+   *
+   * @generated from field: string state = 1;
+   */
+  state: string;
+
+  /**
+   * Only proposals after this id (`p-<n>`), to continue a truncated list; empty: from the oldest.
+   *
+   * @generated from field: string after = 2;
+   */
+  after: string;
+
+  /**
+   * Say, for this policy repo, which proposals' expression hashes were rejected there and how many
+   * pull requests were opened there in the last 7 days; empty: neither.
+   *
+   * @generated from field: string policy_repo = 3;
+   */
+  policyRepo: string;
+
+  /**
+   * At most this many (default 100, at most 1,000).
+   *
+   * @generated from field: uint32 limit = 4;
+   */
+  limit: number;
+};
+
+/**
+ * Describes the message harness.v1.ListProposalsRequest.
+ * Use `create(ListProposalsRequestSchema)` to create a new message.
+ */
+export const ListProposalsRequestSchema: GenMessage<ListProposalsRequest> = /*@__PURE__*/
+  messageDesc(file_harness_v1_rules, 44);
+
+/**
+ * @generated from message harness.v1.ListProposalsResponse
+ */
+export type ListProposalsResponse = Message<"harness.v1.ListProposalsResponse"> & {
+  /**
+   * Oldest first.
+   *
+   * @generated from field: repeated harness.v1.ProposalInfo proposals = 1;
+   */
+  proposals: ProposalInfo[];
+
+  /**
+   * More matched than this response carries (`limit`, or the size budget as in ListFiresResponse):
+   * ask again with `after` set to the last id.
+   *
+   * @generated from field: bool truncated = 2;
+   */
+  truncated: boolean;
+
+  /**
+   * With policy_repo: pull requests opened there in the last 7 days, and the repo's cap on them.
+   *
+   * @generated from field: uint32 opened_7d = 3;
+   */
+  opened7d: number;
+
+  /**
+   * @generated from field: uint32 max_proposals_per_week = 4;
+   */
+  maxProposalsPerWeek: number;
+};
+
+/**
+ * Describes the message harness.v1.ListProposalsResponse.
+ * Use `create(ListProposalsResponseSchema)` to create a new message.
+ */
+export const ListProposalsResponseSchema: GenMessage<ListProposalsResponse> = /*@__PURE__*/
+  messageDesc(file_harness_v1_rules, 45);
+
+/**
+ * @generated from message harness.v1.ProposalInfo
+ */
+export type ProposalInfo = Message<"harness.v1.ProposalInfo"> & {
+  /**
+   * `p-<n>`.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * The rule file `harness rules propose` would add as rules/<name>.toml, rendered from the fields
+   * propose_rule was given.
+   *
+   * @generated from field: string file_text = 3;
+   */
+  fileText: string;
+
+  /**
+   * @generated from field: string on = 4;
+   */
+  on: string;
+
+  /**
+   * annotate or notify: a proposal can never hold or stop.
+   *
+   * @generated from field: string level = 5;
+   */
+  level: string;
+
+  /**
+   * REQ-9's content hash, and REQ-16's expression hash (SHA-256 over `on` and the normalized `when`).
+   *
+   * @generated from field: string content_hash = 6;
+   */
+  contentHash: string;
+
+  /**
+   * @generated from field: string expression_hash = 7;
+   */
+  expressionHash: string;
+
+  /**
+   * The miner's words: untrusted text, to be shown fenced as such, never followed.
+   *
+   * @generated from field: string rationale = 8;
+   */
+  rationale: string;
+
+  /**
+   * Run ids, `seq:<n>` journal rows, fire ids and graph node ids, as given (docs/proposals.md).
+   *
+   * @generated from field: repeated string evidence = 9;
+   */
+  evidence: string[];
+
+  /**
+   * The run that called propose_rule.
+   *
+   * @generated from field: string run = 10;
+   */
+  run: string;
+
+  /**
+   * Set on every proposal propose_rule stores.
+   *
+   * @generated from field: bool untrusted = 11;
+   */
+  untrusted: boolean;
+
+  /**
+   * stored, waiting, opened, suppressed, duplicate, invalid, merged or closed (docs/proposals.md).
+   *
+   * @generated from field: string state = 12;
+   */
+  state: string;
+
+  /**
+   * invalid: the error; closed: the last review comment; suppressed: the rejected pull request.
+   *
+   * @generated from field: string state_detail = 13;
+   */
+  stateDetail: string;
+
+  /**
+   * The policy repo it was last recorded against, and its pull request; empty and 0 before.
+   *
+   * @generated from field: string policy_repo = 14;
+   */
+  policyRepo: string;
+
+  /**
+   * @generated from field: uint64 pr_number = 15;
+   */
+  prNumber: bigint;
+
+  /**
+   * @generated from field: string pr_url = 16;
+   */
+  prUrl: string;
+
+  /**
+   * The last backtest: propose_rule's at store time, or the one the last RecordProposal carried.
+   *
+   * @generated from field: harness.v1.ProposalBacktest backtest = 17;
+   */
+  backtest?: ProposalBacktest | undefined;
+
+  /**
+   * @generated from field: int64 created_at_ms = 18;
+   */
+  createdAtMs: bigint;
+
+  /**
+   * @generated from field: int64 updated_at_ms = 19;
+   */
+  updatedAtMs: bigint;
+
+  /**
+   * With ListProposals' policy_repo: the closed pull request that rejected this expression hash there.
+   *
+   * @generated from field: harness.v1.ProposalRejection rejected = 20;
+   */
+  rejected?: ProposalRejection | undefined;
+};
+
+/**
+ * Describes the message harness.v1.ProposalInfo.
+ * Use `create(ProposalInfoSchema)` to create a new message.
+ */
+export const ProposalInfoSchema: GenMessage<ProposalInfo> = /*@__PURE__*/
+  messageDesc(file_harness_v1_rules, 46);
+
+/**
+ * @generated from message harness.v1.ProposalBacktest
+ */
+export type ProposalBacktest = Message<"harness.v1.ProposalBacktest"> & {
+  /**
+   * The stretch replayed, and the daemon's clock it ended at.
+   *
+   * @generated from field: int64 since_ms = 1;
+   */
+  sinceMs: bigint;
+
+  /**
+   * @generated from field: int64 at_ms = 2;
+   */
+  atMs: bigint;
+
+  /**
+   * @generated from field: uint64 rows = 3;
+   */
+  rows: bigint;
+
+  /**
+   * @generated from field: uint64 fires = 4;
+   */
+  fires: bigint;
+
+  /**
+   * @generated from field: uint64 eval_errors = 5;
+   */
+  evalErrors: bigint;
+
+  /**
+   * @generated from field: uint64 store_errors = 6;
+   */
+  storeErrors: bigint;
+
+  /**
+   * The first 10 fires, in seq order.
+   *
+   * @generated from field: repeated harness.v1.BacktestFire first_fires = 7;
+   */
+  firstFires: BacktestFire[];
+};
+
+/**
+ * Describes the message harness.v1.ProposalBacktest.
+ * Use `create(ProposalBacktestSchema)` to create a new message.
+ */
+export const ProposalBacktestSchema: GenMessage<ProposalBacktest> = /*@__PURE__*/
+  messageDesc(file_harness_v1_rules, 47);
+
+/**
+ * @generated from message harness.v1.ProposalRejection
+ */
+export type ProposalRejection = Message<"harness.v1.ProposalRejection"> & {
+  /**
+   * @generated from field: string policy_repo = 1;
+   */
+  policyRepo: string;
+
+  /**
+   * @generated from field: uint64 pr_number = 2;
+   */
+  prNumber: bigint;
+
+  /**
+   * @generated from field: string pr_url = 3;
+   */
+  prUrl: string;
+
+  /**
+   * The last review comment.
+   *
+   * @generated from field: string reason = 4;
+   */
+  reason: string;
+
+  /**
+   * @generated from field: int64 rejected_at_ms = 5;
+   */
+  rejectedAtMs: bigint;
+};
+
+/**
+ * Describes the message harness.v1.ProposalRejection.
+ * Use `create(ProposalRejectionSchema)` to create a new message.
+ */
+export const ProposalRejectionSchema: GenMessage<ProposalRejection> = /*@__PURE__*/
+  messageDesc(file_harness_v1_rules, 48);
+
+/**
+ * @generated from message harness.v1.RecordProposalRequest
+ */
+export type RecordProposalRequest = Message<"harness.v1.RecordProposalRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string policy_repo = 2;
+   */
+  policyRepo: string;
+
+  /**
+   * waiting, opened, suppressed, duplicate, invalid, merged or closed (closed unmerged).
+   *
+   * @generated from field: string state = 3;
+   */
+  state: string;
+
+  /**
+   * opened, merged and closed: the pull request (a push to an open one records the same number).
+   *
+   * @generated from field: uint64 pr_number = 4;
+   */
+  prNumber: bigint;
+
+  /**
+   * @generated from field: string pr_url = 5;
+   */
+  prUrl: string;
+
+  /**
+   * closed: the last review comment; invalid: the error; at most 2,000 characters.
+   *
+   * @generated from field: string detail = 6;
+   */
+  detail: string;
+
+  /**
+   * The pass's backtest, replacing the stored one; unset keeps it.
+   *
+   * @generated from field: harness.v1.ProposalBacktest backtest = 7;
+   */
+  backtest?: ProposalBacktest | undefined;
+};
+
+/**
+ * Describes the message harness.v1.RecordProposalRequest.
+ * Use `create(RecordProposalRequestSchema)` to create a new message.
+ */
+export const RecordProposalRequestSchema: GenMessage<RecordProposalRequest> = /*@__PURE__*/
+  messageDesc(file_harness_v1_rules, 49);
+
+/**
+ * @generated from message harness.v1.RecordProposalResponse
+ */
+export type RecordProposalResponse = Message<"harness.v1.RecordProposalResponse"> & {
+  /**
+   * @generated from field: harness.v1.ProposalInfo proposal = 1;
+   */
+  proposal?: ProposalInfo | undefined;
+};
+
+/**
+ * Describes the message harness.v1.RecordProposalResponse.
+ * Use `create(RecordProposalResponseSchema)` to create a new message.
+ */
+export const RecordProposalResponseSchema: GenMessage<RecordProposalResponse> = /*@__PURE__*/
+  messageDesc(file_harness_v1_rules, 50);
+
+/**
  * @generated from enum harness.v1.ErrorReason
  */
 export enum ErrorReason {
@@ -1799,6 +2183,69 @@ export enum ErrorReason {
    * @generated from enum value: ERROR_REASON_UNKNOWN_POLICY_REPO = 11;
    */
   UNKNOWN_POLICY_REPO = 11,
+
+  /**
+   * propose_rule (in process, not an RPC): a level other than annotate or notify (invalid_level).
+   *
+   * @generated from enum value: ERROR_REASON_INVALID_PROPOSAL_LEVEL = 12;
+   */
+  INVALID_PROPOSAL_LEVEL = 12,
+
+  /**
+   * propose_rule: 50 proposals are stored and not yet proposed (proposal_backlog_full).
+   *
+   * @generated from enum value: ERROR_REASON_PROPOSAL_BACKLOG_FULL = 13;
+   */
+  PROPOSAL_BACKLOG_FULL = 13,
+
+  /**
+   * RecordProposal: `opened` for an expression hash rejected on that repo.
+   *
+   * @generated from enum value: ERROR_REASON_SUPPRESSED_PROPOSAL = 14;
+   */
+  SUPPRESSED_PROPOSAL = 14,
+
+  /**
+   * RecordProposal: a new pull request beyond the repo's max_proposals_per_week in the last 7 days.
+   *
+   * @generated from enum value: ERROR_REASON_PROPOSAL_CAP_REACHED = 15;
+   */
+  PROPOSAL_CAP_REACHED = 15,
+
+  /**
+   * RecordProposal: no proposal with that id.
+   *
+   * @generated from enum value: ERROR_REASON_UNKNOWN_PROPOSAL = 16;
+   */
+  UNKNOWN_PROPOSAL = 16,
+
+  /**
+   * propose_rule: an evidence id that resolves to nothing in the store.
+   *
+   * @generated from enum value: ERROR_REASON_UNKNOWN_EVIDENCE = 17;
+   */
+  UNKNOWN_EVIDENCE = 17,
+
+  /**
+   * propose_rule: the calling run has stored 10 proposals already.
+   *
+   * @generated from enum value: ERROR_REASON_PROPOSAL_RUN_LIMIT = 18;
+   */
+  PROPOSAL_RUN_LIMIT = 18,
+
+  /**
+   * propose_rule: the caller's harness is not listed in [memory] rule_miners.
+   *
+   * @generated from enum value: ERROR_REASON_NOT_RULE_MINER = 19;
+   */
+  NOT_RULE_MINER = 19,
+
+  /**
+   * RecordProposal: a transition the proposal's state does not allow (e.g. a merged one opened again).
+   *
+   * @generated from enum value: ERROR_REASON_PROPOSAL_STATE = 20;
+   */
+  PROPOSAL_STATE = 20,
 }
 
 /**
@@ -1956,6 +2403,35 @@ export const RuleService: GenService<{
     methodKind: "unary";
     input: typeof PolicySyncedRequestSchema;
     output: typeof PolicySyncedResponseSchema;
+  },
+  /**
+   * Rule proposals (REQ-15), oldest first, with their state and last backtest. With policy_repo, each
+   * says whether its expression hash was rejected there, and the response how many pull requests were
+   * opened there in the last 7 days against max_proposals_per_week. NOT_FOUND (unknown_policy_repo) for
+   * a repo the daemon's config does not declare. Read tier.
+   *
+   * @generated from rpc harness.v1.RuleService.ListProposals
+   */
+  listProposals: {
+    methodKind: "unary";
+    input: typeof ListProposalsRequestSchema;
+    output: typeof ListProposalsResponseSchema;
+  },
+  /**
+   * What `harness rules propose` did with a proposal (REQ-16): its pull request and state. Recording
+   * `closed` (closed unmerged) marks the expression hash rejected for that repo, with `detail` (the last
+   * review comment) as the reason. Refused: NOT_FOUND for an unknown proposal (unknown_proposal) or repo
+   * (unknown_policy_repo); FAILED_PRECONDITION (suppressed_proposal) for `opened` with an expression hash
+   * rejected on that repo; RESOURCE_EXHAUSTED (proposal_cap_reached) for a new pull request beyond
+   * max_proposals_per_week in the last 7 days; FAILED_PRECONDITION (proposal_state) for a transition the
+   * proposal's state does not allow. Control tier.
+   *
+   * @generated from rpc harness.v1.RuleService.RecordProposal
+   */
+  recordProposal: {
+    methodKind: "unary";
+    input: typeof RecordProposalRequestSchema;
+    output: typeof RecordProposalResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_harness_v1_rules, 0);

@@ -1,0 +1,299 @@
+/**
+ * propose_rule's store side (SPEC-0029 REQ-15) over a real store: the evidence ids that resolve, the
+ * per-run and backlog limits, and the V3 migration. The backtest is the same `replay` the daemon's
+ * worker runs, called here on the test's thread (vitest cannot start a worker on the `.ts` sources);
+ * the daemon-level tests in test/shell/proposals.test.ts run it in the worker.
+ */
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import Database from "better-sqlite3";
+import { afterEach, describe, expect, it } from "vitest";
+import { expressionHash } from "../../../src/core/compile-rule.js";
+import { loadRuleFile } from "../../../src/core/load-rule.js";
+import { assembleRuleSet } from "../../../src/core/rule-set.js";
+import { loadStarterPack } from "../../../src/core/starter-pack.js";
+import { emptyState } from "../../../src/core/state.js";
+import type { BacktestRunner, WorkerMessage } from "../../../src/shell/backtest/backtest-runner.js";
+import { replay } from "../../../src/shell/backtest/replay.js";
+import { createLog } from "../../../src/shell/log.js";
+import { DaemonMetrics } from "../../../src/shell/metrics.js";
+import { EvidenceResolver } from "../../../src/shell/proposals/evidence.js";
+import { ProposalStore } from "../../../src/shell/proposals/proposal-store.js";
+import {
+  MAX_BACKLOG,
+  MAX_PROPOSALS_PER_RUN,
+  ProposalDesk,
+  type ProposeRuleCall,
+  renderRuleFile,
+} from "../../../src/shell/proposals/propose-rule.js";
+import {
+  ProposalBacklogFullError,
+  ProposalRunLimitError,
+  RuleServiceError,
+} from "../../../src/shell/rpc/rule-errors.js";
+import type { EvaluatorView } from "../../../src/shell/rpc/rule-service.js";
+import { JournalTable } from "../../../src/shell/store/journal-table.js";
+import { type OpenedStore, openStore } from "../../../src/shell/store/open-store.js";
+import { MIGRATIONS, SCHEMA_VERSION } from "../../../src/shell/store/schema.js";
+
+const DAY = 86_400_000;
+const NOW = Date.UTC(2026, 0, 20);
+const dirs: string[] = [];
+const stores: OpenedStore[] = [];
+afterEach(() => {
+  for (const s of stores.splice(0)) s.close();
+  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+});
+
+function tempStore(): OpenedStore {
+  const d = fs.mkdtempSync(path.join(os.tmpdir(), "harness-proposals-"));
+  dirs.push(d);
+  const s = openStore(path.join(d, "harness.db"), "test");
+  stores.push(s);
+  return s;
+}
+
+/** A journal with a run's rows, a graph edge and a fact, a fire and its annotation. */
+function seeded(): OpenedStore {
+  const s = tempStore();
+  const journal = new JournalTable(s.db);
+  const at = NOW - DAY;
+  s.db.transaction(() => {
+    journal.append({
+      kind: "run_event",
+      source: "ledger",
+      at,
+      event: { type: "closed", at, harness: "nightly", run: "nightly#1", outcome: "budget_exceeded" },
+    });
+    journal.append({
+      kind: "graph_event",
+      source: "graph",
+      at,
+      event: {
+        type: "edge_added",
+        at,
+        edge: "edited",
+        from: "run:nightly#1",
+        to: "file:forge.example/org/reduit:internal/ledger/writer.go",
+        repo: "forge.example/org/reduit",
+        path: "internal/ledger/writer.go",
+        harness: "nightly",
+        run: "nightly#1",
+      },
+    });
+    journal.append({
+      kind: "fact_event",
+      source: "facts",
+      at,
+      event: {
+        type: "recorded",
+        at,
+        subject: "dependency:npm/left-pad",
+        harness: "nightly",
+        run: "nightly#1",
+      },
+    });
+  })();
+  s.db
+    .prepare(
+      `INSERT INTO rule_fires (fire_id, seq, at, rule, hash, kind, type, target_kind, target_key, harness, run,
+         declared_level, effective_level, mode, action, message, primitives)
+       VALUES ('f-1-0', 1, ?, 'r', 'h', 'run_event', 'closed', 'run', 'nightly#1', 'nightly', 'nightly#1',
+         'annotate', 'annotate', 'active', 'annotate', 'm', '[]')`,
+    )
+    .run(at);
+  s.db
+    .prepare(
+      "INSERT INTO rule_annotations (fire_id, node, rule, message, at) VALUES ('f-1-0', 'tool:gopls', 'r', 'm', ?)",
+    )
+    .run(at);
+  return s;
+}
+
+/** The same replay the daemon's worker runs, on this thread, as the worker's messages. */
+function inlineBacktests(s: OpenedStore): Pick<BacktestRunner, "run"> {
+  return {
+    run: (request) => {
+      const parts: WorkerMessage[] = [];
+      replay(s.db, request, {
+        start: (start) => parts.push({ part: "start", start }),
+        fires: (fires) => parts.push({ part: "fires", fires }),
+        summary: (counts) => parts.push({ part: "summary", counts }),
+      });
+      return (async function* () {
+        yield* parts;
+      })();
+    },
+  };
+}
+
+function desk(s: OpenedStore): ProposalDesk {
+  const rules = assembleRuleSet({
+    starter: loadStarterPack(),
+    policy: [],
+    enforce: [],
+    disable: [],
+    shadowPeriod: 7 * DAY,
+  });
+  const evaluator: EvaluatorView = {
+    rules,
+    state: emptyState,
+    cursor: 0,
+    lastEvaluatedAt: 0,
+    lagSeconds: () => 0,
+  };
+  return new ProposalDesk({
+    db: s.db,
+    evaluator,
+    backtests: inlineBacktests(s),
+    metrics: new DaemonMetrics(),
+    log: createLog({ level: "silent" }),
+    clock: () => NOW,
+    ruleMiners: () => ["miner"],
+    retentionMs: () => 45 * DAY,
+  });
+}
+
+const call = (name: string, run: string): ProposeRuleCall => ({
+  callerRun: run,
+  rule: {
+    name,
+    description: "a run closed over budget",
+    on: "run_event",
+    when: `event.outcome == "budget_exceeded" && event.harness != "${name}"`,
+    level: "annotate",
+    target: "run",
+    message: "{{run}} over budget",
+  },
+  rationale: "seen three times",
+  evidence: ["nightly#1"],
+  dryRun: false,
+});
+
+async function refusal(p: Promise<unknown>): Promise<RuleServiceError> {
+  const e = await p.then(
+    () => undefined,
+    (x: unknown) => x,
+  );
+  expect(e).toBeInstanceOf(RuleServiceError);
+  return e as RuleServiceError;
+}
+
+describe("evidence ids", () => {
+  it("resolve to runs, journal rows, fires and graph nodes the store holds, and nothing else", () => {
+    const resolver = new EvidenceResolver(seeded().db);
+    const resolving = [
+      "nightly#1",
+      "seq:1",
+      "seq:3",
+      "f-1-0",
+      "run:nightly#1",
+      "harness:nightly",
+      "file:forge.example/org/reduit:internal/ledger/writer.go",
+      "dependency:npm/left-pad",
+      "tool:gopls",
+    ];
+    for (const id of resolving) expect(resolver.firstUnresolved([id]), id).toBeUndefined();
+    for (const id of [
+      "nightly#2",
+      "seq:4",
+      "seq:0",
+      "f-1-1",
+      "run:nightly#2",
+      "harness:daily",
+      "file:forge.example/org/reduit:internal/ledger/reader.go",
+      "dependency:npm/right-pad",
+      "run:night%6Cy#1",
+      "nightly",
+      "",
+    ])
+      expect(resolver.firstUnresolved([...resolving, id]), id).toBe(id);
+  });
+});
+
+describe("the store-time limits", () => {
+  it(`stores ${MAX_PROPOSALS_PER_RUN} proposals from one run and refuses the next`, async () => {
+    const s = seeded();
+    const d = desk(s);
+    for (let i = 1; i <= MAX_PROPOSALS_PER_RUN; i++) await d.propose(call(`r-${i}`, "miner#1"));
+    const e = await refusal(d.propose(call("r-11", "miner#1")));
+    expect(e).toBeInstanceOf(ProposalRunLimitError);
+    // A dry run makes the same checks, so it predicts the refusal and stores nothing either way.
+    expect(await refusal(d.propose({ ...call("r-11", "miner#1"), dryRun: true }))).toBeInstanceOf(
+      ProposalRunLimitError,
+    );
+    expect(new ProposalStore(s.db).countByRun("miner#1")).toBe(MAX_PROPOSALS_PER_RUN);
+  });
+
+  it(`refuses the proposal past ${MAX_BACKLOG} stored, unproposed ones with proposal_backlog_full`, async () => {
+    const s = seeded();
+    const d = desk(s);
+    for (let run = 1; run <= MAX_BACKLOG / MAX_PROPOSALS_PER_RUN; run++)
+      for (let i = 1; i <= MAX_PROPOSALS_PER_RUN; i++) await d.propose(call(`r-${run}-${i}`, `miner#${run}`));
+    const e = await refusal(d.propose(call("r-6-1", "miner#6")));
+    expect(e).toBeInstanceOf(ProposalBacklogFullError);
+    expect(e.message).toBe(
+      "proposal_backlog_full: 50 proposals are stored and not yet proposed; harness rules propose must take some first",
+    );
+    // Once a pass has proposed one, there is room again.
+    const store = new ProposalStore(s.db);
+    store.record({
+      id: "p-1",
+      repo: "ops",
+      state: "opened",
+      detail: "",
+      pull: { number: 1, url: "https://forge.example/org/ops/pull/1" },
+      pullState: "open",
+      backtest: undefined,
+      rejection: undefined,
+      at: NOW,
+    });
+    const stored = await d.propose(call("r-6-1", "miner#6"));
+    expect(stored.harness_memory_data.data.id).toBe("p-51");
+    expect(store.backlog()).toBe(MAX_BACKLOG);
+  });
+
+  it("stores the rendered rule file with its content and expression hashes, and the backtest it answered", async () => {
+    const s = seeded();
+    const answer = await desk(s).propose(call("over-budget", "miner#1"));
+    const text = renderRuleFile(call("over-budget", "miner#1").rule);
+    const loaded = loadRuleFile("rules/over-budget.toml", text);
+    if (!loaded.ok) throw new Error(loaded.problem.message);
+    const p = new ProposalStore(s.db).get("p-1");
+    expect(p).toMatchObject({
+      name: "over-budget",
+      fileText: text,
+      contentHash: loaded.rule.hash,
+      expressionHash: expressionHash("run_event", loaded.rule.normalizedWhen),
+      untrusted: true,
+      state: "stored",
+      run: "miner#1",
+    });
+    expect(answer.harness_memory_data.data).toMatchObject({
+      content_hash: loaded.rule.hash,
+      backtest: { fires: 1, first_fires: [{ seq: 1, target: { kind: "run", key: "nightly#1" } }] },
+    });
+    expect(p?.backtest.fires).toBe(1);
+  });
+});
+
+describe("the store's V3 migration", () => {
+  it("adds the proposal tables to a V2 store, keeping its rows", () => {
+    const d = fs.mkdtempSync(path.join(os.tmpdir(), "harness-proposals-"));
+    dirs.push(d);
+    const file = path.join(d, "harness.db");
+    const v2 = new Database(file);
+    v2.exec(MIGRATIONS[0] as string);
+    v2.exec(MIGRATIONS[1] as string);
+    v2.pragma("user_version = 2");
+    v2.prepare("UPDATE evaluator SET cursor = 7").run();
+    v2.close();
+    const s = openStore(file, "test");
+    stores.push(s);
+    expect(SCHEMA_VERSION).toBe(3);
+    expect(s.db.pragma("user_version", { simple: true })).toBe(3);
+    expect(s.db.prepare("SELECT cursor FROM evaluator").get()).toEqual({ cursor: 7 });
+    expect(new ProposalStore(s.db).backlog()).toBe(0);
+  });
+});
