@@ -6,7 +6,7 @@
  */
 import { fold } from "../src/core/backtest.js";
 import type { RuleLoad } from "../src/core/compile-rule.js";
-import { indexRow, type JournalRow } from "../src/core/journal.js";
+import type { JournalRow } from "../src/core/journal.js";
 import { loadRuleFile } from "../src/core/load-rule.js";
 import { assembleRuleSet } from "../src/core/rule-set.js";
 import { loadStarterPack } from "../src/core/starter-pack.js";
@@ -141,7 +141,7 @@ console.log(
 // minus the heap once it is released.
 const week = synthetic(7 * PER_DAY);
 let index: WindowIndex | undefined = new WindowIndex(shapes);
-for (const row of week) index.add(indexRow(row));
+for (const row of week) index.add(row);
 const entries = index.size;
 globalThis.gc?.();
 const held = process.memoryUsage().heapUsed;

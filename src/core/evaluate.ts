@@ -9,7 +9,7 @@
 import type { Activation } from "../cel/index.js";
 import { COST_LIMIT, type LoadedRule } from "./compile-rule.js";
 import { StoreError, WINDOW } from "./environments.js";
-import { type EventFields, type JournalRow, timestampOf } from "./journal.js";
+import type { EventFields, JournalRow } from "./journal.js";
 import { renderMessage } from "./message.js";
 import type { Level } from "./rule-file.js";
 import {
@@ -114,11 +114,12 @@ type Verdict =
   | { readonly kind: "cost_exceeded" };
 
 /**
- * The activation of one row: the same for every rule the row meets. The event goes in as it is: CEL
- * reads its `at` (ms since the epoch) as a timestamp when a rule reads the field.
+ * The activation of one row: the same for every rule the row meets. The event and `now` go in as they
+ * are: CEL reads a timestamp given in ms since the epoch (the event's `at`, `now`) as a Timestamp when
+ * a rule reads it, and most rules never read either.
  */
 function activation(event: EventFields, now: number, reader: WindowReader): Activation {
-  return { event, now: timestampOf(now), [WINDOW]: reader };
+  return { event, now, [WINDOW]: reader };
 }
 
 function run(rule: LoadedRule, vars: Activation, limit: number): Verdict {

@@ -2,7 +2,6 @@
  * A journal row as the core sees it (SPEC-0029 REQ-7): its seq, the admission clock `at`, its kind,
  * and the REQ-4 fields of its event. Rows are plain data; the core never reads the store.
  */
-import { Timestamp } from "../cel/index.js";
 import type { EventKind } from "./kinds.js";
 import { INDEXED_FIELDS, type IndexedField, type IndexedRow } from "./window.js";
 
@@ -33,14 +32,19 @@ export function indexRow(row: JournalRow): IndexedRow {
     const v = row.event[f];
     if (typeof v === "string" || typeof v === "boolean") fields[f] = v;
   }
-  const paths = Array.isArray(row.event.paths)
-    ? (row.event.paths as unknown[]).filter((p): p is string => typeof p === "string")
-    : typeof row.event.path === "string" && row.event.path !== ""
-      ? [row.event.path]
-      : [];
-  return { seq: row.seq, at: row.at, kind: row.kind, fields, paths };
+  return { seq: row.seq, at: row.at, kind: row.kind, fields, paths: eventPaths(row.event) };
 }
 
-const NANOS_PER_MS = 1_000_000n;
+const NO_PATHS: readonly string[] = Object.freeze([]);
 
-export const timestampOf = (ms: number): Timestamp => new Timestamp(BigInt(Math.trunc(ms)) * NANOS_PER_MS);
+/** The paths the `path` key matches: a run event's `paths`, or a graph event's one `path`. */
+export function eventPaths(event: EventFields): readonly string[] {
+  const { paths, path } = event;
+  if (Array.isArray(paths)) {
+    // Admission keeps only strings in `paths`; a row built by hand may not, and is read as the journal would.
+    return paths.every((p) => typeof p === "string")
+      ? (paths as string[])
+      : paths.filter((p): p is string => typeof p === "string");
+  }
+  return typeof path === "string" && path !== "" ? [path] : NO_PATHS;
+}

@@ -12,15 +12,13 @@ import { children, type Expr } from "../cel/index.js";
 import type { LoadedRule } from "./compile-rule.js";
 import { HOUR } from "./durations.js";
 import { PRIMITIVE_NAMES } from "./environments.js";
-import { indexRow, type JournalRow } from "./journal.js";
+import { type EventFields, eventPaths, type JournalRow } from "./journal.js";
 import { EVENT_KINDS, type EventKind } from "./kinds.js";
 import {
   COUNT_SATURATION,
   DISTINCT_SATURATION,
   eventFieldValue,
-  fieldValue,
   type IndexedField,
-  type IndexedRow,
   isIndexedField,
   MAX_WINDOW_MS,
   type Selector,
@@ -158,25 +156,10 @@ export function sameShapes(a: readonly SelectorShape[], b: readonly SelectorShap
 }
 
 /** Whether a row can be found by some selector of the shape: its value is one of each literal key's. */
-function reachable(value: (k: Exclude<Key, "path">) => string | boolean, shape: SelectorShape): boolean {
-  for (const [k, values] of shape.literals) if (!values.has(value(k as Exclude<Key, "path">))) return false;
+function reachable(event: EventFields, shape: SelectorShape): boolean {
+  for (const [k, values] of shape.literals)
+    if (!values.has(eventFieldValue(event, k as Exclude<Key, "path">))) return false;
   return true;
-}
-
-/** Every value tuple a row takes for a key set: one per path when `path` is a key. */
-function tuples(row: IndexedRow, keys: readonly Key[]): (string | boolean)[][] {
-  if (!keys.includes("path")) {
-    const tuple: (string | boolean)[] = new Array(keys.length);
-    for (let i = 0; i < keys.length; i++) tuple[i] = fieldValue(row, keys[i] as Exclude<Key, "path">);
-    return [tuple];
-  }
-  let out: (string | boolean)[][] = [[]];
-  for (const k of keys) {
-    // A row counts once per distinct path, however often it lists one.
-    const values = k === "path" ? [...new Set(row.paths)] : [fieldValue(row, k)];
-    out = out.flatMap((t) => values.map((v) => [...t, v]));
-  }
-  return out;
 }
 
 /** Nested maps, one level per key of a shape, leading to the bucket of one value tuple. */
@@ -187,19 +170,26 @@ interface Indexed {
   readonly trie: Trie;
 }
 
-/** The bucket of `tuple` in `trie`, made on first use. A shape with no keys keeps it under "". */
-function leaf(trie: Trie, tuple: readonly (string | boolean)[]): Bucket {
-  if (tuple.length === 0) {
+const newBucket = (): Bucket => ({ times: new WindowTimes(), latest: new Map() });
+
+/**
+ * The bucket a row falls in for a shape's keys, made on first use; `path`, when it is a key, takes
+ * the value given. A shape with no keys keeps its one bucket under "".
+ */
+function leaf(trie: Trie, keys: readonly Key[], event: EventFields, path: string): Bucket {
+  if (keys.length === 0) {
     let b = trie.get("") as Bucket | undefined;
     if (b === undefined) {
-      b = { times: new WindowTimes(), latest: new Map() };
+      b = newBucket();
       trie.set("", b);
     }
     return b;
   }
   let node = trie;
-  for (let i = 0; i < tuple.length - 1; i++) {
-    const v = tuple[i] as string | boolean;
+  const last = keys.length - 1;
+  for (let i = 0; i < last; i++) {
+    const k = keys[i] as Key;
+    const v = k === "path" ? path : eventFieldValue(event, k);
     let next = node.get(v) as Trie | undefined;
     if (next === undefined) {
       next = new Map();
@@ -207,66 +197,62 @@ function leaf(trie: Trie, tuple: readonly (string | boolean)[]): Bucket {
     }
     node = next;
   }
-  const last = tuple[tuple.length - 1] as string | boolean;
-  let b = node.get(last) as Bucket | undefined;
+  const k = keys[last] as Key;
+  const v = k === "path" ? path : eventFieldValue(event, k);
+  let b = node.get(v) as Bucket | undefined;
   if (b === undefined) {
-    b = { times: new WindowTimes(), latest: new Map() };
-    node.set(last, b);
+    b = newBucket();
+    node.set(v, b);
   }
   return b;
 }
 
 export class WindowIndex {
-  private readonly shapes: ReadonlyMap<string, SelectorShape>;
-  private readonly tries = new Map<string, Trie>();
-  /** Per call site's key set (by identity: a compiled rule makes it once) and row kind: where it reads. */
-  // Weak: a feed kept across a reload must not hold the old rules' call sites.
-  private readonly sites = new WeakMap<SelectorKeys, Map<EventKind, Indexed>>();
-
+  private readonly tries: readonly Trie[];
   /** The shapes rows of each kind feed, with their tries. */
-  private readonly byKind = new Map<EventKind, { readonly shape: SelectorShape; readonly trie: Trie }[]>();
+  private readonly byKind = new Map<EventKind, Indexed[]>();
+  /** By a selector's key-set signature, then its row kind: the shape it reads. */
+  private readonly byKeys = new Map<string, Map<EventKind, Indexed>>();
 
   constructor(shapes: readonly SelectorShape[]) {
-    this.shapes = new Map(shapes.map((s) => [signature(s.kind, s.keys), s]));
-    for (const [sig, shape] of this.shapes) {
-      const trie: Trie = new Map();
-      this.tries.set(sig, trie);
-      const list = this.byKind.get(shape.kind) ?? [];
-      list.push({ shape, trie });
-      this.byKind.set(shape.kind, list);
+    const tries: Trie[] = [];
+    for (const shape of shapes) {
+      const indexed: Indexed = { shape, trie: new Map() };
+      tries.push(indexed.trie);
+      this.byKind.set(shape.kind, [...(this.byKind.get(shape.kind) ?? []), indexed]);
+      const keySet = shape.keys.join(",");
+      this.byKeys.set(keySet, (this.byKeys.get(keySet) ?? new Map()).set(shape.kind, indexed));
+    }
+    this.tries = tries;
+  }
+
+  /** Adds the next row in seq order, to every shape it can be found by. */
+  add(row: JournalRow): void {
+    const feeds = this.byKind.get(row.kind);
+    if (feeds === undefined) return;
+    const { event } = row;
+    for (const { shape, trie } of feeds) {
+      if (!reachable(event, shape)) continue;
+      if (!shape.keys.includes("path")) this.record(leaf(trie, shape.keys, event, ""), shape, row);
+      // A row counts once per distinct path, however often it lists one.
+      else
+        for (const p of new Set(eventPaths(event))) this.record(leaf(trie, shape.keys, event, p), shape, row);
     }
   }
 
-  /** Whether some shape would take the row: a row none takes need not be indexed (`indexRow`) at all. */
-  reaches(row: JournalRow): boolean {
-    const feeds = this.byKind.get(row.kind);
-    if (feeds === undefined) return false;
-    const value = (k: Exclude<Key, "path">) => eventFieldValue(row.event, k);
-    return feeds.some(({ shape }) => reachable(value, shape));
-  }
-
-  /** Adds the next row in seq order. */
-  add(row: IndexedRow): void {
-    const feeds = this.byKind.get(row.kind);
-    if (feeds === undefined) return;
-    const value = (k: Exclude<Key, "path">) => fieldValue(row, k);
-    for (const { shape, trie } of feeds) {
-      if (!reachable(value, shape)) continue;
-      for (const tuple of tuples(row, shape.keys)) {
-        const bucket = leaf(trie, tuple);
-        bucket.times.push(row.at);
-        for (const f of shape.distinctFields) {
-          let latest = bucket.latest.get(f);
-          if (latest === undefined) {
-            latest = new Map();
-            bucket.latest.set(f, latest);
-          }
-          if (f === "path") for (const p of row.paths) latest.set(p, row.at);
-          else {
-            const v = f === "kind" ? row.kind : (row.fields[f] ?? "");
-            if (v !== "") latest.set(v, row.at);
-          }
-        }
+  private record(bucket: Bucket, shape: SelectorShape, row: JournalRow): void {
+    bucket.times.push(row.at);
+    for (const f of shape.distinctFields) {
+      let latest = bucket.latest.get(f);
+      if (latest === undefined) {
+        latest = new Map();
+        bucket.latest.set(f, latest);
+      }
+      if (f === "path") for (const p of eventPaths(row.event)) latest.set(p, row.at);
+      else {
+        // An unset field is no value, as SQL's NULL is none (`valuesOf` in window.ts).
+        const v = f === "kind" ? row.kind : row.event[f];
+        if ((typeof v === "string" && v !== "") || typeof v === "boolean") latest.set(v, row.at);
       }
     }
   }
@@ -290,58 +276,33 @@ export class WindowIndex {
         if (left === 0) node.delete(k);
       }
     };
-    for (const trie of this.tries.values()) visit(trie);
+    for (const trie of this.tries) visit(trie);
   }
 
   /** The shape and trie a selector's key set reaches for a row kind. */
   private indexed(kind: EventKind, keys: SelectorKeys): Indexed {
-    let byKind = this.sites.get(keys);
-    if (byKind === undefined) {
-      byKind = new Map();
-      this.sites.set(keys, byKind);
-    }
-    let found = byKind.get(kind);
-    if (found === undefined) {
-      const sig = signature(kind, [...keys.names].sort());
-      const shape = this.shapes.get(sig);
-      if (shape === undefined) throw new Error(`no index for selector keys ${sig}`);
-      found = { shape, trie: this.tries.get(sig) as Trie };
-      byKind.set(kind, found);
-    }
+    const found = this.byKeys.get(keys.signature)?.get(kind);
+    if (found === undefined) throw new Error(`no index for selector keys ${kind}|${keys.signature}`);
     return found;
   }
 
   /** A reader for the row being evaluated: `now` is its `at`; rows after it have not been added. */
   readerAt(nowMs: number): WindowReader {
-    const bucketFor = (selector: Selector): Bucket | undefined => {
-      const found = this.indexed(selector.kind, selector.keys);
-      // Walk the shape's trie key by key, in the shape's (sorted) key order.
-      const { sorted } = selector.keys;
-      let node: Trie | Bucket | undefined = found.trie;
-      if (sorted.length === 0) return node.get("") as Bucket | undefined;
-      for (let i = 0; i < sorted.length; i++) {
-        if (!(node instanceof Map)) return undefined;
-        node = node.get(selector.values[sorted[i] as number] as string | boolean);
-      }
-      return node instanceof Map ? undefined : node;
-    };
-    return {
-      exists(selector, withinMs) {
-        return this.count(selector, withinMs) > 0;
-      },
-      count(selector, withinMs) {
-        const b = bucketFor(selector);
-        if (b === undefined) return 0;
-        return Math.min(b.times.countWithin(nowMs, withinMs), COUNT_SATURATION);
-      },
-      distinct(field, selector, withinMs) {
-        const latest = bucketFor(selector)?.latest.get(field);
-        if (latest === undefined) return 0;
-        let n = 0;
-        for (const t of latest.values()) if (t > nowMs - withinMs && ++n >= DISTINCT_SATURATION) break;
-        return n;
-      },
-    };
+    return new IndexReader(this, nowMs);
+  }
+
+  /** The bucket of a selector's value tuple, if any row reached it. */
+  bucketFor(selector: Selector): Bucket | undefined {
+    const found = this.indexed(selector.kind, selector.keys);
+    // Walk the shape's trie key by key, in the shape's (sorted) key order.
+    const { sorted } = selector.keys;
+    let node: Trie | Bucket | undefined = found.trie;
+    if (sorted.length === 0) return node.get("") as Bucket | undefined;
+    for (let i = 0; i < sorted.length; i++) {
+      if (!(node instanceof Map)) return undefined;
+      node = node.get(selector.values[sorted[i] as number] as string | boolean);
+    }
+    return node instanceof Map ? undefined : node;
   }
 
   /** Entries held, for the memory report. */
@@ -353,7 +314,34 @@ export class WindowIndex {
         else n += child.times.size;
       }
     };
-    for (const trie of this.tries.values()) visit(trie);
+    for (const trie of this.tries) visit(trie);
+    return n;
+  }
+}
+
+/** The index's answers for one evaluated row (a class: a fold makes one per row). */
+class IndexReader implements WindowReader {
+  constructor(
+    private readonly index: WindowIndex,
+    private readonly nowMs: number,
+  ) {}
+
+  exists(selector: Selector, withinMs: number): boolean {
+    return this.count(selector, withinMs) > 0;
+  }
+
+  count(selector: Selector, withinMs: number): number {
+    const b = this.index.bucketFor(selector);
+    if (b === undefined) return 0;
+    return Math.min(b.times.countWithin(this.nowMs, withinMs), COUNT_SATURATION);
+  }
+
+  distinct(field: IndexedField, selector: Selector, withinMs: number): number {
+    const latest = this.index.bucketFor(selector)?.latest.get(field);
+    if (latest === undefined) return 0;
+    const cut = this.nowMs - withinMs;
+    let n = 0;
+    for (const t of latest.values()) if (t > cut && ++n >= DISTINCT_SATURATION) break;
     return n;
   }
 }
@@ -380,7 +368,7 @@ export class WindowFeed {
       this.index.prune(row.at - MAX_WINDOW_MS);
       this.prunedAt = row.at;
     }
-    if (this.index.reaches(row)) this.index.add(indexRow(row));
+    this.index.add(row);
   }
 
   /** The last seq added: the feed answers for rows up to it. */

@@ -47,13 +47,15 @@ export interface SelectorKeys {
   readonly names: readonly SelectorKey[];
   /** Positions in `names`, in sorted key order: the order the window index walks a value tuple. */
   readonly sorted: readonly number[];
+  /** The sorted names joined: the same for every call site with this key set. */
+  readonly signature: string;
 }
 
 export function selectorKeys(names: readonly SelectorKey[]): SelectorKeys {
   const sorted = names
     .map((_, i) => i)
     .sort((a, b) => ((names[a] as string) < (names[b] as string) ? -1 : 1));
-  return { names, sorted };
+  return { names, sorted, signature: sorted.map((i) => names[i]).join(",") };
 }
 
 /** An equality conjunction over indexed fields; `kind` is always set (it defaults to the rule's `on`). */

@@ -646,7 +646,7 @@ describe("the window index", () => {
       [3 * MIN, "run_event", { type: "opened", repo: "r", harness: "h", run: "h#2" }],
     ]);
     const index = new WindowIndex(shapes);
-    for (const row of rows) index.add(indexRow(row));
+    for (const row of rows) index.add(row);
     expect(index.size).toBe(2);
     const reader = index.readerAt(T0 + 3 * MIN);
     const scan = scanReader(rows.map(indexRow), 4, T0 + 3 * MIN);

@@ -340,30 +340,45 @@ class Compiler {
     const nodes = args.map((a, i) => (records[i] === undefined ? this.expr(a) : undefined));
     const constants = nodes.map((n) => (n === undefined ? undefined : this.constants.get(n)?.value));
     const call = o.prepare?.({ constants, recordKeys });
-    if (call === undefined) return undefined;
     const units = callUnits(o, 0);
-    const charged = typeof units === "number" ? units : undefined;
-    if (charged === undefined) return undefined;
+    if (call === undefined || typeof units !== "number") return undefined;
+    const thunks = args.map((_, i) => {
+      const record = records[i];
+      return record === undefined ? (nodes[i] as Node) : recordNode(record);
+    });
+    // The primitives take two or three arguments: those get closures without an argument loop.
+    if (thunks.length === 2) {
+      const [a, b] = thunks as [Node, Node];
+      return (f) => {
+        const x = a(f);
+        if (isError(x)) return x;
+        const y = b(f);
+        if (isError(y)) return y;
+        charge(f, units);
+        return call(f.vars, [x, y]);
+      };
+    }
+    if (thunks.length === 3) {
+      const [a, b, c] = thunks as [Node, Node, Node];
+      return (f) => {
+        const x = a(f);
+        if (isError(x)) return x;
+        const y = b(f);
+        if (isError(y)) return y;
+        const z = c(f);
+        if (isError(z)) return z;
+        charge(f, units);
+        return call(f.vars, [x, y, z]);
+      };
+    }
     return (f) => {
-      const values: Value[] = new Array(args.length);
-      for (let i = 0; i < args.length; i++) {
-        const record = records[i];
-        if (record === undefined) {
-          const v = (nodes[i] as Node)(f);
-          if (isError(v)) return v;
-          values[i] = v;
-          continue;
-        }
-        charge(f, COST.mapCreateBase);
-        const fields: Value[] = new Array(record.length);
-        for (let j = 0; j < record.length; j++) {
-          const v = (record[j] as Node)(f);
-          if (isError(v)) return v;
-          fields[j] = v;
-        }
-        values[i] = fields;
+      const values: Value[] = [];
+      for (const t of thunks) {
+        const v = t(f);
+        if (isError(v)) return v;
+        values.push(v);
       }
-      charge(f, charged);
+      charge(f, units);
       return call(f.vars, values);
     };
   }
@@ -649,6 +664,20 @@ function primitiveEquality(
     if (isError(y)) return y;
     charge(f, units === undefined ? COST.call : units(x as string, y as string));
     return negate ? x !== y : x === y;
+  };
+}
+
+/** A map literal's values as an array, charged as the literal is: its creation, then each value. */
+function recordNode(values: readonly Node[]): Node {
+  return (f) => {
+    charge(f, COST.mapCreateBase);
+    const out: Value[] = [];
+    for (let i = 0; i < values.length; i++) {
+      const v = (values[i] as Node)(f);
+      if (isError(v)) return v;
+      out.push(v);
+    }
+    return out;
   };
 }
 
