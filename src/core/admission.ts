@@ -26,6 +26,10 @@ function pathProblem(p: string): string | undefined {
  * only an unpaired half matches.
  */
 const LONE_SURROGATE = /\p{Surrogate}/u;
+
+/** Whether a JS string is Unicode text: no unpaired half of a surrogate pair (see above). */
+export const isUnicodeText = (s: string): boolean => !LONE_SURROGATE.test(s);
+
 const NOT_UNICODE = "is not well-formed Unicode (it holds an unpaired surrogate)";
 
 /** The problems with `event` as a row of `kind`; none means it may be admitted. */
@@ -46,7 +50,7 @@ export function admissionProblems(
     switch (spec.type.kind) {
       case "string": {
         if (typeof value !== "string") fail("must be a string");
-        else if (LONE_SURROGATE.test(value)) fail(NOT_UNICODE);
+        else if (!isUnicodeText(value)) fail(NOT_UNICODE);
         else if (spec.size !== undefined && codePointLength(value) > spec.size.max)
           fail(`is longer than ${spec.size.max} characters`);
         else if (PATH_FIELDS.has(name) && value !== "") {
@@ -77,7 +81,7 @@ export function admissionProblems(
               fail("must hold only strings");
               break;
             }
-            if (LONE_SURROGATE.test(x)) {
+            if (!isUnicodeText(x)) {
               fail(`holds an entry that ${NOT_UNICODE}`);
               break;
             }

@@ -8,14 +8,13 @@
 
 import type { BacktestCounts } from "../core/backtest.js";
 import { formatDuration, parseDuration } from "../core/durations.js";
-import type { Level } from "../core/rule-file.js";
 import { MAX_RULE_FILE_BYTES, ruleFileText } from "../core/rule-file-bytes.js";
 import { DEFAULT_BACKTEST_SINCE } from "./backtest/backtest-request.js";
+import { replayedFireOf } from "./backtest/fire-wire.js";
 import type { BacktestStart, ReplayedFire } from "./backtest/replay.js";
 import { readBounded } from "./bounded-read.js";
 import { clientTarget, EXIT, unreachable } from "./client-target.js";
 import { ruleClient } from "./rpc/client.js";
-import type { BacktestFire } from "./rpc/gen/harness/v1/rules_pb.js";
 import { type Common, failed, type Io, iso, table } from "./rules-view-command.js";
 
 export interface BacktestOptions extends Common {
@@ -87,7 +86,12 @@ async function onDaemon(
         fromSeq: Number(part.value.fromSeq),
         toSeq: Number(part.value.toSeq),
       };
-    else if (part.case === "fires") fires.push(...part.value.fires.map(replayedOf));
+    else if (part.case === "fires")
+      fires.push(
+        ...part.value.fires.map((f) =>
+          replayedFireOf(f, (m: string) => new Error(`the daemon sent a bad fire: ${m}`)),
+        ),
+      );
     else if (part.case === "summary") {
       const s = part.value;
       counts = {
@@ -104,28 +108,6 @@ async function onDaemon(
   if (start === undefined || counts === undefined)
     throw new Error("the daemon ended the backtest without its start or summary");
   return { start, sinceMs, fires, counts, ranOn: "daemon" };
-}
-
-function replayedOf(f: BacktestFire): ReplayedFire {
-  return {
-    seq: Number(f.seq),
-    at: Number(f.atMs),
-    kind: f.kind,
-    type: f.type,
-    ...(f.targetKind === "" ? {} : { target: { kind: f.targetKind, key: f.targetKey } }),
-    declaredLevel: f.declaredLevel as Level,
-    level: f.level as Level,
-    mode: f.mode as "shadow" | "active",
-    message: f.message,
-    ...(f.holds
-      ? {
-          hold:
-            f.holdUntilSeq === 0n
-              ? {}
-              : { until: { seq: Number(f.holdUntilSeq), at: Number(f.holdUntilMs) } },
-        }
-      : {}),
-  };
 }
 
 const ms = (at: number) => iso(BigInt(at)) as string;

@@ -16,6 +16,7 @@
  * a stored proposal is never evaluated live.
  */
 import { stringify as toToml } from "smol-toml";
+import { isUnicodeText } from "../../core/admission.js";
 import { expressionHash } from "../../core/compile-rule.js";
 import { DAY } from "../../core/durations.js";
 import { MAX_PATH } from "../../core/kinds.js";
@@ -51,8 +52,6 @@ export const MAX_BACKLOG = 50;
 /** The longest evidence id: a node id is a prefix and a percent-encoded path (as RuleService bounds it). */
 const MAX_EVIDENCE_ID = 12 * MAX_PATH + 64;
 const RUN_ID = /^([^\s:#]+)#([^\s:#]+)$/;
-/** Half a surrogate pair: a JS string, but no Unicode text (admission refuses it in events too). */
-const LONE_SURROGATE = /\p{Surrogate}/u;
 
 /** REQ-3's keys, as the gateway tool declares them; `cooldown` may be left out (1h). */
 export interface ProposedRule {
@@ -167,7 +166,7 @@ export class ProposalDesk {
     const evidence = checkEvidence(rule.name, call.evidence);
     const file = fileFor(rule.name);
     for (const [key, value] of Object.entries(rule))
-      if (typeof value === "string" && LONE_SURROGATE.test(value))
+      if (typeof value === "string" && !isUnicodeText(value))
         throw new RuleRefusedError({
           reason: "schema",
           file,
@@ -308,7 +307,7 @@ export function renderRuleFile(rule: ProposedRule): string {
 function checkRationale(name: string, rationale: unknown): void {
   if (typeof rationale !== "string" || rationale.trim() === "")
     throw new InvalidArgumentError(name, "a proposal needs a rationale");
-  if (LONE_SURROGATE.test(rationale))
+  if (!isUnicodeText(rationale))
     throw new InvalidArgumentError(name, "the rationale is not well-formed Unicode text");
   const chars = [...rationale].length;
   if (chars > MAX_RATIONALE_CHARS)
@@ -328,7 +327,7 @@ function checkEvidence(name: string, evidence: unknown): string[] {
       `a proposal needs 1 to ${MAX_EVIDENCE} evidence ids, not ${ids.length}`,
     );
   for (const id of ids)
-    if (typeof id !== "string" || id.length > MAX_EVIDENCE_ID || LONE_SURROGATE.test(id))
+    if (typeof id !== "string" || id.length > MAX_EVIDENCE_ID || !isUnicodeText(id))
       throw new UnknownEvidenceError(typeof id === "string" ? id : (JSON.stringify(id) ?? String(id)));
   return ids as string[];
 }

@@ -8,13 +8,9 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { backtestRequest, DEFAULT_BACKTEST_SINCE, sinceRefusal } from "../backtest/backtest-request.js";
 import { type BacktestRunner, BacktestsBusyError } from "../backtest/backtest-runner.js";
-import { BacktestRuleError, backtestRule, type ReplayedFire } from "../backtest/replay.js";
-import type {
-  BacktestFireSchema,
-  BacktestRequest,
-  BacktestResponseSchema,
-  RuleService,
-} from "./gen/harness/v1/rules_pb.js";
+import { fireOf } from "../backtest/fire-wire.js";
+import { BacktestRuleError, backtestRule } from "../backtest/replay.js";
+import type { BacktestRequest, BacktestResponseSchema, RuleService } from "./gen/harness/v1/rules_pb.js";
 import { DEFAULT_READ_MAX_BYTES } from "./limits.js";
 import {
   BacktestBusyError,
@@ -118,23 +114,4 @@ function checked(req: BacktestRequest, deps: BacktestDeps) {
     throw e;
   }
   return request;
-}
-
-/** A replayed fire as Backtest streams it (and a proposal's backtest summary carries it). */
-export function fireOf(f: ReplayedFire): MessageInitShape<typeof BacktestFireSchema> {
-  return {
-    seq: BigInt(f.seq),
-    atMs: BigInt(f.at),
-    kind: f.kind,
-    type: f.type,
-    targetKind: f.target?.kind ?? "",
-    targetKey: f.target?.key ?? "",
-    declaredLevel: f.declaredLevel,
-    level: f.level,
-    mode: f.mode,
-    message: f.message,
-    holds: f.hold !== undefined,
-    holdUntilMs: BigInt(f.hold?.until?.at ?? 0),
-    holdUntilSeq: BigInt(f.hold?.until?.seq ?? 0),
-  };
 }

@@ -6,9 +6,9 @@
  */
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
+import { isUnicodeText } from "../../core/admission.js";
 import { DAY } from "../../core/durations.js";
-import { LEVELS, type Level, TARGETS } from "../../core/rule-file.js";
-import type { ReplayedFire } from "../backtest/replay.js";
+import { fireOf, replayedFireOf } from "../backtest/fire-wire.js";
 import type { PolicyRepoConfig } from "../config/global-config.js";
 import type { Log } from "../log.js";
 import {
@@ -23,9 +23,7 @@ import {
 } from "../proposals/proposal-store.js";
 import { RECORDABLE, recordProposal } from "../proposals/record-proposal.js";
 import type { Db } from "../store/open-store.js";
-import { fireOf } from "./backtest-service.js";
 import type {
-  BacktestFire,
   ProposalBacktest as ProposalBacktestMessage,
   ProposalInfoSchema,
   RuleService,
@@ -47,7 +45,6 @@ type ProposalInit = MessageInitShape<typeof ProposalInfoSchema>;
 /** RecordProposal's `detail`: a review comment or an error, as long as a rationale may be. */
 const MAX_DETAIL_CHARS = 2_000;
 const MAX_URL = 2_048;
-const LONE_SURROGATE = /\p{Surrogate}/u;
 
 export function proposalService(
   deps: ProposalServiceDeps,
@@ -142,7 +139,7 @@ function checkedDetail(id: string, detail: string): string {
   const chars = [...detail].length;
   if (chars > MAX_DETAIL_CHARS)
     throw new InvalidArgumentError(id, `detail is ${chars} characters long; at most ${MAX_DETAIL_CHARS}`);
-  if (LONE_SURROGATE.test(detail)) throw new InvalidArgumentError(id, "detail is not well-formed Unicode");
+  if (!isUnicodeText(detail)) throw new InvalidArgumentError(id, "detail is not well-formed Unicode");
   return detail;
 }
 
@@ -172,37 +169,7 @@ function backtestOf(id: string, b: ProposalBacktestMessage): ProposalBacktest {
     fires: n(b.fires, "fires"),
     evalErrors: n(b.evalErrors, "eval_errors"),
     storeErrors: n(b.storeErrors, "store_errors"),
-    firstFires: b.firstFires.map((f) => replayedOf(id, f, n)),
-  };
-}
-
-const isLevel = (s: string): s is Level => (LEVELS as readonly string[]).includes(s);
-
-function replayedOf(id: string, f: BacktestFire, n: (v: bigint, what: string) => number): ReplayedFire {
-  if (!isLevel(f.declaredLevel) || !isLevel(f.level))
-    throw new InvalidArgumentError(id, "a backtest fire's levels must be annotate, notify, hold or stop");
-  if (f.mode !== "shadow" && f.mode !== "active")
-    throw new InvalidArgumentError(id, "a backtest fire's mode must be shadow or active");
-  if (f.targetKind !== "" && !(TARGETS as readonly string[]).includes(f.targetKind))
-    throw new InvalidArgumentError(id, "a backtest fire's target must be run, harness, node or fleet");
-  return {
-    seq: n(f.seq, "fire seq"),
-    at: n(f.atMs, "fire at_ms"),
-    kind: f.kind,
-    type: f.type,
-    ...(f.targetKind === "" ? {} : { target: { kind: f.targetKind, key: f.targetKey } }),
-    declaredLevel: f.declaredLevel,
-    level: f.level,
-    mode: f.mode,
-    message: f.message,
-    ...(f.holds
-      ? {
-          hold:
-            f.holdUntilSeq === 0n
-              ? {}
-              : { until: { seq: n(f.holdUntilSeq, "hold seq"), at: n(f.holdUntilMs, "hold at") } },
-        }
-      : {}),
+    firstFires: b.firstFires.map((f) => replayedFireOf(f, (m) => new InvalidArgumentError(id, m))),
   };
 }
 
