@@ -59,19 +59,25 @@ type Resolved = { readonly ref: Reference; readonly type: Type };
  */
 const resolvedNames = new WeakMap<Env, Map<string, Resolved | null>>();
 
-/** A declared variable or a type, by a name that may be qualified, tried against the container. */
-function resolveName(env: Env, name: string): Resolved | undefined {
+/**
+ * Resolves a declared variable or a type, by a name that may be qualified, tried against the container;
+ * the answers are shared by every check against `env`.
+ */
+function nameResolver(env: Env): (name: string) => Resolved | undefined {
   let known = resolvedNames.get(env);
   if (known === undefined) {
     known = new Map();
     resolvedNames.set(env, known);
   }
-  let resolved = known.get(name);
-  if (resolved === undefined) {
-    resolved = lookUpName(env, name) ?? null;
-    known.set(name, resolved);
-  }
-  return resolved ?? undefined;
+  const answers = known;
+  return (name) => {
+    let resolved = answers.get(name);
+    if (resolved === undefined) {
+      resolved = lookUpName(env, name) ?? null;
+      answers.set(name, resolved);
+    }
+    return resolved ?? undefined;
+  };
 }
 
 function lookUpName(env: Env, name: string): Resolved | undefined {
@@ -91,7 +97,10 @@ export function check(ast: Ast, env: Env): CheckResult {
   if (c.errors.length > 0) return { ok: false, errors: c.errors };
   // Final types in place: overwriting a key keeps the map's order.
   const types = c.types;
-  for (const [id, t] of types) types.set(id, c.subst.apply(t, true));
+  for (const [id, t] of types) {
+    const final = c.subst.apply(t, true);
+    if (final !== t) types.set(id, final);
+  }
   return { ok: true, checked: withTypes(ast, types, c.refs, c.subst.apply(type, true)) };
 }
 
@@ -116,10 +125,15 @@ class Checker {
   /** Comprehension variables in scope, innermost last. */
   private readonly scopes: Map<string, Type>[] = [];
 
+  /** A declared variable or a type, by a name that may be qualified, tried against the container. */
+  private readonly resolveName: (name: string) => Resolved | undefined;
+
   constructor(
     private readonly ast: Ast,
     private readonly env: Env,
-  ) {}
+  ) {
+    this.resolveName = nameResolver(env);
+  }
 
   expr(e: Expr): Type {
     const t = this.visit(e);
@@ -182,11 +196,6 @@ class Checker {
       if (t !== undefined) return t;
     }
     return undefined;
-  }
-
-  /** A declared variable or a type, by a name that may be qualified, tried against the container. */
-  private resolveName(name: string): Resolved | undefined {
-    return resolveName(this.env, name);
   }
 
   private select(e: SelectExpr): Type {
@@ -443,7 +452,8 @@ function qualifiedName(e: Expr): string | undefined {
 export function resolveUnchecked(ast: Ast, env: Env): CheckedAst {
   const refs = new Map<number, Reference>();
   const types = new Map<number, Type>();
-  const resolve = (name: string): Reference | undefined => resolveName(env, name)?.ref;
+  const resolveName = nameResolver(env);
+  const resolve = (name: string): Reference | undefined => resolveName(name)?.ref;
 
   const visit = (e: Expr, locals: ReadonlySet<string>): void => {
     types.set(e.id, T.dyn);

@@ -7,8 +7,11 @@
 import { T, type Type } from "../types.js";
 
 export class Substitution {
-  /** Bindings made here; a trial also sees its parent's, which stay unchanged while it lives. */
-  private readonly bindings = new Map<string, Type>();
+  /**
+   * Bindings made here, made on the first one (most trials bind nothing); a trial also sees its
+   * parent's, which stay unchanged while it lives.
+   */
+  private bindings: Map<string, Type> | undefined;
   private fresh: number;
 
   private constructor(
@@ -32,16 +35,21 @@ export class Substitution {
 
   /** Adopts the bindings of a trial made by `clone` on this substitution. */
   commit(trial: Substitution): void {
-    for (const [k, v] of trial.bindings) this.bindings.set(k, v);
+    if (trial.bindings !== undefined) for (const [k, v] of trial.bindings) this.bind(k, v);
     this.fresh = trial.fresh;
   }
 
   private binding(name: string): Type | undefined {
     for (let s: Substitution | undefined = this; s !== undefined; s = s.parent) {
-      const b = s.bindings.get(name);
+      const b = s.bindings?.get(name);
       if (b !== undefined) return b;
     }
     return undefined;
+  }
+
+  private bind(name: string, t: Type): void {
+    this.bindings ??= new Map();
+    this.bindings.set(name, t);
   }
 
   /** A fresh type parameter, for an empty list's element type and the like. */
@@ -112,12 +120,12 @@ export class Substitution {
     if (e.kind === "param") {
       if (a.kind === "param" && a.name === e.name) return true;
       if (occurs(e.name, a)) return false;
-      this.bindings.set(e.name, a);
+      this.bind(e.name, a);
       return true;
     }
     if (a.kind === "param") {
       if (occurs(a.name, e)) return false;
-      this.bindings.set(a.name, e);
+      this.bind(a.name, e);
       return true;
     }
     if (e.kind === "dyn" || a.kind === "dyn" || e.kind === "error" || a.kind === "error") return true;

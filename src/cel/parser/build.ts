@@ -8,7 +8,7 @@
  * order. Where a construct is rejected, the rest of it is still parsed, but nothing inside it reports:
  * `a.?b(c.?d)` has one diagnostic, for the first `.?`, as a rule author would expect.
  */
-import type { IToken } from "chevrotain";
+import type { IToken, TokenType } from "chevrotain";
 import type { AstBuilder, Expr, Literal, MapEntry, StructField } from "../ast.js";
 import type { Diagnostic, DiagnosticCode } from "../diagnostics.js";
 import { BINARY_PRECEDENCE, type BinaryOperator, Op } from "../operators.js";
@@ -21,6 +21,30 @@ import {
   type LiteralError,
 } from "./literals.js";
 import { expandHas, expandReceiverMacro, isReceiverMacro, type MacroError } from "./macros.js";
+import {
+  AndAnd,
+  Bytes,
+  EqEq,
+  EscIdentifier,
+  False,
+  Greater,
+  GreaterEq,
+  In,
+  Less,
+  LessEq,
+  Minus,
+  NotEq,
+  NumFloat,
+  NumInt,
+  NumUInt,
+  OrOr,
+  Percent,
+  Plus,
+  Slash,
+  Star,
+  StringLit,
+  True,
+} from "./tokens.js";
 
 /** Identifiers CEL reserves for embedding languages; they may not name variables or functions. */
 const RESERVED = new Set([
@@ -43,22 +67,28 @@ const RESERVED = new Set([
   "while",
 ]);
 
-const OPERATOR_BY_TOKEN: Readonly<Record<string, BinaryOperator>> = {
-  OrOr: Op.logicalOr,
-  AndAnd: Op.logicalAnd,
-  EqEq: Op.equals,
-  NotEq: Op.notEquals,
-  Less: Op.less,
-  LessEq: Op.lessEquals,
-  Greater: Op.greater,
-  GreaterEq: Op.greaterEquals,
-  In: Op.in,
-  Plus: Op.add,
-  Minus: Op.subtract,
-  Star: Op.multiply,
-  Slash: Op.divide,
-  Percent: Op.modulo,
-};
+/** Each binary operator token's function and precedence, keyed by the token type (not its name): hot. */
+const BINARY_BY_TOKEN: ReadonlyMap<TokenType, { readonly fn: BinaryOperator; readonly precedence: number }> =
+  new Map(
+    (
+      [
+        [OrOr, Op.logicalOr],
+        [AndAnd, Op.logicalAnd],
+        [EqEq, Op.equals],
+        [NotEq, Op.notEquals],
+        [Less, Op.less],
+        [LessEq, Op.lessEquals],
+        [Greater, Op.greater],
+        [GreaterEq, Op.greaterEquals],
+        [In, Op.in],
+        [Plus, Op.add],
+        [Minus, Op.subtract],
+        [Star, Op.multiply],
+        [Slash, Op.divide],
+        [Percent, Op.modulo],
+      ] as const
+    ).map(([token, fn]) => [token, { fn, precedence: BINARY_PRECEDENCE[fn] }]),
+  );
 
 const LOWEST_BINARY = 1;
 const HIGHEST_BINARY = 5;
@@ -117,10 +147,11 @@ export class AstActions {
   binary(operands: readonly Expr[], operators: readonly IToken[]): Expr {
     if (operators.length === 0) return operands[0] as Expr;
     let next = 0;
-    const fnOf = (t: IToken): BinaryOperator => OPERATOR_BY_TOKEN[t.tokenType.name] as BinaryOperator;
+    const fnOf = (t: IToken): BinaryOperator =>
+      (BINARY_BY_TOKEN.get(t.tokenType) as { fn: BinaryOperator }).fn;
     const precedenceAt = (i: number): number => {
       const t = operators[i];
-      return t === undefined ? 0 : BINARY_PRECEDENCE[fnOf(t)];
+      return t === undefined ? 0 : (BINARY_BY_TOKEN.get(t.tokenType)?.precedence ?? 0);
     };
     // Operands are consumed left to right; each level gathers its run of same-level operators.
     const level = (p: number): Expr => {
@@ -163,7 +194,7 @@ export class AstActions {
    * out, as in the reference parser; `!` followed by `-` is rejected.
    */
   startOperand(bangs: readonly IToken[], minuses: readonly IToken[], next: IToken): OperandState {
-    const numeric = next.tokenType.name === "NumInt" || next.tokenType.name === "NumFloat";
+    const numeric = next.tokenType === NumInt || next.tokenType === NumFloat;
     const signedLiteral = minuses.length === 1 && numeric;
     let rejected: Expr | undefined;
     if (bangs.length > 0 && minuses.length > 0 && !signedLiteral) {
@@ -320,7 +351,7 @@ export class AstActions {
   }
 
   fieldInit(name: IToken, colon: IToken, value: Expr): StructField {
-    const field = name.tokenType.name === "EscIdentifier" ? name.image.slice(1, -1) : name.image;
+    const field = name.tokenType === EscIdentifier ? name.image.slice(1, -1) : name.image;
     return this.b.structField(colon.startOffset, field, value);
   }
 
@@ -359,26 +390,26 @@ export class AstActions {
   private literal(token: IToken, sign: IToken | undefined): Expr {
     const negated = sign !== undefined;
     let decoded: Literal | LiteralError;
-    switch (token.tokenType.name) {
-      case "NumInt":
+    switch (token.tokenType) {
+      case NumInt:
         decoded = decodeInt(token.image, negated);
         break;
-      case "NumUInt":
+      case NumUInt:
         decoded = decodeUint(token.image);
         break;
-      case "NumFloat":
+      case NumFloat:
         decoded = decodeDouble(token.image, negated);
         break;
-      case "StringLit":
+      case StringLit:
         decoded = decodeString(token.image);
         break;
-      case "Bytes":
+      case Bytes:
         decoded = decodeBytes(token.image);
         break;
-      case "True":
+      case True:
         decoded = { type: "bool", value: true };
         break;
-      case "False":
+      case False:
         decoded = { type: "bool", value: false };
         break;
       default:

@@ -50,6 +50,14 @@ import {
   True,
 } from "./tokens.js";
 
+const NONE: readonly IToken[] = [];
+
+function append(xs: IToken[] | undefined, x: IToken): IToken[] {
+  if (xs === undefined) return [x];
+  xs.push(x);
+  return xs;
+}
+
 /** Raised from inside a rule when expressions nest deeper than the limit; aborts the parse. */
 export class NestingLimitError extends Error {
   readonly offset: number;
@@ -101,9 +109,7 @@ export class CelGrammar extends EmbeddedActionsParser {
   readonly expr = this.RULE(
     "expr",
     (): Expr => {
-      this.ACTION(() => {
-        if (++this.nesting > this.nestingLimit) throw new NestingLimitError(this.LA(1).startOffset);
-      });
+      this.ACTION(this.enterExpr);
       try {
         const condition = this.SUBRULE(this.binary);
         const branches = this.OPTION(() => {
@@ -119,13 +125,19 @@ export class CelGrammar extends EmbeddedActionsParser {
             : this.act.conditional(branches.question, condition, branches.then, branches.otherwise),
         );
       } finally {
-        this.ACTION(() => {
-          this.nesting--;
-        });
+        this.ACTION(this.leaveExpr);
       }
     },
     this.placeholder,
   );
+
+  // Made once rather than as a closure per `expr`, the rule most often entered.
+  private readonly enterExpr = (): void => {
+    if (++this.nesting > this.nestingLimit) throw new NestingLimitError(this.LA(1).startOffset);
+  };
+  private readonly leaveExpr = (): void => {
+    this.nesting--;
+  };
 
   readonly binary = this.RULE(
     "binary",
@@ -149,11 +161,18 @@ export class CelGrammar extends EmbeddedActionsParser {
   readonly operand = this.RULE(
     "operand",
     (): Expr => {
-      const bangs: IToken[] = [];
-      const minuses: IToken[] = [];
-      this.MANY(() => bangs.push(this.CONSUME(Bang)));
-      this.MANY2(() => minuses.push(this.CONSUME(Minus)));
-      const op = this.ACTION(() => this.act.startOperand(bangs, minuses, this.LA(1))) as OperandState;
+      // Most operands have no prefix: their arrays are made only when one is there.
+      let bangs: IToken[] | undefined;
+      let minuses: IToken[] | undefined;
+      this.MANY(() => {
+        bangs = append(bangs, this.CONSUME(Bang));
+      });
+      this.MANY2(() => {
+        minuses = append(minuses, this.CONSUME(Minus));
+      });
+      const op = this.ACTION(() =>
+        this.act.startOperand(bangs ?? NONE, minuses ?? NONE, this.LA(1)),
+      ) as OperandState;
       const primary = this.OR(this.primaries);
       this.ACTION(() => this.act.primary(op, primary));
       this.MANY3(() => this.SUBRULE(this.suffix, { ARGS: [op] }));
