@@ -9,6 +9,7 @@ import {
   type ComprehensionExpr,
   children,
   type Expr,
+  IdTable,
   type SelectExpr,
 } from "../ast.js";
 import type { Diagnostic } from "../diagnostics.js";
@@ -97,10 +98,10 @@ export function check(ast: Ast, env: Env): CheckResult {
   if (c.errors.length > 0) return { ok: false, errors: c.errors };
   // Final types in place: overwriting a key keeps the map's order.
   const types = c.types;
-  for (const [id, t] of types) {
+  types.forEach((t, id) => {
     const final = c.subst.apply(t, true);
     if (final !== t) types.set(id, final);
-  }
+  });
   return { ok: true, checked: withTypes(ast, types, c.refs, c.subst.apply(type, true)) };
 }
 
@@ -119,8 +120,8 @@ function withTypes(
 
 class Checker {
   readonly errors: Diagnostic[] = [];
-  readonly types = new Map<number, Type>();
-  readonly refs = new Map<number, Reference>();
+  readonly types = new IdTable<Type>();
+  readonly refs = new IdTable<Reference>();
   readonly subst = Substitution.empty();
   /** Comprehension variables in scope, innermost last. */
   private readonly scopes: Map<string, Type>[] = [];
@@ -450,8 +451,8 @@ function qualifiedName(e: Expr): string | undefined {
  * call style and arity.
  */
 export function resolveUnchecked(ast: Ast, env: Env): CheckedAst {
-  const refs = new Map<number, Reference>();
-  const types = new Map<number, Type>();
+  const refs = new IdTable<Reference>();
+  const types = new IdTable<Type>();
   const resolveName = nameResolver(env);
   const resolve = (name: string): Reference | undefined => resolveName(name)?.ref;
 
