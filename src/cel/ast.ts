@@ -274,8 +274,19 @@ export class AstBuilder {
   }
 
   comprehension(offset: number, parts: Omit<ComprehensionExpr, "kind" | "id">): ComprehensionExpr {
-    const e: ComprehensionExpr = { kind: "comprehension", id: this.id(offset), ...parts };
-    const { iterRange, accuInit, loopCondition, loopStep, result } = parts;
+    // Spelled out rather than spread: V8 builds `{ kind, id, ...parts }` through a slow generic path.
+    const { iterVar, iterRange, accuVar, accuInit, loopCondition, loopStep, result } = parts;
+    const e: ComprehensionExpr = {
+      kind: "comprehension",
+      id: this.id(offset),
+      iterVar,
+      iterRange,
+      accuVar,
+      accuInit,
+      loopCondition,
+      loopStep,
+      result,
+    };
     return this.node(e, this.tallest([iterRange, accuInit, loopCondition, loopStep, result]));
   }
 

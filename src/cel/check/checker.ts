@@ -263,11 +263,15 @@ class Checker {
       const trial = this.subst.clone();
       let result = o.result;
       let params = o.params;
-      if (isGeneric(o)) [result, ...params] = trial.instantiate([o.result, ...o.params]) as [Type, ...Type[]];
+      if (isGeneric(o)) {
+        const renamed = trial.instantiate([o.result, ...o.params]);
+        result = renamed[0] as Type;
+        params = renamed.slice(1);
+      }
       if (params.every((p, i) => trial.assign(p, actual[i] as Type)))
         matches.push({ overload: o, result, trial });
     }
-    const [only] = matches;
+    const only = matches[0];
     if (only === undefined) {
       const shown = actual.map((t) => formatType(this.subst.apply(t, true)));
       const signature = receiver ? `${shown[0]}.(${shown.slice(1).join(", ")})` : `(${shown.join(", ")})`;

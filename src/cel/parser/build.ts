@@ -372,10 +372,13 @@ export class AstActions {
   private materialize(op: OperandState): Expr {
     const name = op.name as NameParts;
     op.name = undefined;
-    const [head, ...rest] = name.parts as [NameParts["parts"][0], ...NameParts["parts"]];
-    let e = this.ident(head.token, name.leadingDot);
+    const parts = name.parts;
+    let e = this.ident((parts[0] as NameParts["parts"][0]).token, name.leadingDot);
     // A select sits at the dot before its field, as in the reference parser.
-    for (const part of rest) e = this.b.select((part.dot ?? part.token).startOffset, e, part.name);
+    for (let i = 1; i < parts.length; i++) {
+      const part = parts[i] as NameParts["parts"][0];
+      e = this.b.select((part.dot ?? part.token).startOffset, e, part.name);
+    }
     return e;
   }
 
