@@ -36,6 +36,17 @@ export type CheckResult =
   | { readonly ok: true; readonly checked: CheckedAst }
   | { readonly ok: false; readonly errors: readonly Diagnostic[] };
 
+/** The kinds a map key may have (a parameter, dyn or error may still turn out to be one). */
+const MAP_KEY_KINDS: ReadonlySet<Type["kind"]> = new Set([
+  "int",
+  "uint",
+  "bool",
+  "string",
+  "dyn",
+  "param",
+  "error",
+]);
+
 /** Names that denote types when no variable of that name is declared. */
 const TYPE_DENOTATIONS: Readonly<Record<string, Type>> = {
   int: T.int,
@@ -161,7 +172,7 @@ class Checker {
         const values = e.entries.map((en) => this.expr(en.value));
         e.entries.forEach((en, i) => {
           const k = this.subst.apply(keys[i] as Type);
-          if (!["int", "uint", "bool", "string", "dyn", "param", "error"].includes(k.kind)) {
+          if (!MAP_KEY_KINDS.has(k.kind)) {
             this.error(en.key.id, `unsupported map key type: ${formatType(k)}`);
           }
         });
