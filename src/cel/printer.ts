@@ -219,7 +219,11 @@ const CHAR_ESCAPES: Readonly<Record<number, string>> = {
   92: "\\\\",
 };
 
+/** Printable ASCII but the quote and the backslash: what most strings are, and all print as themselves. */
+const PLAIN_ASCII = /^[ !#-[\]-~]*$/;
+
 function quoteString(s: string): string {
+  if (PLAIN_ASCII.test(s)) return `"${s}"`;
   let out = '"';
   for (const ch of s) {
     const cp = ch.codePointAt(0) as number;

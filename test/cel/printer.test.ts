@@ -21,6 +21,19 @@ describe("the canonical printer", () => {
     expect(canonical("1e21")).toBe("1e+21");
   });
 
+  it("escapes each character alike inside plain ASCII text and beside other characters", () => {
+    const printed = (value: string) =>
+      print({ expr: { kind: "literal", id: 1, value: { type: "string", value } }, macroCalls: new Map() });
+    const differ: string[] = [];
+    for (let c = 0; c < 0x10000; c++) {
+      const ch = String.fromCharCode(c);
+      // "é" prints as itself, so it only moves the string off any plain-ASCII path.
+      if (printed(`a${ch}`).slice(0, -1) !== printed(`a${ch}é`).slice(0, -2))
+        differ.push(`U+${c.toString(16)}`);
+    }
+    expect(differ).toEqual([]);
+  });
+
   it("ignores whitespace and comments", () => {
     expect(canonical('event.type == "tool" // first\n && event.is_error')).toBe(
       canonical('event.type=="tool"&&event.is_error'),

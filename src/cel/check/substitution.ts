@@ -7,22 +7,49 @@
 import { T, type Type } from "../types.js";
 
 export class Substitution {
-  private readonly bindings = new Map<string, Type>();
-  private fresh = 0;
+  /**
+   * Bindings made here, made on the first one (most trials bind nothing); a trial also sees its
+   * parent's, which stay unchanged while it lives.
+   */
+  private bindings: Map<string, Type> | undefined;
+  private fresh: number;
 
-  /** A copy to try an overload on without committing its bindings. */
-  clone(): Substitution {
-    const s = new Substitution();
-    for (const [k, v] of this.bindings) s.bindings.set(k, v);
-    s.fresh = this.fresh;
-    return s;
+  private constructor(
+    private readonly parent: Substitution | undefined,
+    fresh: number,
+  ) {
+    this.fresh = fresh;
   }
 
-  /** Adopts a tried copy's bindings. */
+  static empty(): Substitution {
+    return new Substitution(undefined, 0);
+  }
+
+  /**
+   * A trial on top of this substitution, to try an overload on without committing its bindings. It costs
+   * nothing to make (it reads through to this one), so every candidate overload can have its own.
+   */
+  clone(): Substitution {
+    return new Substitution(this, this.fresh);
+  }
+
+  /** Adopts the bindings of a trial made by `clone` on this substitution. */
   commit(trial: Substitution): void {
-    this.bindings.clear();
-    for (const [k, v] of trial.bindings) this.bindings.set(k, v);
+    if (trial.bindings !== undefined) for (const [k, v] of trial.bindings) this.bind(k, v);
     this.fresh = trial.fresh;
+  }
+
+  private binding(name: string): Type | undefined {
+    for (let s: Substitution | undefined = this; s !== undefined; s = s.parent) {
+      const b = s.bindings?.get(name);
+      if (b !== undefined) return b;
+    }
+    return undefined;
+  }
+
+  private bind(name: string, t: Type): void {
+    this.bindings ??= new Map();
+    this.bindings.set(name, t);
   }
 
   /** A fresh type parameter, for an empty list's element type and the like. */
@@ -56,20 +83,31 @@ export class Substitution {
     return types.map(go);
   }
 
-  /** `t` with every bound parameter replaced; unbound ones stay, or become dyn when `finalize`. */
+  /**
+   * `t` with every bound parameter replaced; unbound ones stay, or become dyn when `finalize`. A type
+   * with nothing to replace comes back as the same object, so the common case allocates nothing.
+   */
   apply(t: Type, finalize = false): Type {
     switch (t.kind) {
       case "param": {
-        const b = this.bindings.get(t.name);
+        const b = this.binding(t.name);
         if (b !== undefined) return this.apply(b, finalize);
         return finalize ? T.dyn : t;
       }
-      case "list":
-        return T.list(this.apply(t.elem, finalize));
-      case "map":
-        return T.map(this.apply(t.key, finalize), this.apply(t.value, finalize));
-      case "type":
-        return t.param === undefined ? t : T.type(this.apply(t.param, finalize));
+      case "list": {
+        const elem = this.apply(t.elem, finalize);
+        return elem === t.elem ? t : T.list(elem);
+      }
+      case "map": {
+        const key = this.apply(t.key, finalize);
+        const value = this.apply(t.value, finalize);
+        return key === t.key && value === t.value ? t : T.map(key, value);
+      }
+      case "type": {
+        if (t.param === undefined) return t;
+        const param = this.apply(t.param, finalize);
+        return param === t.param ? t : T.type(param);
+      }
       default:
         return t;
     }
@@ -82,12 +120,12 @@ export class Substitution {
     if (e.kind === "param") {
       if (a.kind === "param" && a.name === e.name) return true;
       if (occurs(e.name, a)) return false;
-      this.bindings.set(e.name, a);
+      this.bind(e.name, a);
       return true;
     }
     if (a.kind === "param") {
       if (occurs(a.name, e)) return false;
-      this.bindings.set(a.name, e);
+      this.bind(a.name, e);
       return true;
     }
     if (e.kind === "dyn" || a.kind === "dyn" || e.kind === "error" || a.kind === "error") return true;

@@ -43,10 +43,24 @@ const SCALAR: Shape = { size: fixed(1n) };
 const UNKNOWN_SHAPE: Shape = { size: UNKNOWN };
 
 function scalarType(t: Type | undefined): boolean {
-  return (
-    t !== undefined &&
-    ["int", "uint", "double", "bool", "timestamp", "duration", "null_type"].includes(t.kind)
-  );
+  switch (t?.kind) {
+    case "int":
+    case "uint":
+    case "double":
+    case "bool":
+    case "timestamp":
+    case "duration":
+    case "null_type":
+      return true;
+    default:
+      return false;
+  }
+}
+
+/** A shape with the parts that are known: spelled out, since V8 builds `{ ...(x ? { x } : {}) }` slowly. */
+function shapeOf(size: Range, elem: Shape | undefined, key?: Shape): Shape {
+  if (elem === undefined) return key === undefined ? { size } : { size, key };
+  return key === undefined ? { size, elem } : { size, elem, key };
 }
 
 function boundShape(bound: SizeBound | undefined, type: Type | undefined): Shape {
@@ -54,17 +68,15 @@ function boundShape(bound: SizeBound | undefined, type: Type | undefined): Shape
   if (bound === undefined) return UNKNOWN_SHAPE;
   const elemType = type?.kind === "list" ? type.elem : type?.kind === "map" ? type.value : undefined;
   const keyType = type?.kind === "map" ? type.key : undefined;
-  return {
-    size: range(0n, BigInt(bound.max)),
-    elem: boundShape(bound.elem, elemType),
-    ...(keyType !== undefined ? { key: boundShape(undefined, keyType) } : {}),
-  };
+  const size = range(0n, BigInt(bound.max));
+  const elem = boundShape(bound.elem, elemType);
+  return keyType !== undefined ? { size, elem, key: boundShape(undefined, keyType) } : { size, elem };
 }
 
 function unionShape(a: Shape, b: Shape): Shape {
   const elem = a.elem && b.elem ? unionShape(a.elem, b.elem) : undefined;
   const key = a.key && b.key ? unionShape(a.key, b.key) : undefined;
-  return { size: union(a.size, b.size), ...(elem ? { elem } : {}), ...(key ? { key } : {}) };
+  return shapeOf(union(a.size, b.size), elem, key);
 }
 
 function unionAll(shapes: readonly Shape[]): Shape | undefined {
@@ -111,7 +123,7 @@ class Estimator {
         const elem = unionAll(items.map((i) => i.shape));
         return {
           cost: saturatingAdd(fixed(COST.listCreateBase), sum(items.map((i) => i.cost))),
-          shape: { size: fixed(items.length), ...(elem ? { elem } : {}) },
+          shape: shapeOf(fixed(items.length), elem),
         };
       }
       case "map": {
@@ -121,7 +133,7 @@ class Estimator {
         const key = unionAll(keys.map((k) => k.shape));
         return {
           cost: saturatingAdd(fixed(COST.mapCreateBase), sum([...keys, ...values].map((x) => x.cost))),
-          shape: { size: fixed(e.entries.length), ...(elem ? { elem } : {}), ...(key ? { key } : {}) },
+          shape: shapeOf(fixed(e.entries.length), elem, key),
         };
       }
       case "struct":
@@ -177,7 +189,9 @@ class Estimator {
   private call(e: CallExpr): Estimate {
     const argExprs = e.target === undefined ? e.args : [e.target, ...e.args];
     const args = argExprs.map((a) => this.expr(a));
-    const [a, b, c] = args;
+    const a = args[0];
+    const b = args[1];
+    const c = args[2];
     switch (e.fn) {
       case Op.logicalAnd:
       case Op.logicalOr:
@@ -209,9 +223,10 @@ class Estimator {
     const overloads = ref?.kind === "function" ? ref.overloads : [];
     let own: Range | undefined;
     let resultSize: Range | undefined;
+    const sizes = args.map((x) => x.shape.size);
     for (const o of overloads) {
       const rule = o.cost === undefined ? CALL_COSTS[o.id] : undefined;
-      const est = rule?.estimate(args.map((x) => x.shape.size));
+      const est = rule?.estimate(sizes);
       const cost = o.cost !== undefined ? fixed(o.cost.fixed) : (est?.cost ?? fixed(COST.call));
       own = own === undefined ? cost : union(own, cost);
       if (est?.resultSize !== undefined)
@@ -223,7 +238,7 @@ class Estimator {
         : undefined;
     const shape: Shape = scalarType(resultType)
       ? SCALAR
-      : { size: resultSize ?? UNKNOWN, ...(elem && args.every((x) => x.shape.elem) ? { elem } : {}) };
+      : shapeOf(resultSize ?? UNKNOWN, elem && args.every((x) => x.shape.elem) ? elem : undefined);
     return { cost: saturatingAdd(argCost, own ?? fixed(COST.call)), shape };
   }
 
@@ -260,9 +275,7 @@ class Estimator {
         : 0n;
     const loop = range(loopMin, saturatingMultiply(count, perIteration).max);
     const accumulatesList = e.accuInit.kind === "list";
-    const shape: Shape = accumulatesList
-      ? { size: range(0n, count.max), ...(step.shape.elem ? { elem: step.shape.elem } : {}) }
-      : result.shape;
+    const shape: Shape = accumulatesList ? shapeOf(range(0n, count.max), step.shape.elem) : result.shape;
     return { cost: sum([source.cost, init.cost, result.cost, loop]), shape };
   }
 }

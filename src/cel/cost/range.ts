@@ -11,15 +11,30 @@ export const MAX = (1n << 64n) - 1n;
 const TWO_64 = 2 ** 64;
 
 export const range = (min: bigint, max: bigint): Range => ({ min, max });
+
+/** Ranges are immutable, so the small exact ones an estimate is mostly made of are made once. */
+const SMALL: readonly Range[] = Array.from({ length: 256 }, (_, i) => {
+  const b = BigInt(i);
+  return { min: b, max: b };
+});
+
 export const fixed = (n: bigint | number): Range => {
+  const small = typeof n === "number" && Number.isInteger(n) && n >= 0 ? SMALL[n] : undefined;
+  if (small !== undefined) return small;
   const b = BigInt(n);
   return { min: b, max: b };
 };
 export const ZERO = fixed(0n);
 export const UNKNOWN: Range = { min: 0n, max: MAX };
 
-const add = (x: bigint, y: bigint): bigint => (x + y > MAX ? MAX : x + y);
-const mul = (x: bigint, y: bigint): bigint => (x * y > MAX ? MAX : x * y);
+const add = (x: bigint, y: bigint): bigint => {
+  const s = x + y;
+  return s > MAX ? MAX : s;
+};
+const mul = (x: bigint, y: bigint): bigint => {
+  const p = x * y;
+  return p > MAX ? MAX : p;
+};
 
 /** `ceil(x * f)` through a double, as the reference computes it, saturating. */
 export function scale(x: bigint, f: number): bigint {

@@ -86,7 +86,16 @@ function fold(
   target: Expr,
   parts: Pick<ComprehensionExpr, "accuInit" | "loopCondition" | "loopStep" | "result">,
 ): Expr {
-  return b.comprehension(offset, { iterVar, iterRange: target, accuVar: ACCUMULATOR, ...parts });
+  const { accuInit, loopCondition, loopStep, result } = parts;
+  return b.comprehension(offset, {
+    iterVar,
+    iterRange: target,
+    accuVar: ACCUMULATOR,
+    accuInit,
+    loopCondition,
+    loopStep,
+    result,
+  });
 }
 
 function quantifier(kind: "all" | "exists" | "exists_one"): Expander {

@@ -1,16 +1,16 @@
 /**
  * `parse`: source text to an `Ast`, or the diagnostics that say why not.
  *
- *     text ─ limits ─▶ tokens (lexer) ─▶ CST (grammar) ─▶ AST (build, macros) ─ depth check ─▶ Ast
+ *     text ─ limits ─▶ tokens (lexer) ─▶ AST (grammar with build and macro actions) ─ depth check ─▶ Ast
  *
- * Each stage stops the pipeline when it reports errors, so later stages only see well-formed input.
+ * Each stage stops the pipeline when it reports errors: the lexer's before the grammar runs, and the
+ * grammar's syntax errors before anything the actions reported.
  */
 import type { ILexingError, IRecognitionException, IToken } from "chevrotain";
-import type { ExprCstNode } from "../../../grammar/cst.js";
 import { type Ast, AstBuilder, type Expr } from "../ast.js";
 import type { Diagnostic } from "../diagnostics.js";
-import { codePointLength, Source } from "../source.js";
-import { CstToAst } from "./build.js";
+import { codePointLength, hasSurrogate, Source } from "../source.js";
+import { AstActions } from "./build.js";
 import { CelGrammar, NestingLimitError } from "./grammar.js";
 import { celLexer, UnterminatedString, UnterminatedTripleString } from "./tokens.js";
 
@@ -78,45 +78,42 @@ export function parse(text: string, options: ParseOptions = {}): ParseResult {
 
   // Most input is well-formed: parse without recovery first, and again with it only to report every
   // error of an input that has some.
-  fastGrammar ??= new CelGrammar(false);
-  let parsed = runGrammar(fastGrammar, lexed.tokens, maxDepth, text.length);
-  if ("errors" in parsed && parsed.errors[0]?.code === "syntax") {
-    recoveringGrammar ??= new CelGrammar(true);
-    parsed = runGrammar(recoveringGrammar, lexed.tokens, maxDepth, text.length);
-  }
-  if ("errors" in parsed) return fail(parsed.errors);
-  const cst = parsed.cst;
-
   const builder = new AstBuilder(maxDepth);
-  const toAst = new CstToAst(builder);
-  let expr: Expr;
-  try {
-    expr = toAst.expr(cst);
-  } catch (e) {
-    if (e instanceof RangeError) return fail([stackDiagnostic()]);
-    throw e;
+  const actions = new AstActions(builder);
+  fastGrammar ??= new CelGrammar(false);
+  const parsed = runGrammar(fastGrammar, lexed.tokens, actions, maxDepth, text.length);
+  if ("errors" in parsed) {
+    if (parsed.errors[0]?.code !== "syntax") return fail(parsed.errors);
+    recoveringGrammar ??= new CelGrammar(true);
+    const recovered = runGrammar(
+      recoveringGrammar,
+      lexed.tokens,
+      new AstActions(new AstBuilder(maxDepth)),
+      maxDepth,
+      text.length,
+    );
+    return fail("errors" in recovered ? recovered.errors : parsed.errors);
   }
-  if (toAst.diagnostics.length > 0) return fail(toAst.diagnostics);
+  if (actions.diagnostics.length > 0) return fail(actions.diagnostics);
 
   if (builder.tooDeep !== undefined) {
     return fail([depthDiagnostic(maxDepth, builder.offsets.get(builder.tooDeep.id) ?? 0)]);
   }
-  return { ok: true, ast: builder.finish(expr, source) };
+  return { ok: true, ast: builder.finish(parsed.expr, source) };
 }
 
 function runGrammar(
   grammar: CelGrammar,
   tokens: IToken[],
+  actions: AstActions,
   maxDepth: number,
   end: number,
-): { cst: ExprCstNode } | { errors: Diagnostic[] } {
-  grammar.input = tokens;
-  grammar.nestingLimit = maxDepth;
-  grammar.resetNesting();
+): { expr: Expr } | { errors: Diagnostic[] } {
+  grammar.start(tokens, actions, maxDepth);
   try {
-    const cst = grammar.expr() as ExprCstNode;
+    const expr = grammar.expr();
     if (grammar.errors.length > 0) return { errors: grammar.errors.map((e) => syntaxDiagnostic(e, end)) };
-    return { cst };
+    return { expr };
   } catch (e) {
     if (e instanceof NestingLimitError) return { errors: [depthDiagnostic(maxDepth, e.offset)] };
     if (e instanceof RangeError) return { errors: [stackDiagnostic()] };
@@ -134,6 +131,7 @@ function stackDiagnostic(): Diagnostic {
 }
 
 function findLoneSurrogate(text: string): number {
+  if (!hasSurrogate(text)) return -1;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c < 0xd800 || c > 0xdfff) continue;
