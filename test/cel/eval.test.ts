@@ -134,6 +134,11 @@ describe("evaluation", () => {
     expect(value("has({'__proto__': 1}.__proto__)")).toBe(true);
   });
 
+  it("does not take Object.prototype's names for declared types or variables", () => {
+    for (const name of ["toString", "constructor", "__proto__", "hasOwnProperty", "valueOf"])
+      expect(checkError(`${name} == int`)).toContain(`undeclared reference to '${name}'`);
+  });
+
   it("rejects duplicate map keys, across numeric types too", () => {
     expect(errorOf("{0: 1, 0u: 2}")).toContain("repeated key");
     const m = value("{1: 'a', 2u: 'b'}") as CelMap;

@@ -47,21 +47,24 @@ const MAP_KEY_KINDS: ReadonlySet<Type["kind"]> = new Set([
   "error",
 ]);
 
-/** Names that denote types when no variable of that name is declared. */
-const TYPE_DENOTATIONS: Readonly<Record<string, Type>> = {
-  int: T.int,
-  uint: T.uint,
-  double: T.double,
-  bool: T.bool,
-  string: T.string,
-  bytes: T.bytes,
-  null_type: T.null,
-  list: T.list(T.dyn),
-  map: T.map(T.dyn, T.dyn),
-  type: T.type(),
-  "google.protobuf.Timestamp": T.timestamp,
-  "google.protobuf.Duration": T.duration,
-};
+/**
+ * Names that denote types when no variable of that name is declared. A Map, not an object literal: an
+ * undeclared `toString` or `__proto__` must not find Object.prototype's and check as a type.
+ */
+const TYPE_DENOTATIONS: ReadonlyMap<string, Type> = new Map([
+  ["int", T.int],
+  ["uint", T.uint],
+  ["double", T.double],
+  ["bool", T.bool],
+  ["string", T.string],
+  ["bytes", T.bytes],
+  ["null_type", T.null],
+  ["list", T.list(T.dyn)],
+  ["map", T.map(T.dyn, T.dyn)],
+  ["type", T.type()],
+  ["google.protobuf.Timestamp", T.timestamp],
+  ["google.protobuf.Duration", T.duration],
+]);
 
 type Resolved = { readonly ref: Reference; readonly type: Type };
 
@@ -97,7 +100,7 @@ function lookUpName(env: Env, name: string): Resolved | undefined {
     const v = env.variable(candidate);
     if (v !== undefined) return { ref: { kind: "variable", name: candidate }, type: v.type };
     const denoted =
-      TYPE_DENOTATIONS[candidate] ?? (env.objectType(candidate) ? T.object(candidate) : undefined);
+      TYPE_DENOTATIONS.get(candidate) ?? (env.objectType(candidate) ? T.object(candidate) : undefined);
     if (denoted !== undefined) return { ref: { kind: "type", type: denoted }, type: T.type(denoted) };
   }
   return undefined;

@@ -65,7 +65,7 @@ class Compiler {
   /** Comprehension variables in scope: name → slot, innermost last. */
   private readonly scopes: Map<string, number>[] = [];
   /** Nodes whose value is known at compile time, with what evaluating them charges. */
-  private readonly constants = new WeakMap<Node, { readonly value: Value; readonly cost: number }>();
+  private readonly constants = new Map<Node, { readonly value: Value; readonly cost: number }>();
 
   constructor(
     private readonly checked: CheckedAst,
@@ -100,7 +100,9 @@ class Compiler {
       }
       case "map": {
         const entries = e.entries.map((en) => [this.expr(en.key), this.expr(en.value)] as const);
-        return this.fold(this.map(entries), entries.flat());
+        const inputs: Node[] = [];
+        for (const [k, v] of entries) inputs.push(k, v);
+        return this.fold(this.map(entries), inputs);
       }
       case "struct":
         return this.struct(e);
