@@ -9,8 +9,8 @@
  *   node of a run or harness the journal or fire log names (`run:…`, `harness:…`); the node of a file a
  *   journal row of its repo names (`file:<repo>:<path>`); or a graph row's `from` or `to`, or a fact
  *   row's `subject`.
- * Each check but the last is served by an index; the last is one scan of the graph and fact rows, for
- * the node ids the others left unresolved, whatever their number.
+ * Every check is served by an index (the last by the journal's expression indexes on from, to and
+ * subject), so resolving an id never scans the journal.
  */
 import { encodeComponent, fileNode, runNode } from "../../core/targets.js";
 import type { Db } from "../store/open-store.js";
@@ -78,38 +78,25 @@ export class EvidenceResolver {
         "SELECT 1 FROM rule_journal_paths p JOIN rule_journal j ON j.seq = p.seq WHERE p.path = ? AND j.repo = ? LIMIT 1",
       ),
       annotated: db.prepare("SELECT 1 FROM rule_annotations WHERE node = ? LIMIT 1"),
-      graphNodes: db.prepare(
-        `SELECT DISTINCT node FROM (
-           SELECT json_extract(event, '$.from') AS node FROM rule_journal WHERE kind = 'graph_event'
-           UNION ALL SELECT json_extract(event, '$.to') FROM rule_journal WHERE kind = 'graph_event'
-           UNION ALL SELECT json_extract(event, '$.subject') FROM rule_journal WHERE kind = 'fact_event'
-         ) WHERE node IN (SELECT value FROM json_each(?))`,
+      // Each matches its partial expression index (schema V3), so none scans the journal.
+      edgeFrom: db.prepare(
+        "SELECT 1 FROM rule_journal WHERE kind = 'graph_event' AND json_extract(event, '$.from') = ? LIMIT 1",
+      ),
+      edgeTo: db.prepare(
+        "SELECT 1 FROM rule_journal WHERE kind = 'graph_event' AND json_extract(event, '$.to') = ? LIMIT 1",
+      ),
+      factSubject: db.prepare(
+        "SELECT 1 FROM rule_journal WHERE kind = 'fact_event' AND json_extract(event, '$.subject') = ? LIMIT 1",
       ),
     };
   }
 
   /** The first id, in the order given, that resolves to nothing; undefined when all resolve. */
   firstUnresolved(ids: readonly string[]): string | undefined {
-    const unresolvedNodes = new Set<string>();
-    const failed = new Set<string>();
-    for (const id of ids) {
-      const resolved = this.resolvesIndexed(id);
-      if (resolved === "node") unresolvedNodes.add(id);
-      else if (!resolved) failed.add(id);
-    }
-    if (unresolvedNodes.size > 0) {
-      const found = new Set(
-        (this.stmts.graphNodes.all(JSON.stringify([...unresolvedNodes])) as { node: string }[]).map(
-          (r) => r.node,
-        ),
-      );
-      for (const id of unresolvedNodes) if (!found.has(id)) failed.add(id);
-    }
-    return ids.find((id) => failed.has(id));
+    return ids.find((id) => !this.resolves(id));
   }
 
-  /** Whether an id resolves through an index; "node" for a node id only the graph scan can tell. */
-  private resolvesIndexed(id: string): boolean | "node" {
+  private resolves(id: string): boolean {
     if (FIRE.test(id)) return this.stmts.fire.get(id) !== undefined;
     const row = JOURNAL_ROW.exec(id);
     if (row !== null) return this.stmts.row.get(Number(row[1])) !== undefined;
@@ -130,7 +117,10 @@ export class EvidenceResolver {
       const f = fileOfNode(key);
       if (f !== undefined && this.stmts.file.get(f.path, f.repo) !== undefined) return true;
     }
-    return "node";
+    return (
+      (this.stmts.edgeFrom.get(id) ?? this.stmts.edgeTo.get(id) ?? this.stmts.factSubject.get(id)) !==
+      undefined
+    );
   }
 
   private runExists(harness: string, run: string): boolean {

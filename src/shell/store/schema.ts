@@ -158,7 +158,15 @@ CREATE TABLE policy_last_good (
 // are the closed set of src/shell/proposals/proposal-store.ts. A pull request is kept per policy repo, so
 // the weekly cap counts pull requests opened, not proposals pushed to one; a pull request closed unmerged
 // leaves its expression hash in rule_proposal_rejections, with the last review comment as the reason.
+//
+// The expression indexes let propose_rule resolve a graph-node evidence id (an edge's from or to, a
+// fact's subject) by index: without them each unresolved id cost a scan of every graph and fact row
+// on the daemon's event loop (0.8 s over 1.5 million rows).
 const V3 = `
+CREATE INDEX rule_journal_graph_from ON rule_journal (json_extract(event, '$.from')) WHERE kind = 'graph_event';
+CREATE INDEX rule_journal_graph_to ON rule_journal (json_extract(event, '$.to')) WHERE kind = 'graph_event';
+CREATE INDEX rule_journal_fact_subject ON rule_journal (json_extract(event, '$.subject')) WHERE kind = 'fact_event';
+
 CREATE TABLE rule_proposals (
   id INTEGER PRIMARY KEY,
   name TEXT NOT NULL,
