@@ -49,7 +49,7 @@ const eventType: ObjectTypeDecl = {
     runs: { type: T.list(T.string), size: { max: 16, elem: { max: 64 } } },
   },
 };
-// The primitives as the rules core declares them (contextual, prepared at their call site, so a
+// The primitives as the rules core declares them (contextual, made for each call site, so a
 // selector map literal is never built as a map), answering a constant instead of reading a window.
 const constant = (value: bigint | boolean) => () => value;
 const primitive = (name: string, params: number, value: bigint | boolean) => ({
@@ -60,7 +60,6 @@ const primitive = (name: string, params: number, value: bigint | boolean) => ({
       params:
         params === 2 ? [T.map(T.string, T.dyn), T.duration] : [T.string, T.map(T.string, T.dyn), T.duration],
       result: typeof value === "boolean" ? T.bool : T.int,
-      contextual: constant(value),
       prepare: () => constant(value),
       cost: { fixed: 100 },
     },

@@ -55,22 +55,19 @@ interface OverloadBase {
 /** A function of its arguments alone, called with values of the parameter types (never errors). */
 export interface PureOverload extends OverloadBase {
   readonly impl: (...args: Value[]) => Result;
-  readonly contextual?: undefined;
+  readonly prepare?: undefined;
 }
 
 /**
  * A host function that also reads the evaluation's activation (the rules primitives read the journal
  * window the shell or the backtest binds there). Never folded, never cached: it may differ per call.
+ * It is made for each call site, once, at compile time (`prepare`): the site says which arguments are
+ * constants and which are map literals with string-literal keys, and such a literal reaches the
+ * prepared call as the array of its values, never built as a map (the rules primitives' selectors).
  */
 export interface ContextualOverload extends OverloadBase {
-  readonly contextual: (vars: Activation, ...args: Value[]) => Result;
+  readonly prepare: (site: CallSite) => PreparedCall;
   readonly impl?: undefined;
-  /**
-   * Specialises the function for one call site, once, at compile time; `undefined` keeps the general
-   * `contextual` path. The rules primitives use it so a selector map literal is never built as a map
-   * on every row: its keys are known here, and its values arrive as an array.
-   */
-  readonly prepare?: (site: CallSite) => PreparedCall | undefined;
 }
 
 /** What the compiler knows of one call site's arguments. */
@@ -85,8 +82,9 @@ export interface CallSite {
 }
 
 /**
- * A call prepared for its site. It is charged exactly what the general call would be (the map literal's
- * creation, its values, the overload's cost) before it runs.
+ * A call prepared for its site, given the activation and the arguments (a record argument as its
+ * values). It is charged what the call costs (a record's creation and values, then the overload's
+ * units) before it runs.
  */
 export type PreparedCall = (vars: Activation, args: readonly Value[]) => Result;
 

@@ -57,12 +57,12 @@ interface SelectorSite {
   readonly kindAt: number;
 }
 
-function selectorSite(written: readonly string[]): SelectorSite | undefined {
+function selectorSite(written: readonly string[]): SelectorSite | CelError {
   const names: SelectorKey[] = [];
   let kindAt = -1;
   for (let i = 0; i < written.length; i++) {
     const k = written[i] as string;
-    if (!isIndexedField(k)) return undefined;
+    if (!isIndexedField(k)) return new CelError(`selector key ${k} is not an indexed field`);
     if (k === "kind") kindAt = i;
     else names.push(k);
   }
@@ -87,18 +87,26 @@ function selectorAt(kind: EventKind, site: SelectorSite, values: readonly Value[
   return { kind: selected, keys: site.keys, values: fields as readonly (string | boolean)[] };
 }
 
-/** The selector a map computed at run time denotes (the general path; rules write literals). */
+/** The selector a map computed at run time denotes (rules write literals, which arrive as records). */
 function selectorOfMap(kind: EventKind, sel: Value): Selector | CelError {
   if (!(sel instanceof CelMap)) return new CelError("a selector must be a map");
   const written: string[] = [];
   const values: Value[] = [];
   for (const [k, v] of sel.pairs()) {
-    if (typeof k !== "string" || !isIndexedField(k))
-      return new CelError(`selector key ${String(k)} is not an indexed field`);
+    if (typeof k !== "string") return new CelError(`selector key ${String(k)} is not an indexed field`);
     written.push(k);
     values.push(v);
   }
-  return selectorAt(kind, selectorSite(written) as SelectorSite, values);
+  const site = selectorSite(written);
+  return site instanceof CelError ? site : selectorAt(kind, site, values);
+}
+
+/** How a call site reads its selector argument: a literal's values against its keys, or a map. */
+function selectorReader(kind: EventKind, written: readonly string[] | undefined) {
+  if (written === undefined) return (arg: Value): Selector | CelError => selectorOfMap(kind, arg);
+  const site = selectorSite(written);
+  if (site instanceof CelError) return () => site;
+  return (arg: Value): Selector | CelError => selectorAt(kind, site, arg as readonly Value[]);
 }
 
 function withinOf(d: Value): number | CelError {
@@ -171,22 +179,10 @@ function primitive(kind: EventKind, shape: PrimitiveShape): FunctionDecl {
         params: shape.field ? [T.string, selectorType, T.duration] : [selectorType, T.duration],
         result: shape.result,
         cost: { fixed: PRIMITIVE_COST },
-        contextual: (vars, ...args) => {
-          const reader = readerOf(vars);
-          if (reader instanceof CelError) return reader;
-          const field = shape.field ? fieldOf(args[0]) : "kind";
-          if (field instanceof CelError) return field;
-          const selector = selectorOfMap(kind, args[selAt] as Value);
-          if (selector instanceof CelError) return selector;
-          const within = withinOf(args[selAt + 1] as Value);
-          return within instanceof CelError ? within : asked(shape, reader, selector, within, field);
-        },
         // A rule's selector is a map literal and its window a literal duration (REQ-5): the key set and
         // the window are settled here, once, and only the selector's values are computed per row.
         prepare: (site) => {
-          const written = site.recordKeys[selAt];
-          const sel = written === undefined ? undefined : selectorSite(written);
-          if (sel === undefined) return undefined;
+          const selectorOf = selectorReader(kind, site.recordKeys[selAt]);
           const fixedField = shape.field ? site.constants[0] : "kind";
           const fixedWithin = site.constants[selAt + 1];
           const withinMs = fixedWithin === undefined ? undefined : withinOf(fixedWithin);
@@ -195,7 +191,7 @@ function primitive(kind: EventKind, shape: PrimitiveShape): FunctionDecl {
             if (reader instanceof CelError) return reader;
             const field = fieldOf(fixedField ?? args[0]);
             if (field instanceof CelError) return field;
-            const selector = selectorAt(kind, sel, args[selAt] as readonly Value[]);
+            const selector = selectorOf(args[selAt] as Value);
             if (selector instanceof CelError) return selector;
             const within = withinMs ?? withinOf(args[selAt + 1] as Value);
             return within instanceof CelError ? within : asked(shape, reader, selector, within, field);

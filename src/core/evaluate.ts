@@ -89,8 +89,18 @@ export interface RowOutcome {
 
 /** A reader that records every call, so a fire can say what each primitive saw; reset per rule. */
 class RecordingReader implements WindowReader {
-  calls: PrimitiveCall[] = [];
+  private calls: PrimitiveCall[] = [];
   constructor(private readonly reader: WindowReader) {}
+  /** Starts a rule's record; an empty one is kept, since most rules' evaluations record nothing. */
+  reset(): void {
+    if (this.calls.length > 0) this.calls = [];
+  }
+  /** The calls recorded since the reset, handed over for good (a fire keeps them). */
+  take(): readonly PrimitiveCall[] {
+    const calls = this.calls;
+    this.calls = [];
+    return calls;
+  }
   count(selector: Selector, withinMs: number): number {
     const result = this.reader.count(selector, withinMs);
     this.calls.push({ fn: "count", selector, withinMs, result });
@@ -170,10 +180,8 @@ export function evaluate(
       recorder = new RecordingReader(window);
       vars = activation(row.event, row.at, recorder);
     }
-    // A rule whose evaluation made no call leaves the array empty for the next; a fire keeps its own.
-    if (recorder.calls.length > 0) recorder.calls = [];
+    recorder.reset();
     const verdict = run(rule, vars, limit);
-    const calls = recorder.calls;
     const name = rule.spec.name;
     const hash = rule.hash;
     if (verdict.kind === "cost_exceeded") {
@@ -201,8 +209,7 @@ export function evaluate(
       evaluations.push({ rule: name, hash, result: "suppressed", detail: cooling.fireId });
       continue;
     }
-    const fire = makeFire(active, row, target, calls, current, emit, fires.length);
-    recorder.calls = [];
+    const fire = makeFire(active, row, target, recorder.take(), current, emit, fires.length);
     emit({ op: "cooldown", key: ckey, entry: { until: row.at + rule.spec.cooldown, fireId: fire.id } });
     fires.push(fire);
     evaluations.push({ rule: name, hash, result: "fired" });

@@ -3,6 +3,8 @@
  * an absent value renders empty, and every value is redacted first, so a secret-shaped substring a
  * branch or path might carry never reaches a notification.
  */
+
+import { rfc3339Seconds } from "./instants.js";
 import type { EventFields } from "./journal.js";
 import { redact } from "./redact.js";
 import type { Level } from "./rule-file.js";
@@ -21,7 +23,7 @@ export function renderMessage(template: string, ctx: MessageContext): string {
   return template.replace(/\{\{\s*([a-z]+)\s*\}\}/g, (_, name: string) => {
     if (name === "rule") return ctx.rule;
     if (name === "level") return ctx.level;
-    if (name === "at") return new Date(ctx.at).toISOString().replace(/\.\d{3}Z$/, "Z");
+    if (name === "at") return rfc3339Seconds(ctx.at);
     if (!FROM_EVENT.has(name)) return "";
     const v =
       name === "path" ? (ctx.event.path ?? (ctx.event.paths as unknown[] | undefined)?.[0]) : ctx.event[name];

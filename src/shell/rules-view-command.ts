@@ -5,6 +5,7 @@
  */
 import { Code, ConnectError } from "@connectrpc/connect";
 import { formatDuration, HOUR } from "../core/durations.js";
+import { rfc3339Seconds } from "../core/instants.js";
 import { clientTarget, EXIT, unreachable } from "./client-target.js";
 import { type RuleClient, ruleClient } from "./rpc/client.js";
 import {
@@ -87,8 +88,7 @@ export async function withClient(
 }
 
 /** An RFC 3339 time, second precision; null for the protocol's "not set" (0). */
-export const iso = (ms: bigint): string | null =>
-  ms === 0n ? null : new Date(Number(ms)).toISOString().replace(/\.\d{3}Z$/, "Z");
+export const iso = (ms: bigint): string | null => (ms === 0n ? null : rfc3339Seconds(Number(ms)));
 
 const isoOr = (ms: bigint, none: string): string => iso(ms) ?? none;
 

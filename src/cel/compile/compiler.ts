@@ -10,7 +10,7 @@ import type { CheckedAst, Reference } from "../check/checker.js";
 import { CALL_COSTS, stringEqualityUnits, traversalUnits } from "../cost/calls.js";
 import { COST, scaled } from "../cost/constants.js";
 import type { Diagnostic } from "../diagnostics.js";
-import type { ContextualOverload, Env, OverloadDecl } from "../env.js";
+import type { CallSite, ContextualOverload, Env, OverloadDecl, PreparedCall } from "../env.js";
 import { Op } from "../operators.js";
 import {
   CelError,
@@ -261,10 +261,7 @@ class Compiler {
     const argTypes = args.map((a) => this.typeOf(a));
     const decided = overloads.length === 1 && !argTypes.some((t) => t.kind === "dyn" || t.kind === "param");
     const only = overloads[0];
-    if (decided && only?.contextual !== undefined && only.prepare !== undefined) {
-      const prepared = this.preparedCall(only, args);
-      if (prepared !== undefined) return prepared;
-    }
+    if (decided && only?.prepare !== undefined) return this.preparedCall(only, args);
     const nodes = args.map((a) => this.expr(a));
     const standard = overloads.length > 0 && overloads.every((o) => STANDARD_OVERLOADS.has(o));
     if (standard && e.fn === "type" && args.length === 1) {
@@ -322,17 +319,25 @@ class Compiler {
     }
     // An index is a step of an attribute, like a select; on a computed value it costs one more.
     const extra = e.fn === Op.index && !isAttribute(args[0] as Expr) ? 1 : 0;
-    const node = strictCall(e.fn, overloads, nodes, decided, extra);
+    // Under dyn a contextual candidate is chosen per call, so none of its arguments is a record.
+    const unknownSite: CallSite = {
+      constants: nodes.map((n) => this.constants.get(n)?.value),
+      recordKeys: nodes.map(() => undefined),
+    };
+    const prepared = new Map(
+      overloads.flatMap((o) => (o.prepare === undefined ? [] : [[o, o.prepare(unknownSite)] as const])),
+    );
+    const node = strictCall(e.fn, overloads, nodes, decided, extra, prepared);
     // Only the standard library is known to be pure; a declared function may read the world.
     return standard ? this.fold(node, nodes) : node;
   }
 
   /**
-   * A contextual overload specialised for this call site (`ContextualOverload.prepare`). A map literal
-   * with distinct string-literal keys is passed as the array of its values: charged as the literal
-   * would be (its creation, then its values in order), but never built as a map.
+   * A contextual overload made for this call site (`ContextualOverload.prepare`). A map literal with
+   * distinct string-literal keys is passed as the array of its values: charged as the literal would be
+   * (its creation, then its values in order), but never built as a map.
    */
-  private preparedCall(o: ContextualOverload, args: readonly Expr[]): Node | undefined {
+  private preparedCall(o: ContextualOverload, args: readonly Expr[]): Node {
     const recordKeys = args.map(literalKeys);
     const records = args.map((a, i) =>
       recordKeys[i] === undefined || a.kind !== "map"
@@ -341,15 +346,14 @@ class Compiler {
     );
     const nodes = args.map((a, i) => (records[i] === undefined ? this.expr(a) : undefined));
     const constants = nodes.map((n) => (n === undefined ? undefined : this.constants.get(n)?.value));
-    const call = o.prepare?.({ constants, recordKeys });
+    const call = o.prepare({ constants, recordKeys });
     const units = callUnits(o, 0);
-    if (call === undefined || typeof units !== "number") return undefined;
     const thunks = args.map((_, i) => {
       const record = records[i];
       return record === undefined ? (nodes[i] as Node) : recordNode(record);
     });
-    // The primitives take two or three arguments: those get closures without an argument loop.
-    if (thunks.length === 2) {
+    // The primitives take two or three arguments at a fixed cost: those get closures without a loop.
+    if (typeof units === "number" && thunks.length === 2) {
       const [a, b] = thunks as [Node, Node];
       return (f) => {
         const x = a(f);
@@ -360,7 +364,7 @@ class Compiler {
         return call(f.vars, [x, y]);
       };
     }
-    if (thunks.length === 3) {
+    if (typeof units === "number" && thunks.length === 3) {
       const [a, b, c] = thunks as [Node, Node, Node];
       return (f) => {
         const x = a(f);
@@ -380,7 +384,7 @@ class Compiler {
         if (isError(v)) return v;
         values.push(v);
       }
-      charge(f, units);
+      charge(f, typeof units === "number" ? units : units(values));
       return call(f.vars, values);
     };
   }
@@ -561,18 +565,23 @@ function callUnits(o: OverloadDecl, extra: number): number | ((args: readonly Va
   return extra === 0 ? rule.runtime : (args) => rule.runtime(args) + extra;
 }
 
+/** The contextual overloads of a call, each prepared for a site whose arguments are all plain values. */
+type Prepared = ReadonlyMap<OverloadDecl, PreparedCall>;
+
 function strictCall(
   fn: string,
   overloads: readonly OverloadDecl[],
   args: Node[],
   decided: boolean,
   extra: number,
+  prepared: Prepared,
 ): Node {
   const only = overloads[0];
   if (only === undefined) return () => noSuchOverload(fn);
   const impl = only.impl;
   const units = callUnits(only, extra);
-  if (impl === undefined || !decided) return dispatchingCall(fn, overloads, args, decided, extra, units);
+  if (impl === undefined || !decided)
+    return dispatchingCall(fn, overloads, args, decided, extra, units, prepared);
   // A constant charge is read as is; a size-dependent one is computed from the argument values.
   const fixed = typeof units === "number" ? units : undefined;
   const sized = typeof units === "function" ? units : undefined;
@@ -598,7 +607,7 @@ function strictCall(
       };
     }
   }
-  return dispatchingCall(fn, overloads, args, decided, extra, units);
+  return dispatchingCall(fn, overloads, args, decided, extra, units, prepared);
 }
 
 /** The general call: any arity, overloads chosen per call under dyn, contextual functions given the activation. */
@@ -609,6 +618,7 @@ function dispatchingCall(
   decided: boolean,
   extra: number,
   units: number | ((args: readonly Value[]) => number),
+  prepared: Prepared,
 ): Node {
   const only = overloads[0] as OverloadDecl;
   return (f) => {
@@ -622,7 +632,7 @@ function dispatchingCall(
     if (o === undefined) return noSuchOverload(fn);
     const u = o === only ? units : callUnits(o, extra);
     charge(f, typeof u === "number" ? u : u(values));
-    return o.impl !== undefined ? o.impl(...values) : o.contextual(f.vars, ...values);
+    return o.impl !== undefined ? o.impl(...values) : (prepared.get(o) as PreparedCall)(f.vars, values);
   };
 }
 

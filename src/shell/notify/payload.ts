@@ -5,6 +5,7 @@
  */
 
 import type { Action } from "../../core/evaluate.js";
+import { rfc3339Seconds } from "../../core/instants.js";
 import { redact } from "../../core/redact.js";
 import type { Level } from "../../core/rule-file.js";
 import type { NotifyEventName } from "./config.js";
@@ -67,8 +68,6 @@ export interface NotifyPayload {
 
 /** Free text goes on one line: it is meant for a notification title, and a newline in an env var trips naive scripts. */
 const oneLine = (s: string): string => s.replace(/\s+/g, " ").trim();
-
-const rfc3339Seconds = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
 
 function hint(e: NotifyEvent): string {
   switch (e.event) {

@@ -19,6 +19,7 @@ import { stringify as toToml } from "smol-toml";
 import { isUnicodeText } from "../../core/admission.js";
 import { expressionHash } from "../../core/compile-rule.js";
 import { DAY } from "../../core/durations.js";
+import { rfc3339Seconds } from "../../core/instants.js";
 import { MAX_PATH } from "../../core/kinds.js";
 import { loadRuleFile } from "../../core/load-rule.js";
 import { ruleFileText } from "../../core/rule-file-bytes.js";
@@ -332,18 +333,16 @@ function checkEvidence(name: string, evidence: unknown): string[] {
   return ids as string[];
 }
 
-const iso = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
-
 function summaryJson(b: ProposalBacktest): ProposeRuleResult["backtest"] {
   return {
-    since: iso(b.atMs - b.sinceMs),
+    since: rfc3339Seconds(b.atMs - b.sinceMs),
     rows: b.rows,
     fires: b.fires,
     eval_errors: b.evalErrors,
     store_errors: b.storeErrors,
     first_fires: b.firstFires.map((f) => ({
       seq: f.seq,
-      at: iso(f.at),
+      at: rfc3339Seconds(f.at),
       kind: f.kind,
       type: f.type,
       target: f.target === undefined ? null : { kind: f.target.kind, key: f.target.key },
