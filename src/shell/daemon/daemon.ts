@@ -41,7 +41,7 @@ import {
   holdsOn,
   type ReloadReport,
   ruleService,
-  ruleState,
+  ruleStateCounts,
 } from "../rpc/rule-service.js";
 import { type RpcServer, startRpcServer } from "../rpc/server.js";
 import { committedEvents, eventCount, type WatchEvent, watchEvents } from "../rpc/watch-events.js";
@@ -282,11 +282,10 @@ export class Daemon {
 
   private reportRuleSet(ruleSet: RuleSet, clones: readonly PolicyCloneStatus[]): void {
     // The same states ListRules reports (REQ-9's shadow, REQ-6's cost-limit disable), counted.
-    const states = ruleSet.rules.map((r) => ruleState(r, ruleSet, this.evaluator.state).state);
-    const count = (s: string) => states.filter((x) => x === s).length;
-    this.metrics.rulesLoaded.set({ state: "active" }, count("active"));
-    this.metrics.rulesLoaded.set({ state: "shadow" }, count("shadow"));
-    this.metrics.rulesLoaded.set({ state: "disabled" }, ruleSet.disabled.length + count("disabled"));
+    const counts = ruleStateCounts(ruleSet, this.evaluator.state);
+    this.metrics.rulesLoaded.set({ state: "active" }, counts.active);
+    this.metrics.rulesLoaded.set({ state: "shadow" }, counts.shadow);
+    this.metrics.rulesLoaded.set({ state: "disabled" }, ruleSet.disabled.length + counts.disabled);
     for (const d of ruleSet.disabled)
       this.log.warn({ rule: d.name, file: d.file, reason: d.reason, detail: d.message }, "rule disabled");
     for (const name of ruleSet.unknownEnforced)

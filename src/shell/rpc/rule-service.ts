@@ -380,6 +380,7 @@ export function ruleService(
         const last = reads.journal.last();
         const states = set.rules.map((r) => ({ r, ...ruleState(r, set, current) }));
         const costExceeded = states.filter((x) => x.state === "disabled");
+        const counts = ruleStateCounts(set, current);
         const bySource = async (counter: RuleServiceDeps["metrics"]["journalRows"]) =>
           (await counter.get()).values
             .map((v) => ({ source: String(v.labels.source ?? ""), rows: BigInt(v.value) }))
@@ -396,8 +397,8 @@ export function ruleService(
           evaluatorCursor: BigInt(evaluator.cursor),
           lagSeconds: evaluator.lagSeconds(now),
           holdsActive: Object.keys(current.holds).length,
-          rulesActive: states.filter((x) => x.state === "active").length,
-          rulesShadow: states.filter((x) => x.state === "shadow").length,
+          rulesActive: counts.active,
+          rulesShadow: counts.shadow,
           disabled: [
             ...set.disabled.map((d) => ({ name: d.name, reason: d.reason, message: d.message })),
             ...costExceeded.map((x) => ({
@@ -513,6 +514,16 @@ export function ruleState(active: ActiveRule, set: RuleSet, state: CoreState): R
     shadowSinceMs: BigInt(shadow?.since ?? 0),
     shadowUntilMs: BigInt(shadow === undefined ? 0 : shadow.since + set.shadowPeriod),
   };
+}
+
+/** How many loaded rules are in each state (GetStatus and the daemon's rules gauge count alike). */
+export function ruleStateCounts(
+  set: RuleSet,
+  state: CoreState,
+): Readonly<Record<"active" | "shadow" | "disabled", number>> {
+  const counts = { active: 0, shadow: 0, disabled: 0 };
+  for (const r of set.rules) counts[ruleState(r, set, state).state as keyof typeof counts]++;
+  return counts;
 }
 
 /** REQ-18's derivation of the effective level, as the fire recorded it. */
