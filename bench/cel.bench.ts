@@ -108,9 +108,11 @@ const event = {
 const now = new Timestamp(1_800_000_000_000_000_000n);
 
 // The floor: closures a careful hand would write for each expression, with CEL's semantics (exact
-// strings, bigint counts) but no error values, no dispatch and no cost metering.
+// strings, bigint counts) but no error values, no dispatch and no cost metering. A primitive call
+// computes its selector's values from the event, as the rule does, and hands them to a constant function.
 type Ev = typeof event;
 type Fn = (e: Ev) => boolean;
+type Selected = (e: Ev) => readonly unknown[];
 const field = (k: keyof Ev) => (e: Ev) => e[k];
 const eq =
   (get: (e: Ev) => unknown, v: unknown): Fn =>
@@ -124,38 +126,42 @@ const isTrue =
   (get: (e: Ev) => unknown): Fn =>
   (e) =>
     get(e) === true;
+const answer =
+  <V>(value: V) =>
+  (_selector: readonly unknown[]): V =>
+    value;
 const countAtLeast =
-  (f: () => bigint, n: bigint): Fn =>
-  () =>
-    f() >= n;
+  (f: (selector: readonly unknown[]) => bigint, selected: Selected, n: bigint): Fn =>
+  (e) =>
+    f(selected(e)) >= n;
 const FLOOR: Record<string, Fn> = {
   "same-file-collision": and(eq(field("type"), "collision_started"), eq(field("scope"), "file")),
   "repeated-verify-failure": and(
     eq(field("type"), "tool"),
     eq(field("action"), "verify"),
     isTrue(field("is_error")),
-    countAtLeast(() => 2n, 2n),
-    () => !false,
+    countAtLeast(answer(2n), (e) => ["tool", "verify", true, e.repo, e.digest], 2n),
+    (e) => !answer(false)(["tool", "verify", false, e.repo, e.digest]),
   ),
   "restart-into-same-failure": and(
     eq(field("type"), "closed"),
     eq(field("outcome"), "failed"),
     (e) => e.cause_digest !== "",
-    countAtLeast(() => 3n, 3n),
+    countAtLeast(answer(3n), (e) => ["closed", e.harness, "failed", e.cause_digest], 3n),
   ),
   "budget-exhaustion-recurring": and(
     eq(field("type"), "closed"),
     eq(field("outcome"), "budget_exceeded"),
-    countAtLeast(() => 3n, 2n),
+    countAtLeast(answer(3n), (e) => ["closed", e.harness, "budget_exceeded"], 2n),
   ),
   "cross-run-churn": and(
     eq(field("type"), "edge_added"),
     eq(field("edge"), "edited"),
-    countAtLeast(() => 2n, 4n),
+    countAtLeast(answer(2n), (e) => ["edge_added", "edited", e.repo, e.path], 4n),
   ),
   "loop-stop-recurs": and(
     eq(field("type"), "loop_stopped"),
-    countAtLeast(() => 3n, 2n),
+    countAtLeast(answer(3n), (e) => ["loop_stopped", e.harness], 2n),
   ),
   "paths-exist": (e) => e.paths.some((p) => p.startsWith("internal/")),
   "paths-all": (e) => e.paths.every((p) => !p.endsWith("_test.go")),
