@@ -161,7 +161,7 @@ const cpuStarted = process.cpuUsage();
 const windows = indexedWindows(rows, shapes);
 let fires = 0;
 let state = emptyState;
-const CHUNK = 10_000;
+const CHUNK = Number(process.env.CHUNK ?? 10_000);
 for (let i = 0; i < rows.length; i += CHUNK) {
   const r = fold(ruleSet, rows.slice(i, i + CHUNK), state, windows);
   state = r.state;

@@ -8,6 +8,7 @@
 
 import type { Activation } from "../cel/index.js";
 import { COST_LIMIT, type LoadedRule } from "./compile-rule.js";
+import { MINUTE } from "./durations.js";
 import { StoreError, WINDOW } from "./environments.js";
 import type { EventFields, JournalRow } from "./journal.js";
 import { renderMessage } from "./message.js";
@@ -87,20 +88,10 @@ export interface RowOutcome {
   readonly delta: readonly StateOp[];
 }
 
-/** A reader that records every call, so a fire can say what each primitive saw; reset per rule. */
+/** A reader that records every call, so a fire can say what each primitive saw. */
 class RecordingReader implements WindowReader {
-  private calls: PrimitiveCall[] = [];
+  readonly calls: PrimitiveCall[] = [];
   constructor(private readonly reader: WindowReader) {}
-  /** Starts a rule's record; an empty one is kept, since most rules' evaluations record nothing. */
-  reset(): void {
-    if (this.calls.length > 0) this.calls = [];
-  }
-  /** The calls recorded since the reset, handed over for good (a fire keeps them). */
-  take(): readonly PrimitiveCall[] {
-    const calls = this.calls;
-    this.calls = [];
-    return calls;
-  }
   count(selector: Selector, withinMs: number): number {
     const result = this.reader.count(selector, withinMs);
     this.calls.push({ fn: "count", selector, withinMs, result });
@@ -116,6 +107,22 @@ class RecordingReader implements WindowReader {
     this.calls.push({ fn: "exists", selector, withinMs, result });
     return result;
   }
+}
+
+/**
+ * The primitive calls behind a fire, by evaluating its rule again over the same row with a reader that
+ * records them. Evaluation is a function of the row and the window, so the second run makes the same
+ * calls with the same answers; only fires pay for the record, not the dozens of evaluations a row has.
+ */
+function primitiveCalls(
+  rule: LoadedRule,
+  row: JournalRow,
+  window: WindowReader,
+  limit: number,
+): readonly PrimitiveCall[] {
+  const recorder = new RecordingReader(window);
+  rule.program.evaluate(activation(row.event, row.at, recorder), limit);
+  return recorder.calls;
 }
 
 type Verdict =
@@ -166,21 +173,16 @@ export function evaluate(
   // row: a rule reacting to the trip finds no run left to stop, so the harness is stopped once.
   trackRuns(row, current, emit);
   // Cooldowns that ran out by this row go first, so a fire on this row sets a fresh one that stays.
-  if (row.kind === "tick") expireCooldowns(row, state, emit);
+  if (row.kind === "tick" && sweepsCooldowns(row.at)) expireCooldowns(row, state, emit);
   // Shadow clocks run on journal rows of every kind: a rule for a rare kind is not kept in shadow.
   for (const active of ruleSet.rules) advanceShadow(active, ruleSet.shadowPeriod, row, current, emit);
   const limit = ruleSet.costLimit ?? COST_LIMIT;
   // Built for the first rule the row meets: most rows meet none (a backtest runs one rule over every row).
-  let recorder: RecordingReader | undefined;
   let vars: Activation | undefined;
   for (const active of ruleSet.rules) {
     const { rule } = active;
     if (rule.spec.on !== row.kind || (current.anyCostExceeded() && current.costExceeded(rule.hash))) continue;
-    if (recorder === undefined || vars === undefined) {
-      recorder = new RecordingReader(window);
-      vars = activation(row.event, row.at, recorder);
-    }
-    recorder.reset();
+    vars ??= activation(row.event, row.at, window);
     const verdict = run(rule, vars, limit);
     const name = rule.spec.name;
     const hash = rule.hash;
@@ -209,7 +211,8 @@ export function evaluate(
       evaluations.push({ rule: name, hash, result: "suppressed", detail: cooling.fireId });
       continue;
     }
-    const fire = makeFire(active, row, target, recorder.take(), current, emit, fires.length);
+    const calls = primitiveCalls(rule, row, window, limit);
+    const fire = makeFire(active, row, target, calls, current, emit, fires.length);
     emit({ op: "cooldown", key: ckey, entry: { until: row.at + rule.spec.cooldown, fireId: fire.id } });
     fires.push(fire);
     evaluations.push({ rule: name, hash, result: "fired" });
@@ -355,7 +358,16 @@ function reevaluateHolds(
   return releases;
 }
 
-/** Cooldowns that have run out are dropped on ticks, so the state holds only live ones. */
+/**
+ * Whether a tick sweeps out the cooldowns that have run out: the ticks in the first minute of each
+ * quarter hour of journal time, about one tick in fifteen, since a sweep walks every cooldown. An entry
+ * left past its `until` suppresses nothing (a match compares `until` with its own `at`); it only waits
+ * for the next sweep, so the state holds at most a quarter hour of run-out entries.
+ */
+const sweepsCooldowns = (at: number): boolean => at % COOLDOWN_SWEEP_EVERY < MINUTE;
+const COOLDOWN_SWEEP_EVERY = 15 * MINUTE;
+
+/** Cooldowns that have run out are dropped, so the state holds only live ones (and a few just ended). */
 function expireCooldowns(row: JournalRow, state: CoreState, emit: (op: StateOp) => void): void {
   // Every tick walks every cooldown: for-in, not Object.entries, so the walk allocates nothing.
   for (const key in state.cooldowns)

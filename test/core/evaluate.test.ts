@@ -277,6 +277,25 @@ describe("the review's regressions", () => {
     expect(fires.map((f) => (f.at - T0) / MIN)).toEqual([0, 5, 10]);
   });
 
+  it("run-out cooldowns are swept on the first tick of each quarter hour and suppress nothing meanwhile", () => {
+    const rule = policyRule("every", {
+      on: "tick",
+      when: "true",
+      level: "notify",
+      target: "fleet",
+      cooldown: "5m",
+    });
+    const rows = journal(Array.from({ length: 31 }, (_, m) => [m * MIN, "tick", { type: "tick" }] as const));
+    const { outcomes, state } = run(ruleSet({ policy: [rule], shadowPeriod: 0 }), rows);
+    // A fire every five minutes, whether or not a sweep has dropped the entry that ran out before it.
+    expect(firesOf(outcomes, "every").map((f) => (f.at - T0) / MIN)).toEqual([0, 5, 10, 15, 20, 25, 30]);
+    const sweeps = outcomes.flatMap((o, m) =>
+      o.delta.some((op) => op.op === "cooldown_expired") ? [m] : [],
+    );
+    expect(sweeps).toEqual([15, 30]);
+    expect(Object.values(state.cooldowns).map((c) => (c.until - T0) / MIN)).toEqual([35]);
+  });
+
   it("a fire lists only its own rule's primitive calls, exists as exists", () => {
     const plain = policyRule("a", { on: "run_event", when: 'event.type == "tool"', level: "notify" });
     const counting = policyRule("b", {
