@@ -184,12 +184,13 @@ function primitive(kind: EventKind, shape: PrimitiveShape): FunctionDecl {
         prepare: (site) => {
           const selectorOf = selectorReader(kind, site.recordKeys[selAt]);
           const fixedField = shape.field ? site.constants[0] : "kind";
+          const knownField = fixedField === undefined ? undefined : fieldOf(fixedField);
           const fixedWithin = site.constants[selAt + 1];
           const withinMs = fixedWithin === undefined ? undefined : withinOf(fixedWithin);
           return (vars, args) => {
             const reader = readerOf(vars);
             if (reader instanceof CelError) return reader;
-            const field = fieldOf(fixedField ?? args[0]);
+            const field = knownField ?? fieldOf(args[0]);
             if (field instanceof CelError) return field;
             const selector = selectorOf(args[selAt] as Value);
             if (selector instanceof CelError) return selector;

@@ -155,10 +155,27 @@ export function sameShapes(a: readonly SelectorShape[], b: readonly SelectorShap
   return canonical(a) === canonical(b);
 }
 
+/** A shape's literal filters as parallel arrays, walked for every row the shape's kind admits. */
+interface Filters {
+  readonly keys: readonly Exclude<Key, "path">[];
+  readonly allowed: readonly ReadonlySet<string | boolean>[];
+}
+
+const filtersOf = (shape: SelectorShape): Filters => ({
+  keys: [...shape.literals.keys()] as Exclude<Key, "path">[],
+  allowed: [...shape.literals.values()],
+});
+
 /** Whether a row can be found by some selector of the shape: its value is one of each literal key's. */
-function reachable(event: EventFields, shape: SelectorShape): boolean {
-  for (const [k, values] of shape.literals)
-    if (!values.has(eventFieldValue(event, k as Exclude<Key, "path">))) return false;
+function reachable(event: EventFields, filters: Filters): boolean {
+  const { keys, allowed } = filters;
+  for (let i = 0; i < keys.length; i++)
+    if (
+      !(allowed[i] as ReadonlySet<string | boolean>).has(
+        eventFieldValue(event, keys[i] as Exclude<Key, "path">),
+      )
+    )
+      return false;
   return true;
 }
 
@@ -167,7 +184,16 @@ type Trie = Map<string | boolean, Trie | Bucket>;
 
 interface Indexed {
   readonly shape: SelectorShape;
+  readonly filters: Filters;
+  /** Whether `path` is one of the keys: a row then lands in one bucket per distinct path. */
+  readonly byPath: boolean;
   readonly trie: Trie;
+  /**
+   * The last value tuple looked up (in sorted key order), its bucket, and the index's generation then:
+   * the rules of one row mostly ask for the evaluated event's own tuple, one rule after another, so
+   * the walk is made once per row rather than once per call. Any add or prune makes it stale.
+   */
+  last: { readonly values: (string | boolean)[]; bucket: Bucket | undefined; generation: number };
 }
 
 const newBucket = (): Bucket => ({ times: new WindowTimes(), latest: new Map() });
@@ -211,29 +237,40 @@ export class WindowIndex {
   private readonly tries: readonly Trie[];
   /** The shapes rows of each kind feed, with their tries. */
   private readonly byKind = new Map<EventKind, Indexed[]>();
-  /** By a selector's key-set signature, then its row kind: the shape it reads. */
-  private readonly byKeys = new Map<string, Map<EventKind, Indexed>>();
+  /** By a selector's key-set signature: the shapes it reads, one per row kind (usually one in all). */
+  private readonly byKeys = new Map<string, Indexed[]>();
 
   constructor(shapes: readonly SelectorShape[]) {
     const tries: Trie[] = [];
     for (const shape of shapes) {
-      const indexed: Indexed = { shape, trie: new Map() };
+      const indexed: Indexed = {
+        shape,
+        filters: filtersOf(shape),
+        byPath: shape.keys.includes("path"),
+        trie: new Map(),
+        last: { values: [], bucket: undefined, generation: -1 },
+      };
       tries.push(indexed.trie);
       this.byKind.set(shape.kind, [...(this.byKind.get(shape.kind) ?? []), indexed]);
       const keySet = shape.keys.join(",");
-      this.byKeys.set(keySet, (this.byKeys.get(keySet) ?? new Map()).set(shape.kind, indexed));
+      this.byKeys.set(keySet, [...(this.byKeys.get(keySet) ?? []), indexed]);
     }
     this.tries = tries;
   }
 
+  /** Bumped by every add and prune: a lookup remembered at another generation is stale. */
+  private generation = 0;
+
   /** Adds the next row in seq order, to every shape it can be found by. */
   add(row: JournalRow): void {
+    this.generation++;
     const feeds = this.byKind.get(row.kind);
     if (feeds === undefined) return;
     const { event } = row;
-    for (const { shape, trie } of feeds) {
-      if (!reachable(event, shape)) continue;
-      if (!shape.keys.includes("path")) this.record(leaf(trie, shape.keys, event, ""), shape, row);
+    for (let i = 0; i < feeds.length; i++) {
+      const { shape, filters, byPath, trie } = feeds[i] as Indexed;
+      if (!reachable(event, filters)) continue;
+      if (!byPath) this.record(leaf(trie, shape.keys, event, ""), shape, row);
       // A row counts once per distinct path, however often it lists one.
       else
         for (const p of new Set(eventPaths(event))) this.record(leaf(trie, shape.keys, event, p), shape, row);
@@ -259,6 +296,7 @@ export class WindowIndex {
 
   /** Drops what no window can reach any more: times at or before `before`. */
   prune(before: number): void {
+    this.generation++;
     const visit = (node: Trie): void => {
       for (const [k, child] of node) {
         if (child instanceof Map) {
@@ -281,7 +319,11 @@ export class WindowIndex {
 
   /** The shape and trie a selector's key set reaches for a row kind. */
   private indexed(kind: EventKind, keys: SelectorKeys): Indexed {
-    const found = this.byKeys.get(keys.signature)?.get(kind);
+    const shapes = this.byKeys.get(keys.signature);
+    let found: Indexed | undefined;
+    if (shapes !== undefined)
+      for (let i = 0; i < shapes.length && found === undefined; i++)
+        if ((shapes[i] as Indexed).shape.kind === kind) found = shapes[i];
     if (found === undefined) throw new Error(`no index for selector keys ${kind}|${keys.signature}`);
     return found;
   }
@@ -294,15 +336,26 @@ export class WindowIndex {
   /** The bucket of a selector's value tuple, if any row reached it. */
   bucketFor(selector: Selector): Bucket | undefined {
     const found = this.indexed(selector.kind, selector.keys);
-    // Walk the shape's trie key by key, in the shape's (sorted) key order.
     const { sorted } = selector.keys;
-    let node: Trie | Bucket | undefined = found.trie;
-    if (sorted.length === 0) return node.get("") as Bucket | undefined;
-    for (let i = 0; i < sorted.length; i++) {
-      if (!(node instanceof Map)) return undefined;
-      node = node.get(selector.values[sorted[i] as number] as string | boolean);
+    const { values } = selector;
+    const last = found.last;
+    if (last.generation === this.generation) {
+      let same = true;
+      for (let i = 0; i < sorted.length && same; i++) same = values[sorted[i] as number] === last.values[i];
+      if (same) return last.bucket;
     }
-    return node instanceof Map ? undefined : node;
+    // Walk the shape's trie key by key, in the shape's (sorted) key order.
+    let node: Trie | Bucket | undefined = found.trie;
+    if (sorted.length === 0) node = node.get("");
+    for (let i = 0; i < sorted.length; i++) {
+      const v = values[sorted[i] as number] as string | boolean;
+      last.values[i] = v;
+      if (node instanceof Map) node = node.get(v);
+    }
+    const bucket = node instanceof Map ? undefined : node;
+    last.bucket = bucket;
+    last.generation = this.generation;
+    return bucket;
   }
 
   /** Entries held, for the memory report. */
