@@ -27,6 +27,27 @@ describe("the rule label", () => {
   });
 });
 
+describe("evaluation counts", () => {
+  it("reach the counter at a flush, added once per rule and result, under the label cap", async () => {
+    const m = new DaemonMetrics();
+    for (let row = 0; row < 3; row++)
+      for (let i = 0; i < RULE_LABEL_CAP + 5; i++)
+        m.countEvaluation(`rule-${String(i).padStart(3, "0")}`, "false");
+    m.countEvaluation("rule-001", "suppressed");
+    expect((await m.evaluations.get()).values).toEqual([]);
+    m.flushEvaluations();
+    const values = (await m.evaluations.get()).values;
+    const value = (rule: string, result: string) =>
+      values.find((v) => v.labels.rule === rule && v.labels.result === result)?.value;
+    expect(value("rule-000", "false")).toBe(3);
+    expect(value("rule-001", "suppressed")).toBe(1);
+    expect(value(OTHER, "false")).toBe(15);
+    // A second flush adds nothing more: the counts were handed over.
+    m.flushEvaluations();
+    expect((await m.evaluations.get()).values.find((v) => v.labels.rule === "rule-000")?.value).toBe(3);
+  });
+});
+
 /** A rule near the 5,000-unit estimate that every tool row pays in full, so evaluation is slower than admission. */
 const heavy = (n: number) => {
   const list = Array.from({ length: 16 }, (_, i) => i + 1).join(", ");

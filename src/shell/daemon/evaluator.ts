@@ -243,29 +243,33 @@ export class Evaluator {
         this.options.dispatch(committed);
     };
     const { metrics } = this.options;
-    outer: while (performance.now() - started < budgetMs) {
-      const rows = this.options.journal.rowsAfter(pendingCursor, 256);
-      if (rows.length === 0) break;
-      for (const row of rows) {
-        this.feed.add(row);
-        const t0 = performance.now();
-        const before = this.acc.current;
-        const outcome = evaluate(this.ruleSet, row, before, this.feed.readerAt(row.at));
-        metrics.evalDuration.observe((performance.now() - t0) / 1000);
-        const acts = pending.add(row, outcome, before);
-        this.acc.apply(outcome.delta);
-        pendingCursor = row.seq;
-        this.lastAt = row.at;
-        evaluated++;
-        for (const e of outcome.evaluations)
-          metrics.evaluations.inc({ rule: metrics.rule(e.rule), result: e.result });
-        for (const f of outcome.fires)
-          metrics.fires.inc({ rule: metrics.rule(f.rule), mode: f.mode, level: f.effectiveLevel });
-        if (acts || pending.rows >= this.quietBatch) flush();
-        if (performance.now() - started >= budgetMs) break outer;
+    // Evaluation counts reach their counter at the end of the step, however the step ends.
+    try {
+      outer: while (performance.now() - started < budgetMs) {
+        const rows = this.options.journal.rowsAfter(pendingCursor, 256);
+        if (rows.length === 0) break;
+        for (const row of rows) {
+          this.feed.add(row);
+          const t0 = performance.now();
+          const before = this.acc.current;
+          const outcome = evaluate(this.ruleSet, row, before, this.feed.readerAt(row.at));
+          metrics.evalDuration.observe((performance.now() - t0) / 1000);
+          const acts = pending.add(row, outcome, before);
+          this.acc.apply(outcome.delta);
+          pendingCursor = row.seq;
+          this.lastAt = row.at;
+          evaluated++;
+          for (const e of outcome.evaluations) metrics.countEvaluation(e.rule, e.result);
+          for (const f of outcome.fires)
+            metrics.fires.inc({ rule: metrics.rule(f.rule), mode: f.mode, level: f.effectiveLevel });
+          if (acts || pending.rows >= this.quietBatch) flush();
+          if (performance.now() - started >= budgetMs) break outer;
+        }
       }
+      flush();
+      return evaluated;
+    } finally {
+      metrics.flushEvaluations();
     }
-    flush();
-    return evaluated;
   }
 }
