@@ -238,9 +238,8 @@ class Compiler {
     const args = e.target === undefined ? e.args : [e.target, ...e.args];
     switch (e.fn) {
       case Op.logicalAnd:
-        return logical(this.expr(args[0] as Expr), this.expr(args[1] as Expr), false);
       case Op.logicalOr:
-        return logical(this.expr(args[0] as Expr), this.expr(args[1] as Expr), true);
+        return this.logicalChain(e);
       case Op.conditional:
         return conditional(
           this.expr(args[0] as Expr),
@@ -330,6 +329,23 @@ class Compiler {
     const node = strictCall(e.fn, overloads, nodes, decided, extra, prepared);
     // Only the standard library is known to be pure; a declared function may read the world.
     return standard ? this.fold(node, nodes) : node;
+  }
+
+  /**
+   * A tree of one logical operator (`a && b && c`, which the parser balances) as one closure over its
+   * operands in source order, keeping the tree's shape for the rare evaluation that needs it.
+   */
+  private logicalChain(e: CallExpr): Node {
+    const operands: Node[] = [];
+    const shapeOf = (x: Expr): Shape => {
+      if (x.kind === "call" && x.fn === e.fn && x.target === undefined && x.args.length === 2) {
+        return [shapeOf(x.args[0] as Expr), shapeOf(x.args[1] as Expr)];
+      }
+      operands.push(this.expr(x));
+      return operands.length - 1;
+    };
+    const shape = shapeOf(e);
+    return logical(operands, shape, e.fn === Op.logicalOr);
   }
 
   /**
@@ -533,18 +549,41 @@ function quantifierLoop(range: Node, predicate: Node, iter: number, exists: bool
   };
 }
 
-/** `&&` (`stopOn` false) or `||` (`stopOn` true), absorbing an error when the other side decides. */
-function logical(left: Node, right: Node, stopOn: boolean): Node {
-  return (f) => {
-    const l = left(f);
-    if (l === stopOn) return stopOn;
-    const r = right(f);
-    if (r === stopOn) return stopOn;
+/** Where each operand of a flattened logical chain sat in the tree: an operand's index, or a pair. */
+type Shape = number | readonly [Shape, Shape];
+
+/**
+ * `&&` (`stopOn` false) or `||` (`stopOn` true) over a chain of operands, as the nested binary form
+ * evaluates it. Operands run left to right until one gives `stopOn`, which decides the whole tree
+ * whatever its shape (so the same operands run and the same units are charged). When none does, and
+ * every operand gave the other bool, so does the tree; otherwise the values are folded over the
+ * tree's shape, pair by pair, as the binary form would have combined them.
+ */
+function logical(operands: readonly Node[], shape: Shape, stopOn: boolean): Node {
+  const proceed = !stopOn;
+  const op = stopOn ? Op.logicalOr : Op.logicalAnd;
+  const fold = (s: Shape, values: readonly Result[]): Result => {
+    if (typeof s === "number") return values[s] as Result;
+    const l = fold(s[0], values);
+    const r = fold(s[1], values);
     if (isError(l)) return l;
     if (isError(r)) return r;
-    if (typeof l !== "boolean" || typeof r !== "boolean")
-      return noSuchOverload(stopOn ? Op.logicalOr : Op.logicalAnd);
-    return !stopOn;
+    return typeof l !== "boolean" || typeof r !== "boolean" ? noSuchOverload(op) : proceed;
+  };
+  const n = operands.length;
+  return (f) => {
+    // Allocated only once an operand gives something other than `proceed` (an error, a non-bool).
+    let values: Result[] | undefined;
+    for (let i = 0; i < n; i++) {
+      const v = (operands[i] as Node)(f);
+      if (v === stopOn) return stopOn;
+      if (values !== undefined) values[i] = v;
+      else if (v !== proceed) {
+        values = new Array<Result>(n).fill(proceed);
+        values[i] = v;
+      }
+    }
+    return values === undefined ? proceed : fold(shape, values);
   };
 }
 
