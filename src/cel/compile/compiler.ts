@@ -48,6 +48,29 @@ export function compileChecked(checked: CheckedAst, env: Env): CompileResult {
 
 const isError = (v: Result): v is CelError => v instanceof CelError;
 
+/** A node whose value is known at compile time, with what evaluating it charges. */
+interface Known {
+  readonly value: Value;
+  readonly cost: number;
+}
+
+/**
+ * An argument as a specialised closure takes it: a node to run, or (`node` undefined) a value known at
+ * compile time and what computing it charged, so a constant costs no call.
+ */
+interface Operand {
+  readonly node: Node | undefined;
+  readonly value: Value;
+  readonly cost: number;
+}
+
+/** What running an operand's node would do: its value, after charging what computing it costs. */
+function operand(f: Frame, node: Node | undefined, value: Value, cost: number): Result {
+  if (node !== undefined) return node(f);
+  if (cost !== 0) charge(f, cost);
+  return value;
+}
+
 function literalValue(v: Literal): Value {
   switch (v.type) {
     case "null":
@@ -65,12 +88,19 @@ class Compiler {
   /** Comprehension variables in scope: name → slot, innermost last. */
   private readonly scopes: Map<string, number>[] = [];
   /** Nodes whose value is known at compile time, with what evaluating them charges. */
-  private readonly constants = new Map<Node, { readonly value: Value; readonly cost: number }>();
+  private readonly constants = new Map<Node, Known>();
 
   constructor(
     private readonly checked: CheckedAst,
     private readonly env: Env,
   ) {}
+
+  private operands(nodes: readonly Node[]): Operand[] {
+    return nodes.map((node) => {
+      const known = this.constants.get(node);
+      return known === undefined ? { node, value: null, cost: 0 } : { node: undefined, ...known };
+    });
+  }
 
   private typeOf(e: Expr): Type {
     return this.checked.types.get(e.id) ?? T.dyn;
@@ -326,7 +356,7 @@ class Compiler {
     const prepared = new Map(
       overloads.flatMap((o) => (o.prepare === undefined ? [] : [[o, o.prepare(unknownSite)] as const])),
     );
-    const node = strictCall(e.fn, overloads, nodes, decided, extra, prepared);
+    const node = strictCall(e.fn, overloads, nodes, this.operands(nodes), decided, extra, prepared);
     // Only the standard library is known to be pure; a declared function may read the world.
     return standard ? this.fold(node, nodes) : node;
   }
@@ -366,28 +396,33 @@ class Compiler {
     const units = callUnits(o, 0);
     const thunks = args.map((_, i) => {
       const record = records[i];
-      return record === undefined ? (nodes[i] as Node) : recordNode(record);
+      return record === undefined ? (nodes[i] as Node) : recordNode(this.operands(record));
     });
     // The primitives take two or three arguments at a fixed cost: those get closures without a loop.
     if (typeof units === "number" && thunks.length === 2) {
-      const [a, b] = thunks as [Node, Node];
+      const [a, b] = this.operands(thunks) as [Operand, Operand];
+      const [an, av, ac] = [a.node, a.value, a.cost];
+      const [bn, bv, bc] = [b.node, b.value, b.cost];
       return (f) => {
-        const x = a(f);
+        const x = operand(f, an, av, ac);
         if (isError(x)) return x;
-        const y = b(f);
+        const y = operand(f, bn, bv, bc);
         if (isError(y)) return y;
         charge(f, units);
         return call(f.vars, [x, y]);
       };
     }
     if (typeof units === "number" && thunks.length === 3) {
-      const [a, b, c] = thunks as [Node, Node, Node];
+      const [a, b, c] = this.operands(thunks) as [Operand, Operand, Operand];
+      const [an, av, ac] = [a.node, a.value, a.cost];
+      const [bn, bv, bc] = [b.node, b.value, b.cost];
+      const [cn, cv, cc] = [c.node, c.value, c.cost];
       return (f) => {
-        const x = a(f);
+        const x = operand(f, an, av, ac);
         if (isError(x)) return x;
-        const y = b(f);
+        const y = operand(f, bn, bv, bc);
         if (isError(y)) return y;
-        const z = c(f);
+        const z = operand(f, cn, cv, cc);
         if (isError(z)) return z;
         charge(f, units);
         return call(f.vars, [x, y, z]);
@@ -611,6 +646,7 @@ function strictCall(
   fn: string,
   overloads: readonly OverloadDecl[],
   args: Node[],
+  operands: readonly Operand[],
   decided: boolean,
   extra: number,
   prepared: Prepared,
@@ -627,6 +663,15 @@ function strictCall(
   switch (args.length) {
     case 1: {
       const [a] = args as [Node];
+      if (only.id === "logical_not" && STANDARD_OVERLOADS.has(only) && fixed !== undefined) {
+        // `!x`, the commonest unary call of a rule, without a call of its implementation.
+        return (f) => {
+          const x = a(f);
+          if (isError(x)) return x;
+          charge(f, fixed);
+          return !x;
+        };
+      }
       return (f) => {
         const x = a(f);
         if (isError(x)) return x;
@@ -635,11 +680,13 @@ function strictCall(
       };
     }
     case 2: {
-      const [a, b] = args as [Node, Node];
+      const [a, b] = operands as [Operand, Operand];
+      const [an, av, ac] = [a.node, a.value, a.cost];
+      const [bn, bv, bc] = [b.node, b.value, b.cost];
       return (f) => {
-        const x = a(f);
+        const x = operand(f, an, av, ac);
         if (isError(x)) return x;
-        const y = b(f);
+        const y = operand(f, bn, bv, bc);
         if (isError(y)) return y;
         charge(f, fixed ?? (sized as (v: readonly Value[]) => number)([x, y]));
         return impl(x, y);
@@ -718,15 +765,24 @@ function primitiveEquality(
   };
 }
 
-/** A map literal's values as an array, charged as the literal is: its creation, then each value. */
-function recordNode(values: readonly Node[]): Node {
+/**
+ * A map literal's values as an array, charged as the literal is: its creation, then each value. The
+ * values known at compile time and free to compute are in place from the start; only the others run.
+ */
+function recordNode(values: readonly Operand[]): Node {
+  const template = values.map((v) => (v.node === undefined && v.cost === 0 ? v.value : null));
+  const computed = values.flatMap((v, i) => (v.node === undefined && v.cost === 0 ? [] : [i]));
+  const steps = computed.map((i) => values[i] as Operand);
+  const nodes = steps.map((v) => v.node);
+  const consts = steps.map((v) => v.value);
+  const costs = steps.map((v) => v.cost);
   return (f) => {
     charge(f, COST.mapCreateBase);
-    const out: Value[] = [];
-    for (let i = 0; i < values.length; i++) {
-      const v = (values[i] as Node)(f);
+    const out = template.slice();
+    for (let j = 0; j < computed.length; j++) {
+      const v = operand(f, nodes[j], consts[j] as Value, costs[j] as number);
       if (isError(v)) return v;
-      out.push(v);
+      out[computed[j] as number] = v;
     }
     return out;
   };
