@@ -27,7 +27,7 @@ import { compileRegex } from "../std/regex.js";
 import { runtimeTypeName, T, type Type } from "../types.js";
 import { noSuchOverload, selectOverload } from "./dispatch.js";
 import { charge, type Frame, type Node } from "./frame.js";
-import { hostReader } from "./host.js";
+import { dynReader, type HostReader, hostReader, verbatimTypeof } from "./host.js";
 
 export interface CompiledExpr {
   readonly node: Node;
@@ -55,20 +55,91 @@ interface Known {
 }
 
 /**
- * An argument as a specialised closure takes it: a node to run, or (`node` undefined) a value known at
- * compile time and what computing it charged, so a constant costs no call.
+ * An argument as a specialised closure takes it. Calling a closure costs more than what the commonest
+ * ones do, so those are done in place: a value known at compile time (charging what computing it
+ * charged, if anything), a field of a declared object variable (`event.type`), a comprehension variable.
+ * Anything else runs its node.
  */
-interface Operand {
-  readonly node: Node | undefined;
-  readonly value: Value;
-  readonly cost: number;
+type Operand =
+  | { readonly kind: "node"; readonly node: Node }
+  | { readonly kind: "constant"; readonly value: Value; readonly cost: number }
+  | {
+      readonly kind: "field";
+      readonly variable: string;
+      readonly field: string;
+      readonly read: HostReader;
+      /** The `typeof` of a host value that is its own CEL value (`"string"` for a string field). */
+      readonly verbatim: string | undefined;
+    }
+  | { readonly kind: "slot"; readonly slot: number };
+
+/**
+ * An operand with every property of every kind, in one order: the closures that read operands then
+ * see objects of a single shape, which the engine reads faster than four.
+ */
+function shaped(o: Operand): Operand {
+  const all = {
+    node: undefined,
+    value: null,
+    cost: 0,
+    variable: "",
+    field: "",
+    read: dynReader,
+    verbatim: undefined,
+    slot: -1,
+    ...o,
+  };
+  return all;
 }
 
-/** What running an operand's node would do: its value, after charging what computing it costs. */
-function operand(f: Frame, node: Node | undefined, value: Value, cost: number): Result {
-  if (node !== undefined) return node(f);
-  if (cost !== 0) charge(f, cost);
-  return value;
+/** What running the operand's node would do, charge for charge. */
+function operand(f: Frame, o: Operand): Result {
+  switch (o.kind) {
+    case "node":
+      return o.node(f);
+    case "constant":
+      if (o.cost !== 0) charge(f, o.cost);
+      return o.value;
+    case "field":
+      return readField(f, o.variable, o.field, o.read, o.verbatim);
+    case "slot":
+      return readSlot(f, o.slot);
+  }
+}
+
+/**
+ * `event.type`: a declared object variable's field, read as one step (ident and select, 2 units). A
+ * value that is its own CEL value (a string in a string field) is returned without calling its reader.
+ */
+function readField(
+  f: Frame,
+  variable: string,
+  field: string,
+  read: HostReader,
+  verbatim: string | undefined,
+): Result {
+  charge(f, 2 * COST.selectAndIdent);
+  const o = f.vars[variable];
+  if (o === undefined || o === null) return read(undefined);
+  if (typeof o !== "object") return notAnObject(o, variable);
+  const raw = (o as Record<string, unknown>)[field];
+  // Each case tests a constant `typeof`, which the engine does without computing the type's name.
+  switch (verbatim) {
+    case "string":
+      return typeof raw === "string" ? raw : read(raw);
+    case "boolean":
+      return typeof raw === "boolean" ? raw : read(raw);
+    case "number":
+      return typeof raw === "number" ? raw : read(raw);
+    default:
+      return read(raw);
+  }
+}
+
+/** A comprehension variable. */
+function readSlot(f: Frame, slot: number): Value {
+  charge(f, COST.selectAndIdent);
+  return f.slots[slot] as Value;
 }
 
 function literalValue(v: Literal): Value {
@@ -89,17 +160,22 @@ class Compiler {
   private readonly scopes: Map<string, number>[] = [];
   /** Nodes whose value is known at compile time, with what evaluating them charges. */
   private readonly constants = new Map<Node, Known>();
+  /** Nodes that an `Operand` can do in place, by what they do. */
+  private readonly inPlace = new Map<Node, Operand>();
 
   constructor(
     private readonly checked: CheckedAst,
     private readonly env: Env,
   ) {}
 
+  private operand(node: Node): Operand {
+    const known = this.constants.get(node);
+    if (known !== undefined) return shaped({ kind: "constant", value: known.value, cost: known.cost });
+    return shaped(this.inPlace.get(node) ?? { kind: "node", node });
+  }
+
   private operands(nodes: readonly Node[]): Operand[] {
-    return nodes.map((node) => {
-      const known = this.constants.get(node);
-      return known === undefined ? { node, value: null, cost: 0 } : { node: undefined, ...known };
-    });
+    return nodes.map((n) => this.operand(n));
   }
 
   private typeOf(e: Expr): Type {
@@ -177,10 +253,9 @@ class Compiler {
   private ident(name: string, ref: Reference | undefined, qualified = false): Node {
     const local = qualified ? undefined : this.slot(name);
     if (local !== undefined) {
-      return (f) => {
-        charge(f, COST.selectAndIdent);
-        return f.slots[local] as Value;
-      };
+      const node: Node = (f) => readSlot(f, local);
+      this.inPlace.set(node, { kind: "slot", slot: local });
+      return node;
     }
     if (ref?.kind === "type") {
       const value = new TypeValue(runtimeTypeName(ref.type));
@@ -213,14 +288,11 @@ class Compiler {
       const read = hostReader(decl?.type ?? T.dyn);
       const direct = this.declaredObjectVariable(e.operand);
       if (!e.testOnly && direct !== undefined && !(field in Object.prototype)) {
-        // `event.type`: the commonest node of a rule, read in one closure (ident and select, 2 units).
-        const twoSteps = 2 * COST.selectAndIdent;
-        return (f) => {
-          charge(f, twoSteps);
-          const o = f.vars[direct];
-          if (o === undefined || o === null) return read(undefined);
-          return typeof o === "object" ? read((o as Record<string, unknown>)[field]) : notAnObject(o, direct);
-        };
+        // `event.type`: the commonest node of a rule, read in one closure.
+        const verbatim = verbatimTypeof(decl?.type ?? T.dyn);
+        const node: Node = (f) => readField(f, direct, field, read, verbatim);
+        this.inPlace.set(node, { kind: "field", variable: direct, field, read, verbatim });
+        return node;
       }
       if (e.testOnly) {
         return (f) => {
@@ -328,19 +400,14 @@ class Compiler {
       }
     }
     if ((e.fn === Op.equals || e.fn === Op.notEquals) && args.length === 2) {
-      const special = primitiveEquality(
-        argTypes,
-        nodes,
-        this.constants.get(nodes[1] as Node),
-        e.fn === Op.notEquals,
-      );
+      const special = primitiveEquality(argTypes, this.operands(nodes), e.fn === Op.notEquals);
       if (special !== undefined) return special;
     }
     const constantText = this.constants.get(nodes[1] as Node);
     if (standard && decided && nodes.length === 2 && typeof constantText?.value === "string") {
       const fused = stringTest(
         overloads[0] as OverloadDecl,
-        nodes[0] as Node,
+        this.operand(nodes[0] as Node),
         constantText.value,
         constantText.cost,
       );
@@ -366,12 +433,12 @@ class Compiler {
    * operands in source order, keeping the tree's shape for the rare evaluation that needs it.
    */
   private logicalChain(e: CallExpr): Node {
-    const operands: Node[] = [];
+    const operands: Operand[] = [];
     const shapeOf = (x: Expr): Shape => {
       if (x.kind === "call" && x.fn === e.fn && x.target === undefined && x.args.length === 2) {
         return [shapeOf(x.args[0] as Expr), shapeOf(x.args[1] as Expr)];
       }
-      operands.push(this.expr(x));
+      operands.push(this.operand(this.expr(x)));
       return operands.length - 1;
     };
     const shape = shapeOf(e);
@@ -401,12 +468,10 @@ class Compiler {
     // The primitives take two or three arguments at a fixed cost: those get closures without a loop.
     if (typeof units === "number" && thunks.length === 2) {
       const [a, b] = this.operands(thunks) as [Operand, Operand];
-      const [an, av, ac] = [a.node, a.value, a.cost];
-      const [bn, bv, bc] = [b.node, b.value, b.cost];
       return (f) => {
-        const x = operand(f, an, av, ac);
+        const x = operand(f, a);
         if (isError(x)) return x;
-        const y = operand(f, bn, bv, bc);
+        const y = operand(f, b);
         if (isError(y)) return y;
         charge(f, units);
         return call(f.vars, [x, y]);
@@ -414,15 +479,12 @@ class Compiler {
     }
     if (typeof units === "number" && thunks.length === 3) {
       const [a, b, c] = this.operands(thunks) as [Operand, Operand, Operand];
-      const [an, av, ac] = [a.node, a.value, a.cost];
-      const [bn, bv, bc] = [b.node, b.value, b.cost];
-      const [cn, cv, cc] = [c.node, c.value, c.cost];
       return (f) => {
-        const x = operand(f, an, av, ac);
+        const x = operand(f, a);
         if (isError(x)) return x;
-        const y = operand(f, bn, bv, bc);
+        const y = operand(f, b);
         if (isError(y)) return y;
-        const z = operand(f, cn, cv, cc);
+        const z = operand(f, c);
         if (isError(z)) return z;
         charge(f, units);
         return call(f.vars, [x, y, z]);
@@ -506,7 +568,7 @@ class Compiler {
     const predicate = this.expr(step.args[1] as Expr);
     this.scopes.pop();
     this.scopes.pop();
-    return quantifierLoop(range, predicate, iter, exists);
+    return quantifierLoop(this.operand(range), predicate, iter, exists);
   }
 
   private comprehension(e: ComprehensionExpr): Node {
@@ -553,28 +615,28 @@ class Compiler {
 const ALL_CHECK = COST.selectAndIdent + COST.call;
 const EXISTS_CHECK = ALL_CHECK + COST.call;
 
-function quantifierLoop(range: Node, predicate: Node, iter: number, exists: boolean): Node {
+function quantifierLoop(range: Operand, predicate: Node, iter: number, exists: boolean): Node {
   // `all` continues while the accumulator is not false (ident + call = 2 units); `exists` while it is
   // not true, through `!_` (3 units, or 2 when the accumulator is an error, which `!_` passes on free).
   const stopOn = exists;
   const op = exists ? Op.logicalOr : Op.logicalAnd;
   return (f) => {
-    const r = range(f);
+    const r = operand(f, range);
     if (isError(r)) return r;
-    let items: Iterable<Value>;
+    let items: readonly Value[];
     if (Array.isArray(r)) items = r as readonly Value[];
-    else if (r instanceof CelMap) items = r.keys();
+    else if (r instanceof CelMap) items = [...r.keys()];
     else return new CelError(`cannot iterate over ${r === null ? "null" : typeof r}`);
     const slots = f.slots;
     let accu: Result = !stopOn;
-    for (const x of items) {
+    for (let i = 0; i < items.length; i++) {
       const check = exists && !isError(accu) ? EXISTS_CHECK : ALL_CHECK;
       if (accu === stopOn) {
         charge(f, check);
         break;
       }
       charge(f, check + COST.selectAndIdent);
-      slots[iter] = x;
+      slots[iter] = items[i] as Value;
       const p = predicate(f);
       if (p === stopOn) accu = stopOn;
       else if (!isError(accu)) accu = isError(p) ? p : typeof p === "boolean" ? !stopOn : noSuchOverload(op);
@@ -594,7 +656,7 @@ type Shape = number | readonly [Shape, Shape];
  * every operand gave the other bool, so does the tree; otherwise the values are folded over the
  * tree's shape, pair by pair, as the binary form would have combined them.
  */
-function logical(operands: readonly Node[], shape: Shape, stopOn: boolean): Node {
+function logical(operands: readonly Operand[], shape: Shape, stopOn: boolean): Node {
   const proceed = !stopOn;
   const op = stopOn ? Op.logicalOr : Op.logicalAnd;
   const fold = (s: Shape, values: readonly Result[]): Result => {
@@ -610,7 +672,7 @@ function logical(operands: readonly Node[], shape: Shape, stopOn: boolean): Node
     // Allocated only once an operand gives something other than `proceed` (an error, a non-bool).
     let values: Result[] | undefined;
     for (let i = 0; i < n; i++) {
-      const v = (operands[i] as Node)(f);
+      const v = operand(f, operands[i] as Operand);
       if (v === stopOn) return stopOn;
       if (values !== undefined) values[i] = v;
       else if (v !== proceed) {
@@ -662,18 +724,18 @@ function strictCall(
   const sized = typeof units === "function" ? units : undefined;
   switch (args.length) {
     case 1: {
-      const [a] = args as [Node];
+      const [a] = operands as [Operand];
       if (only.id === "logical_not" && STANDARD_OVERLOADS.has(only) && fixed !== undefined) {
         // `!x`, the commonest unary call of a rule, without a call of its implementation.
         return (f) => {
-          const x = a(f);
+          const x = operand(f, a);
           if (isError(x)) return x;
           charge(f, fixed);
           return !x;
         };
       }
       return (f) => {
-        const x = a(f);
+        const x = operand(f, a);
         if (isError(x)) return x;
         charge(f, fixed ?? (sized as (v: readonly Value[]) => number)([x]));
         return impl(x);
@@ -681,12 +743,22 @@ function strictCall(
     }
     case 2: {
       const [a, b] = operands as [Operand, Operand];
-      const [an, av, ac] = [a.node, a.value, a.cost];
-      const [bn, bv, bc] = [b.node, b.value, b.cost];
+      const order = STANDARD_OVERLOADS.has(only) ? INT_ORDERINGS.get(only.id) : undefined;
+      if (order !== undefined && fixed !== undefined) {
+        // `count(…) >= 2`: two bigints are ordered by the JS operator, as the library orders ints.
+        return (f) => {
+          const x = operand(f, a);
+          if (isError(x)) return x;
+          const y = operand(f, b);
+          if (isError(y)) return y;
+          charge(f, fixed);
+          return typeof x === "bigint" && typeof y === "bigint" ? order(x, y) : impl(x, y);
+        };
+      }
       return (f) => {
-        const x = operand(f, an, av, ac);
+        const x = operand(f, a);
         if (isError(x)) return x;
-        const y = operand(f, bn, bv, bc);
+        const y = operand(f, b);
         if (isError(y)) return y;
         charge(f, fixed ?? (sized as (v: readonly Value[]) => number)([x, y]));
         return impl(x, y);
@@ -724,6 +796,13 @@ function dispatchingCall(
 
 const STANDARD_OVERLOADS: ReadonlySet<OverloadDecl> = new Set(standardFunctions.flatMap((f) => f.overloads));
 
+const INT_ORDERINGS: ReadonlyMap<string, (a: bigint, b: bigint) => boolean> = new Map([
+  ["less_int64", (a: bigint, b: bigint) => a < b],
+  ["less_equals_int64", (a: bigint, b: bigint) => a <= b],
+  ["greater_int64", (a: bigint, b: bigint) => a > b],
+  ["greater_equals_int64", (a: bigint, b: bigint) => a >= b],
+]);
+
 const IDENTITY_EQUALITY = new Set(["string", "bool", "int", "double"]);
 
 /**
@@ -733,22 +812,21 @@ const IDENTITY_EQUALITY = new Set(["string", "bool", "int", "double"]);
  */
 function primitiveEquality(
   types: readonly Type[],
-  nodes: readonly Node[],
-  right: { readonly value: Value; readonly cost: number } | undefined,
+  operands: readonly Operand[],
   negate: boolean,
 ): Node | undefined {
   const [ta, tb] = types;
   if (ta === undefined || tb === undefined || ta.kind !== tb.kind || !IDENTITY_EQUALITY.has(ta.kind))
     return undefined;
-  const [a, b] = nodes as [Node, Node];
-  const lit = right?.value;
-  if (ta.kind === "string" && typeof lit === "string" && lit.length <= 10) {
+  const [a, b] = operands as [Operand, Operand];
+  if (ta.kind === "string" && b.kind === "constant" && typeof b.value === "string" && b.value.length <= 10) {
     // `event.type == "closed"`: a short constant costs 1 against a non-empty string, 0 when either is
     // empty, plus what computing the constant charged (nothing, for a literal).
+    const lit = b.value;
     const empty = lit.length === 0;
-    const own = right?.cost ?? 0;
+    const own = b.cost;
     return (f) => {
-      const x = a(f);
+      const x = operand(f, a);
       if (isError(x)) return x;
       charge(f, own + (empty || (x as string).length === 0 ? 0 : COST.call));
       return negate ? x !== lit : x === lit;
@@ -756,9 +834,9 @@ function primitiveEquality(
   }
   const units = ta.kind === "string" ? stringEqualityUnits : undefined;
   return (f) => {
-    const x = a(f);
+    const x = operand(f, a);
     if (isError(x)) return x;
-    const y = b(f);
+    const y = operand(f, b);
     if (isError(y)) return y;
     charge(f, units === undefined ? COST.call : units(x as string, y as string));
     return negate ? x !== y : x === y;
@@ -770,17 +848,15 @@ function primitiveEquality(
  * values known at compile time and free to compute are in place from the start; only the others run.
  */
 function recordNode(values: readonly Operand[]): Node {
-  const template = values.map((v) => (v.node === undefined && v.cost === 0 ? v.value : null));
-  const computed = values.flatMap((v, i) => (v.node === undefined && v.cost === 0 ? [] : [i]));
+  const free = (v: Operand) => v.kind === "constant" && v.cost === 0;
+  const template = values.map((v) => (v.kind === "constant" && v.cost === 0 ? v.value : null));
+  const computed = values.flatMap((v, i) => (free(v) ? [] : [i]));
   const steps = computed.map((i) => values[i] as Operand);
-  const nodes = steps.map((v) => v.node);
-  const consts = steps.map((v) => v.value);
-  const costs = steps.map((v) => v.cost);
   return (f) => {
     charge(f, COST.mapCreateBase);
     const out = template.slice();
     for (let j = 0; j < computed.length; j++) {
-      const v = operand(f, nodes[j], consts[j] as Value, costs[j] as number);
+      const v = operand(f, steps[j] as Operand);
       if (isError(v)) return v;
       out[computed[j] as number] = v;
     }
@@ -817,14 +893,24 @@ function notAnObject(o: unknown, name: string): CelError {
  * `p.startsWith("internal/")`, `p.endsWith(…)`, `p.contains(…)` with a constant argument: the
  * argument's share of the shared cost rule is worked out once.
  */
-function stringTest(o: OverloadDecl, input: Node, text: string, textCost: number): Node | undefined {
+function stringTest(o: OverloadDecl, input: Operand, text: string, textCost: number): Node | undefined {
   const impl = o.impl;
   if (impl === undefined) return undefined;
   const textUnits = traversalUnits(text);
   if (o.id === "starts_with_string" || o.id === "ends_with_string") {
     const units = textCost + textUnits;
+    if (input.kind === "slot") {
+      // `p.startsWith("internal/")` in a comprehension: the loop's hottest node, read in one closure.
+      const slot = input.slot;
+      return (f) => {
+        const x = readSlot(f, slot);
+        if (isError(x)) return x;
+        charge(f, units);
+        return impl(x, text);
+      };
+    }
     return (f) => {
-      const x = input(f);
+      const x = operand(f, input);
       if (isError(x)) return x;
       charge(f, units);
       return impl(x, text);
@@ -832,7 +918,7 @@ function stringTest(o: OverloadDecl, input: Node, text: string, textCost: number
   }
   if (o.id === "contains_string") {
     return (f) => {
-      const x = input(f);
+      const x = operand(f, input);
       if (isError(x)) return x;
       charge(f, textCost + traversalUnits(x as string) * textUnits);
       return impl(x, text);

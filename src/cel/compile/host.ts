@@ -128,6 +128,20 @@ export function hostReader(type: Type): HostReader {
   }
 }
 
+/**
+ * The `typeof` of host values that `hostReader(type)` returns as they are (a string for `string`, a
+ * boolean for `bool`, a number for `double`), so a caller may skip the reader for them; undefined when every value is converted.
+ */
+export function verbatimTypeof(type: Type): "string" | "boolean" | "number" | undefined {
+  return VERBATIM_TYPEOF[type.kind];
+}
+
+const VERBATIM_TYPEOF: Readonly<Partial<Record<Type["kind"], "string" | "boolean" | "number">>> = {
+  string: "string",
+  bool: "boolean",
+  double: "number",
+};
+
 const VERBATIM_ELEMENTS: Readonly<Partial<Record<Type["kind"], (x: unknown) => boolean>>> = {
   string: (x) => typeof x === "string",
   bool: (x) => typeof x === "boolean",
