@@ -1,7 +1,7 @@
 /**
- * The compiler's specialised closures (a field read in place, a string test on a loop variable, int
- * ordering on bigints, `!` without a call) against the outcomes the general closures gave before they
- * existed: the value or error, the cost, and under each limit below it, the cost at which it stopped.
+ * The compiler's specialised closures (a field read in place, a string test on a loop variable or in
+ * a quantifier's own loop, int ordering on bigints, `!` without a call) against the outcomes the
+ * general closures gave before they existed: the value or error, the cost, and under each limit below it, the cost at which it stopped.
  * Host values of the wrong type and non-bigint results of int-typed functions take the general path.
  */
 import { describe, expect, it } from "vitest";
@@ -130,6 +130,33 @@ const ROWS: Row[] = [
     false,
     12,
     [1, 4, 4, 4, 5, 6, 9, 9, 9, 10, 11, 12],
+  ],
+  [
+    'l.all(a, l.exists(b, a.startsWith("x")))',
+    { l: ["xa", "b"], m: { k1: "a", x: "b" } },
+    "value",
+    false,
+    33,
+    [
+      1, 4, 4, 4, 5, 9, 9, 9, 9, 10, 11, 14, 14, 14, 15, 18, 18, 18, 19, 23, 23, 23, 23, 24, 25, 29, 29, 29,
+      29, 30, 31, 32, 33,
+    ],
+  ],
+  [
+    'l.exists(p, !(p.endsWith("a")))',
+    { l: ["xa", "b"], m: { k1: "a", x: "b" } },
+    "value",
+    true,
+    16,
+    [1, 5, 5, 5, 5, 6, 7, 8, 12, 12, 12, 12, 13, 14, 15, 16],
+  ],
+  [
+    'event.paths.exists(p, p.startsWith("internal/") && !p.endsWith("_test.go"))',
+    { event: { paths: ["internal/a_test.go", "internal/b.go"] } },
+    "value",
+    true,
+    21,
+    [2, 2, 6, 6, 6, 6, 7, 8, 9, 10, 11, 15, 15, 15, 15, 16, 17, 18, 19, 20, 21],
   ],
   [
     '!event.b || event.s != "" && event.s.startsWith("x")',

@@ -162,6 +162,8 @@ class Compiler {
   private readonly constants = new Map<Node, Known>();
   /** Nodes that an `Operand` can do in place, by what they do. */
   private readonly inPlace = new Map<Node, Operand>();
+  /** Predicates a quantifier can run inside its own loop, by what they test. */
+  private readonly loopTests = new Map<Node, LoopTest>();
 
   constructor(
     private readonly checked: CheckedAst,
@@ -405,12 +407,14 @@ class Compiler {
     }
     const constantText = this.constants.get(nodes[1] as Node);
     if (standard && decided && nodes.length === 2 && typeof constantText?.value === "string") {
-      const fused = stringTest(
-        overloads[0] as OverloadDecl,
-        this.operand(nodes[0] as Node),
-        constantText.value,
-        constantText.cost,
-      );
+      const o = overloads[0] as OverloadDecl;
+      const input = this.operand(nodes[0] as Node);
+      const fused = stringTest(o, input, constantText.value, constantText.cost);
+      const method = AFFIX_TESTS.get(o.id);
+      if (fused !== undefined && method !== undefined && input.kind === "slot") {
+        const units = affixUnits(constantText.value, constantText.cost);
+        this.loopTests.set(fused, { slot: input.slot, method, text: constantText.value, units });
+      }
       if (fused !== undefined) return fused;
     }
     // An index is a step of an attribute, like a select; on a computed value it costs one more.
@@ -424,6 +428,10 @@ class Compiler {
       overloads.flatMap((o) => (o.prepare === undefined ? [] : [[o, o.prepare(unknownSite)] as const])),
     );
     const node = strictCall(e.fn, overloads, nodes, this.operands(nodes), decided, extra, prepared);
+    const inner = this.loopTests.get(nodes[0] as Node);
+    if (inner !== undefined && inner.negation === undefined && isLogicalNot(only, decided, nodes.length)) {
+      this.loopTests.set(node, { ...inner, negation: callUnits(only as OverloadDecl, 0) as number });
+    }
     // Only the standard library is known to be pure; a declared function may read the world.
     return standard ? this.fold(node, nodes) : node;
   }
@@ -568,6 +576,8 @@ class Compiler {
     const predicate = this.expr(step.args[1] as Expr);
     this.scopes.pop();
     this.scopes.pop();
+    const test = this.loopTests.get(predicate);
+    if (test !== undefined && test.slot === iter) return quantifiedTest(this.operand(range), test, exists);
     return quantifierLoop(this.operand(range), predicate, iter, exists);
   }
 
@@ -638,6 +648,79 @@ function quantifierLoop(range: Operand, predicate: Node, iter: number, exists: b
       charge(f, check + COST.selectAndIdent);
       slots[iter] = items[i] as Value;
       const p = predicate(f);
+      if (p === stopOn) accu = stopOn;
+      else if (!isError(accu)) accu = isError(p) ? p : typeof p === "boolean" ? !stopOn : noSuchOverload(op);
+    }
+    charge(f, COST.selectAndIdent);
+    return accu;
+  };
+}
+
+/**
+ * A predicate of a quantifier that tests its loop variable against a constant, `p.startsWith("a/")`
+ * or `!p.endsWith("_test.go")`, run by `quantifiedTest` without calling a closure per element.
+ */
+interface LoopTest {
+  readonly slot: number;
+  readonly method: "startsWith" | "endsWith";
+  readonly text: string;
+  /** What the test charges, beyond reading the loop variable. */
+  readonly units: number;
+  /** What a `!` around the test charges, when there is one. */
+  readonly negation?: number;
+}
+
+/** The standard library's prefix and suffix tests, by overload id, as the string methods they call. */
+const AFFIX_TESTS: ReadonlyMap<string, "startsWith" | "endsWith"> = new Map([
+  ["starts_with_string", "startsWith"],
+  ["ends_with_string", "endsWith"],
+]);
+
+/** What `s.startsWith(text)` or `s.endsWith(text)` charges: the text's traversal, plus computing it. */
+function affixUnits(text: string, textCost: number): number {
+  return textCost + traversalUnits(text);
+}
+
+/** Whether a call runs the standard `!` of one bool, which `strictCall` compiles without a call. */
+function isLogicalNot(o: OverloadDecl | undefined, decided: boolean, arity: number): boolean {
+  return o !== undefined && decided && arity === 1 && o.id === "logical_not" && STANDARD_OVERLOADS.has(o);
+}
+
+/**
+ * `quantifierLoop` with its predicate a `LoopTest`, done in the loop: the same steps and charges in
+ * the same order (the loop's, the variable's, the test's, the negation's), the same results.
+ */
+function quantifiedTest(range: Operand, test: LoopTest, exists: boolean): Node {
+  const stopOn = exists;
+  const op = exists ? Op.logicalOr : Op.logicalAnd;
+  const { method, text, units, negation } = test;
+  const starts = method === "startsWith";
+  return (f) => {
+    const r = operand(f, range);
+    if (isError(r)) return r;
+    let items: readonly Value[];
+    if (Array.isArray(r)) items = r as readonly Value[];
+    else if (r instanceof CelMap) items = [...r.keys()];
+    else return new CelError(`cannot iterate over ${r === null ? "null" : typeof r}`);
+    let accu: Result = !stopOn;
+    for (let i = 0; i < items.length; i++) {
+      const check = exists && !isError(accu) ? EXISTS_CHECK : ALL_CHECK;
+      if (accu === stopOn) {
+        charge(f, check);
+        break;
+      }
+      charge(f, check + COST.selectAndIdent);
+      const x = items[i] as Value;
+      charge(f, COST.selectAndIdent);
+      let p: Result = x;
+      if (!isError(x)) {
+        charge(f, units);
+        p = starts ? (x as string).startsWith(text) : (x as string).endsWith(text);
+        if (negation !== undefined) {
+          charge(f, negation);
+          p = !p;
+        }
+      }
       if (p === stopOn) accu = stopOn;
       else if (!isError(accu)) accu = isError(p) ? p : typeof p === "boolean" ? !stopOn : noSuchOverload(op);
     }
@@ -725,7 +808,7 @@ function strictCall(
   switch (args.length) {
     case 1: {
       const [a] = operands as [Operand];
-      if (only.id === "logical_not" && STANDARD_OVERLOADS.has(only) && fixed !== undefined) {
+      if (isLogicalNot(only, decided, 1) && fixed !== undefined) {
         // `!x`, the commonest unary call of a rule, without a call of its implementation.
         return (f) => {
           const x = operand(f, a);
@@ -897,8 +980,8 @@ function stringTest(o: OverloadDecl, input: Operand, text: string, textCost: num
   const impl = o.impl;
   if (impl === undefined) return undefined;
   const textUnits = traversalUnits(text);
-  if (o.id === "starts_with_string" || o.id === "ends_with_string") {
-    const units = textCost + textUnits;
+  if (AFFIX_TESTS.has(o.id)) {
+    const units = affixUnits(text, textCost);
     if (input.kind === "slot") {
       // `p.startsWith("internal/")` in a comprehension: the loop's hottest node, read in one closure.
       const slot = input.slot;
