@@ -1,8 +1,9 @@
 /**
  * The compiler's specialised closures (a field read in place, a string test on a loop variable or in
  * a quantifier's own loop, int ordering on bigints, `!` without a call) against the outcomes the
- * general closures gave before they existed: the value or error, the cost, and under each limit below it, the cost at which it stopped.
- * Host values of the wrong type and non-bigint results of int-typed functions take the general path.
+ * general closures gave before they existed: the value or error, the cost, and under each limit below
+ * it, the cost at which it stopped. Host values of the wrong type and non-bigint results of int-typed
+ * functions take the general path.
  */
 import { describe, expect, it } from "vitest";
 import { type Activation, compile, standardEnv, T, type Value } from "../../src/cel/index.js";
