@@ -71,6 +71,7 @@ type Operand =
       /** The `typeof` of a host value that is its own CEL value (`"string"` for a string field). */
       readonly verbatim: string | undefined;
     }
+  | FieldTest
   | { readonly kind: "slot"; readonly slot: number };
 
 /**
@@ -87,6 +88,8 @@ function shaped(o: Operand): Operand {
     read: dynReader,
     verbatim: undefined,
     slot: -1,
+    text: "",
+    negate: false,
     ...o,
   };
   return all;
@@ -104,7 +107,64 @@ function operand(f: Frame, o: Operand): Result {
       return readField(f, o.variable, o.field, o.read, o.verbatim);
     case "slot":
       return readSlot(f, o.slot);
+    case "test":
+      return testField(f, o);
   }
+}
+
+/** `event.type == "closed"` (or `!=`): a string field against a short constant, read in place. */
+interface FieldTest {
+  readonly kind: "test";
+  readonly variable: string;
+  readonly field: string;
+  readonly read: HostReader;
+  readonly verbatim: string | undefined;
+  readonly text: string;
+  /** What computing the constant charged (nothing, for a literal). */
+  readonly cost: number;
+  readonly negate: boolean;
+}
+
+/**
+ * A `FieldTest`, charged as `primitiveEquality` charges it: against a short constant, 1 unit (0 when
+ * either string is empty) together with the constant's own cost; against a longer one, the constant's
+ * cost and then the shared equality rule.
+ */
+function testField(f: Frame, t: FieldTest): Result {
+  const x = readField(f, t.variable, t.field, t.read, t.verbatim);
+  if (isError(x)) return x;
+  const text = t.text;
+  if (text.length <= SHORT_CONSTANT) {
+    charge(f, t.cost + (text.length === 0 || (x as string).length === 0 ? 0 : COST.call));
+  } else {
+    if (t.cost !== 0) charge(f, t.cost);
+    charge(f, stringEqualityUnits(x as string, text));
+  }
+  return t.negate ? x !== text : x === text;
+}
+
+/** The `FieldTest` that `a == b` or `a != b` is, when it is one. */
+function fieldEquality(
+  types: readonly Type[],
+  operands: readonly Operand[],
+  negate: boolean,
+): FieldTest | undefined {
+  const [ta, tb] = types;
+  const [a, b] = operands;
+  if (ta?.kind !== "string" || tb?.kind !== "string" || a?.kind !== "field" || b?.kind !== "constant")
+    return undefined;
+  if (typeof b.value !== "string") return undefined;
+  const { variable, field, read, verbatim } = a;
+  return shaped({
+    kind: "test",
+    variable,
+    field,
+    read,
+    verbatim,
+    text: b.value,
+    cost: b.cost,
+    negate,
+  }) as FieldTest;
 }
 
 /**
@@ -402,7 +462,14 @@ class Compiler {
       }
     }
     if ((e.fn === Op.equals || e.fn === Op.notEquals) && args.length === 2) {
-      const special = primitiveEquality(argTypes, this.operands(nodes), e.fn === Op.notEquals);
+      const operands = this.operands(nodes);
+      const test = fieldEquality(argTypes, operands, e.fn === Op.notEquals);
+      if (test !== undefined) {
+        const node: Node = (f) => testField(f, test);
+        this.inPlace.set(node, test);
+        return node;
+      }
+      const special = primitiveEquality(argTypes, operands, e.fn === Op.notEquals);
       if (special !== undefined) return special;
     }
     const constantText = this.constants.get(nodes[1] as Node);
@@ -469,17 +536,20 @@ class Compiler {
     const constants = nodes.map((n) => (n === undefined ? undefined : this.constants.get(n)?.value));
     const call = o.prepare({ constants, recordKeys });
     const units = callUnits(o, 0);
+    const plans = records.map((r) => (r === undefined ? undefined : recordPlan(this.operands(r))));
     const thunks = args.map((_, i) => {
-      const record = records[i];
-      return record === undefined ? (nodes[i] as Node) : recordNode(this.operands(record));
+      const plan = plans[i];
+      return plan === undefined ? (nodes[i] as Node) : (f: Frame) => buildRecord(f, plan);
     });
-    // The primitives take two or three arguments at a fixed cost: those get closures without a loop.
+    // The primitives take two or three arguments at a fixed cost, one of them a record: those get
+    // closures without a loop, building the record in place.
     if (typeof units === "number" && thunks.length === 2) {
       const [a, b] = this.operands(thunks) as [Operand, Operand];
+      const [ra, rb] = plans;
       return (f) => {
-        const x = operand(f, a);
+        const x = ra === undefined ? operand(f, a) : buildRecord(f, ra);
         if (isError(x)) return x;
-        const y = operand(f, b);
+        const y = rb === undefined ? operand(f, b) : buildRecord(f, rb);
         if (isError(y)) return y;
         charge(f, units);
         return call(f.vars, [x, y]);
@@ -487,12 +557,13 @@ class Compiler {
     }
     if (typeof units === "number" && thunks.length === 3) {
       const [a, b, c] = this.operands(thunks) as [Operand, Operand, Operand];
+      const [ra, rb, rc] = plans;
       return (f) => {
-        const x = operand(f, a);
+        const x = ra === undefined ? operand(f, a) : buildRecord(f, ra);
         if (isError(x)) return x;
-        const y = operand(f, b);
+        const y = rb === undefined ? operand(f, b) : buildRecord(f, rb);
         if (isError(y)) return y;
-        const z = operand(f, c);
+        const z = rc === undefined ? operand(f, c) : buildRecord(f, rc);
         if (isError(z)) return z;
         charge(f, units);
         return call(f.vars, [x, y, z]);
@@ -755,7 +826,9 @@ function logical(operands: readonly Operand[], shape: Shape, stopOn: boolean): N
     // Allocated only once an operand gives something other than `proceed` (an error, a non-bool).
     let values: Result[] | undefined;
     for (let i = 0; i < n; i++) {
-      const v = operand(f, operands[i] as Operand);
+      const o = operands[i] as Operand;
+      // A field test, a rule's commonest first operand (and often its last), taken straight.
+      const v = o.kind === "test" ? testField(f, o) : operand(f, o);
       if (v === stopOn) return stopOn;
       if (values !== undefined) values[i] = v;
       else if (v !== proceed) {
@@ -886,6 +959,9 @@ const INT_ORDERINGS: ReadonlyMap<string, (a: bigint, b: bigint) => boolean> = ne
   ["greater_equals_int64", (a: bigint, b: bigint) => a >= b],
 ]);
 
+/** A string constant of at most ten UTF-16 units has at most ten code points: equality costs 1 or 0. */
+const SHORT_CONSTANT = 10;
+
 const IDENTITY_EQUALITY = new Set(["string", "bool", "int", "double"]);
 
 /**
@@ -902,7 +978,12 @@ function primitiveEquality(
   if (ta === undefined || tb === undefined || ta.kind !== tb.kind || !IDENTITY_EQUALITY.has(ta.kind))
     return undefined;
   const [a, b] = operands as [Operand, Operand];
-  if (ta.kind === "string" && b.kind === "constant" && typeof b.value === "string" && b.value.length <= 10) {
+  if (
+    ta.kind === "string" &&
+    b.kind === "constant" &&
+    typeof b.value === "string" &&
+    b.value.length <= SHORT_CONSTANT
+  ) {
     // `event.type == "closed"`: a short constant costs 1 against a non-empty string, 0 when either is
     // empty, plus what computing the constant charged (nothing, for a literal).
     const lit = b.value;
@@ -927,24 +1008,36 @@ function primitiveEquality(
 }
 
 /**
- * A map literal's values as an array, charged as the literal is: its creation, then each value. The
- * values known at compile time and free to compute are in place from the start; only the others run.
+ * How to build a map literal's values as an array: the values known at compile time and free to
+ * compute are in place from the start (`template`); only the others (`steps`, at `computed`) run.
  */
-function recordNode(values: readonly Operand[]): Node {
+interface RecordPlan {
+  readonly template: readonly Value[];
+  readonly computed: readonly number[];
+  readonly steps: readonly Operand[];
+}
+
+function recordPlan(values: readonly Operand[]): RecordPlan {
   const free = (v: Operand) => v.kind === "constant" && v.cost === 0;
-  const template = values.map((v) => (v.kind === "constant" && v.cost === 0 ? v.value : null));
   const computed = values.flatMap((v, i) => (free(v) ? [] : [i]));
-  const steps = computed.map((i) => values[i] as Operand);
-  return (f) => {
-    charge(f, COST.mapCreateBase);
-    const out = template.slice();
-    for (let j = 0; j < computed.length; j++) {
-      const v = operand(f, steps[j] as Operand);
-      if (isError(v)) return v;
-      out[computed[j] as number] = v;
-    }
-    return out;
+  return {
+    template: values.map((v) => (v.kind === "constant" && v.cost === 0 ? v.value : null)),
+    computed,
+    steps: computed.map((i) => values[i] as Operand),
   };
+}
+
+/** A record's values, charged as the map literal is: its creation, then each value. */
+function buildRecord(f: Frame, plan: RecordPlan): Result {
+  charge(f, COST.mapCreateBase);
+  const out = plan.template.slice();
+  const { computed, steps } = plan;
+  for (let j = 0; j < computed.length; j++) {
+    const v = operand(f, steps[j] as Operand);
+    if (isError(v)) return v;
+    out[computed[j] as number] = v;
+  }
+  return out;
 }
 
 /** The keys of a map literal whose keys are distinct string literals, in source order. */
