@@ -32,6 +32,13 @@ const env = standardEnv.extend({
       // An int-typed function that answers a double: ordering must fall back to the library's.
       overloads: [{ id: "half_int", params: [T.int], result: T.int, impl: (x) => Number(x) / 2 }],
     },
+    {
+      name: "tenth",
+      // A fractional cost: a loop's steps after it are charged part by part, as always.
+      overloads: [
+        { id: "tenth_bool", params: [T.bool], result: T.bool, impl: (x) => x, cost: { fixed: 0.1 } },
+      ],
+    },
   ],
 });
 
@@ -69,6 +76,17 @@ const ROWS: Row[] = [
   ['event.s == string(1) || event.s == ""', { event: { s: "1" } }, "value", true, 4, [2, 2, 4, 4]],
   ['event.s == string(1) || event.s == ""', { event: { s: "" } }, "value", true, 5, [2, 2, 3, 5, 5]],
   ['event.s == string(1) || event.s == ""', { event: { s: "2" } }, "value", false, 6, [2, 2, 4, 4, 6, 6]],
+  [
+    'tenth(true) && event.paths.exists(p, p.endsWith("c"))',
+    { event: { paths: ["a", "b", "c"] } },
+    "value",
+    true,
+    21.1,
+    [
+      0.1, 2.1, 2.1, 6.1, 6.1, 6.1, 6.1, 7.1, 8.1, 12.1, 12.1, 12.1, 12.1, 13.1, 14.1, 18.1, 18.1, 18.1, 18.1,
+      19.1, 20.1, 21.1,
+    ],
+  ],
   ["event.b", { event: { b: true } }, "value", true, 2, [2, 2]],
   ["event.b", { event: { b: "true" } }, "error", "host value of type string is not a bool", 2, [2, 2]],
   ["event.b", { event: {} }, "value", false, 2, [2, 2]],
@@ -213,7 +231,7 @@ describe("specialised closures give what the general ones gave", () => {
       want,
     ]);
     expect(r.cost).toBe(cost);
-    const stops = [...Array(cost).keys()].map((limit) => {
+    const stops = [...Array(Math.ceil(cost)).keys()].map((limit) => {
       const x = c.program.evaluate(vars, limit);
       return x.kind === "cost_exceeded" ? x.cost : x.kind;
     });

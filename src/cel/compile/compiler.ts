@@ -26,7 +26,7 @@ import { standardFunctions } from "../std/index.js";
 import { compileRegex } from "../std/regex.js";
 import { runtimeTypeName, T, type Type } from "../types.js";
 import { noSuchOverload, selectOverload } from "./dispatch.js";
-import { charge, type Frame, type Node } from "./frame.js";
+import { charge, type Frame, fitsWhole, type Node } from "./frame.js";
 import { dynReader, type HostReader, hostReader, verbatimTypeof } from "./host.js";
 
 export interface CompiledExpr {
@@ -766,6 +766,9 @@ function quantifiedTest(range: Operand, test: LoopTest, exists: boolean): Node {
   const op = exists ? Op.logicalOr : Op.logicalAnd;
   const { method, text, units, negation } = test;
   const starts = method === "startsWith";
+  // What a step charges after the loop's check: the loop variable, its read, the test and the `!`.
+  const tail = 2 * COST.selectAndIdent + units + (negation ?? 0);
+  const whole = Number.isInteger(tail);
   return (f) => {
     const r = operand(f, range);
     if (isError(r)) return r;
@@ -780,16 +783,23 @@ function quantifiedTest(range: Operand, test: LoopTest, exists: boolean): Node {
         charge(f, check);
         break;
       }
-      charge(f, check + COST.selectAndIdent);
       const x = items[i] as Value;
-      charge(f, COST.selectAndIdent);
       let p: Result = x;
-      if (!isError(x)) {
-        charge(f, units);
+      if (whole && !isError(x) && fitsWhole(f, check + tail)) {
+        // The step's parts at once: no part can cross the limit, and the sum is exact.
+        f.cost += check + tail;
         p = starts ? (x as string).startsWith(text) : (x as string).endsWith(text);
-        if (negation !== undefined) {
-          charge(f, negation);
-          p = !p;
+        if (negation !== undefined) p = !p;
+      } else {
+        charge(f, check + COST.selectAndIdent);
+        charge(f, COST.selectAndIdent);
+        if (!isError(x)) {
+          charge(f, units);
+          p = starts ? (x as string).startsWith(text) : (x as string).endsWith(text);
+          if (negation !== undefined) {
+            charge(f, negation);
+            p = !p;
+          }
         }
       }
       if (p === stopOn) accu = stopOn;
