@@ -79,20 +79,35 @@ type Operand =
  * see objects of a single shape, which the engine reads faster than four.
  */
 function shaped(o: Operand): Operand {
+  const p: Partial<OperandFields> = o;
   const all = {
-    node: undefined,
-    value: null,
-    cost: 0,
-    variable: "",
-    field: "",
-    read: dynReader,
-    verbatim: undefined,
-    slot: -1,
-    text: "",
-    negate: false,
-    ...o,
+    kind: o.kind,
+    node: p.node,
+    value: p.value ?? null,
+    cost: p.cost ?? 0,
+    variable: p.variable ?? "",
+    field: p.field ?? "",
+    read: p.read ?? dynReader,
+    verbatim: p.verbatim,
+    slot: p.slot ?? -1,
+    text: p.text ?? "",
+    negate: p.negate ?? false,
   };
-  return all;
+  return all as Operand;
+}
+
+/** Every property an operand of some kind has. */
+interface OperandFields {
+  readonly node: Node;
+  readonly value: Value;
+  readonly cost: number;
+  readonly variable: string;
+  readonly field: string;
+  readonly read: HostReader;
+  readonly verbatim: string | undefined;
+  readonly slot: number;
+  readonly text: string;
+  readonly negate: boolean;
 }
 
 /** What running the operand's node would do, charge for charge. */
@@ -1028,13 +1043,18 @@ interface RecordPlan {
 }
 
 function recordPlan(values: readonly Operand[]): RecordPlan {
-  const free = (v: Operand) => v.kind === "constant" && v.cost === 0;
-  const computed = values.flatMap((v, i) => (free(v) ? [] : [i]));
-  return {
-    template: values.map((v) => (v.kind === "constant" && v.cost === 0 ? v.value : null)),
-    computed,
-    steps: computed.map((i) => values[i] as Operand),
-  };
+  const template: Value[] = [];
+  const computed: number[] = [];
+  const steps: Operand[] = [];
+  values.forEach((v, i) => {
+    const free = v.kind === "constant" && v.cost === 0;
+    template.push(free ? v.value : null);
+    if (!free) {
+      computed.push(i);
+      steps.push(v);
+    }
+  });
+  return { template, computed, steps };
 }
 
 /** A record's values, charged as the map literal is: its creation, then each value. */
