@@ -127,7 +127,7 @@ function operand(f: Frame, o: Operand): Result {
   }
 }
 
-/** `event.type == "closed"` (or `!=`): a string field against a short constant, read in place. */
+/** `event.type == "closed"` (or `!=`): a string field against a string constant, read in place. */
 interface FieldTest {
   readonly kind: "test";
   readonly variable: string;
@@ -977,6 +977,7 @@ function dispatchingCall(
 
 const STANDARD_OVERLOADS: ReadonlySet<OverloadDecl> = new Set(standardFunctions.flatMap((f) => f.overloads));
 
+/** The standard ordering of two ints, by overload id, as the JS operators on bigints compute it. */
 const INT_ORDERINGS: ReadonlyMap<string, (a: bigint, b: bigint) => boolean> = new Map([
   ["less_int64", (a: bigint, b: bigint) => a < b],
   ["less_equals_int64", (a: bigint, b: bigint) => a <= b],
