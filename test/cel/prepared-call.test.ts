@@ -68,6 +68,9 @@ const EXPRESSIONS = [
   'lookup({s: "x"}, s)',
   'lookup({"a": "x"}, "z")',
   'lookup({}, "a")',
+  // Values known at compile time, free or charged (a folded call), between computed ones.
+  'lookup({"a": "x", "b": string(duration("1h")), "c": s, "d": true, "e": s + "y"}, "e")',
+  'lookup({"a": string(duration("1h")), "b": s}, string(int("1") + n))',
   'size(lookup({"a": s}, "a")) + size(lookup({"b": s, "c": "cc"}, "c"))',
   // Under dyn the overload is chosen per call: the map arrives built, as for a computed map.
   'lookup(dyn({"a": s}), "a")',
@@ -90,8 +93,13 @@ describe("a contextual call, prepared for its site", () => {
         expect(b.cost).toBe(a.cost);
         if (a.kind === "value" && b.kind === "value") expect(b.value).toEqual(a.value);
         if (a.kind === "error" && b.kind === "error") expect(b.error.message).toBe(a.error.message);
-        // A limit one unit below the general call's cost stops the prepared one too.
-        expect(prepared.program.evaluate(v, a.cost - 1).kind).toBe("cost_exceeded");
+        // Under every limit below the general call's cost, the prepared one stops where it stops.
+        for (let limit = 0; limit < a.cost; limit++) {
+          const x = general.program.evaluate(v, limit);
+          const y = prepared.program.evaluate(v, limit);
+          expect(y.kind).toBe("cost_exceeded");
+          expect([y.kind, y.cost]).toEqual([x.kind, x.cost]);
+        }
       }
     });
   }

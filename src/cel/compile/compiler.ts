@@ -26,8 +26,8 @@ import { standardFunctions } from "../std/index.js";
 import { compileRegex } from "../std/regex.js";
 import { runtimeTypeName, T, type Type } from "../types.js";
 import { noSuchOverload, selectOverload } from "./dispatch.js";
-import { charge, type Frame, type Node } from "./frame.js";
-import { hostReader } from "./host.js";
+import { charge, type Frame, fitsWhole, type Node } from "./frame.js";
+import { dynReader, type HostReader, hostReader, verbatimTypeof } from "./host.js";
 
 export interface CompiledExpr {
   readonly node: Node;
@@ -48,6 +48,175 @@ export function compileChecked(checked: CheckedAst, env: Env): CompileResult {
 
 const isError = (v: Result): v is CelError => v instanceof CelError;
 
+/** A node whose value is known at compile time, with what evaluating it charges. */
+interface Known {
+  readonly value: Value;
+  readonly cost: number;
+}
+
+/**
+ * An argument as a specialised closure takes it. Calling a closure costs more than what the commonest
+ * ones do, so those are done in place: a value known at compile time (charging what computing it
+ * charged, if anything), a field of a declared object variable (`event.type`), a comprehension variable.
+ * Anything else runs its node.
+ */
+type Operand =
+  | { readonly kind: "node"; readonly node: Node }
+  | { readonly kind: "constant"; readonly value: Value; readonly cost: number }
+  | {
+      readonly kind: "field";
+      readonly variable: string;
+      readonly field: string;
+      readonly read: HostReader;
+      /** The `typeof` of a host value that is its own CEL value (`"string"` for a string field). */
+      readonly verbatim: string | undefined;
+    }
+  | FieldTest
+  | { readonly kind: "slot"; readonly slot: number };
+
+/**
+ * An operand with every property of every kind, in one order: the closures that read operands then
+ * see objects of a single shape, which the engine reads faster than four.
+ */
+function shaped(o: Operand): Operand {
+  const p: Partial<OperandFields> = o;
+  const all = {
+    kind: o.kind,
+    node: p.node,
+    value: p.value ?? null,
+    cost: p.cost ?? 0,
+    variable: p.variable ?? "",
+    field: p.field ?? "",
+    read: p.read ?? dynReader,
+    verbatim: p.verbatim,
+    slot: p.slot ?? -1,
+    text: p.text ?? "",
+    negate: p.negate ?? false,
+  };
+  return all as Operand;
+}
+
+/** Every property an operand of some kind has. */
+interface OperandFields {
+  readonly node: Node;
+  readonly value: Value;
+  readonly cost: number;
+  readonly variable: string;
+  readonly field: string;
+  readonly read: HostReader;
+  readonly verbatim: string | undefined;
+  readonly slot: number;
+  readonly text: string;
+  readonly negate: boolean;
+}
+
+/** What running the operand's node would do, charge for charge. */
+function operand(f: Frame, o: Operand): Result {
+  switch (o.kind) {
+    case "node":
+      return o.node(f);
+    case "constant":
+      if (o.cost !== 0) charge(f, o.cost);
+      return o.value;
+    case "field":
+      return readField(f, o.variable, o.field, o.read, o.verbatim);
+    case "slot":
+      return readSlot(f, o.slot);
+    case "test":
+      return testField(f, o);
+  }
+}
+
+/** `event.type == "closed"` (or `!=`): a string field against a string constant, read in place. */
+interface FieldTest {
+  readonly kind: "test";
+  readonly variable: string;
+  readonly field: string;
+  readonly read: HostReader;
+  readonly verbatim: string | undefined;
+  readonly text: string;
+  /** What computing the constant charged (nothing, for a literal). */
+  readonly cost: number;
+  readonly negate: boolean;
+}
+
+/**
+ * A `FieldTest`, charged as `primitiveEquality` charges it: against a short constant, 1 unit (0 when
+ * either string is empty) together with the constant's own cost; against a longer one, the constant's
+ * cost and then the shared equality rule.
+ */
+function testField(f: Frame, t: FieldTest): Result {
+  const x = readField(f, t.variable, t.field, t.read, t.verbatim);
+  if (isError(x)) return x;
+  const text = t.text;
+  if (text.length <= SHORT_CONSTANT) {
+    charge(f, t.cost + (text.length === 0 || (x as string).length === 0 ? 0 : COST.call));
+  } else {
+    if (t.cost !== 0) charge(f, t.cost);
+    charge(f, stringEqualityUnits(x as string, text));
+  }
+  return t.negate ? x !== text : x === text;
+}
+
+/** The `FieldTest` that `a == b` or `a != b` is, when it is one. */
+function fieldEquality(
+  types: readonly Type[],
+  operands: readonly Operand[],
+  negate: boolean,
+): FieldTest | undefined {
+  const [ta, tb] = types;
+  const [a, b] = operands;
+  if (ta?.kind !== "string" || tb?.kind !== "string" || a?.kind !== "field" || b?.kind !== "constant")
+    return undefined;
+  if (typeof b.value !== "string") return undefined;
+  const { variable, field, read, verbatim } = a;
+  return shaped({
+    kind: "test",
+    variable,
+    field,
+    read,
+    verbatim,
+    text: b.value,
+    cost: b.cost,
+    negate,
+  }) as FieldTest;
+}
+
+/**
+ * `event.type`: a declared object variable's field, read as one step (ident and select, 2 units). A
+ * value that is its own CEL value (a string in a string field) is returned without calling its reader.
+ */
+function readField(
+  f: Frame,
+  variable: string,
+  field: string,
+  read: HostReader,
+  verbatim: string | undefined,
+): Result {
+  charge(f, 2 * COST.selectAndIdent);
+  const o = f.vars[variable];
+  if (o === undefined || o === null) return read(undefined);
+  if (typeof o !== "object") return notAnObject(o, variable);
+  const raw = (o as Record<string, unknown>)[field];
+  // Each case tests a constant `typeof`, which the engine does without computing the type's name.
+  switch (verbatim) {
+    case "string":
+      return typeof raw === "string" ? raw : read(raw);
+    case "boolean":
+      return typeof raw === "boolean" ? raw : read(raw);
+    case "number":
+      return typeof raw === "number" ? raw : read(raw);
+    default:
+      return read(raw);
+  }
+}
+
+/** A comprehension variable. */
+function readSlot(f: Frame, slot: number): Value {
+  charge(f, COST.selectAndIdent);
+  return f.slots[slot] as Value;
+}
+
 function literalValue(v: Literal): Value {
   switch (v.type) {
     case "null":
@@ -65,12 +234,26 @@ class Compiler {
   /** Comprehension variables in scope: name → slot, innermost last. */
   private readonly scopes: Map<string, number>[] = [];
   /** Nodes whose value is known at compile time, with what evaluating them charges. */
-  private readonly constants = new Map<Node, { readonly value: Value; readonly cost: number }>();
+  private readonly constants = new Map<Node, Known>();
+  /** Nodes that an `Operand` can do in place, by what they do. */
+  private readonly inPlace = new Map<Node, Operand>();
+  /** Predicates a quantifier can run inside its own loop, by what they test. */
+  private readonly loopTests = new Map<Node, LoopTest>();
 
   constructor(
     private readonly checked: CheckedAst,
     private readonly env: Env,
   ) {}
+
+  private operand(node: Node): Operand {
+    const known = this.constants.get(node);
+    if (known !== undefined) return shaped({ kind: "constant", value: known.value, cost: known.cost });
+    return shaped(this.inPlace.get(node) ?? { kind: "node", node });
+  }
+
+  private operands(nodes: readonly Node[]): Operand[] {
+    return nodes.map((n) => this.operand(n));
+  }
 
   private typeOf(e: Expr): Type {
     return this.checked.types.get(e.id) ?? T.dyn;
@@ -147,10 +330,9 @@ class Compiler {
   private ident(name: string, ref: Reference | undefined, qualified = false): Node {
     const local = qualified ? undefined : this.slot(name);
     if (local !== undefined) {
-      return (f) => {
-        charge(f, COST.selectAndIdent);
-        return f.slots[local] as Value;
-      };
+      const node: Node = (f) => readSlot(f, local);
+      this.inPlace.set(node, { kind: "slot", slot: local });
+      return node;
     }
     if (ref?.kind === "type") {
       const value = new TypeValue(runtimeTypeName(ref.type));
@@ -183,14 +365,11 @@ class Compiler {
       const read = hostReader(decl?.type ?? T.dyn);
       const direct = this.declaredObjectVariable(e.operand);
       if (!e.testOnly && direct !== undefined && !(field in Object.prototype)) {
-        // `event.type`: the commonest node of a rule, read in one closure (ident and select, 2 units).
-        const twoSteps = 2 * COST.selectAndIdent;
-        return (f) => {
-          charge(f, twoSteps);
-          const o = f.vars[direct];
-          if (o === undefined || o === null) return read(undefined);
-          return typeof o === "object" ? read((o as Record<string, unknown>)[field]) : notAnObject(o, direct);
-        };
+        // `event.type`: the commonest node of a rule, read in one closure.
+        const verbatim = verbatimTypeof(decl?.type ?? T.dyn);
+        const node: Node = (f) => readField(f, direct, field, read, verbatim);
+        this.inPlace.set(node, { kind: "field", variable: direct, field, read, verbatim });
+        return node;
       }
       if (e.testOnly) {
         return (f) => {
@@ -238,9 +417,8 @@ class Compiler {
     const args = e.target === undefined ? e.args : [e.target, ...e.args];
     switch (e.fn) {
       case Op.logicalAnd:
-        return logical(this.expr(args[0] as Expr), this.expr(args[1] as Expr), false);
       case Op.logicalOr:
-        return logical(this.expr(args[0] as Expr), this.expr(args[1] as Expr), true);
+        return this.logicalChain(e);
       case Op.conditional:
         return conditional(
           this.expr(args[0] as Expr),
@@ -299,22 +477,26 @@ class Compiler {
       }
     }
     if ((e.fn === Op.equals || e.fn === Op.notEquals) && args.length === 2) {
-      const special = primitiveEquality(
-        argTypes,
-        nodes,
-        this.constants.get(nodes[1] as Node),
-        e.fn === Op.notEquals,
-      );
+      const operands = this.operands(nodes);
+      const test = fieldEquality(argTypes, operands, e.fn === Op.notEquals);
+      if (test !== undefined) {
+        const node: Node = (f) => testField(f, test);
+        this.inPlace.set(node, test);
+        return node;
+      }
+      const special = primitiveEquality(argTypes, operands, e.fn === Op.notEquals);
       if (special !== undefined) return special;
     }
     const constantText = this.constants.get(nodes[1] as Node);
     if (standard && decided && nodes.length === 2 && typeof constantText?.value === "string") {
-      const fused = stringTest(
-        overloads[0] as OverloadDecl,
-        nodes[0] as Node,
-        constantText.value,
-        constantText.cost,
-      );
+      const o = overloads[0] as OverloadDecl;
+      const input = this.operand(nodes[0] as Node);
+      const fused = stringTest(o, input, constantText.value, constantText.cost);
+      const method = AFFIX_TESTS.get(o.id);
+      if (fused !== undefined && method !== undefined && input.kind === "slot") {
+        const units = affixUnits(constantText.value, constantText.cost);
+        this.loopTests.set(fused, { slot: input.slot, method, text: constantText.value, units });
+      }
       if (fused !== undefined) return fused;
     }
     // An index is a step of an attribute, like a select; on a computed value it costs one more.
@@ -327,9 +509,30 @@ class Compiler {
     const prepared = new Map(
       overloads.flatMap((o) => (o.prepare === undefined ? [] : [[o, o.prepare(unknownSite)] as const])),
     );
-    const node = strictCall(e.fn, overloads, nodes, decided, extra, prepared);
+    const node = strictCall(e.fn, overloads, nodes, this.operands(nodes), decided, extra, prepared);
+    const inner = this.loopTests.get(nodes[0] as Node);
+    if (inner !== undefined && inner.negation === undefined && isLogicalNot(only, decided, nodes.length)) {
+      this.loopTests.set(node, { ...inner, negation: callUnits(only as OverloadDecl, 0) as number });
+    }
     // Only the standard library is known to be pure; a declared function may read the world.
     return standard ? this.fold(node, nodes) : node;
+  }
+
+  /**
+   * A tree of one logical operator (`a && b && c`, which the parser balances) as one closure over its
+   * operands in source order, keeping the tree's shape for the rare evaluation that needs it.
+   */
+  private logicalChain(e: CallExpr): Node {
+    const operands: Operand[] = [];
+    const shapeOf = (x: Expr): Shape => {
+      if (x.kind === "call" && x.fn === e.fn && x.target === undefined && x.args.length === 2) {
+        return [shapeOf(x.args[0] as Expr), shapeOf(x.args[1] as Expr)];
+      }
+      operands.push(this.operand(this.expr(x)));
+      return operands.length - 1;
+    };
+    const shape = shapeOf(e);
+    return logical(operands, shape, e.fn === Op.logicalOr);
   }
 
   /**
@@ -348,30 +551,34 @@ class Compiler {
     const constants = nodes.map((n) => (n === undefined ? undefined : this.constants.get(n)?.value));
     const call = o.prepare({ constants, recordKeys });
     const units = callUnits(o, 0);
+    const plans = records.map((r) => (r === undefined ? undefined : recordPlan(this.operands(r))));
     const thunks = args.map((_, i) => {
-      const record = records[i];
-      return record === undefined ? (nodes[i] as Node) : recordNode(record);
+      const plan = plans[i];
+      return plan === undefined ? (nodes[i] as Node) : (f: Frame) => buildRecord(f, plan);
     });
-    // The primitives take two or three arguments at a fixed cost: those get closures without a loop.
+    // The primitives take two or three arguments at a fixed cost, one of them a record: those get
+    // closures without a loop, building the record in place.
     if (typeof units === "number" && thunks.length === 2) {
-      const [a, b] = thunks as [Node, Node];
+      const [a, b] = this.operands(thunks) as [Operand, Operand];
+      const [ra, rb] = plans;
       return (f) => {
-        const x = a(f);
+        const x = ra === undefined ? operand(f, a) : buildRecord(f, ra);
         if (isError(x)) return x;
-        const y = b(f);
+        const y = rb === undefined ? operand(f, b) : buildRecord(f, rb);
         if (isError(y)) return y;
         charge(f, units);
         return call(f.vars, [x, y]);
       };
     }
     if (typeof units === "number" && thunks.length === 3) {
-      const [a, b, c] = thunks as [Node, Node, Node];
+      const [a, b, c] = this.operands(thunks) as [Operand, Operand, Operand];
+      const [ra, rb, rc] = plans;
       return (f) => {
-        const x = a(f);
+        const x = ra === undefined ? operand(f, a) : buildRecord(f, ra);
         if (isError(x)) return x;
-        const y = b(f);
+        const y = rb === undefined ? operand(f, b) : buildRecord(f, rb);
         if (isError(y)) return y;
-        const z = c(f);
+        const z = rc === undefined ? operand(f, c) : buildRecord(f, rc);
         if (isError(z)) return z;
         charge(f, units);
         return call(f.vars, [x, y, z]);
@@ -455,7 +662,9 @@ class Compiler {
     const predicate = this.expr(step.args[1] as Expr);
     this.scopes.pop();
     this.scopes.pop();
-    return quantifierLoop(range, predicate, iter, exists);
+    const test = this.loopTests.get(predicate);
+    if (test !== undefined && test.slot === iter) return quantifiedTest(this.operand(range), test, exists);
+    return quantifierLoop(this.operand(range), predicate, iter, exists);
   }
 
   private comprehension(e: ComprehensionExpr): Node {
@@ -502,28 +711,28 @@ class Compiler {
 const ALL_CHECK = COST.selectAndIdent + COST.call;
 const EXISTS_CHECK = ALL_CHECK + COST.call;
 
-function quantifierLoop(range: Node, predicate: Node, iter: number, exists: boolean): Node {
+function quantifierLoop(range: Operand, predicate: Node, iter: number, exists: boolean): Node {
   // `all` continues while the accumulator is not false (ident + call = 2 units); `exists` while it is
   // not true, through `!_` (3 units, or 2 when the accumulator is an error, which `!_` passes on free).
   const stopOn = exists;
   const op = exists ? Op.logicalOr : Op.logicalAnd;
   return (f) => {
-    const r = range(f);
+    const r = operand(f, range);
     if (isError(r)) return r;
-    let items: Iterable<Value>;
+    let items: readonly Value[];
     if (Array.isArray(r)) items = r as readonly Value[];
-    else if (r instanceof CelMap) items = r.keys();
+    else if (r instanceof CelMap) items = [...r.keys()];
     else return new CelError(`cannot iterate over ${r === null ? "null" : typeof r}`);
     const slots = f.slots;
     let accu: Result = !stopOn;
-    for (const x of items) {
+    for (let i = 0; i < items.length; i++) {
       const check = exists && !isError(accu) ? EXISTS_CHECK : ALL_CHECK;
       if (accu === stopOn) {
         charge(f, check);
         break;
       }
       charge(f, check + COST.selectAndIdent);
-      slots[iter] = x;
+      slots[iter] = items[i] as Value;
       const p = predicate(f);
       if (p === stopOn) accu = stopOn;
       else if (!isError(accu)) accu = isError(p) ? p : typeof p === "boolean" ? !stopOn : noSuchOverload(op);
@@ -533,18 +742,126 @@ function quantifierLoop(range: Node, predicate: Node, iter: number, exists: bool
   };
 }
 
-/** `&&` (`stopOn` false) or `||` (`stopOn` true), absorbing an error when the other side decides. */
-function logical(left: Node, right: Node, stopOn: boolean): Node {
+/**
+ * A predicate of a quantifier that tests its loop variable against a constant, `p.startsWith("a/")`
+ * or `!p.endsWith("_test.go")`, run by `quantifiedTest` without calling a closure per element.
+ */
+interface LoopTest {
+  readonly slot: number;
+  readonly method: "startsWith" | "endsWith";
+  readonly text: string;
+  /** What the test charges, beyond reading the loop variable. */
+  readonly units: number;
+  /** What a `!` around the test charges, when there is one. */
+  readonly negation?: number;
+}
+
+/** The standard library's prefix and suffix tests, by overload id, as the string methods they call. */
+const AFFIX_TESTS: ReadonlyMap<string, "startsWith" | "endsWith"> = new Map([
+  ["starts_with_string", "startsWith"],
+  ["ends_with_string", "endsWith"],
+]);
+
+/** What `s.startsWith(text)` or `s.endsWith(text)` charges: the text's traversal, plus computing it. */
+function affixUnits(text: string, textCost: number): number {
+  return textCost + traversalUnits(text);
+}
+
+/** Whether a call runs the standard `!` of one bool, which `strictCall` compiles without a call. */
+function isLogicalNot(o: OverloadDecl | undefined, decided: boolean, arity: number): boolean {
+  return o !== undefined && decided && arity === 1 && o.id === "logical_not" && STANDARD_OVERLOADS.has(o);
+}
+
+/**
+ * `quantifierLoop` with its predicate a `LoopTest`, done in the loop: the same steps and charges in
+ * the same order (the loop's, the variable's, the test's, the negation's), the same results.
+ */
+function quantifiedTest(range: Operand, test: LoopTest, exists: boolean): Node {
+  const stopOn = exists;
+  const op = exists ? Op.logicalOr : Op.logicalAnd;
+  const { method, text, units, negation } = test;
+  const starts = method === "startsWith";
+  // What a step charges after the loop's check: the loop variable, its read, the test and the `!`.
+  const tail = 2 * COST.selectAndIdent + units + (negation ?? 0);
+  const whole = Number.isInteger(tail);
   return (f) => {
-    const l = left(f);
-    if (l === stopOn) return stopOn;
-    const r = right(f);
-    if (r === stopOn) return stopOn;
+    const r = operand(f, range);
+    if (isError(r)) return r;
+    let items: readonly Value[];
+    if (Array.isArray(r)) items = r as readonly Value[];
+    else if (r instanceof CelMap) items = [...r.keys()];
+    else return new CelError(`cannot iterate over ${r === null ? "null" : typeof r}`);
+    let accu: Result = !stopOn;
+    for (let i = 0; i < items.length; i++) {
+      const check = exists && !isError(accu) ? EXISTS_CHECK : ALL_CHECK;
+      if (accu === stopOn) {
+        charge(f, check);
+        break;
+      }
+      const x = items[i] as Value;
+      let p: Result = x;
+      if (whole && !isError(x) && fitsWhole(f, check + tail)) {
+        // The step's parts at once: no part can cross the limit, and the sum is exact.
+        f.cost += check + tail;
+        p = starts ? (x as string).startsWith(text) : (x as string).endsWith(text);
+        if (negation !== undefined) p = !p;
+      } else {
+        charge(f, check + COST.selectAndIdent);
+        charge(f, COST.selectAndIdent);
+        if (!isError(x)) {
+          charge(f, units);
+          p = starts ? (x as string).startsWith(text) : (x as string).endsWith(text);
+          if (negation !== undefined) {
+            charge(f, negation);
+            p = !p;
+          }
+        }
+      }
+      if (p === stopOn) accu = stopOn;
+      else if (!isError(accu)) accu = isError(p) ? p : typeof p === "boolean" ? !stopOn : noSuchOverload(op);
+    }
+    charge(f, COST.selectAndIdent);
+    return accu;
+  };
+}
+
+/** Where each operand of a flattened logical chain sat in the tree: an operand's index, or a pair. */
+type Shape = number | readonly [Shape, Shape];
+
+/**
+ * `&&` (`stopOn` false) or `||` (`stopOn` true) over a chain of operands, as the nested binary form
+ * evaluates it. Operands run left to right until one gives `stopOn`, which decides the whole tree
+ * whatever its shape (so the same operands run and the same units are charged). When none does, and
+ * every operand gave the other bool, so does the tree; otherwise the values are folded over the
+ * tree's shape, pair by pair, as the binary form would have combined them.
+ */
+function logical(operands: readonly Operand[], shape: Shape, stopOn: boolean): Node {
+  const proceed = !stopOn;
+  const op = stopOn ? Op.logicalOr : Op.logicalAnd;
+  const fold = (s: Shape, values: readonly Result[]): Result => {
+    if (typeof s === "number") return values[s] as Result;
+    const l = fold(s[0], values);
+    const r = fold(s[1], values);
     if (isError(l)) return l;
     if (isError(r)) return r;
-    if (typeof l !== "boolean" || typeof r !== "boolean")
-      return noSuchOverload(stopOn ? Op.logicalOr : Op.logicalAnd);
-    return !stopOn;
+    return typeof l !== "boolean" || typeof r !== "boolean" ? noSuchOverload(op) : proceed;
+  };
+  const n = operands.length;
+  return (f) => {
+    // Allocated only once an operand gives something other than `proceed` (an error, a non-bool).
+    let values: Result[] | undefined;
+    for (let i = 0; i < n; i++) {
+      const o = operands[i] as Operand;
+      // A field test, a rule's commonest first operand (and often its last), taken straight.
+      const v = o.kind === "test" ? testField(f, o) : operand(f, o);
+      if (v === stopOn) return stopOn;
+      if (values !== undefined) values[i] = v;
+      else if (v !== proceed) {
+        values = new Array<Result>(n).fill(proceed);
+        values[i] = v;
+      }
+    }
+    return values === undefined ? proceed : fold(shape, values);
   };
 }
 
@@ -572,6 +889,7 @@ function strictCall(
   fn: string,
   overloads: readonly OverloadDecl[],
   args: Node[],
+  operands: readonly Operand[],
   decided: boolean,
   extra: number,
   prepared: Prepared,
@@ -587,20 +905,41 @@ function strictCall(
   const sized = typeof units === "function" ? units : undefined;
   switch (args.length) {
     case 1: {
-      const [a] = args as [Node];
+      const [a] = operands as [Operand];
+      if (isLogicalNot(only, decided, 1) && fixed !== undefined) {
+        // `!x`, the commonest unary call of a rule, without a call of its implementation.
+        return (f) => {
+          const x = operand(f, a);
+          if (isError(x)) return x;
+          charge(f, fixed);
+          return !x;
+        };
+      }
       return (f) => {
-        const x = a(f);
+        const x = operand(f, a);
         if (isError(x)) return x;
         charge(f, fixed ?? (sized as (v: readonly Value[]) => number)([x]));
         return impl(x);
       };
     }
     case 2: {
-      const [a, b] = args as [Node, Node];
+      const [a, b] = operands as [Operand, Operand];
+      const order = STANDARD_OVERLOADS.has(only) ? INT_ORDERINGS.get(only.id) : undefined;
+      if (order !== undefined && fixed !== undefined) {
+        // `count(…) >= 2`: two bigints are ordered by the JS operator, as the library orders ints.
+        return (f) => {
+          const x = operand(f, a);
+          if (isError(x)) return x;
+          const y = operand(f, b);
+          if (isError(y)) return y;
+          charge(f, fixed);
+          return typeof x === "bigint" && typeof y === "bigint" ? order(x, y) : impl(x, y);
+        };
+      }
       return (f) => {
-        const x = a(f);
+        const x = operand(f, a);
         if (isError(x)) return x;
-        const y = b(f);
+        const y = operand(f, b);
         if (isError(y)) return y;
         charge(f, fixed ?? (sized as (v: readonly Value[]) => number)([x, y]));
         return impl(x, y);
@@ -638,6 +977,17 @@ function dispatchingCall(
 
 const STANDARD_OVERLOADS: ReadonlySet<OverloadDecl> = new Set(standardFunctions.flatMap((f) => f.overloads));
 
+/** The standard ordering of two ints, by overload id, as the JS operators on bigints compute it. */
+const INT_ORDERINGS: ReadonlyMap<string, (a: bigint, b: bigint) => boolean> = new Map([
+  ["less_int64", (a: bigint, b: bigint) => a < b],
+  ["less_equals_int64", (a: bigint, b: bigint) => a <= b],
+  ["greater_int64", (a: bigint, b: bigint) => a > b],
+  ["greater_equals_int64", (a: bigint, b: bigint) => a >= b],
+]);
+
+/** A string constant of at most ten UTF-16 units has at most ten code points: equality costs 1 or 0. */
+const SHORT_CONSTANT = 10;
+
 const IDENTITY_EQUALITY = new Set(["string", "bool", "int", "double"]);
 
 /**
@@ -647,22 +997,26 @@ const IDENTITY_EQUALITY = new Set(["string", "bool", "int", "double"]);
  */
 function primitiveEquality(
   types: readonly Type[],
-  nodes: readonly Node[],
-  right: { readonly value: Value; readonly cost: number } | undefined,
+  operands: readonly Operand[],
   negate: boolean,
 ): Node | undefined {
   const [ta, tb] = types;
   if (ta === undefined || tb === undefined || ta.kind !== tb.kind || !IDENTITY_EQUALITY.has(ta.kind))
     return undefined;
-  const [a, b] = nodes as [Node, Node];
-  const lit = right?.value;
-  if (ta.kind === "string" && typeof lit === "string" && lit.length <= 10) {
+  const [a, b] = operands as [Operand, Operand];
+  if (
+    ta.kind === "string" &&
+    b.kind === "constant" &&
+    typeof b.value === "string" &&
+    b.value.length <= SHORT_CONSTANT
+  ) {
     // `event.type == "closed"`: a short constant costs 1 against a non-empty string, 0 when either is
     // empty, plus what computing the constant charged (nothing, for a literal).
+    const lit = b.value;
     const empty = lit.length === 0;
-    const own = right?.cost ?? 0;
+    const own = b.cost;
     return (f) => {
-      const x = a(f);
+      const x = operand(f, a);
       if (isError(x)) return x;
       charge(f, own + (empty || (x as string).length === 0 ? 0 : COST.call));
       return negate ? x !== lit : x === lit;
@@ -670,27 +1024,51 @@ function primitiveEquality(
   }
   const units = ta.kind === "string" ? stringEqualityUnits : undefined;
   return (f) => {
-    const x = a(f);
+    const x = operand(f, a);
     if (isError(x)) return x;
-    const y = b(f);
+    const y = operand(f, b);
     if (isError(y)) return y;
     charge(f, units === undefined ? COST.call : units(x as string, y as string));
     return negate ? x !== y : x === y;
   };
 }
 
-/** A map literal's values as an array, charged as the literal is: its creation, then each value. */
-function recordNode(values: readonly Node[]): Node {
-  return (f) => {
-    charge(f, COST.mapCreateBase);
-    const out: Value[] = [];
-    for (let i = 0; i < values.length; i++) {
-      const v = (values[i] as Node)(f);
-      if (isError(v)) return v;
-      out.push(v);
+/**
+ * How to build a map literal's values as an array: the values known at compile time and free to
+ * compute are in place from the start (`template`); only the others (`steps`, at `computed`) run.
+ */
+interface RecordPlan {
+  readonly template: readonly Value[];
+  readonly computed: readonly number[];
+  readonly steps: readonly Operand[];
+}
+
+function recordPlan(values: readonly Operand[]): RecordPlan {
+  const template: Value[] = [];
+  const computed: number[] = [];
+  const steps: Operand[] = [];
+  values.forEach((v, i) => {
+    const free = v.kind === "constant" && v.cost === 0;
+    template.push(free ? v.value : null);
+    if (!free) {
+      computed.push(i);
+      steps.push(v);
     }
-    return out;
-  };
+  });
+  return { template, computed, steps };
+}
+
+/** A record's values, charged as the map literal is: its creation, then each value. */
+function buildRecord(f: Frame, plan: RecordPlan): Result {
+  charge(f, COST.mapCreateBase);
+  const out = plan.template.slice();
+  const { computed, steps } = plan;
+  for (let j = 0; j < computed.length; j++) {
+    const v = operand(f, steps[j] as Operand);
+    if (isError(v)) return v;
+    out[computed[j] as number] = v;
+  }
+  return out;
 }
 
 /** The keys of a map literal whose keys are distinct string literals, in source order. */
@@ -722,14 +1100,24 @@ function notAnObject(o: unknown, name: string): CelError {
  * `p.startsWith("internal/")`, `p.endsWith(…)`, `p.contains(…)` with a constant argument: the
  * argument's share of the shared cost rule is worked out once.
  */
-function stringTest(o: OverloadDecl, input: Node, text: string, textCost: number): Node | undefined {
+function stringTest(o: OverloadDecl, input: Operand, text: string, textCost: number): Node | undefined {
   const impl = o.impl;
   if (impl === undefined) return undefined;
   const textUnits = traversalUnits(text);
-  if (o.id === "starts_with_string" || o.id === "ends_with_string") {
-    const units = textCost + textUnits;
+  if (AFFIX_TESTS.has(o.id)) {
+    const units = affixUnits(text, textCost);
+    if (input.kind === "slot") {
+      // `p.startsWith("internal/")` in a comprehension: the loop's hottest node, read in one closure.
+      const slot = input.slot;
+      return (f) => {
+        const x = readSlot(f, slot);
+        if (isError(x)) return x;
+        charge(f, units);
+        return impl(x, text);
+      };
+    }
     return (f) => {
-      const x = input(f);
+      const x = operand(f, input);
       if (isError(x)) return x;
       charge(f, units);
       return impl(x, text);
@@ -737,7 +1125,7 @@ function stringTest(o: OverloadDecl, input: Node, text: string, textCost: number
   }
   if (o.id === "contains_string") {
     return (f) => {
-      const x = input(f);
+      const x = operand(f, input);
       if (isError(x)) return x;
       charge(f, textCost + traversalUnits(x as string) * textUnits);
       return impl(x, text);

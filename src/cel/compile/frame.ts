@@ -31,3 +31,13 @@ export function charge(f: Frame, units: number): void {
   f.cost += units;
   if (!(f.cost <= f.limit)) throw new CostLimitExceeded(f.limit, f.cost);
 }
+
+/**
+ * Whether `units`, the sum of whole-number parts the meter would charge one by one, can be charged at
+ * once: the total fits under the limit, so no part would have stopped the evaluation, and the cost so
+ * far is a whole number that stays below 2^53, so the parts one by one would add up to exactly the same.
+ */
+export function fitsWhole(f: Frame, units: number): boolean {
+  const after = f.cost + units;
+  return Number.isInteger(f.cost) && after <= f.limit && after <= Number.MAX_SAFE_INTEGER;
+}

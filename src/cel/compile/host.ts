@@ -78,12 +78,13 @@ export function hostReader(type: Type): HostReader {
         return typeof raw === "string" ? parseDuration(raw) : wrong(raw, "duration");
       };
     case "list": {
+      if (type.elem.kind === "string") return stringList;
       const elem = hostReader(type.elem);
       const check = VERBATIM_ELEMENTS[type.elem.kind];
       return (raw) => {
         if (raw === undefined || raw === null) return EMPTY_LIST;
         if (!Array.isArray(raw)) return wrong(raw, "list");
-        // Strings, bools and doubles are already CEL values: check them, but do not copy the list.
+        // Bools and doubles are already CEL values: check them, but do not copy the list.
         if (check !== undefined) {
           for (const x of raw) if (!check(x)) return wrong(x, `${type.elem.kind} list element`);
           return raw as readonly Value[];
@@ -128,8 +129,32 @@ export function hostReader(type: Type): HostReader {
   }
 }
 
+/**
+ * The `typeof` of host values that `hostReader(type)` returns as they are (a string for `string`, a
+ * boolean for `bool`, a number for `double`), so a caller may skip the reader for them; undefined when every value is converted.
+ */
+export function verbatimTypeof(type: Type): "string" | "boolean" | "number" | undefined {
+  return VERBATIM_TYPEOF[type.kind];
+}
+
+const VERBATIM_TYPEOF: Readonly<Partial<Record<Type["kind"], "string" | "boolean" | "number">>> = {
+  string: "string",
+  bool: "boolean",
+  double: "number",
+};
+
+/** A list of strings (`paths`, the commonest list field): each element checked, the list never copied. */
+function stringList(raw: unknown): Result {
+  if (raw === undefined || raw === null) return EMPTY_LIST;
+  if (!Array.isArray(raw)) return wrong(raw, "list");
+  for (let i = 0; i < raw.length; i++) {
+    const x: unknown = raw[i];
+    if (typeof x !== "string") return wrong(x, "string list element");
+  }
+  return raw as readonly Value[];
+}
+
 const VERBATIM_ELEMENTS: Readonly<Partial<Record<Type["kind"], (x: unknown) => boolean>>> = {
-  string: (x) => typeof x === "string",
   bool: (x) => typeof x === "boolean",
   double: (x) => typeof x === "number",
 };
