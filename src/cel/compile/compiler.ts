@@ -26,8 +26,23 @@ import { standardFunctions } from "../std/index.js";
 import { compileRegex } from "../std/regex.js";
 import { runtimeTypeName, T, type Type } from "../types.js";
 import { noSuchOverload, selectOverload } from "./dispatch.js";
-import { charge, type Frame, fitsWhole, type Node } from "./frame.js";
-import { dynReader, type HostReader, hostReader, verbatimTypeof } from "./host.js";
+import { charge, type Frame, type Node } from "./frame.js";
+import { hostReader, verbatimTypeof } from "./host.js";
+import { conditional, logical, type Shape } from "./logical.js";
+import { AFFIX_TESTS, affixUnits, type LoopTest, quantifiedTest, quantifierLoop } from "./loops.js";
+import {
+  buildRecord,
+  fieldEquality,
+  type Known,
+  type Operand,
+  operand,
+  readField,
+  readSlot,
+  recordPlan,
+  SHORT_CONSTANT,
+  shaped,
+  testField,
+} from "./operands.js";
 
 export interface CompiledExpr {
   readonly node: Node;
@@ -47,175 +62,6 @@ export function compileChecked(checked: CheckedAst, env: Env): CompileResult {
 }
 
 const isError = (v: Result): v is CelError => v instanceof CelError;
-
-/** A node whose value is known at compile time, with what evaluating it charges. */
-interface Known {
-  readonly value: Value;
-  readonly cost: number;
-}
-
-/**
- * An argument as a specialised closure takes it. Calling a closure costs more than what the commonest
- * ones do, so those are done in place: a value known at compile time (charging what computing it
- * charged, if anything), a field of a declared object variable (`event.type`), a comprehension variable.
- * Anything else runs its node.
- */
-type Operand =
-  | { readonly kind: "node"; readonly node: Node }
-  | { readonly kind: "constant"; readonly value: Value; readonly cost: number }
-  | {
-      readonly kind: "field";
-      readonly variable: string;
-      readonly field: string;
-      readonly read: HostReader;
-      /** The `typeof` of a host value that is its own CEL value (`"string"` for a string field). */
-      readonly verbatim: string | undefined;
-    }
-  | FieldTest
-  | { readonly kind: "slot"; readonly slot: number };
-
-/**
- * An operand with every property of every kind, in one order: the closures that read operands then
- * see objects of a single shape, which the engine reads faster than four.
- */
-function shaped(o: Operand): Operand {
-  const p: Partial<OperandFields> = o;
-  const all = {
-    kind: o.kind,
-    node: p.node,
-    value: p.value ?? null,
-    cost: p.cost ?? 0,
-    variable: p.variable ?? "",
-    field: p.field ?? "",
-    read: p.read ?? dynReader,
-    verbatim: p.verbatim,
-    slot: p.slot ?? -1,
-    text: p.text ?? "",
-    negate: p.negate ?? false,
-  };
-  return all as Operand;
-}
-
-/** Every property an operand of some kind has. */
-interface OperandFields {
-  readonly node: Node;
-  readonly value: Value;
-  readonly cost: number;
-  readonly variable: string;
-  readonly field: string;
-  readonly read: HostReader;
-  readonly verbatim: string | undefined;
-  readonly slot: number;
-  readonly text: string;
-  readonly negate: boolean;
-}
-
-/** What running the operand's node would do, charge for charge. */
-function operand(f: Frame, o: Operand): Result {
-  switch (o.kind) {
-    case "node":
-      return o.node(f);
-    case "constant":
-      if (o.cost !== 0) charge(f, o.cost);
-      return o.value;
-    case "field":
-      return readField(f, o.variable, o.field, o.read, o.verbatim);
-    case "slot":
-      return readSlot(f, o.slot);
-    case "test":
-      return testField(f, o);
-  }
-}
-
-/** `event.type == "closed"` (or `!=`): a string field against a string constant, read in place. */
-interface FieldTest {
-  readonly kind: "test";
-  readonly variable: string;
-  readonly field: string;
-  readonly read: HostReader;
-  readonly verbatim: string | undefined;
-  readonly text: string;
-  /** What computing the constant charged (nothing, for a literal). */
-  readonly cost: number;
-  readonly negate: boolean;
-}
-
-/**
- * A `FieldTest`, charged as `primitiveEquality` charges it: against a short constant, 1 unit (0 when
- * either string is empty) together with the constant's own cost; against a longer one, the constant's
- * cost and then the shared equality rule.
- */
-function testField(f: Frame, t: FieldTest): Result {
-  const x = readField(f, t.variable, t.field, t.read, t.verbatim);
-  if (isError(x)) return x;
-  const text = t.text;
-  if (text.length <= SHORT_CONSTANT) {
-    charge(f, t.cost + (text.length === 0 || (x as string).length === 0 ? 0 : COST.call));
-  } else {
-    if (t.cost !== 0) charge(f, t.cost);
-    charge(f, stringEqualityUnits(x as string, text));
-  }
-  return t.negate ? x !== text : x === text;
-}
-
-/** The `FieldTest` that `a == b` or `a != b` is, when it is one. */
-function fieldEquality(
-  types: readonly Type[],
-  operands: readonly Operand[],
-  negate: boolean,
-): FieldTest | undefined {
-  const [ta, tb] = types;
-  const [a, b] = operands;
-  if (ta?.kind !== "string" || tb?.kind !== "string" || a?.kind !== "field" || b?.kind !== "constant")
-    return undefined;
-  if (typeof b.value !== "string") return undefined;
-  const { variable, field, read, verbatim } = a;
-  return shaped({
-    kind: "test",
-    variable,
-    field,
-    read,
-    verbatim,
-    text: b.value,
-    cost: b.cost,
-    negate,
-  }) as FieldTest;
-}
-
-/**
- * `event.type`: a declared object variable's field, read as one step (ident and select, 2 units). A
- * value that is its own CEL value (a string in a string field) is returned without calling its reader.
- */
-function readField(
-  f: Frame,
-  variable: string,
-  field: string,
-  read: HostReader,
-  verbatim: string | undefined,
-): Result {
-  charge(f, 2 * COST.selectAndIdent);
-  const o = f.vars[variable];
-  if (o === undefined || o === null) return read(undefined);
-  if (typeof o !== "object") return notAnObject(o, variable);
-  const raw = (o as Record<string, unknown>)[field];
-  // Each case tests a constant `typeof`, which the engine does without computing the type's name.
-  switch (verbatim) {
-    case "string":
-      return typeof raw === "string" ? raw : read(raw);
-    case "boolean":
-      return typeof raw === "boolean" ? raw : read(raw);
-    case "number":
-      return typeof raw === "number" ? raw : read(raw);
-    default:
-      return read(raw);
-  }
-}
-
-/** A comprehension variable. */
-function readSlot(f: Frame, slot: number): Value {
-  charge(f, COST.selectAndIdent);
-  return f.slots[slot] as Value;
-}
 
 function literalValue(v: Literal): Value {
   switch (v.type) {
@@ -702,176 +548,9 @@ class Compiler {
   }
 }
 
-/**
- * `all` and `exists` as a direct loop over the predicate: what the general comprehension would do for
- * their expansion, step for step and unit for unit (the condition `@not_strictly_false(…)` and the
- * step `@result && p` or `@result || p`), without evaluating the expansion's scaffolding as closures.
- */
-/** The loop condition's units: `@not_strictly_false(@result)`, and for exists `…(!@result)`. */
-const ALL_CHECK = COST.selectAndIdent + COST.call;
-const EXISTS_CHECK = ALL_CHECK + COST.call;
-
-function quantifierLoop(range: Operand, predicate: Node, iter: number, exists: boolean): Node {
-  // `all` continues while the accumulator is not false (ident + call = 2 units); `exists` while it is
-  // not true, through `!_` (3 units, or 2 when the accumulator is an error, which `!_` passes on free).
-  const stopOn = exists;
-  const op = exists ? Op.logicalOr : Op.logicalAnd;
-  return (f) => {
-    const r = operand(f, range);
-    if (isError(r)) return r;
-    let items: readonly Value[];
-    if (Array.isArray(r)) items = r as readonly Value[];
-    else if (r instanceof CelMap) items = [...r.keys()];
-    else return new CelError(`cannot iterate over ${r === null ? "null" : typeof r}`);
-    const slots = f.slots;
-    let accu: Result = !stopOn;
-    for (let i = 0; i < items.length; i++) {
-      const check = exists && !isError(accu) ? EXISTS_CHECK : ALL_CHECK;
-      if (accu === stopOn) {
-        charge(f, check);
-        break;
-      }
-      charge(f, check + COST.selectAndIdent);
-      slots[iter] = items[i] as Value;
-      const p = predicate(f);
-      if (p === stopOn) accu = stopOn;
-      else if (!isError(accu)) accu = isError(p) ? p : typeof p === "boolean" ? !stopOn : noSuchOverload(op);
-    }
-    charge(f, COST.selectAndIdent);
-    return accu;
-  };
-}
-
-/**
- * A predicate of a quantifier that tests its loop variable against a constant, `p.startsWith("a/")`
- * or `!p.endsWith("_test.go")`, run by `quantifiedTest` without calling a closure per element.
- */
-interface LoopTest {
-  readonly slot: number;
-  readonly method: "startsWith" | "endsWith";
-  readonly text: string;
-  /** What the test charges, beyond reading the loop variable. */
-  readonly units: number;
-  /** What a `!` around the test charges, when there is one. */
-  readonly negation?: number;
-}
-
-/** The standard library's prefix and suffix tests, by overload id, as the string methods they call. */
-const AFFIX_TESTS: ReadonlyMap<string, "startsWith" | "endsWith"> = new Map([
-  ["starts_with_string", "startsWith"],
-  ["ends_with_string", "endsWith"],
-]);
-
-/** What `s.startsWith(text)` or `s.endsWith(text)` charges: the text's traversal, plus computing it. */
-function affixUnits(text: string, textCost: number): number {
-  return textCost + traversalUnits(text);
-}
-
 /** Whether a call runs the standard `!` of one bool, which `strictCall` compiles without a call. */
 function isLogicalNot(o: OverloadDecl | undefined, decided: boolean, arity: number): boolean {
   return o !== undefined && decided && arity === 1 && o.id === "logical_not" && STANDARD_OVERLOADS.has(o);
-}
-
-/**
- * `quantifierLoop` with its predicate a `LoopTest`, done in the loop: the same steps and charges in
- * the same order (the loop's, the variable's, the test's, the negation's), the same results.
- */
-function quantifiedTest(range: Operand, test: LoopTest, exists: boolean): Node {
-  const stopOn = exists;
-  const op = exists ? Op.logicalOr : Op.logicalAnd;
-  const { method, text, units, negation } = test;
-  const starts = method === "startsWith";
-  // What a step charges after the loop's check: the loop variable, its read, the test and the `!`.
-  const tail = 2 * COST.selectAndIdent + units + (negation ?? 0);
-  const whole = Number.isInteger(tail);
-  return (f) => {
-    const r = operand(f, range);
-    if (isError(r)) return r;
-    let items: readonly Value[];
-    if (Array.isArray(r)) items = r as readonly Value[];
-    else if (r instanceof CelMap) items = [...r.keys()];
-    else return new CelError(`cannot iterate over ${r === null ? "null" : typeof r}`);
-    let accu: Result = !stopOn;
-    for (let i = 0; i < items.length; i++) {
-      const check = exists && !isError(accu) ? EXISTS_CHECK : ALL_CHECK;
-      if (accu === stopOn) {
-        charge(f, check);
-        break;
-      }
-      const x = items[i] as Value;
-      let p: Result = x;
-      if (whole && !isError(x) && fitsWhole(f, check + tail)) {
-        // The step's parts at once: no part can cross the limit, and the sum is exact.
-        f.cost += check + tail;
-        p = starts ? (x as string).startsWith(text) : (x as string).endsWith(text);
-        if (negation !== undefined) p = !p;
-      } else {
-        charge(f, check + COST.selectAndIdent);
-        charge(f, COST.selectAndIdent);
-        if (!isError(x)) {
-          charge(f, units);
-          p = starts ? (x as string).startsWith(text) : (x as string).endsWith(text);
-          if (negation !== undefined) {
-            charge(f, negation);
-            p = !p;
-          }
-        }
-      }
-      if (p === stopOn) accu = stopOn;
-      else if (!isError(accu)) accu = isError(p) ? p : typeof p === "boolean" ? !stopOn : noSuchOverload(op);
-    }
-    charge(f, COST.selectAndIdent);
-    return accu;
-  };
-}
-
-/** Where each operand of a flattened logical chain sat in the tree: an operand's index, or a pair. */
-type Shape = number | readonly [Shape, Shape];
-
-/**
- * `&&` (`stopOn` false) or `||` (`stopOn` true) over a chain of operands, as the nested binary form
- * evaluates it. Operands run left to right until one gives `stopOn`, which decides the whole tree
- * whatever its shape (so the same operands run and the same units are charged). When none does, and
- * every operand gave the other bool, so does the tree; otherwise the values are folded over the
- * tree's shape, pair by pair, as the binary form would have combined them.
- */
-function logical(operands: readonly Operand[], shape: Shape, stopOn: boolean): Node {
-  const proceed = !stopOn;
-  const op = stopOn ? Op.logicalOr : Op.logicalAnd;
-  const fold = (s: Shape, values: readonly Result[]): Result => {
-    if (typeof s === "number") return values[s] as Result;
-    const l = fold(s[0], values);
-    const r = fold(s[1], values);
-    if (isError(l)) return l;
-    if (isError(r)) return r;
-    return typeof l !== "boolean" || typeof r !== "boolean" ? noSuchOverload(op) : proceed;
-  };
-  const n = operands.length;
-  return (f) => {
-    // Allocated only once an operand gives something other than `proceed` (an error, a non-bool).
-    let values: Result[] | undefined;
-    for (let i = 0; i < n; i++) {
-      const o = operands[i] as Operand;
-      // A field test, a rule's commonest first operand (and often its last), taken straight.
-      const v = o.kind === "test" ? testField(f, o) : operand(f, o);
-      if (v === stopOn) return stopOn;
-      if (values !== undefined) values[i] = v;
-      else if (v !== proceed) {
-        values = new Array<Result>(n).fill(proceed);
-        values[i] = v;
-      }
-    }
-    return values === undefined ? proceed : fold(shape, values);
-  };
-}
-
-function conditional(test: Node, then: Node, otherwise: Node): Node {
-  return (f) => {
-    const c = test(f);
-    if (c === true) return then(f);
-    if (c === false) return otherwise(f);
-    return isError(c) ? c : noSuchOverload(Op.conditional);
-  };
 }
 
 /** What one call of an overload charges: fixed, or computed from its arguments by the shared rule. */
@@ -985,9 +664,6 @@ const INT_ORDERINGS: ReadonlyMap<string, (a: bigint, b: bigint) => boolean> = ne
   ["greater_equals_int64", (a: bigint, b: bigint) => a >= b],
 ]);
 
-/** A string constant of at most ten UTF-16 units has at most ten code points: equality costs 1 or 0. */
-const SHORT_CONSTANT = 10;
-
 const IDENTITY_EQUALITY = new Set(["string", "bool", "int", "double"]);
 
 /**
@@ -1033,44 +709,6 @@ function primitiveEquality(
   };
 }
 
-/**
- * How to build a map literal's values as an array: the values known at compile time and free to
- * compute are in place from the start (`template`); only the others (`steps`, at `computed`) run.
- */
-interface RecordPlan {
-  readonly template: readonly Value[];
-  readonly computed: readonly number[];
-  readonly steps: readonly Operand[];
-}
-
-function recordPlan(values: readonly Operand[]): RecordPlan {
-  const template: Value[] = [];
-  const computed: number[] = [];
-  const steps: Operand[] = [];
-  values.forEach((v, i) => {
-    const free = v.kind === "constant" && v.cost === 0;
-    template.push(free ? v.value : null);
-    if (!free) {
-      computed.push(i);
-      steps.push(v);
-    }
-  });
-  return { template, computed, steps };
-}
-
-/** A record's values, charged as the map literal is: its creation, then each value. */
-function buildRecord(f: Frame, plan: RecordPlan): Result {
-  charge(f, COST.mapCreateBase);
-  const out = plan.template.slice();
-  const { computed, steps } = plan;
-  for (let j = 0; j < computed.length; j++) {
-    const v = operand(f, steps[j] as Operand);
-    if (isError(v)) return v;
-    out[computed[j] as number] = v;
-  }
-  return out;
-}
-
 /** The keys of a map literal whose keys are distinct string literals, in source order. */
 function literalKeys(e: Expr): readonly string[] | undefined {
   if (e.kind !== "map") return undefined;
@@ -1090,10 +728,6 @@ export function isAttribute(e: Expr): boolean {
     return isAttribute(e.args[0] as Expr);
   }
   return false;
-}
-
-function notAnObject(o: unknown, name: string): CelError {
-  return new CelError(`host value of type ${typeof o} is not an object (variable ${name})`);
 }
 
 /**

@@ -1,0 +1,129 @@
+/**
+ * The quantifier macros `all` and `exists` run as loops over their range, and a predicate that tests
+ * the loop variable against a constant prefix or suffix run inside the loop.
+ */
+import { traversalUnits } from "../cost/calls.js";
+import { COST } from "../cost/constants.js";
+import { Op } from "../operators.js";
+import { CelError, CelMap, isError, type Result, type Value } from "../runtime/values.js";
+import { noSuchOverload } from "./dispatch.js";
+import { charge, fitsWhole, type Node } from "./frame.js";
+import { type Operand, operand } from "./operands.js";
+
+/** The loop condition's units: `@not_strictly_false(@result)`, and for exists `…(!@result)`. */
+const ALL_CHECK = COST.selectAndIdent + COST.call;
+const EXISTS_CHECK = ALL_CHECK + COST.call;
+
+/**
+ * `all` and `exists` as a direct loop over the predicate: what the general comprehension would do for
+ * their expansion, step for step and unit for unit (the condition `@not_strictly_false(…)` and the
+ * step `@result && p` or `@result || p`), without evaluating the expansion's scaffolding as closures.
+ */
+export function quantifierLoop(range: Operand, predicate: Node, iter: number, exists: boolean): Node {
+  // `all` continues while the accumulator is not false (ident + call = 2 units); `exists` while it is
+  // not true, through `!_` (3 units, or 2 when the accumulator is an error, which `!_` passes on free).
+  const stopOn = exists;
+  const op = exists ? Op.logicalOr : Op.logicalAnd;
+  return (f) => {
+    const r = operand(f, range);
+    if (isError(r)) return r;
+    let items: readonly Value[];
+    if (Array.isArray(r)) items = r as readonly Value[];
+    else if (r instanceof CelMap) items = [...r.keys()];
+    else return new CelError(`cannot iterate over ${r === null ? "null" : typeof r}`);
+    const slots = f.slots;
+    let accu: Result = !stopOn;
+    for (let i = 0; i < items.length; i++) {
+      const check = exists && !isError(accu) ? EXISTS_CHECK : ALL_CHECK;
+      if (accu === stopOn) {
+        charge(f, check);
+        break;
+      }
+      charge(f, check + COST.selectAndIdent);
+      slots[iter] = items[i] as Value;
+      const p = predicate(f);
+      if (p === stopOn) accu = stopOn;
+      else if (!isError(accu)) accu = isError(p) ? p : typeof p === "boolean" ? !stopOn : noSuchOverload(op);
+    }
+    charge(f, COST.selectAndIdent);
+    return accu;
+  };
+}
+
+/**
+ * A predicate of a quantifier that tests its loop variable against a constant, `p.startsWith("a/")`
+ * or `!p.endsWith("_test.go")`, run by `quantifiedTest` without calling a closure per element.
+ */
+export interface LoopTest {
+  readonly slot: number;
+  readonly method: "startsWith" | "endsWith";
+  readonly text: string;
+  /** What the test charges, beyond reading the loop variable. */
+  readonly units: number;
+  /** What a `!` around the test charges, when there is one. */
+  readonly negation?: number;
+}
+
+/** The standard library's prefix and suffix tests, by overload id, as the string methods they call. */
+export const AFFIX_TESTS: ReadonlyMap<string, "startsWith" | "endsWith"> = new Map([
+  ["starts_with_string", "startsWith"],
+  ["ends_with_string", "endsWith"],
+]);
+
+/** What `s.startsWith(text)` or `s.endsWith(text)` charges: the text's traversal, plus computing it. */
+export function affixUnits(text: string, textCost: number): number {
+  return textCost + traversalUnits(text);
+}
+
+/**
+ * `quantifierLoop` with its predicate a `LoopTest`, done in the loop: the same steps and charges in
+ * the same order (the loop's, the variable's, the test's, the negation's), the same results.
+ */
+export function quantifiedTest(range: Operand, test: LoopTest, exists: boolean): Node {
+  const stopOn = exists;
+  const op = exists ? Op.logicalOr : Op.logicalAnd;
+  const { method, text, units, negation } = test;
+  const starts = method === "startsWith";
+  // What a step charges after the loop's check: the loop variable, its read, the test and the `!`.
+  const tail = 2 * COST.selectAndIdent + units + (negation ?? 0);
+  const whole = Number.isInteger(tail);
+  return (f) => {
+    const r = operand(f, range);
+    if (isError(r)) return r;
+    let items: readonly Value[];
+    if (Array.isArray(r)) items = r as readonly Value[];
+    else if (r instanceof CelMap) items = [...r.keys()];
+    else return new CelError(`cannot iterate over ${r === null ? "null" : typeof r}`);
+    let accu: Result = !stopOn;
+    for (let i = 0; i < items.length; i++) {
+      const check = exists && !isError(accu) ? EXISTS_CHECK : ALL_CHECK;
+      if (accu === stopOn) {
+        charge(f, check);
+        break;
+      }
+      const x = items[i] as Value;
+      let p: Result = x;
+      if (whole && !isError(x) && fitsWhole(f, check + tail)) {
+        // The step's parts at once: no part can cross the limit, and the sum is exact.
+        f.cost += check + tail;
+        p = starts ? (x as string).startsWith(text) : (x as string).endsWith(text);
+        if (negation !== undefined) p = !p;
+      } else {
+        charge(f, check + COST.selectAndIdent);
+        charge(f, COST.selectAndIdent);
+        if (!isError(x)) {
+          charge(f, units);
+          p = starts ? (x as string).startsWith(text) : (x as string).endsWith(text);
+          if (negation !== undefined) {
+            charge(f, negation);
+            p = !p;
+          }
+        }
+      }
+      if (p === stopOn) accu = stopOn;
+      else if (!isError(accu)) accu = isError(p) ? p : typeof p === "boolean" ? !stopOn : noSuchOverload(op);
+    }
+    charge(f, COST.selectAndIdent);
+    return accu;
+  };
+}

@@ -1,0 +1,227 @@
+/**
+ * Operands: the arguments a specialised closure takes, done in place where calling a closure would
+ * cost more than the work itself (a value known at compile time, a declared object's field, a
+ * comprehension variable, a string field against a constant), and the records built from them (a map
+ * literal handed to a prepared call as its values). Each does what running its node would, charge for
+ * charge.
+ */
+import { stringEqualityUnits } from "../cost/calls.js";
+import { COST } from "../cost/constants.js";
+import { CelError, isError, type Result, type Value } from "../runtime/values.js";
+import type { Type } from "../types.js";
+import { charge, type Frame, type Node } from "./frame.js";
+import { dynReader, type HostReader } from "./host.js";
+
+/** A node whose value is known at compile time, with what evaluating it charges. */
+export interface Known {
+  readonly value: Value;
+  readonly cost: number;
+}
+
+/**
+ * An argument as a specialised closure takes it. Calling a closure costs more than what the commonest
+ * ones do, so those are done in place: a value known at compile time (charging what computing it
+ * charged, if anything), a field of a declared object variable (`event.type`), a comprehension variable.
+ * Anything else runs its node.
+ */
+export type Operand =
+  | { readonly kind: "node"; readonly node: Node }
+  | { readonly kind: "constant"; readonly value: Value; readonly cost: number }
+  | {
+      readonly kind: "field";
+      readonly variable: string;
+      readonly field: string;
+      readonly read: HostReader;
+      /** The `typeof` of a host value that is its own CEL value (`"string"` for a string field). */
+      readonly verbatim: string | undefined;
+    }
+  | FieldTest
+  | { readonly kind: "slot"; readonly slot: number };
+
+/**
+ * An operand with every property of every kind, in one order: the closures that read operands then
+ * see objects of a single shape, which the engine reads faster than four.
+ */
+export function shaped(o: Operand): Operand {
+  const p: Partial<OperandFields> = o;
+  const all = {
+    kind: o.kind,
+    node: p.node,
+    value: p.value ?? null,
+    cost: p.cost ?? 0,
+    variable: p.variable ?? "",
+    field: p.field ?? "",
+    read: p.read ?? dynReader,
+    verbatim: p.verbatim,
+    slot: p.slot ?? -1,
+    text: p.text ?? "",
+    negate: p.negate ?? false,
+  };
+  return all as Operand;
+}
+
+/** Every property an operand of some kind has. */
+interface OperandFields {
+  readonly node: Node;
+  readonly value: Value;
+  readonly cost: number;
+  readonly variable: string;
+  readonly field: string;
+  readonly read: HostReader;
+  readonly verbatim: string | undefined;
+  readonly slot: number;
+  readonly text: string;
+  readonly negate: boolean;
+}
+
+/** What running the operand's node would do, charge for charge. */
+export function operand(f: Frame, o: Operand): Result {
+  switch (o.kind) {
+    case "node":
+      return o.node(f);
+    case "constant":
+      if (o.cost !== 0) charge(f, o.cost);
+      return o.value;
+    case "field":
+      return readField(f, o.variable, o.field, o.read, o.verbatim);
+    case "slot":
+      return readSlot(f, o.slot);
+    case "test":
+      return testField(f, o);
+  }
+}
+
+/** `event.type == "closed"` (or `!=`): a string field against a string constant, read in place. */
+interface FieldTest {
+  readonly kind: "test";
+  readonly variable: string;
+  readonly field: string;
+  readonly read: HostReader;
+  readonly verbatim: string | undefined;
+  readonly text: string;
+  /** What computing the constant charged (nothing, for a literal). */
+  readonly cost: number;
+  readonly negate: boolean;
+}
+
+/**
+ * A `FieldTest`, charged as `primitiveEquality` charges it: against a short constant, 1 unit (0 when
+ * either string is empty) together with the constant's own cost; against a longer one, the constant's
+ * cost and then the shared equality rule.
+ */
+export function testField(f: Frame, t: FieldTest): Result {
+  const x = readField(f, t.variable, t.field, t.read, t.verbatim);
+  if (isError(x)) return x;
+  const text = t.text;
+  if (text.length <= SHORT_CONSTANT) {
+    charge(f, t.cost + (text.length === 0 || (x as string).length === 0 ? 0 : COST.call));
+  } else {
+    if (t.cost !== 0) charge(f, t.cost);
+    charge(f, stringEqualityUnits(x as string, text));
+  }
+  return t.negate ? x !== text : x === text;
+}
+
+/** The `FieldTest` that `a == b` or `a != b` is, when it is one. */
+export function fieldEquality(
+  types: readonly Type[],
+  operands: readonly Operand[],
+  negate: boolean,
+): FieldTest | undefined {
+  const [ta, tb] = types;
+  const [a, b] = operands;
+  if (ta?.kind !== "string" || tb?.kind !== "string" || a?.kind !== "field" || b?.kind !== "constant")
+    return undefined;
+  if (typeof b.value !== "string") return undefined;
+  const { variable, field, read, verbatim } = a;
+  return shaped({
+    kind: "test",
+    variable,
+    field,
+    read,
+    verbatim,
+    text: b.value,
+    cost: b.cost,
+    negate,
+  }) as FieldTest;
+}
+
+/**
+ * `event.type`: a declared object variable's field, read as one step (ident and select, 2 units). A
+ * value that is its own CEL value (a string in a string field) is returned without calling its reader.
+ */
+export function readField(
+  f: Frame,
+  variable: string,
+  field: string,
+  read: HostReader,
+  verbatim: string | undefined,
+): Result {
+  charge(f, 2 * COST.selectAndIdent);
+  const o = f.vars[variable];
+  if (o === undefined || o === null) return read(undefined);
+  if (typeof o !== "object") return notAnObject(o, variable);
+  const raw = (o as Record<string, unknown>)[field];
+  // Each case tests a constant `typeof`, which the engine does without computing the type's name.
+  switch (verbatim) {
+    case "string":
+      return typeof raw === "string" ? raw : read(raw);
+    case "boolean":
+      return typeof raw === "boolean" ? raw : read(raw);
+    case "number":
+      return typeof raw === "number" ? raw : read(raw);
+    default:
+      return read(raw);
+  }
+}
+
+/** A comprehension variable. */
+export function readSlot(f: Frame, slot: number): Value {
+  charge(f, COST.selectAndIdent);
+  return f.slots[slot] as Value;
+}
+
+/** A string constant of at most ten UTF-16 units has at most ten code points: equality costs 1 or 0. */
+export const SHORT_CONSTANT = 10;
+
+/**
+ * How to build a map literal's values as an array: the values known at compile time and free to
+ * compute are in place from the start (`template`); only the others (`steps`, at `computed`) run.
+ */
+interface RecordPlan {
+  readonly template: readonly Value[];
+  readonly computed: readonly number[];
+  readonly steps: readonly Operand[];
+}
+
+export function recordPlan(values: readonly Operand[]): RecordPlan {
+  const template: Value[] = [];
+  const computed: number[] = [];
+  const steps: Operand[] = [];
+  values.forEach((v, i) => {
+    const free = v.kind === "constant" && v.cost === 0;
+    template.push(free ? v.value : null);
+    if (!free) {
+      computed.push(i);
+      steps.push(v);
+    }
+  });
+  return { template, computed, steps };
+}
+
+/** A record's values, charged as the map literal is: its creation, then each value. */
+export function buildRecord(f: Frame, plan: RecordPlan): Result {
+  charge(f, COST.mapCreateBase);
+  const out = plan.template.slice();
+  const { computed, steps } = plan;
+  for (let j = 0; j < computed.length; j++) {
+    const v = operand(f, steps[j] as Operand);
+    if (isError(v)) return v;
+    out[computed[j] as number] = v;
+  }
+  return out;
+}
+
+function notAnObject(o: unknown, name: string): CelError {
+  return new CelError(`host value of type ${typeof o} is not an object (variable ${name})`);
+}
