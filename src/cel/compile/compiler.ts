@@ -322,8 +322,8 @@ class Compiler {
         };
       }
     }
+    const operands = this.operands(nodes);
     if ((e.fn === Op.equals || e.fn === Op.notEquals) && args.length === 2) {
-      const operands = this.operands(nodes);
       const test = fieldEquality(argTypes, operands, e.fn === Op.notEquals);
       if (test !== undefined) {
         const node: Node = (f) => testField(f, test);
@@ -336,7 +336,7 @@ class Compiler {
     const constantText = this.constants.get(nodes[1] as Node);
     if (standard && decided && nodes.length === 2 && typeof constantText?.value === "string") {
       const o = overloads[0] as OverloadDecl;
-      const input = this.operand(nodes[0] as Node);
+      const input = operands[0] as Operand;
       const fused = stringTest(o, input, constantText.value, constantText.cost);
       const method = AFFIX_TESTS.get(o.id);
       if (fused !== undefined && method !== undefined && input.kind === "slot") {
@@ -347,21 +347,33 @@ class Compiler {
     }
     // An index is a step of an attribute, like a select; on a computed value it costs one more.
     const extra = e.fn === Op.index && !isAttribute(args[0] as Expr) ? 1 : 0;
-    // Under dyn a contextual candidate is chosen per call, so none of its arguments is a record.
-    const unknownSite: CallSite = {
-      constants: nodes.map((n) => this.constants.get(n)?.value),
-      recordKeys: nodes.map(() => undefined),
-    };
-    const prepared = new Map(
-      overloads.flatMap((o) => (o.prepare === undefined ? [] : [[o, o.prepare(unknownSite)] as const])),
+    const node = strictCall(
+      e.fn,
+      overloads,
+      nodes,
+      operands,
+      decided,
+      extra,
+      this.preparedForDyn(overloads, nodes),
     );
-    const node = strictCall(e.fn, overloads, nodes, this.operands(nodes), decided, extra, prepared);
     const inner = this.loopTests.get(nodes[0] as Node);
     if (inner !== undefined && inner.negation === undefined && isLogicalNot(only, decided, nodes.length)) {
       this.loopTests.set(node, { ...inner, negation: callUnits(only as OverloadDecl, 0) as number });
     }
     // Only the standard library is known to be pure; a declared function may read the world.
     return standard ? this.fold(node, nodes) : node;
+  }
+
+  /** Under dyn a contextual candidate is chosen per call, so each is prepared for a site with no records. */
+  private preparedForDyn(overloads: readonly OverloadDecl[], nodes: readonly Node[]): Prepared {
+    if (!overloads.some((o) => o.prepare !== undefined)) return NONE_PREPARED;
+    const unknownSite: CallSite = {
+      constants: nodes.map((n) => this.constants.get(n)?.value),
+      recordKeys: nodes.map(() => undefined),
+    };
+    return new Map(
+      overloads.flatMap((o) => (o.prepare === undefined ? [] : [[o, o.prepare(unknownSite)] as const])),
+    );
   }
 
   /**
@@ -563,6 +575,7 @@ function callUnits(o: OverloadDecl, extra: number): number | ((args: readonly Va
 
 /** The contextual overloads of a call, each prepared for a site whose arguments are all plain values. */
 type Prepared = ReadonlyMap<OverloadDecl, PreparedCall>;
+const NONE_PREPARED: Prepared = new Map();
 
 function strictCall(
   fn: string,
