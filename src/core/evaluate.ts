@@ -362,14 +362,14 @@ function reevaluateHolds(
  * Whether a tick sweeps out the cooldowns that have run out: the ticks in the first minute of each
  * quarter hour of journal time, about one tick in fifteen, since a sweep walks every cooldown. An entry
  * left past its `until` suppresses nothing (a match compares `until` with its own `at`); it only waits
- * for the next sweep, so the state holds at most a quarter hour of run-out entries.
+ * for the next sweep (a quarter hour later, while ticks come every minute).
  */
 const sweepsCooldowns = (at: number): boolean => at % COOLDOWN_SWEEP_EVERY < MINUTE;
 const COOLDOWN_SWEEP_EVERY = 15 * MINUTE;
 
 /** Cooldowns that have run out are dropped, so the state holds only live ones (and a few just ended). */
 function expireCooldowns(row: JournalRow, state: CoreState, emit: (op: StateOp) => void): void {
-  // Every tick walks every cooldown: for-in, not Object.entries, so the walk allocates nothing.
+  // A sweep walks every cooldown: for-in, not Object.entries, so the walk allocates nothing.
   for (const key in state.cooldowns)
     if ((state.cooldowns[key] as CooldownEntry).until <= row.at) emit({ op: "cooldown_expired", key });
 }

@@ -9,7 +9,12 @@ import { assembleRuleSet, type RuleSet } from "../../src/core/rule-set.js";
 import { loadStarterPack } from "../../src/core/starter-pack.js";
 import { applyDelta, type CoreState, emptyState } from "../../src/core/state.js";
 import { scanReader, selectorOf } from "../../src/core/window.js";
-import { indexedWindows, selectorShapes, WindowIndex } from "../../src/core/window-index.js";
+import {
+  indexedWindows,
+  type SelectorShape,
+  selectorShapes,
+  WindowIndex,
+} from "../../src/core/window-index.js";
 import { runs } from "../property-runs.js";
 
 const T0 = Date.parse("2026-10-01T00:00:00Z");
@@ -604,6 +609,31 @@ describe("properties of the fold", () => {
 });
 
 describe("the window index", () => {
+  it("forgets the tuple it looked up last once a row is added or what it found is pruned", () => {
+    const shape: SelectorShape = {
+      kind: "run_event",
+      keys: ["harness"],
+      distinctFields: [],
+      literals: new Map(),
+    };
+    const index = new WindowIndex([shape]);
+    const sel = selectorOf("run_event", { harness: "h" });
+    const row = (seq: number, at: number): JournalRow => ({
+      seq,
+      at,
+      kind: "run_event",
+      event: { type: "tool", harness: "h", run: "h#1" },
+    });
+    // Asked before any row reached the tuple, then again after one did.
+    expect(index.readerAt(T0).count(sel, HOUR)).toBe(0);
+    index.add(row(1, T0));
+    expect(index.readerAt(T0).count(sel, HOUR)).toBe(1);
+    // The tuple's bucket pruned away, and a later row making a new one.
+    index.prune(T0);
+    index.add(row(2, T0 + MIN));
+    expect(index.readerAt(T0 + MIN).count(sel, HOUR)).toBe(1);
+  });
+
   it("agrees with a naive scan of the rows, and so does every fold over it", () => {
     fc.assert(
       fc.property(journals, (rows) => {
