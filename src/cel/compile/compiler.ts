@@ -29,7 +29,14 @@ import { noSuchOverload, selectOverload } from "./dispatch.js";
 import { charge, type Frame, type Node } from "./frame.js";
 import { hostReader, verbatimTypeof } from "./host.js";
 import { conditional, logical, type Shape } from "./logical.js";
-import { AFFIX_TESTS, affixUnits, type LoopTest, quantifiedTest, quantifierLoop } from "./loops.js";
+import {
+  AFFIX_TESTS,
+  affixUnits,
+  type LoopTest,
+  quantifiedTest,
+  quantifierLoop,
+  rangeItems,
+} from "./loops.js";
 import {
   buildRecord,
   fieldEquality,
@@ -540,12 +547,8 @@ class Compiler {
     const result = this.expr(e.result);
     this.scopes.pop();
     return (f) => {
-      const r = range(f);
-      if (isError(r)) return r;
-      let items: Iterable<Value>;
-      if (Array.isArray(r)) items = r as readonly Value[];
-      else if (r instanceof CelMap) items = r.keys();
-      else return new CelError(`cannot iterate over ${r === null ? "null" : typeof r}`);
+      const items = rangeItems(range(f));
+      if (isError(items)) return items;
       const slots = f.slots;
       slots[accu] = init(f) as Value;
       for (const x of items) {

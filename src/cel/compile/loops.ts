@@ -10,6 +10,25 @@ import { noSuchOverload } from "./dispatch.js";
 import { charge, fitsWhole, type Node } from "./frame.js";
 import { type Operand, operand } from "./operands.js";
 
+/** What a comprehension iterates: a list's elements or a map's keys; an error passes through. */
+export function rangeItems(r: Result): readonly Value[] | CelError {
+  if (isError(r)) return r;
+  if (Array.isArray(r)) return r as readonly Value[];
+  if (r instanceof CelMap) return [...r.keys()];
+  return new CelError(`cannot iterate over ${r === null ? "null" : typeof r}`);
+}
+
+/**
+ * The accumulator after one step, `@result || p` for exists (`stopOn` true), `@result && p` for all:
+ * the deciding value sticks, the first error is kept otherwise, a non-bool is no overload.
+ */
+function quantifierStep(accu: Result, p: Result, stopOn: boolean): Result {
+  if (p === stopOn) return stopOn;
+  if (isError(accu)) return accu;
+  if (isError(p)) return p;
+  return typeof p === "boolean" ? !stopOn : noSuchOverload(stopOn ? Op.logicalOr : Op.logicalAnd);
+}
+
 /** The loop condition's units: `@not_strictly_false(@result)`, and for exists `…(!@result)`. */
 const ALL_CHECK = COST.selectAndIdent + COST.call;
 const EXISTS_CHECK = ALL_CHECK + COST.call;
@@ -23,14 +42,9 @@ export function quantifierLoop(range: Operand, predicate: Node, iter: number, ex
   // `all` continues while the accumulator is not false (ident + call = 2 units); `exists` while it is
   // not true, through `!_` (3 units, or 2 when the accumulator is an error, which `!_` passes on free).
   const stopOn = exists;
-  const op = exists ? Op.logicalOr : Op.logicalAnd;
   return (f) => {
-    const r = operand(f, range);
-    if (isError(r)) return r;
-    let items: readonly Value[];
-    if (Array.isArray(r)) items = r as readonly Value[];
-    else if (r instanceof CelMap) items = [...r.keys()];
-    else return new CelError(`cannot iterate over ${r === null ? "null" : typeof r}`);
+    const items = rangeItems(operand(f, range));
+    if (isError(items)) return items;
     const slots = f.slots;
     let accu: Result = !stopOn;
     for (let i = 0; i < items.length; i++) {
@@ -42,8 +56,7 @@ export function quantifierLoop(range: Operand, predicate: Node, iter: number, ex
       charge(f, check + COST.selectAndIdent);
       slots[iter] = items[i] as Value;
       const p = predicate(f);
-      if (p === stopOn) accu = stopOn;
-      else if (!isError(accu)) accu = isError(p) ? p : typeof p === "boolean" ? !stopOn : noSuchOverload(op);
+      accu = quantifierStep(accu, p, stopOn);
     }
     charge(f, COST.selectAndIdent);
     return accu;
@@ -81,19 +94,14 @@ export function affixUnits(text: string, textCost: number): number {
  */
 export function quantifiedTest(range: Operand, test: LoopTest, exists: boolean): Node {
   const stopOn = exists;
-  const op = exists ? Op.logicalOr : Op.logicalAnd;
   const { method, text, units, negation } = test;
   const starts = method === "startsWith";
   // What a step charges after the loop's check: the loop variable, its read, the test and the `!`.
   const tail = 2 * COST.selectAndIdent + units + (negation ?? 0);
   const whole = Number.isInteger(tail);
   return (f) => {
-    const r = operand(f, range);
-    if (isError(r)) return r;
-    let items: readonly Value[];
-    if (Array.isArray(r)) items = r as readonly Value[];
-    else if (r instanceof CelMap) items = [...r.keys()];
-    else return new CelError(`cannot iterate over ${r === null ? "null" : typeof r}`);
+    const items = rangeItems(operand(f, range));
+    if (isError(items)) return items;
     let accu: Result = !stopOn;
     for (let i = 0; i < items.length; i++) {
       const check = exists && !isError(accu) ? EXISTS_CHECK : ALL_CHECK;
@@ -120,8 +128,7 @@ export function quantifiedTest(range: Operand, test: LoopTest, exists: boolean):
           }
         }
       }
-      if (p === stopOn) accu = stopOn;
-      else if (!isError(accu)) accu = isError(p) ? p : typeof p === "boolean" ? !stopOn : noSuchOverload(op);
+      accu = quantifierStep(accu, p, stopOn);
     }
     charge(f, COST.selectAndIdent);
     return accu;
