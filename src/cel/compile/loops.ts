@@ -90,18 +90,25 @@ export function affixUnits(text: string, textCost: number): number {
 
 /**
  * `quantifierLoop` with its predicate a `LoopTest`, done in the loop: the same steps and charges in
- * the same order (the loop's, the variable's, the test's, the negation's), the same results.
+ * the same order (the loop's, the variable's, the test's, the negation's), the same results. Its range
+ * and step are written out rather than calling `rangeItems` and `quantifierStep`: measured, the calls
+ * cost this loop about a third (paths-exist alone, 145 → 185 ns).
  */
 export function quantifiedTest(range: Operand, test: LoopTest, exists: boolean): Node {
   const stopOn = exists;
+  const op = exists ? Op.logicalOr : Op.logicalAnd;
   const { method, text, units, negation } = test;
   const starts = method === "startsWith";
   // What a step charges after the loop's check: the loop variable, its read, the test and the `!`.
   const tail = 2 * COST.selectAndIdent + units + (negation ?? 0);
   const whole = Number.isInteger(tail);
   return (f) => {
-    const items = rangeItems(operand(f, range));
-    if (isError(items)) return items;
+    const r = operand(f, range);
+    if (isError(r)) return r;
+    let items: readonly Value[];
+    if (Array.isArray(r)) items = r as readonly Value[];
+    else if (r instanceof CelMap) items = [...r.keys()];
+    else return new CelError(`cannot iterate over ${r === null ? "null" : typeof r}`);
     let accu: Result = !stopOn;
     for (let i = 0; i < items.length; i++) {
       const check = exists && !isError(accu) ? EXISTS_CHECK : ALL_CHECK;
@@ -128,7 +135,8 @@ export function quantifiedTest(range: Operand, test: LoopTest, exists: boolean):
           }
         }
       }
-      accu = quantifierStep(accu, p, stopOn);
+      if (p === stopOn) accu = stopOn;
+      else if (!isError(accu)) accu = isError(p) ? p : typeof p === "boolean" ? !stopOn : noSuchOverload(op);
     }
     charge(f, COST.selectAndIdent);
     return accu;
