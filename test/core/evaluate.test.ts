@@ -269,29 +269,22 @@ describe("REQ-12 and REQ-13 together", () => {
 });
 
 describe("the review's regressions", () => {
+  /** A fleet rule that matches every tick, with a 5m cooldown, and a tick a minute for `minutes`. */
+  const everyTick = () =>
+    policyRule("every", { on: "tick", when: "true", level: "notify", target: "fleet", cooldown: "5m" });
+  const ticks = (minutes: number) =>
+    journal(Array.from({ length: minutes }, (_, m) => [m * MIN, "tick", { type: "tick" }] as const));
+
   it("a tick rule's fresh cooldown survives the tick that expires the old one", () => {
-    const rule = policyRule("every", {
-      on: "tick",
-      when: "true",
-      level: "notify",
-      target: "fleet",
-      cooldown: "5m",
-    });
-    const rows = journal(Array.from({ length: 12 }, (_, m) => [m * MIN, "tick", { type: "tick" }] as const));
-    const fires = firesOf(run(ruleSet({ policy: [rule], shadowPeriod: 0 }), rows).outcomes, "every");
+    const fires = firesOf(
+      run(ruleSet({ policy: [everyTick()], shadowPeriod: 0 }), ticks(12)).outcomes,
+      "every",
+    );
     expect(fires.map((f) => (f.at - T0) / MIN)).toEqual([0, 5, 10]);
   });
 
   it("run-out cooldowns are swept on the first tick of each quarter hour and suppress nothing meanwhile", () => {
-    const rule = policyRule("every", {
-      on: "tick",
-      when: "true",
-      level: "notify",
-      target: "fleet",
-      cooldown: "5m",
-    });
-    const rows = journal(Array.from({ length: 31 }, (_, m) => [m * MIN, "tick", { type: "tick" }] as const));
-    const { outcomes, state } = run(ruleSet({ policy: [rule], shadowPeriod: 0 }), rows);
+    const { outcomes, state } = run(ruleSet({ policy: [everyTick()], shadowPeriod: 0 }), ticks(31));
     // A fire every five minutes, whether or not a sweep has dropped the entry that ran out before it.
     expect(firesOf(outcomes, "every").map((f) => (f.at - T0) / MIN)).toEqual([0, 5, 10, 15, 20, 25, 30]);
     const sweeps = outcomes.flatMap((o, m) =>
