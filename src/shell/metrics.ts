@@ -4,6 +4,7 @@
  * (SPEC-0013 REQ-5); no label carries a path, run id, digest, expression or message.
  */
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { EvaluationResult } from "../core/evaluate.js";
 
 export const RULE_LABEL_CAP = 100;
 export const OTHER = "__other__";
@@ -75,9 +76,9 @@ export class DaemonMetrics {
    * of rules, and one labelled `inc` costs about 450 ns (prom-client hashes the labels on every call):
    * as much as evaluating the rules. Counting here and adding once per (rule, result) per step does not.
    */
-  private readonly pendingEvaluations = new Map<string, Map<string, number>>();
+  private readonly pendingEvaluations = new Map<string, Map<EvaluationResult, number>>();
 
-  countEvaluation(rule: string, result: string): void {
+  countEvaluation(rule: string, result: EvaluationResult): void {
     let byResult = this.pendingEvaluations.get(rule);
     if (byResult === undefined) {
       byResult = new Map();
