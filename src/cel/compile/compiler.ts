@@ -15,6 +15,7 @@ import { Op } from "../operators.js";
 import {
   CelError,
   CelMap,
+  isError,
   isObjectValue,
   type Result,
   TypeValue,
@@ -67,8 +68,6 @@ export function compileChecked(checked: CheckedAst, env: Env): CompileResult {
   if (c.errors.length > 0) return { ok: false, errors: c.errors };
   return { ok: true, compiled: { node, slots: c.slotCount } };
 }
-
-const isError = (v: Result): v is CelError => v instanceof CelError;
 
 function literalValue(v: Literal): Value {
   switch (v.type) {
