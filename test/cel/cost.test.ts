@@ -1,5 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { constantEqualityUnits, stringEqualityUnits } from "../../src/cel/cost/calls.js";
+import { COST } from "../../src/cel/cost/constants.js";
 import {
   type Activation,
   CelError,
@@ -252,5 +254,28 @@ describe("estimates under dyn", () => {
     const p = program(`dyn({'${"a".repeat(1000)}': 'a'}).exists(k, k.contains(k))`);
     const r = p.evaluate({});
     expect(BigInt(r.cost) <= p.estimateCost().max).toBe(true);
+  });
+});
+
+describe("string equality units", () => {
+  // Strings of one- and two-unit code points and lone surrogates, of lengths on both sides of the
+  // short-string rule and of the bounds the counting skips by.
+  const unit = fc.constantFrom("a", "é", "😀", "\uD800", "\uDC00");
+  const text = fc.array(unit, { minLength: 5, maxLength: 40, size: "max" }).map((us) => us.join(""));
+  const points = (s: string) => [...s].length;
+  const rule = (a: string, b: string) =>
+    a.length <= 10 || b.length <= 10
+      ? Number(a.length > 0 && b.length > 0)
+      : Math.ceil(Math.min(points(a), points(b)) * COST.stringTraversalFactor);
+
+  it("charge the shorter string's code points, counting only what the answer depends on", () => {
+    fc.assert(
+      fc.property(text, text, fc.boolean(), (a, b, same) => {
+        const y = same ? a : b;
+        expect(stringEqualityUnits(a, y)).toBe(rule(a, y));
+        expect(constantEqualityUnits(a, y, points(y))).toBe(rule(a, y));
+      }),
+      { numRuns: runs(2000) },
+    );
   });
 });

@@ -5,9 +5,10 @@
  * literal handed to a prepared call as its values). Each does what running its node would, charge for
  * charge.
  */
-import { stringEqualityUnits } from "../cost/calls.js";
+import { constantEqualityUnits } from "../cost/calls.js";
 import { COST } from "../cost/constants.js";
 import { CelError, isError, type Result, type Value } from "../runtime/values.js";
+import { codePointLength } from "../source.js";
 import type { Type } from "../types.js";
 import { charge, type Frame, type Node } from "./frame.js";
 import { dynReader, type HostReader } from "./host.js";
@@ -55,6 +56,7 @@ export function shaped(o: Operand): Operand {
     verbatim: p.verbatim,
     slot: p.slot ?? -1,
     text: p.text ?? "",
+    points: p.points ?? 0,
     negate: p.negate ?? false,
   };
   return all as Operand;
@@ -71,6 +73,7 @@ interface OperandFields {
   readonly verbatim: string | undefined;
   readonly slot: number;
   readonly text: string;
+  readonly points: number;
   readonly negate: boolean;
 }
 
@@ -99,6 +102,8 @@ interface FieldTest {
   readonly read: HostReader;
   readonly verbatim: string | undefined;
   readonly text: string;
+  /** The constant's code points, counted once here rather than on every test. */
+  readonly points: number;
   /** What computing the constant charged (nothing, for a literal). */
   readonly cost: number;
   readonly negate: boolean;
@@ -117,7 +122,7 @@ export function testField(f: Frame, t: FieldTest): Result {
     charge(f, t.cost + (text.length === 0 || (x as string).length === 0 ? 0 : COST.call));
   } else {
     if (t.cost !== 0) charge(f, t.cost);
-    charge(f, stringEqualityUnits(x as string, text));
+    charge(f, constantEqualityUnits(x as string, text, t.points));
   }
   return t.negate ? x !== text : x === text;
 }
@@ -141,6 +146,7 @@ export function fieldEquality(
     read,
     verbatim,
     text: b.value,
+    points: codePointLength(b.value),
     cost: b.cost,
     negate,
   }) as FieldTest;

@@ -35,10 +35,30 @@ export function traversalUnits(s: string): number {
   return scaled(codePointLength(s), T);
 }
 
-/** The equality rule for two strings: a traversal of the shorter. */
+/** The equality rule for two strings: a traversal of the shorter, in code points. */
 export function stringEqualityUnits(a: string, b: string): number {
   if (a.length <= 10 || b.length <= 10) return a.length > 0 && b.length > 0 ? 1 : 0;
-  return scaled(Math.min(codePointLength(a), codePointLength(b)), T);
+  return a.length <= b.length ? equalityOf(a, b, codePointLength(a)) : equalityOf(b, a, codePointLength(b));
+}
+
+/**
+ * `stringEqualityUnits(x, text)` for a constant `text` whose code points (`textPoints`) were counted
+ * once, at compile time.
+ */
+export function constantEqualityUnits(x: string, text: string, textPoints: number): number {
+  if (x.length <= 10 || text.length <= 10) return x.length > 0 && text.length > 0 ? 1 : 0;
+  return equalityOf(text, x, textPoints);
+}
+
+/**
+ * The traversal of the shorter of `known` (with `points` code points) and `other`, counting `other`'s
+ * code points only when the answer depends on them: equal strings have the same count, and a string of
+ * n UTF-16 units has at least n / 2 code points.
+ */
+function equalityOf(known: string, other: string, points: number): number {
+  const fewest =
+    known === other || other.length >= 2 * points ? points : Math.min(points, codePointLength(other));
+  return scaled(fewest, T);
 }
 const at = (sizes: readonly Range[], i: number): Range => sizes[i] ?? range(0n, 0n);
 const sizeAt = (args: readonly Value[], i: number): number => actualSize(args[i] as Value);
