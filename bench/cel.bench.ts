@@ -1,7 +1,7 @@
 /**
- * `npm run bench` (its second step): compile time (parse + check + compile) and evaluation time per expression, for
- * the six starter-rule `when` expressions (the windowed primitives bound to constant functions) and
- * typical filters over `paths`, measured side by side in one run:
+ * `npm run bench` (its second step): compile time (parse + check + compile) and evaluation time per
+ * expression, for the six starter-rule `when` expressions (the windowed primitives bound to constant
+ * functions) and typical filters over `paths`, measured side by side in one run:
  *
  * - ours (closures that meter their cost),
  * - @marcbachmann/cel-js and @bufbuild/cel (benchmark-only dev dependencies),
