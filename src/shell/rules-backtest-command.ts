@@ -8,6 +8,7 @@
 
 import type { BacktestCounts } from "../core/backtest.js";
 import { formatDuration, parseDuration } from "../core/durations.js";
+import { rfc3339Seconds } from "../core/instants.js";
 import { MAX_RULE_FILE_BYTES, ruleFileText } from "../core/rule-file-bytes.js";
 import { DEFAULT_BACKTEST_SINCE } from "./backtest/backtest-request.js";
 import { replayedFireOf } from "./backtest/fire-wire.js";
@@ -15,7 +16,7 @@ import type { BacktestStart, ReplayedFire } from "./backtest/replay.js";
 import { readBounded } from "./bounded-read.js";
 import { clientTarget, EXIT, unreachable } from "./client-target.js";
 import { ruleClient } from "./rpc/client.js";
-import { type Common, failed, type Io, iso, table } from "./rules-view-command.js";
+import { type Common, failed, type Io, table } from "./rules-view-command.js";
 
 export interface BacktestOptions extends Common {
   readonly since?: string | undefined;
@@ -110,7 +111,8 @@ async function onDaemon(
   return { start, sinceMs, fires, counts, ranOn: "daemon" };
 }
 
-const ms = (at: number) => iso(BigInt(at)) as string;
+// A fire's time is always set: printed as it is, epoch included (`iso` reads 0 as unset, as proto does).
+const ms = rfc3339Seconds;
 
 /** The JSON form scripts and reviewers rely on (REQ-18): one object, fires in seq order. */
 export function reportJson(r: BacktestReport) {
