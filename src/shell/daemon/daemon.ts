@@ -499,13 +499,19 @@ export class Daemon {
    * run one at a time, so two never interleave their reads of the clones.
    */
   reload(): Promise<ReloadReport> {
-    const next = this.reloading.then(() => this.reloadNow());
+    return this.queueReload(() => undefined);
+  }
+
+  /** A reload after the ones already queued; `admit` may refuse the config it reads, by throwing. */
+  private queueReload(admit: (config: GlobalConfig) => void): Promise<ReloadReport> {
+    const next = this.reloading.then(() => this.reloadNow(admit));
     this.reloading = next.catch(() => undefined);
     return next;
   }
 
-  private async reloadNow(): Promise<ReloadReport> {
+  private async reloadNow(admit: (config: GlobalConfig) => void): Promise<ReloadReport> {
     const config = await readConfig(this.configPath, this.env, false);
+    admit(config);
     const { ruleSet, clones } = await this.loadRules(config);
     // The evaluator runs whole rows between turns of the event loop, so this lands between two rows.
     const released = this.evaluator.swapRuleSet(ruleSet);
@@ -521,14 +527,15 @@ export class Daemon {
   }
 
   /**
-   * `harness policy sync` fast-forwarded a clone: the same reload, once the repo is known to be declared
-   * (the sync command read the same config, but the daemon may be running an older one).
+   * `harness policy sync` fast-forwarded a clone: the same reload, refused unless the config it reads
+   * declares the repo (the sync command read the same file, but the daemon may be running an older one).
+   * The check and the reload read the config once, so no edit can land between them.
    */
-  async policySynced(repo: string, commit: string): Promise<ReloadReport> {
-    const config = await readConfig(this.configPath, this.env, false);
-    if (!config.policyRepos.some((r) => r.name === repo)) throw new UnknownPolicyRepoError(repo);
-    this.log.info({ repo, commit }, "policy repo synced; reloading");
-    return this.reload();
+  policySynced(repo: string, commit: string): Promise<ReloadReport> {
+    return this.queueReload((config) => {
+      if (!config.policyRepos.some((r) => r.name === repo)) throw new UnknownPolicyRepoError(repo);
+      this.log.info({ repo, commit }, "policy repo synced; reloading");
+    });
   }
 
   /** Commits what is queued, stops listening, waits for running actions, closes the store. */
