@@ -111,9 +111,6 @@ async function onDaemon(
   return { start, sinceMs, fires, counts, ranOn: "daemon" };
 }
 
-// A fire's time is always set: printed as it is, epoch included (`iso` reads 0 as unset, as proto does).
-const ms = rfc3339Seconds;
-
 /** The JSON form scripts and reviewers rely on (REQ-18): one object, fires in seq order. */
 export function reportJson(r: BacktestReport) {
   return {
@@ -131,7 +128,7 @@ export function reportJson(r: BacktestReport) {
     ran_on: r.ranOn,
     fires: r.fires.map((f) => ({
       seq: f.seq,
-      at: ms(f.at),
+      at: rfc3339Seconds(f.at),
       kind: f.kind,
       type: f.type,
       target: f.target === undefined ? null : { kind: f.target.kind, key: f.target.key },
@@ -142,8 +139,8 @@ export function reportJson(r: BacktestReport) {
         ? {}
         : {
             hold_span: {
-              from: ms(f.at),
-              until: f.hold.until === undefined ? null : ms(f.hold.until.at),
+              from: rfc3339Seconds(f.at),
+              until: f.hold.until === undefined ? null : rfc3339Seconds(f.hold.until.at),
               until_seq: f.hold.until?.seq ?? null,
             },
           }),
@@ -167,7 +164,7 @@ export function reportLines(r: BacktestReport): string[] {
       ...table(
         ["AT", "SEQ", "KIND/TYPE", "TARGET", "LEVEL", "MODE", "HOLD"],
         r.fires.map((f) => [
-          ms(f.at),
+          rfc3339Seconds(f.at),
           String(f.seq),
           `${f.kind}/${f.type}`,
           f.target === undefined ? "(none: no_target)" : `${f.target.kind} ${f.target.key}`,
@@ -177,7 +174,7 @@ export function reportLines(r: BacktestReport): string[] {
             ? "-"
             : f.hold.until === undefined
               ? "held to the end"
-              : `until ${ms(f.hold.until.at)} (seq ${f.hold.until.seq})`,
+              : `until ${rfc3339Seconds(f.hold.until.at)} (seq ${f.hold.until.seq})`,
         ]),
       ),
       "",

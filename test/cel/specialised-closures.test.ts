@@ -221,6 +221,31 @@ const ROWS: Row[] = [
   ],
 ];
 
+// A computed string (an index, a loop variable) against a constant, short or long, computed or not:
+// pinned from the compiler before its constant equality was shared with the field test's.
+ROWS.push(
+  ['l[0] == "collision_started"', { l: ["collision_started"] }, "value", true, 4, [1, 2, 4, 4]],
+  ['l[0] != "collision_started"', { l: ["collision_startex"] }, "value", true, 4, [1, 2, 4, 4]],
+  ['l[0] == "collision" + "_started"', { l: ["collision_started"] }, "value", true, 6, [1, 2, 4, 4, 6, 6]],
+  ['l[0] == "collision" + "_started"', { l: [""] }, "value", false, 4, [1, 2, 4, 4]],
+  [
+    'l.exists(p, p == "internal/store/store.go")',
+    { l: ["cmd/main.go", "internal/store/store.go"] },
+    "value",
+    true,
+    17,
+    [1, 5, 5, 5, 5, 6, 8, 8, 12, 12, 12, 12, 13, 16, 16, 16, 17],
+  ],
+  [
+    'l.exists(p, p == "internal/store/store.go")',
+    { l: ["😀".repeat(12), "internal/store/store.gp"] },
+    "value",
+    false,
+    17,
+    [1, 5, 5, 5, 5, 6, 8, 8, 12, 12, 12, 12, 13, 16, 16, 16, 17],
+  ],
+);
+
 describe("specialised closures give what the general ones gave", () => {
   it.each(ROWS)("%s, case %#", (text, vars, kind, want, cost, under) => {
     const c = compile(text, env);

@@ -40,6 +40,8 @@ import {
 } from "./loops.js";
 import {
   buildRecord,
+  constantText,
+  equalsConstant,
   fieldEquality,
   type Known,
   type Operand,
@@ -47,7 +49,6 @@ import {
   readField,
   readSlot,
   recordPlan,
-  SHORT_CONSTANT,
   shaped,
   testField,
 } from "./operands.js";
@@ -695,22 +696,12 @@ function primitiveEquality(
   if (ta === undefined || tb === undefined || ta.kind !== tb.kind || !IDENTITY_EQUALITY.has(ta.kind))
     return undefined;
   const [a, b] = operands as [Operand, Operand];
-  if (
-    ta.kind === "string" &&
-    b.kind === "constant" &&
-    typeof b.value === "string" &&
-    b.value.length <= SHORT_CONSTANT
-  ) {
-    // `event.type == "closed"`: a short constant costs 1 against a non-empty string, 0 when either is
-    // empty, plus what computing the constant charged (nothing, for a literal).
-    const lit = b.value;
-    const empty = lit.length === 0;
-    const own = b.cost;
+  if (ta.kind === "string" && b.kind === "constant" && typeof b.value === "string") {
+    // `p == "internal/"`: the constant's code points are counted here, once.
+    const c = constantText(b.value, b.cost, negate);
     return (f) => {
       const x = operand(f, a);
-      if (isError(x)) return x;
-      charge(f, own + (empty || (x as string).length === 0 ? 0 : COST.call));
-      return negate ? x !== lit : x === lit;
+      return isError(x) ? x : equalsConstant(f, x as string, c);
     };
   }
   const units = ta.kind === "string" ? stringEqualityUnits : undefined;

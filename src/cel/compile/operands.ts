@@ -94,37 +94,47 @@ export function operand(f: Frame, o: Operand): Result {
   }
 }
 
-/** `event.type == "closed"` (or `!=`): a string field against a string constant, read in place. */
-interface FieldTest {
-  readonly kind: "test";
-  readonly variable: string;
-  readonly field: string;
-  readonly read: HostReader;
-  readonly verbatim: string | undefined;
+/** The string constant of an `==` or `!=`, with its code points counted once, at compile time. */
+export interface ConstantText {
   readonly text: string;
-  /** The constant's code points, counted once here rather than on every test. */
   readonly points: number;
   /** What computing the constant charged (nothing, for a literal). */
   readonly cost: number;
   readonly negate: boolean;
 }
 
+export function constantText(value: string, cost: number, negate: boolean): ConstantText {
+  return { text: value, points: codePointLength(value), cost, negate };
+}
+
 /**
- * A `FieldTest`, charged as `primitiveEquality` charges it: against a short constant, 1 unit (0 when
- * either string is empty) together with the constant's own cost; against a longer one, the constant's
- * cost and then the shared equality rule.
+ * `x == text` (or `!=`), charged as the generic string equality charges it: against a short constant,
+ * 1 unit (0 when either string is empty) together with the constant's own cost; against a longer one,
+ * the constant's cost and then the shared equality rule.
  */
+export function equalsConstant(f: Frame, x: string, c: ConstantText): boolean {
+  const text = c.text;
+  if (text.length <= SHORT_CONSTANT) {
+    charge(f, c.cost + (text.length === 0 || x.length === 0 ? 0 : COST.call));
+  } else {
+    if (c.cost !== 0) charge(f, c.cost);
+    charge(f, constantEqualityUnits(x, text, c.points));
+  }
+  return c.negate ? x !== text : x === text;
+}
+
+/** `event.type == "closed"` (or `!=`): a string field against a string constant, read in place. */
+interface FieldTest extends ConstantText {
+  readonly kind: "test";
+  readonly variable: string;
+  readonly field: string;
+  readonly read: HostReader;
+  readonly verbatim: string | undefined;
+}
+
 export function testField(f: Frame, t: FieldTest): Result {
   const x = readField(f, t.variable, t.field, t.read, t.verbatim);
-  if (isError(x)) return x;
-  const text = t.text;
-  if (text.length <= SHORT_CONSTANT) {
-    charge(f, t.cost + (text.length === 0 || (x as string).length === 0 ? 0 : COST.call));
-  } else {
-    if (t.cost !== 0) charge(f, t.cost);
-    charge(f, constantEqualityUnits(x as string, text, t.points));
-  }
-  return t.negate ? x !== text : x === text;
+  return isError(x) ? x : equalsConstant(f, x as string, t);
 }
 
 /** The `FieldTest` that `a == b` or `a != b` is, when it is one. */
@@ -145,10 +155,7 @@ export function fieldEquality(
     field,
     read,
     verbatim,
-    text: b.value,
-    points: codePointLength(b.value),
-    cost: b.cost,
-    negate,
+    ...constantText(b.value, b.cost, negate),
   }) as FieldTest;
 }
 
@@ -188,7 +195,7 @@ export function readSlot(f: Frame, slot: number): Value {
 }
 
 /** A string constant of at most ten UTF-16 units has at most ten code points: equality costs 1 or 0. */
-export const SHORT_CONSTANT = 10;
+const SHORT_CONSTANT = 10;
 
 /**
  * How to build a map literal's values as an array: the values known at compile time and free to
