@@ -25,14 +25,14 @@ import { loadStarterPack } from "../src/core/starter-pack.js";
 import { type BacktestRequest, replay } from "../src/shell/backtest/replay.js";
 import { Daemon } from "../src/shell/daemon/daemon.js";
 import { JournalWriter } from "../src/shell/journal/journal-writer.js";
-import { createLog } from "../src/shell/log.js";
-import { DaemonMetrics } from "../src/shell/metrics.js";
 import { journalClient } from "../src/shell/rpc/client.js";
 import type { AppendResponse } from "../src/shell/rpc/gen/harness/v1/journal_pb.js";
 import { DecisionStore, type Decisions } from "../src/shell/store/decision-store.js";
 import { JournalTable } from "../src/shell/store/journal-table.js";
 import { type Db, type OpenedStore, openStore, openStoreReadOnly } from "../src/shell/store/open-store.js";
 import { INDEXED_COLUMNS } from "../src/shell/store/schema.js";
+import { createLog } from "../src/shell/support/log.js";
+import { DaemonMetrics } from "../src/shell/support/metrics.js";
 import { type BenchRow, journalRows, REPO, toolEvents } from "./journal-rows.js";
 
 const setting = (name: string, fallback: number): number => Number(process.env[name] ?? fallback);

@@ -1,7 +1,7 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { celParseCommand } from "../src/shell/cel-command.js";
+import { celParseCommand } from "../src/shell/cli/commands/cel-parse.js";
 
 describe("harness cel parse", () => {
   it("prints the canonical form and exits 0", () => {
@@ -28,7 +28,7 @@ describe("harness cel parse", () => {
     expect(JSON.parse(celParseCommand("[1,]", true).stdout)).toEqual({ ok: true, canonical: "[1]" });
   });
 
-  const bin = new URL("../dist/shell/cli.js", import.meta.url);
+  const bin = new URL("../dist/shell/cli/main.js", import.meta.url);
   it("runs as the built `harness` binary", () => {
     expect(existsSync(bin), "npm test builds dist/ before the tests run").toBe(true);
     expect(execFileSync("node", [bin.pathname, "cel", "parse", "a&&b"], { encoding: "utf8" })).toBe(

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type BacktestReport, reportJson } from "../../src/shell/rules-backtest-command.js";
+import { type BacktestReport, reportJson } from "../../src/shell/cli/commands/rules-backtest.js";
 
 const report = (at: number, untilAt: number): BacktestReport => ({
   start: { rule: "r", hash: "h".repeat(64), fromSeq: 1, toSeq: 2 },

@@ -1,6 +1,6 @@
 /**
  * A real daemon process for tests: a temporary XDG tree with its own config, producer credentials,
- * a recording notify hook, and the built CLI (`dist/shell/cli.js`, which `npm test` builds first).
+ * a recording notify hook, and the built CLI (`dist/shell/cli/main.js`, which `npm test` builds first).
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import * as fs from "node:fs";
@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import type { ProducerSource } from "../../src/core/sources.js";
 
-export const CLI = fileURLToPath(new URL("../../dist/shell/cli.js", import.meta.url));
+export const CLI = fileURLToPath(new URL("../../dist/shell/cli/main.js", import.meta.url));
 const WITH_RULES = fileURLToPath(new URL("../fixtures/daemon/daemon-with-rules.ts", import.meta.url));
 const WITH_GATEWAY = fileURLToPath(new URL("../fixtures/daemon/daemon-with-gateway.ts", import.meta.url));
 export const HOOKS = fileURLToPath(new URL("../fixtures/hooks/", import.meta.url));

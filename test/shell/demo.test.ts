@@ -42,7 +42,7 @@ const withRules =
     });
   };
 
-const CLI = fileURLToPath(new URL("../../dist/shell/cli.js", import.meta.url));
+const CLI = fileURLToPath(new URL("../../dist/shell/cli/main.js", import.meta.url));
 
 /** Stops the run it names when that run makes three failing tool calls within 10 minutes. */
 const ERROR_STREAK_STOPS = `name = "error-streak-stops"

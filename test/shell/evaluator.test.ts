@@ -15,10 +15,10 @@ import { emptyState } from "../../src/core/state.js";
 import { indexedWindows, selectorShapes } from "../../src/core/window-index.js";
 import { Evaluator } from "../../src/shell/daemon/evaluator.js";
 import { JournalWriter } from "../../src/shell/journal/journal-writer.js";
-import { DaemonMetrics } from "../../src/shell/metrics.js";
 import { DecisionStore } from "../../src/shell/store/decision-store.js";
 import { JournalTable } from "../../src/shell/store/journal-table.js";
 import { type OpenedStore, openStore } from "../../src/shell/store/open-store.js";
+import { DaemonMetrics } from "../../src/shell/support/metrics.js";
 import { runs } from "../property-runs.js";
 
 const dirs: string[] = [];

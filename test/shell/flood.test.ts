@@ -10,8 +10,8 @@ import type { JournalRow } from "../../src/core/journal.js";
 import { emptyState } from "../../src/core/state.js";
 import { indexedWindows, selectorShapes } from "../../src/core/window-index.js";
 import { Daemon } from "../../src/shell/daemon/daemon.js";
-import { loadRuleSet } from "../../src/shell/daemon/rule-source.js";
-import { createLog } from "../../src/shell/log.js";
+import { loadRuleSet } from "../../src/shell/policy/rule-source.js";
+import { createLog } from "../../src/shell/support/log.js";
 import { TestFleet } from "./daemon-harness.js";
 
 const fleets: TestFleet[] = [];

@@ -7,9 +7,9 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { Daemon } from "../../src/shell/daemon/daemon.js";
-import { createLog } from "../../src/shell/log.js";
-import { DaemonMetrics, OTHER, RULE_LABEL_CAP } from "../../src/shell/metrics.js";
 import { journalClient } from "../../src/shell/rpc/client.js";
+import { createLog } from "../../src/shell/support/log.js";
+import { DaemonMetrics, OTHER, RULE_LABEL_CAP } from "../../src/shell/support/metrics.js";
 import { TestFleet } from "./daemon-harness.js";
 
 describe("the rule label", () => {

@@ -4,13 +4,13 @@
  * the rule set the daemon would load from the same config and the shadow records the store holds.
  */
 import type { BacktestCounts } from "../../core/backtest.js";
-import { EXIT } from "../client-target.js";
+import type { BacktestOptions, BacktestReport } from "../cli/commands/rules-backtest.js";
+import type { Io } from "../cli/commands/rules-view.js";
+import { EXIT } from "../cli/target.js";
 import { formatConfigError } from "../config/config-error.js";
 import { readGlobalConfig } from "../config/global-config.js";
 import { storePath as defaultStorePath, globalConfigPath } from "../config/paths.js";
-import { loadRuleSet } from "../daemon/rule-source.js";
-import type { BacktestOptions, BacktestReport } from "../rules-backtest-command.js";
-import type { Io } from "../rules-view-command.js";
+import { loadRuleSet } from "../policy/rule-source.js";
 import { readShadows } from "../store/decision-store.js";
 import { openStoreReadOnly } from "../store/open-store.js";
 import { backtestRequest, sinceRefusal } from "./backtest-request.js";

@@ -6,11 +6,11 @@
  * placed and released are logged and sent as `rule_hold` and `rule_hold_released`.
  */
 import type { Fire } from "../../core/evaluate.js";
-import { failpoint } from "../failpoints.js";
-import type { Log } from "../log.js";
 import { runHook } from "../notify/hook-process.js";
 import type { NotifyEvent } from "../notify/index.js";
 import type { ActionState, DecisionStore, PlannedAction } from "../store/decision-store.js";
+import { failpoint } from "../support/failpoints.js";
+import type { Log } from "../support/log.js";
 import type { Committed, ReleaseInfo } from "./evaluator.js";
 
 export interface ActionSinks {

@@ -17,11 +17,10 @@ import { type GlobalConfig, readGlobalConfig } from "../config/global-config.js"
 import { storePath as defaultStorePath, globalConfigPath } from "../config/paths.js";
 import { parseWireEvent } from "../journal/event-format.js";
 import { DEFAULT_BATCH_SIZE, DEFAULT_QUEUE_LIMIT, JournalWriter } from "../journal/journal-writer.js";
-import { createLog, type Log, OncePer } from "../log.js";
-import { DaemonMetrics } from "../metrics.js";
 import { Notifier, notifyConfig } from "../notify/index.js";
 import { type PolicyCloneStatus, PolicyRuleSource } from "../policy/clone-rules.js";
 import { LastGoodCommits } from "../policy/last-good.js";
+import { loadRuleSet } from "../policy/rule-source.js";
 import { ProposalDesk } from "../proposals/propose-rule.js";
 import { backtestMethod } from "../rpc/backtest-service.js";
 import {
@@ -49,11 +48,12 @@ import { DecisionStore } from "../store/decision-store.js";
 import { JournalTable } from "../store/journal-table.js";
 import { type OpenedStore, openStore } from "../store/open-store.js";
 import { JournalPruner } from "../store/retention.js";
-import { packageVersion } from "../version.js";
+import { createLog, type Log, OncePer } from "../support/log.js";
+import { DaemonMetrics } from "../support/metrics.js";
+import { packageVersion } from "../support/version.js";
 import { ActionRunner } from "./actions.js";
 import { type Committed, Evaluator } from "./evaluator.js";
 import { EventBus } from "./event-bus.js";
-import { loadRuleSet } from "./rule-source.js";
 
 export interface DaemonOptions {
   readonly env: NodeJS.ProcessEnv;

@@ -14,10 +14,10 @@ import { type CoreState, holdKey, StateAccumulator, type StateOp } from "../../c
 import { annotationNode } from "../../core/targets.js";
 import { MAX_WINDOW_MS } from "../../core/window.js";
 import { type SelectorShape, sameShapes, selectorShapes, WindowFeed } from "../../core/window-index.js";
-import { failpoint } from "../failpoints.js";
-import type { DaemonMetrics } from "../metrics.js";
 import type { Annotation, DecisionStore, Decisions, PlannedAction } from "../store/decision-store.js";
 import type { JournalTable } from "../store/journal-table.js";
+import { failpoint } from "../support/failpoints.js";
+import type { DaemonMetrics } from "../support/metrics.js";
 
 /** A released hold, with the fire that placed it. */
 export interface ReleaseInfo extends Release {

@@ -14,11 +14,11 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { pino } from "pino";
 import { PRODUCER_SOURCES, type ProducerSource } from "../../core/sources.js";
+import { runClear } from "../cli/commands/rules-admission.js";
 import { Daemon, type DaemonOptions } from "../daemon/daemon.js";
-import { createLog } from "../log.js";
 import { ruleClient } from "../rpc/client.js";
-import { runClear } from "../rules-command.js";
 import type { Db } from "../store/open-store.js";
+import { createLog } from "../support/log.js";
 import { FLEET, type FleetReport, simulateFleet } from "./fleet-sim.js";
 import {
   FleetJournal,

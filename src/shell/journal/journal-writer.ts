@@ -8,10 +8,10 @@
 import type { EventFields } from "../../core/journal.js";
 import type { EventKind } from "../../core/kinds.js";
 import type { Source } from "../../core/sources.js";
-import { failpoint } from "../failpoints.js";
-import type { DaemonMetrics } from "../metrics.js";
 import type { JournalTable } from "../store/journal-table.js";
 import type { Db } from "../store/open-store.js";
+import { failpoint } from "../support/failpoints.js";
+import type { DaemonMetrics } from "../support/metrics.js";
 
 export interface Offer {
   readonly source: Source;

@@ -12,7 +12,7 @@ import {
   MAX_RULE_FILES_PER_REPO,
   ruleFilePastLimit,
 } from "../../core/rule-file-bytes.js";
-import { readBounded } from "../bounded-read.js";
+import { readBounded } from "../support/bounded-read.js";
 import { type Finding, finding } from "./findings.js";
 import { lintRuleFiles, type RuleFileInput } from "./rule-files.js";
 import { MAX_TEST_FILE_BYTES, runRuleTests } from "./rule-tests.js";

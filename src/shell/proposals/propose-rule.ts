@@ -26,8 +26,6 @@ import { ruleFileText } from "../../core/rule-file-bytes.js";
 import { backtestRequest, DEFAULT_BACKTEST_SINCE } from "../backtest/backtest-request.js";
 import { type BacktestRunner, BacktestsBusyError } from "../backtest/backtest-runner.js";
 import type { BacktestRequest, ReplayedFire } from "../backtest/replay.js";
-import type { Log } from "../log.js";
-import type { DaemonMetrics } from "../metrics.js";
 import {
   BacktestBusyError,
   InvalidArgumentError,
@@ -41,6 +39,8 @@ import {
 } from "../rpc/rule-errors.js";
 import type { EvaluatorView } from "../rpc/rule-service.js";
 import type { Db } from "../store/open-store.js";
+import type { Log } from "../support/log.js";
+import type { DaemonMetrics } from "../support/metrics.js";
 import { EvidenceResolver } from "./evidence.js";
 import { type MemoryData, wrapMemoryData } from "./memory-data.js";
 import { FIRST_FIRES, type ProposalBacktest, ProposalStore } from "./proposal-store.js";

@@ -8,8 +8,8 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { backtestRequest, DEFAULT_BACKTEST_SINCE, sinceRefusal } from "../backtest/backtest-request.js";
 import { type BacktestRunner, BacktestsBusyError } from "../backtest/backtest-runner.js";
-import { fireOf } from "../backtest/fire-wire.js";
 import { BacktestRuleError, backtestRule } from "../backtest/replay.js";
+import { fireOf } from "./fire-wire.js";
 import type { BacktestRequest, BacktestResponseSchema, RuleService } from "./gen/harness/v1/rules_pb.js";
 import { DEFAULT_READ_MAX_BYTES } from "./limits.js";
 import {

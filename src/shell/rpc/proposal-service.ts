@@ -8,9 +8,7 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { isUnicodeText } from "../../core/admission.js";
 import { DAY } from "../../core/durations.js";
-import { fireOf, replayedFireOf } from "../backtest/fire-wire.js";
 import type { PolicyRepoConfig } from "../config/global-config.js";
-import type { Log } from "../log.js";
 import {
   FIRST_FIRES,
   isProposalState,
@@ -23,6 +21,8 @@ import {
 } from "../proposals/proposal-store.js";
 import { RECORDABLE, recordProposal } from "../proposals/record-proposal.js";
 import type { Db } from "../store/open-store.js";
+import type { Log } from "../support/log.js";
+import { fireOf, replayedFireOf } from "./fire-wire.js";
 import type {
   ProposalBacktest as ProposalBacktestMessage,
   ProposalInfoSchema,

@@ -28,10 +28,10 @@ import {
   skipsShadow,
 } from "../../core/rule-set.js";
 import type { CoreState, Hold } from "../../core/state.js";
-import type { DaemonMetrics } from "../metrics.js";
 import type { StoredPrimitive } from "../store/decision-store.js";
 import { JournalTable } from "../store/journal-table.js";
 import type { Db } from "../store/open-store.js";
+import type { DaemonMetrics } from "../support/metrics.js";
 import type {
   ActionOutcomeSchema,
   FireInfoSchema,

@@ -14,7 +14,7 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { Committed } from "../daemon/evaluator.js";
 import type { EventBus } from "../daemon/event-bus.js";
-import type { Log } from "../log.js";
+import type { Log } from "../support/log.js";
 import type { RuleService, WatchEventsResponseSchema } from "./gen/harness/v1/rules_pb.js";
 import type { CommittedRecords } from "./rule-service.js";
 

@@ -1,10 +1,10 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { runConfigCheck } from "../../../src/shell/cli/commands/config-check.js";
 import { type ConfigError, formatConfigError } from "../../../src/shell/config/config-error.js";
 import { policyRoot } from "../../../src/shell/config/paths.js";
 import { checkProject } from "../../../src/shell/config/project-check.js";
-import { runConfigCheck } from "../../../src/shell/config-command.js";
 import { sandbox } from "./helpers.js";
 
 /** Runs `harness config check` as the CLI will, collecting what it prints. */

@@ -3,8 +3,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll } from "vitest";
+import { runLint } from "../../../src/shell/cli/commands/rules-lint.js";
 import type { Finding } from "../../../src/shell/lint/findings.js";
-import { runLint } from "../../../src/shell/lint-command.js";
 
 const made: string[] = [];
 afterAll(() => {

@@ -149,7 +149,7 @@ describe("SPEC-0029 REQ-21 lint", () => {
 });
 
 describe("It needs nothing but the checkout", () => {
-  const bin = new URL("../../../dist/shell/cli.js", import.meta.url);
+  const bin = new URL("../../../dist/shell/cli/main.js", import.meta.url);
   it("It needs nothing but the checkout", () => {
     expect(existsSync(bin.pathname), "npm test builds dist/ before the tests run").toBe(true);
     const dir = checkout({
@@ -202,12 +202,10 @@ describe("It needs nothing but the checkout", () => {
         visit(join(file, "..", (spec as string).replace(/\.js$/, ".ts")));
       }
     };
-    visit(new URL("../../../src/shell/lint-command.ts", import.meta.url).pathname);
+    visit(new URL("../../../src/shell/cli/commands/rules-lint.ts", import.meta.url).pathname);
     const shell = [...seen].map((f) => f.split("/src/")[1] as string).filter((f) => f.startsWith("shell/"));
     expect(
-      shell.filter((f) =>
-        /^shell\/(store|rpc|daemon|notify)\/|global-config|paths\.ts|client-target/.test(f),
-      ),
+      shell.filter((f) => /^shell\/(store|rpc|daemon|notify)\/|global-config|paths\.ts|cli\/target/.test(f)),
     ).toEqual([]);
     expect(shell).toContain("shell/lint/lint-checkout.ts");
   });

@@ -11,9 +11,9 @@ import {
 } from "../../../src/core/rule-file-bytes.js";
 import { type GlobalConfig, loadGlobalConfig } from "../../../src/shell/config/global-config.js";
 import { policyClonePath } from "../../../src/shell/config/paths.js";
-import { loadRuleSet } from "../../../src/shell/daemon/rule-source.js";
 import { PolicyRuleSource } from "../../../src/shell/policy/clone-rules.js";
 import { LastGoodCommits } from "../../../src/shell/policy/last-good.js";
+import { loadRuleSet } from "../../../src/shell/policy/rule-source.js";
 import { syncPolicyRepo } from "../../../src/shell/policy/sync.js";
 import { openStore } from "../../../src/shell/store/open-store.js";
 import { MIGRATIONS, SCHEMA_VERSION } from "../../../src/shell/store/schema.js";

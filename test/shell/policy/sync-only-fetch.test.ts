@@ -10,8 +10,8 @@ import { describe, expect, it } from "vitest";
 import { DAY, HOUR } from "../../../src/core/durations.js";
 import { globalConfigPath } from "../../../src/shell/config/paths.js";
 import { Daemon } from "../../../src/shell/daemon/daemon.js";
-import { createLog } from "../../../src/shell/log.js";
 import { syncPolicyRepo } from "../../../src/shell/policy/sync.js";
+import { createLog } from "../../../src/shell/support/log.js";
 import { PolicyRemote, ruleText, tempRoot } from "./git-fixtures.js";
 
 /** The git subcommands the daemon's loader may run: local reads only. */

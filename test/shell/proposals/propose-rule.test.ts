@@ -16,8 +16,6 @@ import { loadStarterPack } from "../../../src/core/starter-pack.js";
 import { emptyState } from "../../../src/core/state.js";
 import type { BacktestRunner, WorkerMessage } from "../../../src/shell/backtest/backtest-runner.js";
 import { replay } from "../../../src/shell/backtest/replay.js";
-import { createLog } from "../../../src/shell/log.js";
-import { DaemonMetrics } from "../../../src/shell/metrics.js";
 import { EvidenceResolver } from "../../../src/shell/proposals/evidence.js";
 import { ProposalStore } from "../../../src/shell/proposals/proposal-store.js";
 import {
@@ -36,6 +34,8 @@ import type { EvaluatorView } from "../../../src/shell/rpc/rule-service.js";
 import { JournalTable } from "../../../src/shell/store/journal-table.js";
 import { type OpenedStore, openStore } from "../../../src/shell/store/open-store.js";
 import { MIGRATIONS, SCHEMA_VERSION } from "../../../src/shell/store/schema.js";
+import { createLog } from "../../../src/shell/support/log.js";
+import { DaemonMetrics } from "../../../src/shell/support/metrics.js";
 
 const DAY = 86_400_000;
 const NOW = Date.UTC(2026, 0, 20);

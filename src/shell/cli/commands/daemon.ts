@@ -1,5 +1,5 @@
 /** `harness daemon [--store PATH] [--config PATH] [--socket PATH]`: runs until SIGTERM or SIGINT. */
-import { Daemon } from "./daemon/daemon.js";
+import { Daemon } from "../../daemon/daemon.js";
 
 export async function runDaemonCommand(options: {
   readonly store?: string | undefined;

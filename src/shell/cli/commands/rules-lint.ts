@@ -5,8 +5,8 @@
  * and exits 0 without errors, 1 with any (or any warning under `--strict`), 2 when it cannot read the
  * directory.
  */
-import { failed, formatFinding, sortFindings } from "./lint/findings.js";
-import { lintCheckout } from "./lint/lint-checkout.js";
+import { failed, formatFinding, sortFindings } from "../../lint/findings.js";
+import { lintCheckout } from "../../lint/lint-checkout.js";
 
 /**
  * docs/cli.md's exit codes, as `EXIT` in client-target.ts spells them; defined here because that

@@ -3,11 +3,11 @@
  * A bad line is reported with its line number and the rest go on; `docs/events.md` documents the format.
  */
 import type { JsonObject } from "@bufbuild/protobuf";
-import { clientTarget, EXIT, unreachable } from "./client-target.js";
-import { jsonLines } from "./journal/json-lines.js";
-import { journalClient } from "./rpc/client.js";
-import { readTokenFile } from "./rpc/credentials.js";
-import { MAX_APPEND_BATCH } from "./rpc/limits.js";
+import { jsonLines } from "../../journal/json-lines.js";
+import { journalClient } from "../../rpc/client.js";
+import { readTokenFile } from "../../rpc/credentials.js";
+import { MAX_APPEND_BATCH } from "../../rpc/limits.js";
+import { clientTarget, EXIT, unreachable } from "../target.js";
 
 interface Io {
   readonly env: NodeJS.ProcessEnv;

@@ -5,9 +5,9 @@
  * answering while an operator fixes a typo.
  */
 import { ConnectError } from "@connectrpc/connect";
-import { type GlobalConfig, readGlobalConfig } from "./config/global-config.js";
-import { controlTokenPath, globalConfigPath, socketPath } from "./config/paths.js";
-import { readTokenFile } from "./rpc/credentials.js";
+import { type GlobalConfig, readGlobalConfig } from "../config/global-config.js";
+import { controlTokenPath, globalConfigPath, socketPath } from "../config/paths.js";
+import { readTokenFile } from "../rpc/credentials.js";
 
 export interface ClientTarget {
   readonly socketPath: string;

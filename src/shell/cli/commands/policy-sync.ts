@@ -7,16 +7,16 @@
  * the daemon refused the reload.
  */
 import { ConnectError } from "@connectrpc/connect";
-import { EXIT, unreachable } from "./client-target.js";
-import { formatConfigError } from "./config/config-error.js";
-import { type GlobalConfig, readGlobalConfig } from "./config/global-config.js";
-import { globalConfigPath } from "./config/paths.js";
-import { short } from "./policy/clone.js";
-import { type SyncResult, syncPolicyRepo } from "./policy/sync.js";
-import { ruleClient } from "./rpc/client.js";
-import { readTokenFile } from "./rpc/credentials.js";
-import { UnknownPolicyRepoError } from "./rpc/rule-errors.js";
-import type { Common, Io } from "./rules-view-command.js";
+import { formatConfigError } from "../../config/config-error.js";
+import { type GlobalConfig, readGlobalConfig } from "../../config/global-config.js";
+import { globalConfigPath } from "../../config/paths.js";
+import { short } from "../../policy/clone.js";
+import { type SyncResult, syncPolicyRepo } from "../../policy/sync.js";
+import { ruleClient } from "../../rpc/client.js";
+import { readTokenFile } from "../../rpc/credentials.js";
+import { UnknownPolicyRepoError } from "../../rpc/rule-errors.js";
+import { EXIT, unreachable } from "../target.js";
+import type { Common, Io } from "./rules-view.js";
 
 type Outcome =
   | { readonly ok: true; readonly result: SyncResult }

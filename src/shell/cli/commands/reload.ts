@@ -1,7 +1,7 @@
 /** `harness reload`: the daemon rereads its config and rule set and swaps it in between two rows. */
 import { ConnectError } from "@connectrpc/connect";
-import { clientTarget, controlToken, EXIT, unreachable } from "./client-target.js";
-import { ruleClient } from "./rpc/client.js";
+import { ruleClient } from "../../rpc/client.js";
+import { clientTarget, controlToken, EXIT, unreachable } from "../target.js";
 
 export async function runReload(
   options: {

@@ -6,17 +6,17 @@
  * same, and a backtest that finds nothing says so: "0 fires in 30d over <n> rows".
  */
 
-import type { BacktestCounts } from "../core/backtest.js";
-import { formatDuration, parseDuration } from "../core/durations.js";
-import { rfc3339Seconds } from "../core/instants.js";
-import { MAX_RULE_FILE_BYTES, ruleFileText } from "../core/rule-file-bytes.js";
-import { DEFAULT_BACKTEST_SINCE } from "./backtest/backtest-request.js";
-import { replayedFireOf } from "./backtest/fire-wire.js";
-import type { BacktestStart, ReplayedFire } from "./backtest/replay.js";
-import { readBounded } from "./bounded-read.js";
-import { clientTarget, EXIT, unreachable } from "./client-target.js";
-import { ruleClient } from "./rpc/client.js";
-import { type Common, failed, type Io, table } from "./rules-view-command.js";
+import type { BacktestCounts } from "../../../core/backtest.js";
+import { formatDuration, parseDuration } from "../../../core/durations.js";
+import { rfc3339Seconds } from "../../../core/instants.js";
+import { MAX_RULE_FILE_BYTES, ruleFileText } from "../../../core/rule-file-bytes.js";
+import { DEFAULT_BACKTEST_SINCE } from "../../backtest/backtest-request.js";
+import type { BacktestStart, ReplayedFire } from "../../backtest/replay.js";
+import { ruleClient } from "../../rpc/client.js";
+import { replayedFireOf } from "../../rpc/fire-wire.js";
+import { readBounded } from "../../support/bounded-read.js";
+import { clientTarget, EXIT, unreachable } from "../target.js";
+import { type Common, failed, type Io, table } from "./rules-view.js";
 
 export interface BacktestOptions extends Common {
   readonly since?: string | undefined;
@@ -58,7 +58,7 @@ export async function runBacktest(file: string, options: BacktestOptions, io: Io
   } catch (e) {
     if (!unreachable(e)) return failed("rules backtest", target.socketPath, e, io);
     // Loaded only here: the store, the core and CEL are not what a call to the daemon needs.
-    const { replayOnStore } = await import("./backtest/replay-on-store.js");
+    const { replayOnStore } = await import("../../backtest/replay-on-store.js");
     const local = await replayOnStore(file, text, sinceMs, options, io);
     if (typeof local === "number") return local;
     report = local;

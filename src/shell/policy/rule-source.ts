@@ -6,7 +6,7 @@
 import { assembleRuleSet, type RuleSet } from "../../core/rule-set.js";
 import { loadStarterPack } from "../../core/starter-pack.js";
 import type { GlobalConfig } from "../config/global-config.js";
-import type { PolicyLoads } from "../policy/clone-rules.js";
+import type { PolicyLoads } from "./clone-rules.js";
 
 export function loadRuleSet(config: GlobalConfig, policy: readonly PolicyLoads[] = []): RuleSet {
   const { enforce, disable, shadowPeriod } = config.memory.rules;

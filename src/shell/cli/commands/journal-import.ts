@@ -4,13 +4,13 @@
  * `admitted_at`, which must not decrease, and `source` (default: the source that writes its kind).
  */
 import * as fs from "node:fs";
-import { defaultSource, isProducerSource, type Source, sourceRefusal } from "../core/sources.js";
-import { EXIT } from "./client-target.js";
-import { storePath as defaultStorePath } from "./config/paths.js";
-import { parseRfc3339, parseWireEvent } from "./journal/event-format.js";
-import { jsonLines } from "./journal/json-lines.js";
-import { JournalTable } from "./store/journal-table.js";
-import { openStore } from "./store/open-store.js";
+import { defaultSource, isProducerSource, type Source, sourceRefusal } from "../../../core/sources.js";
+import { storePath as defaultStorePath } from "../../config/paths.js";
+import { parseRfc3339, parseWireEvent } from "../../journal/event-format.js";
+import { jsonLines } from "../../journal/json-lines.js";
+import { JournalTable } from "../../store/journal-table.js";
+import { openStore } from "../../store/open-store.js";
+import { EXIT } from "../target.js";
 
 interface Io {
   readonly env: NodeJS.ProcessEnv;

@@ -2,7 +2,7 @@
  * `harness cel parse <expr>`: runs the CEL front end on one expression and prints its canonical form,
  * or its errors with carets. Until the daemon exists this is the main job a new user can run.
  */
-import { parse, print, renderDiagnostics } from "../cel/index.js";
+import { parse, print, renderDiagnostics } from "../../../cel/index.js";
 
 export interface CommandOutput {
   readonly exitCode: number;

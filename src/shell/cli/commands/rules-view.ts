@@ -4,10 +4,9 @@
  * a readable table or, with `--json`, one JSON object; exit codes are `EXIT`'s (docs/cli.md).
  */
 import { Code, ConnectError } from "@connectrpc/connect";
-import { formatDuration, HOUR } from "../core/durations.js";
-import { rfc3339Seconds } from "../core/instants.js";
-import { clientTarget, EXIT, unreachable } from "./client-target.js";
-import { type RuleClient, ruleClient } from "./rpc/client.js";
+import { formatDuration, HOUR } from "../../../core/durations.js";
+import { rfc3339Seconds } from "../../../core/instants.js";
+import { type RuleClient, ruleClient } from "../../rpc/client.js";
 import {
   ErrorDetailSchema,
   ErrorReason,
@@ -17,7 +16,8 @@ import {
   type HoldRecord,
   type PrimitiveCallInfo,
   type RuleInfo,
-} from "./rpc/gen/harness/v1/rules_pb.js";
+} from "../../rpc/gen/harness/v1/rules_pb.js";
+import { clientTarget, EXIT, unreachable } from "../target.js";
 
 export interface Io {
   readonly env: NodeJS.ProcessEnv;

@@ -5,7 +5,7 @@
  * for the CEL parser, the store and the daemon to ask one question.
  */
 import { cac } from "cac";
-import { packageVersion } from "./version.js";
+import { packageVersion } from "../support/version.js";
 
 const cli = cac("harness");
 
@@ -20,7 +20,7 @@ cli
       process.exitCode = 2;
       return;
     }
-    const { celParseCommand } = await import("./cel-command.js");
+    const { celParseCommand } = await import("./commands/cel-parse.js");
     const out = celParseCommand(expr, options.json === true);
     if (out.stdout !== "") process.stdout.write(`${out.stdout}\n`);
     if (out.stderr !== "") process.stderr.write(`${out.stderr}\n`);
@@ -64,7 +64,7 @@ cli
   .option("--config <path>", "The global config (default $XDG_CONFIG_HOME/harness/harness.toml)")
   .option("--socket <path>", "The Unix socket (default [server] socket, else $XDG_RUNTIME_DIR/harness.sock)")
   .action(async (o: ClientOptions) => {
-    const { runDaemonCommand } = await import("./daemon-command.js");
+    const { runDaemonCommand } = await import("./commands/daemon.js");
     process.exitCode = await runDaemonCommand({
       store: o.store,
       config: o.config,
@@ -86,7 +86,7 @@ cli
   .option("--json", "Print results as JSON")
   .action(async (verb: string, file: string | undefined, o: ClientOptions) => {
     if (verb === "append") {
-      const { runJournalAppend } = await import("./journal-append-command.js");
+      const { runJournalAppend } = await import("./commands/journal-append.js");
       process.exitCode = await runJournalAppend(
         {
           ...(o.socket === undefined ? {} : { socket: o.socket }),
@@ -103,7 +103,7 @@ cli
         process.exitCode = 2;
         return;
       }
-      const { runJournalImport } = await import("./journal-import-command.js");
+      const { runJournalImport } = await import("./commands/journal-import.js");
       process.exitCode = await runJournalImport(
         file,
         { ...(o.store === undefined ? {} : { store: o.store }), json: o.json === true },
@@ -148,7 +148,7 @@ cli
     }
     if (verb === "lint") {
       // Lint reads the checkout alone: no config, store or daemon, so it imports none of them.
-      const { runLint } = await import("./lint-command.js");
+      const { runLint } = await import("./commands/rules-lint.js");
       process.exitCode = runLint(arg ?? ".", { json: o.json, strict: o.strict }, io);
       return;
     }
@@ -169,7 +169,7 @@ cli
     if (verb === "admission" || verb === "clear") {
       const harness = needs("<harness>");
       if (harness === undefined) return;
-      const { runAdmission, runClear } = await import("./rules-command.js");
+      const { runAdmission, runClear } = await import("./commands/rules-admission.js");
       process.exitCode =
         verb === "admission"
           ? await runAdmission(harness, common, io)
@@ -177,7 +177,7 @@ cli
       return;
     }
     if (verb === "watch") {
-      const { runWatch } = await import("./rules-watch-command.js");
+      const { runWatch } = await import("./commands/rules-watch.js");
       const stop = new AbortController();
       for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => stop.abort());
       process.exitCode = await runWatch(common, io, stop.signal);
@@ -186,7 +186,7 @@ cli
     if (verb === "backtest") {
       const file = needs("<file>");
       if (file === undefined) return;
-      const { runBacktest } = await import("./rules-backtest-command.js");
+      const { runBacktest } = await import("./commands/rules-backtest.js");
       process.exitCode = await runBacktest(
         file,
         { ...common, since: o.since === undefined ? undefined : String(o.since), store: o.store },
@@ -194,7 +194,7 @@ cli
       );
       return;
     }
-    const view = await import("./rules-view-command.js");
+    const view = await import("./commands/rules-view.js");
     if (verb === "list") process.exitCode = await view.runList(common, io);
     else if (verb === "holds")
       process.exitCode = await view.runHolds(
@@ -227,7 +227,7 @@ cli
       unknownVerb("policy", verb, "sync");
       return;
     }
-    const { runPolicySync } = await import("./policy-command.js");
+    const { runPolicySync } = await import("./commands/policy-sync.js");
     process.exitCode = await runPolicySync(name, { socket: o.socket, config: o.config, json: o.json }, io);
   });
 
@@ -237,7 +237,7 @@ cli
   .option("--config <path>", "The global config")
   .option("--json", "Print the checks as JSON")
   .action(async (o: ClientOptions) => {
-    const { runDoctor } = await import("./doctor-command.js");
+    const { runDoctor } = await import("./commands/doctor.js");
     process.exitCode = await runDoctor({ socket: o.socket, config: o.config, json: o.json }, io);
   });
 
@@ -247,7 +247,7 @@ cli
   .option("--config <path>", "The global config")
   .option("--json", "Print the result as JSON")
   .action(async (o: ClientOptions) => {
-    const { runReload } = await import("./reload-command.js");
+    const { runReload } = await import("./commands/reload.js");
     process.exitCode = await runReload({ socket: o.socket, config: o.config, json: o.json }, io);
   });
 
@@ -259,7 +259,7 @@ cli
   .option("--seconds <n>", "About how long the fleet runs (default 20)")
   .option("--keep", "Keep the temporary directory and print where it is")
   .action(async (o: { seconds?: number; keep?: boolean }) => {
-    const { runDemo } = await import("./demo/demo.js");
+    const { runDemo } = await import("../demo/demo.js");
     process.exitCode = await runDemo(io, {
       ...(o.seconds === undefined ? {} : { seconds: Number(o.seconds) }),
       ...(o.keep === true ? { keep: true } : {}),
@@ -278,7 +278,7 @@ cli
       unknownVerb("config", verb, "check");
       return;
     }
-    const { runConfigCheck } = await import("./config-command.js");
+    const { runConfigCheck } = await import("./commands/config-check.js");
     process.exitCode = await runConfigCheck({
       dir,
       config: o.config,

@@ -3,10 +3,10 @@
  * project `harness.toml` above DIR and the `harness_d` drop-ins for global-only tables. The supervisor's
  * `harness up` calls it. Exit 0 when all is well, 1 when a file has errors, 2 when one cannot be read.
  */
-import { type ConfigError, formatConfigError } from "./config/config-error.js";
-import { readGlobalConfig } from "./config/global-config.js";
-import { globalConfigPath } from "./config/paths.js";
-import { checkProject } from "./config/project-check.js";
+import { type ConfigError, formatConfigError } from "../../config/config-error.js";
+import { readGlobalConfig } from "../../config/global-config.js";
+import { globalConfigPath } from "../../config/paths.js";
+import { checkProject } from "../../config/project-check.js";
 
 export interface ConfigCheckOptions {
   /** Where the walk up for the project file starts; default: the working directory. */

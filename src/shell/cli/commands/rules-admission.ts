@@ -4,8 +4,8 @@
  * the control token), both through `RuleService`.
  */
 import { Code, ConnectError } from "@connectrpc/connect";
-import { clientTarget, controlToken, EXIT, unreachable } from "./client-target.js";
-import { ruleClient } from "./rpc/client.js";
+import { ruleClient } from "../../rpc/client.js";
+import { clientTarget, controlToken, EXIT, unreachable } from "../target.js";
 
 interface Io {
   readonly env: NodeJS.ProcessEnv;

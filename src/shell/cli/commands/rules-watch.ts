@@ -4,16 +4,8 @@
  * stops. A watcher that reads too slowly gets one gap line saying how many events it missed, in their
  * place; `rules list`, `rules holds --released` and `rules explain` show what they were. Read tier.
  */
-import type { FireInfo, HoldRecord, WatchEventsResponse } from "./rpc/gen/harness/v1/rules_pb.js";
-import {
-  type Common,
-  fireJson,
-  holdOf,
-  holdRecordJson,
-  type Io,
-  iso,
-  withClient,
-} from "./rules-view-command.js";
+import type { FireInfo, HoldRecord, WatchEventsResponse } from "../../rpc/gen/harness/v1/rules_pb.js";
+import { type Common, fireJson, holdOf, holdRecordJson, type Io, iso, withClient } from "./rules-view.js";
 
 /** Runs until `stop` aborts (exit 0), the daemon ends the stream (exit 0), or the call fails. */
 export function runWatch(options: Common, io: Io, stop: AbortSignal): Promise<number> {

@@ -4,8 +4,8 @@
  */
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { LEVELS, type Level, TARGETS } from "../../core/rule-file.js";
-import type { BacktestFire, BacktestFireSchema } from "../rpc/gen/harness/v1/rules_pb.js";
-import type { ReplayedFire } from "./replay.js";
+import type { ReplayedFire } from "../backtest/replay.js";
+import type { BacktestFire, BacktestFireSchema } from "./gen/harness/v1/rules_pb.js";
 
 export function fireOf(f: ReplayedFire): MessageInitShape<typeof BacktestFireSchema> {
   return {

@@ -5,11 +5,11 @@
  * or missing, journal rows were dropped since start, a rule stop went undelivered, or the evaluator lags
  * behind the journal. Exit 1 on a fail, 3 when no daemon answers, 0 otherwise.
  */
-import { formatDuration } from "../core/durations.js";
-import { clientTarget, EXIT, unreachable } from "./client-target.js";
-import { ruleClient } from "./rpc/client.js";
-import type { GetStatusResponse, HoldRecord } from "./rpc/gen/harness/v1/rules_pb.js";
-import { type Common, failed, type Io, iso } from "./rules-view-command.js";
+import { formatDuration } from "../../../core/durations.js";
+import { ruleClient } from "../../rpc/client.js";
+import type { GetStatusResponse, HoldRecord } from "../../rpc/gen/harness/v1/rules_pb.js";
+import { clientTarget, EXIT, unreachable } from "../target.js";
+import { type Common, failed, type Io, iso } from "./rules-view.js";
 
 export type Status = "pass" | "warn" | "fail";
 
