@@ -1,11 +1,19 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { celParseCommand } from "../src/shell/cli/commands/cel-parse.js";
+import { runCelParse } from "../src/shell/cli/commands/cel-parse.js";
+
+/** Runs `harness cel parse` as the CLI does, collecting what it prints on each stream. */
+function celParse(expr: string, json: boolean) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const exitCode = runCelParse(expr, { json }, { env: {}, out: (l) => out.push(l), err: (l) => err.push(l) });
+  return { exitCode, stdout: out.join("\n"), stderr: err.join("\n") };
+}
 
 describe("harness cel parse", () => {
   it("prints the canonical form and exits 0", () => {
-    expect(celParseCommand('event.type=="tool"  &&event.is_error', false)).toEqual({
+    expect(celParse('event.type=="tool"  &&event.is_error', false)).toEqual({
       exitCode: 0,
       stdout: 'event.type == "tool" && event.is_error',
       stderr: "",
@@ -13,7 +21,7 @@ describe("harness cel parse", () => {
   });
 
   it("prints errors with a caret and exits 1", () => {
-    const out = celParseCommand("event.outcome = 1", false);
+    const out = celParse("event.outcome = 1", false);
     expect(out.exitCode).toBe(1);
     expect(out.stderr).toBe(
       "ERROR: <input>:1:15: Syntax error: unexpected character '='\n | event.outcome = 1\n | ..............^",
@@ -21,11 +29,11 @@ describe("harness cel parse", () => {
   });
 
   it("speaks JSON with --json", () => {
-    expect(JSON.parse(celParseCommand("1 +", true).stdout)).toMatchObject({
+    expect(JSON.parse(celParse("1 +", true).stdout)).toMatchObject({
       ok: false,
       errors: [{ code: "syntax", line: 1, column: 4 }],
     });
-    expect(JSON.parse(celParseCommand("[1,]", true).stdout)).toEqual({ ok: true, canonical: "[1]" });
+    expect(JSON.parse(celParse("[1,]", true).stdout)).toEqual({ ok: true, canonical: "[1]" });
   });
 
   const bin = new URL("../dist/shell/cli/main.js", import.meta.url);

@@ -5,8 +5,7 @@
  */
 import type { BacktestCounts } from "../../core/backtest.js";
 import type { BacktestOptions, BacktestReport } from "../cli/commands/rules-backtest.js";
-import type { Io } from "../cli/commands/rules-view.js";
-import { EXIT } from "../cli/target.js";
+import { EXIT, type Io } from "../cli/io.js";
 import { formatConfigError } from "../config/config-error.js";
 import { readGlobalConfig } from "../config/global-config.js";
 import { storePath as defaultStorePath, globalConfigPath } from "../config/paths.js";

@@ -9,24 +9,7 @@ import { packageVersion } from "../support/version.js";
 
 const cli = cac("harness");
 
-// cac has no nested commands, so each group (`cel`, `rules`, `policy`…) takes its verb as an argument.
-cli
-  .command("cel <verb> <expr>", "CEL tools. Verbs: parse (print the canonical form, or the errors)")
-  .option("--json", "Print the result as JSON")
-  .example(`harness cel parse 'event.type == "tool" && event.is_error'`)
-  .action(async (verb: string, expr: string, options: { json?: boolean }) => {
-    if (verb !== "parse") {
-      process.stderr.write(`harness cel: unknown verb '${verb}' (expected: parse)\n`);
-      process.exitCode = 2;
-      return;
-    }
-    const { celParseCommand } = await import("./commands/cel-parse.js");
-    const out = celParseCommand(expr, options.json === true);
-    if (out.stdout !== "") process.stdout.write(`${out.stdout}\n`);
-    if (out.stderr !== "") process.stderr.write(`${out.stderr}\n`);
-    process.exitCode = out.exitCode;
-  });
-
+/** The process's streams: the one place a command's `Io` comes from. */
 const io = {
   env: process.env,
   out: (line: string) => process.stdout.write(`${line}\n`),
@@ -37,6 +20,20 @@ const unknownVerb = (group: string, verb: string, expected: string): void => {
   io.err(`harness ${group}: unknown verb '${verb}' (expected: ${expected})`);
   process.exitCode = 2;
 };
+
+// cac has no nested commands, so each group (`cel`, `rules`, `policy`…) takes its verb as an argument.
+cli
+  .command("cel <verb> <expr>", "CEL tools. Verbs: parse (print the canonical form, or the errors)")
+  .option("--json", "Print the result as JSON")
+  .example(`harness cel parse 'event.type == "tool" && event.is_error'`)
+  .action(async (verb: string, expr: string, options: { json?: boolean }) => {
+    if (verb !== "parse") {
+      unknownVerb("cel", verb, "parse");
+      return;
+    }
+    const { runCelParse } = await import("./commands/cel-parse.js");
+    process.exitCode = runCelParse(expr, options, io);
+  });
 
 interface ClientOptions {
   socket?: string;
@@ -64,14 +61,8 @@ cli
   .option("--config <path>", "The global config (default $XDG_CONFIG_HOME/harness/harness.toml)")
   .option("--socket <path>", "The Unix socket (default [server] socket, else $XDG_RUNTIME_DIR/harness.sock)")
   .action(async (o: ClientOptions) => {
-    const { runDaemonCommand } = await import("./commands/daemon.js");
-    process.exitCode = await runDaemonCommand({
-      store: o.store,
-      config: o.config,
-      socket: o.socket,
-      env: process.env,
-      err: io.err,
-    });
+    const { runDaemon } = await import("./commands/daemon.js");
+    process.exitCode = await runDaemon({ store: o.store, config: o.config, socket: o.socket }, io);
   });
 
 cli
@@ -194,24 +185,27 @@ cli
       );
       return;
     }
-    const view = await import("./commands/rules-view.js");
-    if (verb === "list") process.exitCode = await view.runList(common, io);
-    else if (verb === "holds")
-      process.exitCode = await view.runHolds(
-        { ...common, harness: o.harness, released: o.released, limit },
-        io,
-      );
-    else if (verb === "show") {
+    if (verb === "list") {
+      const { runList } = await import("./commands/rules-list.js");
+      process.exitCode = await runList(common, io);
+    } else if (verb === "holds") {
+      const { runHolds } = await import("./commands/rules-holds.js");
+      process.exitCode = await runHolds({ ...common, harness: o.harness, released: o.released, limit }, io);
+    } else if (verb === "show") {
       const name = needs("<name>");
-      if (name !== undefined) process.exitCode = await view.runShow(name, common, io);
+      if (name === undefined) return;
+      const { runShow } = await import("./commands/rules-show.js");
+      process.exitCode = await runShow(name, common, io);
     } else if ((arg === undefined) === (o.harness === undefined)) {
       io.err("harness rules explain: give either <fire-id> or --harness NAME");
       process.exitCode = 2;
-    } else
+    } else {
+      const { runExplainFire, runExplainHarness } = await import("./commands/rules-explain.js");
       process.exitCode =
         arg === undefined
-          ? await view.runExplainHarness(o.harness as string, { ...common, limit }, io)
-          : await view.runExplainFire(arg, common, io);
+          ? await runExplainHarness(o.harness as string, { ...common, limit }, io)
+          : await runExplainFire(arg, common, io);
+    }
   });
 
 cli
@@ -279,13 +273,7 @@ cli
       return;
     }
     const { runConfigCheck } = await import("./commands/config-check.js");
-    process.exitCode = await runConfigCheck({
-      dir,
-      config: o.config,
-      json: o.json,
-      env: process.env,
-      out: io.out,
-    });
+    process.exitCode = await runConfigCheck(dir, { config: o.config, json: o.json }, io);
   });
 
 cli.help();

@@ -4,7 +4,6 @@
  * config that does not load still leaves the defaults usable, so `harness rules admission` keeps
  * answering while an operator fixes a typo.
  */
-import { ConnectError } from "@connectrpc/connect";
 import { type GlobalConfig, readGlobalConfig } from "../config/global-config.js";
 import { controlTokenPath, globalConfigPath, socketPath } from "../config/paths.js";
 import { readTokenFile } from "../rpc/credentials.js";
@@ -41,12 +40,3 @@ export async function controlToken(
     return { error: `harness ${command}: the operator's control token is needed: ${(e as Error).message}` };
   }
 }
-
-/** Whether an RPC failed because no daemon answered (as opposed to the daemon refusing). */
-export function unreachable(e: unknown): boolean {
-  const text = e instanceof ConnectError ? `${e.code} ${e.rawMessage} ${String(e.cause)}` : String(e);
-  return /ECONNREFUSED|ENOENT|EPIPE|ECONNRESET|unavailable/i.test(text);
-}
-
-/** Exit codes shared by the client commands (docs/cli.md). */
-export const EXIT = { ok: 0, failed: 1, usage: 2, unreachable: 3, error: 4 } as const;

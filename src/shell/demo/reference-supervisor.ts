@@ -60,8 +60,7 @@ import { fileURLToPath } from "node:url";
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import { redact } from "../../core/redact.js";
 import type { ProducerSource } from "../../core/sources.js";
-import { unreachable } from "../cli/target.js";
-import { type JournalClient, journalClient, type RuleClient } from "../rpc/client.js";
+import { type JournalClient, journalClient, type RuleClient, unreachable } from "../rpc/client.js";
 
 // ---------------------------------------------------------------------------------------------------
 // Journal producers

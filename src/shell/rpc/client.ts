@@ -5,7 +5,7 @@
  */
 
 import type { DescService } from "@bufbuild/protobuf";
-import { type Client, createClient, type Interceptor } from "@connectrpc/connect";
+import { type Client, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { JournalService } from "./gen/harness/v1/journal_pb.js";
 import { RuleService } from "./gen/harness/v1/rules_pb.js";
@@ -43,3 +43,9 @@ export const journalClient = (target: RpcTarget, token?: string): JournalClient 
 /** RuleService: the read tier over the socket needs no token; control calls need the control token. */
 export const ruleClient = (target: RpcTarget, token?: string): RuleClient =>
   client(RuleService, target, token);
+
+/** Whether an RPC failed because no daemon answered (as opposed to the daemon refusing). */
+export function unreachable(e: unknown): boolean {
+  const text = e instanceof ConnectError ? `${e.code} ${e.rawMessage} ${String(e.cause)}` : String(e);
+  return /ECONNREFUSED|ENOENT|EPIPE|ECONNRESET|unavailable/i.test(text);
+}

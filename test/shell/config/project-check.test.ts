@@ -15,7 +15,8 @@ async function configCheck(options: {
   json?: boolean;
 }) {
   const lines: string[] = [];
-  const code = await runConfigCheck({ ...options, out: (s) => lines.push(s) });
+  const { dir, env, ...rest } = options;
+  const code = await runConfigCheck(dir, rest, { env, out: (s) => lines.push(s), err: (s) => lines.push(s) });
   return { code, lines, text: lines.join("\n") };
 }
 

@@ -47,7 +47,7 @@ export interface LintRun {
 export function lint(dir: string, options: { json?: boolean; strict?: boolean } = {}): LintRun {
   const lines: string[] = [];
   const stderr: string[] = [];
-  const exitCode = runLint(dir, options, { out: (l) => lines.push(l), err: (l) => stderr.push(l) });
+  const exitCode = runLint(dir, options, { env: {}, out: (l) => lines.push(l), err: (l) => stderr.push(l) });
   return { exitCode, lines, stderr };
 }
 

@@ -1,20 +1,17 @@
 /**
  * `harness cel parse <expr>`: runs the CEL front end on one expression and prints its canonical form,
- * or its errors with carets. Until the daemon exists this is the main job a new user can run.
+ * or its errors with carets.
  */
 import { parse, print, renderDiagnostics } from "../../../cel/index.js";
+import { EXIT, type Io } from "../io.js";
 
-export interface CommandOutput {
-  readonly exitCode: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-export function celParseCommand(expr: string, json: boolean): CommandOutput {
+export function runCelParse(expr: string, options: { readonly json?: boolean | undefined }, io: Io): number {
+  const json = options.json === true;
   const result = parse(expr);
   if (result.ok) {
     const canonical = print(result.ast);
-    return { exitCode: 0, stdout: json ? JSON.stringify({ ok: true, canonical }) : canonical, stderr: "" };
+    io.out(json ? JSON.stringify({ ok: true, canonical }) : canonical);
+    return EXIT.ok;
   }
   if (json) {
     const errors = result.errors.map((d) => ({
@@ -22,7 +19,7 @@ export function celParseCommand(expr: string, json: boolean): CommandOutput {
       message: d.message,
       ...result.source.location(d.offset),
     }));
-    return { exitCode: 1, stdout: JSON.stringify({ ok: false, errors }), stderr: "" };
-  }
-  return { exitCode: 1, stdout: "", stderr: renderDiagnostics(result.source, result.errors) };
+    io.out(JSON.stringify({ ok: false, errors }));
+  } else io.err(renderDiagnostics(result.source, result.errors));
+  return EXIT.failed;
 }

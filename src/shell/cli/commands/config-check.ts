@@ -7,21 +7,23 @@ import { type ConfigError, formatConfigError } from "../../config/config-error.j
 import { readGlobalConfig } from "../../config/global-config.js";
 import { globalConfigPath } from "../../config/paths.js";
 import { checkProject } from "../../config/project-check.js";
+import type { Io } from "../io.js";
 
 export interface ConfigCheckOptions {
-  /** Where the walk up for the project file starts; default: the working directory. */
-  readonly dir?: string | undefined;
   /** The global config; default: `$XDG_CONFIG_HOME/harness/harness.toml`, where absence means defaults. */
   readonly config?: string | undefined;
   readonly json?: boolean | undefined;
-  readonly env: NodeJS.ProcessEnv;
-  readonly out: (s: string) => void;
 }
 
-export async function runConfigCheck(options: ConfigCheckOptions): Promise<number> {
-  const configFile = options.config ?? globalConfigPath(options.env);
-  const global = await readGlobalConfig(configFile, options.env, { required: options.config !== undefined });
-  const project = await checkProject(options.dir ?? process.cwd(), options.env, {
+/** `dir`: where the walk up for the project file starts; default: the working directory. */
+export async function runConfigCheck(
+  dir: string | undefined,
+  options: ConfigCheckOptions,
+  io: Io,
+): Promise<number> {
+  const configFile = options.config ?? globalConfigPath(io.env);
+  const global = await readGlobalConfig(configFile, io.env, { required: options.config !== undefined });
+  const project = await checkProject(dir ?? process.cwd(), io.env, {
     harnessD: global.ok ? global.config.server.harnessD : undefined,
     globalConfig: configFile,
   });
@@ -30,7 +32,7 @@ export async function runConfigCheck(options: ConfigCheckOptions): Promise<numbe
   const ok = errors.length === 0;
 
   if (options.json === true) {
-    options.out(
+    io.out(
       JSON.stringify({
         ok,
         globalConfig: configFile,
@@ -41,16 +43,16 @@ export async function runConfigCheck(options: ConfigCheckOptions): Promise<numbe
       }),
     );
   } else {
-    for (const e of errors) options.out(formatConfigError(e));
-    for (const w of warnings) options.out(`warning: ${formatConfigError(w)}`);
+    for (const e of errors) io.out(formatConfigError(e));
+    for (const w of warnings) io.out(`warning: ${formatConfigError(w)}`);
     if (ok) {
-      options.out(`ok: global config ${configFile}${global.found ? "" : " (not found: defaults)"}`);
-      options.out(
+      io.out(`ok: global config ${configFile}${global.found ? "" : " (not found: defaults)"}`);
+      io.out(
         project.projectFile === undefined
           ? "ok: no project harness.toml"
           : `ok: project ${project.projectFile}`,
       );
-      if (project.dropIns.length > 0) options.out(`ok: ${project.dropIns.length} drop-in(s)`);
+      if (project.dropIns.length > 0) io.out(`ok: ${project.dropIns.length} drop-in(s)`);
     }
   }
   if (errors.some((e) => e.code === "read")) return 2;

@@ -1,27 +1,29 @@
 /** `harness daemon [--store PATH] [--config PATH] [--socket PATH]`: runs until SIGTERM or SIGINT. */
 import { Daemon } from "../../daemon/daemon.js";
+import type { Io } from "../io.js";
 
-export async function runDaemonCommand(options: {
-  readonly store?: string | undefined;
-  readonly config?: string | undefined;
-  readonly socket?: string | undefined;
-  readonly env: NodeJS.ProcessEnv;
-  readonly err: (line: string) => void;
-}): Promise<number> {
+export async function runDaemon(
+  options: {
+    readonly store?: string | undefined;
+    readonly config?: string | undefined;
+    readonly socket?: string | undefined;
+  },
+  io: Io,
+): Promise<number> {
   let daemon: Daemon;
   try {
     daemon = await Daemon.start({
-      env: options.env,
+      env: io.env,
       ...(options.store === undefined ? {} : { storePath: options.store }),
       ...(options.config === undefined ? {} : { configPath: options.config }),
       ...(options.socket === undefined ? {} : { socketPath: options.socket }),
-      ...(process.env.HARNESS_TICK_MS === undefined ? {} : { tickMs: Number(process.env.HARNESS_TICK_MS) }),
+      ...(io.env.HARNESS_TICK_MS === undefined ? {} : { tickMs: Number(io.env.HARNESS_TICK_MS) }),
     });
   } catch (e) {
-    options.err(`harness daemon: ${(e as Error).message}`);
+    io.err(`harness daemon: ${(e as Error).message}`);
     return 1;
   }
-  options.err(
+  io.err(
     `harness daemon: store ${daemon.store.path}, socket ${daemon.socketPath}, metrics ${daemon.metricsUrl ?? "off"}`,
   );
   return new Promise((resolve) => {
@@ -31,7 +33,7 @@ export async function runDaemonCommand(options: {
       daemon.close().then(
         () => resolve(0),
         (e: Error) => {
-          options.err(`harness daemon: shutdown: ${e.message}`);
+          io.err(`harness daemon: shutdown: ${e.message}`);
           resolve(1);
         },
       );

@@ -6,10 +6,11 @@
  * behind the journal. Exit 1 on a fail, 3 when no daemon answers, 0 otherwise.
  */
 import { formatDuration } from "../../../core/durations.js";
-import { ruleClient } from "../../rpc/client.js";
+import { ruleClient, unreachable } from "../../rpc/client.js";
 import type { GetStatusResponse, HoldRecord } from "../../rpc/gen/harness/v1/rules_pb.js";
-import { clientTarget, EXIT, unreachable } from "../target.js";
-import { type Common, failed, type Io, iso } from "./rules-view.js";
+import { failed } from "../client.js";
+import { type Common, EXIT, type Io, iso } from "../io.js";
+import { clientTarget } from "../target.js";
 
 export type Status = "pass" | "warn" | "fail";
 

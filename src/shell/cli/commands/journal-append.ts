@@ -4,10 +4,11 @@
  */
 import type { JsonObject } from "@bufbuild/protobuf";
 import { jsonLines } from "../../journal/json-lines.js";
-import { journalClient } from "../../rpc/client.js";
+import { journalClient, unreachable } from "../../rpc/client.js";
 import { readTokenFile } from "../../rpc/credentials.js";
 import { MAX_APPEND_BATCH } from "../../rpc/limits.js";
-import { clientTarget, EXIT, unreachable } from "../target.js";
+import { EXIT } from "../io.js";
+import { clientTarget } from "../target.js";
 
 interface Io {
   readonly env: NodeJS.ProcessEnv;

@@ -10,7 +10,7 @@ import { parseRfc3339, parseWireEvent } from "../../journal/event-format.js";
 import { jsonLines } from "../../journal/json-lines.js";
 import { JournalTable } from "../../store/journal-table.js";
 import { openStore } from "../../store/open-store.js";
-import { EXIT } from "../target.js";
+import { EXIT } from "../io.js";
 
 interface Io {
   readonly env: NodeJS.ProcessEnv;

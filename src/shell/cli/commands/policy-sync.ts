@@ -12,11 +12,10 @@ import { type GlobalConfig, readGlobalConfig } from "../../config/global-config.
 import { globalConfigPath } from "../../config/paths.js";
 import { short } from "../../policy/clone.js";
 import { type SyncResult, syncPolicyRepo } from "../../policy/sync.js";
-import { ruleClient } from "../../rpc/client.js";
+import { ruleClient, unreachable } from "../../rpc/client.js";
 import { readTokenFile } from "../../rpc/credentials.js";
 import { UnknownPolicyRepoError } from "../../rpc/rule-errors.js";
-import { EXIT, unreachable } from "../target.js";
-import type { Common, Io } from "./rules-view.js";
+import { type Common, EXIT, type Io } from "../io.js";
 
 type Outcome =
   | { readonly ok: true; readonly result: SyncResult }

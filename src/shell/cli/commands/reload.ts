@@ -1,7 +1,8 @@
 /** `harness reload`: the daemon rereads its config and rule set and swaps it in between two rows. */
 import { ConnectError } from "@connectrpc/connect";
-import { ruleClient } from "../../rpc/client.js";
-import { clientTarget, controlToken, EXIT, unreachable } from "../target.js";
+import { ruleClient, unreachable } from "../../rpc/client.js";
+import { EXIT } from "../io.js";
+import { clientTarget, controlToken } from "../target.js";
 
 export async function runReload(
   options: {

@@ -4,8 +4,9 @@
  * the control token), both through `RuleService`.
  */
 import { Code, ConnectError } from "@connectrpc/connect";
-import { ruleClient } from "../../rpc/client.js";
-import { clientTarget, controlToken, EXIT, unreachable } from "../target.js";
+import { ruleClient, unreachable } from "../../rpc/client.js";
+import { EXIT } from "../io.js";
+import { clientTarget, controlToken } from "../target.js";
 
 interface Io {
   readonly env: NodeJS.ProcessEnv;

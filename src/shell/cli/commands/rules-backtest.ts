@@ -12,11 +12,12 @@ import { rfc3339Seconds } from "../../../core/instants.js";
 import { MAX_RULE_FILE_BYTES, ruleFileText } from "../../../core/rule-file-bytes.js";
 import { DEFAULT_BACKTEST_SINCE } from "../../backtest/backtest-request.js";
 import type { BacktestStart, ReplayedFire } from "../../backtest/replay.js";
-import { ruleClient } from "../../rpc/client.js";
+import { ruleClient, unreachable } from "../../rpc/client.js";
 import { replayedFireOf } from "../../rpc/fire-wire.js";
 import { readBounded } from "../../support/bounded-read.js";
-import { clientTarget, EXIT, unreachable } from "../target.js";
-import { type Common, failed, type Io, table } from "./rules-view.js";
+import { failed } from "../client.js";
+import { type Common, EXIT, type Io, table } from "../io.js";
+import { clientTarget } from "../target.js";
 
 export interface BacktestOptions extends Common {
   readonly since?: string | undefined;

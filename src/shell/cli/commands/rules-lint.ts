@@ -7,27 +7,18 @@
  */
 import { failed, formatFinding, sortFindings } from "../../lint/findings.js";
 import { lintCheckout } from "../../lint/lint-checkout.js";
-
-/**
- * docs/cli.md's exit codes, as `EXIT` in client-target.ts spells them; defined here because that
- * module reads the global config and speaks to the daemon, and lint imports neither.
- */
-const EXIT = { ok: 0, failed: 1, unreadable: 2 } as const;
+import { EXIT, type Io } from "../io.js";
 
 export interface LintOptions {
   readonly json?: boolean | undefined;
   readonly strict?: boolean | undefined;
 }
 
-export function runLint(
-  dir: string,
-  options: LintOptions,
-  io: { readonly out: (line: string) => void; readonly err: (line: string) => void },
-): number {
+export function runLint(dir: string, options: LintOptions, io: Io): number {
   const result = lintCheckout(dir);
   if (!result.ok) {
     io.err(`harness rules lint: ${result.error}`);
-    return EXIT.unreadable;
+    return EXIT.usage;
   }
   const findings = sortFindings(result.findings);
   if (options.json === true) io.out(JSON.stringify(findings));

@@ -5,7 +5,10 @@
  * place; `rules list`, `rules holds --released` and `rules explain` show what they were. Read tier.
  */
 import type { FireInfo, HoldRecord, WatchEventsResponse } from "../../rpc/gen/harness/v1/rules_pb.js";
-import { type Common, fireJson, holdOf, holdRecordJson, type Io, iso, withClient } from "./rules-view.js";
+import { withClient } from "../client.js";
+import { type Common, type Io, iso } from "../io.js";
+import { fireJson } from "../render/fires.js";
+import { holdOf, holdRecordJson } from "../render/holds.js";
 
 /** Runs until `stop` aborts (exit 0), the daemon ends the stream (exit 0), or the call fails. */
 export function runWatch(options: Common, io: Io, stop: AbortSignal): Promise<number> {

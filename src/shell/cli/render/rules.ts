@@ -1,0 +1,56 @@
+/** How `rules list` and `rules show` print a rule: its mode, its last fire, its JSON form. */
+import { formatDuration } from "../../../core/durations.js";
+import type { RuleInfo } from "../../rpc/gen/harness/v1/rules_pb.js";
+import { iso, isoOr } from "../io.js";
+
+/** REQ-18's mode: `active`, `shadow until <time>` or `disabled: <reason>`. */
+export function modeOf(r: RuleInfo): string {
+  if (r.state === "disabled") return `disabled: ${r.disabledReason}`;
+  if (r.state === "shadow")
+    return r.shadowUntilMs === 0n
+      ? "shadow (starts at the next row)"
+      : `shadow until ${iso(r.shadowUntilMs)}`;
+  return r.state;
+}
+
+export function ruleJson(r: RuleInfo) {
+  const loaded = r.state !== "disabled" || r.disabledReason === "cost_exceeded";
+  return {
+    name: r.name,
+    source: r.source,
+    state: r.state,
+    mode: modeOf(r),
+    ...(r.state === "disabled"
+      ? { disabled_reason: r.disabledReason, disabled_message: r.disabledMessage }
+      : {}),
+    file: r.file,
+    ...(loaded
+      ? {
+          hash: r.hash,
+          on: r.on,
+          target: r.target,
+          declared_level: r.declaredLevel,
+          effective_level: r.effectiveLevel,
+          enforced: r.enforced,
+          cooldown: formatDuration(Number(r.cooldownMs)),
+          shadow_since: iso(r.shadowSinceMs),
+          shadow_until: iso(r.shadowUntilMs),
+          estimated_cost: Number(r.estimatedCost),
+          fires_24h: r.fires24h,
+          fires_7d: r.fires7d,
+          suppressed: Number(r.suppressed),
+          last_fire: r.lastFireId === "" ? null : { fire_id: r.lastFireId, at: iso(r.lastFireAtMs) },
+        }
+      : {}),
+  };
+}
+
+export const lastFire = (r: RuleInfo): string =>
+  r.lastFireId === "" ? "-" : `${isoOr(r.lastFireAtMs, "?")} (${r.lastFireId})`;
+
+export const enforceStatus = (r: RuleInfo): string =>
+  r.enforced
+    ? "listed in [memory.rules] enforce"
+    : r.declaredLevel === "hold" || r.declaredLevel === "stop"
+      ? `not in [memory.rules] enforce: acts at notify, not ${r.declaredLevel}`
+      : "not in [memory.rules] enforce (not needed below hold)";
