@@ -8,6 +8,7 @@
 import { Worker } from "node:worker_threads";
 import type { BacktestCounts } from "../../core/backtest.js";
 import type { RuleProblem } from "../../core/rule-file.js";
+import { BacktestBusyError } from "../errors.js";
 import type { BacktestRequest, BacktestStart, ReplayedFire } from "./replay.js";
 
 export const MAX_CONCURRENT_BACKTESTS = 2;
@@ -23,13 +24,6 @@ export type WorkerMessage =
   | { readonly part: "summary"; readonly counts: BacktestCounts }
   | { readonly part: "rule_error"; readonly problem: RuleProblem }
   | { readonly part: "error"; readonly message: string };
-
-export class BacktestsBusyError extends Error {
-  constructor() {
-    super(`${MAX_CONCURRENT_BACKTESTS} backtests are running already; try again when one has finished`);
-    this.name = "BacktestsBusyError";
-  }
-}
 
 /** The worker's module beside this one: compiled `.js`, or `.ts` when the daemon runs from source. */
 const WORKER_URL = new URL(
@@ -49,11 +43,12 @@ export class BacktestRunner {
   }
 
   /**
-   * Starts a replay and yields its parts as the worker posts them. Throws `BacktestsBusyError` at once
+   * Starts a replay and yields its parts as the worker posts them. Throws `BacktestBusyError` at once
    * when both slots are taken. Breaking out of the loop, or `signal` aborting, terminates the worker.
    */
   run(request: BacktestRequest, signal: AbortSignal): AsyncGenerator<WorkerMessage> {
-    if (this.running >= MAX_CONCURRENT_BACKTESTS) throw new BacktestsBusyError();
+    if (this.running >= MAX_CONCURRENT_BACKTESTS)
+      throw new BacktestBusyError(request.file, MAX_CONCURRENT_BACKTESTS);
     this.running++;
     const worker = new Worker(WORKER_URL, { workerData: { storePath: this.storePath, request } });
     this.workers.add(worker);

@@ -15,6 +15,7 @@ import { BacktestRunner } from "../backtest/backtest-runner.js";
 import { formatConfigError } from "../config/config-error.js";
 import { type GlobalConfig, readGlobalConfig } from "../config/global-config.js";
 import { storePath as defaultStorePath, globalConfigPath } from "../config/paths.js";
+import { UnknownPolicyRepoError } from "../errors.js";
 import { parseWireEvent } from "../journal/event-format.js";
 import { DEFAULT_BATCH_SIZE, DEFAULT_QUEUE_LIMIT, JournalWriter } from "../journal/journal-writer.js";
 import { Notifier, notifyConfig } from "../notify/index.js";
@@ -33,7 +34,6 @@ import {
 import { RuleService } from "../rpc/gen/harness/v1/rules_pb.js";
 import type { AdmitResult } from "../rpc/journal-service.js";
 import { proposalService } from "../rpc/proposal-service.js";
-import { UnknownPolicyRepoError } from "../rpc/rule-errors.js";
 import {
   type CommittedRecords,
   committedRecords,

@@ -24,19 +24,18 @@ import { MAX_PATH } from "../../core/kinds.js";
 import { loadRuleFile } from "../../core/load-rule.js";
 import { ruleFileText } from "../../core/rule-file-bytes.js";
 import { backtestRequest, DEFAULT_BACKTEST_SINCE } from "../backtest/backtest-request.js";
-import { type BacktestRunner, BacktestsBusyError } from "../backtest/backtest-runner.js";
+import type { BacktestRunner } from "../backtest/backtest-runner.js";
 import type { BacktestRequest, ReplayedFire } from "../backtest/replay.js";
 import {
-  BacktestBusyError,
   InvalidArgumentError,
   InvalidProposalLevelError,
   NotRuleMinerError,
   ProposalBacklogFullError,
   ProposalRunLimitError,
   RuleRefusedError,
-  RuleServiceError,
+  SentinelError,
   UnknownEvidenceError,
-} from "../rpc/rule-errors.js";
+} from "../errors.js";
 import type { EvaluatorView } from "../rpc/rule-service.js";
 import type { Db } from "../store/open-store.js";
 import type { Log } from "../support/log.js";
@@ -125,7 +124,7 @@ export class ProposalDesk {
   }
 
   /**
-   * Checks, backtests and (unless a dry run) stores a proposal. Rejects with a `RuleServiceError`
+   * Checks, backtests and (unless a dry run) stores a proposal. Rejects with a `SentinelError`
    * naming what refused it, so the gateway can hand the miner the reason.
    */
   async propose(call: ProposeRuleCall): Promise<MemoryData<ProposeRuleResult>> {
@@ -146,7 +145,7 @@ export class ProposalDesk {
       return wrapMemoryData("propose_rule", result);
     } catch (e) {
       this.deps.metrics.proposals.inc({ result: "rejected" });
-      if (e instanceof RuleServiceError) {
+      if (e instanceof SentinelError) {
         this.deps.log.info(
           { rule: name, run: call.callerRun, reason: e.name, subject: e.subject },
           "rule proposal refused",
@@ -253,13 +252,7 @@ export class ProposalDesk {
       shadows: evaluator.state.shadows,
     });
     const firstFires: ReplayedFire[] = [];
-    let parts: ReturnType<BacktestRunner["run"]>;
-    try {
-      parts = this.deps.backtests.run(request, new AbortController().signal);
-    } catch (e) {
-      if (e instanceof BacktestsBusyError) throw new BacktestBusyError(file, e.message);
-      throw e;
-    }
+    const parts = this.deps.backtests.run(request, new AbortController().signal);
     for await (const m of parts)
       switch (m.part) {
         case "start":

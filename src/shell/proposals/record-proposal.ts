@@ -15,7 +15,7 @@ import {
   ProposalStateError,
   SuppressedProposalError,
   UnknownProposalError,
-} from "../rpc/rule-errors.js";
+} from "../errors.js";
 import type {
   Proposal,
   ProposalBacktest,

@@ -7,19 +7,14 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { backtestRequest, DEFAULT_BACKTEST_SINCE, sinceRefusal } from "../backtest/backtest-request.js";
-import { type BacktestRunner, BacktestsBusyError } from "../backtest/backtest-runner.js";
+import type { BacktestRunner } from "../backtest/backtest-runner.js";
 import { BacktestRuleError, backtestRule } from "../backtest/replay.js";
+import { InvalidArgumentError, RuleRefusedError, SinceTooLongError } from "../errors.js";
 import { fireOf } from "./fire-wire.js";
 import type { BacktestRequest, BacktestResponseSchema, RuleService } from "./gen/harness/v1/rules_pb.js";
 import { DEFAULT_READ_MAX_BYTES } from "./limits.js";
-import {
-  BacktestBusyError,
-  InvalidArgumentError,
-  RuleRefusedError,
-  SinceTooLongError,
-  toConnectError,
-} from "./rule-errors.js";
 import type { EvaluatorView } from "./rule-service.js";
+import { toConnectError } from "./status.js";
 
 export interface BacktestDeps {
   readonly runner: BacktestRunner;
@@ -80,8 +75,6 @@ export function backtestMethod(deps: BacktestDeps): ServiceImpl<typeof RuleServi
         }
       }
     } catch (e) {
-      if (e instanceof BacktestsBusyError)
-        throw toConnectError(new BacktestBusyError("", e.message), context);
       throw toConnectError(e, context);
     }
   };

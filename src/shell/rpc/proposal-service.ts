@@ -9,6 +9,7 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import { isUnicodeText } from "../../core/admission.js";
 import { DAY } from "../../core/durations.js";
 import type { PolicyRepoConfig } from "../config/global-config.js";
+import { InvalidArgumentError, UnknownPolicyRepoError } from "../errors.js";
 import {
   FIRST_FIRES,
   isProposalState,
@@ -28,8 +29,8 @@ import type {
   ProposalInfoSchema,
   RuleService,
 } from "./gen/harness/v1/rules_pb.js";
-import { InvalidArgumentError, serve, UnknownPolicyRepoError } from "./rule-errors.js";
 import { checkLength, limitOf, withinBudget } from "./rule-service.js";
+import { serve } from "./status.js";
 
 export interface ProposalServiceDeps {
   /** The daemon's store connection. */

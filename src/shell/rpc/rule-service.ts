@@ -6,8 +6,8 @@
  * exactly what has been committed), and the journal metrics. The two control methods call back into the
  * daemon, which does the work between two journal rows.
  *
- * Every failure a caller can act on is a typed `RuleServiceError`, each with one ConnectRPC code and an
- * `ErrorDetail` naming it, so the CLI maps it to one exit code (docs/cli.md). Anything else is a fault of
+ * Every failure a caller can act on is a typed `SentinelError` (`../errors.ts`), with one ConnectRPC code and an
+ * `ErrorDetail` naming it (`status.ts`), so the CLI maps it to one exit code (docs/cli.md). Anything else is a fault of
  * the daemon, wrapped with the method and what it was asked about.
  */
 import type { JsonObject, MessageInitShape } from "@bufbuild/protobuf";
@@ -28,6 +28,14 @@ import {
   skipsShadow,
 } from "../../core/rule-set.js";
 import type { CoreState, Hold } from "../../core/state.js";
+import {
+  HoldNotFoundError,
+  InvalidArgumentError,
+  ReloadFailedError,
+  SentinelError,
+  UnknownFireError,
+  UnknownRuleError,
+} from "../errors.js";
 import type { StoredPrimitive } from "../store/decision-store.js";
 import { JournalTable } from "../store/journal-table.js";
 import type { Db } from "../store/open-store.js";
@@ -42,15 +50,7 @@ import type {
   RuleService,
   SelectorTermSchema,
 } from "./gen/harness/v1/rules_pb.js";
-import {
-  HoldNotFoundError,
-  InvalidArgumentError,
-  ReloadFailedError,
-  RuleServiceError,
-  serve,
-  UnknownFireError,
-  UnknownRuleError,
-} from "./rule-errors.js";
+import { serve } from "./status.js";
 
 /** Rows a list returns unless the caller asks for fewer, and the most it may ask for. */
 const DEFAULT_LIST_LIMIT = 100;
@@ -241,7 +241,7 @@ export function ruleService(
         try {
           r = await deps.policySynced(req.repo, req.commit);
         } catch (e) {
-          if (e instanceof RuleServiceError) throw e;
+          if (e instanceof SentinelError) throw e;
           throw new ReloadFailedError(e as Error);
         }
         return { reload: reloadResponse(r) };

@@ -16,6 +16,7 @@ import { loadStarterPack } from "../../../src/core/starter-pack.js";
 import { emptyState } from "../../../src/core/state.js";
 import type { BacktestRunner, WorkerMessage } from "../../../src/shell/backtest/backtest-runner.js";
 import { replay } from "../../../src/shell/backtest/replay.js";
+import { ProposalBacklogFullError, ProposalRunLimitError, SentinelError } from "../../../src/shell/errors.js";
 import { EvidenceResolver } from "../../../src/shell/proposals/evidence.js";
 import { ProposalStore } from "../../../src/shell/proposals/proposal-store.js";
 import {
@@ -25,11 +26,6 @@ import {
   type ProposeRuleCall,
   renderRuleFile,
 } from "../../../src/shell/proposals/propose-rule.js";
-import {
-  ProposalBacklogFullError,
-  ProposalRunLimitError,
-  RuleServiceError,
-} from "../../../src/shell/rpc/rule-errors.js";
 import type { EvaluatorView } from "../../../src/shell/rpc/rule-service.js";
 import { JournalTable } from "../../../src/shell/store/journal-table.js";
 import { type OpenedStore, openStore } from "../../../src/shell/store/open-store.js";
@@ -171,13 +167,13 @@ const call = (name: string, run: string): ProposeRuleCall => ({
   dryRun: false,
 });
 
-async function refusal(p: Promise<unknown>): Promise<RuleServiceError> {
+async function refusal(p: Promise<unknown>): Promise<SentinelError> {
   const e = await p.then(
     () => undefined,
     (x: unknown) => x,
   );
-  expect(e).toBeInstanceOf(RuleServiceError);
-  return e as RuleServiceError;
+  expect(e).toBeInstanceOf(SentinelError);
+  return e as SentinelError;
 }
 
 describe("evidence ids", () => {

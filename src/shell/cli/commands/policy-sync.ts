@@ -10,11 +10,11 @@ import { ConnectError } from "@connectrpc/connect";
 import { formatConfigError } from "../../config/config-error.js";
 import { type GlobalConfig, readGlobalConfig } from "../../config/global-config.js";
 import { globalConfigPath } from "../../config/paths.js";
+import { UnknownPolicyRepoError } from "../../errors.js";
 import { short } from "../../policy/clone.js";
 import { type SyncResult, syncPolicyRepo } from "../../policy/sync.js";
 import { ruleClient, unreachable } from "../../rpc/client.js";
 import { readTokenFile } from "../../rpc/credentials.js";
-import { UnknownPolicyRepoError } from "../../rpc/rule-errors.js";
 import { type Common, EXIT, type Io } from "../io.js";
 
 type Outcome =
