@@ -7,47 +7,37 @@
 import {
   CelError,
   type CheckedAst,
-  children,
   type Diagnostic,
   type Expr,
   parseDuration as parseCelDuration,
   T,
   type Validator,
 } from "../cel/index.js";
-import { PRIMITIVE_NAMES } from "./environments.js";
+import { primitiveArgs, primitiveCallsIn } from "./primitive-calls.js";
 import { INDEXED_FIELDS, isIndexedField } from "./window.js";
 
 export const MAX_PRIMITIVE_CALLS = 8;
 const MIN_WINDOW_NS = 60n * 1_000_000_000n;
 const MAX_WINDOW_NS = 7n * 24n * 3600n * 1_000_000_000n;
 
-function* walk(e: Expr): Generator<Expr> {
-  yield e;
-  for (const c of children(e)) yield* walk(c);
-}
-
 export const primitiveRules: Validator = (checked: CheckedAst) => {
   const errors: Diagnostic[] = [];
   const at = (e: Expr) => checked.offsets.get(e.id) ?? 0;
   const fail = (e: Expr, message: string) => errors.push({ code: "validation", message, offset: at(e) });
   let calls = 0;
-  for (const e of walk(checked.expr)) {
-    if (e.kind !== "call" || e.target !== undefined || !(PRIMITIVE_NAMES as readonly string[]).includes(e.fn))
-      continue;
+  for (const e of primitiveCallsIn(checked.expr)) {
     calls++;
     if (calls === MAX_PRIMITIVE_CALLS + 1)
       fail(e, `a rule may call count, distinct and exists at most ${MAX_PRIMITIVE_CALLS} times`);
-    const [first, ...rest] = e.args;
-    const args = e.fn === "distinct" ? rest : e.args;
-    if (e.fn === "distinct" && first !== undefined) {
-      if (first.kind !== "literal" || first.value.type !== "string" || !isIndexedField(first.value.value)) {
+    const { field, selector: sel, within } = primitiveArgs(e);
+    if (field !== undefined) {
+      if (field.kind !== "literal" || field.value.type !== "string" || !isIndexedField(field.value.value)) {
         fail(
-          first,
+          field,
           `the field of distinct must be a string literal naming an indexed field (${INDEXED_FIELDS.join(", ")})`,
         );
       }
     }
-    const [sel, within] = args;
     if (sel !== undefined) selector(sel, e.fn, checked, fail);
     if (within !== undefined) window(within, e.fn, fail);
   }

@@ -8,12 +8,11 @@
  * `distinct` keeps, per tuple, each value's latest time. Rows are added in seq order before the row is
  * evaluated, so a query made while evaluating row N sees exactly rows 1..N.
  */
-import { children, type Expr } from "../cel/index.js";
 import type { LoadedRule } from "./compile-rule.js";
 import { HOUR } from "./durations.js";
-import { PRIMITIVE_NAMES } from "./environments.js";
 import { type EventFields, eventPaths, type JournalRow } from "./journal.js";
 import { EVENT_KINDS, type EventKind } from "./kinds.js";
+import { type PrimitiveCallExpr, primitiveArgs, primitiveCallsIn } from "./primitive-calls.js";
 import {
   COUNT_SATURATION,
   DISTINCT_SATURATION,
@@ -63,68 +62,54 @@ export function selectorShapes(rules: readonly LoadedRule[]): SelectorShape[] {
       values: Map<Key, Set<string | boolean> | "any">;
     }
   >();
-  const visit = (e: Expr, on: EventKind): void => {
-    if (
-      e.kind === "call" &&
-      e.target === undefined &&
-      (PRIMITIVE_NAMES as readonly string[]).includes(e.fn)
-    ) {
-      const sel = e.fn === "distinct" ? e.args[1] : e.args[0];
-      const field = e.fn === "distinct" ? e.args[0] : undefined;
-      if (sel?.kind === "map") {
-        // A computed `kind` may name any kind at run time, so its key set is indexed for all of them.
-        let kinds: readonly EventKind[] = [on];
-        const keys: Key[] = [];
-        const literal = new Map<Key, string | boolean | undefined>();
-        for (const { key, value } of sel.entries) {
-          if (key.kind !== "literal" || key.value.type !== "string" || !isIndexedField(key.value.value))
-            continue;
-          const k = key.value.value;
-          if (k !== "kind") {
-            keys.push(k);
-            // Paths are many per row and matched one by one: they are never filtered.
-            literal.set(
-              k,
-              k !== "path" &&
-                value.kind === "literal" &&
-                (value.value.type === "string" || value.value.type === "bool")
-                ? value.value.value
-                : undefined,
-            );
-          } else
-            kinds =
-              value.kind === "literal" && value.value.type === "string"
-                ? [value.value.value as EventKind]
-                : EVENT_KINDS;
-        }
-        keys.sort();
-        for (const kind of kinds) {
-          const sig = signature(kind, keys);
-          const shape = shapes.get(sig) ?? {
-            kind,
-            keys,
-            distinct: new Set<IndexedField>(),
-            values: new Map(),
-          };
-          if (
-            field?.kind === "literal" &&
-            field.value.type === "string" &&
-            isIndexedField(field.value.value)
-          ) {
-            shape.distinct.add(field.value.value);
-          }
-          for (const [k, v] of literal) {
-            const seen = shape.values.get(k) ?? new Set<string | boolean>();
-            if (v === undefined || seen === "any") shape.values.set(k, "any");
-            else shape.values.set(k, seen.add(v));
-          }
-          shapes.set(sig, shape);
-        }
-      }
+  const add = (call: PrimitiveCallExpr, on: EventKind): void => {
+    const { field, selector: sel } = primitiveArgs(call);
+    if (sel?.kind !== "map") return;
+    // A computed `kind` may name any kind at run time, so its key set is indexed for all of them.
+    let kinds: readonly EventKind[] = [on];
+    const keys: Key[] = [];
+    const literal = new Map<Key, string | boolean | undefined>();
+    for (const { key, value } of sel.entries) {
+      if (key.kind !== "literal" || key.value.type !== "string" || !isIndexedField(key.value.value)) continue;
+      const k = key.value.value;
+      if (k !== "kind") {
+        keys.push(k);
+        // Paths are many per row and matched one by one: they are never filtered.
+        literal.set(
+          k,
+          k !== "path" &&
+            value.kind === "literal" &&
+            (value.value.type === "string" || value.value.type === "bool")
+            ? value.value.value
+            : undefined,
+        );
+      } else
+        kinds =
+          value.kind === "literal" && value.value.type === "string"
+            ? [value.value.value as EventKind]
+            : EVENT_KINDS;
     }
-    for (const c of children(e)) visit(c, on);
+    keys.sort();
+    for (const kind of kinds) {
+      const sig = signature(kind, keys);
+      const shape = shapes.get(sig) ?? {
+        kind,
+        keys,
+        distinct: new Set<IndexedField>(),
+        values: new Map(),
+      };
+      if (field?.kind === "literal" && field.value.type === "string" && isIndexedField(field.value.value)) {
+        shape.distinct.add(field.value.value);
+      }
+      for (const [k, v] of literal) {
+        const seen = shape.values.get(k) ?? new Set<string | boolean>();
+        if (v === undefined || seen === "any") shape.values.set(k, "any");
+        else shape.values.set(k, seen.add(v));
+      }
+      shapes.set(sig, shape);
+    }
   };
-  for (const r of rules) visit(r.program.checked.expr, r.spec.on);
+  for (const r of rules) for (const call of primitiveCallsIn(r.program.checked.expr)) add(call, r.spec.on);
   return [...shapes.values()].map((s) => ({
     kind: s.kind,
     keys: s.keys,

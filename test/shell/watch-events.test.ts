@@ -20,7 +20,7 @@ import {
   type WatchEventsResponse,
   WatchEventsResponseSchema,
 } from "../../src/shell/rpc/gen/harness/v1/rules_pb.js";
-import type { CommittedRecords } from "../../src/shell/rpc/rule-service.js";
+import type { CommittedRecords } from "../../src/shell/rpc/messages.js";
 import { committedEvents, eventCount, type WatchEvent } from "../../src/shell/rpc/watch-events.js";
 import { CLI, TestFleet } from "./daemon-harness.js";
 

@@ -10,6 +10,7 @@ import * as http from "node:http";
 import * as path from "node:path";
 import { HOUR, MINUTE } from "../../core/durations.js";
 import type { RuleSet } from "../../core/rule-set.js";
+import { ruleStateCounts } from "../../core/rule-state.js";
 import type { ProducerSource } from "../../core/sources.js";
 import { BacktestRunner } from "../backtest/backtest-runner.js";
 import { formatConfigError } from "../config/config-error.js";
@@ -33,15 +34,9 @@ import {
 } from "../rpc/credentials.js";
 import { RuleService } from "../rpc/gen/harness/v1/rules_pb.js";
 import type { AdmitResult } from "../rpc/journal-service.js";
+import { type CommittedRecords, committedRecords, holdsOn } from "../rpc/messages.js";
 import { proposalService } from "../rpc/proposal-service.js";
-import {
-  type CommittedRecords,
-  committedRecords,
-  holdsOn,
-  type ReloadReport,
-  ruleService,
-  ruleStateCounts,
-} from "../rpc/rule-service.js";
+import { type ReloadReport, ruleService } from "../rpc/rule-service.js";
 import { type RpcServer, startRpcServer } from "../rpc/server.js";
 import { committedEvents, eventCount, type WatchEvent, watchEvents } from "../rpc/watch-events.js";
 import { DecisionStore } from "../store/decision-store.js";

@@ -5,18 +5,10 @@
  * a `when` is judged by evaluating its constant parts with the real CEL evaluator and combining them
  * through `&&`, `||`, `!` and `?:` by CEL's own rules (errors included), and nothing else is assumed.
  */
-import {
-  type CheckedAst,
-  children,
-  compileAst,
-  type Expr,
-  Op,
-  standardEnv,
-  type Value,
-} from "../../cel/index.js";
+import { type CheckedAst, compileAst, type Expr, Op, standardEnv, type Value } from "../../cel/index.js";
 import { COST_LIMIT, type LoadedRule } from "../../core/compile-rule.js";
-import { PRIMITIVE_NAMES } from "../../core/environments.js";
 import { EVENT_FIELDS, EVENT_TYPE_NAMES, type EventKind, isEventKind } from "../../core/kinds.js";
+import { isPrimitiveCall, primitiveArgs, subexpressions } from "../../core/primitive-calls.js";
 import { outsideEnumeration } from "./enumerations.js";
 import type { LintReason } from "./findings.js";
 
@@ -35,7 +27,7 @@ export function adviseRule(rule: LoadedRule): Advice[] {
   const kind = rule.spec.on;
   const at = (e: Expr) => checked.offsets.get(e.id) ?? 0;
   const advice: Advice[] = [];
-  for (const e of walk(checked.expr)) {
+  for (const e of subexpressions(checked.expr)) {
     if (e.kind !== "call") continue;
     if ((e.fn === Op.equals || e.fn === Op.notEquals) && e.target === undefined) {
       const compared = enumeratedComparison(checked, kind, e.args);
@@ -48,8 +40,8 @@ export function adviseRule(rule: LoadedRule): Advice[] {
         });
       }
     }
-    if (e.target === undefined && (PRIMITIVE_NAMES as readonly string[]).includes(e.fn)) {
-      const sel = e.fn === "distinct" ? e.args[1] : e.args[0];
+    if (isPrimitiveCall(e)) {
+      const sel = primitiveArgs(e).selector;
       const why = sel === undefined ? undefined : selectorNeverMatches(kind, sel);
       if (why !== undefined && sel !== undefined)
         advice.push({
@@ -73,11 +65,6 @@ export function adviseRule(rule: LoadedRule): Advice[] {
       message: `when is always true: the rule fires on every ${kind} row its cooldown allows`,
     });
   return advice;
-}
-
-function* walk(e: Expr): Generator<Expr> {
-  yield e;
-  for (const c of children(e)) yield* walk(c);
 }
 
 /**
@@ -184,10 +171,9 @@ function foldOutcomes(checked: CheckedAst, e: Expr): ReadonlySet<Outcome> {
 
 /** No variable, comprehension or primitive: the same value on every row. */
 function isConstant(e: Expr): boolean {
-  for (const x of walk(e)) {
+  for (const x of subexpressions(e)) {
     if (x.kind === "ident" || x.kind === "comprehension") return false;
-    if (x.kind === "call" && x.target === undefined && (PRIMITIVE_NAMES as readonly string[]).includes(x.fn))
-      return false;
+    if (isPrimitiveCall(x)) return false;
   }
   return true;
 }

@@ -26,6 +26,7 @@ import { ruleFileText } from "../../core/rule-file-bytes.js";
 import { backtestRequest, DEFAULT_BACKTEST_SINCE } from "../backtest/backtest-request.js";
 import type { BacktestRunner } from "../backtest/backtest-runner.js";
 import type { BacktestRequest, ReplayedFire } from "../backtest/replay.js";
+import type { EvaluatorView } from "../daemon/evaluator-view.js";
 import {
   InvalidArgumentError,
   InvalidProposalLevelError,
@@ -36,7 +37,6 @@ import {
   SentinelError,
   UnknownEvidenceError,
 } from "../errors.js";
-import type { EvaluatorView } from "../rpc/rule-service.js";
 import type { Db } from "../store/open-store.js";
 import type { Log } from "../support/log.js";
 import type { DaemonMetrics } from "../support/metrics.js";

@@ -9,11 +9,11 @@ import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { backtestRequest, DEFAULT_BACKTEST_SINCE, sinceRefusal } from "../backtest/backtest-request.js";
 import type { BacktestRunner } from "../backtest/backtest-runner.js";
 import { BacktestRuleError, backtestRule } from "../backtest/replay.js";
+import type { EvaluatorView } from "../daemon/evaluator-view.js";
 import { InvalidArgumentError, RuleRefusedError, SinceTooLongError } from "../errors.js";
 import { fireOf } from "./fire-wire.js";
 import type { BacktestRequest, BacktestResponseSchema, RuleService } from "./gen/harness/v1/rules_pb.js";
 import { DEFAULT_READ_MAX_BYTES } from "./limits.js";
-import type { EvaluatorView } from "./rule-service.js";
 import { toConnectError } from "./status.js";
 
 export interface BacktestDeps {

@@ -29,7 +29,7 @@ import type {
   ProposalInfoSchema,
   RuleService,
 } from "./gen/harness/v1/rules_pb.js";
-import { checkLength, limitOf, withinBudget } from "./rule-service.js";
+import { checkLength, limitOf, withinBudget } from "./requests.js";
 import { serve } from "./status.js";
 
 export interface ProposalServiceDeps {

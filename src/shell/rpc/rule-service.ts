@@ -12,22 +12,20 @@
  */
 import type { JsonObject, MessageInitShape } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { children, type Expr } from "../../cel/index.js";
 import type { LoadedRule } from "../../core/compile-rule.js";
 import { DAY } from "../../core/durations.js";
-import { PRIMITIVE_NAMES } from "../../core/environments.js";
-import { MAX_IDENT, MAX_PATH } from "../../core/kinds.js";
+import { primitiveCallsIn } from "../../core/primitive-calls.js";
 import type { Level } from "../../core/rule-file.js";
 import {
   type ActiveRule,
   type DisabledRule,
   effectiveLevel,
-  needsEnforce,
   type RuleSet,
   type RuleSource,
-  skipsShadow,
 } from "../../core/rule-set.js";
-import type { CoreState, Hold } from "../../core/state.js";
+import { levelDerivation, type RuleState, ruleState, ruleStateCounts } from "../../core/rule-state.js";
+import type { CoreState } from "../../core/state.js";
+import type { EvaluatorView } from "../daemon/evaluator-view.js";
 import {
   HoldNotFoundError,
   InvalidArgumentError,
@@ -36,46 +34,24 @@ import {
   UnknownFireError,
   UnknownRuleError,
 } from "../errors.js";
-import type { StoredPrimitive } from "../store/decision-store.js";
-import { JournalTable } from "../store/journal-table.js";
 import type { Db } from "../store/open-store.js";
+import { RuleReads } from "../store/rule-reads.js";
 import type { DaemonMetrics } from "../support/metrics.js";
-import type {
-  ActionOutcomeSchema,
-  FireInfoSchema,
-  HoldInfoSchema,
-  HoldRecordSchema,
-  PrimitiveCallInfoSchema,
-  RuleInfoSchema,
-  RuleService,
-  SelectorTermSchema,
-} from "./gen/harness/v1/rules_pb.js";
+import type { RuleInfoSchema, RuleService } from "./gen/harness/v1/rules_pb.js";
+import {
+  fireInfo,
+  type HoldInit,
+  type HoldRecordInit,
+  holdInfo,
+  holdRecord,
+  holdsOn,
+  primitivesOf,
+  sortedHolds,
+} from "./messages.js";
+import { checkLength, limitOf, MAX_NODE, sinceOf, withinBudget } from "./requests.js";
 import { serve } from "./status.js";
 
-/** Rows a list returns unless the caller asks for fewer, and the most it may ask for. */
-const DEFAULT_LIST_LIMIT = 100;
-const MAX_LIST_LIMIT = 1_000;
-
-/**
- * The most a list response may carry, estimated from its variable-size fields: under the clients' 4 MiB
- * `readMaxBytes`, since a thousand fires whose messages repeat long paths would not fit in it.
- */
-const RESPONSE_BUDGET_BYTES = 3 * 1024 * 1024;
-/** A generous allowance for one list entry's fixed-size fields and framing. */
-const ENTRY_OVERHEAD_BYTES = 512;
-
-/** The longest prefix of `items` within the response budget, and whether anything was left out. */
-export function withinBudget<T>(items: readonly T[], limit: number, texts: (t: T) => readonly string[]) {
-  let bytes = 0;
-  let n = 0;
-  for (const item of items.slice(0, limit)) {
-    bytes += ENTRY_OVERHEAD_BYTES;
-    for (const t of texts(item)) bytes += Buffer.byteLength(t, "utf8");
-    if (bytes > RESPONSE_BUDGET_BYTES) break;
-    n++;
-  }
-  return { kept: items.slice(0, n), truncated: items.length > n };
-}
+type RuleInfoInit = MessageInitShape<typeof RuleInfoSchema>;
 
 /** What a reload reports (`harness reload`). */
 export interface ReloadReport {
@@ -83,18 +59,6 @@ export interface ReloadReport {
   readonly disabled: readonly { readonly name: string; readonly reason: string; readonly message: string }[];
   readonly unknownEnforced: readonly string[];
   readonly released: number;
-}
-
-/** The evaluator as the service reads it: the set in force, and the state as last committed. */
-export interface EvaluatorView {
-  readonly rules: RuleSet;
-  readonly state: CoreState;
-  /** The seq of the last row evaluated and committed. */
-  readonly cursor: number;
-  /** The `at` of that row; 0 before any. */
-  readonly lastEvaluatedAt: number;
-  /** REQ-20's lag at `now`, seconds (the gauge's value). */
-  lagSeconds(now: number): number;
 }
 
 export interface RuleServiceDeps {
@@ -122,67 +86,6 @@ export interface RuleServiceDeps {
   }[];
 }
 
-type HoldInit = MessageInitShape<typeof HoldInfoSchema>;
-type RuleInfoInit = MessageInitShape<typeof RuleInfoSchema>;
-type FireInit = MessageInitShape<typeof FireInfoSchema>;
-type HoldRecordInit = MessageInitShape<typeof HoldRecordSchema>;
-
-export function limitOf(requested: number, what: string): number {
-  if (requested === 0) return DEFAULT_LIST_LIMIT;
-  if (requested > MAX_LIST_LIMIT)
-    throw new InvalidArgumentError(
-      what,
-      `limit ${requested} is over the most a ${what} list returns (${MAX_LIST_LIMIT})`,
-    );
-  return requested;
-}
-
-/**
- * The longest name a request may carry. No identifier the journal admits is longer than MAX_IDENT
- * (`kinds.ts`), and rule names and fire ids are shorter still, so a longer one can only be refused. A
- * node id is a prefix and a percent-encoded path of up to MAX_PATH code points, 12 characters each at
- * most.
- */
-const MAX_NAME = MAX_IDENT;
-const MAX_NODE = 12 * MAX_PATH + 64;
-
-/** Refuses a name longer than any the daemon holds, echoing only its start. */
-export function checkLength(value: string, field: string, max = MAX_NAME): void {
-  if (value.length <= max) return;
-  const start = `${value.slice(0, 32)}…`;
-  throw new InvalidArgumentError(
-    start,
-    `${field} ${JSON.stringify(start)} is ${value.length} characters long; none the daemon holds is longer than ${max}`,
-  );
-}
-
-/** A request's lower time bound, ms: not negative, and within what the journal's times can be. */
-function sinceOf(sinceMs: bigint): number {
-  if (sinceMs < 0n) throw new InvalidArgumentError("", `since_ms ${sinceMs} is negative`);
-  if (sinceMs > BigInt(Number.MAX_SAFE_INTEGER))
-    throw new InvalidArgumentError("", `since_ms ${sinceMs} is past any time the journal can hold`);
-  return Number(sinceMs);
-}
-
-/** The holds in force on a harness, oldest first. */
-export function holdsOn(state: CoreState, harness: string): HoldInit[] {
-  return sortedHolds(Object.values(state.holds).filter((h) => h.harness === harness)).map(holdInfo);
-}
-
-const sortedHolds = (holds: readonly Hold[]): Hold[] =>
-  [...holds].sort(
-    (a, b) =>
-      a.since - b.since || (a.rule < b.rule ? -1 : a.rule > b.rule ? 1 : a.harness < b.harness ? -1 : 1),
-  );
-
-const holdInfo = (h: Hold): HoldInit => ({
-  harness: h.harness,
-  rule: h.rule,
-  hash: h.hash,
-  fireId: h.fireId,
-  sinceMs: BigInt(h.since),
-});
-
 /**
  * The unary methods but the proposals'. Backtest and WatchEvents stream, each from its own module, the
  * proposal methods have theirs (`proposal-service.ts`), and the daemon serves them together.
@@ -190,7 +93,7 @@ const holdInfo = (h: Hold): HoldInit => ({
 export function ruleService(
   deps: RuleServiceDeps,
 ): Omit<ServiceImpl<typeof RuleService>, "backtest" | "watchEvents" | "listProposals" | "recordProposal"> {
-  const reads = new StoreReads(deps.db);
+  const reads = new RuleReads(deps.db);
   const rules = () => deps.evaluator.rules;
   const state = () => deps.evaluator.state;
 
@@ -267,7 +170,7 @@ export function ruleService(
             description: spec.description,
             message: spec.message,
             holds: sortedHolds(Object.values(state().holds).filter((h) => h.rule === req.name)).map(holdInfo),
-            primitiveCalls: primitiveCalls(active.rule),
+            primitiveCalls: primitiveCallCount(active.rule),
           };
         }
         const disabled = set.disabled.find((d) => d.name === req.name);
@@ -378,8 +281,10 @@ export function ruleService(
         const current = state();
         const { evaluator } = deps;
         const last = reads.journal.last();
-        const states = set.rules.map((r) => ({ r, ...ruleState(r, set, current) }));
-        const costExceeded = states.filter((x) => x.state === "disabled");
+        const costExceeded = set.rules.flatMap((r) => {
+          const s = ruleState(r, set, current);
+          return s.state === "disabled" ? [{ r, ...s }] : [];
+        });
         const counts = ruleStateCounts(set, current);
         const bySource = async (counter: RuleServiceDeps["metrics"]["journalRows"]) =>
           (await counter.get()).values
@@ -403,8 +308,8 @@ export function ruleService(
             ...set.disabled.map((d) => ({ name: d.name, reason: d.reason, message: d.message })),
             ...costExceeded.map((x) => ({
               name: x.r.rule.spec.name,
-              reason: x.disabledReason ?? "",
-              message: x.disabledMessage ?? "",
+              reason: x.disabledReason,
+              message: x.disabledMessage,
             })),
           ],
           unknownEnforced: [...set.unknownEnforced],
@@ -436,7 +341,7 @@ class RuleView {
   constructor(
     private readonly set: RuleSet,
     private readonly state: CoreState,
-    private readonly reads: StoreReads,
+    private readonly reads: RuleReads,
     now: number,
   ) {
     // A fire's seq is at least its row's: the first seq admitted after the bound, or none at all.
@@ -475,7 +380,7 @@ class RuleView {
       lastFireAtMs: BigInt(last?.at ?? 0),
       file: spec.file,
     };
-    return { ...base, ...ruleState(active, this.set, this.state) };
+    return { ...base, ...ruleStateInfo(ruleState(active, this.set, this.state)) };
   }
 
   disabled(d: DisabledRule): RuleInfoInit {
@@ -490,337 +395,20 @@ class RuleView {
   }
 }
 
-type RuleState = Pick<
-  RuleInfoInit,
-  "state" | "disabledReason" | "disabledMessage" | "shadowSinceMs" | "shadowUntilMs"
->;
-
-/** A loaded rule's state, as the evaluator treats it on the next row. */
-export function ruleState(active: ActiveRule, set: RuleSet, state: CoreState): RuleState {
-  const { hash } = active.rule;
-  if (state.costExceeded[hash] === true)
-    return {
-      state: "disabled",
-      disabledReason: "cost_exceeded",
-      disabledMessage: "an evaluation overran the cost limit; disabled until the next load",
-    };
-  // REQ-9: a starter rule, or a zero shadow period, is active from the next row whatever is recorded;
-  // otherwise a hash is in shadow until its record says it completed.
-  const shadow = state.shadows[hash];
-  if (skipsShadow(active, set.shadowPeriod) || shadow?.completed === true)
-    return { state: "active", shadowSinceMs: BigInt(shadow?.since ?? 0) };
-  return {
-    state: "shadow",
-    shadowSinceMs: BigInt(shadow?.since ?? 0),
-    shadowUntilMs: BigInt(shadow === undefined ? 0 : shadow.since + set.shadowPeriod),
-  };
-}
-
-/** How many loaded rules are in each state (GetStatus and the daemon's rules gauge count alike). */
-export function ruleStateCounts(
-  set: RuleSet,
-  state: CoreState,
-): Readonly<Record<"active" | "shadow" | "disabled", number>> {
-  const counts = { active: 0, shadow: 0, disabled: 0 };
-  for (const r of set.rules) counts[ruleState(r, set, state).state as keyof typeof counts]++;
-  return counts;
-}
-
-/** REQ-18's derivation of the effective level, as the fire recorded it. */
-function levelDerivation(declared: Level, effective: Level, shadow: boolean): string {
-  const head = `declared ${declared}, effective ${effective}`;
-  const why =
-    declared !== effective
-      ? "not in [memory.rules] enforce"
-      : needsEnforce(declared)
-        ? "listed in [memory.rules] enforce"
-        : "annotate and notify need no enforce";
-  return `${head}: ${why}${shadow ? "; in shadow, so no level acted" : ""}`;
-}
-
 /** Calls of count, distinct and exists in a rule's `when`. */
-function primitiveCalls(rule: LoadedRule): number {
-  let n = 0;
-  const visit = (e: Expr): void => {
-    if (e.kind === "call" && e.target === undefined && (PRIMITIVE_NAMES as readonly string[]).includes(e.fn))
-      n++;
-    for (const c of children(e)) visit(c);
-  };
-  visit(rule.program.checked.expr);
-  return n;
-}
+const primitiveCallCount = (rule: LoadedRule): number =>
+  [...primitiveCallsIn(rule.program.checked.expr)].length;
 
-function primitivesOf(row: FireRow): MessageInitShape<typeof PrimitiveCallInfoSchema>[] {
-  let calls: StoredPrimitive[];
-  try {
-    calls = JSON.parse(row.primitives) as StoredPrimitive[];
-  } catch (e) {
-    throw new Error(
-      `fire ${row.fire_id} (rule ${row.rule}, seq ${row.seq}): its primitives column is not JSON`,
-      {
-        cause: e,
-      },
-    );
-  }
-  return calls.map((c) => ({
-    fn: c.fn,
-    field: c.field ?? "",
-    selector: [
-      { field: "kind", value: { case: "text", value: c.selector.kind } },
-      ...Object.entries(c.selector.fields).map(
-        ([field, v]): MessageInitShape<typeof SelectorTermSchema> => ({
-          field,
-          value: typeof v === "boolean" ? { case: "flag", value: v } : { case: "text", value: v },
-        }),
-      ),
-    ],
-    withinMs: BigInt(c.withinMs),
-    result:
-      typeof c.result === "boolean"
-        ? { case: "truth", value: c.result }
-        : { case: "number", value: c.result },
-  }));
-}
-
-function fireInfo(r: FireRow, actions: readonly ActionRow[]): FireInit {
+/** A rule's state as RuleInfo carries it: 0 for a time not set. */
+function ruleStateInfo(
+  s: RuleState,
+): Pick<RuleInfoInit, "state" | "disabledReason" | "disabledMessage" | "shadowSinceMs" | "shadowUntilMs"> {
+  if (s.state === "disabled")
+    return { state: s.state, disabledReason: s.disabledReason, disabledMessage: s.disabledMessage };
+  if (s.state === "active") return { state: s.state, shadowSinceMs: BigInt(s.shadowSince ?? 0) };
   return {
-    fireId: r.fire_id,
-    rule: r.rule,
-    hash: r.hash,
-    seq: BigInt(r.seq),
-    atMs: BigInt(r.at),
-    kind: r.kind,
-    type: r.type,
-    targetKind: r.target_kind ?? "",
-    targetKey: r.target_key ?? "",
-    harness: r.harness ?? "",
-    run: r.run ?? "",
-    declaredLevel: r.declared_level,
-    effectiveLevel: r.effective_level,
-    mode: r.mode,
-    action: r.action,
-    message: r.message,
-    actions: actions.map(
-      (a): MessageInitShape<typeof ActionOutcomeSchema> => ({
-        action: a.action,
-        state: a.state,
-        detail: a.detail ?? "",
-        updatedAtMs: BigInt(a.updated_at),
-      }),
-    ),
+    state: s.state,
+    shadowSinceMs: BigInt(s.shadowSince ?? 0),
+    shadowUntilMs: BigInt(s.shadowUntil ?? 0),
   };
-}
-
-interface FireRow {
-  fire_id: string;
-  seq: number;
-  at: number;
-  rule: string;
-  hash: string;
-  kind: string;
-  type: string;
-  target_kind: string | null;
-  target_key: string | null;
-  harness: string | null;
-  run: string | null;
-  declared_level: string;
-  effective_level: string;
-  mode: string;
-  action: string;
-  message: string;
-  primitives: string;
-}
-
-interface ActionRow {
-  action: string;
-  state: string;
-  detail: string | null;
-  updated_at: number;
-}
-
-interface HoldRow {
-  harness: string;
-  rule: string;
-  hash: string;
-  fire_id: string;
-  since: number;
-  cooldown: number;
-  false_since: number | null;
-  /** Null while the hold is in force. */
-  released_at: number | null;
-  release_cause: string | null;
-}
-
-/** A stored hold as ListHolds returns a released one. */
-function holdRecord(r: HoldRow): HoldRecordInit {
-  return {
-    hold: { harness: r.harness, rule: r.rule, hash: r.hash, fireId: r.fire_id, sinceMs: BigInt(r.since) },
-    cooldownMs: BigInt(r.cooldown),
-    falseSinceMs: BigInt(r.false_since ?? 0),
-    releasedAtMs: BigInt(r.released_at ?? 0),
-    releaseCause: r.release_cause ?? "",
-  };
-}
-
-/**
- * The fire and hold records a commit made durable, read back by fire id in the shapes ListFires and
- * ListHolds return them, for WatchEvents to send as they commit.
- */
-export interface CommittedRecords {
-  fire(fireId: string): FireInit | undefined;
-  /** The hold a fire placed, in force or (after its release) released. */
-  hold(fireId: string): HoldRecordInit | undefined;
-}
-
-export function committedRecords(db: Db): CommittedRecords {
-  const reads = new StoreReads(db);
-  return {
-    fire: (fireId) => {
-      const row = reads.fire(fireId);
-      return row === undefined ? undefined : fireInfo(row, reads.actions(fireId));
-    },
-    hold: (fireId) => {
-      const row = reads.holdOf(fireId);
-      return row === undefined ? undefined : holdRecord(row);
-    },
-  };
-}
-
-interface AnnotationRow {
-  fire_id: string;
-  node: string;
-  rule: string;
-  message: string;
-  at: number;
-}
-
-const HOLD_COLUMNS = "harness, rule, hash, fire_id, since, cooldown, false_since, released_at, release_cause";
-
-const FIRE_COLUMNS =
-  "fire_id, seq, at, rule, hash, kind, type, target_kind, target_key, harness, run, declared_level, effective_level, mode, action, message, primitives";
-
-/**
- * The service's reads of the store, each bounded and index-served where the schema has an index: fires
- * by hash or harness and seq, actions by fire, annotations by node, the journal by seq and at. Fires by
- * rule name and released holds scan their (small) tables.
- */
-class StoreReads {
-  private readonly stmts;
-  /** The journal's own reads: its last row, and the first row after a time (which bounds every fire
-   * after that time by seq, the admission clock never going back, for the (hash, seq) index). */
-  readonly journal: JournalTable;
-
-  constructor(private readonly db: Db) {
-    this.journal = new JournalTable(db);
-    this.stmts = {
-      firesOf: db.prepare("SELECT COUNT(*) AS n FROM rule_fires WHERE hash = ? AND seq >= ?"),
-      lastFire: db.prepare(
-        "SELECT fire_id, at FROM rule_fires WHERE hash = ? ORDER BY seq DESC, rowid DESC LIMIT 1",
-      ),
-      suppressed: db.prepare("SELECT COALESCE(SUM(count), 0) AS n FROM rule_suppressed WHERE hash = ?"),
-      fire: db.prepare(`SELECT ${FIRE_COLUMNS} FROM rule_fires WHERE fire_id = ?`),
-      holdOf: db.prepare(`SELECT ${HOLD_COLUMNS} FROM rule_holds WHERE fire_id = ? ORDER BY id DESC LIMIT 1`),
-      actions: db.prepare(
-        "SELECT action, state, detail, updated_at FROM rule_actions WHERE fire_id = ? ORDER BY action",
-      ),
-      journalRow: db.prepare("SELECT seq, kind, type, at, source, event FROM rule_journal WHERE seq = ?"),
-      journalRows: db.prepare("SELECT COUNT(*) AS n FROM rule_journal"),
-      undeliveredStops: db.prepare(
-        "SELECT COUNT(*) AS n FROM rule_actions WHERE state = 'undelivered' AND action = 'stop' AND updated_at > ?",
-      ),
-    };
-  }
-
-  firesOf(hash: string, fromSeq: number): number {
-    return (this.stmts.firesOf.get(hash, fromSeq) as { n: number }).n;
-  }
-
-  lastFire(hash: string): { fire_id: string; at: number } | undefined {
-    return this.stmts.lastFire.get(hash) as { fire_id: string; at: number } | undefined;
-  }
-
-  suppressed(hash: string): number {
-    return (this.stmts.suppressed.get(hash) as { n: number }).n;
-  }
-
-  fire(fireId: string): FireRow | undefined {
-    return this.stmts.fire.get(fireId) as FireRow | undefined;
-  }
-
-  actions(fireId: string): ActionRow[] {
-    return this.stmts.actions.all(fireId) as ActionRow[];
-  }
-
-  fires(
-    filter: { readonly rule?: string; readonly harness?: string; readonly sinceMs: number },
-    limit: number,
-  ): FireRow[] {
-    const where: string[] = [];
-    const params: (string | number)[] = [];
-    if (filter.rule !== undefined) {
-      where.push("rule = ?");
-      params.push(filter.rule);
-    }
-    if (filter.harness !== undefined) {
-      where.push("harness = ?");
-      params.push(filter.harness);
-    }
-    if (filter.sinceMs > 0) {
-      where.push("at >= ?");
-      params.push(filter.sinceMs);
-    }
-    const sql = `SELECT ${FIRE_COLUMNS} FROM rule_fires ${where.length === 0 ? "" : `WHERE ${where.join(" AND ")}`} ORDER BY seq DESC, rowid DESC LIMIT ?`;
-    return this.db.prepare(sql).all(...params, limit) as FireRow[];
-  }
-
-  journalRow(
-    seq: number,
-  ): { seq: number; kind: string; type: string; at: number; source: string; event: string } | undefined {
-    return this.stmts.journalRow.get(seq) as ReturnType<StoreReads["journalRow"]>;
-  }
-
-  journalRows(): number {
-    return (this.stmts.journalRows.get() as { n: number }).n;
-  }
-
-  releasedHolds(harness: string | undefined, limit: number): HoldRow[] {
-    const cols = HOLD_COLUMNS;
-    return (
-      harness === undefined
-        ? this.db
-            .prepare(
-              `SELECT ${cols} FROM rule_holds WHERE released_at IS NOT NULL ORDER BY released_at DESC, id DESC LIMIT ?`,
-            )
-            .all(limit)
-        : this.db
-            .prepare(
-              `SELECT ${cols} FROM rule_holds WHERE released_at IS NOT NULL AND harness = ? ORDER BY released_at DESC, id DESC LIMIT ?`,
-            )
-            .all(harness, limit)
-    ) as HoldRow[];
-  }
-
-  /** The hold a fire placed; a scan, as holds are few (only enforced hold and stop rules place them). */
-  holdOf(fireId: string): HoldRow | undefined {
-    return this.stmts.holdOf.get(fireId) as HoldRow | undefined;
-  }
-
-  annotations(node: string | undefined, limit: number): AnnotationRow[] {
-    const cols = "fire_id, node, rule, message, at";
-    return (
-      node === undefined
-        ? this.db
-            .prepare(`SELECT ${cols} FROM rule_annotations ORDER BY at DESC, rowid DESC LIMIT ?`)
-            .all(limit)
-        : this.db
-            .prepare(
-              `SELECT ${cols} FROM rule_annotations WHERE node = ? ORDER BY at DESC, rowid DESC LIMIT ?`,
-            )
-            .all(node, limit)
-    ) as AnnotationRow[];
-  }
-
-  undeliveredStopsSince(at: number): number {
-    return (this.stmts.undeliveredStops.get(at) as { n: number }).n;
-  }
 }

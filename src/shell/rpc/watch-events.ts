@@ -16,7 +16,7 @@ import type { Committed } from "../daemon/evaluator.js";
 import type { EventBus } from "../daemon/event-bus.js";
 import type { Log } from "../support/log.js";
 import type { RuleService, WatchEventsResponseSchema } from "./gen/harness/v1/rules_pb.js";
-import type { CommittedRecords } from "./rule-service.js";
+import type { CommittedRecords } from "./messages.js";
 
 export type WatchEvent = MessageInitShape<typeof WatchEventsResponseSchema>;
 

@@ -16,6 +16,7 @@ import { loadStarterPack } from "../../../src/core/starter-pack.js";
 import { emptyState } from "../../../src/core/state.js";
 import type { BacktestRunner, WorkerMessage } from "../../../src/shell/backtest/backtest-runner.js";
 import { replay } from "../../../src/shell/backtest/replay.js";
+import type { EvaluatorView } from "../../../src/shell/daemon/evaluator-view.js";
 import { ProposalBacklogFullError, ProposalRunLimitError, SentinelError } from "../../../src/shell/errors.js";
 import { EvidenceResolver } from "../../../src/shell/proposals/evidence.js";
 import { ProposalStore } from "../../../src/shell/proposals/proposal-store.js";
@@ -26,7 +27,6 @@ import {
   type ProposeRuleCall,
   renderRuleFile,
 } from "../../../src/shell/proposals/propose-rule.js";
-import type { EvaluatorView } from "../../../src/shell/rpc/rule-service.js";
 import { JournalTable } from "../../../src/shell/store/journal-table.js";
 import { type OpenedStore, openStore } from "../../../src/shell/store/open-store.js";
 import { MIGRATIONS, SCHEMA_VERSION } from "../../../src/shell/store/schema.js";

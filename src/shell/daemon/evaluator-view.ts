@@ -1,0 +1,17 @@
+/**
+ * The evaluator as the rest of the daemon may read it (RuleService, backtests, propose_rule): the rule
+ * set in force and the state as last committed, never the evaluator itself.
+ */
+import type { RuleSet } from "../../core/rule-set.js";
+import type { CoreState } from "../../core/state.js";
+
+export interface EvaluatorView {
+  readonly rules: RuleSet;
+  readonly state: CoreState;
+  /** The seq of the last row evaluated and committed. */
+  readonly cursor: number;
+  /** The `at` of that row; 0 before any. */
+  readonly lastEvaluatedAt: number;
+  /** REQ-20's lag at `now`, seconds (the gauge's value). */
+  lagSeconds(now: number): number;
+}
