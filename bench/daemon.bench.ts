@@ -22,8 +22,8 @@ import { DAY } from "../src/core/durations.js";
 import type { EventFields } from "../src/core/journal.js";
 import { STARTER_FILES } from "../src/core/starter-pack.generated.js";
 import { loadStarterPack } from "../src/core/starter-pack.js";
+import { DaemonApp } from "../src/shell/app/daemon-app.js";
 import { type BacktestRequest, replay } from "../src/shell/backtest/replay.js";
-import { Daemon } from "../src/shell/daemon/daemon.js";
 import { JournalWriter } from "../src/shell/journal/journal-writer.js";
 import { journalClient } from "../src/shell/rpc/client.js";
 import type { AppendResponse } from "../src/shell/rpc/gen/harness/v1/journal_pb.js";
@@ -212,7 +212,7 @@ const STARTER_NAMES = loadStarterPack().flatMap((l) => (l.ok ? [l.rule.spec.name
  */
 async function withDaemon<T>(
   rules: boolean,
-  fn: (daemon: Daemon, tokens: { readonly observer: string; readonly graph: string }) => Promise<T>,
+  fn: (daemon: DaemonApp, tokens: { readonly observer: string; readonly graph: string }) => Promise<T>,
 ): Promise<T> {
   const tmp = tempDir();
   const sub = (name: string) => {
@@ -247,7 +247,7 @@ async function withDaemon<T>(
     ].join("\n"),
   );
   try {
-    const daemon = await Daemon.start({ env, log: createLog({ level: "error" }) });
+    const daemon = await DaemonApp.start({ env, log: createLog({ level: "error" }) });
     try {
       return await fn(daemon, tokens);
     } finally {

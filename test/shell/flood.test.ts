@@ -9,7 +9,7 @@ import { fold } from "../../src/core/backtest.js";
 import type { JournalRow } from "../../src/core/journal.js";
 import { emptyState } from "../../src/core/state.js";
 import { indexedWindows, selectorShapes } from "../../src/core/window-index.js";
-import { Daemon } from "../../src/shell/daemon/daemon.js";
+import { DaemonApp } from "../../src/shell/app/daemon-app.js";
 import { loadRuleSet } from "../../src/shell/policy/rule-source.js";
 import { createLog } from "../../src/shell/support/log.js";
 import { TestFleet } from "./daemon-harness.js";
@@ -25,7 +25,7 @@ describe("flood", () => {
   it("drops exactly what it cannot admit, never blocks, and live fires equal the backtest after", async () => {
     const f = new TestFleet({ enforce: ["budget-exhaustion-recurring"] });
     fleets.push(f);
-    const daemon = await Daemon.start({
+    const daemon = await DaemonApp.start({
       env: f.env,
       configPath: path.join(f.root, "config", "harness", "harness.toml"),
       log: quietLog(),

@@ -6,7 +6,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { Daemon } from "../../src/shell/daemon/daemon.js";
+import { DaemonApp } from "../../src/shell/app/daemon-app.js";
 import { journalClient } from "../../src/shell/rpc/client.js";
 import { createLog } from "../../src/shell/support/log.js";
 import { DaemonMetrics, OTHER, RULE_LABEL_CAP } from "../../src/shell/support/metrics.js";
@@ -128,7 +128,11 @@ describe("a metrics listener with a token", () => {
         configPath,
         `[server]\nmetrics_listen = "127.0.0.1:0"\nmetrics_token_file = ${JSON.stringify(tokenFile)}\n`,
       );
-      const daemon = await Daemon.start({ env: fleet.env, configPath, log: createLog({ level: "silent" }) });
+      const daemon = await DaemonApp.start({
+        env: fleet.env,
+        configPath,
+        log: createLog({ level: "silent" }),
+      });
       try {
         const url = daemon.metricsUrl as string;
         const bare = await fetch(url);

@@ -5,7 +5,7 @@
  * with its own XDG directories, config, credentials and hook; the operator's own config, store and
  * socket are never read or touched. The directory is removed at the end unless `keep`.
  *
- * The daemon runs in this process (`Daemon.start`), with its log in the directory (`daemon.log`), so
+ * The daemon runs in this process (`DaemonApp.start`), with its log in the directory (`daemon.log`), so
  * the terminal shows the story rather than the log lines.
  */
 import { randomBytes } from "node:crypto";
@@ -14,8 +14,8 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { pino } from "pino";
 import { PRODUCER_SOURCES, type ProducerSource } from "../../core/sources.js";
+import { DaemonApp, type DaemonOptions } from "../app/daemon-app.js";
 import { runClear } from "../cli/commands/rules-admission.js";
-import { Daemon, type DaemonOptions } from "../daemon/daemon.js";
 import { ruleClient } from "../rpc/client.js";
 import type { Db } from "../store/open-store.js";
 import { createLog } from "../support/log.js";
@@ -165,7 +165,7 @@ export class Sandbox {
   async startDaemon(options: Pick<DaemonOptions, "tickMs" | "loadRules"> = {}): Promise<RunningDaemon> {
     const destination = pino.destination({ dest: this.logPath, sync: true, mode: 0o600 });
     try {
-      const daemon = await Daemon.start({
+      const daemon = await DaemonApp.start({
         env: this.env,
         configPath: this.configPath,
         storePath: this.storePath,
@@ -206,7 +206,7 @@ export class RunningDaemon {
   private closed = false;
 
   constructor(
-    readonly daemon: Daemon,
+    readonly daemon: DaemonApp,
     private readonly onClosed: () => void,
   ) {}
 

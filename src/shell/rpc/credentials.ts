@@ -5,8 +5,10 @@
  * and must not be readable by group or others: a token anyone on the machine can read protects nothing.
  * Only the tokens' SHA-256 digests are kept, so comparisons are over equal lengths (`tiers.ts`).
  */
-import { createHash, timingSafeEqual } from "node:crypto";
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import * as fs from "node:fs";
 import { open } from "node:fs/promises";
+import * as path from "node:path";
 import type { ProducerSource } from "../../core/sources.js";
 
 /** The shortest token accepted, in bytes (the control plane's rule for TCP callers, applied to all). */
@@ -124,4 +126,11 @@ export async function loadCredentials(files: CredentialFiles): Promise<Credentia
     ...(read === undefined ? {} : { read }),
     ...(control === undefined ? {} : { control }),
   };
+}
+
+/** The operator's control token: created on the daemon's first start (0600, directory 0700), read by the CLI. */
+export function ensureControlToken(file: string): void {
+  if (fs.existsSync(file)) return;
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  fs.writeFileSync(file, `${randomBytes(32).toString("base64url")}\n`, { mode: 0o600, flag: "wx" });
 }

@@ -9,15 +9,10 @@ import type { JsonObject, MessageInitShape } from "@bufbuild/protobuf";
 import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import { EVENT_KINDS, isEventKind } from "../../core/kinds.js";
 import { type ProducerSource, sourceRefusal } from "../../core/sources.js";
+import type { AdmitResult } from "../journal/admit.js";
 import type { AppendResultSchema, JournalService, WireEvent } from "./gen/harness/v1/journal_pb.js";
 import { MAX_APPEND_BATCH } from "./limits.js";
 import { CALLER } from "./tiers.js";
-
-/** What became of one event: a journal row, a refusal naming the field, or a drop (the queue was full). */
-export type AdmitResult =
-  | { readonly kind: "admitted"; readonly seq: number }
-  | { readonly kind: "rejected"; readonly reason: string }
-  | { readonly kind: "dropped" };
 
 /**
  * The daemon's admission: each event is the wire object `{kind, ...fields}` (`event-format.ts`), and the

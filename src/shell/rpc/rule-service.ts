@@ -25,6 +25,7 @@ import {
 } from "../../core/rule-set.js";
 import { levelDerivation, type RuleState, ruleState, ruleStateCounts } from "../../core/rule-state.js";
 import type { CoreState } from "../../core/state.js";
+import type { ReloadReport } from "../daemon/daemon.js";
 import type { EvaluatorView } from "../daemon/evaluator-view.js";
 import {
   HoldNotFoundError,
@@ -40,7 +41,6 @@ import type { DaemonMetrics } from "../support/metrics.js";
 import type { RuleInfoSchema, RuleService } from "./gen/harness/v1/rules_pb.js";
 import {
   fireInfo,
-  type HoldInit,
   type HoldRecordInit,
   holdInfo,
   holdRecord,
@@ -53,14 +53,6 @@ import { serve } from "./status.js";
 
 type RuleInfoInit = MessageInitShape<typeof RuleInfoSchema>;
 
-/** What a reload reports (`harness reload`). */
-export interface ReloadReport {
-  readonly loaded: number;
-  readonly disabled: readonly { readonly name: string; readonly reason: string; readonly message: string }[];
-  readonly unknownEnforced: readonly string[];
-  readonly released: number;
-}
-
 export interface RuleServiceDeps {
   readonly evaluator: EvaluatorView;
   /** The daemon's store connection; the service only reads through it. */
@@ -72,8 +64,8 @@ export interface RuleServiceDeps {
   readonly version: string;
   /** Whether the daemon runs with a `[supervisor] stop` command. */
   readonly supervisorStopConfigured: boolean;
-  /** `harness rules clear`: releases and commits; returns the holds released. */
-  readonly clear: (harness: string, rule: string | undefined) => readonly HoldInit[];
+  /** `harness rules clear`: releases and commits the holds on `harness` (by `rule`, if given). */
+  readonly clear: (harness: string, rule: string | undefined) => void;
   /** `harness reload`; rejects when the config cannot be read, leaving the set in force. */
   readonly reload: () => Promise<ReloadReport>;
   /** `harness policy sync` after a fast-forward: a reload with the synced clone; rejects an unknown repo. */
@@ -118,9 +110,10 @@ export function ruleService(
         checkLength(req.harness, "harness");
         checkLength(req.rule, "rule");
         const rule = req.rule === "" ? undefined : req.rule;
-        const released = deps.clear(req.harness, rule);
+        const released = holdsOn(state(), req.harness).filter((h) => rule === undefined || h.rule === rule);
         if (released.length === 0) throw new HoldNotFoundError(req.harness, rule);
-        return { released: [...released] };
+        deps.clear(req.harness, rule);
+        return { released };
       }),
 
     reload: () =>

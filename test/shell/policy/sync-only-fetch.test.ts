@@ -8,8 +8,8 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { DAY, HOUR } from "../../../src/core/durations.js";
+import { DaemonApp } from "../../../src/shell/app/daemon-app.js";
 import { globalConfigPath } from "../../../src/shell/config/paths.js";
-import { Daemon } from "../../../src/shell/daemon/daemon.js";
 import { syncPolicyRepo } from "../../../src/shell/policy/sync.js";
 import { createLog } from "../../../src/shell/support/log.js";
 import { PolicyRemote, ruleText, tempRoot } from "./git-fixtures.js";
@@ -74,7 +74,7 @@ describe("REQ-1: the daemon never touches a policy repo's remote", () => {
     );
     const git = recordingGit(root);
     let now = Date.parse("2026-11-01T00:00:00Z");
-    const daemon = await Daemon.start({
+    const daemon = await DaemonApp.start({
       env: { ...env, PATH: `${git.bin}:${process.env.PATH}` },
       clock: () => now,
       log: createLog({ destination: { write: () => undefined } }),

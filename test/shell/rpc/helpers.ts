@@ -4,8 +4,9 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ProducerSource } from "../../../src/core/sources.js";
+import type { AdmitResult } from "../../../src/shell/journal/admit.js";
 import { parseWireEvent } from "../../../src/shell/journal/event-format.js";
-import type { Admit, AdmitResult } from "../../../src/shell/rpc/journal-service.js";
+import type { Admit } from "../../../src/shell/rpc/journal-service.js";
 
 export interface TempDir {
   readonly path: string;

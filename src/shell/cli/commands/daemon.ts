@@ -1,5 +1,5 @@
 /** `harness daemon [--store PATH] [--config PATH] [--socket PATH]`: runs until SIGTERM or SIGINT. */
-import { Daemon } from "../../daemon/daemon.js";
+import { DaemonApp } from "../../app/daemon-app.js";
 import type { Io } from "../io.js";
 
 export async function runDaemon(
@@ -10,9 +10,9 @@ export async function runDaemon(
   },
   io: Io,
 ): Promise<number> {
-  let daemon: Daemon;
+  let daemon: DaemonApp;
   try {
-    daemon = await Daemon.start({
+    daemon = await DaemonApp.start({
       env: io.env,
       ...(options.store === undefined ? {} : { storePath: options.store }),
       ...(options.config === undefined ? {} : { configPath: options.config }),

@@ -1,0 +1,249 @@
+/**
+ * `harness daemon`, assembled: the composition root, and the only module that imports both `daemon/`
+ * and `rpc/`. It reads the config, opens the store, loads the rule set, starts the daemon's loop, and
+ * wires around it what reaches it: RuleService and JournalService on the socket (and TCP when
+ * configured), WatchEvents fed from each commit, backtests in their workers, propose_rule for the
+ * gateway in this process, and `/metrics`.
+ */
+
+import { MINUTE } from "../../core/durations.js";
+import type { RuleSet } from "../../core/rule-set.js";
+import type { ProducerSource } from "../../core/sources.js";
+import { BacktestRunner } from "../backtest/backtest-runner.js";
+import { formatConfigError } from "../config/config-error.js";
+import { type GlobalConfig, readGlobalConfig } from "../config/global-config.js";
+import { storePath as defaultStorePath, globalConfigPath } from "../config/paths.js";
+import { Daemon } from "../daemon/daemon.js";
+import type { Committed } from "../daemon/evaluator.js";
+import { EventBus } from "../daemon/event-bus.js";
+import { UnknownPolicyRepoError } from "../errors.js";
+import type { AdmitResult } from "../journal/admit.js";
+import { LastGoodCommits } from "../policy/last-good.js";
+import { type RuleSetLoad, servedRuleSets } from "../policy/rule-source.js";
+import { ProposalDesk } from "../proposals/propose-rule.js";
+import { backtestMethod } from "../rpc/backtest-service.js";
+import { digestToken, ensureControlToken, loadCredentials, readTokenFile } from "../rpc/credentials.js";
+import { RuleService } from "../rpc/gen/harness/v1/rules_pb.js";
+import { committedRecords } from "../rpc/messages.js";
+import { proposalService } from "../rpc/proposal-service.js";
+import { ruleService } from "../rpc/rule-service.js";
+import { type RpcServer, startRpcServer } from "../rpc/server.js";
+import { committedEvents, eventCount, type WatchEvent, watchEvents } from "../rpc/watch-events.js";
+import { type OpenedStore, openStore } from "../store/open-store.js";
+import { createLog, type Log } from "../support/log.js";
+import { DaemonMetrics } from "../support/metrics.js";
+import { packageVersion } from "../support/version.js";
+import { type MetricsServer, serveMetrics } from "./metrics-server.js";
+
+export interface DaemonOptions {
+  readonly env: NodeJS.ProcessEnv;
+  /** `--config`: a missing file is then an error; by default a missing global config means defaults. */
+  readonly configPath?: string;
+  /** `--store`. */
+  readonly storePath?: string;
+  /** Overrides `[server] socket`. */
+  readonly socketPath?: string;
+  readonly log?: Log;
+  /** The wall clock, ms; tests inject one. */
+  readonly clock?: () => number;
+  /** Tick period; one minute unless a test shortens it. */
+  readonly tickMs?: number;
+  /**
+   * How a config becomes a rule set, at start and on every reload, in place of the starter pack and the
+   * policy clones: for tests that need rules without a policy repo.
+   */
+  readonly loadRules?: (config: GlobalConfig) => RuleSet;
+}
+
+export class DaemonStartError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "DaemonStartError";
+  }
+}
+
+export class DaemonApp {
+  private closed = false;
+
+  private constructor(
+    readonly daemon: Daemon,
+    readonly store: OpenedStore,
+    readonly socketPath: string,
+    readonly metrics: DaemonMetrics,
+    /** propose_rule (REQ-15), for the gateway to call in this process: no RPC stores a proposal. */
+    readonly proposals: ProposalDesk,
+    private readonly watchers: EventBus<WatchEvent>,
+    private readonly rpc: RpcServer,
+    private readonly backtests: BacktestRunner,
+    private readonly metricsServer: MetricsServer | undefined,
+  ) {}
+
+  static async start(options: DaemonOptions): Promise<DaemonApp> {
+    const env = options.env;
+    const clock = options.clock ?? Date.now;
+    const log = options.log ?? createLog();
+    const configPath = options.configPath ?? globalConfigPath(env);
+    const config = await readConfig(configPath, env, options.configPath !== undefined);
+    const store = openStore(
+      options.storePath ?? defaultStorePath(env),
+      `harness daemon (pid ${process.pid})`,
+    );
+    try {
+      const metrics = new DaemonMetrics();
+      const custom = options.loadRules;
+      const loadRules: (config: GlobalConfig) => Promise<RuleSetLoad> =
+        custom === undefined
+          ? servedRuleSets(new LastGoodCommits(store.db), env, clock)
+          : async (c) => ({ ruleSet: custom(c), clones: [] });
+      const watchers = new EventBus<WatchEvent>();
+      const records = committedRecords(store.db);
+      /** A failure to read a commit's events back costs the watchers a gap, not the rules their actions. */
+      const publish = (committed: Committed) => {
+        if (watchers.watchers === 0) return;
+        try {
+          watchers.publish(committedEvents(committed, records));
+        } catch (e) {
+          watchers.miss(eventCount(committed));
+          log.error({ err: (e as Error).message }, "events not sent to watchers");
+        }
+      };
+      const daemon = new Daemon({
+        store,
+        configAtStart: config,
+        rulesAtStart: await loadRules(config),
+        readConfig: () => readConfig(configPath, env, false),
+        loadRules,
+        log,
+        clock,
+        metrics,
+        env,
+        tickMs: options.tickMs ?? MINUTE,
+        onCommitted: publish,
+      });
+      // Backtests run in workers over their own read-only connections to this daemon's store.
+      const backtests = new BacktestRunner(store.path);
+      // The pruner keeps the retention the daemon started with; so do the backtests' checks.
+      const retentionMs = () => config.memory.rules.journalRetention;
+      const proposals = new ProposalDesk({
+        db: store.db,
+        evaluator: daemon.view,
+        backtests,
+        metrics,
+        log,
+        clock,
+        ruleMiners: () => daemon.configInForce.memory.ruleMiners,
+        retentionMs,
+      });
+      const socketPath = options.socketPath ?? config.server.socket;
+      const { server } = config;
+      ensureControlToken(server.controlTokenFile);
+      const producers = new Map<ProducerSource, string>();
+      for (const [source, file] of Object.entries(server.producers))
+        if (file !== undefined) producers.set(source as ProducerSource, file);
+      const credentials = await loadCredentials({
+        producers,
+        controlTokenFile: server.controlTokenFile,
+        ...(server.readTokenFile === undefined ? {} : { readTokenFile: server.readTokenFile }),
+      });
+      const rules = ruleService({
+        evaluator: daemon.view,
+        db: store.db,
+        metrics,
+        clock,
+        startedAt: clock(),
+        version: packageVersion(),
+        supervisorStopConfigured: config.supervisor.stop !== undefined,
+        clear: (harness, rule) => daemon.clear(harness, rule),
+        reload: () => daemon.reload(),
+        // Refused unless the config the reload reads declares the repo (the sync command read the same
+        // file, but the daemon may be running an older one).
+        policySynced: (repo, commit) =>
+          daemon.queueReload((c) => {
+            if (!c.policyRepos.some((r) => r.name === repo)) throw new UnknownPolicyRepoError(repo);
+            log.info({ repo, commit }, "policy repo synced; reloading");
+          }),
+        policyClones: () => daemon.policyClones,
+      });
+      const rpc = await startRpcServer({
+        socketPath,
+        ...(server.listen === undefined ? {} : { tcpListen: `${server.listen.host}:${server.listen.port}` }),
+        credentials,
+        admit: (source, events) => daemon.admit(source, events),
+        routes: (router) =>
+          router.service(RuleService, {
+            ...rules,
+            ...proposalService({
+              db: store.db,
+              clock,
+              policyRepos: () => daemon.configInForce.policyRepos,
+              log,
+            }),
+            backtest: backtestMethod({ runner: backtests, evaluator: daemon.view, clock, retentionMs }),
+            watchEvents: watchEvents({ bus: watchers, log }),
+          }),
+      });
+      const metricsServer =
+        server.metricsListen === undefined
+          ? undefined
+          : await serveMetrics({
+              host: server.metricsListen.host,
+              port: server.metricsListen.port,
+              token:
+                server.metricsTokenFile === undefined
+                  ? undefined
+                  : digestToken(await readTokenFile(server.metricsTokenFile)),
+              metrics,
+              beforeScrape: () => metrics.journalLag.set(daemon.view.lagSeconds(clock())),
+              log,
+            });
+      daemon.start();
+      return new DaemonApp(
+        daemon,
+        store,
+        socketPath,
+        metrics,
+        proposals,
+        watchers,
+        rpc,
+        backtests,
+        metricsServer,
+      );
+    } catch (e) {
+      store.close();
+      throw e;
+    }
+  }
+
+  get config(): GlobalConfig {
+    return this.daemon.configInForce;
+  }
+  get metricsUrl(): string | undefined {
+    return this.metricsServer?.url;
+  }
+
+  admit(source: ProducerSource, events: readonly unknown[]): Promise<readonly AdmitResult[]> {
+    return this.daemon.admit(source, events);
+  }
+
+  reload() {
+    return this.daemon.reload();
+  }
+
+  /** Stops listening, commits what is queued, waits for running actions, closes the store. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.watchers.close();
+    await this.rpc.close();
+    await this.backtests.close();
+    await this.daemon.close();
+    await this.metricsServer?.close();
+    this.store.close();
+  }
+}
+
+async function readConfig(file: string, env: NodeJS.ProcessEnv, required: boolean): Promise<GlobalConfig> {
+  const r = await readGlobalConfig(file, env, { required });
+  if (!r.ok) throw new DaemonStartError(`config ${file}:\n${r.errors.map(formatConfigError).join("\n")}`);
+  return r.config;
+}

@@ -1,0 +1,56 @@
+/**
+ * `/metrics` over HTTP (SPEC-0029 REQ-20), on `[server] metrics_listen`, behind `metrics_token_file`'s
+ * bearer token when one is set. A busy port does not keep the rules from running: the daemon says so and
+ * goes on without it.
+ */
+import * as http from "node:http";
+import { bearerMatches, type TokenDigest } from "../rpc/credentials.js";
+import type { Log } from "../support/log.js";
+import type { DaemonMetrics } from "../support/metrics.js";
+
+export interface MetricsServer {
+  /** `http://host:port/metrics`. */
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+export async function serveMetrics(options: {
+  readonly host: string;
+  readonly port: number;
+  readonly token: TokenDigest | undefined;
+  readonly metrics: DaemonMetrics;
+  /** Brings the gauges read at scrape time up to date. */
+  readonly beforeScrape: () => void;
+  readonly log: Log;
+}): Promise<MetricsServer | undefined> {
+  const { host, port, token, metrics, log } = options;
+  const server = http.createServer((req, res) => {
+    if (req.url !== "/metrics") {
+      res.writeHead(404).end();
+      return;
+    }
+    if (token !== undefined && !bearerMatches(req.headers.authorization, token)) {
+      res.writeHead(401, { "WWW-Authenticate": 'Bearer realm="harness metrics"' }).end();
+      return;
+    }
+    options.beforeScrape();
+    metrics.registry.metrics().then(
+      (text) => res.writeHead(200, { "Content-Type": metrics.registry.contentType }).end(text),
+      (e: Error) => res.writeHead(500).end(e.message),
+    );
+  });
+  return new Promise((resolve) => {
+    server.once("error", (e) => {
+      log.warn({ host, port, err: e.message }, "metrics listener not started");
+      resolve(undefined);
+    });
+    server.listen(port, host, () => {
+      const a = server.address();
+      const address = typeof a === "object" && a !== null ? `${host}:${a.port}` : `${host}:${port}`;
+      resolve({
+        url: `http://${address}/metrics`,
+        close: () => new Promise<void>((done) => server.close(() => done())),
+      });
+    });
+  });
+}
