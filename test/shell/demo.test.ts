@@ -25,7 +25,7 @@ import {
   type Run,
   type SupervisorEvent,
   stopEntryPath,
-} from "../../src/shell/demo/reference-supervisor.js";
+} from "../../src/shell/supervisor/reference-supervisor.js";
 
 /** The starter pack plus a policy repo `test` holding the rules a test names, as the daemon assembles them. */
 const withRules =

@@ -19,13 +19,13 @@ import { createLog } from "../log.js";
 import { ruleClient } from "../rpc/client.js";
 import { runClear } from "../rules-command.js";
 import type { Db } from "../store/open-store.js";
-import { FLEET, type FleetReport, simulateFleet } from "./fleet-sim.js";
 import {
   FleetJournal,
   ReferenceSupervisor,
   type SupervisorEvent,
   supervisorStopArgv,
-} from "./reference-supervisor.js";
+} from "../supervisor/reference-supervisor.js";
+import { FLEET, type FleetReport, simulateFleet } from "./fleet-sim.js";
 
 export interface DemoIo {
   readonly env: NodeJS.ProcessEnv;

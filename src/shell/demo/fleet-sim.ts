@@ -36,7 +36,7 @@ import {
   type ProducedEvent,
   type ReferenceSupervisor,
   type Run,
-} from "./reference-supervisor.js";
+} from "../supervisor/reference-supervisor.js";
 
 export const DEMO_REPO = "forge.example/org/reduit";
 

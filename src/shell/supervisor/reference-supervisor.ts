@@ -853,13 +853,13 @@ export class StopEntryError extends Error {
 
 /**
  * The absolute path of the stop command, `supervisor-main.js` beside this module once built. Run from
- * source (the tests, `tsx`), this module is `src/shell/demo/reference-supervisor.ts` and the daemon
+ * source (the tests, `tsx`), this module is `src/shell/supervisor/reference-supervisor.ts` and the daemon
  * still execs plain `node`, so the command is the built copy under `dist/`.
  */
 export function stopEntryPath(): string {
   const here = fileURLToPath(import.meta.url);
   const file = here.endsWith(".ts")
-    ? fileURLToPath(new URL("../../../dist/shell/demo/supervisor-main.js", import.meta.url))
+    ? fileURLToPath(new URL("../../../dist/shell/supervisor/supervisor-main.js", import.meta.url))
     : path.join(path.dirname(here), "supervisor-main.js");
   if (!fs.existsSync(file)) throw new StopEntryError(file);
   return file;

@@ -3,7 +3,7 @@
  * The reference supervisor's stop command, as `[supervisor] stop` runs it (see `reference-supervisor.ts`
  * for the contract):
  *
- *   node dist/shell/demo/supervisor-main.js stop --socket <supervisor socket> <harness> <run> <rule> <fire-id> <seq>
+ *   node dist/shell/supervisor/supervisor-main.js stop --socket <supervisor socket> <harness> <run> <rule> <fire-id> <seq>
  *
  * The daemon appends the last five arguments. Exit 0 once the supervisor handled the request (stopped
  * the run, or found it no longer in flight and did nothing), 1 when it refused the request, 2 on a usage
