@@ -24,8 +24,8 @@ import {
   type ReferenceSupervisor,
   type Run,
   type SupervisorEvent,
-  stopEntryPath,
 } from "../../src/shell/supervisor/reference-supervisor.js";
+import { stopEntryPath } from "../../src/shell/supervisor/stop-command.js";
 
 /** The starter pack plus a policy repo `test` holding the rules a test names, as the daemon assembles them. */
 const withRules =

@@ -23,8 +23,8 @@ import {
   FleetJournal,
   ReferenceSupervisor,
   type SupervisorEvent,
-  supervisorStopArgv,
 } from "../supervisor/reference-supervisor.js";
+import { supervisorStopArgv } from "../supervisor/stop-command.js";
 import { FLEET, type FleetReport, simulateFleet } from "./fleet-sim.js";
 
 export interface DemoIo {

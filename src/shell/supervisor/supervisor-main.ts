@@ -9,7 +9,7 @@
  * the run, or found it no longer in flight and did nothing), 1 when it refused the request, 2 on a usage
  * error, 3 when no supervisor answers on the socket.
  */
-import { parseStopRequest, requestStop, StopRequestError } from "./reference-supervisor.js";
+import { parseStopRequest, requestStop, StopRequestError } from "./stop-socket.js";
 
 const EXIT = { ok: 0, failed: 1, usage: 2, unreachable: 3 } as const;
 const USAGE = "usage: supervisor-main.js stop --socket <path> <harness> <run> <rule> <fire-id> <seq>";
