@@ -18,8 +18,8 @@ import { loadStarterPack } from "../../src/core/starter-pack.js";
 import type { GlobalConfig } from "../../src/shell/config/global-config.js";
 import { type RunningDaemon, runDemo, Sandbox } from "../../src/shell/demo/demo.js";
 import { type ToolCall, toolEvent } from "../../src/shell/demo/fleet-sim.js";
+import type { FleetJournal } from "../../src/shell/supervisor/fleet-journal.js";
 import {
-  type FleetJournal,
   HoldRefusal,
   type ReferenceSupervisor,
   type Run,

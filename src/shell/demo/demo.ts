@@ -19,11 +19,8 @@ import { createLog } from "../log.js";
 import { ruleClient } from "../rpc/client.js";
 import { runClear } from "../rules-command.js";
 import type { Db } from "../store/open-store.js";
-import {
-  FleetJournal,
-  ReferenceSupervisor,
-  type SupervisorEvent,
-} from "../supervisor/reference-supervisor.js";
+import { FleetJournal } from "../supervisor/fleet-journal.js";
+import { ReferenceSupervisor, type SupervisorEvent } from "../supervisor/reference-supervisor.js";
 import { supervisorStopArgv } from "../supervisor/stop-command.js";
 import { FLEET, type FleetReport, simulateFleet } from "./fleet-sim.js";
 

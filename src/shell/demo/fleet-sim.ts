@@ -27,13 +27,12 @@
 import { createHash } from "node:crypto";
 import type { JsonValue } from "@bufbuild/protobuf";
 import { fileNode, runNode } from "../../core/targets.js";
+import type { JournalProducer, ProducedEvent } from "../supervisor/fleet-journal.js";
 import {
   type Exit,
   type HarnessSpec,
   HoldRefusal,
-  type JournalProducer,
   LOOP_THRESHOLD,
-  type ProducedEvent,
   type ReferenceSupervisor,
   type Run,
 } from "../supervisor/reference-supervisor.js";
