@@ -28,11 +28,11 @@ import { createHash } from "node:crypto";
 import type { JsonValue } from "@bufbuild/protobuf";
 import { fileNode, runNode } from "../../core/targets.js";
 import type { JournalProducer, ProducedEvent } from "../supervisor/fleet-journal.js";
+import { LOOP_THRESHOLD } from "../supervisor/loop-guard.js";
 import {
   type Exit,
   type HarnessSpec,
   HoldRefusal,
-  LOOP_THRESHOLD,
   type ReferenceSupervisor,
   type Run,
 } from "../supervisor/reference-supervisor.js";
