@@ -18,13 +18,11 @@ import { loadStarterPack } from "../../src/core/starter-pack.js";
 import type { GlobalConfig } from "../../src/shell/config/global-config.js";
 import { type RunningDaemon, runDemo, Sandbox } from "../../src/shell/demo/demo.js";
 import { type ToolCall, toolEvent } from "../../src/shell/demo/fleet-sim.js";
+import { HoldRefusal } from "../../src/shell/supervisor/errors.js";
+import type { SupervisorEvent } from "../../src/shell/supervisor/events.js";
 import type { FleetJournal } from "../../src/shell/supervisor/fleet-journal.js";
-import {
-  HoldRefusal,
-  type ReferenceSupervisor,
-  type Run,
-  type SupervisorEvent,
-} from "../../src/shell/supervisor/reference-supervisor.js";
+import type { ReferenceSupervisor } from "../../src/shell/supervisor/reference-supervisor.js";
+import type { Run } from "../../src/shell/supervisor/runs.js";
 import { stopEntryPath } from "../../src/shell/supervisor/stop-command.js";
 
 /** The starter pack plus a policy repo `test` holding the rules a test names, as the daemon assembles them. */

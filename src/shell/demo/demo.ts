@@ -19,8 +19,9 @@ import { createLog } from "../log.js";
 import { ruleClient } from "../rpc/client.js";
 import { runClear } from "../rules-command.js";
 import type { Db } from "../store/open-store.js";
+import type { SupervisorEvent } from "../supervisor/events.js";
 import { FleetJournal } from "../supervisor/fleet-journal.js";
-import { ReferenceSupervisor, type SupervisorEvent } from "../supervisor/reference-supervisor.js";
+import { ReferenceSupervisor } from "../supervisor/reference-supervisor.js";
 import { supervisorStopArgv } from "../supervisor/stop-command.js";
 import { FLEET, type FleetReport, simulateFleet } from "./fleet-sim.js";
 

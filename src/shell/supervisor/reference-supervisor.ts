@@ -47,135 +47,23 @@
  * How the stop command reaches the supervisor: one JSON line each way over the supervisor's own Unix
  * socket (`stop-socket.ts`, which says why a socket).
  */
-import { createHash } from "node:crypto";
-import { redact } from "../../core/redact.js";
 import { unreachable } from "../client-target.js";
 import type { RuleClient } from "../rpc/client.js";
+import { HoldRefusal, SupervisorError } from "./errors.js";
+import type { SupervisorEvent } from "./events.js";
 import type { FleetJournal, JournalProducer } from "./fleet-journal.js";
 import { LoopGuard } from "./loop-guard.js";
+import {
+  causeDigest,
+  type Exit,
+  type HarnessKind,
+  type HarnessSpec,
+  Run,
+  runFields,
+  sessionId,
+  type Trigger,
+} from "./runs.js";
 import { StopListener, type StopReply, type StopRequest } from "./stop-socket.js";
-
-// ---------------------------------------------------------------------------------------------------
-// Harnesses and runs
-
-/** A scheduled harness fires on its schedule and by `trigger`; a resident one runs until it exits or is stopped. */
-export type HarnessKind = "scheduled" | "resident";
-
-export interface HarnessSpec {
-  readonly name: string;
-  readonly kind: HarnessKind;
-  readonly adapter: string;
-  readonly repo: string;
-  readonly branch: string;
-  /** The id the ledger gives its next run (a real ledger continues from its history); 1 by default. */
-  readonly nextRun?: number;
-}
-
-/** The `trigger` field of an `opened` row: what spawned the run. */
-export type Trigger = "schedule" | "trigger" | "start" | "restart";
-
-/** How a process ended on its own (stops and skips are the supervisor's, not the process's). */
-export type ExitOutcome = "success" | "failed" | "timed_out" | "budget_exceeded";
-
-export interface Exit {
-  readonly outcome: ExitOutcome;
-  readonly exitCode?: number;
-  /** The last line of output, kept for notifications; its redacted SHA-256 is the `cause_digest`. */
-  readonly lastLine?: string;
-}
-
-/** One run, `<harness>#<n>`: in flight until it closes. */
-export class Run {
-  private ended = false;
-
-  constructor(
-    readonly id: string,
-    readonly harness: HarnessSpec,
-    readonly session: string,
-    readonly trigger: Trigger,
-  ) {}
-
-  get running(): boolean {
-    return !this.ended;
-  }
-
-  /** Ends the run once; false when it had already ended (the caller then must not close it again). */
-  end(): boolean {
-    if (this.ended) return false;
-    this.ended = true;
-    return true;
-  }
-}
-
-/** What the supervisor did, for its own log and for the demo to print. */
-export type SupervisorEvent =
-  | { readonly kind: "spawned"; readonly harness: string; readonly run: string; readonly trigger: Trigger }
-  | {
-      readonly kind: "closed";
-      readonly harness: string;
-      readonly run: string;
-      readonly outcome: string;
-      readonly reason: string;
-      readonly exitCode?: number;
-    }
-  | {
-      readonly kind: "skipped";
-      readonly harness: string;
-      readonly run: string;
-      readonly reason: "rule_hold" | "overlap";
-      readonly message: string;
-    }
-  | {
-      readonly kind: "refused";
-      readonly harness: string;
-      readonly command: "start" | "restart" | "trigger";
-      readonly message: string;
-    }
-  | { readonly kind: "not_restarted"; readonly harness: string; readonly message: string }
-  | {
-      readonly kind: "loop_stopped";
-      readonly harness: string;
-      readonly run: string;
-      readonly tool: string;
-      readonly count: number;
-    }
-  | {
-      readonly kind: "rule_stop";
-      readonly harness: string;
-      readonly run: string;
-      readonly rule: string;
-      readonly fireId: string;
-      readonly seq: number;
-      /** `not_in_flight`: the run had ended or been replaced, and nothing was stopped. */
-      readonly result: "stopped" | "not_in_flight";
-      readonly inFlight: string;
-    }
-  | { readonly kind: "admission_unavailable"; readonly harness: string; readonly error: string };
-
-/** `start`, `restart` or `trigger` of a held harness: the daemon's refusal, naming the rule and the clear command. */
-export class HoldRefusal extends Error {
-  constructor(
-    readonly harness: string,
-    readonly command: "start" | "restart" | "trigger",
-    readonly rules: readonly string[],
-    message: string,
-  ) {
-    super(`harness ${command} ${harness}: refused: ${message}`);
-    this.name = "HoldRefusal";
-  }
-}
-
-/** A request the supervisor cannot carry out: an unknown harness, the wrong kind, a run already in flight. */
-export class SupervisorError extends Error {
-  constructor(
-    readonly harness: string,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(`${harness}: ${message}`, options);
-    this.name = "SupervisorError";
-  }
-}
 
 interface HarnessEntry {
   readonly spec: HarnessSpec;
@@ -213,12 +101,6 @@ export interface ReferenceSupervisorOptions {
   readonly socketPath: string;
   readonly onEvent?: (event: SupervisorEvent) => void;
 }
-
-const hex = (s: string): string => createHash("sha256").update(s, "utf8").digest("hex");
-
-/** REQ-4's `cause_digest`: SHA-256 of the redacted last output line, empty when there is none. */
-export const causeDigest = (lastLine: string | undefined): string =>
-  lastLine === undefined || lastLine === "" ? "" : hex(redact(lastLine));
 
 export class ReferenceSupervisor {
   private readonly harnesses = new Map<string, HarnessEntry>();
@@ -280,23 +162,12 @@ export class ReferenceSupervisor {
     return id;
   }
 
-  private runFields(spec: HarnessSpec, run: string, session?: string) {
-    return {
-      harness: spec.name,
-      run,
-      adapter: spec.adapter,
-      repo: spec.repo,
-      branch: spec.branch,
-      ...(session === undefined ? {} : { session }),
-    };
-  }
-
   private async spawn(h: HarnessEntry, trigger: Trigger): Promise<Run> {
     const id = this.nextRunId(h);
-    const run = new Run(id, h.spec, `sess-${hex(id).slice(0, 12)}`, trigger);
+    const run = new Run(id, h.spec, sessionId(id), trigger);
     h.inFlight = run;
     await this.ledger.append([
-      { kind: "run_event", type: "opened", ...this.runFields(h.spec, id, run.session), trigger },
+      { kind: "run_event", type: "opened", ...runFields(h.spec, id, run.session), trigger },
     ]);
     this.emit({ kind: "spawned", harness: h.spec.name, run: id, trigger });
     return run;
@@ -316,7 +187,7 @@ export class ReferenceSupervisor {
       {
         kind: "run_event",
         type: "closed",
-        ...this.runFields(run.harness, run.id, run.session),
+        ...runFields(run.harness, run.id, run.session),
         outcome,
         ...(reason === "" ? {} : { reason }),
         ...(extra.exitCode === undefined ? {} : { exit_code: extra.exitCode }),
@@ -354,7 +225,7 @@ export class ReferenceSupervisor {
   private async skip(h: HarnessEntry, reason: "rule_hold" | "overlap", message: string): Promise<Firing> {
     const run = this.nextRunId(h);
     await this.ledger.append([
-      { kind: "run_event", type: "closed", ...this.runFields(h.spec, run), outcome: "skipped", reason },
+      { kind: "run_event", type: "closed", ...runFields(h.spec, run), outcome: "skipped", reason },
     ]);
     this.emit({ kind: "skipped", harness: h.spec.name, run, reason, message });
     return { kind: "skipped", run, reason, message };
@@ -441,7 +312,7 @@ export class ReferenceSupervisor {
       {
         kind: "run_event",
         type: "loop_stopped",
-        ...this.runFields(run.harness, run.id, run.session),
+        ...runFields(run.harness, run.id, run.session),
         tool,
         digest,
       },
