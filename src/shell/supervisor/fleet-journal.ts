@@ -1,9 +1,7 @@
 /**
  * The fleet's producers of journal rows (the ledger, the loop guard, and the demo's observer and graph):
  * one `JournalService` client per producer credential, since the daemon stamps each row's source from
- * the credential and refuses a type that source may not write (contract item 3 in
- * `reference-supervisor.ts`). A row the daemon drops (its queue was full) is counted and not retried: a
- * supervisor never blocks on it.
+ * its credential (contract item 3 in `reference-supervisor.ts`).
  */
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import type { ProducerSource } from "../../core/sources.js";

@@ -44,15 +44,18 @@
  *    other call, a call without a digest, a user message and a new session. Rules see its trips only as
  *    `loop_stopped` rows.
  *
- * How the stop command reaches the supervisor: one JSON line each way over the supervisor's own Unix
- * socket (`stop-socket.ts`, which says why a socket).
+ * This module holds the harnesses, their runs in flight and the supervisor's commands. Beside it, one
+ * module for each part of the contract: `admission.ts` (1); `stop-socket.ts`, `stop-command.ts` and the
+ * stop command `supervisor-main.ts` (2); `fleet-journal.ts` and `run-ledger.ts` (3); `loop-guard.ts`
+ * (4). `runs.ts`, `events.ts` and `errors.ts` are what they share.
  */
-import { unreachable } from "../client-target.js";
 import type { RuleClient } from "../rpc/client.js";
+import { type Admission, checkAdmission } from "./admission.js";
 import { HoldRefusal, SupervisorError } from "./errors.js";
 import type { SupervisorEvent } from "./events.js";
 import type { FleetJournal, JournalProducer } from "./fleet-journal.js";
 import { LoopGuard } from "./loop-guard.js";
+import { type ProcessEnd, RunLedger } from "./run-ledger.js";
 import {
   causeDigest,
   type Exit,
@@ -87,12 +90,6 @@ export type Firing =
 /** The run in flight, read afresh after an await (where a stop or spawn may have changed it). */
 const running = (h: HarnessEntry): Run | undefined => h.inFlight;
 
-interface Admission {
-  readonly admitted: boolean;
-  readonly rules: readonly string[];
-  readonly message: string;
-}
-
 export interface ReferenceSupervisorOptions {
   readonly journal: FleetJournal;
   /** `RuleService` on the daemon's socket; CheckAdmission needs no token there. */
@@ -105,13 +102,13 @@ export interface ReferenceSupervisorOptions {
 export class ReferenceSupervisor {
   private readonly harnesses = new Map<string, HarnessEntry>();
   private readonly guard = new LoopGuard();
-  private readonly ledger: JournalProducer;
+  private readonly ledger: RunLedger;
   private readonly loopguard: JournalProducer;
   private listener: StopListener | undefined;
   private shutDown = false;
 
   private constructor(private readonly options: ReferenceSupervisorOptions) {
-    this.ledger = options.journal.producer("ledger");
+    this.ledger = new RunLedger(options.journal.producer("ledger"));
     this.loopguard = options.journal.producer("loopguard");
   }
 
@@ -144,16 +141,10 @@ export class ReferenceSupervisor {
     this.options.onEvent?.(event);
   }
 
-  private async admission(harness: string): Promise<Admission> {
-    try {
-      const res = await this.options.rules.checkAdmission({ harness });
-      return { admitted: res.admitted, rules: res.holds.map((h) => h.rule), message: res.message };
-    } catch (e) {
-      if (!unreachable(e))
-        throw new SupervisorError(harness, `CheckAdmission failed: ${(e as Error).message}`, { cause: e });
-      this.emit({ kind: "admission_unavailable", harness, error: (e as Error).message });
-      return { admitted: true, rules: [], message: "" };
-    }
+  private admission(harness: string): Promise<Admission> {
+    return checkAdmission(this.options.rules, harness, (error) =>
+      this.emit({ kind: "admission_unavailable", harness, error }),
+    );
   }
 
   private nextRunId(h: HarnessEntry): string {
@@ -166,9 +157,7 @@ export class ReferenceSupervisor {
     const id = this.nextRunId(h);
     const run = new Run(id, h.spec, sessionId(id), trigger);
     h.inFlight = run;
-    await this.ledger.append([
-      { kind: "run_event", type: "opened", ...runFields(h.spec, id, run.session), trigger },
-    ]);
+    await this.ledger.opened(run);
     this.emit({ kind: "spawned", harness: h.spec.name, run: id, trigger });
     return run;
   }
@@ -178,24 +167,12 @@ export class ReferenceSupervisor {
     run: Run,
     outcome: string,
     reason: string,
-    extra: { readonly exitCode?: number; readonly causeDigest?: string } = {},
+    extra: ProcessEnd = {},
   ): Promise<boolean> {
     if (!run.end()) return false;
     const h = this.entry(run.harness.name);
     if (h.inFlight === run) h.inFlight = undefined;
-    await this.ledger.append([
-      {
-        kind: "run_event",
-        type: "closed",
-        ...runFields(run.harness, run.id, run.session),
-        outcome,
-        ...(reason === "" ? {} : { reason }),
-        ...(extra.exitCode === undefined ? {} : { exit_code: extra.exitCode }),
-        ...(extra.causeDigest === undefined || extra.causeDigest === ""
-          ? {}
-          : { cause_digest: extra.causeDigest }),
-      },
-    ]);
+    await this.ledger.closed(run, outcome, reason, extra);
     this.emit({
       kind: "closed",
       harness: run.harness.name,
@@ -224,9 +201,7 @@ export class ReferenceSupervisor {
 
   private async skip(h: HarnessEntry, reason: "rule_hold" | "overlap", message: string): Promise<Firing> {
     const run = this.nextRunId(h);
-    await this.ledger.append([
-      { kind: "run_event", type: "closed", ...runFields(h.spec, run), outcome: "skipped", reason },
-    ]);
+    await this.ledger.skipped(h.spec, run, reason);
     this.emit({ kind: "skipped", harness: h.spec.name, run, reason, message });
     return { kind: "skipped", run, reason, message };
   }
