@@ -18,14 +18,12 @@ import { DaemonApp, type DaemonOptions } from "../app/daemon-app.js";
 import { runClear } from "../cli/commands/rules-admission.js";
 import { ruleClient } from "../rpc/client.js";
 import type { Db } from "../store/open-store.js";
+import type { SupervisorEvent } from "../supervisor/events.js";
+import { FleetJournal } from "../supervisor/fleet-journal.js";
+import { ReferenceSupervisor } from "../supervisor/reference-supervisor.js";
+import { supervisorStopArgv } from "../supervisor/stop-command.js";
 import { createLog } from "../support/log.js";
 import { FLEET, type FleetReport, simulateFleet } from "./fleet-sim.js";
-import {
-  FleetJournal,
-  ReferenceSupervisor,
-  type SupervisorEvent,
-  supervisorStopArgv,
-} from "./reference-supervisor.js";
 
 export interface DemoIo {
   readonly env: NodeJS.ProcessEnv;

@@ -27,16 +27,11 @@
 import { createHash } from "node:crypto";
 import type { JsonValue } from "@bufbuild/protobuf";
 import { fileNode, runNode } from "../../core/targets.js";
-import {
-  type Exit,
-  type HarnessSpec,
-  HoldRefusal,
-  type JournalProducer,
-  LOOP_THRESHOLD,
-  type ProducedEvent,
-  type ReferenceSupervisor,
-  type Run,
-} from "./reference-supervisor.js";
+import { HoldRefusal } from "../supervisor/errors.js";
+import type { JournalProducer, ProducedEvent } from "../supervisor/fleet-journal.js";
+import { LOOP_THRESHOLD } from "../supervisor/loop-guard.js";
+import type { ReferenceSupervisor } from "../supervisor/reference-supervisor.js";
+import type { Exit, HarnessSpec, Run } from "../supervisor/runs.js";
 
 export const DEMO_REPO = "forge.example/org/reduit";
 

@@ -3,13 +3,13 @@
  * The reference supervisor's stop command, as `[supervisor] stop` runs it (see `reference-supervisor.ts`
  * for the contract):
  *
- *   node dist/shell/demo/supervisor-main.js stop --socket <supervisor socket> <harness> <run> <rule> <fire-id> <seq>
+ *   node dist/shell/supervisor/supervisor-main.js stop --socket <supervisor socket> <harness> <run> <rule> <fire-id> <seq>
  *
  * The daemon appends the last five arguments. Exit 0 once the supervisor handled the request (stopped
  * the run, or found it no longer in flight and did nothing), 1 when it refused the request, 2 on a usage
  * error, 3 when no supervisor answers on the socket.
  */
-import { parseStopRequest, requestStop, StopRequestError } from "./reference-supervisor.js";
+import { parseStopRequest, requestStop, StopRequestError } from "./stop-socket.js";
 
 const EXIT = { ok: 0, failed: 1, usage: 2, unreachable: 3 } as const;
 const USAGE = "usage: supervisor-main.js stop --socket <path> <harness> <run> <rule> <fire-id> <seq>";
