@@ -9,6 +9,11 @@ import type { EventKind } from "./kinds.js";
 
 /** The longest window a primitive may ask for (REQ-5): older rows can be pruned. */
 export const MAX_WINDOW_MS = 7 * DAY;
+/**
+ * The least journal retention the daemon accepts: the longest window a rule can read (7d) plus the 30
+ * days a backtest replays, so neither ever reads past the journal's start.
+ */
+export const MIN_JOURNAL_RETENTION = 37 * DAY;
 
 /** The fields a selector may name: the journal's indexed columns. */
 export const INDEXED_FIELDS = [

@@ -9,8 +9,9 @@ import { readFile } from "node:fs/promises";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { DAY, formatDuration, HOUR, MINUTE, type Millis, parseDuration } from "../../core/durations.js";
 import { isProducerSource, PRODUCER_SOURCES, type ProducerSource } from "../../core/sources.js";
-import { branchProblem, remoteProblem } from "../policy/git.js";
+import { MIN_JOURNAL_RETENTION } from "../../core/window.js";
 import { type ConfigError, type ConfigErrorCode, type ConfigWarning, inFileOrder } from "./config-error.js";
+import { branchProblem, remoteProblem } from "./git-refs.js";
 import { controlTokenPath, socketPath } from "./paths.js";
 import { decodeUtf8, isTable, parseTomlDocument, type TomlTable } from "./toml-document.js";
 import type { TomlPositions } from "./toml-positions.js";
@@ -79,8 +80,6 @@ export type GlobalConfigResult =
 
 export const DEFAULT_SHADOW_PERIOD: Millis = 7 * DAY;
 export const DEFAULT_JOURNAL_RETENTION: Millis = 45 * DAY;
-/** The longest window a rule can read (7d) plus the 30 days a backtest replays. */
-export const MIN_JOURNAL_RETENTION: Millis = 37 * DAY;
 export const DEFAULT_NOTIFY_TIMEOUT: Millis = 15_000;
 export const DEFAULT_NOTIFY_COOLDOWN: Millis = 15 * MINUTE;
 export const DEFAULT_NOTIFY_EVENTS = ["rule_fired", "rule_hold", "rule_hold_released"] as const;

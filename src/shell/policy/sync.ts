@@ -8,11 +8,12 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { branchProblem } from "../config/git-refs.js";
 import type { PolicyRepoConfig } from "../config/global-config.js";
 import { policyClonePath, policyRoot } from "../config/paths.js";
 import { acquireStoreLock, type StoreLock, StoreLockedError } from "../store/store-lock.js";
 import { DEFAULT_BRANCH_KEY, revParse, servedBranch, short, uncommittedChanges } from "./clone.js";
-import { branchProblem, checkRemote, type GitOptions, git, gitTest, notFound } from "./git.js";
+import { checkRemote, type GitOptions, git, gitTest, notFound } from "./git.js";
 
 export type SyncAction = "cloned" | "fast_forwarded" | "up_to_date";
 

@@ -13,8 +13,7 @@
  * and carry what they need themselves (a fire's `seq` is a plain column, not a foreign key), so they
  * outlive the rows that produced them.
  */
-import { MAX_WINDOW_MS } from "../../core/window.js";
-import { MIN_JOURNAL_RETENTION } from "../config/global-config.js";
+import { MAX_WINDOW_MS, MIN_JOURNAL_RETENTION } from "../../core/window.js";
 import type { Db } from "./open-store.js";
 
 /** Rows deleted per transaction: short enough that an evaluator commit never waits long behind one. */

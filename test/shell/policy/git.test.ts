@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { branchProblem, remoteProblem } from "../../../src/shell/policy/git.js";
+import { branchProblem, remoteProblem } from "../../../src/shell/config/git-refs.js";
 import { runs } from "../../property-runs.js";
 
 /** What git itself says of `refs/heads/<name>`. */

@@ -1,15 +1,10 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
+import { branchProblem, remoteProblem } from "../../../src/shell/config/git-refs.js";
 import { policyClonePath, policyRoot } from "../../../src/shell/config/paths.js";
 import { DEFAULT_BRANCH_KEY, inspectClone } from "../../../src/shell/policy/clone.js";
-import {
-  branchProblem,
-  GitError,
-  git,
-  RefusedRemoteError,
-  remoteProblem,
-} from "../../../src/shell/policy/git.js";
+import { GitError, git, RefusedRemoteError } from "../../../src/shell/policy/git.js";
 import {
   DirtyCloneError,
   DivergedCloneError,
