@@ -47,6 +47,7 @@ import { type RpcServer, startRpcServer } from "../rpc/server.js";
 import { committedEvents, eventCount, type WatchEvent, watchEvents } from "../rpc/watch-events.js";
 import { DecisionStore } from "../store/decision-store.js";
 import { JournalTable } from "../store/journal-table.js";
+import { NotifyCooldowns } from "../store/notify-cooldowns.js";
 import { type OpenedStore, openStore } from "../store/open-store.js";
 import { JournalPruner } from "../store/retention.js";
 import { packageVersion } from "../version.js";
@@ -183,6 +184,8 @@ export class Daemon {
               {
                 now: clock,
                 env,
+                cooldowns: new NotifyCooldowns(store.db),
+                onCooldownError: (e) => log.error({ err: e.message }, "notify cooldown store failed"),
                 onOutcome: (event, result, d) => {
                   metrics.notifyDeliveries.inc({ event, result });
                   if (event === "rule_fired") actions?.notifyOutcome(d.notification.fireId, result, d.reason);
