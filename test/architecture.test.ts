@@ -1,17 +1,39 @@
 /**
- * The import-cycle check, on small trees made to pass and to fail: cycles between files, and between
- * the folders of src/shell, type-only imports included.
+ * No import cycle, between the files of src/ or between the folders of src/shell, type-only imports
+ * included: they tie two modules as much as value imports do. A failure lists every cycle with the
+ * imports that make it.
  */
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { formatCycles } from "./architecture/cycle-report.js";
-import { eachFile, findCycles, shellFolder } from "./architecture/cycles.js";
-import { importGraph } from "./architecture/import-graph.js";
+import { type Cycle, eachFile, findCycles, shellFolder } from "./architecture/cycles.js";
+import { type Import, importGraph } from "./architecture/import-graph.js";
 
+const REPO = fileURLToPath(new URL("..", import.meta.url));
 const fixture = (name: string) => fileURLToPath(new URL(`fixtures/architecture/${name}`, import.meta.url));
+
+function expectNoCycles(cycles: readonly Cycle[], between: string): void {
+  if (cycles.length > 0)
+    expect.fail(`${cycles.length} import cycles between ${between}:\n${formatCycles(cycles)}`);
+}
+
+describe("src/ has no import cycles", () => {
+  let imports: readonly Import[];
+  beforeAll(async () => {
+    imports = await importGraph(REPO);
+  });
+
+  it("between files", () => {
+    expectNoCycles(findCycles(imports, eachFile), "files of src/");
+  });
+
+  it("between the folders of src/shell, its plain files counting as one folder", () => {
+    expectNoCycles(findCycles(imports, shellFolder), "folders of src/shell");
+  });
+});
 
 describe("the import-cycle check", () => {
   it("passes a tree without cycles, where rpc/ and rpc/gen/ import each other as one folder", async () => {
