@@ -18,6 +18,7 @@ import type { PolicyCloneStatus } from "../policy/clone-rules.js";
 import type { RuleSetLoad } from "../policy/rule-source.js";
 import { DecisionStore } from "../store/decision-store.js";
 import { JournalTable } from "../store/journal-table.js";
+import { NotifyCooldowns } from "../store/notify-cooldowns.js";
 import type { OpenedStore } from "../store/open-store.js";
 import { JournalPruner } from "../store/retention.js";
 import { type Log, OncePer } from "../support/log.js";
@@ -99,6 +100,8 @@ export class Daemon {
             {
               now: clock,
               env,
+              cooldowns: new NotifyCooldowns(store.db),
+              onCooldownError: (e) => log.error({ err: e.message }, "notify cooldown store failed"),
               onOutcome: (event, result, d) => {
                 metrics.notifyDeliveries.inc({ event, result });
                 if (event === "rule_fired")

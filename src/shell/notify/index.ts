@@ -9,6 +9,7 @@ export {
   type NotifyEventName,
   notifyConfig,
 } from "./config.js";
+export type { CooldownKey, CooldownStore } from "./cooldown-store.js";
 export { OUTPUT_TAIL_BYTES } from "./hook-process.js";
 export {
   Notifier,

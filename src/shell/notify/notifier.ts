@@ -3,12 +3,15 @@
  * applies the event filter and the per-(harness, event, rule) cooldown, then queues the delivery for a
  * small pool of hook runs, dropping (and reporting) when the queue is full, because a slow hook must
  * never back up the loop that reported the fire. Each delivery runs the hook once and is never retried:
- * at most once, like every action. Every offer of a wanted event gets exactly one outcome.
+ * at most once, like every action. Every offer of a wanted event gets exactly one outcome. The
+ * cooldowns live in a `CooldownStore` the caller supplies (the daemon's is its SQLite store), so they
+ * outlast the notifier.
  */
 import * as os from "node:os";
 import { formatDuration } from "../../core/durations.js";
 import { redact } from "../../core/redact.js";
 import { checkCommand, type NotifyConfig, type NotifyEventName } from "./config.js";
+import type { CooldownKey, CooldownStore } from "./cooldown-store.js";
 import { type HookResult, runHook } from "./hook-process.js";
 import { buildPayload, hookEnv, type NotifyEvent } from "./payload.js";
 
@@ -34,6 +37,12 @@ export type OnOutcome = (event: NotifyEventName, result: NotifyResult, detail: N
 
 export interface NotifierDeps {
   readonly onOutcome: OnOutcome;
+  readonly cooldowns: CooldownStore;
+  /**
+   * A `cooldowns` call threw. The event is delivered anyway: a repeat is better than an operator never
+   * told. Like `onOutcome`, it must not throw.
+   */
+  readonly onCooldownError: (err: Error) => void;
   /** The cooldown's clock, ms (default Date.now). */
   readonly now?: () => number;
   /** The machine every payload names (default os.hostname()). */
@@ -48,7 +57,7 @@ interface Job {
   readonly argv: readonly string[];
 }
 
-const cooldownKey = (e: NotifyEvent): string => JSON.stringify([e.harness, e.event, e.rule]);
+const cooldownKey = (e: NotifyEvent): CooldownKey => ({ harness: e.harness, event: e.event, rule: e.rule });
 
 function integerAtLeast(name: string, n: number, min: number): void {
   if (!Number.isInteger(n) || n < min) throw new RangeError(`notify ${name} must be an integer ≥ ${min}`);
@@ -56,14 +65,14 @@ function integerAtLeast(name: string, n: number, min: number): void {
 
 export class Notifier {
   private readonly onOutcome: OnOutcome;
+  private readonly cooldowns: CooldownStore;
+  private readonly onCooldownError: (err: Error) => void;
   private readonly now: () => number;
   private readonly host: string;
   private readonly env: NodeJS.ProcessEnv;
   private readonly wanted: ReadonlySet<NotifyEventName>;
   /** Deliveries accepted and not yet started, oldest first. */
   private readonly queue: Job[] = [];
-  /** When each cooldown key last went into the queue. */
-  private readonly sent = new Map<string, number>();
   private readonly stop = new AbortController();
   private idleWaiters: (() => void)[] = [];
   private running = 0;
@@ -82,6 +91,8 @@ export class Notifier {
     integerAtLeast("workers", config.workers, 1);
     integerAtLeast("queueSize", config.queueSize, 1);
     this.onOutcome = deps.onOutcome;
+    this.cooldowns = deps.cooldowns;
+    this.onCooldownError = deps.onCooldownError;
     this.now = deps.now ?? Date.now;
     this.host = deps.host ?? (os.hostname() || "unknown");
     this.env = deps.env ?? process.env;
@@ -104,7 +115,7 @@ export class Notifier {
     const { cooldownMs, queueSize } = this.config;
     const now = this.now();
     const key = cooldownKey(e);
-    const last = this.sent.get(key);
+    const last = cooldownMs > 0 ? this.cooldownCall(() => this.cooldowns.lastSent(key)) : undefined;
     // A clock that stepped back delivers rather than staying silent until it catches up.
     if (last !== undefined && now >= last && now - last < cooldownMs) {
       this.report(e, "suppressed", `inside the ${formatDuration(cooldownMs)} cooldown`);
@@ -117,7 +128,7 @@ export class Notifier {
     }
     if (cooldownMs > 0) {
       this.sweep(now);
-      this.sent.set(key, now);
+      this.cooldownCall(() => this.cooldowns.recordSent(key, now));
     }
     this.queue.push({ event: e, argv });
     if (!this.pumpScheduled) {
@@ -173,11 +184,21 @@ export class Notifier {
     this.report(e, outcome.result, outcome.reason, redact(outcome.output), outcome.durationMs);
   }
 
-  /** Forgets cooldowns that have run out, at most once a cooldown period, so the map stays bounded. */
+  /** Forgets cooldowns that have run out, at most once a cooldown period, so the store stays bounded. */
   private sweep(now: number): void {
     if (now - this.lastSweep < this.config.cooldownMs) return;
     this.lastSweep = now;
-    for (const [key, at] of this.sent) if (now - at >= this.config.cooldownMs) this.sent.delete(key);
+    this.cooldownCall(() => this.cooldowns.forgetSentBy(now - this.config.cooldownMs));
+  }
+
+  /** `call`'s result, or undefined when it threw: `offer` goes on as if no cooldown were known. */
+  private cooldownCall<T>(call: () => T): T | undefined {
+    try {
+      return call();
+    } catch (err) {
+      this.onCooldownError(err instanceof Error ? err : new Error(String(err)));
+      return undefined;
+    }
   }
 
   private report(e: NotifyEvent, result: NotifyResult, reason: string, output = "", durationMs = 0): void {

@@ -211,5 +211,19 @@ CREATE TABLE rule_proposal_rejections (
 ) WITHOUT ROWID;
 `;
 
-export const MIGRATIONS: readonly string[] = [V1, V2, V3];
+// The notify hook's cooldowns: when each (harness, event, rule) last went to the hook, so a daemon
+// restarted inside a cooldown does not notify again. The notifier deletes the rows whose cooldown is
+// over (by sent_at), which keeps the table to the keys notified within one cooldown.
+const V4 = `
+CREATE TABLE notify_cooldowns (
+  harness TEXT NOT NULL,
+  event TEXT NOT NULL,
+  rule TEXT NOT NULL,
+  sent_at INTEGER NOT NULL,
+  PRIMARY KEY (harness, event, rule)
+) WITHOUT ROWID;
+CREATE INDEX notify_cooldowns_sent_at ON notify_cooldowns (sent_at);
+`;
+
+export const MIGRATIONS: readonly string[] = [V1, V2, V3, V4];
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -3,6 +3,8 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import type {
+  CooldownKey,
+  CooldownStore,
   NotifyEventName,
   NotifyOutcomeDetail,
   NotifyResult,
@@ -78,4 +80,19 @@ export function recorder(): {
 } {
   const outcomes: Recorded[] = [];
   return { outcomes, onOutcome: (event, result, detail) => outcomes.push({ event, result, detail }) };
+}
+
+/** A cooldown store that lives as long as the test: what a notifier without the daemon's store keeps. */
+export function memoryCooldowns(): CooldownStore {
+  const sent = new Map<string, number>();
+  const id = (k: CooldownKey) => JSON.stringify([k.harness, k.event, k.rule]);
+  return {
+    lastSent: (key) => sent.get(id(key)),
+    recordSent: (key, at) => {
+      sent.set(id(key), at);
+    },
+    forgetSentBy: (at) => {
+      for (const [key, sentAt] of sent) if (sentAt <= at) sent.delete(key);
+    },
+  };
 }

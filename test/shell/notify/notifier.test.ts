@@ -4,43 +4,63 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { REDACTED } from "../../../src/core/redact.js";
 import {
   buildPayload,
+  type CooldownStore,
   DEFAULT_NOTIFY_CONFIG,
   Notifier,
   type NotifyConfig,
   NotifyConfigError,
   type NotifyEvent,
 } from "../../../src/shell/notify/index.js";
-import { alive, hook, recorder, ruleFired, tempDir, until } from "./helpers.js";
+import { NotifyCooldowns } from "../../../src/shell/store/notify-cooldowns.js";
+import { type OpenedStore, openStore } from "../../../src/shell/store/open-store.js";
+import { alive, hook, memoryCooldowns, recorder, ruleFired, tempDir, until } from "./helpers.js";
 
 const MIN = 60_000;
 const TIMEOUT = 300;
 
 let tmp: ReturnType<typeof tempDir>;
 let open: Notifier[];
+let stores: OpenedStore[];
 beforeEach(() => {
   tmp = tempDir();
   open = [];
+  stores = [];
 });
 afterEach(async () => {
   await Promise.all(open.map((n) => n.close()));
+  for (const s of stores) s.close();
   tmp.remove();
 });
 
 /** A notifier over a fixture hook, on a clock the test moves. */
-function setup(command: readonly string[] | undefined, config: Partial<NotifyConfig> = {}) {
+function setup(
+  command: readonly string[] | undefined,
+  config: Partial<NotifyConfig> = {},
+  cooldowns: CooldownStore = memoryCooldowns(),
+) {
   const rec = recorder();
   const clock = { now: 0 };
+  const cooldownErrors: string[] = [];
   const notifier = new Notifier(
     { ...DEFAULT_NOTIFY_CONFIG, timeoutMs: TIMEOUT, command, ...config },
     {
       onOutcome: rec.onOutcome,
+      cooldowns,
+      onCooldownError: (e) => cooldownErrors.push(e.message),
       now: () => clock.now,
       host: "kitt",
       env: { PATH: process.env.PATH ?? "/usr/bin:/bin", KEEP_ME: "yes", HARNESS_NOTIFY_STALE: "leak" },
     },
   );
   open.push(notifier);
-  return { notifier, clock, ...rec };
+  return { notifier, clock, cooldownErrors, ...rec };
+}
+
+/** A daemon's store at `file`, closed after the test if the test has not closed it. */
+function storeAt(file: string): OpenedStore {
+  const store = openStore(file, "test");
+  stores.push(store);
+  return store;
 }
 
 /** The deliveries the record hook saw: stdin JSON and environment lines. */
@@ -193,6 +213,63 @@ describe("Notifier", () => {
     expect(recorded(tmp.dir)).toHaveLength(5);
   });
 
+  it("keeps its cooldowns in the store it is given, so a restart on the same store stays silent", async () => {
+    const file = path.join(tmp.dir, "state", "harness.db");
+    const offerAfterRestart = async (at: number) => {
+      const store = storeAt(file);
+      const { notifier, clock, outcomes } = setup(
+        [hook("record"), tmp.dir],
+        {},
+        new NotifyCooldowns(store.db),
+      );
+      clock.now = at;
+      notifier.offer(ruleFired());
+      await notifier.drain();
+      await notifier.close();
+      store.close();
+      return outcomes.map((o) => o.result);
+    };
+    expect(await offerAfterRestart(0)).toEqual(["ok"]);
+    expect(await offerAfterRestart(15 * MIN - 1)).toEqual(["suppressed"]);
+    expect(await offerAfterRestart(15 * MIN)).toEqual(["ok"]);
+    expect(recorded(tmp.dir)).toHaveLength(2);
+  });
+
+  it("forgets cooldowns that have run out, once a cooldown period, so the store stays bounded", async () => {
+    const store = storeAt(path.join(tmp.dir, "state", "harness.db"));
+    const { notifier, clock } = setup([hook("record"), tmp.dir], {}, new NotifyCooldowns(store.db));
+    /** Offers `rule` at `at`, then lists the rows left as `rule@sent_at`. */
+    const kept = async (rule: string, at: number) => {
+      clock.now = at;
+      notifier.offer(ruleFired({ rule }));
+      await notifier.drain();
+      const rows = store.db.prepare("SELECT rule, sent_at FROM notify_cooldowns ORDER BY rule").all();
+      return (rows as { rule: string; sent_at: number }[]).map((r) => `${r.rule}@${r.sent_at}`);
+    };
+    expect(await kept("a", 0)).toEqual(["a@0"]);
+    expect(await kept("b", 10 * MIN)).toEqual(["a@0", `b@${10 * MIN}`]);
+    expect(await kept("c", 15 * MIN)).toEqual([`b@${10 * MIN}`, `c@${15 * MIN}`]);
+    // The last sweep was at 15m: b's cooldown is over at 25m, but it waits for the sweep at 30m.
+    expect(await kept("d", 29 * MIN)).toEqual([`b@${10 * MIN}`, `c@${15 * MIN}`, `d@${29 * MIN}`]);
+    expect(await kept("e", 30 * MIN)).toEqual([`d@${29 * MIN}`, `e@${30 * MIN}`]);
+  });
+
+  it("delivers when its cooldown store fails, reporting each failure", async () => {
+    const failing = (call: string) => () => {
+      throw new Error(`${call} failed`);
+    };
+    const broken: CooldownStore = {
+      lastSent: failing("lastSent"),
+      recordSent: failing("recordSent"),
+      forgetSentBy: failing("forgetSentBy"),
+    };
+    const { notifier, outcomes, cooldownErrors } = setup([hook("record"), tmp.dir], {}, broken);
+    notifier.offer(ruleFired());
+    await notifier.drain();
+    expect(outcomes.map((o) => o.result)).toEqual(["ok"]);
+    expect(cooldownErrors).toEqual(["lastSent failed", "forgetSentBy failed", "recordSent failed"]);
+  });
+
   it("runs nothing and reports nothing for an event not in events, or without a command", async () => {
     const filtered = setup([hook("record"), tmp.dir], { events: ["rule_hold"] });
     filtered.notifier.offer(ruleFired());
@@ -224,7 +301,10 @@ describe("Notifier", () => {
 
   it("refuses a relative argv[0] naming [notify] command", () => {
     const make = (command: string[]) =>
-      new Notifier({ ...DEFAULT_NOTIFY_CONFIG, command }, { onOutcome: () => {} });
+      new Notifier(
+        { ...DEFAULT_NOTIFY_CONFIG, command },
+        { onOutcome: () => {}, cooldowns: memoryCooldowns(), onCooldownError: () => {} },
+      );
     expect(() => make(["notify.sh"])).toThrow(NotifyConfigError);
     expect(() => make(["bin/notify"])).toThrow(/^\[notify\] command: argv\[0\] must be an absolute path/);
     expect(() => make([])).toThrow(NotifyConfigError);

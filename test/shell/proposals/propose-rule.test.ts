@@ -287,8 +287,7 @@ describe("the store's V3 migration", () => {
     v2.close();
     const s = openStore(file, "test");
     stores.push(s);
-    expect(SCHEMA_VERSION).toBe(3);
-    expect(s.db.pragma("user_version", { simple: true })).toBe(3);
+    expect(s.db.pragma("user_version", { simple: true })).toBe(SCHEMA_VERSION);
     expect(s.db.prepare("SELECT cursor FROM evaluator").get()).toEqual({ cursor: 7 });
     expect(new ProposalStore(s.db).backlog()).toBe(0);
   });
