@@ -4,9 +4,10 @@
  * they come and ends; the daemon terminates it when the caller goes away.
  */
 import { parentPort, workerData } from "node:worker_threads";
+import { RuleRefusedError } from "../errors.js";
 import { openStoreReadOnly } from "../store/open-store.js";
 import type { WorkerInput, WorkerMessage } from "./backtest-runner.js";
-import { BacktestRuleError, replay } from "./replay.js";
+import { replay } from "./replay.js";
 
 const { storePath, request } = workerData as WorkerInput;
 const post = (m: WorkerMessage) => parentPort?.postMessage(m);
@@ -24,7 +25,7 @@ try {
   }
 } catch (e) {
   post(
-    e instanceof BacktestRuleError
+    e instanceof RuleRefusedError
       ? { part: "rule_error", problem: e.problem }
       : { part: "error", message: (e as Error).message },
   );

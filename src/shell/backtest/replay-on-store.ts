@@ -1,64 +1,89 @@
 /**
  * `harness rules backtest` with no daemon answering (SPEC-0029 REQ-8: "the CLI SHOULD run the same
  * replay over a read-only connection to the store"): the same `replay` the daemon's worker runs, with
- * the rule set the daemon would load from the same config and the shadow records the store holds.
+ * the rule set the daemon would load from the same config (the starter pack and the policy clones'
+ * rules, `../policy/rule-source.ts`) and the shadow records the store holds. It writes nothing: the
+ * policy clones' last good commits are read, never recorded.
  */
 import type { BacktestCounts } from "../../core/backtest.js";
-import type { BacktestOptions, BacktestReport } from "../cli/commands/rules-backtest.js";
-import { EXIT, type Io } from "../cli/io.js";
 import { formatConfigError } from "../config/config-error.js";
 import { readGlobalConfig } from "../config/global-config.js";
 import { storePath as defaultStorePath, globalConfigPath } from "../config/paths.js";
-import { loadRuleSet } from "../policy/rule-source.js";
+import { RuleRefusedError } from "../errors.js";
+import { LastGoodCommits } from "../policy/last-good.js";
+import { servedRuleSets } from "../policy/rule-source.js";
 import { readShadows } from "../store/decision-store.js";
 import { openStoreReadOnly } from "../store/open-store.js";
 import { backtestRequest, sinceRefusal } from "./backtest-request.js";
-import { BacktestRuleError, type BacktestStart, type ReplayedFire, replay } from "./replay.js";
+import { type BacktestReport, type BacktestStart, type ReplayedFire, replay } from "./replay.js";
 
-/** The same replay with no daemon: the store read-only, the rule set the config would load. */
+export interface StoreReplayRequest {
+  readonly file: string;
+  readonly text: string;
+  readonly sinceMs: number;
+  /** `--config`; by default the global config, where absence means defaults. */
+  readonly config?: string | undefined;
+  /** `--store`; by default the daemon's. */
+  readonly store?: string | undefined;
+  readonly env: NodeJS.ProcessEnv;
+}
+
+/** Why the replay could not run: the config, `--since`, the store, or the rule file itself. */
+export type StoreReplayRefusal = "config" | "since" | "store" | "rule";
+
+export type StoreReplay =
+  | { readonly ok: true; readonly report: BacktestReport }
+  | { readonly ok: false; readonly refusal: StoreReplayRefusal; readonly message: string };
+
+/** The same replay with no daemon; `notice` hears where it runs before it starts. */
 export async function replayOnStore(
-  file: string,
-  text: string,
-  sinceMs: number,
-  options: BacktestOptions,
-  io: Io,
-): Promise<BacktestReport | number> {
-  const configFile = options.config ?? globalConfigPath(io.env);
-  const read = await readGlobalConfig(configFile, io.env, { required: options.config !== undefined });
-  if (!read.ok) {
-    io.err(`harness rules backtest: config ${configFile}:\n${read.errors.map(formatConfigError).join("\n")}`);
-    return EXIT.failed;
-  }
+  request: StoreReplayRequest,
+  notice: (line: string) => void,
+): Promise<StoreReplay> {
+  const { env, sinceMs } = request;
+  const configFile = request.config ?? globalConfigPath(env);
+  const read = await readGlobalConfig(configFile, env, { required: request.config !== undefined });
+  if (!read.ok)
+    return {
+      ok: false,
+      refusal: "config",
+      message: `config ${configFile}:\n${read.errors.map(formatConfigError).join("\n")}`,
+    };
   const { config } = read;
   const refusal = sinceRefusal(sinceMs, config.memory.rules.journalRetention);
-  if (refusal !== undefined) {
-    io.err(`harness rules backtest: ${refusal}`);
-    return EXIT.usage;
-  }
-  const storeFile = options.store ?? defaultStorePath(io.env);
+  if (refusal !== undefined) return { ok: false, refusal: "since", message: refusal };
   let store: ReturnType<typeof openStoreReadOnly>;
   try {
-    store = openStoreReadOnly(storeFile);
+    store = openStoreReadOnly(request.store ?? defaultStorePath(env));
   } catch (e) {
-    io.err(
-      `harness rules backtest: no daemon answers, and the store cannot be read: ${(e as Error).message}`,
-    );
-    return EXIT.unreachable;
+    return {
+      ok: false,
+      refusal: "store",
+      message: `no daemon answers, and the store cannot be read: ${(e as Error).message}`,
+    };
   }
-  io.err(`harness rules backtest: no daemon answers; replaying over ${store.path} (read-only)`);
+  notice(`no daemon answers; replaying over ${store.path} (read-only)`);
   try {
-    const request = backtestRequest({
-      file,
-      text,
+    const lastGood = new LastGoodCommits(store.db);
+    // Read-only: which commit a dirty clone serves is the daemon's to record.
+    const rules = servedRuleSets(
+      { get: (repo) => lastGood.get(repo), record: () => undefined },
+      env,
+      Date.now,
+    );
+    const { ruleSet } = await rules(config);
+    const backtest = backtestRequest({
+      file: request.file,
+      text: request.text,
       sinceMs,
       nowMs: Date.now(),
-      ruleSet: loadRuleSet(config),
+      ruleSet,
       shadows: readShadows(store.db),
     });
     let start: BacktestStart | undefined;
     const fires: ReplayedFire[] = [];
     let counts: BacktestCounts | undefined;
-    replay(store.db, request, {
+    replay(store.db, backtest, {
       start: (s) => {
         start = s;
       },
@@ -70,12 +95,9 @@ export async function replayOnStore(
       },
     });
     if (start === undefined || counts === undefined) throw new Error("the replay ended without a summary");
-    return { start, sinceMs, fires, counts, ranOn: "store" };
+    return { ok: true, report: { start, sinceMs, fires, counts, ranOn: "store" } };
   } catch (e) {
-    if (e instanceof BacktestRuleError) {
-      io.err(`harness rules backtest: ${e.message}`);
-      return EXIT.failed;
-    }
+    if (e instanceof RuleRefusedError) return { ok: false, refusal: "rule", message: e.message };
     throw e;
   } finally {
     store.close();

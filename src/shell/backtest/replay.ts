@@ -9,11 +9,12 @@
  */
 import { type BacktestCounts, type BacktestFire, BacktestFold } from "../../core/backtest.js";
 import { loadRuleFile } from "../../core/load-rule.js";
-import type { Level, RuleProblem } from "../../core/rule-file.js";
+import type { Level } from "../../core/rule-file.js";
 import { type ActiveRule, activeRule, type RuleSource } from "../../core/rule-set.js";
 import type { CoreState } from "../../core/state.js";
 import { MAX_WINDOW_MS } from "../../core/window.js";
 import { selectorShapes, WindowFeed } from "../../core/window-index.js";
+import { RuleRefusedError } from "../errors.js";
 import { JournalTable } from "../store/journal-table.js";
 import type { Db } from "../store/open-store.js";
 
@@ -56,25 +57,29 @@ export interface ReplayedFire {
   readonly hold?: { readonly until?: { readonly seq: number; readonly at: number } };
 }
 
+/** One backtest's result, from the daemon or from the store. */
+export interface BacktestReport {
+  readonly start: BacktestStart;
+  readonly sinceMs: number;
+  readonly fires: readonly ReplayedFire[];
+  readonly counts: BacktestCounts;
+  /** Where it ran: the daemon, or the store read directly. */
+  readonly ranOn: "daemon" | "store";
+}
+
 export interface BacktestSink {
   start(start: BacktestStart): void;
   fires(fires: readonly ReplayedFire[]): void;
   summary(counts: BacktestCounts): void;
 }
 
-/** The file failed a load check: it would be disabled with this reason, so there is nothing to replay. */
-export class BacktestRuleError extends Error {
-  constructor(readonly problem: RuleProblem) {
-    const where = problem.line === undefined ? "" : `:${problem.line}:${problem.column ?? 1}`;
-    super(`${problem.file}${where}: ${problem.reason}: ${problem.message}`);
-    this.name = "BacktestRuleError";
-  }
-}
-
-/** Compiles the file exactly as a rule-set load would, with the enforce list and source in force. */
+/**
+ * Compiles the file exactly as a rule-set load would, with the enforce list and source in force; a file
+ * that fails a load check (`RuleRefusedError`) would be disabled with that reason, so nothing replays.
+ */
 export function backtestRule(request: BacktestRequest): ActiveRule {
   const load = loadRuleFile(request.file, request.text);
-  if (!load.ok) throw new BacktestRuleError(load.problem);
+  if (!load.ok) throw new RuleRefusedError(load.problem);
   const { name } = load.rule.spec;
   const same = request.loaded.find((r) => r.name === name && r.hash === load.rule.hash);
   return activeRule(

@@ -253,11 +253,14 @@ cli
   .option("--seconds <n>", "About how long the fleet runs (default 20)")
   .option("--keep", "Keep the temporary directory and print where it is")
   .action(async (o: { seconds?: number; keep?: boolean }) => {
-    const { runDemo } = await import("../demo/demo.js");
-    process.exitCode = await runDemo(io, {
-      ...(o.seconds === undefined ? {} : { seconds: Number(o.seconds) }),
-      ...(o.keep === true ? { keep: true } : {}),
-    });
+    const { runDemo } = await import("./commands/demo.js");
+    process.exitCode = await runDemo(
+      {
+        ...(o.seconds === undefined ? {} : { seconds: Number(o.seconds) }),
+        ...(o.keep === true ? { keep: true } : {}),
+      },
+      io,
+    );
   });
 
 cli

@@ -1,5 +1,6 @@
 /**
- * `harness demo`: the daemon on a temporary store, a simulated fleet driven through the ingestion API
+ * What `harness demo` runs (`../cli/commands/demo.ts` tells the story): the daemon on a temporary
+ * store, a simulated fleet driven through the ingestion API
  * by the reference supervisor, and, as they happen, the starter rules firing, the sample notify hook
  * receiving `rule_fired`, and a hold refusing a firing. Everything lives in one temporary directory
  * with its own XDG directories, config, credentials and hook; the operator's own config, store and
@@ -15,7 +16,6 @@ import * as path from "node:path";
 import { pino } from "pino";
 import { PRODUCER_SOURCES, type ProducerSource } from "../../core/sources.js";
 import { DaemonApp, type DaemonOptions } from "../app/daemon-app.js";
-import { runClear } from "../cli/commands/rules-admission.js";
 import { ruleClient } from "../rpc/client.js";
 import type { Db } from "../store/open-store.js";
 import type { SupervisorEvent } from "../supervisor/events.js";
@@ -23,29 +23,9 @@ import { FleetJournal } from "../supervisor/fleet-journal.js";
 import { ReferenceSupervisor } from "../supervisor/reference-supervisor.js";
 import { supervisorStopArgv } from "../supervisor/stop-command.js";
 import { createLog } from "../support/log.js";
-import { FLEET, type FleetReport, simulateFleet } from "./fleet-sim.js";
-
-export interface DemoIo {
-  readonly env: NodeJS.ProcessEnv;
-  readonly out: (line: string) => void;
-  readonly err: (line: string) => void;
-}
-
-export interface DemoOptions {
-  /** About how long the fleet runs; 20 s by default. */
-  readonly seconds?: number;
-  /** Keep the temporary directory (store, config, logs, hook deliveries) and print where it is. */
-  readonly keep?: boolean;
-  /** Another seed, another (equally complete) fleet. */
-  readonly seed?: number;
-}
 
 /** The demo's one enforced rule: the hold the new user watches refuse a firing. */
 export const DEMO_ENFORCE = ["budget-exhaustion-recurring"] as const;
-export const DEFAULT_DEMO_SECONDS = 20;
-const DEFAULT_SEED = 29;
-/** What the demo must see to call itself a success. */
-const NEED_RULES = 4;
 
 /** The demo directory's layout, config and credentials. */
 export interface SandboxOptions {
@@ -266,7 +246,7 @@ interface FireRow {
 }
 
 /** The demo's narration: one line per thing that happened, stamped with the seconds since the start. */
-class Narrator {
+export class Narrator {
   private readonly t0 = Date.now();
   private shownPayload = false;
   readonly rulesFired = new Set<string>();
@@ -361,7 +341,7 @@ class Narrator {
 }
 
 /** Prints new fires from the store and new deliveries from the hook's file as they appear. */
-class Watcher {
+export class Watcher {
   private lastFire = 0;
   private offset = 0;
   private partial = "";
@@ -410,140 +390,4 @@ class Watcher {
       fs.closeSync(fd);
     }
   }
-}
-
-/** Runs the demo; 0 when it saw what it promises, 1 (naming what was missing) otherwise, 130 on Ctrl-C. */
-export async function runDemo(io: DemoIo, options: DemoOptions = {}): Promise<number> {
-  const seconds = options.seconds ?? DEFAULT_DEMO_SECONDS;
-  if (!Number.isFinite(seconds) || seconds <= 0 || seconds > 600) {
-    io.err(`harness demo: --seconds must be more than 0 and at most 600 (got ${seconds})`);
-    return 2;
-  }
-  let sandbox: Sandbox;
-  try {
-    sandbox = Sandbox.create(
-      { enforce: DEMO_ENFORCE, ...(io.env.TMPDIR === undefined ? {} : { parent: io.env.TMPDIR }) },
-      io.env,
-    );
-  } catch (e) {
-    io.err(`harness demo: cannot prepare its temporary directory: ${(e as Error).message}`);
-    return 1;
-  }
-  const narrator = new Narrator(io.out);
-  const watcher = new Watcher(narrator, sandbox.deliveries);
-  const abort = new AbortController();
-  const onInterrupt = () => abort.abort();
-  process.once("SIGINT", onInterrupt);
-  let daemon: RunningDaemon | undefined;
-  let supervisor: ReferenceSupervisor | undefined;
-  let poller: NodeJS.Timeout | undefined;
-  let report: FleetReport | undefined;
-  let failure: string | undefined;
-  let interrupted = false;
-  try {
-    daemon = await sandbox.startDaemon();
-    const running = daemon;
-    io.out("harness demo: the rules daemon on a temporary store, a simulated fleet, the six starter rules");
-    io.out(`  directory  ${sandbox.root}${options.keep === true ? " (kept)" : " (removed at the end)"}`);
-    io.out(`  store      ${sandbox.storePath}`);
-    io.out(`  socket     ${sandbox.socketPath}`);
-    io.out(`  metrics    ${running.daemon.metricsUrl ?? "off"}`);
-    io.out(
-      `  hook       ${sandbox.hookScript} (appends each payload to ${path.basename(sandbox.deliveries)})`,
-    );
-    io.out(`  enforce    ${DEMO_ENFORCE.join(", ")} (the one rule here allowed to hold a harness)`);
-    io.out("");
-    io.out(
-      "Watch for: rules firing (rule), the hook receiving rule_fired (hook), a hold refusing nightly (hold).",
-    );
-    io.out("");
-    const journal = sandbox.journal();
-    supervisor = await sandbox.startSupervisor(journal, narrator.supervisor);
-    for (const spec of FLEET) supervisor.define(spec);
-    poller = setInterval(() => {
-      try {
-        watcher.fires(running.db);
-        watcher.hook();
-      } catch (e) {
-        narrator.line("warn", `cannot read what happened: ${(e as Error).message}`);
-      }
-    }, 100);
-    const settle = async () => {
-      await running.evaluated(journal.lastSeq);
-      watcher.fires(running.db);
-    };
-    report = await simulateFleet({
-      supervisor,
-      observer: journal.producer("observer"),
-      graph: journal.producer("graph"),
-      seed: options.seed ?? DEFAULT_SEED,
-      durationMs: seconds * 1000,
-      settle,
-      clearHold: async (harness) => {
-        const code = await runClear(
-          harness,
-          { socket: sandbox.socketPath, config: sandbox.configPath },
-          {
-            env: sandbox.env,
-            out: (line) => narrator.line("operator", line),
-            err: (line) => narrator.line("operator", line),
-          },
-        );
-        if (code !== 0) throw new Error(`harness rules clear ${harness} exited ${code}`);
-      },
-      onOperator: (command) => narrator.line("operator", command),
-      signal: abort.signal,
-    });
-    await settle();
-    await running.actionsDone();
-    await supervisor.shutdown();
-    await settle();
-    if (journal.dropped > 0)
-      narrator.line("warn", `${journal.dropped} rows were dropped by the daemon's queue`);
-  } catch (e) {
-    failure = abort.signal.aborted ? "interrupted" : (e as Error).message;
-    interrupted = abort.signal.aborted;
-  } finally {
-    process.off("SIGINT", onInterrupt);
-    if (poller !== undefined) clearInterval(poller);
-    if (daemon !== undefined) {
-      try {
-        watcher.fires(daemon.db);
-        await supervisor?.shutdown();
-        await daemon.close();
-        watcher.hook();
-      } catch (e) {
-        failure ??= `shutting the daemon down: ${(e as Error).message}`;
-      }
-    }
-    if (options.keep !== true) sandbox.remove();
-  }
-  const code = failure === undefined ? verdict(io, narrator, report) : interrupted ? 130 : 1;
-  if (failure !== undefined) io.err(`harness demo: ${failure}`);
-  if (options.keep === true)
-    io.out(`harness demo: kept ${sandbox.root}: daemon.log, the store, the config and the hook's deliveries`);
-  return code;
-}
-
-function verdict(io: DemoIo, n: Narrator, report: FleetReport | undefined): number {
-  const rules = [...n.rulesFired].sort();
-  const skipped = report?.firingsSkipped ?? 0;
-  const refused = report?.commandsRefused ?? 0;
-  const missing: string[] = [];
-  if (rules.length < NEED_RULES)
-    missing.push(`${rules.length} starter rules fired (${rules.join(", ") || "none"}), not ${NEED_RULES}`);
-  if (n.ruleFiredDelivered === 0) missing.push("no rule_fired reached the notify hook");
-  if (skipped === 0) missing.push("no firing was refused by a hold");
-  io.out("");
-  if (missing.length > 0) {
-    io.err(`harness demo: incomplete: ${missing.join("; ")}`);
-    return 1;
-  }
-  io.out(
-    `harness demo: ${rules.length} starter rules fired (${rules.join(", ")}); ${n.ruleFiredDelivered} rule_fired delivered to the hook; ${skipped} firings skipped under a hold${refused > 0 ? `, ${refused} start refused` : ""}.`,
-  );
-  io.out(
-    "  Your own fleet: `harness daemon` runs this daemon on your store; supervisors ask `harness rules admission <harness>` before each spawn, and `harness rules clear <harness>` releases a hold.",
-  );
-  return 0;
 }

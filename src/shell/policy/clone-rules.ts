@@ -12,7 +12,13 @@ import { ruleFilePastLimit, ruleFileTooLarge } from "../../core/rule-file-bytes.
 import type { PolicyRepoConfig } from "../config/global-config.js";
 import { policyClonePath } from "../config/paths.js";
 import { type CloneState, hasCommit, inspectClone, readRuleFiles, short } from "./clone.js";
-import type { LastGoodCommits } from "./last-good.js";
+import type { LastGood } from "./last-good.js";
+
+/** Each repo's last good commit: read by every load, recorded only by the daemon's. */
+export interface LastGoodRecord {
+  get(repo: string): LastGood | undefined;
+  record(good: LastGood): void;
+}
 
 export interface PolicyCloneStatus {
   readonly name: string;
@@ -40,7 +46,7 @@ export class PolicyRuleSource {
   >();
 
   constructor(
-    private readonly lastGood: LastGoodCommits,
+    private readonly lastGood: LastGoodRecord,
     private readonly env: NodeJS.ProcessEnv,
     private readonly clock: () => number,
   ) {}

@@ -7,8 +7,12 @@
 import { assembleRuleSet, type RuleSet } from "../../core/rule-set.js";
 import { loadStarterPack } from "../../core/starter-pack.js";
 import type { GlobalConfig } from "../config/global-config.js";
-import { type PolicyCloneStatus, type PolicyLoads, PolicyRuleSource } from "./clone-rules.js";
-import type { LastGoodCommits } from "./last-good.js";
+import {
+  type LastGoodRecord,
+  type PolicyCloneStatus,
+  type PolicyLoads,
+  PolicyRuleSource,
+} from "./clone-rules.js";
 
 /** A loaded rule set, and the state of each policy clone it was read from (GetStatus, doctor). */
 export interface RuleSetLoad {
@@ -26,7 +30,7 @@ export function loadRuleSet(config: GlobalConfig, policy: readonly PolicyLoads[]
  * commits it has not served yet) and assembles them with the starter pack.
  */
 export function servedRuleSets(
-  lastGood: LastGoodCommits,
+  lastGood: LastGoodRecord,
   env: NodeJS.ProcessEnv,
   clock: () => number,
 ): (config: GlobalConfig) => Promise<RuleSetLoad> {

@@ -8,7 +8,7 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { backtestRequest, DEFAULT_BACKTEST_SINCE, sinceRefusal } from "../backtest/backtest-request.js";
 import type { BacktestRunner } from "../backtest/backtest-runner.js";
-import { BacktestRuleError, backtestRule } from "../backtest/replay.js";
+import { backtestRule } from "../backtest/replay.js";
 import type { EvaluatorView } from "../daemon/evaluator-view.js";
 import { InvalidArgumentError, RuleRefusedError, SinceTooLongError } from "../errors.js";
 import { fireOf } from "./fire-wire.js";
@@ -100,11 +100,7 @@ function checked(req: BacktestRequest, deps: BacktestDeps) {
     ruleSet: deps.evaluator.rules,
     shadows: deps.evaluator.state.shadows,
   });
-  try {
-    backtestRule(request);
-  } catch (e) {
-    if (e instanceof BacktestRuleError) throw new RuleRefusedError(e.problem);
-    throw e;
-  }
+  // Compiled here too, so a file that would not load is refused before a worker starts.
+  backtestRule(request);
   return request;
 }

@@ -11,7 +11,8 @@ import { formatDuration, parseDuration } from "../../../core/durations.js";
 import { rfc3339Seconds } from "../../../core/instants.js";
 import { MAX_RULE_FILE_BYTES, ruleFileText } from "../../../core/rule-file-bytes.js";
 import { DEFAULT_BACKTEST_SINCE } from "../../backtest/backtest-request.js";
-import type { BacktestStart, ReplayedFire } from "../../backtest/replay.js";
+import type { BacktestReport, BacktestStart, ReplayedFire } from "../../backtest/replay.js";
+import type { StoreReplayRefusal } from "../../backtest/replay-on-store.js";
 import { ruleClient, unreachable } from "../../rpc/client.js";
 import { replayedFireOf } from "../../rpc/fire-wire.js";
 import { readBounded } from "../../support/bounded-read.js";
@@ -24,15 +25,12 @@ export interface BacktestOptions extends Common {
   readonly store?: string | undefined;
 }
 
-/** One backtest's result, from the daemon or from the store. */
-export interface BacktestReport {
-  readonly start: BacktestStart;
-  readonly sinceMs: number;
-  readonly fires: readonly ReplayedFire[];
-  readonly counts: BacktestCounts;
-  /** Where it ran: the daemon, or the store read directly. */
-  readonly ranOn: "daemon" | "store";
-}
+const EXIT_FOR_REFUSAL: Readonly<Record<StoreReplayRefusal, number>> = {
+  config: EXIT.failed,
+  since: EXIT.usage,
+  store: EXIT.unreachable,
+  rule: EXIT.failed,
+};
 
 export async function runBacktest(file: string, options: BacktestOptions, io: Io): Promise<number> {
   const sinceMs = options.since === undefined ? DEFAULT_BACKTEST_SINCE : parseDuration(options.since);
@@ -60,9 +58,15 @@ export async function runBacktest(file: string, options: BacktestOptions, io: Io
     if (!unreachable(e)) return failed("rules backtest", target.socketPath, e, io);
     // Loaded only here: the store, the core and CEL are not what a call to the daemon needs.
     const { replayOnStore } = await import("../../backtest/replay-on-store.js");
-    const local = await replayOnStore(file, text, sinceMs, options, io);
-    if (typeof local === "number") return local;
-    report = local;
+    const local = await replayOnStore(
+      { file, text, sinceMs, config: options.config, store: options.store, env: io.env },
+      (line) => io.err(`harness rules backtest: ${line}`),
+    );
+    if (!local.ok) {
+      io.err(`harness rules backtest: ${local.message}`);
+      return EXIT_FOR_REFUSAL[local.refusal];
+    }
+    report = local.report;
   }
   for (const line of options.json === true ? [JSON.stringify(reportJson(report))] : reportLines(report))
     io.out(line);

@@ -5,8 +5,8 @@
  */
 import { existsSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
-import { runDemo } from "../../src/shell/demo/demo.js";
-import { stopEntryPath } from "../../src/shell/supervisor/stop-command.js";
+import { runDemo } from "../../../src/shell/cli/commands/demo.js";
+import { stopEntryPath } from "../../../src/shell/supervisor/stop-command.js";
 
 beforeAll(() => {
   const file = stopEntryPath();
@@ -18,8 +18,8 @@ describe("harness demo", () => {
     const out: string[] = [];
     const err: string[] = [];
     const code = await runDemo(
-      { env: process.env, out: (l) => out.push(l), err: (l) => err.push(l) },
       { seconds: 3 },
+      { env: process.env, out: (l) => out.push(l), err: (l) => err.push(l) },
     );
     expect({ code, err }).toEqual({ code: 0, err: [] });
     const text = out.join("\n");
