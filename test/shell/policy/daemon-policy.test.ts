@@ -204,4 +204,37 @@ describe("REQ-1, REQ-2 in a real daemon", () => {
       "harness policy sync: unknown policy repo: the global config declares no [policy_repo.nope]\n",
     );
   });
+
+  it("A backtest with no daemon running loads the policy rules the daemon serves", async () => {
+    // ops overrides a starter rule, synced before the daemon first starts: the starter copy never
+    // evaluates a row, so its hash never completes a shadow. Backtesting the starter file then finds
+    // no loaded rule with its hash, and shadows like any file a policy repo could bring, through the
+    // daemon or not. A replay that loaded the starter pack alone would take it for the starter rule,
+    // which skips shadow, and report its fires active.
+    const { f, ops } = fleetWithOps();
+    ops.commit({
+      "rules/same-file-collision.toml": starterText("same-file-collision").replace(
+        /^message = .*$/m,
+        'message = "ops policy: {{run}} collided on {{path}}"',
+      ),
+    });
+    expect((await f.cli(["policy", "sync", "ops"])).code).toBe(0);
+    await f.start();
+    const graph = f.tokens.get("graph") as string;
+    await f.cli(["journal", "append", "--token-file", graph], jsonl([collision]));
+    await f.until(() => f.query("SELECT 1 FROM rule_fires").length === 1, "the fire");
+    const file = path.join(f.root, "same-file-collision.toml");
+    fs.writeFileSync(file, starterText("same-file-collision"));
+    const modes = async () => {
+      const r = await f.cli(["rules", "backtest", file, "--json"]);
+      expect(r.code, r.stderr).toBe(0);
+      const report = JSON.parse(r.stdout) as { ran_on: string; fires: { seq: number; mode: string }[] };
+      return { ranOn: report.ran_on, fires: report.fires.map((x) => [x.seq, x.mode]) };
+    };
+    const viaDaemon = await modes();
+    expect(viaDaemon.ranOn).toBe("daemon");
+    expect(viaDaemon.fires).toEqual([[expect.any(Number), "shadow"]]);
+    await f.stop();
+    expect(await modes()).toEqual({ ...viaDaemon, ranOn: "store" });
+  });
 });
