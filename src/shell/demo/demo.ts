@@ -17,7 +17,9 @@ import { pino } from "pino";
 import { PRODUCER_SOURCES, type ProducerSource } from "../../core/sources.js";
 import { DaemonApp, type DaemonOptions } from "../app/daemon-app.js";
 import { ruleClient } from "../rpc/client.js";
+import { DecisionStore } from "../store/decision-store.js";
 import type { Db } from "../store/open-store.js";
+import { type FireRow, RuleReads } from "../store/rule-reads.js";
 import type { SupervisorEvent } from "../supervisor/events.js";
 import { FleetJournal } from "../supervisor/fleet-journal.js";
 import { ReferenceSupervisor } from "../supervisor/reference-supervisor.js";
@@ -182,18 +184,24 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** The in-process daemon, with the waits the demo and the tests need. */
 export class RunningDaemon {
   private closed = false;
+  /** The store's reads, on the daemon's own connection. */
+  readonly reads: RuleReads;
+  private readonly decisions: DecisionStore;
 
   constructor(
     readonly daemon: DaemonApp,
     private readonly onClosed: () => void,
-  ) {}
+  ) {
+    this.reads = new RuleReads(daemon.store.db);
+    this.decisions = new DecisionStore(daemon.store.db);
+  }
 
   get db(): Db {
     return this.daemon.store.db;
   }
 
   private cursor(): number {
-    return (this.db.prepare("SELECT cursor FROM evaluator WHERE id = 1").get() as { cursor: number }).cursor;
+    return this.decisions.cursor();
   }
 
   /** Resolves once the evaluator has evaluated (and committed) every row up to `seq`. */
@@ -210,11 +218,8 @@ export class RunningDaemon {
 
   /** Resolves once no fire's notify or stop is pending or running (a hook or stop command still out). */
   async actionsDone(timeoutMs = 10_000): Promise<void> {
-    const busy = this.db.prepare(
-      "SELECT count(*) AS n FROM rule_actions WHERE state IN ('pending', 'started')",
-    );
     const deadline = Date.now() + timeoutMs;
-    while ((busy.get() as { n: number }).n > 0) {
+    while (this.reads.actionsInFlight() > 0) {
       if (Date.now() > deadline) throw new Error(`actions still running after ${timeoutMs} ms`);
       await sleep(20);
     }
@@ -229,20 +234,6 @@ export class RunningDaemon {
       this.onClosed();
     }
   }
-}
-
-interface FireRow {
-  readonly rowid: number;
-  readonly fire_id: string;
-  readonly rule: string;
-  readonly harness: string | null;
-  readonly target_kind: string | null;
-  readonly target_key: string | null;
-  readonly declared_level: string;
-  readonly effective_level: string;
-  readonly mode: string;
-  readonly action: string;
-  readonly message: string;
 }
 
 /** The demo's narration: one line per thing that happened, stamped with the seconds since the start. */
@@ -351,14 +342,8 @@ export class Watcher {
     private readonly deliveries: string,
   ) {}
 
-  fires(db: Db): void {
-    const rows = db
-      .prepare(
-        `SELECT rowid, fire_id, rule, harness, target_kind, target_key, declared_level, effective_level, mode,
-           action, message FROM rule_fires WHERE rowid > ? ORDER BY rowid`,
-      )
-      .all(this.lastFire) as FireRow[];
-    for (const r of rows) {
+  fires(reads: RuleReads): void {
+    for (const r of reads.firesAfter(this.lastFire)) {
       this.lastFire = r.rowid;
       this.narrator.fire(r);
     }

@@ -11,8 +11,8 @@ import { loadRuleFileBytes } from "../../core/load-rule.js";
 import { ruleFilePastLimit, ruleFileTooLarge } from "../../core/rule-file-bytes.js";
 import type { PolicyRepoConfig } from "../config/global-config.js";
 import { policyClonePath } from "../config/paths.js";
+import type { LastGood } from "../store/last-good-commits.js";
 import { type CloneState, hasCommit, inspectClone, readRuleFiles, short } from "./clone.js";
-import type { LastGood } from "./last-good.js";
 
 /** Each repo's last good commit: read by every load, recorded only by the daemon's. */
 export interface LastGoodRecord {

@@ -13,6 +13,7 @@
  * subject), so resolving an id never scans the journal.
  */
 import { encodeComponent, fileNode, runNode } from "../../core/targets.js";
+import { EvidenceReads } from "../store/evidence-reads.js";
 import type { Db } from "../store/open-store.js";
 
 const FIRE = /^f-[0-9]{1,16}-[0-9]{1,6}$/;
@@ -60,35 +61,10 @@ function fileOfNode(key: string): { readonly repo: string; readonly path: string
 
 /** Resolves evidence ids against the store, on the daemon's connection. */
 export class EvidenceResolver {
-  private readonly stmts;
+  private readonly reads: EvidenceReads;
 
   constructor(db: Db) {
-    this.stmts = {
-      fire: db.prepare("SELECT 1 FROM rule_fires WHERE fire_id = ?"),
-      row: db.prepare("SELECT 1 FROM rule_journal WHERE seq = ?"),
-      runRow: db.prepare(
-        "SELECT 1 FROM rule_journal WHERE kind IN ('run_event', 'graph_event', 'fact_event') AND harness = ? AND run = ? LIMIT 1",
-      ),
-      runFire: db.prepare("SELECT 1 FROM rule_fires WHERE harness = ? AND run = ? LIMIT 1"),
-      harnessRow: db.prepare(
-        "SELECT 1 FROM rule_journal WHERE kind IN ('run_event', 'graph_event', 'fact_event') AND harness = ? LIMIT 1",
-      ),
-      harnessFire: db.prepare("SELECT 1 FROM rule_fires WHERE harness = ? LIMIT 1"),
-      file: db.prepare(
-        "SELECT 1 FROM rule_journal_paths p JOIN rule_journal j ON j.seq = p.seq WHERE p.path = ? AND j.repo = ? LIMIT 1",
-      ),
-      annotated: db.prepare("SELECT 1 FROM rule_annotations WHERE node = ? LIMIT 1"),
-      // Each matches its partial expression index (schema V3), so none scans the journal.
-      edgeFrom: db.prepare(
-        "SELECT 1 FROM rule_journal WHERE kind = 'graph_event' AND json_extract(event, '$.from') = ? LIMIT 1",
-      ),
-      edgeTo: db.prepare(
-        "SELECT 1 FROM rule_journal WHERE kind = 'graph_event' AND json_extract(event, '$.to') = ? LIMIT 1",
-      ),
-      factSubject: db.prepare(
-        "SELECT 1 FROM rule_journal WHERE kind = 'fact_event' AND json_extract(event, '$.subject') = ? LIMIT 1",
-      ),
-    };
+    this.reads = new EvidenceReads(db);
   }
 
   /** The first id, in the order given, that resolves to nothing; undefined when all resolve. */
@@ -97,33 +73,26 @@ export class EvidenceResolver {
   }
 
   private resolves(id: string): boolean {
-    if (FIRE.test(id)) return this.stmts.fire.get(id) !== undefined;
+    const { reads } = this;
+    if (FIRE.test(id)) return reads.fire(id);
     const row = JOURNAL_ROW.exec(id);
-    if (row !== null) return this.stmts.row.get(Number(row[1])) !== undefined;
+    if (row !== null) return reads.journalRow(Number(row[1]));
     const run = RUN.exec(id);
-    if (run !== null) return this.runExists(run[1] as string, id);
+    if (run !== null) return reads.run(run[1] as string, id);
     const node = NODE.exec(id);
     if (node === null) return false;
-    if (this.stmts.annotated.get(id) !== undefined) return true;
+    if (reads.annotated(id)) return true;
     const [kind, key] = [node[1] as string, node[2] as string];
     if (kind === "run") {
       const r = runOfNode(key);
-      if (r !== undefined && this.runExists(r.slice(0, r.lastIndexOf("#")), r)) return true;
+      if (r !== undefined && reads.run(r.slice(0, r.lastIndexOf("#")), r)) return true;
     } else if (kind === "harness") {
       const h = harnessOfNode(key);
-      if (h !== undefined && (this.stmts.harnessRow.get(h) ?? this.stmts.harnessFire.get(h)) !== undefined)
-        return true;
+      if (h !== undefined && reads.harness(h)) return true;
     } else if (kind === "file") {
       const f = fileOfNode(key);
-      if (f !== undefined && this.stmts.file.get(f.path, f.repo) !== undefined) return true;
+      if (f !== undefined && reads.file(f.repo, f.path)) return true;
     }
-    return (
-      (this.stmts.edgeFrom.get(id) ?? this.stmts.edgeTo.get(id) ?? this.stmts.factSubject.get(id)) !==
-      undefined
-    );
-  }
-
-  private runExists(harness: string, run: string): boolean {
-    return (this.stmts.runRow.get(harness, run) ?? this.stmts.runFire.get(harness, run)) !== undefined;
+    return reads.graphNode(id);
   }
 }

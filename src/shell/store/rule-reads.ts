@@ -85,6 +85,10 @@ export class RuleReads {
       ),
       journalRow: db.prepare("SELECT seq, kind, type, at, source, event FROM rule_journal WHERE seq = ?"),
       journalRows: db.prepare("SELECT COUNT(*) AS n FROM rule_journal"),
+      firesAfter: db.prepare(`SELECT rowid, ${FIRE_COLUMNS} FROM rule_fires WHERE rowid > ? ORDER BY rowid`),
+      actionsInFlight: db.prepare(
+        "SELECT count(*) AS n FROM rule_actions WHERE state IN ('pending', 'started')",
+      ),
       undeliveredStops: db.prepare(
         "SELECT COUNT(*) AS n FROM rule_actions WHERE state = 'undelivered' AND action = 'stop' AND updated_at > ?",
       ),
@@ -178,6 +182,16 @@ export class RuleReads {
             )
             .all(node, limit)
     ) as AnnotationRow[];
+  }
+
+  /** Fires committed after `rowid`, in commit order, each with its rowid: a reader that follows the log. */
+  firesAfter(rowid: number): (FireRow & { readonly rowid: number })[] {
+    return this.stmts.firesAfter.all(rowid) as (FireRow & { rowid: number })[];
+  }
+
+  /** Actions a hook or stop command has not finished: pending or started. */
+  actionsInFlight(): number {
+    return (this.stmts.actionsInFlight.get() as { n: number }).n;
   }
 
   undeliveredStopsSince(at: number): number {

@@ -12,9 +12,9 @@ import {
 import { type GlobalConfig, loadGlobalConfig } from "../../../src/shell/config/global-config.js";
 import { policyClonePath } from "../../../src/shell/config/paths.js";
 import { PolicyRuleSource } from "../../../src/shell/policy/clone-rules.js";
-import { LastGoodCommits } from "../../../src/shell/policy/last-good.js";
 import { loadRuleSet } from "../../../src/shell/policy/rule-source.js";
 import { syncPolicyRepo } from "../../../src/shell/policy/sync.js";
+import { LastGoodCommits } from "../../../src/shell/store/last-good-commits.js";
 import { openStore } from "../../../src/shell/store/open-store.js";
 import { MIGRATIONS, SCHEMA_VERSION } from "../../../src/shell/store/schema.js";
 import { gitIn, PolicyRemote, ruleText, tempRoot } from "./git-fixtures.js";

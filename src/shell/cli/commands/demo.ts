@@ -76,7 +76,7 @@ export async function runDemo(options: DemoOptions, io: Io): Promise<number> {
     for (const spec of FLEET) supervisor.define(spec);
     poller = setInterval(() => {
       try {
-        watcher.fires(running.db);
+        watcher.fires(running.reads);
         watcher.hook();
       } catch (e) {
         narrator.line("warn", `cannot read what happened: ${(e as Error).message}`);
@@ -84,7 +84,7 @@ export async function runDemo(options: DemoOptions, io: Io): Promise<number> {
     }, 100);
     const settle = async () => {
       await running.evaluated(journal.lastSeq);
-      watcher.fires(running.db);
+      watcher.fires(running.reads);
     };
     report = await simulateFleet({
       supervisor,
@@ -122,7 +122,7 @@ export async function runDemo(options: DemoOptions, io: Io): Promise<number> {
     if (poller !== undefined) clearInterval(poller);
     if (daemon !== undefined) {
       try {
-        watcher.fires(daemon.db);
+        watcher.fires(daemon.reads);
         await supervisor?.shutdown();
         await daemon.close();
         watcher.hook();

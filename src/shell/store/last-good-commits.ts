@@ -3,7 +3,7 @@
  * commit the daemon last loaded rules from while the clone was clean on its branch. Only the daemon
  * writes it; it survives restarts, so a daemon started beside a dirty clone serves that commit.
  */
-import type { Db } from "../store/open-store.js";
+import type { Db } from "./open-store.js";
 
 export interface LastGood {
   readonly repo: string;
