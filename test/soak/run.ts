@@ -16,10 +16,10 @@ const result = spawnSync(
     "test/cel",
     "test/core",
     "test/shell/evaluator.test.ts",
-    "test/shell/event-bus.test.ts",
+    "test/shell/daemon/event-bus.test.ts",
     "test/shell/lint/lint-load-agreement.test.ts",
     "test/shell/policy/git.test.ts",
-    "test/shell/crash-matrix.test.ts",
+    "test/shell/daemon/crash-matrix.test.ts",
   ],
   {
     stdio: "inherit",

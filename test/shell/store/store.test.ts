@@ -3,9 +3,9 @@ import * as os from "node:os";
 import * as path from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
-import { openStore, openStoreReadOnly, StoreOpenError } from "../../src/shell/store/open-store.js";
-import { SCHEMA_VERSION } from "../../src/shell/store/schema.js";
-import { StoreLockedError } from "../../src/shell/store/store-lock.js";
+import { openStore, openStoreReadOnly, StoreOpenError } from "../../../src/shell/store/open-store.js";
+import { SCHEMA_VERSION } from "../../../src/shell/store/schema.js";
+import { StoreLockedError } from "../../../src/shell/store/store-lock.js";
 
 const dirs: string[] = [];
 afterEach(() => {

@@ -2,9 +2,14 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { JournalTable } from "../../src/shell/store/journal-table.js";
-import { type Db, type OpenedStore, openStore, openStoreReadOnly } from "../../src/shell/store/open-store.js";
-import { JournalPruner, PRUNE_BATCH_ROWS, RetentionError } from "../../src/shell/store/retention.js";
+import { JournalTable } from "../../../src/shell/store/journal-table.js";
+import {
+  type Db,
+  type OpenedStore,
+  openStore,
+  openStoreReadOnly,
+} from "../../../src/shell/store/open-store.js";
+import { JournalPruner, PRUNE_BATCH_ROWS, RetentionError } from "../../../src/shell/store/retention.js";
 
 const DAY = 86_400_000;
 const RETENTION = 45 * DAY;

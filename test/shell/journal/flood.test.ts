@@ -5,14 +5,14 @@
  */
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { fold } from "../../src/core/backtest.js";
-import type { JournalRow } from "../../src/core/journal.js";
-import { emptyState } from "../../src/core/state.js";
-import { indexedWindows, selectorShapes } from "../../src/core/window-index.js";
-import { DaemonApp } from "../../src/shell/app/daemon-app.js";
-import { loadRuleSet } from "../../src/shell/policy/rule-source.js";
-import { createLog } from "../../src/shell/support/log.js";
-import { TestFleet } from "./daemon-harness.js";
+import { fold } from "../../../src/core/backtest.js";
+import type { JournalRow } from "../../../src/core/journal.js";
+import { emptyState } from "../../../src/core/state.js";
+import { indexedWindows, selectorShapes } from "../../../src/core/window-index.js";
+import { DaemonApp } from "../../../src/shell/app/daemon-app.js";
+import { loadRuleSet } from "../../../src/shell/policy/rule-source.js";
+import { createLog } from "../../../src/shell/support/log.js";
+import { TestFleet } from "../daemon-harness.js";
 
 const fleets: TestFleet[] = [];
 afterEach(async () => {

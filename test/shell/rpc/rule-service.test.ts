@@ -5,10 +5,14 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ruleClient } from "../../src/shell/rpc/client.js";
-import { ErrorDetailSchema, ErrorReason, RuleService } from "../../src/shell/rpc/gen/harness/v1/rules_pb.js";
-import { METHOD_TIERS } from "../../src/shell/rpc/tiers.js";
-import { type CliResult, jsonl, TestFleet } from "./daemon-harness.js";
+import { ruleClient } from "../../../src/shell/rpc/client.js";
+import {
+  ErrorDetailSchema,
+  ErrorReason,
+  RuleService,
+} from "../../../src/shell/rpc/gen/harness/v1/rules_pb.js";
+import { METHOD_TIERS } from "../../../src/shell/rpc/tiers.js";
+import { type CliResult, jsonl, TestFleet } from "../daemon-harness.js";
 
 const STARTER = [
   "budget-exhaustion-recurring",

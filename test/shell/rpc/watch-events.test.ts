@@ -10,19 +10,19 @@ import * as net from "node:net";
 import * as path from "node:path";
 import { create, fromBinary, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Fire } from "../../src/core/evaluate.js";
-import { watchJson, watchLine } from "../../src/shell/cli/commands/rules-watch.js";
-import { controlTokenPath } from "../../src/shell/config/paths.js";
-import type { Committed } from "../../src/shell/daemon/evaluator.js";
-import { journalClient, type RuleClient, ruleClient } from "../../src/shell/rpc/client.js";
-import { readTokenFile } from "../../src/shell/rpc/credentials.js";
+import type { Fire } from "../../../src/core/evaluate.js";
+import { watchJson, watchLine } from "../../../src/shell/cli/commands/rules-watch.js";
+import { controlTokenPath } from "../../../src/shell/config/paths.js";
+import type { Committed } from "../../../src/shell/daemon/evaluator.js";
+import { journalClient, type RuleClient, ruleClient } from "../../../src/shell/rpc/client.js";
+import { readTokenFile } from "../../../src/shell/rpc/credentials.js";
 import {
   type WatchEventsResponse,
   WatchEventsResponseSchema,
-} from "../../src/shell/rpc/gen/harness/v1/rules_pb.js";
-import type { CommittedRecords } from "../../src/shell/rpc/messages.js";
-import { committedEvents, eventCount, type WatchEvent } from "../../src/shell/rpc/watch-events.js";
-import { CLI, TestFleet } from "./daemon-harness.js";
+} from "../../../src/shell/rpc/gen/harness/v1/rules_pb.js";
+import type { CommittedRecords } from "../../../src/shell/rpc/messages.js";
+import { committedEvents, eventCount, type WatchEvent } from "../../../src/shell/rpc/watch-events.js";
+import { CLI, TestFleet } from "../daemon-harness.js";
 
 /** Annotates each run opened with the trigger `flood`, with a message of four copies of its repo. */
 const FLOOD = `name = "flood"

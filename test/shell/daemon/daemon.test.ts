@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { jsonl, TestFleet } from "./daemon-harness.js";
+import { jsonl, TestFleet } from "../daemon-harness.js";
 
 const fleets: TestFleet[] = [];
 afterEach(async () => {

@@ -6,13 +6,13 @@
 import * as http from "node:http";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadRuleFile } from "../../src/core/load-rule.js";
-import { controlTokenPath } from "../../src/shell/config/paths.js";
-import { renderRuleFile } from "../../src/shell/proposals/propose-rule.js";
-import { ruleClient } from "../../src/shell/rpc/client.js";
-import { readTokenFile } from "../../src/shell/rpc/credentials.js";
-import { ErrorDetailSchema, ErrorReason } from "../../src/shell/rpc/gen/harness/v1/rules_pb.js";
-import { type CliResult, jsonl, TestFleet } from "./daemon-harness.js";
+import { loadRuleFile } from "../../../src/core/load-rule.js";
+import { controlTokenPath } from "../../../src/shell/config/paths.js";
+import { renderRuleFile } from "../../../src/shell/proposals/propose-rule.js";
+import { ruleClient } from "../../../src/shell/rpc/client.js";
+import { readTokenFile } from "../../../src/shell/rpc/credentials.js";
+import { ErrorDetailSchema, ErrorReason } from "../../../src/shell/rpc/gen/harness/v1/rules_pb.js";
+import { type CliResult, jsonl, TestFleet } from "../daemon-harness.js";
 
 const MINER = "miner";
 const CONFIG = [

@@ -5,17 +5,17 @@
  */
 import type { JsonObject } from "@bufbuild/protobuf";
 import { afterEach, describe, expect, it } from "vitest";
-import { fold } from "../../src/core/backtest.js";
-import type { JournalRow } from "../../src/core/journal.js";
-import { loadRuleFile } from "../../src/core/load-rule.js";
-import { assembleRuleSet } from "../../src/core/rule-set.js";
-import type { ProducerSource } from "../../src/core/sources.js";
-import { loadStarterPack } from "../../src/core/starter-pack.js";
-import { emptyState } from "../../src/core/state.js";
-import { indexedWindows, selectorShapes } from "../../src/core/window-index.js";
-import { journalClient } from "../../src/shell/rpc/client.js";
-import { readTokenFile } from "../../src/shell/rpc/credentials.js";
-import { TestFleet } from "./daemon-harness.js";
+import { fold } from "../../../src/core/backtest.js";
+import type { JournalRow } from "../../../src/core/journal.js";
+import { loadRuleFile } from "../../../src/core/load-rule.js";
+import { assembleRuleSet } from "../../../src/core/rule-set.js";
+import type { ProducerSource } from "../../../src/core/sources.js";
+import { loadStarterPack } from "../../../src/core/starter-pack.js";
+import { emptyState } from "../../../src/core/state.js";
+import { indexedWindows, selectorShapes } from "../../../src/core/window-index.js";
+import { journalClient } from "../../../src/shell/rpc/client.js";
+import { readTokenFile } from "../../../src/shell/rpc/credentials.js";
+import { TestFleet } from "../daemon-harness.js";
 
 const ENFORCE = ["budget-exhaustion-recurring", "restart-into-same-failure"];
 

@@ -6,11 +6,11 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { DaemonApp } from "../../src/shell/app/daemon-app.js";
-import { journalClient } from "../../src/shell/rpc/client.js";
-import { createLog } from "../../src/shell/support/log.js";
-import { DaemonMetrics, OTHER, RULE_LABEL_CAP } from "../../src/shell/support/metrics.js";
-import { TestFleet } from "./daemon-harness.js";
+import { DaemonApp } from "../../../src/shell/app/daemon-app.js";
+import { journalClient } from "../../../src/shell/rpc/client.js";
+import { createLog } from "../../../src/shell/support/log.js";
+import { DaemonMetrics, OTHER, RULE_LABEL_CAP } from "../../../src/shell/support/metrics.js";
+import { TestFleet } from "../daemon-harness.js";
 
 describe("the rule label", () => {
   it("keeps 100 rule names and folds every later one into __other__", async () => {

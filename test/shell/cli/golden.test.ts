@@ -1,15 +1,15 @@
 /**
  * Golden files for the human output of `harness rules list`, `show`, `explain` and `backtest` (issue
  * "RuleService…": "so their layout is deliberate"). A real daemon, a fixed story (nightly exceeds its
- * budget twice and is held), and the output compared with `test/shell/golden/*.txt` after the parts that
+ * budget twice and is held), and the output compared with `test/shell/cli/golden/*.txt` after the parts that
  * differ between runs (times, hashes, durations since) are replaced by placeholders. A layout change
  * shows up as a diff of the golden file, reviewed with the change (`vitest -u` rewrites them).
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { STARTER_FILES } from "../../src/core/starter-pack.generated.js";
-import { jsonl, TestFleet } from "./daemon-harness.js";
+import { STARTER_FILES } from "../../../src/core/starter-pack.generated.js";
+import { jsonl, TestFleet } from "../daemon-harness.js";
 
 /** Times, hashes and the store's path vary from run to run; the layout around them must not. */
 const stable = (text: string, root: string): string =>

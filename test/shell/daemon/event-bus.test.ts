@@ -1,8 +1,8 @@
 /** The watchers' bus: bounded per watcher, a gap with the exact count in place of what overflowed. */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { type Delivery, EventBus } from "../../src/shell/daemon/event-bus.js";
-import { runs } from "../property-runs.js";
+import { type Delivery, EventBus } from "../../../src/shell/daemon/event-bus.js";
+import { runs } from "../../property-runs.js";
 
 /** Reads every delivery ready now. */
 async function drain<T>(sub: { ready: number; next(): Promise<Delivery<T> | undefined> }) {

@@ -1,7 +1,7 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { runCelParse } from "../src/shell/cli/commands/cel-parse.js";
+import { runCelParse } from "../../../src/shell/cli/commands/cel-parse.js";
 
 /** Runs `harness cel parse` as the CLI does, collecting what it prints on each stream. */
 function celParse(expr: string, json: boolean) {
@@ -36,7 +36,7 @@ describe("harness cel parse", () => {
     expect(JSON.parse(celParse("[1,]", true).stdout)).toEqual({ ok: true, canonical: "[1]" });
   });
 
-  const bin = new URL("../dist/shell/cli/main.js", import.meta.url);
+  const bin = new URL("../../../dist/shell/cli/main.js", import.meta.url);
   it("runs as the built `harness` binary", () => {
     expect(existsSync(bin), "npm test builds dist/ before the tests run").toBe(true);
     expect(execFileSync("node", [bin.pathname, "cel", "parse", "a&&b"], { encoding: "utf8" })).toBe(

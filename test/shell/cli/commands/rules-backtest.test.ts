@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { BacktestReport } from "../../src/shell/backtest/replay.js";
-import { reportJson } from "../../src/shell/cli/commands/rules-backtest.js";
+import type { BacktestReport } from "../../../../src/shell/backtest/replay.js";
+import { reportJson } from "../../../../src/shell/cli/commands/rules-backtest.js";
 
 const report = (at: number, untilAt: number): BacktestReport => ({
   start: { rule: "r", hash: "h".repeat(64), fromSeq: 1, toSeq: 2 },
