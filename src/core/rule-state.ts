@@ -46,14 +46,24 @@ export function ruleStateCounts(set: RuleSet, state: CoreState): Readonly<Record
   return counts;
 }
 
+/**
+ * REQ-10: how `enforce` bears on a rule of this declared level: listed there; or not listed, so a hold
+ * or stop rule acts at notify; or not listed and not needed below hold.
+ */
+export type Enforcement = "listed" | "capped" | "not_needed";
+
+export const enforcement = (declared: Level, listed: boolean): Enforcement =>
+  listed ? "listed" : needsEnforce(declared) ? "capped" : "not_needed";
+
 /** REQ-18's derivation of the effective level, as the fire recorded it. */
 export function levelDerivation(declared: Level, effective: Level, shadow: boolean): string {
   const head = `declared ${declared}, effective ${effective}`;
-  const why =
-    declared !== effective
-      ? "not in [memory.rules] enforce"
-      : needsEnforce(declared)
-        ? "listed in [memory.rules] enforce"
-        : "annotate and notify need no enforce";
+  // The fire keeps both levels: a hold or stop rule kept its level only if it was listed.
+  const listed = needsEnforce(declared) && declared === effective;
+  const why = {
+    listed: "listed in [memory.rules] enforce",
+    capped: "not in [memory.rules] enforce",
+    not_needed: "annotate and notify need no enforce",
+  }[enforcement(declared, listed)];
   return `${head}: ${why}${shadow ? "; in shadow, so no level acted" : ""}`;
 }

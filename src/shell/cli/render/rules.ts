@@ -1,5 +1,7 @@
 /** How `rules list` and `rules show` print a rule: its mode, its last fire, its JSON form. */
 import { formatDuration } from "../../../core/durations.js";
+import type { Level } from "../../../core/rule-file.js";
+import { enforcement } from "../../../core/rule-state.js";
 import type { RuleInfo } from "../../rpc/gen/harness/v1/rules_pb.js";
 import { iso, isoOr } from "../io.js";
 
@@ -48,9 +50,12 @@ export function ruleJson(r: RuleInfo) {
 export const lastFire = (r: RuleInfo): string =>
   r.lastFireId === "" ? "-" : `${isoOr(r.lastFireAtMs, "?")} (${r.lastFireId})`;
 
-export const enforceStatus = (r: RuleInfo): string =>
-  r.enforced
-    ? "listed in [memory.rules] enforce"
-    : r.declaredLevel === "hold" || r.declaredLevel === "stop"
-      ? `not in [memory.rules] enforce: acts at notify, not ${r.declaredLevel}`
-      : "not in [memory.rules] enforce (not needed below hold)";
+/** How `enforce` bears on the rule, as `rules show` says it. */
+export function enforceStatus(r: RuleInfo): string {
+  const declared = r.declaredLevel as Level;
+  return {
+    listed: "listed in [memory.rules] enforce",
+    capped: `not in [memory.rules] enforce: acts at notify, not ${declared}`,
+    not_needed: "not in [memory.rules] enforce (not needed below hold)",
+  }[enforcement(declared, r.enforced)];
+}
