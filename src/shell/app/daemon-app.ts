@@ -19,7 +19,7 @@ import { EventBus } from "../daemon/event-bus.js";
 import { UnknownPolicyRepoError } from "../errors.js";
 import type { AdmitResult } from "../journal/admit.js";
 import { type RuleSetLoad, servedRuleSets } from "../policy/rule-source.js";
-import { ProposalDesk } from "../proposals/propose-rule.js";
+import { ProposalIntake } from "../proposals/propose-rule.js";
 import { backtestMethod } from "../rpc/backtest-service.js";
 import { digestToken, ensureControlToken, loadCredentials, readTokenFile } from "../rpc/credentials.js";
 import { RuleService } from "../rpc/gen/harness/v1/rules_pb.js";
@@ -71,7 +71,7 @@ export class DaemonApp {
     readonly socketPath: string,
     readonly metrics: DaemonMetrics,
     /** propose_rule (REQ-15), for the gateway to call in this process: no RPC stores a proposal. */
-    readonly proposals: ProposalDesk,
+    readonly proposals: ProposalIntake,
     private readonly watchers: EventBus<WatchEvent>,
     private readonly rpc: RpcServer,
     private readonly backtests: BacktestRunner,
@@ -124,7 +124,7 @@ export class DaemonApp {
       const backtests = new BacktestRunner(store.path);
       // The pruner keeps the retention the daemon started with; so do the backtests' checks.
       const retentionMs = () => config.memory.rules.journalRetention;
-      const proposals = new ProposalDesk({
+      const proposals = new ProposalIntake({
         db: store.db,
         evaluator: daemon.view,
         backtests,

@@ -2,7 +2,7 @@
  * propose_rule (SPEC-0029 REQ-15): a rule miner's proposal, checked and stored by the daemon in its own
  * process. It is NOT an RPC ("No RPC SHALL … store a proposal"): the supervisor's gateway, which is not
  * part of this repository, registers the tool only for runs of a harness listed in `[memory] rule_miners`
- * and calls `ProposalDesk.propose` with the caller's run as its token identified it. The desk checks
+ * and calls `ProposalIntake.propose` with the caller's run as its token identified it. The intake checks
  * that again, so a gateway that registered the tool for the wrong caller still stores nothing.
  *
  * At store time it refuses, each with its named error: a level other than annotate or notify
@@ -100,8 +100,8 @@ export interface ProposeRuleResult {
   };
 }
 
-export interface ProposalDeskDeps {
-  /** The daemon's store connection: the desk reads evidence and writes proposals through it. */
+export interface ProposalIntakeDeps {
+  /** The daemon's store connection: the intake reads evidence and writes proposals through it. */
   readonly db: Db;
   readonly evaluator: EvaluatorView;
   readonly backtests: Pick<BacktestRunner, "run">;
@@ -113,12 +113,12 @@ export interface ProposalDeskDeps {
   readonly retentionMs: () => number;
 }
 
-/** propose_rule's checks and store, for the gateway to call in the daemon's process. */
-export class ProposalDesk {
+/** Where a miner's proposal comes in (propose_rule): checked, backtested and stored, in the daemon's process. */
+export class ProposalIntake {
   private readonly store: ProposalStore;
   private readonly evidence: EvidenceResolver;
 
-  constructor(private readonly deps: ProposalDeskDeps) {
+  constructor(private readonly deps: ProposalIntakeDeps) {
     this.store = new ProposalStore(deps.db);
     this.evidence = new EvidenceResolver(deps.db);
   }

@@ -23,7 +23,7 @@ import { ProposalStore } from "../../../src/shell/proposals/proposal-store.js";
 import {
   MAX_BACKLOG,
   MAX_PROPOSALS_PER_RUN,
-  ProposalDesk,
+  ProposalIntake,
   type ProposeRuleCall,
   renderRuleFile,
 } from "../../../src/shell/proposals/propose-rule.js";
@@ -124,7 +124,7 @@ function inlineBacktests(s: OpenedStore): Pick<BacktestRunner, "run"> {
   };
 }
 
-function desk(s: OpenedStore): ProposalDesk {
+function intake(s: OpenedStore): ProposalIntake {
   const rules = assembleRuleSet({
     starter: loadStarterPack(),
     policy: [],
@@ -139,7 +139,7 @@ function desk(s: OpenedStore): ProposalDesk {
     lastEvaluatedAt: 0,
     lagSeconds: () => 0,
   };
-  return new ProposalDesk({
+  return new ProposalIntake({
     db: s.db,
     evaluator,
     backtests: inlineBacktests(s),
@@ -211,7 +211,7 @@ describe("evidence ids", () => {
 describe("the store-time limits", () => {
   it(`stores ${MAX_PROPOSALS_PER_RUN} proposals from one run and refuses the next`, async () => {
     const s = seeded();
-    const d = desk(s);
+    const d = intake(s);
     for (let i = 1; i <= MAX_PROPOSALS_PER_RUN; i++) await d.propose(call(`r-${i}`, "miner#1"));
     const e = await refusal(d.propose(call("r-11", "miner#1")));
     expect(e).toBeInstanceOf(ProposalRunLimitError);
@@ -224,7 +224,7 @@ describe("the store-time limits", () => {
 
   it(`refuses the proposal past ${MAX_BACKLOG} stored, unproposed ones with proposal_backlog_full`, async () => {
     const s = seeded();
-    const d = desk(s);
+    const d = intake(s);
     for (let run = 1; run <= MAX_BACKLOG / MAX_PROPOSALS_PER_RUN; run++)
       for (let i = 1; i <= MAX_PROPOSALS_PER_RUN; i++) await d.propose(call(`r-${run}-${i}`, `miner#${run}`));
     const e = await refusal(d.propose(call("r-6-1", "miner#6")));
@@ -252,7 +252,7 @@ describe("the store-time limits", () => {
 
   it("stores the rendered rule file with its content and expression hashes, and the backtest it answered", async () => {
     const s = seeded();
-    const answer = await desk(s).propose(call("over-budget", "miner#1"));
+    const answer = await intake(s).propose(call("over-budget", "miner#1"));
     const text = renderRuleFile(call("over-budget", "miner#1").rule);
     const loaded = loadRuleFile("rules/over-budget.toml", text);
     if (!loaded.ok) throw new Error(loaded.problem.message);
