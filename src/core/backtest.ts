@@ -3,8 +3,9 @@
  * (SPEC-0029 REQ-8) does it over a stretch of the journal through one rule, starting with no cooldowns
  * and no holds, its windows looking back into older rows. Same function, same rows, same fires.
  */
-import { evaluate, type Fire, type RowOutcome } from "./evaluate.js";
+import { evaluate } from "./evaluate.js";
 import type { JournalRow } from "./journal.js";
+import type { Fire, RowOutcome } from "./outcome.js";
 import type { ActiveRule, RuleSet } from "./rule-set.js";
 import { type CoreState, emptyState, StateAccumulator } from "./state.js";
 import type { WindowReader } from "./window.js";

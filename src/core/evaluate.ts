@@ -1,9 +1,8 @@
 /**
- * `evaluate(ruleSet, row, state, window) → {fires, evaluations, delta}`: one journal row through every
- * rule whose `on` matches it, in name order, with `now` = the row's `at` (SPEC-0029 REQ-7 to REQ-13).
- * Pure: the answer is a function of its inputs, the window reader being bound to rows with seq at
- * most this row's. The shell commits the delta, then acts on the fires; backtest folds the same
- * function over the same rows.
+ * `evaluate(ruleSet, row, state, window) → RowOutcome`: one journal row through every rule whose `on`
+ * matches it, in name order, with `now` = the row's `at` (SPEC-0029 REQ-7 to REQ-13). Pure: the answer
+ * is a function of its inputs, the window reader being bound to rows with seq at most this row's. The
+ * shell commits the delta, then acts on the fires; backtest folds the same function over the same rows.
  */
 
 import type { Activation } from "../cel/index.js";
@@ -12,6 +11,7 @@ import { MINUTE } from "./durations.js";
 import { StoreError, WINDOW } from "./environments.js";
 import type { EventFields, JournalRow } from "./journal.js";
 import { renderMessage } from "./message.js";
+import type { Action, Fire, Mode, PrimitiveCall, RowOutcome, RuleEvaluation } from "./outcome.js";
 import type { Level } from "./rule-file.js";
 import {
   type ActiveRule,
@@ -29,64 +29,6 @@ import {
 } from "./state.js";
 import { type ResolvedTarget, resolveTarget } from "./targets.js";
 import type { IndexedField, Selector, WindowReader } from "./window.js";
-
-export type Mode = "shadow" | "active";
-export type Action = "none" | "annotate" | "notify" | "hold" | "stop" | "no_target" | "target_gone";
-
-/** One primitive call of an evaluation, with its arguments and result, for explain. */
-export interface PrimitiveCall {
-  readonly fn: "count" | "distinct" | "exists";
-  readonly field?: IndexedField;
-  readonly selector: Selector;
-  readonly withinMs: number;
-  readonly result: number | boolean;
-}
-
-export interface Fire {
-  readonly id: string;
-  readonly rule: string;
-  readonly hash: string;
-  readonly seq: number;
-  readonly at: number;
-  readonly kind: JournalRow["kind"];
-  readonly type: string;
-  readonly target: ResolvedTarget | undefined;
-  readonly declaredLevel: Level;
-  readonly effectiveLevel: Level;
-  readonly mode: Mode;
-  readonly action: Action;
-  /** For a stop: the run it stops, the target run or, for a harness target, the harness's run in flight. */
-  readonly stopRun?: string;
-  readonly message: string;
-  readonly primitives: readonly PrimitiveCall[];
-}
-
-export type EvaluationResult =
-  | "false"
-  | "fired"
-  | "suppressed"
-  | "eval_error"
-  | "store_error"
-  | "cost_exceeded";
-
-export interface RuleEvaluation {
-  readonly rule: string;
-  readonly hash: string;
-  readonly result: EvaluationResult;
-  /** For eval_error and store_error: the error; for suppressed: the fire whose cooldown held it. */
-  readonly detail?: string;
-}
-
-export interface RowOutcome {
-  readonly fires: readonly Fire[];
-  readonly evaluations: readonly RuleEvaluation[];
-  readonly releases: readonly {
-    readonly harness: string;
-    readonly rule: string;
-    readonly cause: "condition_cleared";
-  }[];
-  readonly delta: readonly StateOp[];
-}
 
 /** A reader that records every call, so a fire can say what each primitive saw. */
 class RecordingReader implements WindowReader {

@@ -4,7 +4,7 @@
  * whatever the source (`operator`). Pure: the shell reads the files, this decides.
  */
 import type { LoadedRule, RuleLoad } from "./compile-rule.js";
-import type { RuleEvaluation } from "./evaluate.js";
+import type { RuleEvaluation } from "./outcome.js";
 import { type DisableReason, LEVELS, type Level } from "./rule-file.js";
 
 export type RuleSource = { readonly kind: "starter" } | { readonly kind: "policy"; readonly repo: string };

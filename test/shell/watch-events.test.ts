@@ -10,7 +10,7 @@ import * as net from "node:net";
 import * as path from "node:path";
 import { create, fromBinary, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Fire } from "../../src/core/evaluate.js";
+import type { Fire } from "../../src/core/outcome.js";
 import { controlTokenPath } from "../../src/shell/config/paths.js";
 import type { Committed } from "../../src/shell/daemon/evaluator.js";
 import { journalClient, type RuleClient, ruleClient } from "../../src/shell/rpc/client.js";

@@ -5,7 +5,7 @@
  * action loses the action, which the next start records undelivered; nothing is ever retried. Holds
  * placed and released are logged and sent as `rule_hold` and `rule_hold_released`.
  */
-import type { Fire } from "../../core/evaluate.js";
+import type { Fire } from "../../core/outcome.js";
 import { failpoint } from "../failpoints.js";
 import type { Log } from "../log.js";
 import { runHook } from "../notify/hook-process.js";

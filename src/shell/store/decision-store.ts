@@ -5,8 +5,8 @@
  * `BEGIN IMMEDIATE` transaction, so the fires one row produced, their holds and cooldowns, and the
  * cursor are durable together before anything acts on them (REQ-7).
  */
-import type { Fire, PrimitiveCall } from "../../core/evaluate.js";
 import type { EventFields } from "../../core/journal.js";
+import type { Fire, PrimitiveCall } from "../../core/outcome.js";
 import type { CoreState, Hold, StateOp } from "../../core/state.js";
 import { cooldownKey, holdKey } from "../../core/state.js";
 import { selectorFields } from "../../core/window.js";
