@@ -11,8 +11,8 @@ import { MINUTE } from "./durations.js";
 import { StoreError, WINDOW } from "./environments.js";
 import type { EventFields, JournalRow } from "./journal.js";
 import { renderMessage } from "./message.js";
-import type { Action, Fire, Mode, PrimitiveCall, RowOutcome, RuleEvaluation } from "./outcome.js";
-import type { Level } from "./rule-file.js";
+import type { Fire, Mode, PrimitiveCall, RowOutcome, RuleEvaluation } from "./outcome.js";
+import { planActions } from "./plan-actions.js";
 import {
   type ActiveRule,
   effectiveLevel as effectiveLevelOf,
@@ -202,19 +202,29 @@ function makeFire(
   const declaredLevel = rule.spec.level;
   const effectiveLevel = effectiveLevelOf(active);
   const id = `f-${row.seq}-${index}`;
-  let action: Action;
-  if (target === undefined) action = "no_target";
-  else if (mode === "shadow") action = "none";
-  else action = actionFor(effectiveLevel, target, rule, id, row, state, emit);
-  const stopRun =
-    action === "stop" && target !== undefined
-      ? target.kind === "run"
-        ? target.run
-        : state.run(target.harness ?? "")
-      : undefined;
+  const name = rule.spec.name;
+  const plan = planActions(effectiveLevel, mode, target, {
+    held: (harness) => state.hold(holdKey(harness, name)) !== undefined,
+    runInFlight: (harness) => state.run(harness),
+  });
+  let stopRun: string | undefined;
+  for (const a of plan.actions) {
+    if (a.kind === "hold") {
+      const hold = {
+        rule: name,
+        hash: rule.hash,
+        harness: a.harness,
+        fireId: id,
+        since: row.at,
+        cooldown: rule.spec.cooldown,
+        event: row.event,
+      };
+      emit({ op: "hold", key: holdKey(a.harness, name), hold });
+    } else if (a.kind === "stop") stopRun = a.run;
+  }
   return {
     id,
-    rule: rule.spec.name,
+    rule: name,
     hash: rule.hash,
     seq: row.seq,
     at: row.at,
@@ -224,54 +234,17 @@ function makeFire(
     declaredLevel,
     effectiveLevel,
     mode,
-    action,
+    action: plan.action,
+    actions: plan.actions,
     ...(stopRun === undefined ? {} : { stopRun }),
     message: renderMessage(rule.spec.message, {
-      rule: rule.spec.name,
+      rule: name,
       level: effectiveLevel,
       at: row.at,
       event: row.event,
     }),
     primitives,
   };
-}
-
-/** REQ-10 to REQ-12: what an active fire does at its effective level. */
-function actionFor(
-  level: Level,
-  target: ResolvedTarget,
-  rule: LoadedRule,
-  fireId: string,
-  row: JournalRow,
-  state: StateView,
-  emit: (op: StateOp) => void,
-): Action {
-  if (level === "annotate" || level === "notify")
-    return target.kind === "fleet" && level === "annotate" ? "none" : level;
-  const harness = target.harness;
-  if (harness === undefined) return "no_target";
-  const key = holdKey(harness, rule.spec.name);
-  if (state.hold(key) === undefined) {
-    emit({
-      op: "hold",
-      key,
-      hold: {
-        rule: rule.spec.name,
-        hash: rule.hash,
-        harness,
-        fireId,
-        since: row.at,
-        cooldown: rule.spec.cooldown,
-        event: row.event,
-      },
-    });
-  }
-  if (level === "hold") return "hold";
-  // A stop reaches only the run in flight: a late fire for a run that has ended stops nothing.
-  const inFlight = state.run(harness);
-  if (target.kind === "run") return target.run === inFlight ? "stop" : "target_gone";
-  // A harness target stops the run in flight, if any; with none, the hold (placed above) is the action.
-  return inFlight === undefined ? "hold" : "stop";
 }
 
 /** REQ-11 (a): on every tick, each hold re-evaluates its rule with the firing event and the tick's now. */
@@ -282,7 +255,7 @@ function reevaluateHolds(
   window: WindowReader,
   emit: (op: StateOp) => void,
 ): RowOutcome["releases"] {
-  const releases: { harness: string; rule: string; cause: "condition_cleared" }[] = [];
+  const releases: RowOutcome["releases"][number][] = [];
   const byHash = new Map(ruleSet.rules.map((r) => [r.rule.hash, r.rule]));
   for (const [key, hold] of state.holds().sort(([a], [b]) => (a < b ? -1 : 1))) {
     const rule = byHash.get(hold.hash);
@@ -293,7 +266,12 @@ function reevaluateHolds(
       if (hold.falseSince === undefined) emit({ op: "hold_false_since", key, at: since });
       if (row.at - since >= hold.cooldown) {
         emit({ op: "release", key, cause: "condition_cleared" });
-        releases.push({ harness: hold.harness, rule: hold.rule, cause: "condition_cleared" });
+        releases.push({
+          harness: hold.harness,
+          rule: hold.rule,
+          fireId: hold.fireId,
+          cause: "condition_cleared",
+        });
       }
     } else if (hold.falseSince !== undefined) emit({ op: "hold_false_since", key, at: undefined });
   }

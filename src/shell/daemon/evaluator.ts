@@ -7,9 +7,9 @@
  * stored cursor with state read back from the store and windows rebuilt from the journal.
  */
 import { evaluate } from "../../core/evaluate.js";
-import { clearHolds, type Release, releaseOnReload } from "../../core/holds.js";
+import { clearHolds, releaseOnReload } from "../../core/holds.js";
 import type { JournalRow } from "../../core/journal.js";
-import type { Fire, RowOutcome } from "../../core/outcome.js";
+import type { Fire, Release, RowOutcome } from "../../core/outcome.js";
 import type { RuleSet } from "../../core/rule-set.js";
 import { type CoreState, holdKey, StateAccumulator, type StateOp } from "../../core/state.js";
 import { annotationNode } from "../../core/targets.js";
