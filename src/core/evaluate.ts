@@ -207,20 +207,18 @@ function makeFire(
     held: (harness) => state.hold(holdKey(harness, name)) !== undefined,
     runInFlight: (harness) => state.run(harness),
   });
-  let stopRun: string | undefined;
   for (const a of plan.actions) {
-    if (a.kind === "hold") {
-      const hold = {
-        rule: name,
-        hash: rule.hash,
-        harness: a.harness,
-        fireId: id,
-        since: row.at,
-        cooldown: rule.spec.cooldown,
-        event: row.event,
-      };
-      emit({ op: "hold", key: holdKey(a.harness, name), hold });
-    } else if (a.kind === "stop") stopRun = a.run;
+    if (a.kind !== "hold") continue;
+    const hold = {
+      rule: name,
+      hash: rule.hash,
+      harness: a.harness,
+      fireId: id,
+      since: row.at,
+      cooldown: rule.spec.cooldown,
+      event: row.event,
+    };
+    emit({ op: "hold", key: holdKey(a.harness, name), hold });
   }
   return {
     id,
@@ -236,7 +234,6 @@ function makeFire(
     mode,
     action: plan.action,
     actions: plan.actions,
-    ...(stopRun === undefined ? {} : { stopRun }),
     message: renderMessage(rule.spec.message, {
       rule: name,
       level: effectiveLevel,

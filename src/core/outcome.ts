@@ -61,8 +61,6 @@ export interface Fire {
   readonly action: Action;
   /** What the shell does for the fire; none in shadow, for a missing target, or a fleet annotation. */
   readonly actions: readonly FireAction[];
-  /** For a stop: the run it stops, the target run or, for a harness target, the harness's run in flight. */
-  readonly stopRun?: string;
   readonly message: string;
   readonly primitives: readonly PrimitiveCall[];
 }

@@ -179,7 +179,7 @@ describe("REQ-10 to REQ-12 levels, holds and stops", () => {
     ]);
     const { outcomes, state } = run(ruleSet({ policy: [rule], shadowPeriod: 0, enforce: ["halt"] }), rows);
     const [fire] = firesOf(outcomes, "halt");
-    expect(fire).toMatchObject({ action: "stop", stopRun: "impl#1" });
+    expect(fire).toMatchObject({ action: "stop" });
     expect(fire?.actions).toEqual([
       { kind: "annotate", node: "run:impl#1" },
       { kind: "notify" },

@@ -83,7 +83,7 @@ const logged = (f: TestFleet, msg: string): Record<string, unknown>[] =>
 const lastWatchers = (f: TestFleet): unknown => logged(f, "event watcher left").at(-1)?.watchers;
 
 describe("a commit's events", () => {
-  const fire = (id: string) => ({ fire: { id } as Fire, actions: [] });
+  const fire = (id: string) => ({ id }) as Fire;
   const committed: Committed = {
     fires: [fire("f-7-0"), fire("f-7-1")],
     holdsPlaced: [{ harness: "impl", rule: "b", fireId: "f-7-1" }],
