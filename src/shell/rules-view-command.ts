@@ -6,6 +6,8 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { formatDuration, HOUR } from "../core/durations.js";
 import { rfc3339Seconds } from "../core/instants.js";
+import { isLevel } from "../core/rule-file.js";
+import { needsEnforce } from "../core/rule-set.js";
 import { clientTarget, EXIT, unreachable } from "./client-target.js";
 import { type RuleClient, ruleClient } from "./rpc/client.js";
 import {
@@ -178,7 +180,7 @@ export function runList(options: Common, io: Io): Promise<number> {
 const enforceStatus = (r: RuleInfo): string =>
   r.enforced
     ? "listed in [memory.rules] enforce"
-    : r.declaredLevel === "hold" || r.declaredLevel === "stop"
+    : isLevel(r.declaredLevel) && needsEnforce(r.declaredLevel)
       ? `not in [memory.rules] enforce: acts at notify, not ${r.declaredLevel}`
       : "not in [memory.rules] enforce (not needed below hold)";
 
