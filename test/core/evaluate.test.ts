@@ -153,13 +153,12 @@ describe("REQ-9 shadow mode", () => {
 });
 
 describe("REQ-10 to REQ-12 levels, holds and stops", () => {
+  /** A stop rule for the event's run, on every tool row. */
+  const halt = () =>
+    policyRule("halt", { on: "run_event", when: 'event.type == "tool"', level: "stop", target: "run" });
+
   it("An unlisted stop rule only notifies", () => {
-    const rule = policyRule("halt", {
-      on: "run_event",
-      when: 'event.type == "tool"',
-      level: "stop",
-      target: "run",
-    });
+    const rule = halt();
     const rows = journal([[0, "run_event", { type: "tool", harness: "impl", run: "impl#1" }]]);
     const [fire] = firesOf(run(ruleSet({ policy: [rule], shadowPeriod: 0 }), rows).outcomes, "halt");
     expect(fire).toMatchObject({ declaredLevel: "stop", effectiveLevel: "notify", action: "notify" });
@@ -167,12 +166,7 @@ describe("REQ-10 to REQ-12 levels, holds and stops", () => {
   });
 
   it("An enforced stop rule stops the run in flight, and holds its harness", () => {
-    const rule = policyRule("halt", {
-      on: "run_event",
-      when: 'event.type == "tool"',
-      level: "stop",
-      target: "run",
-    });
+    const rule = halt();
     const rows = journal([
       [0, "run_event", { type: "opened", harness: "impl", run: "impl#1" }],
       [MIN, "run_event", { type: "tool", harness: "impl", run: "impl#1" }],
@@ -190,12 +184,7 @@ describe("REQ-10 to REQ-12 levels, holds and stops", () => {
   });
 
   it("A late stop does not hit the next run", () => {
-    const rule = policyRule("halt", {
-      on: "run_event",
-      when: 'event.type == "tool"',
-      level: "stop",
-      target: "run",
-    });
+    const rule = halt();
     const rows = journal([
       [0, "run_event", { type: "opened", harness: "impl", run: "impl#41" }],
       [1 * MIN, "run_event", { type: "closed", harness: "impl", run: "impl#41", outcome: "success" }],

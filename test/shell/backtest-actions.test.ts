@@ -7,8 +7,6 @@
  * daemon's replay runs it, and each fire's actions are compared with what the store and the stop
  * commands recorded.
  */
-import * as fs from "node:fs";
-import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type BacktestFire, BacktestFold } from "../../src/core/backtest.js";
 import { loadRuleFile } from "../../src/core/load-rule.js";
@@ -20,11 +18,8 @@ import { readShadows } from "../../src/shell/store/decision-store.js";
 import { JournalTable } from "../../src/shell/store/journal-table.js";
 import { openStoreReadOnly } from "../../src/shell/store/open-store.js";
 import { TestFleet } from "./daemon-harness.js";
-import { fleetMonth } from "./fleet-month.js";
+import { evaluateMonthLive } from "./fleet-month.js";
 import { plannedLines, recordedLines } from "./recorded-actions.js";
-
-const DAY = 86_400_000;
-const SEED = 20261202;
 
 const rule = (name: string, fields: Record<string, string>) => ({
   name,
@@ -151,19 +146,7 @@ describe("the actions of backtest and live evaluation over a month of fleet", ()
   let lastImported = 0;
 
   beforeAll(async () => {
-    const now = Date.now();
-    const lines = fleetMonth({ from: now - 30 * DAY + 2 * 3_600_000, days: 29.9, seed: SEED });
-    const file = path.join(fleet.root, "month.jsonl");
-    fs.writeFileSync(file, `${lines.map((l) => JSON.stringify(l)).join("\n")}\n`);
-    const imported = await fleet.cli(["journal", "import", file, "--store", fleet.storePath, "--json"]);
-    expect(imported.code, imported.stderr).toBe(0);
-    lastImported = lines.length;
-    await fleet.start();
-    await fleet.until(
-      () => (fleet.query<{ cursor: number }>("SELECT cursor FROM evaluator")[0]?.cursor ?? 0) >= lastImported,
-      "the evaluator to reach the imported month",
-      120_000,
-    );
+    lastImported = await evaluateMonthLive(fleet);
     // Stopping waits for the stop commands still running, so every action is on record.
     await fleet.stop();
   }, 180_000);
