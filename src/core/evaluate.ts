@@ -2,7 +2,8 @@
  * `evaluate(ruleSet, row, state, window) → RowOutcome`: one journal row through every rule whose `on`
  * matches it, in name order, with `now` = the row's `at` (SPEC-0029 REQ-7 to REQ-13). Pure: the answer
  * is a function of its inputs, the window reader being bound to rows with seq at most this row's. The
- * shell commits the delta, then acts on the fires; backtest folds the same function over the same rows.
+ * shell commits the delta, then carries out the actions each fire planned; backtest folds the same
+ * function over the same rows.
  */
 
 import type { Activation } from "../cel/index.js";
@@ -207,6 +208,7 @@ function makeFire(
     held: (harness) => state.hold(holdKey(harness, name)) !== undefined,
     runInFlight: (harness) => state.run(harness),
   });
+  // A planned hold is placed by a state op, so the later rules of the row, and later rows, see it.
   for (const a of plan.actions) {
     if (a.kind !== "hold") continue;
     const hold = {

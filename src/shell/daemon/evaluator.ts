@@ -4,8 +4,8 @@
  * holds or releases is committed with the cursor, in one transaction, before the next row is evaluated
  * and before any of its actions start; rows that produced nothing else advance the cursor together.
  * Only after a commit are the committed rows handed to `dispatch`, which carries out the actions the
- * core planned: the evaluator decides none itself. After a restart it resumes after the
- * stored cursor with state read back from the store and windows rebuilt from the journal.
+ * core planned: the evaluator decides none itself. After a restart it resumes after the stored cursor
+ * with state read back from the store and windows rebuilt from the journal.
  */
 import { evaluate } from "../../core/evaluate.js";
 import { clearHolds, releaseOnReload } from "../../core/holds.js";
@@ -56,7 +56,7 @@ class Pending {
   readonly releases: Release[] = [];
   readonly evaluations: Committed["evaluations"][number][] = [];
 
-  /** Adds a row's outcome; whether it asks for a commit of its own (a hold is placed only by a fire). */
+  /** Adds a row's outcome; true when the row fired or released, and so commits before the next row. */
   add(row: JournalRow, outcome: RowOutcome): boolean {
     this.rows++;
     for (const op of outcome.delta) this.ops.push({ at: row.at, op });
@@ -220,8 +220,7 @@ export class Evaluator {
         for (const row of rows) {
           this.feed.add(row);
           const t0 = performance.now();
-          const before = this.acc.current;
-          const outcome = evaluate(this.ruleSet, row, before, this.feed.readerAt(row.at));
+          const outcome = evaluate(this.ruleSet, row, this.acc.current, this.feed.readerAt(row.at));
           metrics.evalDuration.observe((performance.now() - t0) / 1000);
           const acts = pending.add(row, outcome);
           this.acc.apply(outcome.delta);
