@@ -377,7 +377,7 @@ async function liveLatency(): Promise<{
     const at = now();
     load.decisions.count++;
     load.decisions.ns += Number(at - start);
-    for (const { fire } of d.fires) if (fire.rule === LIVE_RULE) committed.set(fire.seq, at);
+    for (const fire of d.fires) if (fire.rule === LIVE_RULE) committed.set(fire.seq, at);
   };
   JournalWriter.prototype.flush = function (this: JournalWriter): void {
     if (this.queued === 0) return;

@@ -3,10 +3,11 @@
  * (SPEC-0029 REQ-8) does it over a stretch of the journal through one rule, starting with no cooldowns
  * and no holds, its windows looking back into older rows. Same function, same rows, same fires.
  */
-import { evaluate, type Fire, type RowOutcome } from "./evaluate.js";
+import { evaluate } from "./evaluate.js";
 import type { JournalRow } from "./journal.js";
+import type { Fire, HoldAction, RowOutcome } from "./outcome.js";
 import type { ActiveRule, RuleSet } from "./rule-set.js";
-import { type CoreState, emptyState, StateAccumulator } from "./state.js";
+import { type CoreState, emptyState, holdKey, StateAccumulator } from "./state.js";
 import type { WindowReader } from "./window.js";
 
 /** The window reader bound to one row: rows with seq at most its seq, `now` its `at`. */
@@ -42,7 +43,7 @@ export interface HoldSpan {
 
 export interface BacktestFire {
   readonly fire: Fire;
-  /** For a fire that holds at its effective level: the hold it would have placed. */
+  /** For a fire whose actions place a hold: the span it would have held. */
   readonly hold?: HoldSpan;
 }
 
@@ -116,22 +117,22 @@ export class BacktestFold {
       else if (e.result === "cost_exceeded") c.costExceeded++;
     }
     c.fires += outcome.fires.length;
-    // Spans come from the state ops themselves: a hold placed, and the release that ended it.
-    const placed = new Map<string, OpenSpan>();
-    for (const op of outcome.delta) {
-      if (op.op === "hold") {
-        const span = { harness: op.hold.harness };
-        placed.set(op.hold.fireId, span);
-        this.openHolds.set(op.key, span);
-      } else if (op.op === "release") {
-        const span = this.openHolds.get(op.key);
-        if (span !== undefined) span.until = { seq: row.seq, at: row.at };
-        this.openHolds.delete(op.key);
-      }
-    }
+    // Spans come from the plans themselves: the hold a fire places, and the release that ends it.
     for (const fire of outcome.fires) {
-      const hold = placed.get(fire.id);
-      this.waiting.push(hold === undefined ? { fire } : { fire, hold });
+      const placed = fire.actions.find((a): a is HoldAction => a.kind === "hold");
+      if (placed === undefined) {
+        this.waiting.push({ fire });
+        continue;
+      }
+      const span = { harness: placed.harness };
+      this.openHolds.set(holdKey(placed.harness, fire.rule), span);
+      this.waiting.push({ fire, hold: span });
+    }
+    for (const release of outcome.releases) {
+      const key = holdKey(release.harness, release.rule);
+      const span = this.openHolds.get(key);
+      if (span !== undefined) span.until = { seq: row.seq, at: row.at };
+      this.openHolds.delete(key);
     }
     return this.drain(false);
   }

@@ -1,8 +1,8 @@
 /**
- * `evaluate(ruleSet, row, state, window) → {fires, evaluations, delta}`: one journal row through every
- * rule whose `on` matches it, in name order, with `now` = the row's `at` (SPEC-0029 REQ-7 to REQ-13).
- * Pure: the answer is a function of its inputs, the window reader being bound to rows with seq at
- * most this row's. The shell commits the delta, then acts on the fires; backtest folds the same
+ * `evaluate(ruleSet, row, state, window) → RowOutcome`: one journal row through every rule whose `on`
+ * matches it, in name order, with `now` = the row's `at` (SPEC-0029 REQ-7 to REQ-13). Pure: the answer
+ * is a function of its inputs, the window reader being bound to rows with seq at most this row's. The
+ * shell commits the delta, then carries out the actions each fire planned; backtest folds the same
  * function over the same rows.
  */
 
@@ -12,7 +12,8 @@ import { MINUTE } from "./durations.js";
 import { StoreError, WINDOW } from "./environments.js";
 import type { EventFields, JournalRow } from "./journal.js";
 import { renderMessage } from "./message.js";
-import type { Level } from "./rule-file.js";
+import type { Fire, Mode, PrimitiveCall, RowOutcome, RuleEvaluation } from "./outcome.js";
+import { planActions } from "./plan-actions.js";
 import {
   type ActiveRule,
   effectiveLevel as effectiveLevelOf,
@@ -29,64 +30,6 @@ import {
 } from "./state.js";
 import { type ResolvedTarget, resolveTarget } from "./targets.js";
 import type { IndexedField, Selector, WindowReader } from "./window.js";
-
-export type Mode = "shadow" | "active";
-export type Action = "none" | "annotate" | "notify" | "hold" | "stop" | "no_target" | "target_gone";
-
-/** One primitive call of an evaluation, with its arguments and result, for explain. */
-export interface PrimitiveCall {
-  readonly fn: "count" | "distinct" | "exists";
-  readonly field?: IndexedField;
-  readonly selector: Selector;
-  readonly withinMs: number;
-  readonly result: number | boolean;
-}
-
-export interface Fire {
-  readonly id: string;
-  readonly rule: string;
-  readonly hash: string;
-  readonly seq: number;
-  readonly at: number;
-  readonly kind: JournalRow["kind"];
-  readonly type: string;
-  readonly target: ResolvedTarget | undefined;
-  readonly declaredLevel: Level;
-  readonly effectiveLevel: Level;
-  readonly mode: Mode;
-  readonly action: Action;
-  /** For a stop: the run it stops, the target run or, for a harness target, the harness's run in flight. */
-  readonly stopRun?: string;
-  readonly message: string;
-  readonly primitives: readonly PrimitiveCall[];
-}
-
-export type EvaluationResult =
-  | "false"
-  | "fired"
-  | "suppressed"
-  | "eval_error"
-  | "store_error"
-  | "cost_exceeded";
-
-export interface RuleEvaluation {
-  readonly rule: string;
-  readonly hash: string;
-  readonly result: EvaluationResult;
-  /** For eval_error and store_error: the error; for suppressed: the fire whose cooldown held it. */
-  readonly detail?: string;
-}
-
-export interface RowOutcome {
-  readonly fires: readonly Fire[];
-  readonly evaluations: readonly RuleEvaluation[];
-  readonly releases: readonly {
-    readonly harness: string;
-    readonly rule: string;
-    readonly cause: "condition_cleared";
-  }[];
-  readonly delta: readonly StateOp[];
-}
 
 /** A reader that records every call, so a fire can say what each primitive saw. */
 class RecordingReader implements WindowReader {
@@ -260,19 +203,28 @@ function makeFire(
   const declaredLevel = rule.spec.level;
   const effectiveLevel = effectiveLevelOf(active);
   const id = `f-${row.seq}-${index}`;
-  let action: Action;
-  if (target === undefined) action = "no_target";
-  else if (mode === "shadow") action = "none";
-  else action = actionFor(effectiveLevel, target, rule, id, row, state, emit);
-  const stopRun =
-    action === "stop" && target !== undefined
-      ? target.kind === "run"
-        ? target.run
-        : state.run(target.harness ?? "")
-      : undefined;
+  const name = rule.spec.name;
+  const plan = planActions(effectiveLevel, mode, target, {
+    held: (harness) => state.hold(holdKey(harness, name)) !== undefined,
+    runInFlight: (harness) => state.run(harness),
+  });
+  // A planned hold is placed by a state op, so the later rules of the row, and later rows, see it.
+  for (const a of plan.actions) {
+    if (a.kind !== "hold") continue;
+    const hold = {
+      rule: name,
+      hash: rule.hash,
+      harness: a.harness,
+      fireId: id,
+      since: row.at,
+      cooldown: rule.spec.cooldown,
+      event: row.event,
+    };
+    emit({ op: "hold", key: holdKey(a.harness, name), hold });
+  }
   return {
     id,
-    rule: rule.spec.name,
+    rule: name,
     hash: rule.hash,
     seq: row.seq,
     at: row.at,
@@ -282,54 +234,16 @@ function makeFire(
     declaredLevel,
     effectiveLevel,
     mode,
-    action,
-    ...(stopRun === undefined ? {} : { stopRun }),
+    action: plan.action,
+    actions: plan.actions,
     message: renderMessage(rule.spec.message, {
-      rule: rule.spec.name,
+      rule: name,
       level: effectiveLevel,
       at: row.at,
       event: row.event,
     }),
     primitives,
   };
-}
-
-/** REQ-10 to REQ-12: what an active fire does at its effective level. */
-function actionFor(
-  level: Level,
-  target: ResolvedTarget,
-  rule: LoadedRule,
-  fireId: string,
-  row: JournalRow,
-  state: StateView,
-  emit: (op: StateOp) => void,
-): Action {
-  if (level === "annotate" || level === "notify")
-    return target.kind === "fleet" && level === "annotate" ? "none" : level;
-  const harness = target.harness;
-  if (harness === undefined) return "no_target";
-  const key = holdKey(harness, rule.spec.name);
-  if (state.hold(key) === undefined) {
-    emit({
-      op: "hold",
-      key,
-      hold: {
-        rule: rule.spec.name,
-        hash: rule.hash,
-        harness,
-        fireId,
-        since: row.at,
-        cooldown: rule.spec.cooldown,
-        event: row.event,
-      },
-    });
-  }
-  if (level === "hold") return "hold";
-  // A stop reaches only the run in flight: a late fire for a run that has ended stops nothing.
-  const inFlight = state.run(harness);
-  if (target.kind === "run") return target.run === inFlight ? "stop" : "target_gone";
-  // A harness target stops the run in flight, if any; with none, the hold (placed above) is the action.
-  return inFlight === undefined ? "hold" : "stop";
 }
 
 /** REQ-11 (a): on every tick, each hold re-evaluates its rule with the firing event and the tick's now. */
@@ -340,7 +254,7 @@ function reevaluateHolds(
   window: WindowReader,
   emit: (op: StateOp) => void,
 ): RowOutcome["releases"] {
-  const releases: { harness: string; rule: string; cause: "condition_cleared" }[] = [];
+  const releases: RowOutcome["releases"][number][] = [];
   const byHash = new Map(ruleSet.rules.map((r) => [r.rule.hash, r.rule]));
   for (const [key, hold] of state.holds().sort(([a], [b]) => (a < b ? -1 : 1))) {
     const rule = byHash.get(hold.hash);
@@ -351,7 +265,12 @@ function reevaluateHolds(
       if (hold.falseSince === undefined) emit({ op: "hold_false_since", key, at: since });
       if (row.at - since >= hold.cooldown) {
         emit({ op: "release", key, cause: "condition_cleared" });
-        releases.push({ harness: hold.harness, rule: hold.rule, cause: "condition_cleared" });
+        releases.push({
+          harness: hold.harness,
+          rule: hold.rule,
+          fireId: hold.fireId,
+          cause: "condition_cleared",
+        });
       }
     } else if (hold.falseSince !== undefined) emit({ op: "hold_false_since", key, at: undefined });
   }

@@ -3,14 +3,9 @@
  * `harness rules clear <harness> [--rule <name>]`, and a reload that leaves the holding rule absent,
  * disabled, changed in hash, or out of enforce. Each is a state delta with its cause, like any other.
  */
+import type { Release } from "./outcome.js";
 import type { RuleSet } from "./rule-set.js";
-import type { CoreState, ReleaseCause, StateOp } from "./state.js";
-
-export interface Release {
-  readonly harness: string;
-  readonly rule: string;
-  readonly cause: ReleaseCause;
-}
+import type { CoreState, StateOp } from "./state.js";
 
 export interface ReleaseResult {
   readonly delta: readonly StateOp[];
@@ -24,7 +19,7 @@ export function clearHolds(state: CoreState, harness: string, rule?: string): Re
   for (const [key, hold] of Object.entries(state.holds)) {
     if (hold.harness !== harness || (rule !== undefined && hold.rule !== rule)) continue;
     delta.push({ op: "release", key, cause: "operator" });
-    releases.push({ harness, rule: hold.rule, cause: "operator" });
+    releases.push({ harness, rule: hold.rule, fireId: hold.fireId, cause: "operator" });
   }
   return { delta, releases };
 }
@@ -39,7 +34,7 @@ export function releaseOnReload(state: CoreState, ruleSet: RuleSet): ReleaseResu
   for (const [key, hold] of Object.entries(state.holds)) {
     if (backing.has(`${hold.rule}\u0000${hold.hash}`)) continue;
     delta.push({ op: "release", key, cause: "reload" });
-    releases.push({ harness: hold.harness, rule: hold.rule, cause: "reload" });
+    releases.push({ harness: hold.harness, rule: hold.rule, fireId: hold.fireId, cause: "reload" });
   }
   return { delta, releases };
 }

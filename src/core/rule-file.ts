@@ -10,6 +10,9 @@ import { decodeStringValue, findStringValue, type StringValueSource } from "./to
 
 export const LEVELS = ["annotate", "notify", "hold", "stop"] as const;
 export type Level = (typeof LEVELS)[number];
+export const isLevel = (s: string): s is Level => (LEVELS as readonly string[]).includes(s);
+/** Levels are cumulative (REQ-10): a level does what every level below it does, and more. */
+export const atLeast = (level: Level, min: Level): boolean => LEVELS.indexOf(level) >= LEVELS.indexOf(min);
 export const TARGETS = ["run", "harness", "node", "fleet"] as const;
 export type Target = (typeof TARGETS)[number];
 export const PLACEHOLDERS = [
@@ -120,7 +123,7 @@ export function parseRuleFile(file: string, text: string): RuleFileResult {
   const when = str("when");
   if (when === undefined || when.trim() === "") return problem("when", "when must be a CEL expression");
   const level = str("level");
-  if (level === undefined || !(LEVELS as readonly string[]).includes(level)) {
+  if (level === undefined || !isLevel(level)) {
     return problem("level", "level must be annotate, notify, hold or stop");
   }
   let cooldown = DEFAULT_COOLDOWN;

@@ -4,8 +4,8 @@
  * whatever the source (`operator`). Pure: the shell reads the files, this decides.
  */
 import type { LoadedRule, RuleLoad } from "./compile-rule.js";
-import type { RuleEvaluation } from "./evaluate.js";
-import { type DisableReason, LEVELS, type Level } from "./rule-file.js";
+import type { RuleEvaluation } from "./outcome.js";
+import { atLeast, type DisableReason, type Level } from "./rule-file.js";
 
 export type RuleSource = { readonly kind: "starter" } | { readonly kind: "policy"; readonly repo: string };
 
@@ -28,7 +28,7 @@ export function activeRule(rule: LoadedRule, source: RuleSource, enforced: boole
 }
 
 /** Hold and stop act only for a rule listed in `enforce` (REQ-10); annotate and notify need no listing. */
-export const needsEnforce = (level: Level): boolean => LEVELS.indexOf(level) > LEVELS.indexOf("notify");
+export const needsEnforce = (level: Level): boolean => atLeast(level, "hold");
 
 /** REQ-10: the declared level, capped at notify unless the rule is listed in `enforce`. */
 export const effectiveLevel = (active: ActiveRule): Level =>

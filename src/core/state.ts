@@ -63,81 +63,136 @@ export type StateDelta = readonly StateOp[];
 export const holdKey = (harness: string, rule: string): string => `${harness}\u0000${rule}`;
 export const cooldownKey = (hash: string, target: string): string => `${hash}\u0000${target}`;
 
-/** A deep-enough copy to mutate: each record copied once, entries shared (they are never mutated). */
-function cloneState(state: CoreState): MutableState {
-  return {
-    cooldowns: { ...state.cooldowns },
-    shadows: { ...state.shadows },
-    holds: { ...state.holds },
-    runs: { ...state.runs },
-    costExceeded: { ...state.costExceeded },
-  };
+/**
+ * One part of the state (its cooldowns, its holds…) as an op sees it: an entry read, set, or removed
+ * by setting it to undefined. The accumulator's parts write its own records in place; the view's lay
+ * an overlay over a state it must not touch.
+ */
+interface Part<V> {
+  get(key: string): V | undefined;
+  set(key: string, value: V | undefined): void;
+}
+
+type Parts = { readonly [K in keyof CoreState]: Part<CoreState[K][string]> };
+
+/** What each op does: the one definition, which the accumulator and the view both apply. */
+function applyOp(p: Parts, op: StateOp): void {
+  switch (op.op) {
+    case "shadow_since":
+      p.shadows.set(op.hash, { since: op.since, completed: false });
+      return;
+    case "shadow_completed":
+      p.shadows.set(op.hash, { since: p.shadows.get(op.hash)?.since ?? 0, completed: true });
+      return;
+    case "cooldown":
+      p.cooldowns.set(op.key, op.entry);
+      return;
+    case "cooldown_expired":
+      p.cooldowns.set(op.key, undefined);
+      return;
+    case "hold":
+      p.holds.set(op.key, op.hold);
+      return;
+    case "hold_false_since": {
+      const h = p.holds.get(op.key);
+      if (h === undefined) return;
+      const { falseSince: _, ...rest } = h;
+      p.holds.set(op.key, op.at === undefined ? rest : { ...rest, falseSince: op.at });
+      return;
+    }
+    case "release":
+      p.holds.set(op.key, undefined);
+      return;
+    case "run_in_flight":
+      p.runs.set(op.harness, op.run);
+      return;
+    case "cost_exceeded":
+      p.costExceeded.set(op.hash, true);
+      return;
+    default:
+      op satisfies never;
+  }
+}
+
+/** A part over a record its owner may change: writes go straight into it. */
+class RecordPart<V> implements Part<V> {
+  constructor(private readonly record: Record<string, V>) {}
+  get(key: string): V | undefined {
+    return this.record[key];
+  }
+  set(key: string, value: V | undefined): void {
+    if (value === undefined) delete this.record[key];
+    else this.record[key] = value;
+  }
+}
+
+/** A part over a record left as it is: writes go to an overlay made on the first (most rows make none). */
+class OverlayPart<V> implements Part<V> {
+  // `null` marks an entry removed.
+  private edits: Map<string, V | null> | undefined;
+  constructor(private readonly base: Readonly<Record<string, V>>) {}
+  get(key: string): V | undefined {
+    const v = this.edits?.get(key);
+    return v === null ? undefined : (v ?? this.base[key]);
+  }
+  set(key: string, value: V | undefined): void {
+    if (this.edits === undefined) this.edits = new Map();
+    this.edits.set(key, value ?? null);
+  }
+  get edited(): boolean {
+    return this.edits !== undefined;
+  }
+  entries(): [string, V][] {
+    const keys = new Set([...Object.keys(this.base), ...(this.edits?.keys() ?? [])]);
+    const out: [string, V][] = [];
+    for (const k of keys) {
+      const v = this.get(k);
+      if (v !== undefined) out.push([k, v]);
+    }
+    return out;
+  }
 }
 
 type MutableState = { -readonly [K in keyof CoreState]: Record<string, CoreState[K][string]> };
 
-/** Applies ops to a state this caller owns. O(ops): the fold's hot path. */
-function applyInPlace(s: MutableState, delta: StateDelta): void {
-  for (const op of delta) {
-    switch (op.op) {
-      case "shadow_since":
-        s.shadows[op.hash] = { since: op.since, completed: false };
-        break;
-      case "shadow_completed":
-        s.shadows[op.hash] = { since: s.shadows[op.hash]?.since ?? 0, completed: true };
-        break;
-      case "cooldown":
-        s.cooldowns[op.key] = op.entry;
-        break;
-      case "cooldown_expired":
-        delete s.cooldowns[op.key];
-        break;
-      case "hold":
-        s.holds[op.key] = op.hold;
-        break;
-      case "hold_false_since": {
-        const h = s.holds[op.key];
-        if (h === undefined) break;
-        const { falseSince: _, ...rest } = h;
-        s.holds[op.key] = op.at === undefined ? rest : { ...rest, falseSince: op.at };
-        break;
-      }
-      case "release":
-        delete s.holds[op.key];
-        break;
-      case "run_in_flight":
-        if (op.run === undefined) delete s.runs[op.harness];
-        else s.runs[op.harness] = op.run;
-        break;
-      case "cost_exceeded":
-        s.costExceeded[op.hash] = true;
-        break;
-    }
+/**
+ * A state a fold owns and advances row by row without copying it each time. `current` hands out the
+ * state itself; the accumulator must not be advanced after a snapshot is shared.
+ */
+export class StateAccumulator {
+  private readonly s: MutableState;
+  private readonly parts: Parts;
+  constructor(initial: CoreState) {
+    // Each record copied once; entries are shared, since no op mutates one.
+    this.s = {
+      cooldowns: { ...initial.cooldowns },
+      shadows: { ...initial.shadows },
+      holds: { ...initial.holds },
+      runs: { ...initial.runs },
+      costExceeded: { ...initial.costExceeded },
+    };
+    this.parts = {
+      cooldowns: new RecordPart(this.s.cooldowns),
+      shadows: new RecordPart(this.s.shadows),
+      holds: new RecordPart(this.s.holds),
+      runs: new RecordPart(this.s.runs),
+      costExceeded: new RecordPart(this.s.costExceeded),
+    };
+  }
+  /** O(ops): the fold's hot path. */
+  apply(delta: StateDelta): void {
+    for (const op of delta) applyOp(this.parts, op);
+  }
+  get current(): CoreState {
+    return this.s;
   }
 }
 
 /** The state after `delta`; `state` itself is left as it was. */
 export function applyDelta(state: CoreState, delta: StateDelta): CoreState {
-  const s = cloneState(state);
-  applyInPlace(s, delta);
-  return s;
-}
-
-/**
- * A state a fold owns and advances row by row without copying it each time. `snapshot` hands out the
- * current state; the accumulator must not be advanced after a snapshot is shared.
- */
-export class StateAccumulator {
-  private readonly s: MutableState;
-  constructor(initial: CoreState) {
-    this.s = cloneState(initial);
-  }
-  apply(delta: StateDelta): void {
-    applyInPlace(this.s, delta);
-  }
-  get current(): CoreState {
-    return this.s;
-  }
+  const acc = new StateAccumulator(state);
+  acc.apply(delta);
+  return acc.current;
 }
 
 /**
@@ -145,85 +200,41 @@ export class StateAccumulator {
  * emitted so far, so a later rule of the row sees an earlier rule's cooldown or hold. O(1) per op.
  */
 export class StateView {
-  // One overlay per record, made on the first op (most rows emit none); `null` marks an entry removed.
-  private shadows: Map<string, ShadowRecord> | undefined;
-  private cooldowns: Map<string, CooldownEntry | null> | undefined;
-  private holdsOverlay: Map<string, Hold | null> | undefined;
-  private runs: Map<string, string | null> | undefined;
-  private exceeded: Set<string> | undefined;
+  // Made on the first op: most rows emit none, and until then every read is the base's own.
+  private parts: { readonly [K in keyof CoreState]: OverlayPart<CoreState[K][string]> } | undefined;
 
   constructor(private readonly base: CoreState) {}
 
   apply(op: StateOp): void {
-    switch (op.op) {
-      case "shadow_since":
-        this.shadows = (this.shadows ?? new Map()).set(op.hash, { since: op.since, completed: false });
-        break;
-      case "shadow_completed":
-        this.shadows = (this.shadows ?? new Map()).set(op.hash, {
-          since: this.shadow(op.hash)?.since ?? 0,
-          completed: true,
-        });
-        break;
-      case "cooldown":
-        this.cooldowns = (this.cooldowns ?? new Map()).set(op.key, op.entry);
-        break;
-      case "cooldown_expired":
-        this.cooldowns = (this.cooldowns ?? new Map()).set(op.key, null);
-        break;
-      case "hold":
-        this.holdsOverlay = (this.holdsOverlay ?? new Map()).set(op.key, op.hold);
-        break;
-      case "hold_false_since": {
-        const h = this.hold(op.key);
-        if (h === undefined) break;
-        const { falseSince: _, ...rest } = h;
-        this.holdsOverlay = (this.holdsOverlay ?? new Map()).set(
-          op.key,
-          op.at === undefined ? rest : { ...rest, falseSince: op.at },
-        );
-        break;
-      }
-      case "release":
-        this.holdsOverlay = (this.holdsOverlay ?? new Map()).set(op.key, null);
-        break;
-      case "run_in_flight":
-        this.runs = (this.runs ?? new Map()).set(op.harness, op.run ?? null);
-        break;
-      case "cost_exceeded":
-        this.exceeded = (this.exceeded ?? new Set()).add(op.hash);
-        break;
-    }
+    this.parts ??= {
+      cooldowns: new OverlayPart(this.base.cooldowns),
+      shadows: new OverlayPart(this.base.shadows),
+      holds: new OverlayPart(this.base.holds),
+      runs: new OverlayPart(this.base.runs),
+      costExceeded: new OverlayPart(this.base.costExceeded),
+    };
+    applyOp(this.parts, op);
   }
 
   shadow(hash: string): ShadowRecord | undefined {
-    return this.shadows?.get(hash) ?? this.base.shadows[hash];
+    return this.parts === undefined ? this.base.shadows[hash] : this.parts.shadows.get(hash);
   }
   cooldown(key: string): CooldownEntry | undefined {
-    const v = this.cooldowns?.get(key);
-    return v === null ? undefined : (v ?? this.base.cooldowns[key]);
+    return this.parts === undefined ? this.base.cooldowns[key] : this.parts.cooldowns.get(key);
   }
   hold(key: string): Hold | undefined {
-    const v = this.holdsOverlay?.get(key);
-    return v === null ? undefined : (v ?? this.base.holds[key]);
+    return this.parts === undefined ? this.base.holds[key] : this.parts.holds.get(key);
   }
   holds(): [string, Hold][] {
-    const keys = new Set([...Object.keys(this.base.holds), ...(this.holdsOverlay?.keys() ?? [])]);
-    const out: [string, Hold][] = [];
-    for (const k of keys) {
-      const h = this.hold(k);
-      if (h !== undefined) out.push([k, h]);
-    }
-    return out;
+    return this.parts === undefined ? Object.entries(this.base.holds) : this.parts.holds.entries();
   }
   run(harness: string): string | undefined {
-    const v = this.runs?.get(harness);
-    return v === null ? undefined : (v ?? this.base.runs[harness]);
+    return this.parts === undefined ? this.base.runs[harness] : this.parts.runs.get(harness);
   }
   private baseExceeded: boolean | undefined;
   /** Whether any hash is disabled for its cost: almost never, so each rule need not look itself up. */
   anyCostExceeded(): boolean {
-    if (this.exceeded !== undefined) return true;
+    if (this.parts?.costExceeded.edited === true) return true;
     if (this.baseExceeded === undefined) {
       this.baseExceeded = false;
       for (const _ in this.base.costExceeded) {
@@ -234,6 +245,8 @@ export class StateView {
     return this.baseExceeded;
   }
   costExceeded(hash: string): boolean {
-    return this.exceeded?.has(hash) === true || this.base.costExceeded[hash] === true;
+    return (
+      (this.parts === undefined ? this.base.costExceeded[hash] : this.parts.costExceeded.get(hash)) === true
+    );
   }
 }

@@ -2,12 +2,13 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { BacktestFold, backtest, fold, type WindowFor } from "../../src/core/backtest.js";
 import type { RuleLoad } from "../../src/core/compile-rule.js";
-import type { Fire } from "../../src/core/evaluate.js";
+import { evaluate } from "../../src/core/evaluate.js";
 import { indexRow, type JournalRow } from "../../src/core/journal.js";
 import { loadRuleFile } from "../../src/core/load-rule.js";
+import type { Fire } from "../../src/core/outcome.js";
 import { assembleRuleSet, type RuleSet } from "../../src/core/rule-set.js";
 import { loadStarterPack } from "../../src/core/starter-pack.js";
-import { applyDelta, type CoreState, emptyState } from "../../src/core/state.js";
+import { applyDelta, type CoreState, emptyState, StateAccumulator } from "../../src/core/state.js";
 import { scanReader, selectorOf } from "../../src/core/window.js";
 import {
   indexedWindows,
@@ -111,10 +112,10 @@ describe("REQ-9 shadow mode", () => {
       [8 * DAY, "run_event", verify("impl#1", true)],
     ]);
     const fires = firesOf(run(ruleSet({ policy: [rule] }), rows).outcomes, "verify-flake");
-    expect(fires.map((f) => [f.mode, f.action])).toEqual([
-      ["shadow", "none"],
-      ["shadow", "none"],
-      ["active", "notify"],
+    expect(fires.map((f) => [f.mode, f.action, f.actions.length])).toEqual([
+      ["shadow", "none", 0],
+      ["shadow", "none", 0],
+      ["active", "notify", 2],
     ]);
   });
 
@@ -152,25 +153,38 @@ describe("REQ-9 shadow mode", () => {
 });
 
 describe("REQ-10 to REQ-12 levels, holds and stops", () => {
+  /** A stop rule for the event's run, on every tool row. */
+  const halt = () =>
+    policyRule("halt", { on: "run_event", when: 'event.type == "tool"', level: "stop", target: "run" });
+
   it("An unlisted stop rule only notifies", () => {
-    const rule = policyRule("halt", {
-      on: "run_event",
-      when: 'event.type == "tool"',
-      level: "stop",
-      target: "run",
-    });
+    const rule = halt();
     const rows = journal([[0, "run_event", { type: "tool", harness: "impl", run: "impl#1" }]]);
     const [fire] = firesOf(run(ruleSet({ policy: [rule], shadowPeriod: 0 }), rows).outcomes, "halt");
     expect(fire).toMatchObject({ declaredLevel: "stop", effectiveLevel: "notify", action: "notify" });
+    expect(fire?.actions).toEqual([{ kind: "annotate", node: "run:impl#1" }, { kind: "notify" }]);
+  });
+
+  it("An enforced stop rule stops the run in flight, and holds its harness", () => {
+    const rule = halt();
+    const rows = journal([
+      [0, "run_event", { type: "opened", harness: "impl", run: "impl#1" }],
+      [MIN, "run_event", { type: "tool", harness: "impl", run: "impl#1" }],
+    ]);
+    const { outcomes, state } = run(ruleSet({ policy: [rule], shadowPeriod: 0, enforce: ["halt"] }), rows);
+    const [fire] = firesOf(outcomes, "halt");
+    expect(fire).toMatchObject({ action: "stop" });
+    expect(fire?.actions).toEqual([
+      { kind: "annotate", node: "run:impl#1" },
+      { kind: "notify" },
+      { kind: "hold", harness: "impl" },
+      { kind: "stop", harness: "impl", run: "impl#1" },
+    ]);
+    expect(Object.values(state.holds)).toMatchObject([{ harness: "impl", rule: "halt", fireId: fire?.id }]);
   });
 
   it("A late stop does not hit the next run", () => {
-    const rule = policyRule("halt", {
-      on: "run_event",
-      when: 'event.type == "tool"',
-      level: "stop",
-      target: "run",
-    });
+    const rule = halt();
     const rows = journal([
       [0, "run_event", { type: "opened", harness: "impl", run: "impl#41" }],
       [1 * MIN, "run_event", { type: "closed", harness: "impl", run: "impl#41", outcome: "success" }],
@@ -178,7 +192,10 @@ describe("REQ-10 to REQ-12 levels, holds and stops", () => {
       [3 * MIN, "run_event", { type: "tool", harness: "impl", run: "impl#41" }],
     ]);
     const { outcomes, state } = run(ruleSet({ policy: [rule], shadowPeriod: 0, enforce: ["halt"] }), rows);
-    expect(firesOf(outcomes, "halt")[0]).toMatchObject({ effectiveLevel: "stop", action: "target_gone" });
+    const [fire] = firesOf(outcomes, "halt");
+    expect(fire).toMatchObject({ effectiveLevel: "stop", action: "target_gone" });
+    // It still annotates, notifies and holds: only the stop has nothing left to reach.
+    expect(fire?.actions.map((a) => a.kind)).toEqual(["annotate", "notify", "hold"]);
     expect(state.runs.impl).toBe("impl#42");
   });
 
@@ -206,10 +223,16 @@ describe("REQ-10 to REQ-12 levels, holds and stops", () => {
     const ticks = Array.from({ length: 36 }, (_, h) => [HOUR + h * HOUR, "tick", { type: "tick" }] as const);
     const rows = journal([budget(0, 1), budget(30 * MIN, 2), ...ticks]);
     const { outcomes, state } = run(ruleSet({ enforce: ["budget-exhaustion-recurring"] }), rows);
-    expect(firesOf(outcomes, "budget-exhaustion-recurring")).toMatchObject([{ action: "hold" }]);
+    const [fire] = firesOf(outcomes, "budget-exhaustion-recurring");
+    expect(fire).toMatchObject({ action: "hold" });
     const released = outcomes.findIndex((o) => o.releases.length > 0);
     expect(outcomes[released]?.releases).toEqual([
-      { harness: "nightly", rule: "budget-exhaustion-recurring", cause: "condition_cleared" },
+      {
+        harness: "nightly",
+        rule: "budget-exhaustion-recurring",
+        fireId: fire?.id,
+        cause: "condition_cleared",
+      },
     ]);
     // The window is (now - 24h, now]: the first close leaves it at the 24h tick, the count drops below 2,
     // and after the rule has been false on every tick for its 6h cooldown the hold is released.
@@ -236,7 +259,13 @@ describe("REQ-12 and REQ-13 together", () => {
     const { outcomes, state } = run(ruleSet({ policy: [rule], shadowPeriod: 0, enforce: ["loops"] }), rows);
     // The guard's trip ended the run in flight, so the rule finds nothing left to stop (stopped once,
     // by the guard); its hold stands.
-    expect(firesOf(outcomes, "loops")).toMatchObject([{ effectiveLevel: "stop", action: "hold" }]);
+    expect(firesOf(outcomes, "loops")).toMatchObject([
+      {
+        effectiveLevel: "stop",
+        action: "hold",
+        actions: [{ kind: "annotate" }, { kind: "notify" }, { kind: "hold", harness: "worker" }],
+      },
+    ]);
     expect(state.runs.worker).toBeUndefined();
   });
 
@@ -521,6 +550,22 @@ const journals = fc
   });
 
 const ENFORCE = ["restart-into-same-failure", "budget-exhaustion-recurring", "loop-stop-recurs"];
+/** Stop rules the generated journals set off: a harness target (stops or holds) and a run target (late). */
+const HALTS = [
+  policyRule("halt-harness", {
+    on: "run_event",
+    when: 'event.type == "tool" && event.is_error',
+    level: "stop",
+    cooldown: "1m",
+  }),
+  policyRule("halt-run", {
+    on: "run_event",
+    when: 'event.type == "closed" || (event.type == "tool" && !event.is_error)',
+    level: "stop",
+    target: "run",
+    cooldown: "1m",
+  }),
+];
 
 describe("properties of the fold", () => {
   it("an interrupted fold, its state serialized and restored, equals one uninterrupted fold", () => {
@@ -587,6 +632,35 @@ describe("properties of the fold", () => {
       }),
       { numRuns: runs(100) },
     );
+  });
+
+  it("a fire plans a hold exactly when its row places one, and stops only the run in flight", () => {
+    const seen = new Set<string>();
+    fc.assert(
+      fc.property(journals, (rows) => {
+        const set = ruleSet({
+          enforce: [...ENFORCE, "halt-harness", "halt-run"],
+          policy: HALTS,
+          shadowPeriod: 0,
+        });
+        const acc = new StateAccumulator(emptyState);
+        for (const row of rows) {
+          const outcome = evaluate(set, row, acc.current, windowOver(rows)(row));
+          const placed = outcome.delta.flatMap((op) => (op.op === "hold" ? [op.hold.fireId] : []));
+          const planned = outcome.fires.filter((f) => f.actions.some((a) => a.kind === "hold"));
+          expect(planned.map((f) => f.id)).toEqual(placed);
+          acc.apply(outcome.delta);
+          // The row's own opened, closed or loop_stopped has moved the run in flight before any rule ran.
+          for (const f of outcome.fires) {
+            seen.add(f.action);
+            for (const a of f.actions) if (a.kind === "stop") expect(acc.current.runs[a.harness]).toBe(a.run);
+          }
+        }
+      }),
+      { numRuns: runs(100) },
+    );
+    // The generator reaches every outcome of an enforced stop.
+    expect([...seen]).toEqual(expect.arrayContaining(["stop", "hold", "target_gone"]));
   });
 
   it("state changes only through its deltas", () => {

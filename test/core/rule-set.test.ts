@@ -99,7 +99,7 @@ describe("REQ-11 releases by the operator and by reload", () => {
     ]);
     const cleared = clearHolds(held, "nightly");
     expect(cleared.releases).toEqual([
-      { harness: "nightly", rule: "budget-exhaustion-recurring", cause: "operator" },
+      { harness: "nightly", rule: "budget-exhaustion-recurring", fireId: "f-2-0", cause: "operator" },
     ]);
     expect(applyDelta(held, cleared.delta).holds).toEqual({});
     expect(clearHolds(held, "nightly", "other-rule").releases).toEqual([]);
@@ -108,7 +108,7 @@ describe("REQ-11 releases by the operator and by reload", () => {
   it("a reload that takes the rule out of enforce releases its hold", () => {
     const unenforced = assembleRuleSet({ starter: loadStarterPack(), policy: [], shadowPeriod: 0 });
     expect(releaseOnReload(held, unenforced).releases).toEqual([
-      { harness: "nightly", rule: "budget-exhaustion-recurring", cause: "reload" },
+      { harness: "nightly", rule: "budget-exhaustion-recurring", fireId: "f-2-0", cause: "reload" },
     ]);
     expect(releaseOnReload(held, enforced).releases).toEqual([]);
   });

@@ -10,10 +10,7 @@ import { STARTER_FILES } from "../../src/core/starter-pack.generated.js";
 import { ruleClient } from "../../src/shell/rpc/client.js";
 import { ErrorDetailSchema, ErrorReason } from "../../src/shell/rpc/gen/harness/v1/rules_pb.js";
 import { TestFleet } from "./daemon-harness.js";
-import { fleetMonth } from "./fleet-month.js";
-
-const DAY = 86_400_000;
-const SEED = 20261202;
+import { evaluateMonthLive } from "./fleet-month.js";
 
 interface BacktestJson {
   rule: string;
@@ -42,7 +39,6 @@ const STARTER_NAMES = STARTER_FILES.map(([f]) => path.basename(f, ".toml"));
 describe("harness rules backtest over a month of fleet", () => {
   const fleet = new TestFleet();
   const rulesDir = path.join(fleet.root, "checkout", "rules");
-  let lastImported = 0;
 
   const ruleFile = (name: string, text: string): string => {
     const file = path.join(rulesDir, `${name}.toml`);
@@ -56,21 +52,7 @@ describe("harness rules backtest over a month of fleet", () => {
 
   beforeAll(async () => {
     fs.mkdirSync(rulesDir, { recursive: true });
-    // The month ends an hour before now, so every row is inside a 30-day backtest started now.
-    const now = Date.now();
-    const lines = fleetMonth({ from: now - 30 * DAY + 2 * 3_600_000, days: 29.9, seed: SEED });
-    const file = path.join(fleet.root, "month.jsonl");
-    fs.writeFileSync(file, `${lines.map((l) => JSON.stringify(l)).join("\n")}\n`);
-    const imported = await fleet.cli(["journal", "import", file, "--store", fleet.storePath, "--json"]);
-    expect(imported.code, imported.stderr).toBe(0);
-    lastImported = lines.length;
-    await fleet.start();
-    // Live evaluation: the daemon folds the imported rows after its cursor, in seq order.
-    await fleet.until(
-      () => (fleet.query<{ cursor: number }>("SELECT cursor FROM evaluator")[0]?.cursor ?? 0) >= lastImported,
-      "the evaluator to reach the imported month",
-      120_000,
-    );
+    await evaluateMonthLive(fleet);
   }, 180_000);
 
   afterAll(() => fleet.dispose());

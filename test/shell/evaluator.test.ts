@@ -4,10 +4,10 @@ import * as path from "node:path";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { fold } from "../../src/core/backtest.js";
-import type { Fire } from "../../src/core/evaluate.js";
 import type { EventFields } from "../../src/core/journal.js";
 import type { EventKind } from "../../src/core/kinds.js";
 import { loadRuleFile } from "../../src/core/load-rule.js";
+import type { Fire } from "../../src/core/outcome.js";
 import { assembleRuleSet } from "../../src/core/rule-set.js";
 import type { Source } from "../../src/core/sources.js";
 import { loadStarterPack } from "../../src/core/starter-pack.js";
@@ -20,6 +20,7 @@ import { JournalTable } from "../../src/shell/store/journal-table.js";
 import { type OpenedStore, openStore } from "../../src/shell/store/open-store.js";
 import { DaemonMetrics } from "../../src/shell/support/metrics.js";
 import { runs } from "../property-runs.js";
+import { plannedLines, recordedLines } from "./recorded-actions.js";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -136,8 +137,9 @@ function runLive(file: string, inputs: readonly Input[], restarts: ReadonlySet<n
     unknown
   >[];
   const cursor = new DecisionStore(o.db).cursor();
+  const actions = recordedLines((sql) => o.db.prepare(sql).all() as Record<string, unknown>[]);
   o.close();
-  return { rows, fires, cursor };
+  return { rows, fires, cursor, actions };
 }
 
 const firesOf = (fires: readonly Fire[]) =>
@@ -154,7 +156,7 @@ const firesOf = (fires: readonly Fire[]) =>
   }));
 
 describe("live evaluation through the store", () => {
-  it("fires what a fold of the core over the admitted rows fires, across restarts", () => {
+  it("fires what a fold of the core over the admitted rows fires, and records the actions it plans, across restarts", () => {
     const seen = new Set<string>();
     fc.assert(
       fc.property(
@@ -189,6 +191,7 @@ describe("live evaluation through the store", () => {
               message: f.message,
             })),
           ).toEqual(firesOf(expected));
+          expect(live.actions).toEqual(new Map(expected.map((f) => [f.id, plannedLines(f.actions, false)])));
         },
       ),
       { numRuns: runs(40) },
@@ -255,7 +258,7 @@ describe("reloading the rule set", () => {
         metrics,
         clock: () => now,
         dispatch: (d) => {
-          for (const f of d.fires) fired.push(`${f.fire.rule}@${f.fire.seq}`);
+          for (const f of d.fires) fired.push(`${f.rule}@${f.seq}`);
         },
       },
     );

@@ -3,8 +3,10 @@
  * with enough verify failures, shared edits, collisions, budget overruns, repeated failures and loop
  * stops that every starter rule fires, and a tick every ten minutes. Seeded, so a failure reproduces.
  */
-
+import * as fs from "node:fs";
+import * as path from "node:path";
 import { seededRandom } from "../../src/shell/demo/fleet-sim.js";
+import type { TestFleet } from "./daemon-harness.js";
 
 const REPO = "forge.example/org/reduit";
 const HARNESSES = ["impl", "review", "nightly", "worker"] as const;
@@ -139,4 +141,25 @@ export function fleetMonth(options: { readonly from: number; readonly days: numb
     }
   }
   return lines;
+}
+
+/**
+ * The month the daemon tests share, ending an hour before now so a 30-day backtest started now covers
+ * every row, imported into the fleet's store; then the daemon started, and left to evaluate the month
+ * live (its folding the rows after its cursor, in seq order). Returns the number of rows imported.
+ */
+export async function evaluateMonthLive(fleet: TestFleet): Promise<number> {
+  const day = 24 * 60 * MINUTE;
+  const lines = fleetMonth({ from: Date.now() - 30 * day + 2 * 60 * MINUTE, days: 29.9, seed: 20261202 });
+  const file = path.join(fleet.root, "month.jsonl");
+  fs.writeFileSync(file, `${lines.map((l) => JSON.stringify(l)).join("\n")}\n`);
+  const imported = await fleet.cli(["journal", "import", file, "--store", fleet.storePath, "--json"]);
+  if (imported.code !== 0) throw new Error(`journal import exited ${imported.code}: ${imported.stderr}`);
+  await fleet.start();
+  await fleet.until(
+    () => (fleet.query<{ cursor: number }>("SELECT cursor FROM evaluator")[0]?.cursor ?? 0) >= lines.length,
+    "the evaluator to reach the imported month",
+    120_000,
+  );
+  return lines.length;
 }

@@ -1,17 +1,17 @@
 /**
- * Acting on committed decisions (SPEC-0029 REQ-10 to REQ-13), only ever after their commit: a fire's
- * `rule_fired` goes to the notify hook, a stop to the supervisor's stop command, each action's progress
- * recorded in the store (pending → started → its result). At most once: a crash between commit and
- * action loses the action, which the next start records undelivered; nothing is ever retried. Holds
- * placed and released are logged and sent as `rule_hold` and `rule_hold_released`.
+ * Carrying out the actions the core planned (SPEC-0029 REQ-10 to REQ-13), only ever after their
+ * commit: a fire's `rule_fired` goes to the notify hook, a stop to the supervisor's stop command, each
+ * action's progress recorded in the store (pending → started → its result). At most once: a crash
+ * between commit and action loses the action, which the next start records undelivered; nothing is
+ * ever retried. Holds placed and released are logged and sent as `rule_hold` and `rule_hold_released`.
  */
-import type { Fire } from "../../core/evaluate.js";
+import type { Fire, Release, StopAction } from "../../core/outcome.js";
 import { runHook } from "../notify/hook-process.js";
 import type { NotifyEvent } from "../notify/index.js";
 import type { ActionState, DecisionStore, PlannedAction } from "../store/decision-store.js";
 import { failpoint } from "../support/failpoints.js";
 import type { Log } from "../support/log.js";
-import type { Committed, ReleaseInfo } from "./evaluator.js";
+import type { Committed } from "./evaluator.js";
 
 export interface ActionSinks {
   /** The notifier's offer, or undefined when no hook is configured or the event is not wanted. */
@@ -63,15 +63,18 @@ export class ActionRunner {
   }
 
   dispatch(committed: Committed): void {
-    for (const { fire, actions } of committed.fires) {
-      for (const action of actions) {
+    // Annotations went in with the commit. Each fire's notify and stop start in turn, then the holds
+    // placed are announced.
+    for (const fire of committed.fires) {
+      for (const action of fire.actions) {
+        if (action.kind !== "notify" && action.kind !== "stop") continue;
         failpoint("action.beforeStart");
-        if (action === "notify") this.notifyFire(fire);
-        else this.stop(fire);
+        if (action.kind === "notify") this.notifyFire(fire);
+        else this.stop(fire, action);
       }
     }
     for (const h of committed.holdsPlaced) {
-      const fire = committed.fires.find((f) => f.fire.id === h.fireId)?.fire;
+      const fire = committed.fires.find((f) => f.id === h.fireId);
       this.log.warn(
         { rule: h.rule, harness: h.harness, fire_id: h.fireId, seq: fire?.seq },
         "rule hold placed",
@@ -90,7 +93,7 @@ export class ActionRunner {
     for (const r of committed.releases) this.released(r);
   }
 
-  private released(r: ReleaseInfo): void {
+  private released(r: Release): void {
     this.log.warn({ rule: r.rule, harness: r.harness, cause: r.cause }, "rule hold released");
     this.sinks.notify?.({
       event: "rule_hold_released",
@@ -131,13 +134,13 @@ export class ActionRunner {
   }
 
   /** REQ-12: the supervisor stops the target run; it closes it `cancelled` with reason `rule_stop`. */
-  private stop(fire: Fire): void {
+  private stop(fire: Fire, action: StopAction): void {
     const ctx = {
       rule: fire.rule,
       fire_id: fire.id,
       seq: fire.seq,
-      harness: fire.target?.harness,
-      run: fire.stopRun,
+      harness: action.harness,
+      run: action.run,
     };
     const command = this.sinks.stopCommand;
     if (command === undefined) {
@@ -148,14 +151,7 @@ export class ActionRunner {
     this.log.error(ctx, "rule stop");
     this.record(fire, "stop", "started");
     failpoint("action.afterStart");
-    const argv = [
-      ...command,
-      fire.target?.harness ?? "",
-      fire.stopRun ?? "",
-      fire.rule,
-      fire.id,
-      String(fire.seq),
-    ];
+    const argv = [...command, action.harness, action.run, fire.rule, fire.id, String(fire.seq)];
     const env: Record<string, string> = {};
     for (const [k, v] of Object.entries(this.sinks.env)) if (v !== undefined) env[k] = v;
     const p = runHook({ argv, input: "", env, timeoutMs: this.sinks.stopTimeoutMs }).then((outcome) => {

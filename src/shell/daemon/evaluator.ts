@@ -3,36 +3,34 @@
  * core's `evaluate` over them, one row at a time, exactly as backtest does. A row that produced fires,
  * holds or releases is committed with the cursor, in one transaction, before the next row is evaluated
  * and before any of its actions start; rows that produced nothing else advance the cursor together.
- * Only after a commit are the committed rows handed to `dispatch`. After a restart it resumes after the
- * stored cursor with state read back from the store and windows rebuilt from the journal.
+ * Only after a commit are the committed rows handed to `dispatch`, which carries out the actions the
+ * core planned: the evaluator decides none itself. After a restart it resumes after the stored cursor
+ * with state read back from the store and windows rebuilt from the journal.
  */
-import { evaluate, type Fire, type RowOutcome } from "../../core/evaluate.js";
-import { clearHolds, type Release, releaseOnReload } from "../../core/holds.js";
+import { evaluate } from "../../core/evaluate.js";
+import { clearHolds, releaseOnReload } from "../../core/holds.js";
 import type { JournalRow } from "../../core/journal.js";
+import type { Fire, Release, RowOutcome } from "../../core/outcome.js";
 import type { RuleSet } from "../../core/rule-set.js";
-import { type CoreState, holdKey, StateAccumulator, type StateOp } from "../../core/state.js";
-import { annotationNode } from "../../core/targets.js";
+import { type CoreState, StateAccumulator, type StateOp } from "../../core/state.js";
 import { MAX_WINDOW_MS } from "../../core/window.js";
 import { type SelectorShape, sameShapes, selectorShapes, WindowFeed } from "../../core/window-index.js";
-import type { Annotation, DecisionStore, Decisions, PlannedAction } from "../store/decision-store.js";
+import type { DecisionStore, Decisions } from "../store/decision-store.js";
 import type { JournalTable } from "../store/journal-table.js";
 import { failpoint } from "../support/failpoints.js";
 import type { DaemonMetrics } from "../support/metrics.js";
 
-/** A released hold, with the fire that placed it. */
-export interface ReleaseInfo extends Release {
-  readonly fireId: string;
-}
-
 /** What one commit made durable, for the actions that follow it. */
 export interface Committed {
-  readonly fires: readonly { readonly fire: Fire; readonly actions: readonly PlannedAction[] }[];
+  /** Each with the actions the core planned for it. */
+  readonly fires: readonly Fire[];
+  /** The holds the fires' actions placed, for the watchers. */
   readonly holdsPlaced: readonly {
     readonly harness: string;
     readonly rule: string;
     readonly fireId: string;
   }[];
-  readonly releases: readonly ReleaseInfo[];
+  readonly releases: readonly Release[];
   readonly evaluations: readonly RowOutcome["evaluations"][number][];
 }
 
@@ -49,47 +47,26 @@ export interface EvaluatorOptions {
   readonly quietBatch?: number;
 }
 
-const LEVELS = ["annotate", "notify", "hold", "stop"] as const;
-const atLeast = (level: Fire["effectiveLevel"], min: Fire["effectiveLevel"]) =>
-  LEVELS.indexOf(level) >= LEVELS.indexOf(min);
-
-/** The actions an active fire asks for after its commit (levels are cumulative, REQ-10). */
-export function plannedActions(fire: Fire): PlannedAction[] {
-  if (fire.mode !== "active" || fire.target === undefined || fire.action === "no_target") return [];
-  const out: PlannedAction[] = [];
-  if (atLeast(fire.effectiveLevel, "notify")) out.push("notify");
-  if (fire.action === "stop") out.push("stop");
-  return out;
-}
-
 class Pending {
   rows = 0;
   readonly ops: { at: number; op: StateOp }[] = [];
-  readonly fires: { fire: Fire; actions: PlannedAction[] }[] = [];
-  readonly annotations: Annotation[] = [];
+  readonly fires: Fire[] = [];
   readonly suppressed = new Map<string, { hash: string; rule: string; n: number }>();
   readonly holdsPlaced: Committed["holdsPlaced"][number][] = [];
-  readonly releases: ReleaseInfo[] = [];
+  readonly releases: Release[] = [];
   readonly evaluations: Committed["evaluations"][number][] = [];
 
-  add(row: JournalRow, outcome: RowOutcome, before: CoreState): boolean {
+  /** Adds a row's outcome; true when the row fired or released, and so commits before the next row. */
+  add(row: JournalRow, outcome: RowOutcome): boolean {
     this.rows++;
-    let acts = outcome.fires.length > 0 || outcome.releases.length > 0;
-    for (const op of outcome.delta) {
-      this.ops.push({ at: row.at, op });
-      if (op.op === "hold") {
-        acts = true;
-        this.holdsPlaced.push({ harness: op.hold.harness, rule: op.hold.rule, fireId: op.hold.fireId });
-      }
-    }
+    for (const op of outcome.delta) this.ops.push({ at: row.at, op });
     for (const fire of outcome.fires) {
-      this.fires.push({ fire, actions: plannedActions(fire) });
-      const node =
-        fire.mode === "active" && fire.target !== undefined ? annotationNode(fire.target) : undefined;
-      if (node !== undefined && fire.action !== "no_target")
-        this.annotations.push({ fireId: fire.id, node, rule: fire.rule, message: fire.message, at: fire.at });
+      this.fires.push(fire);
+      for (const a of fire.actions)
+        if (a.kind === "hold")
+          this.holdsPlaced.push({ harness: a.harness, rule: fire.rule, fireId: fire.id });
     }
-    for (const r of outcome.releases) this.releases.push(withFire(r, before));
+    this.releases.push(...outcome.releases);
     for (const e of outcome.evaluations) {
       this.evaluations.push(e);
       if (e.result !== "suppressed") continue;
@@ -98,14 +75,9 @@ class Pending {
       if (s === undefined) this.suppressed.set(key, { hash: e.hash, rule: e.rule, n: 1 });
       else s.n++;
     }
-    return acts;
+    return outcome.fires.length > 0 || outcome.releases.length > 0;
   }
 }
-
-const withFire = (r: Release, state: CoreState): ReleaseInfo => ({
-  ...r,
-  fireId: state.holds[holdKey(r.harness, r.rule)]?.fireId ?? "",
-});
 
 export class Evaluator {
   private ruleSet: RuleSet;
@@ -170,9 +142,9 @@ export class Evaluator {
    * Swaps in a new rule set between two rows: holds it no longer backs are released (REQ-11 (c)) and
    * committed first; windows are rebuilt when the selectors' key sets changed.
    */
-  swapRuleSet(ruleSet: RuleSet): readonly ReleaseInfo[] {
-    const { delta, releases: plain } = releaseOnReload(this.acc.current, ruleSet);
-    const releases = this.commitOutside(delta, plain);
+  swapRuleSet(ruleSet: RuleSet): readonly Release[] {
+    const { delta, releases } = releaseOnReload(this.acc.current, ruleSet);
+    this.commitOutside(delta, releases);
     this.ruleSet = ruleSet;
     const shapes = selectorShapes(ruleSet.rules.map((r) => r.rule));
     if (!sameShapes(shapes, this.shapes)) {
@@ -183,25 +155,23 @@ export class Evaluator {
   }
 
   /** `harness rules clear` (REQ-11 (b)): the releases, committed; none means "hold not found". */
-  clear(harness: string, rule?: string): readonly ReleaseInfo[] {
+  clear(harness: string, rule?: string): readonly Release[] {
     const { delta, releases } = clearHolds(this.acc.current, harness, rule);
-    return this.commitOutside(delta, releases);
+    this.commitOutside(delta, releases);
+    return releases;
   }
 
-  private commitOutside(delta: readonly StateOp[], plain: readonly Release[]): ReleaseInfo[] {
-    const releases = plain.map((r) => withFire(r, this.acc.current));
-    if (delta.length === 0) return releases;
+  private commitOutside(delta: readonly StateOp[], releases: readonly Release[]): void {
+    if (delta.length === 0) return;
     const at = Math.max(this.lastAt, this.options.clock());
     this.options.decisions.commit({
       cursor: this.cursorSeq,
       ops: delta.map((op) => ({ at, op })),
       fires: [],
-      annotations: [],
       suppressed: new Map(),
     });
     this.acc.apply(delta);
     this.options.dispatch({ fires: [], holdsPlaced: [], releases, evaluations: [] });
-    return releases;
   }
 
   /**
@@ -222,7 +192,6 @@ export class Evaluator {
         cursor: pendingCursor,
         ops: committed.ops,
         fires: committed.fires,
-        annotations: committed.annotations,
         suppressed: committed.suppressed,
       };
       failpoint("eval.beforeCommit");
@@ -251,10 +220,9 @@ export class Evaluator {
         for (const row of rows) {
           this.feed.add(row);
           const t0 = performance.now();
-          const before = this.acc.current;
-          const outcome = evaluate(this.ruleSet, row, before, this.feed.readerAt(row.at));
+          const outcome = evaluate(this.ruleSet, row, this.acc.current, this.feed.readerAt(row.at));
           metrics.evalDuration.observe((performance.now() - t0) / 1000);
-          const acts = pending.add(row, outcome, before);
+          const acts = pending.add(row, outcome);
           this.acc.apply(outcome.delta);
           pendingCursor = row.seq;
           this.lastAt = row.at;

@@ -14,6 +14,8 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { pino } from "pino";
+import { isLevel } from "../../core/rule-file.js";
+import { needsEnforce } from "../../core/rule-set.js";
 import { PRODUCER_SOURCES, type ProducerSource } from "../../core/sources.js";
 import { DaemonApp, type DaemonOptions } from "../app/daemon-app.js";
 import { ruleClient } from "../rpc/client.js";
@@ -307,7 +309,7 @@ export class Narrator {
     const level =
       f.declared_level !== f.effective_level
         ? `declared ${f.declared_level}, acts at ${f.effective_level}: not in enforce`
-        : f.effective_level === "hold" || f.effective_level === "stop"
+        : isLevel(f.effective_level) && needsEnforce(f.effective_level)
           ? `${f.effective_level}, enforced`
           : f.effective_level;
     const held = f.action === "hold" || f.action === "stop" ? `; ${f.harness} is now held` : "";

@@ -8,7 +8,7 @@
  */
 import type { LoadedRule, RuleLoad } from "../../core/compile-rule.js";
 import { loadRuleFileBytes } from "../../core/load-rule.js";
-import { assembleRuleSet } from "../../core/rule-set.js";
+import { assembleRuleSet, needsEnforce } from "../../core/rule-set.js";
 import { loadStarterPack } from "../../core/starter-pack.js";
 import { locateInStringValue } from "../../core/toml-string-map.js";
 import { scanPositions } from "../config/toml-positions.js";
@@ -92,7 +92,7 @@ export function lintRuleFiles(inputs: readonly RuleFileInput[]): RuleFilesLint {
     }
     if (!l.ok) return;
     const { spec } = l.rule;
-    if (spec.level === "hold" || spec.level === "stop") {
+    if (needsEnforce(spec.level)) {
       findings.push(
         finding(
           file,

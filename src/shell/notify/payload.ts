@@ -4,8 +4,8 @@
  * one hook serves both. Pure: the host and the parent environment are arguments.
  */
 
-import type { Action } from "../../core/evaluate.js";
 import { rfc3339Seconds } from "../../core/instants.js";
+import type { Action } from "../../core/outcome.js";
 import { redact } from "../../core/redact.js";
 import type { Level } from "../../core/rule-file.js";
 import type { NotifyEventName } from "./config.js";

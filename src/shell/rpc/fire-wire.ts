@@ -3,7 +3,7 @@
  * backtest summary carries it, and the CLI and RecordProposal read it back.
  */
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { LEVELS, type Level, TARGETS } from "../../core/rule-file.js";
+import { isLevel, TARGETS } from "../../core/rule-file.js";
 import type { ReplayedFire } from "../backtest/replay.js";
 import type { BacktestFire, BacktestFireSchema } from "./gen/harness/v1/rules_pb.js";
 
@@ -24,8 +24,6 @@ export function fireOf(f: ReplayedFire): MessageInitShape<typeof BacktestFireSch
     holdUntilSeq: BigInt(f.hold?.until?.seq ?? 0),
   };
 }
-
-const isLevel = (s: string): s is Level => (LEVELS as readonly string[]).includes(s);
 
 /**
  * The fire a wire form denotes. A field out of its range (a level no rule has, a seq past 2^53) is

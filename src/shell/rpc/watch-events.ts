@@ -33,7 +33,7 @@ export function committedEvents(committed: Committed, records: CommittedRecords)
   };
   const out: WatchEvent[] = [];
   const held = new Set(committed.holdsPlaced.map((h) => h.fireId));
-  for (const { fire } of committed.fires) {
+  for (const fire of committed.fires) {
     out.push({ event: { case: "ruleFired", value: stored(records.fire(fire.id), `fire ${fire.id}`) } });
     if (held.has(fire.id))
       out.push({

@@ -1,19 +1,22 @@
 /**
  * The evaluator's decisions in the store: the core's state (cooldowns, shadow records, holds, runs in
- * flight, hashes over their cost limit), the fire log with each fire's planned actions, annotations,
- * suppressed counts and the cursor. `commit` writes what a stretch of rows decided in one
+ * flight, hashes over their cost limit), the fire log with each fire's planned actions and its
+ * annotation, suppressed counts and the cursor. `commit` writes what a stretch of rows decided in one
  * `BEGIN IMMEDIATE` transaction, so the fires one row produced, their holds and cooldowns, and the
  * cursor are durable together before anything acts on them (REQ-7).
  */
-import type { Fire, PrimitiveCall } from "../../core/evaluate.js";
 import type { EventFields } from "../../core/journal.js";
+import type { Fire, FireAction, PrimitiveCall } from "../../core/outcome.js";
 import type { CoreState, Hold, StateOp } from "../../core/state.js";
 import { cooldownKey, holdKey } from "../../core/state.js";
 import { selectorFields } from "../../core/window.js";
 import type { Db } from "./open-store.js";
 
-/** What a fire asks the shell to do after the commit; annotations are written in the commit itself. */
-export type PlannedAction = "notify" | "stop";
+/**
+ * The actions of a fire whose progress the store records (rule_actions), as they start after the
+ * commit; a fire's annotation is written in the commit itself, and its hold is a state op.
+ */
+export type PlannedAction = Extract<FireAction["kind"], "notify" | "stop">;
 
 export type ActionState =
   | "pending"
@@ -25,21 +28,13 @@ export type ActionState =
   | "suppressed"
   | "undelivered";
 
-export interface Annotation {
-  readonly fireId: string;
-  readonly node: string;
-  readonly rule: string;
-  readonly message: string;
-  readonly at: number;
-}
-
 export interface Decisions {
   /** The seq of the last row these decisions cover. */
   readonly cursor: number;
   /** Each row's state ops, with that row's `at` (a release records when it happened). */
   readonly ops: readonly { readonly at: number; readonly op: StateOp }[];
-  readonly fires: readonly { readonly fire: Fire; readonly actions: readonly PlannedAction[] }[];
-  readonly annotations: readonly Annotation[];
+  /** Each fire with the actions the core planned for it. */
+  readonly fires: readonly Fire[];
   /** Matches inside a cooldown, per (hash, rule). */
   readonly suppressed: ReadonlyMap<
     string,
@@ -163,7 +158,7 @@ export class DecisionStore {
     this.db
       .transaction(() => {
         for (const { at, op } of d.ops) this.applyOp(at, op);
-        for (const { fire, actions } of d.fires) {
+        for (const fire of d.fires) {
           s.fire.run({
             id: fire.id,
             seq: fire.seq,
@@ -183,9 +178,11 @@ export class DecisionStore {
             message: fire.message,
             primitives: JSON.stringify(fire.primitives.map(storedPrimitive)),
           });
-          for (const a of actions) s.action.run(fire.id, a, fire.at);
+          for (const a of fire.actions) {
+            if (a.kind === "annotate") s.annotation.run(fire.id, a.node, fire.rule, fire.message, fire.at);
+            else if (a.kind === "notify" || a.kind === "stop") s.action.run(fire.id, a.kind, fire.at);
+          }
         }
-        for (const a of d.annotations) s.annotation.run(a.fireId, a.node, a.rule, a.message, a.at);
         for (const { hash, rule, n } of d.suppressed.values()) s.suppressed.run(hash, rule, n);
         s.cursor.run(d.cursor);
       })

@@ -4,7 +4,7 @@
  * (SPEC-0013 REQ-5); no label carries a path, run id, digest, expression or message.
  */
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { EvaluationResult } from "../../core/evaluate.js";
+import type { EvaluationResult } from "../../core/outcome.js";
 
 export const RULE_LABEL_CAP = 100;
 export const OTHER = "__other__";

@@ -10,7 +10,7 @@ import * as net from "node:net";
 import * as path from "node:path";
 import { create, fromBinary, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Fire } from "../../../src/core/evaluate.js";
+import type { Fire } from "../../../src/core/outcome.js";
 import { watchJson, watchLine } from "../../../src/shell/cli/commands/rules-watch.js";
 import { controlTokenPath } from "../../../src/shell/config/paths.js";
 import type { Committed } from "../../../src/shell/daemon/evaluator.js";
@@ -83,7 +83,7 @@ const logged = (f: TestFleet, msg: string): Record<string, unknown>[] =>
 const lastWatchers = (f: TestFleet): unknown => logged(f, "event watcher left").at(-1)?.watchers;
 
 describe("a commit's events", () => {
-  const fire = (id: string) => ({ fire: { id } as Fire, actions: [] });
+  const fire = (id: string) => ({ id }) as Fire;
   const committed: Committed = {
     fires: [fire("f-7-0"), fire("f-7-1")],
     holdsPlaced: [{ harness: "impl", rule: "b", fireId: "f-7-1" }],
