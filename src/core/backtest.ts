@@ -6,6 +6,7 @@
 import { evaluate } from "./evaluate.js";
 import type { JournalRow } from "./journal.js";
 import type { Fire, HoldAction, RowOutcome } from "./outcome.js";
+import type { Level } from "./rule-file.js";
 import type { ActiveRule, RuleSet } from "./rule-set.js";
 import { type CoreState, emptyState, holdKey, StateAccumulator } from "./state.js";
 import type { WindowReader } from "./window.js";
@@ -171,4 +172,34 @@ export function backtest(
   const end = bt.finish();
   fires.push(...end.fires);
   return { fires, counts: end.counts };
+}
+
+export interface ReplayedFire {
+  readonly seq: number;
+  readonly at: number;
+  readonly kind: string;
+  readonly type: string;
+  readonly target?: { readonly kind: string; readonly key: string };
+  readonly declaredLevel: Level;
+  readonly level: Level;
+  readonly mode: "shadow" | "active";
+  readonly message: string;
+  /** For a fire that holds: until which row (absent while still held at the end). */
+  readonly hold?: { readonly until?: { readonly seq: number; readonly at: number } };
+}
+
+/** A backtest fire as a replay reports it: flat, and ready for the wire. */
+export function replayedFire({ fire, hold }: BacktestFire): ReplayedFire {
+  return {
+    seq: fire.seq,
+    at: fire.at,
+    kind: fire.kind,
+    type: fire.type,
+    ...(fire.target === undefined ? {} : { target: { kind: fire.target.kind, key: fire.target.key } }),
+    declaredLevel: fire.declaredLevel,
+    level: fire.effectiveLevel,
+    mode: fire.mode,
+    message: fire.message,
+    ...(hold === undefined ? {} : { hold: hold.until === undefined ? {} : { until: hold.until } }),
+  };
 }

@@ -15,7 +15,7 @@ const result = spawnSync(
     "run",
     "test/cel",
     "test/core",
-    "test/shell/evaluator.test.ts",
+    "test/shell/daemon/evaluator.test.ts",
     "test/shell/daemon/event-bus.test.ts",
     "test/shell/lint/lint-load-agreement.test.ts",
     "test/shell/policy/git.test.ts",

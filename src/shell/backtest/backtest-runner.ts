@@ -6,10 +6,10 @@
  * daemon, and two slots bound them too. Ending, failing, or the caller going away frees the slot.
  */
 import { Worker } from "node:worker_threads";
-import type { BacktestCounts } from "../../core/backtest.js";
+import type { BacktestCounts, ReplayedFire } from "../../core/backtest.js";
 import type { RuleProblem } from "../../core/rule-file.js";
 import { BacktestBusyError } from "../errors.js";
-import type { BacktestRequest, BacktestStart, ReplayedFire } from "./replay.js";
+import type { BacktestRequest, BacktestStart } from "./replay.js";
 
 export const MAX_CONCURRENT_BACKTESTS = 2;
 

@@ -5,7 +5,7 @@
  * rules, `../policy/rule-source.ts`) and the shadow records the store holds. It writes nothing: the
  * policy clones' last good commits are read, never recorded.
  */
-import type { BacktestCounts } from "../../core/backtest.js";
+import type { BacktestCounts, ReplayedFire } from "../../core/backtest.js";
 import { formatConfigError } from "../config/config-error.js";
 import { readGlobalConfig } from "../config/global-config.js";
 import { storePath as defaultStorePath, globalConfigPath } from "../config/paths.js";
@@ -15,7 +15,7 @@ import { readShadows } from "../store/decision-store.js";
 import { LastGoodCommits } from "../store/last-good-commits.js";
 import { openStoreReadOnly } from "../store/open-store.js";
 import { backtestRequest, sinceRefusal } from "./backtest-request.js";
-import { type BacktestReport, type BacktestStart, type ReplayedFire, replay } from "./replay.js";
+import { type BacktestReport, type BacktestStart, replay } from "./replay.js";
 
 export interface StoreReplayRequest {
   readonly file: string;

@@ -7,9 +7,14 @@
  *
  * Everything in and out is plain data, so a worker thread can take the request and post the parts.
  */
-import { type BacktestCounts, type BacktestFire, BacktestFold } from "../../core/backtest.js";
+import {
+  type BacktestCounts,
+  type BacktestFire,
+  BacktestFold,
+  type ReplayedFire,
+  replayedFire,
+} from "../../core/backtest.js";
 import { loadRuleFile } from "../../core/load-rule.js";
-import type { Level } from "../../core/rule-file.js";
 import { type ActiveRule, activeRule, type RuleSource } from "../../core/rule-set.js";
 import type { CoreState } from "../../core/state.js";
 import { MAX_WINDOW_MS } from "../../core/window.js";
@@ -41,20 +46,6 @@ export interface BacktestStart {
   /** First and last rows of the stretch (0 and 0 when it is empty). */
   readonly fromSeq: number;
   readonly toSeq: number;
-}
-
-export interface ReplayedFire {
-  readonly seq: number;
-  readonly at: number;
-  readonly kind: string;
-  readonly type: string;
-  readonly target?: { readonly kind: string; readonly key: string };
-  readonly declaredLevel: Level;
-  readonly level: Level;
-  readonly mode: "shadow" | "active";
-  readonly message: string;
-  /** For a fire that holds: until which row (absent while still held at the end). */
-  readonly hold?: { readonly until?: { readonly seq: number; readonly at: number } };
 }
 
 /** One backtest's result, from the daemon or from the store. */
@@ -112,7 +103,7 @@ export function replay(db: Db, request: BacktestRequest, sink: BacktestSink): vo
   });
   let batch: ReplayedFire[] = [];
   const emit = (fires: readonly BacktestFire[]) => {
-    for (const f of fires) batch.push(replayed(f));
+    for (const f of fires) batch.push(replayedFire(f));
     if (batch.length >= FIRE_BATCH) {
       sink.fires(batch);
       batch = [];
@@ -130,19 +121,4 @@ export function replay(db: Db, request: BacktestRequest, sink: BacktestSink): vo
   emit(end.fires);
   if (batch.length > 0) sink.fires(batch);
   sink.summary(end.counts);
-}
-
-function replayed({ fire, hold }: BacktestFire): ReplayedFire {
-  return {
-    seq: fire.seq,
-    at: fire.at,
-    kind: fire.kind,
-    type: fire.type,
-    ...(fire.target === undefined ? {} : { target: { kind: fire.target.kind, key: fire.target.key } }),
-    declaredLevel: fire.declaredLevel,
-    level: fire.effectiveLevel,
-    mode: fire.mode,
-    message: fire.message,
-    ...(hold === undefined ? {} : { hold: hold.until === undefined ? {} : { until: hold.until } }),
-  };
 }

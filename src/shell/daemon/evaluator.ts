@@ -47,7 +47,8 @@ export interface EvaluatorOptions {
   readonly quietBatch?: number;
 }
 
-class Pending {
+/** The outcomes of the rows evaluated since the last commit, gathered for the next one. */
+class UncommittedRows {
   rows = 0;
   readonly ops: { at: number; op: StateOp }[] = [];
   readonly fires: Fire[] = [];
@@ -144,7 +145,7 @@ export class Evaluator {
    */
   swapRuleSet(ruleSet: RuleSet): readonly Release[] {
     const { delta, releases } = releaseOnReload(this.acc.current, ruleSet);
-    this.commitOutside(delta, releases);
+    this.commitBetweenRows(delta, releases);
     this.ruleSet = ruleSet;
     const shapes = selectorShapes(ruleSet.rules.map((r) => r.rule));
     if (!sameShapes(shapes, this.shapes)) {
@@ -157,11 +158,12 @@ export class Evaluator {
   /** `harness rules clear` (REQ-11 (b)): the releases, committed; none means "hold not found". */
   clear(harness: string, rule?: string): readonly Release[] {
     const { delta, releases } = clearHolds(this.acc.current, harness, rule);
-    this.commitOutside(delta, releases);
+    this.commitBetweenRows(delta, releases);
     return releases;
   }
 
-  private commitOutside(delta: readonly StateOp[], releases: readonly Release[]): void {
+  /** Commits a change of state that no row made (a clear, a reload), between two rows, and acts on it. */
+  private commitBetweenRows(delta: readonly StateOp[], releases: readonly Release[]): void {
     if (delta.length === 0) return;
     const at = Math.max(this.lastAt, this.options.clock());
     this.options.decisions.commit({
@@ -182,12 +184,12 @@ export class Evaluator {
   step(budgetMs: number): number {
     const started = performance.now();
     let evaluated = 0;
-    let pending = new Pending();
+    let pending = new UncommittedRows();
     let pendingCursor = this.cursorSeq;
     const flush = () => {
       if (pending.rows === 0) return;
       const committed = pending;
-      pending = new Pending();
+      pending = new UncommittedRows();
       const decisions: Decisions = {
         cursor: pendingCursor,
         ops: committed.ops,

@@ -17,6 +17,7 @@
  */
 import { stringify as toToml } from "smol-toml";
 import { isUnicodeText } from "../../core/admission.js";
+import type { ReplayedFire } from "../../core/backtest.js";
 import { expressionHash } from "../../core/compile-rule.js";
 import { DAY } from "../../core/durations.js";
 import { rfc3339Seconds } from "../../core/instants.js";
@@ -25,7 +26,7 @@ import { loadRuleFile } from "../../core/load-rule.js";
 import { ruleFileText } from "../../core/rule-file-bytes.js";
 import { backtestRequest, DEFAULT_BACKTEST_SINCE } from "../backtest/backtest-request.js";
 import type { BacktestRunner } from "../backtest/backtest-runner.js";
-import type { BacktestRequest, ReplayedFire } from "../backtest/replay.js";
+import type { BacktestRequest } from "../backtest/replay.js";
 import type { EvaluatorView } from "../daemon/evaluator-view.js";
 import {
   InvalidArgumentError,
@@ -38,11 +39,11 @@ import {
   UnknownEvidenceError,
 } from "../errors.js";
 import type { Db } from "../store/open-store.js";
+import { FIRST_FIRES, type ProposalBacktest, ProposalStore } from "../store/proposal-store.js";
 import type { Log } from "../support/log.js";
 import type { DaemonMetrics } from "../support/metrics.js";
 import { EvidenceResolver } from "./evidence.js";
 import { type MemoryData, wrapMemoryData } from "./memory-data.js";
-import { FIRST_FIRES, type ProposalBacktest, ProposalStore } from "./proposal-store.js";
 
 /** REQ-15's limits. */
 export const MAX_RATIONALE_CHARS = 2_000;

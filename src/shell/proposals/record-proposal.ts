@@ -23,7 +23,7 @@ import type {
   ProposalState,
   ProposalStore,
   PullRequest,
-} from "./proposal-store.js";
+} from "../store/proposal-store.js";
 
 const FINAL: readonly ProposalState[] = ["suppressed", "duplicate", "invalid", "merged", "closed"];
 const FROM_UNPROPOSED: readonly ProposalState[] = ["waiting", "opened", "suppressed", "duplicate", "invalid"];

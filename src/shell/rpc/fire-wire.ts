@@ -3,8 +3,8 @@
  * backtest summary carries it, and the CLI and RecordProposal read it back.
  */
 import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { ReplayedFire } from "../../core/backtest.js";
 import { isLevel, TARGETS } from "../../core/rule-file.js";
-import type { ReplayedFire } from "../backtest/replay.js";
 import type { BacktestFire, BacktestFireSchema } from "./gen/harness/v1/rules_pb.js";
 
 export function fireOf(f: ReplayedFire): MessageInitShape<typeof BacktestFireSchema> {

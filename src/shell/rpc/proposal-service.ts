@@ -10,6 +10,8 @@ import { isUnicodeText } from "../../core/admission.js";
 import { DAY } from "../../core/durations.js";
 import type { PolicyRepoConfig } from "../config/global-config.js";
 import { InvalidArgumentError, UnknownPolicyRepoError } from "../errors.js";
+import { RECORDABLE, recordProposal } from "../proposals/record-proposal.js";
+import type { Db } from "../store/open-store.js";
 import {
   FIRST_FIRES,
   isProposalState,
@@ -19,9 +21,7 @@ import {
   type PullRequest,
   proposalNumber,
   type Rejection,
-} from "../proposals/proposal-store.js";
-import { RECORDABLE, recordProposal } from "../proposals/record-proposal.js";
-import type { Db } from "../store/open-store.js";
+} from "../store/proposal-store.js";
 import type { Log } from "../support/log.js";
 import { fireOf, replayedFireOf } from "./fire-wire.js";
 import type {

@@ -19,7 +19,6 @@ import { replay } from "../../../src/shell/backtest/replay.js";
 import type { EvaluatorView } from "../../../src/shell/daemon/evaluator-view.js";
 import { ProposalBacklogFullError, ProposalRunLimitError, SentinelError } from "../../../src/shell/errors.js";
 import { EvidenceResolver } from "../../../src/shell/proposals/evidence.js";
-import { ProposalStore } from "../../../src/shell/proposals/proposal-store.js";
 import {
   MAX_BACKLOG,
   MAX_PROPOSALS_PER_RUN,
@@ -29,6 +28,7 @@ import {
 } from "../../../src/shell/proposals/propose-rule.js";
 import { JournalTable } from "../../../src/shell/store/journal-table.js";
 import { type OpenedStore, openStore } from "../../../src/shell/store/open-store.js";
+import { ProposalStore } from "../../../src/shell/store/proposal-store.js";
 import { MIGRATIONS, SCHEMA_VERSION } from "../../../src/shell/store/schema.js";
 import { createLog } from "../../../src/shell/support/log.js";
 import { DaemonMetrics } from "../../../src/shell/support/metrics.js";

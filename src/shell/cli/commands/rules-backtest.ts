@@ -6,12 +6,12 @@
  * same, and a backtest that finds nothing says so: "0 fires in 30d over <n> rows".
  */
 
-import type { BacktestCounts } from "../../../core/backtest.js";
+import type { BacktestCounts, ReplayedFire } from "../../../core/backtest.js";
 import { formatDuration, parseDuration } from "../../../core/durations.js";
 import { rfc3339Seconds } from "../../../core/instants.js";
 import { MAX_RULE_FILE_BYTES, ruleFileText } from "../../../core/rule-file-bytes.js";
 import { DEFAULT_BACKTEST_SINCE } from "../../backtest/backtest-request.js";
-import type { BacktestReport, BacktestStart, ReplayedFire } from "../../backtest/replay.js";
+import type { BacktestReport, BacktestStart } from "../../backtest/replay.js";
 import type { StoreReplayRefusal } from "../../backtest/replay-on-store.js";
 import { ruleClient, unreachable } from "../../rpc/client.js";
 import { replayedFireOf } from "../../rpc/fire-wire.js";

@@ -8,18 +8,18 @@
  * commands recorded.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type BacktestFire, BacktestFold } from "../../src/core/backtest.js";
-import { loadRuleFile } from "../../src/core/load-rule.js";
-import { atLeast, type Level } from "../../src/core/rule-file.js";
-import { type ActiveRule, activeRule } from "../../src/core/rule-set.js";
-import { loadStarterPack } from "../../src/core/starter-pack.js";
-import { selectorShapes, WindowFeed } from "../../src/core/window-index.js";
-import { readShadows } from "../../src/shell/store/decision-store.js";
-import { JournalTable } from "../../src/shell/store/journal-table.js";
-import { openStoreReadOnly } from "../../src/shell/store/open-store.js";
-import { TestFleet } from "./daemon-harness.js";
-import { evaluateMonthLive } from "./fleet-month.js";
-import { plannedLines, recordedLines } from "./recorded-actions.js";
+import { type BacktestFire, BacktestFold } from "../../../src/core/backtest.js";
+import { loadRuleFile } from "../../../src/core/load-rule.js";
+import { atLeast, type Level } from "../../../src/core/rule-file.js";
+import { type ActiveRule, activeRule } from "../../../src/core/rule-set.js";
+import { loadStarterPack } from "../../../src/core/starter-pack.js";
+import { selectorShapes, WindowFeed } from "../../../src/core/window-index.js";
+import { readShadows } from "../../../src/shell/store/decision-store.js";
+import { JournalTable } from "../../../src/shell/store/journal-table.js";
+import { openStoreReadOnly } from "../../../src/shell/store/open-store.js";
+import { TestFleet } from "../daemon-harness.js";
+import { evaluateMonthLive } from "../fleet-month.js";
+import { plannedLines, recordedLines } from "../recorded-actions.js";
 
 const rule = (name: string, fields: Record<string, string>) => ({
   name,

@@ -6,11 +6,11 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { STARTER_FILES } from "../../src/core/starter-pack.generated.js";
-import { ruleClient } from "../../src/shell/rpc/client.js";
-import { ErrorDetailSchema, ErrorReason } from "../../src/shell/rpc/gen/harness/v1/rules_pb.js";
-import { TestFleet } from "./daemon-harness.js";
-import { evaluateMonthLive } from "./fleet-month.js";
+import { STARTER_FILES } from "../../../src/core/starter-pack.generated.js";
+import { ruleClient } from "../../../src/shell/rpc/client.js";
+import { ErrorDetailSchema, ErrorReason } from "../../../src/shell/rpc/gen/harness/v1/rules_pb.js";
+import { TestFleet } from "../daemon-harness.js";
+import { evaluateMonthLive } from "../fleet-month.js";
 
 interface BacktestJson {
   rule: string;

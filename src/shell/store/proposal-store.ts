@@ -4,8 +4,8 @@
  * request closed unmerged rejected there. Only the daemon writes these tables, on its one connection:
  * propose_rule in process, and RecordProposal. Nothing here is ever loaded as a rule.
  */
-import type { ReplayedFire } from "../backtest/replay.js";
-import type { Db } from "../store/open-store.js";
+import type { ReplayedFire } from "../../core/backtest.js";
+import type { Db } from "./open-store.js";
 
 /**
  * A proposal's state, a closed set (docs/proposals.md):
