@@ -32,6 +32,27 @@ export const isUnicodeText = (s: string): boolean => !LONE_SURROGATE.test(s);
 
 const NOT_UNICODE = "is not well-formed Unicode (it holds an unpaired surrogate)";
 
+/**
+ * C0 controls, DEL and C1 controls. No field (identifiers, enums, digests, paths) has a use for them,
+ * and admitted they can drive an operator's terminal or break the notify hook's environment (a NUL).
+ */
+const CONTROL = /\p{Cc}/u; // Unicode's control category: exactly U+0000-U+001F and U+007F-U+009F
+
+/** The first control character of `s` as `U+XXXX`, or undefined when it holds none. */
+function controlCharacter(s: string): string | undefined {
+  const m = CONTROL.exec(s);
+  return m === null
+    ? undefined
+    : `U+${(m[0].codePointAt(0) as number).toString(16).toUpperCase().padStart(4, "0")}`;
+}
+
+/** Why `s` is not text a field may hold (not Unicode, or a control character), or undefined. */
+function textProblem(s: string): string | undefined {
+  if (!isUnicodeText(s)) return NOT_UNICODE;
+  const control = controlCharacter(s);
+  return control === undefined ? undefined : `holds a control character (${control})`;
+}
+
 /** The problems with `event` as a row of `kind`; none means it may be admitted. */
 export function admissionProblems(
   kind: EventKind,
@@ -50,7 +71,7 @@ export function admissionProblems(
     switch (spec.type.kind) {
       case "string": {
         if (typeof value !== "string") fail("must be a string");
-        else if (!isUnicodeText(value)) fail(NOT_UNICODE);
+        else if (textProblem(value) !== undefined) fail(textProblem(value) as string);
         else if (spec.size !== undefined && codePointLength(value) > spec.size.max)
           fail(`is longer than ${spec.size.max} characters`);
         else if (PATH_FIELDS.has(name) && value !== "") {
@@ -81,8 +102,9 @@ export function admissionProblems(
               fail("must hold only strings");
               break;
             }
-            if (!isUnicodeText(x)) {
-              fail(`holds an entry that ${NOT_UNICODE}`);
+            const text = textProblem(x);
+            if (text !== undefined) {
+              fail(`holds an entry that ${text}`);
               break;
             }
             if (codePointLength(x) > elemMax) {

@@ -53,6 +53,31 @@ describe("admission of a row's event", () => {
     );
   });
 
+  it("refuses C0 and C1 control characters and DEL in every string field and list entry, naming the field and the character", () => {
+    const problems = (kind: "run_event" | "graph_event" | "fact_event", event: Record<string, unknown>) =>
+      admissionProblems(kind, { type: "t", ...event }).map((p) => `${p.field}: ${p.message}`);
+    expect(problems("run_event", { run: "impl#\u0000" })).toEqual([
+      "run: run holds a control character (U+0000)",
+    ]);
+    expect(problems("run_event", { harness: "\u001b[2Jimpl" })).toEqual([
+      "harness: harness holds a control character (U+001B)",
+    ]);
+    expect(problems("run_event", { digest: "ab\u007f" })).toEqual([
+      "digest: digest holds a control character (U+007F)",
+    ]);
+    expect(problems("graph_event", { path: "a\u009bb" })).toEqual([
+      "path: path holds a control character (U+009B)",
+    ]);
+    expect(problems("run_event", { paths: ["ok.go", "a\tb.go"] })).toEqual([
+      "paths: paths holds an entry that holds a control character (U+0009)",
+    ]);
+    expect(problems("fact_event", { type: "re\ncorded" })).toEqual([
+      "type: type holds a control character (U+000A)",
+    ]);
+    // Printable text past ASCII is not a control character.
+    expect(problems("run_event", { harness: "imp\u00a0l\u00e9😀" })).toEqual([]);
+  });
+
   it("requires a type", () => {
     expect(admissionProblems("run_event", {})).toEqual([{ field: "type", message: "type is required" }]);
   });

@@ -279,6 +279,34 @@ describe("hostile RPC input", () => {
     });
   });
 
+  describe("control characters in an event's strings", () => {
+    it("rejects a NUL, an ESC or a C1 control in any field, naming the field, and journals none of it", async () => {
+      const client = journalClient({ socketPath: f.socketPath }, producer);
+      const event = (fields: Record<string, unknown>) => ({
+        kind: "run_event",
+        event: { type: "opened", at: "2026-01-05T10:00:00Z", harness: "impl", run: "impl#1", ...fields },
+      });
+      const res = await client.append(
+        {
+          events: [
+            event({ run: "impl#\u0000" }),
+            event({ harness: "\u001b]0;owned\u0007impl" }),
+            event({ repo: "r\u009b" }),
+          ],
+        },
+        opts,
+      );
+      expect(
+        res.results.map((r) => (r.result.case === "rejected" ? r.result.value.reason : r.result.case)),
+      ).toEqual([
+        "run holds a control character (U+0000)",
+        "harness holds a control character (U+001B)",
+        "repo holds a control character (U+009B)",
+      ]);
+      expect(f.query("SELECT 1 FROM rule_journal WHERE kind = 'run_event'")).toEqual([]);
+    });
+  });
+
   describe("absurd ranges, page sizes and names", () => {
     it("refuses a page size of 2^32-1 on every list with INVALID_ARGUMENT naming the limit", async () => {
       const limit = 2 ** 32 - 1;
