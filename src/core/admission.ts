@@ -30,7 +30,7 @@ const LONE_SURROGATE = /\p{Surrogate}/u;
 /** Whether a JS string is Unicode text: no unpaired half of a surrogate pair (see above). */
 export const isUnicodeText = (s: string): boolean => !LONE_SURROGATE.test(s);
 
-const NOT_UNICODE = "is not well-formed Unicode (it holds an unpaired surrogate)";
+export const NOT_UNICODE = "is not well-formed Unicode (it holds an unpaired surrogate)";
 
 /**
  * C0 controls, DEL and C1 controls. No field (identifiers, enums, digests, paths) has a use for them,

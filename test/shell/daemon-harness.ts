@@ -170,7 +170,7 @@ export class TestFleet {
   }
 
   /** Runs the real CLI with this fleet's environment. */
-  cli(args: readonly string[], stdin = ""): Promise<CliResult> {
+  cli(args: readonly string[], stdin: string | Uint8Array = ""): Promise<CliResult> {
     return new Promise((resolve) => {
       const child = spawn(process.execPath, [CLI, ...args], {
         env: this.env,

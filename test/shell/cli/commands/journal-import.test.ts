@@ -1,0 +1,55 @@
+/**
+ * `harness journal import` with the built CLI: a line that is not UTF-8 text or holds a control
+ * character is refused as `FILE:LINE: reason`, never stored rewritten as U+FFFD, and the others are
+ * imported; a byte order mark is accepted at the start of the first line only.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { TestFleet } from "../../daemon-harness.js";
+
+const opened = (run: string) =>
+  `{"kind":"run_event","type":"opened","at":"2026-01-05T10:00:00Z","harness":"impl","run":"${run}"}`;
+
+describe("harness journal import", () => {
+  const f = new TestFleet();
+  afterAll(() => f.dispose());
+  const importFile = async (name: string, bytes: Uint8Array | string) => {
+    const file = path.join(f.root, name);
+    fs.writeFileSync(file, bytes);
+    const r = await f.cli(["journal", "import", file, "--store", f.storePath]);
+    return {
+      ...r,
+      refusals: r.stderr
+        .split("\n")
+        .filter((l) => l.startsWith(file))
+        .map((l) => l.slice(file.length)),
+    };
+  };
+  const runs = () =>
+    f.query<{ run: string }>(
+      "SELECT json_extract(event, '$.run') AS run FROM rule_journal WHERE kind = 'run_event' ORDER BY seq",
+    );
+
+  it("refuses a line that is not UTF-8 or holds a control character, with its line number, and imports the rest", async () => {
+    const bad = Buffer.from(opened("impl#2X"));
+    bad[bad.indexOf("X")] = 0xff;
+    const r = await importFile(
+      "bad.jsonl",
+      Buffer.concat([
+        Buffer.from(`${opened("impl#1")}\n`),
+        bad,
+        Buffer.from(`\n${opened("impl#3\\u001b[2J")}\n${opened("impl#4")}\n`),
+      ]),
+    );
+    expect(r.code).toBe(1);
+    expect(r.refusals).toEqual([":2: not UTF-8 text", ":3: run holds a control character (U+001B)"]);
+    expect(runs()).toEqual([{ run: "impl#1" }, { run: "impl#4" }]);
+  });
+
+  it("accepts a byte order mark at the start of the first line, and refuses one anywhere else saying so", async () => {
+    const r = await importFile("bom.jsonl", `\ufeff${opened("impl#5")}\n\ufeff${opened("impl#6")}\n`);
+    expect(r.refusals).toEqual([":2: a byte order mark (U+FEFF) may only begin the first line"]);
+    expect(runs().at(-1)).toEqual({ run: "impl#5" });
+  });
+});
