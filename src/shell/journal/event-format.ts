@@ -48,7 +48,8 @@ export function parseWireEvent(wire: unknown, options: { readonly importLine?: b
         },
       ],
     };
-  const event: Record<string, unknown> = {};
+  // No prototype, so a `__proto__` field is a field admission refuses rather than a prototype dropped.
+  const event: Record<string, unknown> = Object.create(null);
   const problems: WireProblem[] = [];
   for (const [key, value] of Object.entries(obj)) {
     // A producer's line may not set its own source or admission time; the server stamps both.
@@ -72,7 +73,7 @@ export function parseWireEvent(wire: unknown, options: { readonly importLine?: b
     ),
   );
   if (problems.length > 0) return { ok: false, problems };
-  return { ok: true, kind, event: event as unknown as EventFields };
+  return { ok: true, kind, event: { ...event } as unknown as EventFields };
 }
 
 /** The wire object of a row's event: the inverse of `parseWireEvent`, for export and tests. */

@@ -42,6 +42,8 @@ function checkEvent(source: ProducerSource, event: WireEvent): Checked {
   if (!isEventKind(kind))
     return { ok: false, reason: `kind must be one of ${PRODUCIBLE_KINDS} (got ${JSON.stringify(kind)})` };
   const type = fields.type;
+  // Checked before the source's permissions, which an absent type would otherwise seem to break.
+  if (type === undefined || type === null || type === "") return { ok: false, reason: "type is required" };
   if (typeof type !== "string")
     return { ok: false, reason: `type must be a string (got ${JSON.stringify(type ?? null)})` };
   const refusal = sourceRefusal(source, kind, type);

@@ -307,6 +307,44 @@ describe("hostile RPC input", () => {
     });
   });
 
+  describe("field names and a missing type", () => {
+    it("refuses a __proto__ field like constructor, in either codec, rather than dropping it", async () => {
+      for (const name of ["__proto__", "constructor"]) {
+        const body = `{"events":[{"kind":"run_event","event":{"type":"opened","harness":"impl","run":"impl#p","${name}":{"x":1}}}]}`;
+        const r = await post(f.socketPath, journal, "application/json", Buffer.from(body), {
+          authorization: `Bearer ${producer}`,
+        });
+        const { results } = JSON.parse(r.body.toString("utf8")) as {
+          results: { rejected?: { reason: string } }[];
+        };
+        expect(results[0]?.rejected?.reason, name).toBe(`${name} is not a run_event field`);
+      }
+      const client = journalClient({ socketPath: f.socketPath }, producer);
+      const event = JSON.parse('{"type":"opened","harness":"impl","run":"impl#p","__proto__":{"x":1}}');
+      const res = await client.append({ events: [{ kind: "run_event", event }] }, opts);
+      expect(res.results[0]?.result.value).toEqual(
+        expect.objectContaining({ reason: "__proto__ is not a run_event field" }),
+      );
+      expect(f.query("SELECT 1 FROM rule_journal WHERE kind = 'run_event'")).toEqual([]);
+    });
+
+    it("reports an empty or missing type as required, not as a permission problem", async () => {
+      const client = journalClient({ socketPath: f.socketPath }, producer);
+      const res = await client.append(
+        {
+          events: [
+            { kind: "run_event", event: { type: "", harness: "impl", run: "impl#t" } },
+            { kind: "run_event", event: { harness: "impl", run: "impl#t" } },
+          ],
+        },
+        opts,
+      );
+      expect(
+        res.results.map((r) => (r.result.case === "rejected" ? r.result.value.reason : r.result.case)),
+      ).toEqual(["type is required", "type is required"]);
+    });
+  });
+
   describe("absurd ranges, page sizes and names", () => {
     it("refuses a page size of 2^32-1 on every list with INVALID_ARGUMENT naming the limit", async () => {
       const limit = 2 ** 32 - 1;

@@ -143,7 +143,7 @@ describe("JournalService.Append over the socket", () => {
       "source observer may not write tick rows (it writes run_event)",
       'kind must be one of run_event, graph_event, fact_event (got "run_events")',
       "event must not carry kind: the row's kind is WireEvent.kind, and a fact's own kind is fact_kind",
-      "type must be a string (got null)",
+      "type is required",
     ]);
     expect(rec.calls).toHaveLength(0);
   });
