@@ -4,6 +4,7 @@
  * terminal shows: times, tables.
  */
 import { rfc3339Seconds } from "../../core/instants.js";
+import { printable } from "./render/printable.js";
 
 /** The streams a command writes to, and the environment it reads; `main.ts` passes the process's. */
 export interface Io {
@@ -26,8 +27,9 @@ export const iso = (ms: bigint): string | null => (ms === 0n ? null : rfc3339Sec
 
 export const isoOr = (ms: bigint, none: string): string => iso(ms) ?? none;
 
-/** Columns padded to their widest cell, two spaces apart. */
-export function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
+/** Columns padded to their widest cell, two spaces apart; every cell made printable (a table is text). */
+export function table(header: readonly string[], cells: readonly (readonly string[])[]): string[] {
+  const rows = cells.map((r) => r.map(printable));
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
   const line = (cells: readonly string[]) =>
     cells

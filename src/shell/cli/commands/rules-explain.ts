@@ -10,13 +10,14 @@ import { withClient } from "../client.js";
 import { type Common, EXIT, type Io, iso, isoOr, table } from "../io.js";
 import { explanationJson, explanationLines, fireJson } from "../render/fires.js";
 import { holdJson, holdOf } from "../render/holds.js";
+import { printed } from "../render/printable.js";
 
 /** `harness rules explain <fire-id>`. */
 export function runExplainFire(fireId: string, options: Common, io: Io): Promise<number> {
   return withClient("rules explain", options, io, async (client) => {
     const x = await client.explainFire({ fireId });
     if (options.json === true) io.out(JSON.stringify(explanationJson(x)));
-    else for (const line of explanationLines(x)) io.out(line);
+    else for (const line of explanationLines(x)) printed(io.out)(line);
     return EXIT.ok;
   });
 }
@@ -78,21 +79,22 @@ export function runExplainHarness(
       );
       return EXIT.ok;
     }
-    io.out(
+    const out = printed(io.out);
+    out(
       holds.length === 0
         ? `${harness}: no hold in force`
         : `${harness}: ${holds.length} hold${holds.length === 1 ? "" : "s"} in force`,
     );
     for (const { hold, explanation, release } of explained) {
-      io.out("");
-      io.out(`hold by rule ${hold.rule} since ${isoOr(hold.sinceMs, "?")}`);
-      if (explanation === undefined) io.out(`  its fire ${hold.fireId} is not in the fire log`);
-      else for (const line of explanationLines(explanation)) io.out(`  ${line}`);
-      io.out("  released:");
-      for (const way of release) io.out(`    ${way}`);
+      out("");
+      out(`hold by rule ${hold.rule} since ${isoOr(hold.sinceMs, "?")}`);
+      if (explanation === undefined) out(`  its fire ${hold.fireId} is not in the fire log`);
+      else for (const line of explanationLines(explanation)) out(`  ${line}`);
+      out("  released:");
+      for (const way of release) out(`    ${way}`);
     }
-    io.out("");
-    io.out(
+    out("");
+    out(
       fires.fires.length === 0
         ? `${harness}: no fires`
         : `${harness}: fires, newest first${fires.truncated ? ` (the newest ${fires.fires.length})` : ""}`,
@@ -110,7 +112,7 @@ export function runExplainHarness(
         f.actions.map((a) => `${a.action} ${a.state}`).join(", ") || "-",
       ]),
     ))
-      io.out(line);
+      out(line);
     return EXIT.ok;
   });
 }

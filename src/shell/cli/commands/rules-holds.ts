@@ -2,6 +2,7 @@
 import { withClient } from "../client.js";
 import { type Common, EXIT, type Io, isoOr, table } from "../io.js";
 import { holdOf, holdRecordJson, holdState } from "../render/holds.js";
+import { printable } from "../render/printable.js";
 
 /** `harness rules holds [--harness NAME] [--released]`. */
 export function runHolds(
@@ -28,7 +29,11 @@ export function runHolds(
       return EXIT.ok;
     }
     if (res.holds.length === 0) {
-      io.out(options.harness === undefined ? "no holds in force" : `${options.harness}: no holds in force`);
+      io.out(
+        options.harness === undefined
+          ? "no holds in force"
+          : `${printable(options.harness)}: no holds in force`,
+      );
       return EXIT.ok;
     }
     for (const line of table(

@@ -3,6 +3,7 @@ import { formatDuration } from "../../../core/durations.js";
 import { withClient } from "../client.js";
 import { type Common, EXIT, type Io, isoOr } from "../io.js";
 import { holdJson } from "../render/holds.js";
+import { printable } from "../render/printable.js";
 import { enforceStatus, lastFire, modeOf, ruleJson } from "../render/rules.js";
 
 export function runShow(name: string, options: Common, io: Io): Promise<number> {
@@ -62,7 +63,8 @@ export function runShow(name: string, options: Common, io: Io): Promise<number> 
       ]);
     }
     const width = Math.max(...lines.map(([k]) => k.length));
-    for (const [k, v] of lines) io.out(`${k.padEnd(width)}  ${v}`);
+    // A `when` may span lines; each is made printable on its own.
+    for (const [k, v] of lines) io.out(`${k.padEnd(width)}  ${v.split("\n").map(printable).join("\n")}`);
     for (const w of warnings) io.out(`warning: ${w}`);
     return EXIT.ok;
   });

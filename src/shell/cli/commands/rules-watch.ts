@@ -9,6 +9,7 @@ import { withClient } from "../client.js";
 import { type Common, type Io, iso } from "../io.js";
 import { fireJson } from "../render/fires.js";
 import { holdOf, holdRecordJson } from "../render/holds.js";
+import { printable } from "../render/printable.js";
 
 /** Runs until `stop` aborts (exit 0), the daemon ends the stream (exit 0), or the call fails. */
 export function runWatch(options: Common, io: Io, stop: AbortSignal): Promise<number> {
@@ -17,7 +18,7 @@ export function runWatch(options: Common, io: Io, stop: AbortSignal): Promise<nu
       for await (const m of client.watchEvents({}, { signal: stop })) {
         // The first message carries no event: the subscription is in place.
         if (m.event.case === undefined) io.err(`harness rules watch: watching ${socketPath}; Ctrl-C stops`);
-        else io.out(options.json === true ? JSON.stringify(watchJson(m)) : watchLine(m));
+        else io.out(options.json === true ? JSON.stringify(watchJson(m)) : printable(watchLine(m)));
       }
     } catch (e) {
       if (stop.aborted) return 0;

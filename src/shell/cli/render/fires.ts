@@ -106,7 +106,9 @@ export function explanationLines(x: ExplainFireResponse): string[] {
   ];
   if (x.row?.event !== undefined) out.push(`  event    ${JSON.stringify(x.row.event)}`);
   out.push(`  now      ${iso(x.nowMs)} (the row's admission time)`);
-  if (x.when !== "") out.push(`  when     ${x.when}`);
+  // A `when` may span lines: one line each, so the text views can escape every line break in what producers wrote.
+  if (x.when !== "")
+    out.push(...x.when.split("\n").map((l, i) => `${i === 0 ? "  when     " : " ".repeat(11)}${l}`));
   out.push(`  calls    ${x.primitives.length === 0 ? "none" : ""}`.trimEnd());
   for (const p of x.primitives) out.push(`    ${primitiveText(p)}`);
   out.push(
