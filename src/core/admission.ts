@@ -7,8 +7,29 @@
 import { codePointLength } from "../cel/index.js";
 import { EVENT_FIELDS, type EventKind } from "./kinds.js";
 
+/**
+ * Why an event was refused, from a closed set: the `reason` label of
+ * `harness_rule_journal_rejected_total` (REQ-20: a label never carries a message or producer text).
+ */
+export const REFUSAL_REASONS = [
+  "unknown_kind",
+  "unknown_field",
+  "missing_field",
+  "bad_type",
+  "too_long",
+  "too_many",
+  "bad_path",
+  "control_character",
+  "not_unicode",
+  "source_not_allowed",
+  "too_large",
+  "store_error",
+] as const;
+export type RefusalReason = (typeof REFUSAL_REASONS)[number];
+
 export interface AdmissionProblem {
   readonly field: string;
+  readonly reason: RefusalReason;
   readonly message: string;
 }
 
@@ -47,10 +68,12 @@ function controlCharacter(s: string): string | undefined {
 }
 
 /** Why `s` is not text a field may hold (not Unicode, or a control character), or undefined. */
-function textProblem(s: string): string | undefined {
-  if (!isUnicodeText(s)) return NOT_UNICODE;
+function textProblem(s: string): { reason: RefusalReason; message: string } | undefined {
+  if (!isUnicodeText(s)) return { reason: "not_unicode", message: NOT_UNICODE };
   const control = controlCharacter(s);
-  return control === undefined ? undefined : `holds a control character (${control})`;
+  return control === undefined
+    ? undefined
+    : { reason: "control_character", message: `holds a control character (${control})` };
 }
 
 /** The problems with `event` as a row of `kind`; none means it may be admitted. */
@@ -63,57 +86,59 @@ export function admissionProblems(
   for (const [name, value] of Object.entries(event)) {
     const spec = Object.hasOwn(fields, name) ? fields[name] : undefined;
     if (spec === undefined) {
-      problems.push({ field: name, message: `${name} is not a ${kind} field` });
+      problems.push({ field: name, reason: "unknown_field", message: `${name} is not a ${kind} field` });
       continue;
     }
     if (value === undefined || value === null) continue;
-    const fail = (message: string) => problems.push({ field: name, message: `${name} ${message}` });
+    const fail = (reason: RefusalReason, message: string) =>
+      problems.push({ field: name, reason, message: `${name} ${message}` });
     switch (spec.type.kind) {
       case "string": {
-        if (typeof value !== "string") fail("must be a string");
-        else if (textProblem(value) !== undefined) fail(textProblem(value) as string);
+        const text = typeof value === "string" ? textProblem(value) : undefined;
+        if (typeof value !== "string") fail("bad_type", "must be a string");
+        else if (text !== undefined) fail(text.reason, text.message);
         else if (spec.size !== undefined && codePointLength(value) > spec.size.max)
-          fail(`is longer than ${spec.size.max} characters`);
+          fail("too_long", `is longer than ${spec.size.max} characters`);
         else if (PATH_FIELDS.has(name) && value !== "") {
           const p = pathProblem(value);
-          if (p !== undefined) fail(p);
+          if (p !== undefined) fail("bad_path", p);
         }
         break;
       }
       case "bool":
-        if (typeof value !== "boolean") fail("must be a bool");
+        if (typeof value !== "boolean") fail("bad_type", "must be a bool");
         break;
       case "int":
         if (!(typeof value === "bigint" || (typeof value === "number" && Number.isSafeInteger(value))))
-          fail("must be an integer");
+          fail("bad_type", "must be an integer");
         break;
       case "timestamp":
         if (typeof value !== "number" || !Number.isFinite(value))
-          fail("must be a time in ms since the epoch");
+          fail("bad_type", "must be a time in ms since the epoch");
         break;
       case "list": {
         const max = spec.size?.max ?? Number.POSITIVE_INFINITY;
         const elemMax = spec.size?.elem?.max ?? Number.POSITIVE_INFINITY;
-        if (!Array.isArray(value)) fail("must be a list of strings");
-        else if (value.length > max) fail(`holds more than ${max} entries`);
+        if (!Array.isArray(value)) fail("bad_type", "must be a list of strings");
+        else if (value.length > max) fail("too_many", `holds more than ${max} entries`);
         else {
           for (const x of value) {
             if (typeof x !== "string") {
-              fail("must hold only strings");
+              fail("bad_type", "must hold only strings");
               break;
             }
             const text = textProblem(x);
             if (text !== undefined) {
-              fail(`holds an entry that ${text}`);
+              fail(text.reason, `holds an entry that ${text.message}`);
               break;
             }
             if (codePointLength(x) > elemMax) {
-              fail(`holds an entry longer than ${elemMax} characters`);
+              fail("too_long", `holds an entry longer than ${elemMax} characters`);
               break;
             }
             const p = PATH_FIELDS.has(name) ? pathProblem(x) : undefined;
             if (p !== undefined) {
-              fail(`entry ${JSON.stringify(x)} ${p}`);
+              fail("bad_path", `entry ${JSON.stringify(x)} ${p}`);
               break;
             }
           }
@@ -121,10 +146,10 @@ export function admissionProblems(
         break;
       }
       default:
-        fail(`has a type admission does not know (${spec.type.kind})`);
+        fail("bad_type", `has a type admission does not know (${spec.type.kind})`);
     }
   }
   if (typeof event.type !== "string" || event.type === "")
-    problems.push({ field: "type", message: "type is required" });
+    problems.push({ field: "type", reason: "missing_field", message: "type is required" });
   return problems;
 }

@@ -21,7 +21,7 @@ describe("admission of a row's event", () => {
 
   it("refuses a field outside the kind's set, naming it: no summaries, output lines or fact values", () => {
     expect(admissionProblems("run_event", { type: "tool", summary: "the agent said…" })).toEqual([
-      { field: "summary", message: "summary is not a run_event field" },
+      { field: "summary", reason: "unknown_field", message: "summary is not a run_event field" },
     ]);
     expect(admissionProblems("fact_event", { type: "recorded", value: "secret text" })[0]?.field).toBe(
       "value",
@@ -78,7 +78,29 @@ describe("admission of a row's event", () => {
     expect(problems("run_event", { harness: "imp\u00a0l\u00e9😀" })).toEqual([]);
   });
 
+  it("gives each refusal a reason from the closed set, for the rejected-events counter", () => {
+    const reasons = (event: Record<string, unknown>) =>
+      admissionProblems("run_event", { type: "tool", ...event }).map((p) => p.reason);
+    expect(reasons({ summary: "x" })).toEqual(["unknown_field"]);
+    expect(reasons({ is_error: "yes", exit_code: 1.5, at: "now", paths: "a" })).toEqual([
+      "bad_type",
+      "bad_type",
+      "bad_type",
+      "bad_type",
+    ]);
+    expect(reasons({ harness: "h".repeat(257), paths: ["x".repeat(1025)] })).toEqual([
+      "too_long",
+      "too_long",
+    ]);
+    expect(reasons({ paths: Array.from({ length: MAX_PATHS + 1 }, () => "f") })).toEqual(["too_many"]);
+    expect(reasons({ paths: ["/etc/passwd"] })).toEqual(["bad_path"]);
+    expect(reasons({ run: "\u0000", paths: ["\u009b"] })).toEqual(["control_character", "control_character"]);
+    expect(reasons({ run: "\ud800" })).toEqual(["not_unicode"]);
+  });
+
   it("requires a type", () => {
-    expect(admissionProblems("run_event", {})).toEqual([{ field: "type", message: "type is required" }]);
+    expect(admissionProblems("run_event", {})).toEqual([
+      { field: "type", reason: "missing_field", message: "type is required" },
+    ]);
   });
 });

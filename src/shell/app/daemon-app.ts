@@ -169,6 +169,7 @@ export class DaemonApp {
         ...(server.listen === undefined ? {} : { tcpListen: `${server.listen.host}:${server.listen.port}` }),
         credentials,
         admit: (source, events) => daemon.admit(source, events),
+        rejected: (source, reason, events) => daemon.rejected(source, reason, events),
         routes: (router) =>
           router.service(RuleService, {
             ...rules,

@@ -6,6 +6,7 @@
  * retention and reloads run here too. What it serves and how it is reached (RPC, metrics, proposals)
  * the composition root, `../app/`, wires around it.
  */
+import type { RefusalReason } from "../../core/admission.js";
 import { HOUR, MINUTE } from "../../core/durations.js";
 import type { RuleSet } from "../../core/rule-set.js";
 import { ruleStateCounts } from "../../core/rule-state.js";
@@ -76,6 +77,7 @@ export class Daemon {
   private readonly actions: ActionRunner;
   private readonly notifier: Notifier | undefined;
   private readonly pruner: JournalPruner;
+  private readonly rejectionLogged = new OncePer(HOUR);
 
   constructor(private readonly deps: DaemonDeps) {
     const { store, configAtStart: config, log, clock, metrics, env } = deps;
@@ -224,6 +226,19 @@ export class Daemon {
   /** `JournalService.Append`: each event checked on its own, admitted through the bounded queue. */
   admit(source: ProducerSource, events: readonly unknown[]): Promise<readonly AdmitResult[]> {
     return admitEvents(this.writer, source, events);
+  }
+
+  /**
+   * An event Append refused: counted every time, logged once an hour per source and reason, and never
+   * with its message, which may carry what the producer sent.
+   */
+  rejected(source: ProducerSource, reason: RefusalReason, events = 1): void {
+    this.deps.metrics.journalRejected.inc({ source, reason }, events);
+    if (this.rejectionLogged.take(`${source}\u0000${reason}`, this.deps.clock()))
+      this.deps.log.warn(
+        { source, reason },
+        "journal event rejected (logged once an hour per source and reason; harness_rule_journal_rejected_total counts each)",
+      );
   }
 
   private scheduleEvaluation(): void {

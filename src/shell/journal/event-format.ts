@@ -4,14 +4,12 @@
  * The source's own time `at` is RFC 3339 on the wire and ms in the row. A fact's own `kind` field is
  * written `fact_kind`, because `kind` names the row's kind. `docs/events.md` documents the format.
  */
-import { admissionProblems } from "../../core/admission.js";
+import { type AdmissionProblem, admissionProblems } from "../../core/admission.js";
 import type { EventFields } from "../../core/journal.js";
 import { type EventKind, isEventKind } from "../../core/kinds.js";
 
-export interface WireProblem {
-  readonly field: string;
-  readonly message: string;
-}
+/** A problem with a wire event: the core's, or the wire format's own (`kind`, `at`). */
+export type WireProblem = AdmissionProblem;
 
 export type ParsedEvent =
   | { readonly ok: true; readonly kind: EventKind; readonly event: EventFields }
@@ -35,7 +33,10 @@ const IMPORT_ENVELOPE = new Set(["admitted_at", "source"]);
  */
 export function parseWireEvent(wire: unknown, options: { readonly importLine?: boolean } = {}): ParsedEvent {
   if (typeof wire !== "object" || wire === null || Array.isArray(wire))
-    return { ok: false, problems: [{ field: "", message: "an event must be a JSON object" }] };
+    return {
+      ok: false,
+      problems: [{ field: "", reason: "bad_type", message: "an event must be a JSON object" }],
+    };
   const obj = wire as Record<string, unknown>;
   const kind = obj.kind;
   if (typeof kind !== "string" || !isEventKind(kind))
@@ -44,6 +45,7 @@ export function parseWireEvent(wire: unknown, options: { readonly importLine?: b
       problems: [
         {
           field: "kind",
+          reason: "unknown_kind",
           message: `kind must be one of run_event, graph_event, fact_event, tick (got ${JSON.stringify(kind)})`,
         },
       ],
@@ -57,7 +59,8 @@ export function parseWireEvent(wire: unknown, options: { readonly importLine?: b
     if (key === "at") {
       if (value === undefined || value === null) continue;
       const ms = typeof value === "string" ? parseRfc3339(value) : undefined;
-      if (ms === undefined) problems.push({ field: "at", message: "at must be an RFC 3339 time" });
+      if (ms === undefined)
+        problems.push({ field: "at", reason: "bad_type", message: "at must be an RFC 3339 time" });
       else event.at = ms;
       continue;
     }
@@ -68,7 +71,7 @@ export function parseWireEvent(wire: unknown, options: { readonly importLine?: b
   problems.push(
     ...admissionProblems(kind, event).map((p) =>
       p.field === "kind" && kind === "fact_event"
-        ? { field: "fact_kind", message: p.message.replace(/^kind/, "fact_kind") }
+        ? { ...p, field: "fact_kind", message: p.message.replace(/^kind/, "fact_kind") }
         : p,
     ),
   );

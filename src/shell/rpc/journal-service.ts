@@ -7,6 +7,7 @@
  */
 import type { JsonObject, MessageInitShape } from "@bufbuild/protobuf";
 import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
+import type { RefusalReason } from "../../core/admission.js";
 import { EVENT_KINDS, isEventKind } from "../../core/kinds.js";
 import { type ProducerSource, sourceRefusal } from "../../core/sources.js";
 import type { AdmitResult } from "../journal/admit.js";
@@ -20,11 +21,20 @@ import { CALLER } from "./tiers.js";
  */
 export type Admit = (source: ProducerSource, events: readonly unknown[]) => Promise<readonly AdmitResult[]>;
 
+/** Told of every event Append refuses, with its reason from the closed set, to count and log it. */
+export type Rejected = (source: ProducerSource, reason: RefusalReason, events?: number) => void;
+
 export { MAX_APPEND_BATCH } from "./limits.js";
 
-type Checked =
-  | { readonly ok: true; readonly wire: JsonObject }
-  | { readonly ok: false; readonly reason: string };
+type Refusal = Extract<AdmitResult, { kind: "rejected" }>;
+type Checked = { readonly ok: true; readonly wire: JsonObject } | ({ readonly ok: false } & Refusal);
+
+const refused = (code: RefusalReason, reason: string): Checked => ({
+  ok: false,
+  kind: "rejected",
+  code,
+  reason,
+});
 
 const PRODUCIBLE_KINDS = EVENT_KINDS.filter((k) => k !== "tick").join(", ");
 
@@ -33,21 +43,20 @@ function checkEvent(source: ProducerSource, event: WireEvent): Checked {
   const fields = event.event ?? {};
   // `kind` is the envelope's: an event field of that name could contradict the kind checked here.
   if (Object.hasOwn(fields, "kind"))
-    return {
-      ok: false,
-      reason:
-        "event must not carry kind: the row's kind is WireEvent.kind, and a fact's own kind is fact_kind",
-    };
+    return refused(
+      "unknown_field",
+      "event must not carry kind: the row's kind is WireEvent.kind, and a fact's own kind is fact_kind",
+    );
   const { kind } = event;
   if (!isEventKind(kind))
-    return { ok: false, reason: `kind must be one of ${PRODUCIBLE_KINDS} (got ${JSON.stringify(kind)})` };
+    return refused("unknown_kind", `kind must be one of ${PRODUCIBLE_KINDS} (got ${JSON.stringify(kind)})`);
   const type = fields.type;
   // Checked before the source's permissions, which an absent type would otherwise seem to break.
-  if (type === undefined || type === null || type === "") return { ok: false, reason: "type is required" };
+  if (type === undefined || type === null || type === "") return refused("missing_field", "type is required");
   if (typeof type !== "string")
-    return { ok: false, reason: `type must be a string (got ${JSON.stringify(type ?? null)})` };
+    return refused("bad_type", `type must be a string (got ${JSON.stringify(type)})`);
   const refusal = sourceRefusal(source, kind, type);
-  if (refusal !== undefined) return { ok: false, reason: refusal };
+  if (refusal !== undefined) return refused("source_not_allowed", refusal);
   return { ok: true, wire: { kind, ...fields } };
 }
 
@@ -99,24 +108,28 @@ async function admitChecked(
   return admitted;
 }
 
-export function journalService(admit: Admit): ServiceImpl<typeof JournalService> {
+export function journalService(admit: Admit, rejected: Rejected): ServiceImpl<typeof JournalService> {
   return {
     async append(req, ctx) {
       const source = producerSource(ctx);
       const n = req.events.length;
-      if (n > MAX_APPEND_BATCH)
+      if (n > MAX_APPEND_BATCH) {
+        rejected(source, "too_large", n);
         throw new ConnectError(
           `a batch holds at most ${MAX_APPEND_BATCH} events (got ${n}); nothing was admitted`,
           Code.InvalidArgument,
         );
+      }
       const checks = req.events.map((event) => checkEvent(source, event));
       const wires = checks.flatMap((c) => (c.ok ? [c.wire] : []));
       const admitted = wires.length === 0 ? [] : await admitChecked(admit, source, wires);
       let next = 0;
-      const results = checks.map((c) =>
+      const results = checks.map((c) => {
         // admitChecked answered exactly one result per wire, in order.
-        toResult(c.ok ? (admitted[next++] as AdmitResult) : { kind: "rejected", reason: c.reason }),
-      );
+        const r = c.ok ? (admitted[next++] as AdmitResult) : c;
+        if (r.kind === "rejected") rejected(source, r.code);
+        return toResult(r);
+      });
       return { results };
     },
   };

@@ -16,7 +16,7 @@ import type { ConnectRouter } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { Credentials } from "./credentials.js";
 import { JournalService } from "./gen/harness/v1/journal_pb.js";
-import { type Admit, journalService } from "./journal-service.js";
+import { type Admit, journalService, type Rejected } from "./journal-service.js";
 import { DEFAULT_READ_MAX_BYTES } from "./limits.js";
 import { type Listener, METHOD_TIERS, tierInterceptor } from "./tiers.js";
 
@@ -28,6 +28,8 @@ export interface RpcServerOptions {
   readonly tcpListen?: string;
   readonly credentials: Credentials;
   readonly admit: Admit;
+  /** Told of each event Append refuses (the daemon counts and logs them); none in tests that need not. */
+  readonly rejected?: Rejected;
   readonly readMaxBytes?: number;
   /** Further services (RuleService): every method they serve must have a tier in `METHOD_TIERS`. */
   readonly routes?: (router: ConnectRouter) => void;
@@ -55,7 +57,7 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
   const handler = (listener: Listener): http.RequestListener =>
     connectNodeAdapter({
       routes: (router) => {
-        router.service(JournalService, journalService(options.admit));
+        router.service(JournalService, journalService(options.admit, options.rejected ?? (() => {})));
         options.routes?.(router);
         assertEveryMethodTiered(router);
       },

@@ -54,6 +54,12 @@ export class DaemonMetrics {
     labelNames: ["source"] as const,
     registers: [this.registry],
   });
+  readonly journalRejected = new Counter({
+    name: "harness_rule_journal_rejected_total",
+    help: "Events Append refused, by source and reason (a closed set: REFUSAL_REASONS in core/admission.ts).",
+    labelNames: ["source", "reason"] as const,
+    registers: [this.registry],
+  });
   readonly journalLag = new Gauge({
     name: "harness_rule_journal_lag_seconds",
     help: "The daemon clock minus the at of the last evaluated row.",

@@ -44,7 +44,12 @@ export function recordingAdmit(capacity = Number.POSITIVE_INFINITY): RecordingAd
     calls.push({ source, events });
     return events.map((e): AdmitResult => {
       const parsed = parseWireEvent(e);
-      if (!parsed.ok) return { kind: "rejected", reason: parsed.problems.map((p) => p.message).join("; ") };
+      if (!parsed.ok)
+        return {
+          kind: "rejected",
+          code: (parsed.problems[0] as (typeof parsed.problems)[number]).reason,
+          reason: parsed.problems.map((p) => p.message).join("; "),
+        };
       if (seq >= capacity) return { kind: "dropped" };
       seq += 1;
       return { kind: "admitted", seq };
