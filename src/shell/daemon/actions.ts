@@ -1,9 +1,9 @@
 /**
  * Carrying out the actions the core planned (SPEC-0029 REQ-10 to REQ-13), only ever after their
  * commit: a fire's `rule_fired` goes to the notify hook, a stop to the supervisor's stop command, each
- * action's progress recorded in the store (pending → started → its result). At most once: a crash
- * between commit and action loses the action, which the next start records undelivered; nothing is
- * ever retried. Holds placed and released are logged and sent as `rule_hold` and `rule_hold_released`.
+ * action's progress recorded in the store (pending → started → its result). At most once: the next
+ * start records an action a crash left pending undelivered, and one it left started unknown (it may
+ * have run); nothing is ever retried. Holds placed and released are logged and sent as `rule_hold` and `rule_hold_released`.
  */
 import type { Fire, Release, StopAction } from "../../core/outcome.js";
 import { runHook } from "../notify/hook-process.js";

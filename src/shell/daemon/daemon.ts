@@ -82,9 +82,17 @@ export class Daemon {
     this.inForce = config;
     this.clones = deps.rulesAtStart.clones;
     const decisions = new DecisionStore(store.db);
-    const lost = decisions.markInterruptedUndelivered(clock());
-    if (lost > 0)
-      log.warn({ actions: lost }, "actions interrupted by the last stop are recorded undelivered");
+    const interrupted = decisions.settleInterrupted(clock());
+    if (interrupted.undelivered > 0)
+      log.warn(
+        { actions: interrupted.undelivered },
+        "actions the last stop kept from starting are recorded undelivered",
+      );
+    if (interrupted.unknown > 0)
+      log.warn(
+        { actions: interrupted.unknown },
+        "actions running at the last stop are recorded unknown: they may have run",
+      );
     const journal = new JournalTable(store.db);
     const notify = config.notify;
     this.notifier =
