@@ -16,6 +16,13 @@ const io = {
   err: (line: string) => process.stderr.write(`${line}\n`),
 };
 
+// A reader that goes away (`harness rules list | head -3`) ends the command, quietly: what it wanted is
+// printed, and the rest has nowhere to go.
+process.stdout.on("error", (e: NodeJS.ErrnoException) => {
+  if (e.code === "EPIPE") process.exit(0);
+  throw e;
+});
+
 const unknownVerb = (group: string, verb: string, expected: string): void => {
   io.err(`harness ${group}: unknown verb '${verb}' (expected: ${expected})`);
   process.exitCode = 2;
@@ -150,10 +157,12 @@ cli
       process.exitCode = 2;
       return;
     }
+    // An empty argument is a missing one: a supervisor's unset variable must not be admitted.
     const needs = (what: string): string | undefined => {
-      if (arg === undefined) {
+      if (arg === undefined || arg === "") {
         io.err(`harness rules ${verb}: ${what} is required`);
         process.exitCode = 2;
+        return undefined;
       }
       return arg;
     };
@@ -282,8 +291,25 @@ cli
 cli.help();
 cli.version(packageVersion());
 
+/** Options whose value may be negative: cac would read `--limit -1` as the option `-1`. */
+const NUMERIC_OPTIONS = new Set(["--limit", "--seconds"]);
+
+/** `--limit -1` as `--limit=-1`, so the command reports the bad value rather than an unknown option. */
+function joinNegativeValues(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i] as string;
+    const next = argv[i + 1];
+    if (NUMERIC_OPTIONS.has(a) && next !== undefined && /^-\d/.test(next)) {
+      out.push(`${a}=${next}`);
+      i++;
+    } else out.push(a);
+  }
+  return out;
+}
+
 try {
-  cli.parse(process.argv, { run: false });
+  cli.parse(joinNegativeValues(process.argv), { run: false });
   if (cli.matchedCommand !== undefined) {
     await cli.runMatchedCommand();
   } else if (!cli.options.help && !cli.options.version) {
