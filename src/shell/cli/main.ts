@@ -67,9 +67,13 @@ cli
   .option("--store <path>", "The SQLite store (default $XDG_STATE_HOME/harness/harness.db)")
   .option("--config <path>", "The global config (default $XDG_CONFIG_HOME/harness/harness.toml)")
   .option("--socket <path>", "The Unix socket (default [server] socket, else $XDG_RUNTIME_DIR/harness.sock)")
+  .option("--json", "Print the start line as one JSON object on stdout")
   .action(async (o: ClientOptions) => {
     const { runDaemon } = await import("./commands/daemon.js");
-    process.exitCode = await runDaemon({ store: o.store, config: o.config, socket: o.socket }, io);
+    process.exitCode = await runDaemon(
+      { store: o.store, config: o.config, socket: o.socket, json: o.json },
+      io,
+    );
   });
 
 cli

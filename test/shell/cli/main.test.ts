@@ -66,4 +66,44 @@ describe("harness, the command line", () => {
     expect(r2.stderr).toBe(`harness rules backtest: ${latin1}:1:1: schema: the file is not valid UTF-8\n`);
     expect([r1.code, r2.code]).toEqual([1, 1]);
   });
+
+  it("daemon --json prints its start line as one JSON object among its JSON log lines", async () => {
+    const other = new TestFleet();
+    try {
+      const child = spawn(process.execPath, [CLI, "daemon", "--json"], {
+        env: other.env,
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let stdout = "";
+      let stderr = "";
+      child.stderr.on("data", (d: Buffer) => {
+        stderr += d.toString();
+      });
+      const exited = new Promise<number | null>((resolve) => child.on("exit", resolve));
+      await new Promise<void>((resolve, reject) => {
+        child.stdout.on("data", (d: Buffer) => {
+          stdout += d.toString();
+          if (stdout.includes('"daemon_started"')) resolve();
+        });
+        child.on("exit", () => reject(new Error(`daemon --json exited: ${stderr}`)));
+      });
+      child.kill("SIGTERM");
+      await exited;
+      const lines = stdout
+        .trimEnd()
+        .split("\n")
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(lines.filter((l) => l.event === "daemon_started")).toEqual([
+        {
+          event: "daemon_started",
+          store: other.storePath,
+          socket: other.socketPath,
+          metrics: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/),
+        },
+      ]);
+      expect(stderr).not.toContain("harness daemon: store");
+    } finally {
+      await other.dispose();
+    }
+  });
 });
