@@ -265,12 +265,14 @@ cli
   )
   .option("--seconds <n>", "About how long the fleet runs (default 20)")
   .option("--keep", "Keep the temporary directory and print where it is")
-  .action(async (o: { seconds?: number; keep?: boolean }) => {
+  .option("--json", "Print each event as a JSON line")
+  .action(async (o: { seconds?: number; keep?: boolean; json?: boolean }) => {
     const { runDemo } = await import("./commands/demo.js");
     process.exitCode = await runDemo(
       {
         ...(o.seconds === undefined ? {} : { seconds: Number(o.seconds) }),
         ...(o.keep === true ? { keep: true } : {}),
+        ...(o.json === true ? { json: true } : {}),
       },
       io,
     );
