@@ -110,6 +110,9 @@ export class Daemon {
               env,
               cooldowns: new NotifyCooldowns(store.db),
               onCooldownError: (e) => log.error({ err: e.message }, "notify cooldown store failed"),
+              onStart: (e) => {
+                if (e.event === "rule_fired") this.actions.notifyStarted(e.fireId);
+              },
               onOutcome: (event, result, d) => {
                 metrics.notifyDeliveries.inc({ event, result });
                 if (event === "rule_fired")
