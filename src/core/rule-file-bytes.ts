@@ -32,6 +32,15 @@ export function ruleFileTooLarge(file: string): RuleProblem {
 }
 
 /**
+ * The problem of a `rules/<name>.toml` that is a symlink: its target may lie outside the repo, so no
+ * reader follows it; said rather than skipped, so the author learns why the rule is not in force.
+ */
+export function ruleFileIsSymlink(file: string): RuleProblem {
+  const message = "is a symlink: the daemon does not follow it; commit the rule as a regular file";
+  return { reason: "schema", file, message };
+}
+
+/**
  * A rule file's bytes (at most `MAX_RULE_FILE_BYTES + 1` of them, so an oversized file is known
  * without reading it all) as text: too large or not UTF-8 is a `schema` problem. Every reader of rule
  * files (the daemon's policy clones, lint, backtest) goes through it, so they refuse the same files.

@@ -29,6 +29,8 @@ export interface FleetOptions {
   readonly noConfig?: boolean;
   /** Policy rules beside the starter pack (`test/fixtures/daemon/daemon-with-rules.ts` runs the daemon). */
   readonly rules?: readonly { readonly name: string; readonly text: string }[];
+  /** The notify hook, a script of `test/fixtures/hooks/` given `deliveries` (default `record`). */
+  readonly notifyHook?: string;
   /** Configures `[supervisor] stop` to record each invocation's arguments in `stops`. */
   readonly recordStops?: boolean;
   /**
@@ -94,7 +96,7 @@ export class TestFleet {
         // Test rules act at once: their shadow week is REQ-9's business, tested in the core.
         ...(options.rules === undefined ? [] : ['shadow_period = "0s"']),
         "[notify]",
-        `command = ${JSON.stringify([path.join(HOOKS, "record"), this.deliveries])}`,
+        `command = ${JSON.stringify([path.join(HOOKS, options.notifyHook ?? "record"), this.deliveries])}`,
         'timeout = "5s"',
         'cooldown = "0s"',
         ...(options.recordStops === true
@@ -162,6 +164,13 @@ export class TestFleet {
   async stop(): Promise<void> {
     if (this.daemon === undefined || this.daemon.exitCode !== null || this.daemon.signalCode !== null) return;
     this.daemon.kill("SIGTERM");
+    await this.exited();
+  }
+
+  /** Kills the daemon with SIGKILL, as a power cut would, and waits for it to exit. */
+  async kill(): Promise<void> {
+    if (this.daemon === undefined || !this.running) return;
+    this.daemon.kill("SIGKILL");
     await this.exited();
   }
 

@@ -16,6 +16,13 @@ const io = {
   err: (line: string) => process.stderr.write(`${line}\n`),
 };
 
+// A reader that goes away (`harness rules list | head -3`) ends the command, quietly: what it wanted is
+// printed, and the rest has nowhere to go.
+process.stdout.on("error", (e: NodeJS.ErrnoException) => {
+  if (e.code === "EPIPE") process.exit(0);
+  throw e;
+});
+
 const unknownVerb = (group: string, verb: string, expected: string): void => {
   io.err(`harness ${group}: unknown verb '${verb}' (expected: ${expected})`);
   process.exitCode = 2;
@@ -60,9 +67,13 @@ cli
   .option("--store <path>", "The SQLite store (default $XDG_STATE_HOME/harness/harness.db)")
   .option("--config <path>", "The global config (default $XDG_CONFIG_HOME/harness/harness.toml)")
   .option("--socket <path>", "The Unix socket (default [server] socket, else $XDG_RUNTIME_DIR/harness.sock)")
+  .option("--json", "Print the start line as one JSON object on stdout")
   .action(async (o: ClientOptions) => {
     const { runDaemon } = await import("./commands/daemon.js");
-    process.exitCode = await runDaemon({ store: o.store, config: o.config, socket: o.socket }, io);
+    process.exitCode = await runDaemon(
+      { store: o.store, config: o.config, socket: o.socket, json: o.json },
+      io,
+    );
   });
 
 cli
@@ -150,10 +161,12 @@ cli
       process.exitCode = 2;
       return;
     }
+    // An empty argument is a missing one: a supervisor's unset variable must not be admitted.
     const needs = (what: string): string | undefined => {
-      if (arg === undefined) {
+      if (arg === undefined || arg === "") {
         io.err(`harness rules ${verb}: ${what} is required`);
         process.exitCode = 2;
+        return undefined;
       }
       return arg;
     };
@@ -252,12 +265,14 @@ cli
   )
   .option("--seconds <n>", "About how long the fleet runs (default 20)")
   .option("--keep", "Keep the temporary directory and print where it is")
-  .action(async (o: { seconds?: number; keep?: boolean }) => {
+  .option("--json", "Print each event as a JSON line")
+  .action(async (o: { seconds?: number; keep?: boolean; json?: boolean }) => {
     const { runDemo } = await import("./commands/demo.js");
     process.exitCode = await runDemo(
       {
         ...(o.seconds === undefined ? {} : { seconds: Number(o.seconds) }),
         ...(o.keep === true ? { keep: true } : {}),
+        ...(o.json === true ? { json: true } : {}),
       },
       io,
     );
@@ -282,8 +297,25 @@ cli
 cli.help();
 cli.version(packageVersion());
 
+/** Options whose value may be negative: cac would read `--limit -1` as the option `-1`. */
+const NUMERIC_OPTIONS = new Set(["--limit", "--seconds"]);
+
+/** `--limit -1` as `--limit=-1`, so the command reports the bad value rather than an unknown option. */
+function joinNegativeValues(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i] as string;
+    const next = argv[i + 1];
+    if (NUMERIC_OPTIONS.has(a) && next !== undefined && /^-\d/.test(next)) {
+      out.push(`${a}=${next}`);
+      i++;
+    } else out.push(a);
+  }
+  return out;
+}
+
 try {
-  cli.parse(process.argv, { run: false });
+  cli.parse(joinNegativeValues(process.argv), { run: false });
   if (cli.matchedCommand !== undefined) {
     await cli.runMatchedCommand();
   } else if (!cli.options.help && !cli.options.version) {

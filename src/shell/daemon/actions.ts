@@ -1,9 +1,10 @@
 /**
  * Carrying out the actions the core planned (SPEC-0029 REQ-10 to REQ-13), only ever after their
  * commit: a fire's `rule_fired` goes to the notify hook, a stop to the supervisor's stop command, each
- * action's progress recorded in the store (pending → started → its result). At most once: a crash
- * between commit and action loses the action, which the next start records undelivered; nothing is
- * ever retried. Holds placed and released are logged and sent as `rule_hold` and `rule_hold_released`.
+ * action's progress recorded in the store (pending → started → its result; a notification is started
+ * when its hook is, not when it joins the hook's queue). At most once: the next
+ * start records an action a crash left pending undelivered, and one it left started unknown (it may
+ * have run); nothing is ever retried. Holds placed and released are logged and sent as `rule_hold` and `rule_hold_released`.
  */
 import type { Fire, Release, StopAction } from "../../core/outcome.js";
 import { runHook } from "../notify/hook-process.js";
@@ -55,6 +56,12 @@ export class ActionRunner {
         "recording an action's outcome failed",
       );
     }
+  }
+
+  /** The notifier is about to spawn the hook for a fire's `rule_fired`: from here it may have run. */
+  notifyStarted(fireId: string): void {
+    this.setState(fireId, "notify", "started", undefined);
+    failpoint("action.afterStart");
   }
 
   /** The notify outcome of a fire's `rule_fired`, as the notifier reports it. */
@@ -116,8 +123,7 @@ export class ActionRunner {
       this.record(fire, "notify", "undelivered", "rule_fired is not in [notify] events");
       return;
     }
-    this.record(fire, "notify", "started");
-    failpoint("action.afterStart");
+    // Left pending until the notifier starts the hook (`notifyStarted`).
     this.sinks.notify({
       event: "rule_fired",
       harness: fire.target?.harness ?? "",

@@ -84,9 +84,17 @@ export class Daemon {
     this.inForce = config;
     this.clones = deps.rulesAtStart.clones;
     const decisions = new DecisionStore(store.db);
-    const lost = decisions.markInterruptedUndelivered(clock());
-    if (lost > 0)
-      log.warn({ actions: lost }, "actions interrupted by the last stop are recorded undelivered");
+    const interrupted = decisions.settleInterrupted(clock());
+    if (interrupted.undelivered > 0)
+      log.warn(
+        { actions: interrupted.undelivered },
+        "actions the last stop kept from starting are recorded undelivered",
+      );
+    if (interrupted.unknown > 0)
+      log.warn(
+        { actions: interrupted.unknown },
+        "actions running at the last stop are recorded unknown: they may have run",
+      );
     const journal = new JournalTable(store.db);
     const notify = config.notify;
     this.notifier =
@@ -104,6 +112,9 @@ export class Daemon {
               env,
               cooldowns: new NotifyCooldowns(store.db),
               onCooldownError: (e) => log.error({ err: e.message }, "notify cooldown store failed"),
+              onStart: (e) => {
+                if (e.event === "rule_fired") this.actions.notifyStarted(e.fireId);
+              },
               onOutcome: (event, result, d) => {
                 metrics.notifyDeliveries.inc({ event, result });
                 if (event === "rule_fired")

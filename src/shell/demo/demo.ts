@@ -245,16 +245,27 @@ export class Narrator {
   readonly rulesFired = new Set<string>();
   ruleFiredDelivered = 0;
 
-  constructor(private readonly out: (line: string) => void) {}
+  /** With `json`, each event is one JSON object (`t`, `kind`, `message`, and what `data` adds) per line. */
+  constructor(
+    private readonly out: (line: string) => void,
+    private readonly json = false,
+  ) {}
 
-  line(label: string, text: string): void {
-    const t = ((Date.now() - this.t0) / 1000).toFixed(1).padStart(5);
-    this.out(`${t}s  ${label.padEnd(8)}  ${text}`);
-  }
-
-  /** More of the line before, under its text. */
-  more(text: string): void {
-    this.out(`${" ".repeat(18)}${text}`);
+  /**
+   * One event: a line, and `more` lines under its text; as JSON, `more` is its `detail` and `data` its
+   * further fields.
+   */
+  line(label: string, text: string, more: readonly string[] = [], data: Record<string, unknown> = {}): void {
+    const seconds = (Date.now() - this.t0) / 1000;
+    if (this.json) {
+      const detail = more.length === 0 ? {} : { detail: more.join("\n") };
+      this.out(
+        JSON.stringify({ t: Number(seconds.toFixed(1)), kind: label, message: text, ...detail, ...data }),
+      );
+      return;
+    }
+    this.out(`${seconds.toFixed(1).padStart(5)}s  ${label.padEnd(8)}  ${text}`);
+    for (const m of more) this.out(`${" ".repeat(18)}${m}`);
   }
 
   supervisor = (e: SupervisorEvent): void => {
@@ -273,8 +284,8 @@ export class Narrator {
           this.line(
             "hold",
             `${e.harness}'s scheduled firing skipped (${e.run} closed skipped, reason rule_hold)`,
+            [`CheckAdmission: ${e.message}`],
           );
-          this.more(`CheckAdmission: ${e.message}`);
         } else this.line("fleet", `${e.harness}'s scheduled firing skipped (${e.reason}: ${e.message})`);
         return;
       case "refused":
@@ -320,15 +331,22 @@ export class Narrator {
     const s = (k: string) => String(payload[k] ?? "");
     if (payload.event === "rule_fired") {
       this.ruleFiredDelivered++;
+      // The first payload is shown whole: what a hook reads on its stdin.
+      const first = !this.shownPayload;
+      this.shownPayload = true;
       this.line(
         "hook",
         `rule_fired delivered: ${s("rule")} for ${s("harness")} (fire ${s("fire_id")}, level ${s("level")}, action ${s("action")})`,
+        first && !this.json
+          ? [
+              "what the hook read on its stdin (every rule_fired carries these fields):",
+              ...JSON.stringify(payload, null, 2)
+                .split("\n")
+                .map((l) => `  ${l}`),
+            ]
+          : [],
+        first ? { payload } : {},
       );
-      if (!this.shownPayload) {
-        this.shownPayload = true;
-        this.more("what the hook read on its stdin (every rule_fired carries these fields):");
-        for (const l of JSON.stringify(payload, null, 2).split("\n")) this.more(`  ${l}`);
-      }
     } else this.line("hook", `${s("event")} delivered: ${s("message")}`);
   }
 }

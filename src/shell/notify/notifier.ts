@@ -37,6 +37,11 @@ export type OnOutcome = (event: NotifyEventName, result: NotifyResult, detail: N
 
 export interface NotifierDeps {
   readonly onOutcome: OnOutcome;
+  /**
+   * Called just before the hook is spawned for an event, so the caller can tell a delivery that may
+   * have run from one still queued. Like `onOutcome`, it must not throw.
+   */
+  readonly onStart?: (event: NotifyEvent) => void;
   readonly cooldowns: CooldownStore;
   /**
    * A `cooldowns` call threw. The event is delivered anyway: a repeat is better than an operator never
@@ -65,6 +70,7 @@ function integerAtLeast(name: string, n: number, min: number): void {
 
 export class Notifier {
   private readonly onOutcome: OnOutcome;
+  private readonly onStart: (event: NotifyEvent) => void;
   private readonly cooldowns: CooldownStore;
   private readonly onCooldownError: (err: Error) => void;
   private readonly now: () => number;
@@ -91,6 +97,7 @@ export class Notifier {
     integerAtLeast("workers", config.workers, 1);
     integerAtLeast("queueSize", config.queueSize, 1);
     this.onOutcome = deps.onOutcome;
+    this.onStart = deps.onStart ?? (() => {});
     this.cooldowns = deps.cooldowns;
     this.onCooldownError = deps.onCooldownError;
     this.now = deps.now ?? Date.now;
@@ -174,6 +181,7 @@ export class Notifier {
 
   private async deliver({ event: e, argv }: Job): Promise<void> {
     const payload = buildPayload(e, this.host);
+    this.onStart(e);
     const outcome = await runHook({
       argv,
       input: JSON.stringify(payload),

@@ -8,11 +8,28 @@
  */
 import type { RuleLoad } from "../../core/compile-rule.js";
 import { loadRuleFileBytes } from "../../core/load-rule.js";
-import { ruleFilePastLimit, ruleFileTooLarge } from "../../core/rule-file-bytes.js";
+import type { RuleProblem } from "../../core/rule-file.js";
+import { ruleFileIsSymlink, ruleFilePastLimit, ruleFileTooLarge } from "../../core/rule-file-bytes.js";
 import type { PolicyRepoConfig } from "../config/global-config.js";
 import { policyClonePath } from "../config/paths.js";
 import type { LastGood } from "../store/last-good-commits.js";
-import { type CloneState, hasCommit, inspectClone, readRuleFiles, short } from "./clone.js";
+import {
+  type CloneState,
+  hasCommit,
+  inspectClone,
+  type RuleFileBlob,
+  readRuleFiles,
+  short,
+} from "./clone.js";
+
+/** Why a rule file read unread is disabled. */
+const UNREAD_PROBLEM: Readonly<
+  Record<Extract<RuleFileBlob, { unread: unknown }>["unread"], (file: string) => RuleProblem>
+> = {
+  too_large: ruleFileTooLarge,
+  past_limit: ruleFilePastLimit,
+  symlink: ruleFileIsSymlink,
+};
 
 /** Each repo's last good commit: read by every load, recorded only by the daemon's. */
 export interface LastGoodRecord {
@@ -135,7 +152,7 @@ export class PolicyRuleSource {
           ? loadRuleFileBytes(f.file, f.bytes)
           : {
               ok: false,
-              problem: f.unread === "too_large" ? ruleFileTooLarge(f.file) : ruleFilePastLimit(f.file),
+              problem: UNREAD_PROBLEM[f.unread](f.file),
             },
     );
     this.served.set(repo, { commit, loads });

@@ -123,15 +123,16 @@ export function hasCommit(dir: string, commit: string, env: NodeJS.ProcessEnv): 
 /** One `rules/<name>.toml` of a commit: its bytes, or only its size when that is over the limit. */
 export type RuleFileBlob =
   | { readonly file: string; readonly bytes: Uint8Array }
-  | { readonly file: string; readonly unread: "too_large" | "past_limit" };
+  | { readonly file: string; readonly unread: "too_large" | "past_limit" | "symlink" };
 
 // `<mode> <type> <oid> <size>\t<path>`, as `ls-tree -l` prints each entry.
 const LS_TREE_ENTRY = /^(\d+) (\w+) ([0-9a-f]+) +(\d+|-)\t(.*)$/s;
 const RULE_FILE = /^rules\/([^/]+)\.toml$/;
 
 /**
- * The rule files at the top level of `rules/` in `commit`, in name order. Subdirectories, symlinks and
- * files of other names are not rule files; every other directory of the repo is never listed.
+ * The rule files at the top level of `rules/` in `commit`, in name order. Subdirectories and files of
+ * other names are not rule files, and every other directory of the repo is never listed; a symlink of a
+ * rule file's name is returned unread, to be disabled with its reason.
  */
 export async function readRuleFiles(
   dir: string,
@@ -148,9 +149,12 @@ export async function readRuleFiles(
     const m = LS_TREE_ENTRY.exec(entry);
     if (m === null) continue;
     const [, mode, type, oid, size, file] = m as unknown as [string, string, string, string, string, string];
-    if (type !== "blob" || (mode !== "100644" && mode !== "100755") || !RULE_FILE.test(file)) continue;
-    // Files past the core's limits are disabled unread, with the reasons lint gives them.
+    const link = mode === "120000";
+    if (type !== "blob" || (mode !== "100644" && mode !== "100755" && !link) || !RULE_FILE.test(file))
+      continue;
+    // Files past the core's limits, and links, are disabled unread, with the reasons lint gives them.
     if (++ruleFiles > MAX_RULE_FILES_PER_REPO) out.push({ file, unread: "past_limit" });
+    else if (link) out.push({ file, unread: "symlink" });
     else if (Number(size) > MAX_RULE_FILE_BYTES) out.push({ file, unread: "too_large" });
     else wanted.push({ file, oid });
   }

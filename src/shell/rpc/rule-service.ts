@@ -311,7 +311,8 @@ export function ruleService(
             ...costExceeded.filter((x) => x.r.enforced).map((x) => x.r.rule.spec.name),
           ].sort(),
           supervisorStopConfigured: deps.supervisorStopConfigured,
-          undeliveredStops7d: reads.undeliveredStopsSince(now - 7 * DAY),
+          undeliveredStops7d: reads.stopsSince("undelivered", now - 7 * DAY),
+          unknownStops7d: reads.stopsSince("unknown", now - 7 * DAY),
           policyClones: deps.policyClones().map((c) => ({ name: c.name, state: c.state, detail: c.detail })),
         };
       }),

@@ -18,6 +18,10 @@ import type { Db } from "./open-store.js";
  */
 export type PlannedAction = Extract<FireAction["kind"], "notify" | "stop">;
 
+/**
+ * The closed set of an action's states. `undelivered`: it never reached its target (a crash before it
+ * started, or nothing configured). `unknown`: a crash after it started, so it may have run.
+ */
 export type ActionState =
   | "pending"
   | "started"
@@ -26,7 +30,8 @@ export type ActionState =
   | "timeout"
   | "dropped"
   | "suppressed"
-  | "undelivered";
+  | "undelivered"
+  | "unknown";
 
 export interface Decisions {
   /** The seq of the last row these decisions cover. */
@@ -245,21 +250,23 @@ export class DecisionStore {
   }
 
   /**
-   * At start: actions a previous daemon committed but had not finished are lost, never repeated. Pending
-   * ones never started; started ones may or may not have reached their target.
+   * At start: actions a previous daemon committed but had not finished are never repeated. A pending one
+   * never started, so it is lost; a started one may have reached its target (a hook outlives the
+   * daemon's SIGKILL), so its outcome is unknown.
    */
-  markInterruptedUndelivered(at: number): number {
-    const r1 = this.db
-      .prepare(
-        "UPDATE rule_actions SET state = 'undelivered', detail = 'the daemon stopped before the action started', updated_at = ? WHERE state = 'pending'",
-      )
-      .run(at);
-    const r2 = this.db
-      .prepare(
-        "UPDATE rule_actions SET state = 'undelivered', detail = 'the daemon stopped while the action ran', updated_at = ? WHERE state = 'started'",
-      )
-      .run(at);
-    return r1.changes + r2.changes;
+  settleInterrupted(at: number): { readonly undelivered: number; readonly unknown: number } {
+    return this.db.transaction(() => ({
+      undelivered: this.db
+        .prepare(
+          "UPDATE rule_actions SET state = 'undelivered', detail = 'the daemon stopped before the action started', updated_at = ? WHERE state = 'pending'",
+        )
+        .run(at).changes,
+      unknown: this.db
+        .prepare(
+          "UPDATE rule_actions SET state = 'unknown', detail = 'the daemon stopped after the action started: it may have run', updated_at = ? WHERE state = 'started'",
+        )
+        .run(at).changes,
+    }))();
   }
 }
 

@@ -89,8 +89,8 @@ export class RuleReads {
       actionsInFlight: db.prepare(
         "SELECT count(*) AS n FROM rule_actions WHERE state IN ('pending', 'started')",
       ),
-      undeliveredStops: db.prepare(
-        "SELECT COUNT(*) AS n FROM rule_actions WHERE state = 'undelivered' AND action = 'stop' AND updated_at > ?",
+      stopsInState: db.prepare(
+        "SELECT COUNT(*) AS n FROM rule_actions WHERE state = ? AND action = 'stop' AND updated_at > ?",
       ),
     };
   }
@@ -194,7 +194,8 @@ export class RuleReads {
     return (this.stmts.actionsInFlight.get() as { n: number }).n;
   }
 
-  undeliveredStopsSince(at: number): number {
-    return (this.stmts.undeliveredStops.get(at) as { n: number }).n;
+  /** Stop actions recorded in `state` after `at`. */
+  stopsSince(state: "undelivered" | "unknown", at: number): number {
+    return (this.stmts.stopsInState.get(state, at) as { n: number }).n;
   }
 }

@@ -32,4 +32,23 @@ describe("harness demo", () => {
     const dir = /directory {2}(\S+)/.exec(text)?.[1];
     expect(dir !== undefined && existsSync(dir)).toBe(false);
   });
+
+  it("with --json prints its events as JSON lines: the start, each event, and the verdict", async () => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await runDemo(
+      { seconds: 3, json: true },
+      { env: process.env, out: (l) => out.push(l), err: (l) => err.push(l) },
+    );
+    expect({ code, err }).toEqual({ code: 0, err: [] });
+    const events = out.map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(events[0]).toMatchObject({ kind: "start", enforce: ["budget-exhaustion-recurring"] });
+    const fired = events.find((e) => e.kind === "hook" && e.payload !== undefined);
+    expect(fired?.payload).toMatchObject({ event: "rule_fired" });
+    expect(events).toContainEqual(
+      expect.objectContaining({ kind: "hold", message: expect.stringContaining("reason rule_hold") }),
+    );
+    for (const e of events.slice(1, -1)) expect(typeof e.t).toBe("number");
+    expect(events.at(-1)).toMatchObject({ kind: "done", rules_fired: expect.any(Array) });
+  });
 });

@@ -22,6 +22,20 @@ const closed = (harness: string, n: number, outcome: string, extra: Record<strin
   ...extra,
 });
 
+/** Stops a run after two failing tool calls within 10 minutes: no starter rule stops. */
+const ERROR_STREAK_STOPS = `name = "error-streak-stops"
+description = "A run made two failing tool calls within 10m; stop it."
+on = "run_event"
+when = '''
+event.type == "tool" && event.is_error
+  && count({"type": "tool", "run": event.run, "is_error": true}, duration("10m")) >= 2
+'''
+level = "stop"
+cooldown = "1m"
+target = "run"
+message = "{{run}} made two failing tool calls in 10m"
+`;
+
 describe("harness daemon, a real process driven by the real CLI", () => {
   it("runs with no config at all and prints where its store, socket and metrics are", async () => {
     const f = fleet({ noConfig: true });
@@ -184,6 +198,61 @@ describe("harness daemon, a real process driven by the real CLI", () => {
     const imp = await f.cli(["journal", "import", file, "--store", f.storePath]);
     expect(imp.code).toBe(1);
     expect(imp.stderr).toMatch(/is held by process/);
+  });
+
+  it("records a notification unknown, not undelivered, when the daemon was killed while its hook ran", async () => {
+    const f = fleet({ notifyHook: "mark-then-record" });
+    await f.start();
+    const ledger = f.tokens.get("ledger") as string;
+    await f.cli(
+      ["journal", "append", "--token-file", ledger],
+      jsonl([closed("impl", 1, "budget_exceeded"), closed("impl", 2, "budget_exceeded")]),
+    );
+    const started = () => fs.readdirSync(f.deliveries).some((x) => x.endsWith(".started"));
+    await f.until(started, "the hook's start");
+    await f.kill();
+    // The hook outlives the daemon and finishes its work.
+    await f.until(() => f.delivered().some((d) => d.event === "rule_fired"), "the hook's delivery");
+    await f.start();
+    const actions = f.query<{ state: string; detail: string }>(
+      "SELECT state, detail FROM rule_actions WHERE action = 'notify'",
+    );
+    expect(actions).toEqual([
+      { state: "unknown", detail: "the daemon stopped after the action started: it may have run" },
+    ]);
+  });
+
+  it("records a stop unknown when the daemon was killed after running it, and doctor warns of it", async () => {
+    const f = fleet({
+      enforce: ["error-streak-stops"],
+      recordStops: true,
+      rules: [{ name: "error-streak-stops", text: ERROR_STREAK_STOPS }],
+    });
+    await f.start({ HARNESS_FAILPOINTS: "action.afterRun" });
+    const tool = {
+      kind: "run_event",
+      type: "tool",
+      harness: "impl",
+      run: "impl#1",
+      action: "exec",
+      is_error: true,
+    };
+    await f.cli(
+      ["journal", "append", "--token-file", f.tokens.get("ledger") as string],
+      jsonl([{ kind: "run_event", type: "opened", harness: "impl", run: "impl#1", trigger: "schedule" }]),
+    );
+    await f.cli(
+      ["journal", "append", "--token-file", f.tokens.get("observer") as string],
+      jsonl([tool, tool]),
+    );
+    await f.exited();
+    expect(f.stopped()).toHaveLength(1);
+    await f.start();
+    expect(f.query("SELECT state FROM rule_actions WHERE action = 'stop'")).toEqual([{ state: "unknown" }]);
+    const r = await f.cli(["doctor"]);
+    expect(r.stdout).toContain(
+      " warn: 1 rule stop recorded unknown in the last 7 days: the daemon stopped while it ran; see whether its run stopped",
+    );
   });
 
   it("resumes after a SIGKILL: rows committed before it are evaluated after the restart", async () => {

@@ -156,6 +156,23 @@ describe("REQ-1, REQ-2 in a real daemon", () => {
     });
   });
 
+  it("A symlinked rule file is listed disabled with its reason, and doctor warns of it", async () => {
+    const { f, ops } = fleetWithOps();
+    fs.mkdirSync(path.join(ops.work, "rules"), { recursive: true });
+    fs.symlinkSync("churn.toml", path.join(ops.work, "rules", "alias.toml"));
+    ops.commit({ "rules/churn.toml": ruleText("churn") });
+    expect((await f.cli(["policy", "sync"])).code).toBe(0);
+    await f.start();
+    const message = "is a symlink: the daemon does not follow it; commit the rule as a regular file";
+    expect((await listed(f)).find((x) => x.file === "rules/alias.toml")).toMatchObject({
+      source: "policy:ops",
+      state: "disabled",
+      disabled_reason: "schema",
+    });
+    const doctor = await f.cli(["doctor"]);
+    expect(doctor.stdout).toContain(message);
+  });
+
   it("syncs with no daemon running, and the daemon loads the clone at its next start", async () => {
     const { f, ops } = fleetWithOps();
     ops.commit({ "rules/churn.toml": ruleText("churn") });

@@ -1,4 +1,8 @@
-/** `harness daemon [--store PATH] [--config PATH] [--socket PATH]`: runs until SIGTERM or SIGINT. */
+/**
+ * `harness daemon [--store PATH] [--config PATH] [--socket PATH] [--json]`: runs until SIGTERM or SIGINT.
+ * Its start line says where it listens: on stderr, or with `--json` as one JSON object on stdout among
+ * the log's JSON lines (`"event": "daemon_started"`), for a supervisor that reads where to connect.
+ */
 import { DaemonApp } from "../../app/daemon-app.js";
 import type { Io } from "../io.js";
 
@@ -7,6 +11,7 @@ export async function runDaemon(
     readonly store?: string | undefined;
     readonly config?: string | undefined;
     readonly socket?: string | undefined;
+    readonly json?: boolean | undefined;
   },
   io: Io,
 ): Promise<number> {
@@ -23,9 +28,19 @@ export async function runDaemon(
     io.err(`harness daemon: ${(e as Error).message}`);
     return 1;
   }
-  io.err(
-    `harness daemon: store ${daemon.store.path}, socket ${daemon.socketPath}, metrics ${daemon.metricsUrl ?? "off"}`,
-  );
+  if (options.json === true)
+    io.out(
+      JSON.stringify({
+        event: "daemon_started",
+        store: daemon.store.path,
+        socket: daemon.socketPath,
+        metrics: daemon.metricsUrl ?? null,
+      }),
+    );
+  else
+    io.err(
+      `harness daemon: store ${daemon.store.path}, socket ${daemon.socketPath}, metrics ${daemon.metricsUrl ?? "off"}`,
+    );
   return new Promise((resolve) => {
     const stop = () => {
       process.off("SIGTERM", stop);

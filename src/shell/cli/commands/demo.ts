@@ -17,6 +17,8 @@ export interface DemoOptions {
   readonly seconds?: number;
   /** Keep the temporary directory (store, config, logs, hook deliveries) and print where it is. */
   readonly keep?: boolean;
+  /** Each event as a JSON line: the start, what happened, and the verdict. */
+  readonly json?: boolean;
   /** Another seed, another (equally complete) fleet. */
   readonly seed?: number;
 }
@@ -43,7 +45,8 @@ export async function runDemo(options: DemoOptions, io: Io): Promise<number> {
     io.err(`harness demo: cannot prepare its temporary directory: ${(e as Error).message}`);
     return 1;
   }
-  const narrator = new Narrator(io.out);
+  const json = options.json === true;
+  const narrator = new Narrator(io.out, json);
   const watcher = new Watcher(narrator, sandbox.deliveries);
   const abort = new AbortController();
   const onInterrupt = () => abort.abort();
@@ -57,20 +60,35 @@ export async function runDemo(options: DemoOptions, io: Io): Promise<number> {
   try {
     daemon = await sandbox.startDaemon();
     const running = daemon;
-    io.out("harness demo: the rules daemon on a temporary store, a simulated fleet, the six starter rules");
-    io.out(`  directory  ${sandbox.root}${options.keep === true ? " (kept)" : " (removed at the end)"}`);
-    io.out(`  store      ${sandbox.storePath}`);
-    io.out(`  socket     ${sandbox.socketPath}`);
-    io.out(`  metrics    ${running.daemon.metricsUrl ?? "off"}`);
-    io.out(
-      `  hook       ${sandbox.hookScript} (appends each payload to ${path.basename(sandbox.deliveries)})`,
-    );
-    io.out(`  enforce    ${DEMO_ENFORCE.join(", ")} (the one rule here allowed to hold a harness)`);
-    io.out("");
-    io.out(
-      "Watch for: rules firing (rule), the hook receiving rule_fired (hook), a hold refusing nightly (hold).",
-    );
-    io.out("");
+    if (json)
+      io.out(
+        JSON.stringify({
+          kind: "start",
+          directory: sandbox.root,
+          kept: options.keep === true,
+          store: sandbox.storePath,
+          socket: sandbox.socketPath,
+          metrics: running.daemon.metricsUrl ?? null,
+          hook: sandbox.hookScript,
+          enforce: DEMO_ENFORCE,
+        }),
+      );
+    else {
+      io.out("harness demo: the rules daemon on a temporary store, a simulated fleet, the six starter rules");
+      io.out(`  directory  ${sandbox.root}${options.keep === true ? " (kept)" : " (removed at the end)"}`);
+      io.out(`  store      ${sandbox.storePath}`);
+      io.out(`  socket     ${sandbox.socketPath}`);
+      io.out(`  metrics    ${running.daemon.metricsUrl ?? "off"}`);
+      io.out(
+        `  hook       ${sandbox.hookScript} (appends each payload to ${path.basename(sandbox.deliveries)})`,
+      );
+      io.out(`  enforce    ${DEMO_ENFORCE.join(", ")} (the one rule here allowed to hold a harness)`);
+      io.out("");
+      io.out(
+        "Watch for: rules firing (rule), the hook receiving rule_fired (hook), a hold refusing nightly (hold).",
+      );
+      io.out("");
+    }
     const journal = sandbox.journal();
     supervisor = await sandbox.startSupervisor(journal, narrator.supervisor);
     for (const spec of FLEET) supervisor.define(spec);
@@ -132,14 +150,14 @@ export async function runDemo(options: DemoOptions, io: Io): Promise<number> {
     }
     if (options.keep !== true) sandbox.remove();
   }
-  const code = failure === undefined ? verdict(io, narrator, report) : interrupted ? 130 : 1;
+  const code = failure === undefined ? verdict(io, narrator, report, json) : interrupted ? 130 : 1;
   if (failure !== undefined) io.err(`harness demo: ${failure}`);
-  if (options.keep === true)
+  if (options.keep === true && !json)
     io.out(`harness demo: kept ${sandbox.root}: daemon.log, the store, the config and the hook's deliveries`);
   return code;
 }
 
-function verdict(io: Io, n: Narrator, report: FleetReport | undefined): number {
+function verdict(io: Io, n: Narrator, report: FleetReport | undefined, json: boolean): number {
   const rules = [...n.rulesFired].sort();
   const skipped = report?.firingsSkipped ?? 0;
   const refused = report?.commandsRefused ?? 0;
@@ -148,10 +166,22 @@ function verdict(io: Io, n: Narrator, report: FleetReport | undefined): number {
     missing.push(`${rules.length} starter rules fired (${rules.join(", ") || "none"}), not ${NEED_RULES}`);
   if (n.ruleFiredDelivered === 0) missing.push("no rule_fired reached the notify hook");
   if (skipped === 0) missing.push("no firing was refused by a hold");
-  io.out("");
+  if (!json) io.out("");
   if (missing.length > 0) {
     io.err(`harness demo: incomplete: ${missing.join("; ")}`);
     return 1;
+  }
+  if (json) {
+    io.out(
+      JSON.stringify({
+        kind: "done",
+        rules_fired: rules,
+        rule_fired_delivered: n.ruleFiredDelivered,
+        firings_skipped: skipped,
+        commands_refused: refused,
+      }),
+    );
+    return 0;
   }
   io.out(
     `harness demo: ${rules.length} starter rules fired (${rules.join(", ")}); ${n.ruleFiredDelivered} rule_fired delivered to the hook; ${skipped} firings skipped under a hold${refused > 0 ? `, ${refused} start refused` : ""}.`,

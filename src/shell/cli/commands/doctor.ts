@@ -2,8 +2,8 @@
  * `harness doctor` (SPEC-0029 REQ-19's rules row), through `RuleService.GetStatus` and `ListHolds`: is the
  * daemon reachable, and is the rule set healthy. Fails when an enforce name matches no rule or names a
  * disabled one; warns when a rule is disabled, a harness is held, a policy clone is dirty, off its branch
- * or missing, journal rows were dropped since start, a rule stop went undelivered, or the evaluator lags
- * behind the journal. Exit 1 on a fail, 3 when no daemon answers, 0 otherwise.
+ * or missing, journal rows were dropped since start, a rule stop went undelivered or ended unknown, or
+ * the evaluator lags behind the journal. Exit 1 on a fail, 3 when no daemon answers, 0 otherwise.
  */
 import { formatDuration } from "../../../core/durations.js";
 import { ruleClient, unreachable } from "../../rpc/client.js";
@@ -84,6 +84,13 @@ function rulesCheck(s: GetStatusResponse, holds: readonly HoldRecord[]): Check {
           ? "lost to a daemon stop or crash"
           : "no [supervisor] stop command is configured, so no rule can stop a run"
       }`,
+    });
+  if (s.unknownStops7d > 0)
+    findings.push({
+      status: "warn",
+      message: `${plural(s.unknownStops7d, "rule stop")} recorded unknown in the last 7 days: the daemon stopped while ${
+        s.unknownStops7d === 1 ? "it ran; see whether its run" : "they ran; see whether their runs"
+      } stopped`,
     });
   const behind = s.lastSeq - s.evaluatorCursor;
   const lag = `lag ${formatDuration(Math.round(s.lagSeconds) * 1000)}`;

@@ -4,32 +4,15 @@
  * the control token), both through `RuleService`.
  */
 import { Code, ConnectError } from "@connectrpc/connect";
-import { ruleClient, unreachable } from "../../rpc/client.js";
-import { EXIT } from "../io.js";
+import { ruleClient } from "../../rpc/client.js";
+import { failed } from "../client.js";
+import { type Common, EXIT, type Io } from "../io.js";
 import { clientTarget, controlToken } from "../target.js";
 
-interface Io {
-  readonly env: NodeJS.ProcessEnv;
-  readonly out: (line: string) => void;
-  readonly err: (line: string) => void;
-}
-
-interface Common {
-  readonly socket?: string | undefined;
-  readonly config?: string | undefined;
-  readonly json?: boolean | undefined;
-}
-
-const failed = (command: string, socketPath: string, e: unknown, io: Io): number => {
-  if (unreachable(e)) {
-    io.err(`harness rules ${command}: no daemon answers on ${socketPath}`);
-    return EXIT.unreachable;
-  }
-  io.err(`harness rules ${command}: ${e instanceof ConnectError ? e.rawMessage : (e as Error).message}`);
-  return EXIT.error;
-};
-
-/** Exit 0 admitted, 1 held (the refusal names the rule and the clear command), 3 no daemon, 4 any other error. */
+/**
+ * Exit 0 admitted, 1 held (the refusal names the rule and the clear command), 2 a name the daemon
+ * refuses, 3 no daemon, 4 any other error.
+ */
 export async function runAdmission(harness: string, options: Common, io: Io): Promise<number> {
   const target = await clientTarget({ socket: options.socket, config: options.config, env: io.env });
   try {
@@ -51,7 +34,7 @@ export async function runAdmission(harness: string, options: Common, io: Io): Pr
     else io.out(res.admitted ? `${harness}: admitted` : `${harness}: refused: ${res.message}`);
     return res.admitted ? EXIT.ok : EXIT.failed;
   } catch (e) {
-    return failed("admission", target.socketPath, e, io);
+    return failed("rules admission", target.socketPath, e, io);
   }
 }
 
@@ -84,6 +67,6 @@ export async function runClear(
       io.err(`harness rules clear: ${e.rawMessage}`);
       return EXIT.failed;
     }
-    return failed("clear", target.socketPath, e, io);
+    return failed("rules clear", target.socketPath, e, io);
   }
 }

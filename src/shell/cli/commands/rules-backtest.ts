@@ -46,7 +46,8 @@ export async function runBacktest(file: string, options: BacktestOptions, io: Io
   }
   const read = ruleFileText(file, bytes.bytes);
   if (!read.ok) {
-    io.err(`harness rules backtest: ${file}: ${read.problem.reason}: ${read.problem.message}`);
+    // A problem with the whole file stands at 1:1, as lint and the daemon's refusals place it.
+    io.err(`harness rules backtest: ${file}:1:1: ${read.problem.reason}: ${read.problem.message}`);
     return EXIT.failed;
   }
   const { text } = read;

@@ -1,0 +1,80 @@
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import type { Fire } from "../../../src/core/outcome.js";
+import { ActionRunner } from "../../../src/shell/daemon/actions.js";
+import type { NotifyEvent } from "../../../src/shell/notify/index.js";
+import { DecisionStore } from "../../../src/shell/store/decision-store.js";
+import { type OpenedStore, openStore } from "../../../src/shell/store/open-store.js";
+import { createLog } from "../../../src/shell/support/log.js";
+
+const opened: OpenedStore[] = [];
+afterEach(() => {
+  for (const s of opened.splice(0)) {
+    const file = s.db.name;
+    s.close();
+    fs.rmSync(path.dirname(file), { recursive: true, force: true });
+  }
+});
+
+const fire = {
+  id: "f1",
+  rule: "r",
+  hash: "h",
+  seq: 1,
+  at: 0,
+  kind: "run_event",
+  type: "closed",
+  target: { kind: "harness", key: "impl", harness: "impl" },
+  declaredLevel: "notify",
+  effectiveLevel: "notify",
+  mode: "active",
+  action: "notify",
+  actions: [{ kind: "notify" }],
+  message: "m",
+  primitives: [],
+} as unknown as Fire;
+
+describe("ActionRunner's record of a notification", () => {
+  it("leaves it pending while it waits in the hook's queue, and records it started when its hook starts", () => {
+    const s = openStore(
+      path.join(fs.mkdtempSync(path.join(os.tmpdir(), "harness-actions-")), "h.db"),
+      "test",
+    );
+    opened.push(s);
+    s.db
+      .prepare(
+        `INSERT INTO rule_fires (fire_id, seq, at, rule, hash, kind, type, declared_level, effective_level, mode,
+           action, message, primitives)
+         VALUES ('f1', 1, 0, 'r', 'h', 'run_event', 'closed', 'notify', 'notify', 'active', 'notify', 'm', '[]')`,
+      )
+      .run();
+    s.db
+      .prepare(
+        "INSERT INTO rule_actions (fire_id, action, state, updated_at) VALUES ('f1', 'notify', 'pending', 0)",
+      )
+      .run();
+    const queued: NotifyEvent[] = [];
+    const runner = new ActionRunner(
+      new DecisionStore(s.db),
+      {
+        notify: (e) => queued.push(e),
+        wantsEvent: () => true,
+        stopCommand: undefined,
+        stopTimeoutMs: 1_000,
+        env: {},
+      },
+      createLog({ level: "silent" }),
+      () => 5,
+    );
+    const state = () =>
+      (s.db.prepare("SELECT state FROM rule_actions WHERE fire_id = 'f1'").get() as { state: string }).state;
+    runner.dispatch({ fires: [fire], holdsPlaced: [], releases: [], evaluations: [] });
+    expect(queued.map((e) => e.fireId)).toEqual(["f1"]);
+    // A crash now finds it pending: its hook never ran, so it is recorded undelivered, not unknown.
+    expect(state()).toBe("pending");
+    runner.notifyStarted("f1");
+    expect(state()).toBe("started");
+  });
+});
