@@ -21,7 +21,14 @@ import type { AdmitResult } from "../journal/admit.js";
 import { type RuleSetLoad, servedRuleSets } from "../policy/rule-source.js";
 import { ProposalIntake } from "../proposals/propose-rule.js";
 import { backtestMethod } from "../rpc/backtest-service.js";
-import { digestToken, ensureControlToken, loadCredentials, readTokenFile } from "../rpc/credentials.js";
+import {
+  type CredentialFiles,
+  CredentialHolder,
+  digestToken,
+  ensureControlToken,
+  loadCredentials,
+  readTokenFile,
+} from "../rpc/credentials.js";
 import { RuleService } from "../rpc/gen/harness/v1/rules_pb.js";
 import { committedRecords } from "../rpc/messages.js";
 import { proposalService } from "../rpc/proposal-service.js";
@@ -107,12 +114,19 @@ export class DaemonApp {
           log.error({ err: (e as Error).message }, "events not sent to watchers");
         }
       };
+      const { server } = config;
+      ensureControlToken(server.controlTokenFile);
+      const credentials = new CredentialHolder(await loadCredentials(credentialFiles(config)));
       const daemon = new Daemon({
         store,
         configAtStart: config,
         rulesAtStart: await loadRules(config),
         readConfig: () => readConfig(configPath, env, false),
         loadRules,
+        loadServed: async (c) => {
+          const next = await loadCredentials(credentialFiles(c));
+          return () => credentials.replace(next);
+        },
         log,
         clock,
         metrics,
@@ -135,16 +149,6 @@ export class DaemonApp {
         retentionMs,
       });
       const socketPath = options.socketPath ?? config.server.socket;
-      const { server } = config;
-      ensureControlToken(server.controlTokenFile);
-      const producers = new Map<ProducerSource, string>();
-      for (const [source, file] of Object.entries(server.producers))
-        if (file !== undefined) producers.set(source as ProducerSource, file);
-      const credentials = await loadCredentials({
-        producers,
-        controlTokenFile: server.controlTokenFile,
-        ...(server.readTokenFile === undefined ? {} : { readTokenFile: server.readTokenFile }),
-      });
       const rules = ruleService({
         evaluator: daemon.view,
         db: store.db,
@@ -179,7 +183,7 @@ export class DaemonApp {
               log,
             }),
             backtest: backtestMethod({ runner: backtests, evaluator: daemon.view, clock, retentionMs }),
-            watchEvents: watchEvents({ bus: watchers, log }),
+            watchEvents: watchEvents({ bus: watchers, log, credentials }),
           }),
       });
       const metricsServer =
@@ -240,6 +244,19 @@ export class DaemonApp {
     await this.metricsServer?.close();
     this.store.close();
   }
+}
+
+/** The credential files `[server]` names. */
+function credentialFiles(config: GlobalConfig): CredentialFiles {
+  const { server } = config;
+  const producers = new Map<ProducerSource, string>();
+  for (const [source, file] of Object.entries(server.producers))
+    if (file !== undefined) producers.set(source as ProducerSource, file);
+  return {
+    producers,
+    controlTokenFile: server.controlTokenFile,
+    ...(server.readTokenFile === undefined ? {} : { readTokenFile: server.readTokenFile }),
+  };
 }
 
 async function readConfig(file: string, env: NodeJS.ProcessEnv, required: boolean): Promise<GlobalConfig> {

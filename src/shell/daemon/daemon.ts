@@ -45,6 +45,12 @@ export interface DaemonDeps {
   readonly readConfig: () => Promise<GlobalConfig>;
   /** How a config becomes a rule set, at every reload. */
   readonly loadRules: (config: GlobalConfig) => Promise<RuleSetLoad>;
+  /**
+   * What the app serves from a reloaded config (the RPC credentials), loaded before anything is swapped,
+   * so that one failing to load changes nothing; the function it resolves to puts it in force, in the
+   * same turn as the rule set.
+   */
+  readonly loadServed: (config: GlobalConfig) => Promise<() => void>;
   readonly log: Log;
   /** The wall clock, ms. */
   readonly clock: () => number;
@@ -304,6 +310,9 @@ export class Daemon {
     const config = await this.deps.readConfig();
     admit(config);
     const { ruleSet, clones } = await this.deps.loadRules(config);
+    const serve = await this.deps.loadServed(config);
+    // Nothing has changed until here; from here on nothing can fail half-way.
+    serve();
     // The evaluator runs whole rows between turns of the event loop, so this lands between two rows.
     const released = this.evaluator.swapRuleSet(ruleSet);
     this.clones = clones;

@@ -33,6 +33,32 @@ export interface Credentials {
   readonly control?: TokenDigest;
 }
 
+/**
+ * The credentials in force. The app replaces them on a reload and the tier interceptor reads them on
+ * every call, so a revoked credential is refused from the next call on; what outlives one call (a
+ * WatchEvents stream) listens for the replacement.
+ */
+export class CredentialHolder {
+  private readonly listeners = new Set<(next: Credentials) => void>();
+
+  constructor(private inForce: Credentials) {}
+
+  get current(): Credentials {
+    return this.inForce;
+  }
+
+  replace(next: Credentials): void {
+    this.inForce = next;
+    for (const l of [...this.listeners]) l(next);
+  }
+
+  /** Calls `listener` after every replacement until the function returned is called. */
+  onReplace(listener: (next: Credentials) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+}
+
 export class CredentialError extends Error {
   constructor(
     readonly file: string,

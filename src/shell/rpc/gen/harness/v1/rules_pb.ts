@@ -2136,7 +2136,7 @@ export enum ErrorReason {
   INVALID_ARGUMENT = 4,
 
   /**
-   * FAILED_PRECONDITION: Reload could not read the config; the rule set in force is unchanged.
+   * FAILED_PRECONDITION: Reload could not load the config; the config and rule set in force are unchanged.
    *
    * @generated from enum value: ERROR_REASON_RELOAD_FAILED = 5;
    */
