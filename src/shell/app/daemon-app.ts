@@ -156,7 +156,7 @@ export class DaemonApp {
         clock,
         startedAt: clock(),
         version: packageVersion(),
-        supervisorStopConfigured: config.supervisor.stop !== undefined,
+        supervisorStopConfigured: () => daemon.configInForce.supervisor.stop !== undefined,
         clear: (harness, rule) => daemon.clear(harness, rule),
         reload: () => daemon.reload(),
         // Refused unless the config the reload reads declares the repo (the sync command read the same

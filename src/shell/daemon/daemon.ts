@@ -6,6 +6,7 @@
  * retention and reloads run here too. What it serves and how it is reached (RPC, metrics, proposals)
  * the composition root, `../app/`, wires around it.
  */
+import { isDeepStrictEqual } from "node:util";
 import { HOUR, MINUTE } from "../../core/durations.js";
 import type { RuleSet } from "../../core/rule-set.js";
 import { ruleStateCounts } from "../../core/rule-state.js";
@@ -23,7 +24,7 @@ import type { OpenedStore } from "../store/open-store.js";
 import { JournalPruner } from "../store/retention.js";
 import { type Log, OncePer } from "../support/log.js";
 import type { DaemonMetrics } from "../support/metrics.js";
-import { ActionRunner } from "./actions.js";
+import { ActionRunner, type ActionSinks } from "./actions.js";
 import { type Committed, Evaluator } from "./evaluator.js";
 import type { EvaluatorView } from "./evaluator-view.js";
 
@@ -37,7 +38,7 @@ export interface ReloadReport {
 
 export interface DaemonDeps {
   readonly store: OpenedStore;
-  /** The config the daemon starts with: what only a restart changes (retention, the stop command). */
+  /** The config the daemon starts with; a reload replaces all of it but what only a restart changes. */
   readonly configAtStart: GlobalConfig;
   /** The rule set and clones loaded from `configAtStart`. */
   readonly rulesAtStart: RuleSetLoad;
@@ -80,11 +81,13 @@ export class Daemon {
   private readonly writer: JournalWriter;
   private readonly evaluator: Evaluator;
   private readonly actions: ActionRunner;
-  private readonly notifier: Notifier | undefined;
+  private notifier: Notifier | undefined;
+  /** Notifiers a reload replaced, still delivering what they were given. */
+  private readonly retiring = new Set<Promise<void>>();
   private readonly pruner: JournalPruner;
 
   constructor(private readonly deps: DaemonDeps) {
-    const { store, configAtStart: config, log, clock, metrics, env } = deps;
+    const { store, configAtStart: config, log, clock, metrics } = deps;
     this.inForce = config;
     this.clones = deps.rulesAtStart.clones;
     const decisions = new DecisionStore(store.db);
@@ -92,54 +95,8 @@ export class Daemon {
     if (lost > 0)
       log.warn({ actions: lost }, "actions interrupted by the last stop are recorded undelivered");
     const journal = new JournalTable(store.db);
-    const notify = config.notify;
-    this.notifier =
-      notify.command === undefined
-        ? undefined
-        : new Notifier(
-            notifyConfig({
-              command: notify.command,
-              timeoutMs: notify.timeout,
-              cooldownMs: notify.cooldown,
-              events: notify.events,
-            }),
-            {
-              now: clock,
-              env,
-              cooldowns: new NotifyCooldowns(store.db),
-              onCooldownError: (e) => log.error({ err: e.message }, "notify cooldown store failed"),
-              onOutcome: (event, result, d) => {
-                metrics.notifyDeliveries.inc({ event, result });
-                if (event === "rule_fired")
-                  this.actions.notifyOutcome(d.notification.fireId, result, d.reason);
-                if (result !== "ok" && result !== "suppressed")
-                  log.warn(
-                    {
-                      event,
-                      rule: d.notification.rule,
-                      fire_id: d.notification.fireId,
-                      result,
-                      reason: d.reason,
-                    },
-                    "notify not delivered",
-                  );
-              },
-            },
-          );
-    const notifier = this.notifier;
-    const wanted = new Set(notify.events);
-    this.actions = new ActionRunner(
-      decisions,
-      {
-        notify: notifier === undefined ? undefined : (e) => notifier.offer(e),
-        wantsEvent: (e) => wanted.has(e),
-        stopCommand: config.supervisor.stop,
-        stopTimeoutMs: STOP_TIMEOUT_MS,
-        env,
-      },
-      log,
-      clock,
-    );
+    this.notifier = this.newNotifier(config.notify);
+    this.actions = new ActionRunner(decisions, this.sinks(config), log, clock);
     const once = new OncePer(HOUR);
     this.evaluator = new Evaluator(deps.rulesAtStart.ruleSet, {
       journal,
@@ -170,6 +127,70 @@ export class Daemon {
     });
     this.pruner = new JournalPruner(store.db, config.memory.rules.journalRetention);
     this.reportRuleSet(deps.rulesAtStart.ruleSet, this.clones);
+  }
+
+  /** The hook `[notify]` configures, or undefined when it names no command. */
+  private newNotifier(notify: GlobalConfig["notify"]): Notifier | undefined {
+    const { store, log, clock, metrics, env } = this.deps;
+    if (notify.command === undefined) return undefined;
+    return new Notifier(
+      notifyConfig({
+        command: notify.command,
+        timeoutMs: notify.timeout,
+        cooldownMs: notify.cooldown,
+        events: notify.events,
+      }),
+      {
+        now: clock,
+        env,
+        cooldowns: new NotifyCooldowns(store.db),
+        onCooldownError: (e) => log.error({ err: e.message }, "notify cooldown store failed"),
+        onOutcome: (event, result, d) => {
+          metrics.notifyDeliveries.inc({ event, result });
+          if (event === "rule_fired") this.actions.notifyOutcome(d.notification.fireId, result, d.reason);
+          if (result !== "ok" && result !== "suppressed")
+            log.warn(
+              { event, rule: d.notification.rule, fire_id: d.notification.fireId, result, reason: d.reason },
+              "notify not delivered",
+            );
+        },
+      },
+    );
+  }
+
+  /** Where `config` sends the actions: the notifier in force and `[supervisor] stop`. */
+  private sinks(config: GlobalConfig): ActionSinks {
+    const notifier = this.notifier;
+    const wanted = new Set(config.notify.events);
+    return {
+      notify: notifier === undefined ? undefined : (e) => notifier.offer(e),
+      wantsEvent: (e) => wanted.has(e),
+      stopCommand: config.supervisor.stop,
+      stopTimeoutMs: STOP_TIMEOUT_MS,
+      env: this.deps.env,
+    };
+  }
+
+  /**
+   * A reload's `[notify]` and `[supervisor] stop`. A changed `[notify]` gets a new notifier; the old one
+   * finishes what it was given (its cooldowns are in the store, so the new one keeps them).
+   */
+  private reconfigureActions(config: GlobalConfig): void {
+    if (!isDeepStrictEqual(config.notify, this.inForce.notify)) {
+      const old = this.notifier;
+      this.notifier = this.newNotifier(config.notify);
+      if (old !== undefined) {
+        const retired = old
+          .drain()
+          .then(() => old.close())
+          .catch((e: Error) =>
+            this.deps.log.error({ err: e.message }, "the replaced notify hook failed to drain"),
+          )
+          .finally(() => this.retiring.delete(retired));
+        this.retiring.add(retired);
+      }
+    }
+    this.actions.configure(this.sinks(config));
   }
 
   /** The evaluator as others may read it: the set in force and the state as last committed. */
@@ -316,6 +337,7 @@ export class Daemon {
     // The evaluator runs whole rows between turns of the event loop, so this lands between two rows.
     const released = this.evaluator.swapRuleSet(ruleSet);
     this.clones = clones;
+    this.reconfigureActions(config);
     this.inForce = config;
     this.reportRuleSet(ruleSet, clones);
     return {
@@ -337,6 +359,7 @@ export class Daemon {
     for (const t of this.timers) clearTimeout(t);
     await this.notifier?.drain();
     await this.notifier?.close();
+    await Promise.all(this.retiring);
     await this.actions.drain();
   }
 }

@@ -62,8 +62,8 @@ export interface RuleServiceDeps {
   readonly clock: () => number;
   readonly startedAt: number;
   readonly version: string;
-  /** Whether the daemon runs with a `[supervisor] stop` command. */
-  readonly supervisorStopConfigured: boolean;
+  /** Whether the config in force has a `[supervisor] stop` command. */
+  readonly supervisorStopConfigured: () => boolean;
   /** `harness rules clear`: releases and commits the holds on `harness` (by `rule`, if given). */
   readonly clear: (harness: string, rule: string | undefined) => void;
   /** `harness reload`; rejects when the config cannot be read, leaving the set in force. */
@@ -310,7 +310,7 @@ export function ruleService(
             ...set.disabled.filter((d) => set.unknownEnforced.includes(d.name)).map((d) => d.name),
             ...costExceeded.filter((x) => x.r.enforced).map((x) => x.r.rule.spec.name),
           ].sort(),
-          supervisorStopConfigured: deps.supervisorStopConfigured,
+          supervisorStopConfigured: deps.supervisorStopConfigured(),
           undeliveredStops7d: reads.undeliveredStopsSince(now - 7 * DAY),
           policyClones: deps.policyClones().map((c) => ({ name: c.name, state: c.state, detail: c.detail })),
         };

@@ -6,7 +6,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ruleClient } from "../../../src/shell/rpc/client.js";
-import { jsonl, TestFleet } from "../daemon-harness.js";
+import { HOOKS, jsonl, TestFleet } from "../daemon-harness.js";
 
 const fleets: TestFleet[] = [];
 afterEach(async () => {
@@ -124,5 +124,105 @@ describe("harness reload applies [server]'s credentials", () => {
     ]);
     expect(still).toBe("open");
     await socketReader.return?.();
+  });
+});
+
+const budget = (harness: string, n: number) => ({
+  kind: "run_event",
+  type: "closed",
+  harness,
+  run: `${harness}#${n}`,
+  outcome: "budget_exceeded",
+});
+
+const ERROR_STREAK_STOPS = `name = "error-streak-stops"
+description = "A run made two failing tool calls within 10m; stop it."
+on = "run_event"
+when = '''
+event.type == "tool" && event.is_error
+  && count({"type": "tool", "run": event.run, "is_error": true}, duration("10m")) >= 2
+'''
+level = "stop"
+cooldown = "1m"
+target = "run"
+message = "{{run}} made two failing tool calls in 10m"
+`;
+
+const failingRun = (harness: string) => ({
+  opened: [{ kind: "run_event", type: "opened", harness, run: `${harness}#1`, trigger: "schedule" }],
+  failed: [1, 2].map((n) => ({
+    kind: "run_event",
+    type: "tool",
+    harness,
+    run: `${harness}#1`,
+    action: "verify",
+    is_error: true,
+    repo: "forge.example/org/reduit",
+    digest: `d${n}`,
+  })),
+});
+
+describe("harness reload applies [notify] and [supervisor]", () => {
+  it("a [notify] command set by a reload receives the next fire; one removed receives nothing", async () => {
+    const f = new TestFleet();
+    fleets.push(f);
+    const hook = /^command = .*\n/m;
+    const command = (fs.readFileSync(configFile(f), "utf8").match(hook) ?? [""])[0];
+    editConfig(f, (t) => t.replace(hook, ""));
+    await f.start();
+    const ledger = f.tokens.get("ledger") as string;
+    const fire = (harness: string) =>
+      f.cli(["journal", "append", "--token-file", ledger], jsonl([budget(harness, 1), budget(harness, 2)]));
+    await fire("before");
+    await f.until(
+      () => f.query("SELECT 1 FROM rule_actions WHERE state = 'undelivered'").length === 1,
+      "the fire without a hook",
+    );
+    editConfig(f, (t) => t.replace("[notify]\n", `[notify]\n${command}`));
+    expect((await f.cli(["reload"])).code).toBe(0);
+    await fire("after");
+    await f.until(() => f.delivered().some((d) => d.harness === "after"), "the delivery");
+
+    editConfig(f, (t) => t.replace(hook, ""));
+    expect((await f.cli(["reload"])).code).toBe(0);
+    await fire("removed");
+    await f.until(
+      () => f.query("SELECT 1 FROM rule_actions WHERE state = 'undelivered'").length === 2,
+      "the fire after the hook was removed",
+    );
+    expect(f.delivered().some((d) => d.harness === "removed")).toBe(false);
+  });
+
+  it("a [supervisor] stop command set by a reload runs for the next stop", async () => {
+    const f = new TestFleet({
+      enforce: ["error-streak-stops"],
+      rules: [{ name: "error-streak-stops", text: ERROR_STREAK_STOPS }],
+    });
+    fleets.push(f);
+    await f.start();
+    const ledger = f.tokens.get("ledger") as string;
+    const observer = f.tokens.get("observer") as string;
+    const stopRun = async (harness: string) => {
+      const run = failingRun(harness);
+      await f.cli(["journal", "append", "--token-file", ledger], jsonl(run.opened));
+      await f.cli(["journal", "append", "--token-file", observer], jsonl(run.failed));
+    };
+    await stopRun("before");
+    await f.until(
+      () =>
+        f.query("SELECT 1 FROM rule_actions WHERE action = 'stop' AND state = 'undelivered'").length === 1,
+      "the stop without a command",
+    );
+    editConfig(
+      f,
+      (t) => `${t}\n[supervisor]\nstop = ${JSON.stringify([path.join(HOOKS, "record-args"), f.stops])}\n`,
+    );
+    const status = () => ruleClient({ socketPath: f.socketPath }).getStatus({});
+    expect((await status()).supervisorStopConfigured).toBe(false);
+    expect((await f.cli(["reload"])).code).toBe(0);
+    expect((await status()).supervisorStopConfigured).toBe(true);
+    await stopRun("after");
+    await f.until(() => f.stopped().length === 1, "the stop command's run");
+    expect(f.stopped()[0]).toContain("after");
   });
 });
