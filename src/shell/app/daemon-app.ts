@@ -167,6 +167,7 @@ export class DaemonApp {
             log.info({ repo, commit }, "policy repo synced; reloading");
           }),
         policyClones: () => daemon.policyClones,
+        needsRestart: () => daemon.needsRestart,
       });
       const rpc = await startRpcServer({
         socketPath,

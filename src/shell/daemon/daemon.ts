@@ -34,7 +34,25 @@ export interface ReloadReport {
   readonly disabled: readonly { readonly name: string; readonly reason: string; readonly message: string }[];
   readonly unknownEnforced: readonly string[];
   readonly released: number;
+  /** Keys changed since the start that only a restart applies (`RESTART_KEYS`), in name order. */
+  readonly needsRestart: readonly string[];
 }
+
+/**
+ * The config keys a reload cannot apply, each with its value in a config: the listeners are bound and
+ * the pruner set up once, at start. Every other key a reload applies.
+ */
+const RESTART_KEYS: readonly (readonly [string, (c: GlobalConfig) => unknown])[] = [
+  ["memory.rules.journal_retention", (c) => c.memory.rules.journalRetention],
+  ["server.listen", (c) => c.server.listen],
+  ["server.metrics_listen", (c) => c.server.metricsListen],
+  ["server.metrics_token_file", (c) => c.server.metricsTokenFile],
+  ["server.socket", (c) => c.server.socket],
+];
+
+/** The keys of `RESTART_KEYS` whose values differ between the two configs. */
+export const needsRestart = (atStart: GlobalConfig, next: GlobalConfig): string[] =>
+  RESTART_KEYS.filter(([, value]) => !isDeepStrictEqual(value(atStart), value(next))).map(([key]) => key);
 
 export interface DaemonDeps {
   readonly store: OpenedStore;
@@ -78,6 +96,7 @@ export class Daemon {
   private reloading: Promise<unknown> = Promise.resolve();
   private inForce: GlobalConfig;
   private clones: readonly PolicyCloneStatus[];
+  private restartKeys: readonly string[] = [];
   private readonly writer: JournalWriter;
   private readonly evaluator: Evaluator;
   private readonly actions: ActionRunner;
@@ -200,6 +219,10 @@ export class Daemon {
   /** The config as the last load read it (at start or by a reload): rule miners and policy repos. */
   get configInForce(): GlobalConfig {
     return this.inForce;
+  }
+  /** The keys the last reload found changed that only a restart applies. */
+  get needsRestart(): readonly string[] {
+    return this.restartKeys;
   }
   /** Each declared policy repo's clone as the last load found it (REQ-2's gate), in name order. */
   get policyClones(): readonly PolicyCloneStatus[] {
@@ -339,8 +362,14 @@ export class Daemon {
     this.clones = clones;
     this.reconfigureActions(config);
     this.inForce = config;
+    this.restartKeys = needsRestart(this.deps.configAtStart, config);
     this.reportRuleSet(ruleSet, clones);
+    this.deps.log[this.restartKeys.length === 0 ? "info" : "warn"](
+      { loaded: ruleSet.rules.length, released: released.length, needs_restart: this.restartKeys },
+      this.restartKeys.length === 0 ? "reloaded" : "reloaded; some changed keys apply only at a restart",
+    );
     return {
+      needsRestart: this.restartKeys,
       loaded: ruleSet.rules.length,
       disabled: ruleSet.disabled.map((d) => ({ name: d.name, reason: d.reason, message: d.message })),
       unknownEnforced: ruleSet.unknownEnforced,

@@ -71,6 +71,8 @@ export interface RuleServiceDeps {
   /** `harness policy sync` after a fast-forward: a reload with the synced clone; rejects an unknown repo. */
   readonly policySynced: (repo: string, commit: string) => Promise<ReloadReport>;
   /** Each declared policy repo's clone as the last load found it (REQ-2's gate), in name order. */
+  /** The config keys the last reload found changed that only a restart applies. */
+  readonly needsRestart: () => readonly string[];
   readonly policyClones: () => readonly {
     readonly name: string;
     readonly state: string;
@@ -313,6 +315,7 @@ export function ruleService(
           supervisorStopConfigured: deps.supervisorStopConfigured(),
           undeliveredStops7d: reads.undeliveredStopsSince(now - 7 * DAY),
           policyClones: deps.policyClones().map((c) => ({ name: c.name, state: c.state, detail: c.detail })),
+          needsRestart: [...deps.needsRestart()],
         };
       }),
   };
@@ -322,6 +325,7 @@ const reloadResponse = (r: ReloadReport) => ({
   ...r,
   disabled: [...r.disabled],
   unknownEnforced: [...r.unknownEnforced],
+  needsRestart: [...r.needsRestart],
 });
 
 const sourceName = (s: RuleSource): string => (s.kind === "starter" ? "starter" : `policy:${s.repo}`);

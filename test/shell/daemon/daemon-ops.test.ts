@@ -77,6 +77,7 @@ describe("the daemon's loop", () => {
       ],
       unknown_enforced: ["no-such-rule"],
       released: 0,
+      needs_restart: [],
     });
     fs.writeFileSync(config, "[memory.rules]\nenforce = 3\n");
     const bad = await f.cli(["reload"]);

@@ -226,3 +226,45 @@ describe("harness reload applies [notify] and [supervisor]", () => {
     expect(f.stopped()[0]).toContain("after");
   });
 });
+
+describe("harness reload names what needs a restart", () => {
+  it("a changed listening address, metrics token or retention is named by reload, its log line and doctor", async () => {
+    const f = await started();
+    const socket = f.socketPath;
+    const metricsToken = path.join(f.root, "metrics.token");
+    writeToken(metricsToken, `metrics-${"m".repeat(40)}`);
+    editConfig(f, (t) =>
+      t
+        .replace("[memory.rules]\n", '[memory.rules]\njournal_retention = "60d"\n')
+        .replace(
+          'metrics_listen = "127.0.0.1:0"',
+          `metrics_listen = "127.0.0.1:1"\nlisten = "127.0.0.1:0"\nsocket = ${JSON.stringify(path.join(f.root, "other.sock"))}\nmetrics_token_file = ${JSON.stringify(metricsToken)}`,
+        ),
+    );
+    const keys = [
+      "memory.rules.journal_retention",
+      "server.listen",
+      "server.metrics_listen",
+      "server.metrics_token_file",
+      "server.socket",
+    ];
+    const r = await f.cli(["reload", "--json", "--socket", socket]);
+    expect(r.stderr).toBe("");
+    expect(JSON.parse(r.stdout).needs_restart).toEqual(keys);
+    const text = await f.cli(["reload", "--socket", socket]);
+    expect(text.stdout).toMatch(
+      /needs a restart: memory\.rules\.journal_retention, server\.listen, .*server\.socket/,
+    );
+    expect(f.daemonStdout).toMatch(/"needs_restart":\["memory\.rules\.journal_retention".*reloaded/);
+    const doctor = await f.cli(["doctor", "--socket", socket]);
+    expect(doctor.stdout).toMatch(
+      /changed since the daemon started and need a restart: memory\.rules\.journal_retention/,
+    );
+  });
+
+  it("a reload that changes nothing a restart needs names nothing", async () => {
+    const f = await started();
+    const r = await f.cli(["reload", "--json"]);
+    expect(JSON.parse(r.stdout).needs_restart).toEqual([]);
+  });
+});

@@ -85,6 +85,11 @@ function rulesCheck(s: GetStatusResponse, holds: readonly HoldRecord[]): Check {
           : "no [supervisor] stop command is configured, so no rule can stop a run"
       }`,
     });
+  if (s.needsRestart.length > 0)
+    findings.push({
+      status: "warn",
+      message: `config keys changed since the daemon started and need a restart: ${s.needsRestart.join(", ")}`,
+    });
   const behind = s.lastSeq - s.evaluatorCursor;
   const lag = `lag ${formatDuration(Math.round(s.lagSeconds) * 1000)}`;
   findings.push(
