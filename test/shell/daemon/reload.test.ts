@@ -193,6 +193,25 @@ describe("harness reload applies [notify] and [supervisor]", () => {
     expect(f.delivered().some((d) => d.harness === "removed")).toBe(false);
   });
 
+  it("[notify] events changed by a reload apply to the next fire", async () => {
+    const f = await started();
+    const ledger = f.tokens.get("ledger") as string;
+    editConfig(f, (t) => t.replace("[notify]\n", '[notify]\nevents = ["rule_hold"]\n'));
+    expect((await f.cli(["reload"])).code).toBe(0);
+    await f.cli(
+      ["journal", "append", "--token-file", ledger],
+      jsonl([budget("quiet", 1), budget("quiet", 2)]),
+    );
+    await f.until(
+      () =>
+        f.query(
+          "SELECT 1 FROM rule_actions WHERE state = 'undelivered' AND detail LIKE '%not in [notify] events%'",
+        ).length === 1,
+      "the fire recorded as not wanted",
+    );
+    expect(f.delivered()).toEqual([]);
+  });
+
   it("a [supervisor] stop command set by a reload runs for the next stop", async () => {
     const f = new TestFleet({
       enforce: ["error-streak-stops"],
