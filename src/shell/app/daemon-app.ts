@@ -76,6 +76,8 @@ export class DaemonApp {
     readonly daemon: Daemon,
     readonly store: OpenedStore,
     readonly socketPath: string,
+    /** The global config file the daemon reads (it may not exist: defaults). */
+    readonly configPath: string,
     readonly metrics: DaemonMetrics,
     /** propose_rule (REQ-15), for the gateway to call in this process: no RPC stores a proposal. */
     readonly proposals: ProposalIntake,
@@ -206,6 +208,7 @@ export class DaemonApp {
         daemon,
         store,
         socketPath,
+        configPath,
         metrics,
         proposals,
         watchers,

@@ -154,6 +154,15 @@ export async function loadCredentials(files: CredentialFiles): Promise<Credentia
   };
 }
 
+/**
+ * A shell command that writes a new token to `file` (32 random bytes, base64), readable by its owner only,
+ * making its directory (0700) when missing.
+ */
+export function makeTokenCommand(file: string): string {
+  const quote = (s: string) => `'${s.replaceAll("'", "'\\''")}'`;
+  return `(umask 077; mkdir -p ${quote(path.dirname(file))} && head -c 32 /dev/urandom | base64 > ${quote(file)})`;
+}
+
 /** The operator's control token: created on the daemon's first start (0600, directory 0700), read by the CLI. */
 export function ensureControlToken(file: string): void {
   if (fs.existsSync(file)) return;

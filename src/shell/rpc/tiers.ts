@@ -116,10 +116,16 @@ export function authorize(
   if (!grants(caller, tier))
     return {
       ok: false,
-      reason: `${method} needs the ${tier} tier, which a ${describe(caller)} does not hold`,
+      reason: `${method} needs the ${tier} tier, which a ${describe(caller)} does not hold${
+        tier === "producer" ? PRODUCER_HINT : ""
+      }`,
     };
   return { ok: true, caller };
 }
+
+// The operator's own tokens are the ones at hand, so a refused append says where a producer's comes from.
+const PRODUCER_HINT =
+  ': a producer appends with its source\'s own token, from a file named in [server.producers] (docs/security.md, "Producer credentials")';
 
 const describe = (caller: Caller): string =>
   caller.role === "producer" ? `producer credential (source ${caller.source})` : caller.role;

@@ -110,9 +110,12 @@ describe("authorizing a call", () => {
     });
     expect(authorize(APPEND, null, "socket", credentials)).toEqual({
       ok: false,
-      reason: `${APPEND} needs the producer tier, which a reader does not hold`,
+      reason: `${APPEND} needs the producer tier, which a reader does not hold: a producer appends with its source's own token, from a file named in [server.producers] (docs/security.md, "Producer credentials")`,
     });
-    expect(authorize(APPEND, bearer(tokens.control), "socket", credentials).ok).toBe(false);
+    expect(authorize(APPEND, bearer(tokens.control), "socket", credentials)).toEqual({
+      ok: false,
+      reason: `${APPEND} needs the producer tier, which a controller does not hold: a producer appends with its source's own token, from a file named in [server.producers] (docs/security.md, "Producer credentials")`,
+    });
     expect(authorize(APPEND, bearer(tokens.read), "tcp", credentials).ok).toBe(false);
   });
 });
