@@ -213,6 +213,25 @@ describe("harness reload applies [notify] and [supervisor]", () => {
     expect(f.delivered()).toEqual([]);
   });
 
+  it("a [notify] timeout changed by a reload bounds the next hook", async () => {
+    const f = await started();
+    const ledger = f.tokens.get("ledger") as string;
+    editConfig(f, (t) =>
+      t
+        .replace(/^command = .*$/m, `command = ${JSON.stringify([path.join(HOOKS, "hang")])}`)
+        .replace(/^timeout = .*$/m, 'timeout = "1s"'),
+    );
+    expect((await f.cli(["reload"])).code).toBe(0);
+    await f.cli(["journal", "append", "--token-file", ledger], jsonl([budget("slow", 1), budget("slow", 2)]));
+    await f.until(() => f.query("SELECT 1 FROM rule_fires").length === 1, "the fire");
+    // The 5s the daemon started with would still be running.
+    await f.until(
+      () => f.query("SELECT 1 FROM rule_actions WHERE state = 'timeout'").length === 1,
+      "the hook killed at the reloaded timeout",
+      3_500,
+    );
+  });
+
   it("a [supervisor] stop command set by a reload runs for the next stop", async () => {
     const f = new TestFleet({
       enforce: ["error-streak-stops"],
