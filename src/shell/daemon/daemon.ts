@@ -355,10 +355,11 @@ export class Daemon {
     admit(config);
     const { ruleSet, clones } = await this.deps.loadRules(config);
     const serve = await this.deps.loadServed(config);
-    // Nothing has changed until here; from here on nothing can fail half-way.
-    serve();
+    // Nothing has changed until here. The swap, which commits the holds it releases, goes first: if it
+    // throws, the credentials and actions in force stay as they were too.
     // The evaluator runs whole rows between turns of the event loop, so this lands between two rows.
     const released = this.evaluator.swapRuleSet(ruleSet);
+    serve();
     this.clones = clones;
     this.reconfigureActions(config);
     this.inForce = config;
