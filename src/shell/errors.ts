@@ -73,7 +73,7 @@ export class InvalidArgumentError extends SentinelError {
 export class ReloadFailedError extends SentinelError {
   readonly sentinel = "reload_failed" as const;
   constructor(cause: Error) {
-    super("", `reload failed; the rule set in force is unchanged: ${cause.message}`, { cause });
+    super("", `reload failed; the config and rule set in force are unchanged: ${cause.message}`, { cause });
   }
 }
 

@@ -21,7 +21,14 @@ import type { AdmitResult } from "../journal/admit.js";
 import { type RuleSetLoad, servedRuleSets } from "../policy/rule-source.js";
 import { ProposalIntake } from "../proposals/propose-rule.js";
 import { backtestMethod } from "../rpc/backtest-service.js";
-import { digestToken, ensureControlToken, loadCredentials, readTokenFile } from "../rpc/credentials.js";
+import {
+  type CredentialFiles,
+  CredentialHolder,
+  digestToken,
+  ensureControlToken,
+  loadCredentials,
+  readTokenFile,
+} from "../rpc/credentials.js";
 import { RuleService } from "../rpc/gen/harness/v1/rules_pb.js";
 import { committedRecords } from "../rpc/messages.js";
 import { proposalService } from "../rpc/proposal-service.js";
@@ -69,6 +76,8 @@ export class DaemonApp {
     readonly daemon: Daemon,
     readonly store: OpenedStore,
     readonly socketPath: string,
+    /** The global config file the daemon reads (it may not exist: defaults). */
+    readonly configPath: string,
     readonly metrics: DaemonMetrics,
     /** propose_rule (REQ-15), for the gateway to call in this process: no RPC stores a proposal. */
     readonly proposals: ProposalIntake,
@@ -107,12 +116,19 @@ export class DaemonApp {
           log.error({ err: (e as Error).message }, "events not sent to watchers");
         }
       };
+      const { server } = config;
+      ensureControlToken(server.controlTokenFile);
+      const credentials = new CredentialHolder(await loadCredentials(credentialFiles(config)));
       const daemon = new Daemon({
         store,
         configAtStart: config,
         rulesAtStart: await loadRules(config),
         readConfig: () => readConfig(configPath, env, false),
         loadRules,
+        loadServed: async (c) => {
+          const next = await loadCredentials(credentialFiles(c));
+          return () => credentials.replace(next);
+        },
         log,
         clock,
         metrics,
@@ -135,16 +151,6 @@ export class DaemonApp {
         retentionMs,
       });
       const socketPath = options.socketPath ?? config.server.socket;
-      const { server } = config;
-      ensureControlToken(server.controlTokenFile);
-      const producers = new Map<ProducerSource, string>();
-      for (const [source, file] of Object.entries(server.producers))
-        if (file !== undefined) producers.set(source as ProducerSource, file);
-      const credentials = await loadCredentials({
-        producers,
-        controlTokenFile: server.controlTokenFile,
-        ...(server.readTokenFile === undefined ? {} : { readTokenFile: server.readTokenFile }),
-      });
       const rules = ruleService({
         evaluator: daemon.view,
         db: store.db,
@@ -152,7 +158,7 @@ export class DaemonApp {
         clock,
         startedAt: clock(),
         version: packageVersion(),
-        supervisorStopConfigured: config.supervisor.stop !== undefined,
+        supervisorStopConfigured: () => daemon.configInForce.supervisor.stop !== undefined,
         clear: (harness, rule) => daemon.clear(harness, rule),
         reload: () => daemon.reload(),
         // Refused unless the config the reload reads declares the repo (the sync command read the same
@@ -163,6 +169,7 @@ export class DaemonApp {
             log.info({ repo, commit }, "policy repo synced; reloading");
           }),
         policyClones: () => daemon.policyClones,
+        needsRestart: () => daemon.needsRestart,
       });
       const rpc = await startRpcServer({
         socketPath,
@@ -180,7 +187,7 @@ export class DaemonApp {
               log,
             }),
             backtest: backtestMethod({ runner: backtests, evaluator: daemon.view, clock, retentionMs }),
-            watchEvents: watchEvents({ bus: watchers, log }),
+            watchEvents: watchEvents({ bus: watchers, log, credentials }),
           }),
       });
       const metricsServer =
@@ -202,6 +209,7 @@ export class DaemonApp {
         daemon,
         store,
         socketPath,
+        configPath,
         metrics,
         proposals,
         watchers,
@@ -241,6 +249,19 @@ export class DaemonApp {
     await this.metricsServer?.close();
     this.store.close();
   }
+}
+
+/** The credential files `[server]` names. */
+function credentialFiles(config: GlobalConfig): CredentialFiles {
+  const { server } = config;
+  const producers = new Map<ProducerSource, string>();
+  for (const [source, file] of Object.entries(server.producers))
+    if (file !== undefined) producers.set(source as ProducerSource, file);
+  return {
+    producers,
+    controlTokenFile: server.controlTokenFile,
+    ...(server.readTokenFile === undefined ? {} : { readTokenFile: server.readTokenFile }),
+  };
 }
 
 async function readConfig(file: string, env: NodeJS.ProcessEnv, required: boolean): Promise<GlobalConfig> {

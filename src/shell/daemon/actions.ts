@@ -30,10 +30,15 @@ export class ActionRunner {
 
   constructor(
     private readonly decisions: DecisionStore,
-    private readonly sinks: ActionSinks,
+    private sinks: ActionSinks,
     private readonly log: Log,
     private readonly clock: () => number,
   ) {}
+
+  /** A reload's `[notify]` and `[supervisor] stop`, for the actions dispatched from now on. */
+  configure(sinks: ActionSinks): void {
+    this.sinks = sinks;
+  }
 
   private record(fire: Fire, action: PlannedAction, state: ActionState, detail?: string): void {
     this.setState(fire.id, action, state, detail, { rule: fire.rule, seq: fire.seq });

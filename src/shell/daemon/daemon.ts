@@ -6,6 +6,7 @@
  * retention and reloads run here too. What it serves and how it is reached (RPC, metrics, proposals)
  * the composition root, `../app/`, wires around it.
  */
+import { isDeepStrictEqual } from "node:util";
 import type { RefusalReason } from "../../core/admission.js";
 import { HOUR, MINUTE } from "../../core/durations.js";
 import type { RuleSet } from "../../core/rule-set.js";
@@ -24,7 +25,7 @@ import type { OpenedStore } from "../store/open-store.js";
 import { JournalPruner } from "../store/retention.js";
 import { type Log, OncePer } from "../support/log.js";
 import type { DaemonMetrics } from "../support/metrics.js";
-import { ActionRunner } from "./actions.js";
+import { ActionRunner, type ActionSinks } from "./actions.js";
 import { type Committed, Evaluator } from "./evaluator.js";
 import type { EvaluatorView } from "./evaluator-view.js";
 
@@ -34,11 +35,29 @@ export interface ReloadReport {
   readonly disabled: readonly { readonly name: string; readonly reason: string; readonly message: string }[];
   readonly unknownEnforced: readonly string[];
   readonly released: number;
+  /** Keys changed since the start that only a restart applies (`RESTART_KEYS`), in name order. */
+  readonly needsRestart: readonly string[];
 }
+
+/**
+ * The config keys a reload cannot apply, each with its value in a config: the listeners are bound and
+ * the pruner set up once, at start. Every other key a reload applies.
+ */
+const RESTART_KEYS: readonly (readonly [string, (c: GlobalConfig) => unknown])[] = [
+  ["memory.rules.journal_retention", (c) => c.memory.rules.journalRetention],
+  ["server.listen", (c) => c.server.listen],
+  ["server.metrics_listen", (c) => c.server.metricsListen],
+  ["server.metrics_token_file", (c) => c.server.metricsTokenFile],
+  ["server.socket", (c) => c.server.socket],
+];
+
+/** The keys of `RESTART_KEYS` whose values differ between the two configs. */
+export const needsRestart = (atStart: GlobalConfig, next: GlobalConfig): string[] =>
+  RESTART_KEYS.filter(([, value]) => !isDeepStrictEqual(value(atStart), value(next))).map(([key]) => key);
 
 export interface DaemonDeps {
   readonly store: OpenedStore;
-  /** The config the daemon starts with: what only a restart changes (retention, the stop command). */
+  /** The config the daemon starts with; a reload replaces all of it but what only a restart changes. */
   readonly configAtStart: GlobalConfig;
   /** The rule set and clones loaded from `configAtStart`. */
   readonly rulesAtStart: RuleSetLoad;
@@ -46,6 +65,12 @@ export interface DaemonDeps {
   readonly readConfig: () => Promise<GlobalConfig>;
   /** How a config becomes a rule set, at every reload. */
   readonly loadRules: (config: GlobalConfig) => Promise<RuleSetLoad>;
+  /**
+   * What the app serves from a reloaded config (the RPC credentials), loaded before anything is swapped,
+   * so that one failing to load changes nothing; the function it resolves to puts it in force, in the
+   * same turn as the rule set.
+   */
+  readonly loadServed: (config: GlobalConfig) => Promise<() => void>;
   readonly log: Log;
   /** The wall clock, ms. */
   readonly clock: () => number;
@@ -72,15 +97,18 @@ export class Daemon {
   private reloading: Promise<unknown> = Promise.resolve();
   private inForce: GlobalConfig;
   private clones: readonly PolicyCloneStatus[];
+  private restartKeys: readonly string[] = [];
   private readonly writer: JournalWriter;
   private readonly evaluator: Evaluator;
   private readonly actions: ActionRunner;
-  private readonly notifier: Notifier | undefined;
+  private notifier: Notifier | undefined;
+  /** Notifiers a reload replaced, still delivering what they were given. */
+  private readonly retiring = new Set<Promise<void>>();
   private readonly pruner: JournalPruner;
   private readonly rejectionLogged = new OncePer(HOUR);
 
   constructor(private readonly deps: DaemonDeps) {
-    const { store, configAtStart: config, log, clock, metrics, env } = deps;
+    const { store, configAtStart: config, log, clock, metrics } = deps;
     this.inForce = config;
     this.clones = deps.rulesAtStart.clones;
     const decisions = new DecisionStore(store.db);
@@ -96,57 +124,8 @@ export class Daemon {
         "actions running at the last stop are recorded unknown: they may have run",
       );
     const journal = new JournalTable(store.db);
-    const notify = config.notify;
-    this.notifier =
-      notify.command === undefined
-        ? undefined
-        : new Notifier(
-            notifyConfig({
-              command: notify.command,
-              timeoutMs: notify.timeout,
-              cooldownMs: notify.cooldown,
-              events: notify.events,
-            }),
-            {
-              now: clock,
-              env,
-              cooldowns: new NotifyCooldowns(store.db),
-              onCooldownError: (e) => log.error({ err: e.message }, "notify cooldown store failed"),
-              onStart: (e) => {
-                if (e.event === "rule_fired") this.actions.notifyStarted(e.fireId);
-              },
-              onOutcome: (event, result, d) => {
-                metrics.notifyDeliveries.inc({ event, result });
-                if (event === "rule_fired")
-                  this.actions.notifyOutcome(d.notification.fireId, result, d.reason);
-                if (result !== "ok" && result !== "suppressed")
-                  log.warn(
-                    {
-                      event,
-                      rule: d.notification.rule,
-                      fire_id: d.notification.fireId,
-                      result,
-                      reason: d.reason,
-                    },
-                    "notify not delivered",
-                  );
-              },
-            },
-          );
-    const notifier = this.notifier;
-    const wanted = new Set(notify.events);
-    this.actions = new ActionRunner(
-      decisions,
-      {
-        notify: notifier === undefined ? undefined : (e) => notifier.offer(e),
-        wantsEvent: (e) => wanted.has(e),
-        stopCommand: config.supervisor.stop,
-        stopTimeoutMs: STOP_TIMEOUT_MS,
-        env,
-      },
-      log,
-      clock,
-    );
+    this.notifier = this.newNotifier(config.notify);
+    this.actions = new ActionRunner(decisions, this.sinks(config), log, clock);
     const once = new OncePer(HOUR);
     this.evaluator = new Evaluator(deps.rulesAtStart.ruleSet, {
       journal,
@@ -179,6 +158,73 @@ export class Daemon {
     this.reportRuleSet(deps.rulesAtStart.ruleSet, this.clones);
   }
 
+  /** The hook `[notify]` configures, or undefined when it names no command. */
+  private newNotifier(notify: GlobalConfig["notify"]): Notifier | undefined {
+    const { store, log, clock, metrics, env } = this.deps;
+    if (notify.command === undefined) return undefined;
+    return new Notifier(
+      notifyConfig({
+        command: notify.command,
+        timeoutMs: notify.timeout,
+        cooldownMs: notify.cooldown,
+        events: notify.events,
+      }),
+      {
+        now: clock,
+        env,
+        cooldowns: new NotifyCooldowns(store.db),
+        onCooldownError: (e) => log.error({ err: e.message }, "notify cooldown store failed"),
+        onStart: (e) => {
+          if (e.event === "rule_fired") this.actions.notifyStarted(e.fireId);
+        },
+        onOutcome: (event, result, d) => {
+          metrics.notifyDeliveries.inc({ event, result });
+          if (event === "rule_fired") this.actions.notifyOutcome(d.notification.fireId, result, d.reason);
+          if (result !== "ok" && result !== "suppressed")
+            log.warn(
+              { event, rule: d.notification.rule, fire_id: d.notification.fireId, result, reason: d.reason },
+              "notify not delivered",
+            );
+        },
+      },
+    );
+  }
+
+  /** Where `config` sends the actions: the notifier in force and `[supervisor] stop`. */
+  private sinks(config: GlobalConfig): ActionSinks {
+    const notifier = this.notifier;
+    const wanted = new Set(config.notify.events);
+    return {
+      notify: notifier === undefined ? undefined : (e) => notifier.offer(e),
+      wantsEvent: (e) => wanted.has(e),
+      stopCommand: config.supervisor.stop,
+      stopTimeoutMs: STOP_TIMEOUT_MS,
+      env: this.deps.env,
+    };
+  }
+
+  /**
+   * A reload's `[notify]` and `[supervisor] stop`. A changed `[notify]` gets a new notifier; the old one
+   * finishes what it was given (its cooldowns are in the store, so the new one keeps them).
+   */
+  private reconfigureActions(config: GlobalConfig): void {
+    if (!isDeepStrictEqual(config.notify, this.inForce.notify)) {
+      const old = this.notifier;
+      this.notifier = this.newNotifier(config.notify);
+      if (old !== undefined) {
+        const retired = old
+          .drain()
+          .then(() => old.close())
+          .catch((e: Error) =>
+            this.deps.log.error({ err: e.message }, "the replaced notify hook failed to drain"),
+          )
+          .finally(() => this.retiring.delete(retired));
+        this.retiring.add(retired);
+      }
+    }
+    this.actions.configure(this.sinks(config));
+  }
+
   /** The evaluator as others may read it: the set in force and the state as last committed. */
   get view(): EvaluatorView {
     return this.evaluator;
@@ -186,6 +232,10 @@ export class Daemon {
   /** The config as the last load read it (at start or by a reload): rule miners and policy repos. */
   get configInForce(): GlobalConfig {
     return this.inForce;
+  }
+  /** The keys the last reload found changed that only a restart applies. */
+  get needsRestart(): readonly string[] {
+    return this.restartKeys;
   }
   /** Each declared policy repo's clone as the last load found it (REQ-2's gate), in name order. */
   get policyClones(): readonly PolicyCloneStatus[] {
@@ -330,12 +380,23 @@ export class Daemon {
     const config = await this.deps.readConfig();
     admit(config);
     const { ruleSet, clones } = await this.deps.loadRules(config);
+    const serve = await this.deps.loadServed(config);
+    // Nothing has changed until here. The swap, which commits the holds it releases, goes first: if it
+    // throws, the credentials and actions in force stay as they were too.
     // The evaluator runs whole rows between turns of the event loop, so this lands between two rows.
     const released = this.evaluator.swapRuleSet(ruleSet);
+    serve();
     this.clones = clones;
+    this.reconfigureActions(config);
     this.inForce = config;
+    this.restartKeys = needsRestart(this.deps.configAtStart, config);
     this.reportRuleSet(ruleSet, clones);
+    this.deps.log[this.restartKeys.length === 0 ? "info" : "warn"](
+      { loaded: ruleSet.rules.length, released: released.length, needs_restart: this.restartKeys },
+      this.restartKeys.length === 0 ? "reloaded" : "reloaded; some changed keys apply only at a restart",
+    );
     return {
+      needsRestart: this.restartKeys,
       loaded: ruleSet.rules.length,
       disabled: ruleSet.disabled.map((d) => ({ name: d.name, reason: d.reason, message: d.message })),
       unknownEnforced: ruleSet.unknownEnforced,
@@ -354,6 +415,7 @@ export class Daemon {
     for (const t of this.timers) clearTimeout(t);
     await this.notifier?.drain();
     await this.notifier?.close();
+    await Promise.all(this.retiring);
     await this.actions.drain();
   }
 }

@@ -14,15 +14,15 @@ export type Delivery<T> =
 /** Events one watcher may have waiting before it starts to miss them. */
 const DEFAULT_WATCH_BUFFER = 1_024;
 
-/** Why a subscription ended. */
-export type EndReason = "cancelled" | "closed";
+/** Why a subscription ended; `revoked` is the subscriber's, when its watcher may no longer read. */
+export type EndReason = "cancelled" | "closed" | "revoked";
 
 export interface SubscribeOptions {
   /** Events buffered before the watcher misses them; `DEFAULT_WATCH_BUFFER` unless given. */
   readonly capacity?: number;
   /** Ends the subscription when aborted (the watcher went away). */
   readonly signal?: AbortSignal;
-  /** Called once when the subscription ends, by its signal, `close()` or the bus closing. */
+  /** Called once when the subscription ends, by its signal, `end()` or the bus closing. */
   readonly onEnd?: (reason: EndReason) => void;
   /** Called when the watcher starts to miss events, once until it has read the gap. */
   readonly onMiss?: () => void;

@@ -33,6 +33,32 @@ export interface Credentials {
   readonly control?: TokenDigest;
 }
 
+/**
+ * The credentials in force. The app replaces them on a reload and the tier interceptor reads them on
+ * every call, so a revoked credential is refused from the next call on; what outlives one call (a
+ * WatchEvents stream) listens for the replacement.
+ */
+export class CredentialHolder {
+  private readonly listeners = new Set<(next: Credentials) => void>();
+
+  constructor(private inForce: Credentials) {}
+
+  get current(): Credentials {
+    return this.inForce;
+  }
+
+  replace(next: Credentials): void {
+    this.inForce = next;
+    for (const l of [...this.listeners]) l(next);
+  }
+
+  /** Calls `listener` after every replacement until the function returned is called. */
+  onReplace(listener: (next: Credentials) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+}
+
 export class CredentialError extends Error {
   constructor(
     readonly file: string,
@@ -126,6 +152,15 @@ export async function loadCredentials(files: CredentialFiles): Promise<Credentia
     ...(read === undefined ? {} : { read }),
     ...(control === undefined ? {} : { control }),
   };
+}
+
+/**
+ * A shell command that writes a new token to `file` (32 random bytes, base64), readable by its owner only,
+ * making its directory (0700) when missing.
+ */
+export function makeTokenCommand(file: string): string {
+  const quote = (s: string) => `'${s.replaceAll("'", "'\\''")}'`;
+  return `(umask 077; mkdir -p ${quote(path.dirname(file))} && head -c 32 /dev/urandom | base64 > ${quote(file)})`;
 }
 
 /** The operator's control token: created on the daemon's first start (0600, directory 0700), read by the CLI. */

@@ -62,8 +62,8 @@ export interface RuleServiceDeps {
   readonly clock: () => number;
   readonly startedAt: number;
   readonly version: string;
-  /** Whether the daemon runs with a `[supervisor] stop` command. */
-  readonly supervisorStopConfigured: boolean;
+  /** Whether the config in force has a `[supervisor] stop` command. */
+  readonly supervisorStopConfigured: () => boolean;
   /** `harness rules clear`: releases and commits the holds on `harness` (by `rule`, if given). */
   readonly clear: (harness: string, rule: string | undefined) => void;
   /** `harness reload`; rejects when the config cannot be read, leaving the set in force. */
@@ -71,6 +71,8 @@ export interface RuleServiceDeps {
   /** `harness policy sync` after a fast-forward: a reload with the synced clone; rejects an unknown repo. */
   readonly policySynced: (repo: string, commit: string) => Promise<ReloadReport>;
   /** Each declared policy repo's clone as the last load found it (REQ-2's gate), in name order. */
+  /** The config keys the last reload found changed that only a restart applies. */
+  readonly needsRestart: () => readonly string[];
   readonly policyClones: () => readonly {
     readonly name: string;
     readonly state: string;
@@ -310,10 +312,11 @@ export function ruleService(
             ...set.disabled.filter((d) => set.unknownEnforced.includes(d.name)).map((d) => d.name),
             ...costExceeded.filter((x) => x.r.enforced).map((x) => x.r.rule.spec.name),
           ].sort(),
-          supervisorStopConfigured: deps.supervisorStopConfigured,
+          supervisorStopConfigured: deps.supervisorStopConfigured(),
           undeliveredStops7d: reads.stopsSince("undelivered", now - 7 * DAY),
           unknownStops7d: reads.stopsSince("unknown", now - 7 * DAY),
           policyClones: deps.policyClones().map((c) => ({ name: c.name, state: c.state, detail: c.detail })),
+          needsRestart: [...deps.needsRestart()],
         };
       }),
   };
@@ -323,6 +326,7 @@ const reloadResponse = (r: ReloadReport) => ({
   ...r,
   disabled: [...r.disabled],
   unknownEnforced: [...r.unknownEnforced],
+  needsRestart: [...r.needsRestart],
 });
 
 const sourceName = (s: RuleSource): string => (s.kind === "starter" ? "starter" : `policy:${s.repo}`);

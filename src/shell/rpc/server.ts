@@ -14,7 +14,7 @@ import { isMainThread } from "node:worker_threads";
 import type { JsonReadOptions } from "@bufbuild/protobuf";
 import type { ConnectRouter } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
-import type { Credentials } from "./credentials.js";
+import type { CredentialHolder } from "./credentials.js";
 import { JournalService } from "./gen/harness/v1/journal_pb.js";
 import { type Admit, journalService, type Rejected } from "./journal-service.js";
 import { DEFAULT_READ_MAX_BYTES } from "./limits.js";
@@ -26,7 +26,8 @@ export interface RpcServerOptions {
   readonly socketPath: string;
   /** `host:port` (`[::1]:port` for IPv6; port 0 picks one) of the opt-in TCP listener. */
   readonly tcpListen?: string;
-  readonly credentials: Credentials;
+  /** Read on every call, so a reload's replacement is in force from the next call on. */
+  readonly credentials: CredentialHolder;
   readonly admit: Admit;
   /** Told of each event Append refuses (the daemon counts and logs them); none in tests that need not. */
   readonly rejected?: Rejected;

@@ -14,6 +14,7 @@ import { Code, ConnectError, createContextKey, type Interceptor } from "@connect
 import type { ProducerSource } from "../../core/sources.js";
 import {
   bearerToken,
+  type CredentialHolder,
   type Credentials,
   digestToken,
   MIN_TOKEN_BYTES,
@@ -115,10 +116,16 @@ export function authorize(
   if (!grants(caller, tier))
     return {
       ok: false,
-      reason: `${method} needs the ${tier} tier, which a ${describe(caller)} does not hold`,
+      reason: `${method} needs the ${tier} tier, which a ${describe(caller)} does not hold${
+        tier === "producer" ? PRODUCER_HINT : ""
+      }`,
     };
   return { ok: true, caller };
 }
+
+// The operator's own tokens are the ones at hand, so a refused append says where a producer's comes from.
+const PRODUCER_HINT =
+  ': a producer appends with its source\'s own token, from a file named in [server.producers] (docs/security.md, "Producer credentials")';
 
 const describe = (caller: Caller): string =>
   caller.role === "producer" ? `producer credential (source ${caller.source})` : caller.role;
@@ -126,16 +133,39 @@ const describe = (caller: Caller): string =>
 /** The authorized caller, set by the interceptor for the handler (undefined when it did not run). */
 export const CALLER = createContextKey<Caller | undefined>(undefined, { description: "harness RPC caller" });
 
+/** The digest of the token the caller presented, undefined when it presented none. */
+export const CREDENTIAL = createContextKey<TokenDigest | undefined>(undefined, {
+  description: "harness RPC credential",
+});
+
 /**
- * Checks every call on one listener. Connect runs interceptors after decoding the request (within
+ * Whether `credentials` still grant `caller` what the token it presented (`credential`) granted when it
+ * was identified: a caller without a token (the socket's reader) has nothing to revoke.
+ */
+export function stillHeld(
+  caller: Caller,
+  credential: TokenDigest | undefined,
+  credentials: Credentials,
+): boolean {
+  if (credential === undefined) return true;
+  const now = matchToken(credential, credentials);
+  if (now === undefined || now.role !== caller.role) return false;
+  return now.role !== "producer" || (caller.role === "producer" && now.source === caller.source);
+}
+
+/**
+ * Checks every call on one listener, against the credentials in force when the call arrives. Connect runs interceptors after decoding the request (within
  * `readMaxBytes`) and before the handler, so a denied call never reaches a handler.
  */
-export function tierInterceptor(listener: Listener, credentials: Credentials): Interceptor {
+export function tierInterceptor(listener: Listener, credentials: CredentialHolder): Interceptor {
   return (next) => async (req) => {
     const method = `${req.service.typeName}/${req.method.name}`;
-    const decision = authorize(method, req.header.get("authorization"), listener, credentials);
+    const authorization = req.header.get("authorization");
+    const decision = authorize(method, authorization, listener, credentials.current);
     if (!decision.ok) throw new ConnectError(decision.reason, Code.PermissionDenied);
     req.contextValues.set(CALLER, decision.caller);
+    const token = authorization === null ? undefined : bearerToken(authorization);
+    req.contextValues.set(CREDENTIAL, token === undefined ? undefined : digestToken(token));
     return await next(req);
   };
 }

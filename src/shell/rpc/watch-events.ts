@@ -5,18 +5,21 @@
  * is read back from the store in the shapes ListFires and ListHolds return. A watcher that reads slower
  * than events commit has a bounded buffer (`event-bus.ts`) and gets a gap, with how many it missed,
  * in their place; a cancelled or disconnected call unsubscribes, and the daemon's close ends the stream.
+ * A reload that revokes the token a stream was opened with ends it with PERMISSION_DENIED.
  *
  * The first message of every stream carries no event: it says the subscription is in place, so that
  * everything committed after the client has read it reaches the client (and it sends the response
  * headers at once, which Connect otherwise holds back until the first event).
  */
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import type { ServiceImpl } from "@connectrpc/connect";
+import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import type { Committed } from "../daemon/evaluator.js";
 import type { EventBus } from "../daemon/event-bus.js";
 import type { Log } from "../support/log.js";
+import type { CredentialHolder, Credentials } from "./credentials.js";
 import type { RuleService, WatchEventsResponseSchema } from "./gen/harness/v1/rules_pb.js";
 import type { CommittedRecords } from "./messages.js";
+import { CALLER, CREDENTIAL, stillHeld } from "./tiers.js";
 
 export type WatchEvent = MessageInitShape<typeof WatchEventsResponseSchema>;
 
@@ -56,11 +59,15 @@ export const eventCount = (committed: Committed): number =>
 export interface WatchEventsDeps {
   readonly bus: EventBus<WatchEvent>;
   readonly log: Log;
+  readonly credentials: CredentialHolder;
 }
 
 export function watchEvents(deps: WatchEventsDeps): ServiceImpl<typeof RuleService>["watchEvents"] {
-  const { bus, log } = deps;
+  const { bus, log, credentials } = deps;
   return async function* watch(_req, ctx) {
+    const caller = ctx.values.get(CALLER);
+    const credential = ctx.values.get(CREDENTIAL);
+    let revoked = false;
     const subscription = bus.subscribe({
       signal: ctx.signal,
       onEnd: (reason) => log.info({ watchers: bus.watchers, reason }, "event watcher left"),
@@ -70,9 +77,27 @@ export function watchEvents(deps: WatchEventsDeps): ServiceImpl<typeof RuleServi
           "event watcher reads slower than events commit; it misses them until it catches up",
         ),
     });
-    log.info({ watchers: bus.watchers }, "event watcher joined");
-    yield {};
-    for await (const d of subscription)
-      yield d.kind === "event" ? d.event : { event: { case: "gap", value: { missed: BigInt(d.missed) } } };
+    const endIfRevoked = (inForce: Credentials) => {
+      if (caller !== undefined && !stillHeld(caller, credential, inForce)) {
+        revoked = true;
+        subscription.end("revoked");
+      }
+    };
+    const stopListening = credentials.onReplace(endIfRevoked);
+    // A reload may have landed between the tier check and the subscription.
+    endIfRevoked(credentials.current);
+    try {
+      log.info({ watchers: bus.watchers }, "event watcher joined");
+      yield {};
+      for await (const d of subscription)
+        yield d.kind === "event" ? d.event : { event: { case: "gap", value: { missed: BigInt(d.missed) } } };
+    } finally {
+      stopListening();
+    }
+    if (revoked)
+      throw new ConnectError(
+        "the credential this stream was opened with was revoked by a reload",
+        Code.PermissionDenied,
+      );
   };
 }

@@ -77,11 +77,12 @@ describe("the daemon's loop", () => {
       ],
       unknown_enforced: ["no-such-rule"],
       released: 0,
+      needs_restart: [],
     });
     fs.writeFileSync(config, "[memory.rules]\nenforce = 3\n");
     const bad = await f.cli(["reload"]);
     expect(bad.code).toBe(4);
-    expect(bad.stderr).toMatch(/reload failed; the rule set in force is unchanged: .*enforce/s);
+    expect(bad.stderr).toMatch(/reload failed; the config and rule set in force are unchanged: .*enforce/s);
   });
 
   it("keeps evaluating at its pace while the notify hook hangs, and records the timeout", async () => {

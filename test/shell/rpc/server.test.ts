@@ -6,7 +6,7 @@ import { FileDescriptorProtoSchema, file_google_protobuf_empty } from "@bufbuild
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { journalClient, type RpcTarget } from "../../../src/shell/rpc/client.js";
-import { type Credentials, loadCredentials } from "../../../src/shell/rpc/credentials.js";
+import { CredentialHolder, loadCredentials } from "../../../src/shell/rpc/credentials.js";
 import { type RpcServer, RpcServerError, startRpcServer } from "../../../src/shell/rpc/server.js";
 import {
   newToken,
@@ -31,21 +31,23 @@ const tool = (extra: JsonObject = {}): { kind: string; event: JsonObject } => ({
 
 let dir: TempDir;
 let tokens: { observer: string; graph: string; read: string; control: string };
-let credentials: Credentials;
+let credentials: CredentialHolder;
 let servers: RpcServer[];
 
 beforeEach(async () => {
   dir = tempDir();
   servers = [];
   tokens = { observer: newToken(), graph: newToken(), read: newToken(), control: newToken() };
-  credentials = await loadCredentials({
-    producers: new Map([
-      ["observer", writeTokenFile(dir.path, "observer.token", tokens.observer)],
-      ["graph", writeTokenFile(dir.path, "graph.token", tokens.graph)],
-    ]),
-    readTokenFile: writeTokenFile(dir.path, "read.token", tokens.read),
-    controlTokenFile: writeTokenFile(dir.path, "control.token", tokens.control),
-  });
+  credentials = new CredentialHolder(
+    await loadCredentials({
+      producers: new Map([
+        ["observer", writeTokenFile(dir.path, "observer.token", tokens.observer)],
+        ["graph", writeTokenFile(dir.path, "graph.token", tokens.graph)],
+      ]),
+      readTokenFile: writeTokenFile(dir.path, "read.token", tokens.read),
+      controlTokenFile: writeTokenFile(dir.path, "control.token", tokens.control),
+    }),
+  );
 });
 
 afterEach(async () => {

@@ -1,6 +1,6 @@
 import { Code, ConnectError, createContextValues, type UnaryRequest } from "@connectrpc/connect";
 import { describe, expect, it, vi } from "vitest";
-import { type Credentials, digestToken } from "../../../src/shell/rpc/credentials.js";
+import { CredentialHolder, type Credentials, digestToken } from "../../../src/shell/rpc/credentials.js";
 import { JournalService } from "../../../src/shell/rpc/gen/harness/v1/journal_pb.js";
 import {
   authorize,
@@ -110,9 +110,12 @@ describe("authorizing a call", () => {
     });
     expect(authorize(APPEND, null, "socket", credentials)).toEqual({
       ok: false,
-      reason: `${APPEND} needs the producer tier, which a reader does not hold`,
+      reason: `${APPEND} needs the producer tier, which a reader does not hold: a producer appends with its source's own token, from a file named in [server.producers] (docs/security.md, "Producer credentials")`,
     });
-    expect(authorize(APPEND, bearer(tokens.control), "socket", credentials).ok).toBe(false);
+    expect(authorize(APPEND, bearer(tokens.control), "socket", credentials)).toEqual({
+      ok: false,
+      reason: `${APPEND} needs the producer tier, which a controller does not hold: a producer appends with its source's own token, from a file named in [server.producers] (docs/security.md, "Producer credentials")`,
+    });
     expect(authorize(APPEND, bearer(tokens.read), "tcp", credentials).ok).toBe(false);
   });
 });
@@ -134,7 +137,10 @@ describe("the tier interceptor", () => {
       "Nope",
       new Headers({ authorization: bearer(tokens.control) }),
     );
-    const err = await tierInterceptor("socket", credentials)(next)(req).catch((e: unknown) => e);
+    const err = await tierInterceptor(
+      "socket",
+      new CredentialHolder(credentials),
+    )(next)(req).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ConnectError);
     expect((err as ConnectError).code).toBe(Code.PermissionDenied);
     expect((err as ConnectError).rawMessage).toBe(
@@ -152,7 +158,7 @@ describe("the tier interceptor", () => {
     let seen: Caller | undefined;
     await tierInterceptor(
       "socket",
-      credentials,
+      new CredentialHolder(credentials),
     )(async (r) => {
       seen = r.contextValues.get(CALLER);
       return {} as never;

@@ -3,7 +3,9 @@
  * Its start line says where it listens: on stderr, or with `--json` as one JSON object on stdout among
  * the log's JSON lines (`"event": "daemon_started"`), for a supervisor that reads where to connect.
  */
+import * as path from "node:path";
 import { DaemonApp } from "../../app/daemon-app.js";
+import { makeTokenCommand } from "../../rpc/credentials.js";
 import type { Io } from "../io.js";
 
 export async function runDaemon(
@@ -28,6 +30,8 @@ export async function runDaemon(
     io.err(`harness daemon: ${(e as Error).message}`);
     return 1;
   }
+  if (Object.values(daemon.config.server.producers).every((f) => f === undefined))
+    io.err(`harness daemon: ${noProducerHint(daemon.configPath)}`);
   if (options.json === true)
     io.out(
       JSON.stringify({
@@ -56,4 +60,14 @@ export async function runDaemon(
     process.on("SIGTERM", stop);
     process.on("SIGINT", stop);
   });
+}
+
+/** With no producer credential nothing can append: how to make one, as commands to paste. */
+function noProducerHint(configPath: string): string {
+  const file = path.join(path.dirname(configPath), "ledger.token");
+  return (
+    "no producer credential is configured in [server.producers], so nothing can append to the journal. " +
+    `For the ledger source (likewise observer, loopguard, graph, facts), make one: ${makeTokenCommand(file)}, ` +
+    `then add ledger = "ledger.token" under [server.producers] in ${configPath} and run harness reload`
+  );
 }

@@ -92,6 +92,11 @@ function rulesCheck(s: GetStatusResponse, holds: readonly HoldRecord[]): Check {
         s.unknownStops7d === 1 ? "it ran; see whether its run" : "they ran; see whether their runs"
       } stopped`,
     });
+  if (s.needsRestart.length > 0)
+    findings.push({
+      status: "warn",
+      message: `config keys changed since the daemon started and need a restart: ${s.needsRestart.join(", ")}`,
+    });
   const behind = s.lastSeq - s.evaluatorCursor;
   const lag = `lag ${formatDuration(Math.round(s.lagSeconds) * 1000)}`;
   findings.push(

@@ -31,6 +31,7 @@ export async function runReload(
           disabled: r.disabled.map((d) => ({ name: d.name, reason: d.reason, message: d.message })),
           unknown_enforced: r.unknownEnforced,
           released: r.released,
+          needs_restart: r.needsRestart,
         }),
       );
     else {
@@ -39,6 +40,10 @@ export async function runReload(
       );
       for (const d of r.disabled) io.out(`  disabled ${d.name}: ${d.reason}: ${d.message}`);
       for (const n of r.unknownEnforced) io.out(`  warning: enforce names ${n}, which is not loaded`);
+      if (r.needsRestart.length > 0)
+        io.out(
+          `  warning: changed, but needs a restart: ${r.needsRestart.join(", ")} (the daemon keeps the values it started with)`,
+        );
     }
     return EXIT.ok;
   } catch (e) {
