@@ -6,6 +6,7 @@
 import { parse as parseToml, TomlError } from "smol-toml";
 import { DAY, formatDuration, MINUTE, type Millis, parseDuration } from "./durations.js";
 import { type EventKind, isEventKind } from "./kinds.js";
+import { tomlErrorMessage } from "./toml-error.js";
 import { decodeStringValue, findStringValue, type StringValueSource } from "./toml-string-map.js";
 
 export const LEVELS = ["annotate", "notify", "hold", "stop"] as const;
@@ -95,7 +96,7 @@ export function parseRuleFile(file: string, text: string): RuleFileResult {
           file,
           line: e.line,
           column: e.column,
-          message: `invalid TOML: ${e.message.split("\n")[0]}`,
+          message: tomlErrorMessage(e, text),
         },
       };
     }

@@ -1,5 +1,6 @@
 /** Parsing one config file: smol-toml for the values, a scan of the source for the positions. */
 import { parse as parseToml, TomlError } from "smol-toml";
+import { tomlErrorMessage } from "../../core/toml-error.js";
 import type { ConfigError } from "./config-error.js";
 import { scanPositions, type TomlPositions } from "./toml-positions.js";
 
@@ -13,7 +14,7 @@ export function parseTomlDocument(text: string, file: string): TomlDocument {
   try {
     return { ok: true, doc: parseToml(text), positions: scanPositions(text) };
   } catch (e) {
-    const message = `invalid TOML: ${(e instanceof Error ? e.message : String(e)).split("\n")[0]}`;
+    const message = tomlErrorMessage(e, text);
     return {
       ok: false,
       error:

@@ -13,6 +13,7 @@ import { indexRow, type JournalRow } from "../../core/journal.js";
 import { type EventKind, isEventKind } from "../../core/kinds.js";
 import { activeRule, type RuleSet } from "../../core/rule-set.js";
 import { emptyState } from "../../core/state.js";
+import { tomlErrorMessage } from "../../core/toml-error.js";
 import { scanReader } from "../../core/window.js";
 import { isTable, type TomlTable } from "../config/toml-document.js";
 import type { Position } from "../config/toml-positions.js";
@@ -49,7 +50,7 @@ export function runRuleTests(
   try {
     doc = parseToml(text);
   } catch (e) {
-    const message = `invalid TOML: ${(e instanceof Error ? e.message : String(e)).split("\n")[0]}`;
+    const message = tomlErrorMessage(e, text);
     return [finding(file, e instanceof TomlError ? e : undefined, "error", "test_format", message)];
   }
   if (rule === undefined)
