@@ -1,14 +1,28 @@
 /**
  * `harness journal append`: JSON Lines on stdin to `JournalService.Append`, with a producer credential.
  * A bad line is reported with its line number and the rest go on; `docs/events.md` documents the format.
+ * Batches are cut to stay under the server's request limit, which refuses an oversized request whole.
  */
-import type { JsonObject } from "@bufbuild/protobuf";
+import { create, type JsonObject, toBinary } from "@bufbuild/protobuf";
 import { jsonLines } from "../../journal/json-lines.js";
 import { journalClient, unreachable } from "../../rpc/client.js";
 import { readTokenFile } from "../../rpc/credentials.js";
-import { MAX_APPEND_BATCH } from "../../rpc/limits.js";
+import { WireEventSchema } from "../../rpc/gen/harness/v1/journal_pb.js";
+import { DEFAULT_READ_MAX_BYTES, MAX_APPEND_BATCH } from "../../rpc/limits.js";
 import { EXIT } from "../io.js";
 import { clientTarget } from "../target.js";
+
+/** What a request may hold in events: the limit, less room for the request's other fields. */
+const REQUEST_BUDGET = DEFAULT_READ_MAX_BYTES - 1024;
+const TOO_LARGE = `the event is larger than the ${DEFAULT_READ_MAX_BYTES / (1024 * 1024)} MiB request limit`;
+
+/** The bytes one event adds to a request: its field tag and length, then the encoded WireEvent. */
+function encodedSize(kind: string, event: JsonObject): number {
+  const n = toBinary(WireEventSchema, create(WireEventSchema, { kind, event })).length;
+  let prefix = 2;
+  for (let v = n; v >= 0x80; v >>>= 7) prefix++;
+  return prefix + n;
+}
 
 interface Io {
   readonly env: NodeJS.ProcessEnv;
@@ -45,6 +59,7 @@ export async function runJournalAppend(
   let admitted = 0;
   let failed = 0;
   let batch: { n: number; kind: string; event: JsonObject }[] = [];
+  let batchBytes = 0;
   const report = (n: number, outcome: string, detail?: string) => {
     if (options.json === true)
       io.out(JSON.stringify({ line: n, outcome, ...(detail === undefined ? {} : { detail }) }));
@@ -55,6 +70,7 @@ export async function runJournalAppend(
     if (batch.length === 0) return;
     const sent = batch;
     batch = [];
+    batchBytes = 0;
     const res = await client.append({ events: sent.map(({ kind, event }) => ({ kind, event })) });
     res.results.forEach((r, i) => {
       const n = (sent[i] as (typeof sent)[number]).n;
@@ -90,7 +106,15 @@ export async function runJournalAppend(
         report(line.n, "rejected", "kind is required (run_event, graph_event or fact_event)");
         continue;
       }
+      const size = encodedSize(kind, event as JsonObject);
+      if (size > REQUEST_BUDGET) {
+        failed++;
+        report(line.n, "rejected", TOO_LARGE);
+        continue;
+      }
+      if (batchBytes + size > REQUEST_BUDGET) await send();
       batch.push({ n: line.n, kind, event: event as JsonObject });
+      batchBytes += size;
       if (batch.length >= MAX_APPEND_BATCH) await send();
     }
     await send();
