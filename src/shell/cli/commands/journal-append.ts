@@ -2,10 +2,13 @@
  * `harness journal append`: JSON Lines on stdin to `JournalService.Append`, with a producer credential.
  * A bad line is reported with its line number and the rest go on; `docs/events.md` documents the format.
  * Batches are cut to stay under the server's request limit, which refuses an oversized request whole.
+ * Each batch carries a random idempotency key, so the one retry after a lost answer admits nothing twice.
  */
+import { randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import { create, type JsonObject, toBinary } from "@bufbuild/protobuf";
 import { jsonLines } from "../../journal/json-lines.js";
-import { journalClient, unreachable } from "../../rpc/client.js";
+import { answerLost, type JournalClient, journalClient, unreachable } from "../../rpc/client.js";
 import { readTokenFile } from "../../rpc/credentials.js";
 import { WireEventSchema } from "../../rpc/gen/harness/v1/journal_pb.js";
 import { DEFAULT_READ_MAX_BYTES, MAX_APPEND_BATCH } from "../../rpc/limits.js";
@@ -22,6 +25,35 @@ function encodedSize(kind: string, event: JsonObject): number {
   let prefix = 2;
   for (let v = n; v >= 0x80; v >>>= 7) prefix++;
   return prefix + n;
+}
+
+/** How long the retry waits for the daemon to listen again (a supervisor restarting it), and how often it tries. */
+const RECONNECT_MS = 30_000;
+const RECONNECT_PAUSE_MS = 200;
+
+/**
+ * One Append; when its answer is lost, retried once, with the same key, as soon as the daemon listens
+ * again: the key makes the retry answer what the first request admitted, if it did.
+ */
+async function appendRetrying(
+  client: JournalClient,
+  req: Parameters<JournalClient["append"]>[0],
+): ReturnType<JournalClient["append"]> {
+  try {
+    return await client.append(req);
+  } catch (e) {
+    if (!answerLost(e)) throw e;
+  }
+  const deadline = Date.now() + RECONNECT_MS;
+  for (;;) {
+    await sleep(RECONNECT_PAUSE_MS);
+    try {
+      return await client.append(req);
+    } catch (e) {
+      // Refused connections sent nothing: only a delivered retry counts as the one retry.
+      if (answerLost(e) || !unreachable(e) || Date.now() > deadline) throw e;
+    }
+  }
 }
 
 interface Io {
@@ -71,7 +103,10 @@ export async function runJournalAppend(
     const sent = batch;
     batch = [];
     batchBytes = 0;
-    const res = await client.append({ events: sent.map(({ kind, event }) => ({ kind, event })) });
+    const res = await appendRetrying(client, {
+      events: sent.map(({ kind, event }) => ({ kind, event })),
+      idempotencyKey: randomUUID(),
+    });
     res.results.forEach((r, i) => {
       const n = (sent[i] as (typeof sent)[number]).n;
       if (r.result.case === "admitted") {

@@ -121,4 +121,28 @@ describe("harness journal append", () => {
     ]);
     expect(runs().slice(-2)).toEqual([{ run: "impl#h1" }, { run: "impl#h2" }]);
   });
+
+  it("a SIGKILL of the daemon during an append, then the client's retry, admits every line exactly once", async () => {
+    const g = new TestFleet();
+    try {
+      // Killed after its second commit, before answering: that batch's fate is unknown to the client.
+      await g.start({ HARNESS_FAILPOINTS: "admit.afterCommit@2" });
+      const lines = Array.from({ length: 3000 }, (_, i) => opened(`crash#${i}`));
+      const running = g.cli(
+        ["journal", "append", "--token-file", g.tokens.get("ledger") as string, "--json"],
+        `${lines.join("\n")}\n`,
+      );
+      await g.exited();
+      await g.start();
+      const r = await running;
+      expect(outcomes(r.stdout)).toEqual(lines.map((_, i) => `${i + 1} admitted`));
+      expect(r.code).toBe(0);
+      const stored = g.query<{ run: string }>(
+        "SELECT json_extract(event, '$.run') AS run FROM rule_journal WHERE kind = 'run_event' ORDER BY seq",
+      );
+      expect(stored.map((x) => x.run)).toEqual(lines.map((_, i) => `crash#${i}`));
+    } finally {
+      await g.dispose();
+    }
+  });
 });
