@@ -2,7 +2,8 @@
  * `harness journal append` over generated input against a real daemon: runs of valid lines (small, and
  * about 64 KB, so the request limit cuts batches at varying places) mixed with lines too long to read,
  * not JSON, not UTF-8, holding a lone surrogate or a control character. Every valid line is admitted
- * exactly once, in order, and every bad one refused with its line number.
+ * exactly once, in order, and every bad one refused with its line number; and so it stays when the
+ * daemon is killed before or after a commit and restarted while the command waits to retry.
  */
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -68,56 +69,94 @@ const segment = fc.oneof(
   },
 );
 
+type Segment = { readonly kind: LineKind; readonly count: number };
+const segments = fc.array(segment, { minLength: 2, maxLength: 8, size: "medium" });
+let next = 0;
+
+/**
+ * Appends the segments' lines through `fleet` and checks every line's outcome and the rows stored;
+ * `meanwhile` runs while the command does (a daemon killed and restarted).
+ */
+async function appendAndCheck(
+  fleet: TestFleet,
+  segs: readonly Segment[],
+  meanwhile: (done: () => boolean) => Promise<void> = async () => {},
+): Promise<void> {
+  const kinds = segs.flatMap((s) => Array.from({ length: s.count }, () => s.kind));
+  const lines = kinds.map((k) => ({ kind: k, run: `gen#${next++}` }));
+  const stdin = Buffer.concat(lines.flatMap((l) => [LINES[l.kind].line(l.run), Buffer.from("\n")]));
+  const before =
+    fleet.query<{ last: number | null }>("SELECT max(seq) AS last FROM rule_journal")[0]?.last ?? 0;
+  let finished = false;
+  const running = fleet
+    .cli(["journal", "append", "--token-file", fleet.tokens.get("ledger") as string, "--json"], stdin)
+    .finally(() => {
+      finished = true;
+    });
+  await meanwhile(() => finished);
+  const r = await running;
+  const got = new Map(
+    r.stdout
+      .trim()
+      .split("\n")
+      .map((o) => JSON.parse(o) as { line: number; outcome: string; detail?: string })
+      .map((o) => [o.line, o] as const),
+  );
+  expect(got.size, r.stderr).toBe(lines.length);
+  lines.forEach((l, i) => {
+    const o = got.get(i + 1);
+    const refused = LINES[l.kind].refused;
+    if (refused === undefined) expect(o?.outcome, `line ${i + 1}`).toBe("admitted");
+    else {
+      expect(o?.outcome, `line ${i + 1}`).toBe("rejected");
+      expect(o?.detail?.startsWith(refused), `line ${i + 1}: ${o?.detail}`).toBe(true);
+    }
+  });
+  const stored = fleet.query<{ run: string }>(
+    "SELECT json_extract(event, '$.run') AS run FROM rule_journal WHERE kind = 'run_event' AND seq > ? ORDER BY seq",
+    before,
+  );
+  expect(stored.map((x) => x.run)).toEqual(
+    lines.filter((l) => LINES[l.kind].refused === undefined).map((l) => l.run),
+  );
+  expect(r.code).toBe(lines.every((l) => LINES[l.kind].refused === undefined) ? 0 : 1);
+}
+
 describe("harness journal append, over generated input", () => {
   const f = new TestFleet();
-  let ledger: string;
-  let next = 0;
 
-  beforeAll(async () => {
-    await f.start();
-    ledger = f.tokens.get("ledger") as string;
-  });
+  beforeAll(() => f.start());
   afterAll(() => f.dispose());
 
   it("admits every valid line exactly once and refuses every bad one with its line number", async () => {
     await fc.assert(
+      fc.asyncProperty(segments, (segs) => appendAndCheck(f, segs)),
+      { numRuns: runs(6) },
+    );
+  });
+
+  it("keeps that true through a SIGKILL of the daemon at a random commit and the client's retry", async () => {
+    await fc.assert(
       fc.asyncProperty(
-        fc.array(segment, { minLength: 2, maxLength: 8, size: "medium" }),
-        async (segments) => {
-          const kinds = segments.flatMap((s) => Array.from({ length: s.count }, () => s.kind));
-          const lines = kinds.map((k) => ({ kind: k, run: `gen#${next++}` }));
-          const stdin = Buffer.concat(lines.flatMap((l) => [LINES[l.kind].line(l.run), Buffer.from("\n")]));
-          const before =
-            f.query<{ last: number | null }>("SELECT max(seq) AS last FROM rule_journal")[0]?.last ?? 0;
-          const r = await f.cli(["journal", "append", "--token-file", ledger, "--json"], stdin);
-          const got = new Map(
-            r.stdout
-              .trim()
-              .split("\n")
-              .map((o) => JSON.parse(o) as { line: number; outcome: string; detail?: string })
-              .map((o) => [o.line, o] as const),
-          );
-          expect(got.size).toBe(lines.length);
-          lines.forEach((l, i) => {
-            const o = got.get(i + 1);
-            const refused = LINES[l.kind].refused;
-            if (refused === undefined) expect(o?.outcome, `line ${i + 1}`).toBe("admitted");
-            else {
-              expect(o?.outcome, `line ${i + 1}`).toBe("rejected");
-              expect(o?.detail?.startsWith(refused), `line ${i + 1}: ${o?.detail}`).toBe(true);
-            }
-          });
-          const stored = f.query<{ run: string }>(
-            "SELECT json_extract(event, '$.run') AS run FROM rule_journal WHERE kind = 'run_event' AND seq > ? ORDER BY seq",
-            before,
-          );
-          expect(stored.map((s) => s.run)).toEqual(
-            lines.filter((l) => LINES[l.kind].refused === undefined).map((l) => l.run),
-          );
-          expect(r.code).toBe(lines.every((l) => LINES[l.kind].refused === undefined) ? 0 : 1);
+        segments,
+        fc.constantFrom("admit.beforeCommit", "admit.afterCommit"),
+        // Low, so that most inputs make enough commits to reach it.
+        fc.integer({ min: 1, max: 2 }),
+        async (segs, point, nth) => {
+          const g = new TestFleet();
+          try {
+            await g.start({ HARNESS_FAILPOINTS: `${point}@${nth}` });
+            await appendAndCheck(g, segs, async (done) => {
+              // The failpoint is reached only if the input makes that many commits.
+              await g.until(() => done() || !g.running, "the append or the daemon's death", 60_000);
+              if (!g.running) await g.start();
+            });
+          } finally {
+            await g.dispose();
+          }
         },
       ),
-      { numRuns: runs(6) },
+      { numRuns: runs(4) },
     );
   });
 });
