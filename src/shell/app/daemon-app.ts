@@ -175,7 +175,7 @@ export class DaemonApp {
         socketPath,
         ...(server.listen === undefined ? {} : { tcpListen: `${server.listen.host}:${server.listen.port}` }),
         credentials,
-        admit: (source, events) => daemon.admit(source, events),
+        admit: (source, events, key) => daemon.admit(source, events, key),
         rejected: (source, reason, events) => daemon.rejected(source, reason, events),
         routes: (router) =>
           router.service(RuleService, {

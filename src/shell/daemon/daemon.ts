@@ -284,9 +284,12 @@ export class Daemon {
     return released.length;
   }
 
-  /** `JournalService.Append`: each event checked on its own, admitted through the bounded queue. */
-  admit(source: ProducerSource, events: readonly unknown[]): Promise<readonly AdmitResult[]> {
-    return admitEvents(this.writer, source, events);
+  /**
+   * `JournalService.Append`: each event checked on its own, admitted through the bounded queue; with an
+   * idempotency key, a request already committed is answered as it was the first time.
+   */
+  admit(source: ProducerSource, events: readonly unknown[], key?: string): Promise<readonly AdmitResult[]> {
+    return admitEvents(this.writer, source, events, key);
   }
 
   /**

@@ -5,7 +5,7 @@
 import type { RefusalReason } from "../../core/admission.js";
 import type { ProducerSource } from "../../core/sources.js";
 import { parseWireEvent, type WireProblem } from "./event-format.js";
-import type { JournalWriter } from "./journal-writer.js";
+import type { JournalWriter, Offer } from "./journal-writer.js";
 
 /** What became of one event: a journal row, a refusal naming the field, or a drop (the queue was full). */
 export type AdmitResult =
@@ -13,30 +13,55 @@ export type AdmitResult =
   | { readonly kind: "rejected"; readonly code: RefusalReason; readonly reason: string }
   | { readonly kind: "dropped" };
 
+/**
+ * Admits one request's events. With `key`, the events that pass are offered as one group whose key
+ * commits with their rows, and a key already committed gets its stored answer, admitting nothing again.
+ */
 export function admitEvents(
   writer: JournalWriter,
   source: ProducerSource,
   events: readonly unknown[],
+  key?: string,
 ): Promise<readonly AdmitResult[]> {
-  const results: (AdmitResult | Promise<AdmitResult>)[] = events.map((wire) => {
+  if (key !== undefined) {
+    const stored = writer.answered(source, key);
+    if (stored !== undefined) return Promise.resolve(JSON.parse(stored) as AdmitResult[]);
+  }
+  // Each event's refusal, or undefined for one offered to the writer.
+  const refusals: (AdmitResult | undefined)[] = [];
+  const offers: Offer[] = [];
+  for (const wire of events) {
     const parsed = parseWireEvent(wire);
-    if (!parsed.ok)
-      return {
+    if (parsed.ok) {
+      refusals.push(undefined);
+      offers.push({ source, kind: parsed.kind, event: parsed.event });
+    } else
+      refusals.push({
         kind: "rejected",
         // The first problem's reason stands for the event: one count per refused event.
         code: (parsed.problems[0] as WireProblem).reason,
         reason: parsed.problems.map((p) => p.message).join("; "),
-      };
-    const offered = writer.offer({ source, kind: parsed.kind, event: parsed.event });
-    if (offered.kind === "dropped") return { kind: "dropped" };
-    return offered.seq.then(
-      (seq): AdmitResult => ({ kind: "admitted", seq }),
-      (e: Error): AdmitResult => ({
-        kind: "rejected",
-        code: "store_error",
-        reason: `not admitted: ${e.message}`,
-      }),
-    );
-  });
-  return Promise.all(results);
+      });
+  }
+  // The offered events in order: the first `queued` get `offered(k)`, the rest were dropped.
+  const answer = (queued: number, offered: (k: number) => AdmitResult): AdmitResult[] => {
+    let k = 0;
+    return refusals.map((r) => {
+      if (r !== undefined) return r;
+      const i = k++;
+      return i < queued ? offered(i) : { kind: "dropped" };
+    });
+  };
+  const admitted = (seqs: readonly number[]) =>
+    answer(seqs.length, (i) => ({ kind: "admitted", seq: seqs[i] as number }));
+  const { queued, result } = writer.offerGroup(
+    offers,
+    key === undefined ? undefined : { source, key, answer: (seqs) => JSON.stringify(admitted(seqs)) },
+  );
+  if (result === undefined) return Promise.resolve(answer(0, () => ({ kind: "dropped" })));
+  return result.then(
+    (r) => (r.kind === "committed" ? admitted(r.seqs) : (JSON.parse(r.answer) as AdmitResult[])),
+    (e: Error) =>
+      answer(queued, () => ({ kind: "rejected", code: "store_error", reason: `not admitted: ${e.message}` })),
+  );
 }

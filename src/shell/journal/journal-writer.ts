@@ -3,11 +3,13 @@
  * queue drops the row and counts it per source, so a dropped row is dropped for everyone, live and
  * backtest alike. The writer drains the queue in batches, stamping each batch with the admission clock,
  * made non-decreasing in seq order even when the wall clock steps back, and commits each batch in one
- * `BEGIN IMMEDIATE` transaction.
+ * `BEGIN IMMEDIATE` transaction. A group of rows offered with an idempotency key (one Append request's)
+ * is never split across batches, and its key commits in the transaction that commits its rows.
  */
 import type { EventFields } from "../../core/journal.js";
 import type { EventKind } from "../../core/kinds.js";
 import type { Source } from "../../core/sources.js";
+import { JournalAppends } from "../store/journal-appends.js";
 import type { JournalTable } from "../store/journal-table.js";
 import type { Db } from "../store/open-store.js";
 import { failpoint } from "../support/failpoints.js";
@@ -23,6 +25,18 @@ export type OfferResult =
   | { readonly kind: "queued"; readonly seq: Promise<number> }
   | { readonly kind: "dropped" };
 
+/** A group's idempotency key, and the answer to store with it given the seqs its rows got. */
+export interface GroupKey {
+  readonly source: Source;
+  readonly key: string;
+  readonly answer: (seqs: readonly number[]) => string;
+}
+
+/** What became of a queued group: its rows' seqs, or the answer stored for its key by an earlier commit. */
+export type GroupResult =
+  | { readonly kind: "committed"; readonly seqs: readonly number[] }
+  | { readonly kind: "repeated"; readonly answer: string };
+
 export interface JournalWriterOptions {
   /** Rows the queue holds before it drops; bounds the memory producers can make the daemon hold. */
   readonly queueLimit: number;
@@ -36,8 +50,9 @@ export interface JournalWriterOptions {
 }
 
 interface Queued {
-  readonly offer: Offer;
-  resolve(seq: number): void;
+  readonly offers: readonly Offer[];
+  readonly key: GroupKey | undefined;
+  resolve(r: GroupResult): void;
   reject(e: Error): void;
 }
 
@@ -46,6 +61,9 @@ export const DEFAULT_BATCH_SIZE = 1_000;
 
 export class JournalWriter {
   private queue: Queued[] = [];
+  /** Rows in the queue: a group counts each of its rows. */
+  private rows = 0;
+  private readonly appends: JournalAppends;
   private scheduled = false;
   private closed = false;
   private lastAt: number;
@@ -56,27 +74,49 @@ export class JournalWriter {
     private readonly options: JournalWriterOptions,
   ) {
     this.lastAt = journal.last().at;
+    this.appends = new JournalAppends(db);
   }
 
   /** Offers one row; returns at once. */
   offer(offer: Offer): OfferResult {
-    if (this.closed || this.queue.length >= this.options.queueLimit) {
-      this.options.metrics.journalDropped.inc({ source: offer.source });
-      return { kind: "dropped" };
-    }
-    let entry: Queued | undefined;
-    const seq = new Promise<number>((resolve, reject) => {
-      entry = { offer, resolve, reject };
-    });
+    const { result } = this.offerGroup([offer], undefined);
+    if (result === undefined) return { kind: "dropped" };
+    // Only a group with a key can be answered "repeated".
+    const seq = result.then((r) => (r as Extract<GroupResult, { kind: "committed" }>).seqs[0] as number);
     // A caller that does not wait for the seq (the ticker) must not turn a failed batch into a crash.
     seq.catch(() => {});
-    this.queue.push(entry as Queued);
-    this.schedule();
     return { kind: "queued", seq };
   }
 
+  /**
+   * Offers rows as one group, committed together with `key`; returns at once. The queue takes the first
+   * rows it has room for and drops the rest, as it would offered one by one: `queued` says how many.
+   */
+  offerGroup(
+    offers: readonly Offer[],
+    key: GroupKey | undefined,
+  ): { readonly queued: number; readonly result: Promise<GroupResult> | undefined } {
+    const room = this.closed ? 0 : Math.max(0, this.options.queueLimit - this.rows);
+    const taken = offers.slice(0, room);
+    for (const o of offers.slice(taken.length)) this.options.metrics.journalDropped.inc({ source: o.source });
+    if (taken.length === 0) return { queued: 0, result: undefined };
+    let entry: Queued | undefined;
+    const result = new Promise<GroupResult>((resolve, reject) => {
+      entry = { offers: taken, key, resolve, reject };
+    });
+    this.queue.push(entry as Queued);
+    this.rows += taken.length;
+    this.schedule();
+    return { queued: taken.length, result };
+  }
+
+  /** The answer stored for a group's key by an earlier commit, or undefined. */
+  answered(source: Source, key: string): string | undefined {
+    return this.appends.answer(source, key);
+  }
+
   get queued(): number {
-    return this.queue.length;
+    return this.rows;
   }
 
   private schedule(): void {
@@ -101,26 +141,41 @@ export class JournalWriter {
   /** Commits up to one batch; schedules itself again while rows remain, so producers get a turn. */
   flush(): void {
     if (this.queue.length === 0) return;
-    const batch = this.queue.splice(0, this.options.batchSize);
+    // Whole groups up to the batch size; a group larger than that is a batch of its own.
+    let take = 0;
+    let rows = 0;
+    for (const q of this.queue) {
+      if (take > 0 && rows + q.offers.length > this.options.batchSize) break;
+      take++;
+      rows += q.offers.length;
+    }
+    const batch = this.queue.splice(0, take);
+    this.rows -= rows;
     const at = Math.max(this.lastAt, this.options.clock());
-    const seqs: number[] = [];
+    const results: GroupResult[] = [];
     try {
       this.db
         .transaction(() => {
-          for (const q of batch)
-            seqs.push(
-              this.journal.append({ kind: q.offer.kind, source: q.offer.source, at, event: q.offer.event }),
+          for (const q of batch) {
+            // A key already stored was committed by an earlier request: its rows are not appended again.
+            const stored = q.key === undefined ? undefined : this.appends.answer(q.key.source, q.key.key);
+            if (stored !== undefined) {
+              results.push({ kind: "repeated", answer: stored });
+              continue;
+            }
+            const seqs = q.offers.map((o) =>
+              this.journal.append({ kind: o.kind, source: o.source, at, event: o.event }),
             );
+            if (q.key !== undefined) this.appends.record(q.key.source, q.key.key, q.key.answer(seqs), at);
+            results.push({ kind: "committed", seqs });
+          }
           failpoint("admit.beforeCommit");
         })
         .immediate();
     } catch (e) {
-      const error = new Error(
-        `journal: a batch of ${batch.length} rows was not admitted: ${(e as Error).message}`,
-        {
-          cause: e,
-        },
-      );
+      const error = new Error(`journal: a batch of ${rows} rows was not admitted: ${(e as Error).message}`, {
+        cause: e,
+      });
       for (const q of batch) q.reject(error);
       this.options.onError(error);
       if (this.queue.length > 0) this.schedule();
@@ -128,11 +183,16 @@ export class JournalWriter {
     }
     failpoint("admit.afterCommit");
     this.lastAt = at;
+    let lastSeq: number | undefined;
     batch.forEach((q, i) => {
-      this.options.metrics.journalRows.inc({ source: q.offer.source });
-      q.resolve(seqs[i] as number);
+      const r = results[i] as GroupResult;
+      if (r.kind === "committed") {
+        for (const o of q.offers) this.options.metrics.journalRows.inc({ source: o.source });
+        lastSeq = r.seqs.at(-1) ?? lastSeq;
+      }
+      q.resolve(r);
     });
-    this.options.onCommitted(seqs[seqs.length - 1] as number);
+    if (lastSeq !== undefined) this.options.onCommitted(lastSeq);
     if (this.queue.length > 0) this.schedule();
   }
 }

@@ -3,13 +3,18 @@
  * or holds a string that is not well-formed Unicode is reported, not thrown, and never rewritten:
  * decoding with replacement, or encoding a lone surrogate for the wire, would store U+FFFD in place of
  * what the producer sent. A UTF-8 byte order mark is accepted at the start of the first line only,
- * where some editors write one; anywhere else it is refused, saying so.
+ * where some editors write one; anywhere else it is refused, saying so. A line longer than
+ * MAX_LINE_BYTES is refused without being held whole: the reader skips to its end.
  */
 import { isUnicodeText, NOT_UNICODE } from "../../core/admission.js";
 
 export type Line =
   | { readonly n: number; readonly value: unknown }
   | { readonly n: number; readonly error: string };
+
+/** The longest line read: a longer one could not be sent in one request (4 MiB) anyway. */
+export const MAX_LINE_BYTES = 4 * 1024 * 1024;
+const TOO_LONG = `the line is longer than ${MAX_LINE_BYTES / (1024 * 1024)} MiB`;
 
 const BOM = "\ufeff";
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
@@ -18,26 +23,45 @@ export async function* jsonLines(input: NodeJS.ReadableStream): AsyncGenerator<L
   let n = 0;
   for await (const bytes of byteLines(input)) {
     n++;
-    const line = parseLine(n, bytes);
+    const line = bytes === undefined ? { n, error: TOO_LONG } : parseLine(n, bytes);
     if (line !== undefined) yield line;
   }
 }
 
-/** The input's lines as bytes, split on LF, so each is decoded on its own and reported by number. */
-async function* byteLines(input: NodeJS.ReadableStream): AsyncGenerator<Buffer> {
+/**
+ * The input's lines as bytes, split on LF, so each is decoded on its own and reported by number;
+ * undefined for a line longer than MAX_LINE_BYTES, of which no more than that is ever held.
+ */
+async function* byteLines(input: NodeJS.ReadableStream): AsyncGenerator<Buffer | undefined> {
   let partial: Buffer[] = [];
+  let held = 0;
+  let tooLong = false;
+  const keep = (piece: Buffer) => {
+    if (tooLong) return;
+    held += piece.length;
+    if (held > MAX_LINE_BYTES) {
+      tooLong = true;
+      partial = [];
+    } else partial.push(piece);
+  };
+  const end = (): Buffer | undefined => {
+    const line = tooLong ? undefined : Buffer.concat(partial);
+    partial = [];
+    held = 0;
+    tooLong = false;
+    return line;
+  };
   for await (const chunk of input) {
     const buf = typeof chunk === "string" ? Buffer.from(chunk) : (chunk as Buffer);
     let start = 0;
     for (let lf = buf.indexOf(0x0a); lf !== -1; lf = buf.indexOf(0x0a, start)) {
-      partial.push(buf.subarray(start, lf));
-      yield Buffer.concat(partial);
-      partial = [];
+      keep(buf.subarray(start, lf));
+      yield end();
       start = lf + 1;
     }
-    if (start < buf.length) partial.push(buf.subarray(start));
+    if (start < buf.length) keep(buf.subarray(start));
   }
-  if (partial.length > 0) yield Buffer.concat(partial);
+  if (held > 0) yield end();
 }
 
 /** Line `n`'s value or why it is refused; undefined for a blank line. */

@@ -44,8 +44,18 @@ export const journalClient = (target: RpcTarget, token?: string): JournalClient 
 export const ruleClient = (target: RpcTarget, token?: string): RuleClient =>
   client(RuleService, target, token);
 
+const errorText = (e: unknown): string =>
+  e instanceof ConnectError ? `${e.code} ${e.rawMessage} ${String(e.cause)}` : String(e);
+
 /** Whether an RPC failed because no daemon answered (as opposed to the daemon refusing). */
 export function unreachable(e: unknown): boolean {
-  const text = e instanceof ConnectError ? `${e.code} ${e.rawMessage} ${String(e.cause)}` : String(e);
-  return /ECONNREFUSED|ENOENT|EPIPE|ECONNRESET|unavailable/i.test(text);
+  return /ECONNREFUSED|ENOENT|EPIPE|ECONNRESET|unavailable/i.test(errorText(e));
+}
+
+/**
+ * Whether the daemon may have received the request but its answer was lost (the connection dropped on
+ * the way), as opposed to no daemon listening, when the request surely went nowhere.
+ */
+export function answerLost(e: unknown): boolean {
+  return /ECONNRESET|EPIPE|socket hang up/i.test(errorText(e));
 }

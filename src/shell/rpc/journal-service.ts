@@ -18,8 +18,16 @@ import { CALLER } from "./tiers.js";
 /**
  * The daemon's admission: each event is the wire object `{kind, ...fields}` (`event-format.ts`), and the
  * answer holds one result per event, in order. It must not block on the evaluator (a full queue drops).
+ * With `key`, a request whose key was already committed gets that commit's answer and admits nothing.
  */
-export type Admit = (source: ProducerSource, events: readonly unknown[]) => Promise<readonly AdmitResult[]>;
+export type Admit = (
+  source: ProducerSource,
+  events: readonly unknown[],
+  key?: string,
+) => Promise<readonly AdmitResult[]>;
+
+/** The longest idempotency key: a random id needs far fewer characters. */
+export const MAX_IDEMPOTENCY_KEY = 128;
 
 /** Told of every event Append refuses, with its reason from the closed set, to count and log it. */
 export type Rejected = (source: ProducerSource, reason: RefusalReason, events?: number) => void;
@@ -86,10 +94,11 @@ async function admitChecked(
   admit: Admit,
   source: ProducerSource,
   wires: readonly JsonObject[],
+  key: string | undefined,
 ): Promise<readonly AdmitResult[]> {
   let admitted: readonly AdmitResult[];
   try {
-    admitted = await admit(source, wires);
+    admitted = await admit(source, wires, key);
   } catch (e) {
     if (e instanceof ConnectError) throw e;
     throw new ConnectError(
@@ -120,9 +129,17 @@ export function journalService(admit: Admit, rejected: Rejected): ServiceImpl<ty
           Code.InvalidArgument,
         );
       }
+      const key = req.idempotencyKey === "" ? undefined : req.idempotencyKey;
+      if (key !== undefined && key.length > MAX_IDEMPOTENCY_KEY)
+        throw new ConnectError(
+          `idempotency_key holds at most ${MAX_IDEMPOTENCY_KEY} characters; nothing was admitted`,
+          Code.InvalidArgument,
+        );
+      // The checks here depend only on the source and the events, so a retry repeats them exactly and the
+      // key's stored answer covers the events they pass.
       const checks = req.events.map((event) => checkEvent(source, event));
       const wires = checks.flatMap((c) => (c.ok ? [c.wire] : []));
-      const admitted = wires.length === 0 ? [] : await admitChecked(admit, source, wires);
+      const admitted = wires.length === 0 ? [] : await admitChecked(admit, source, wires, key);
       let next = 0;
       const results = checks.map((c) => {
         // admitChecked answered exactly one result per wire, in order.

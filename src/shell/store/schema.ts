@@ -225,5 +225,19 @@ CREATE TABLE notify_cooldowns (
 CREATE INDEX notify_cooldowns_sent_at ON notify_cooldowns (sent_at);
 `;
 
-export const MIGRATIONS: readonly string[] = [V1, V2, V3, V4];
+// JournalService.Append's idempotency keys: each key a producer sent with a batch, per source, with the
+// answer its events got, written in the transaction that commits the batch's rows. A retry of the key
+// (its answer was lost) gets that answer and admits nothing again. Keys older than an hour are deleted.
+const V5 = `
+CREATE TABLE journal_appends (
+  source TEXT NOT NULL,
+  key TEXT NOT NULL,
+  answer TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY (source, key)
+) WITHOUT ROWID;
+CREATE INDEX journal_appends_created_at ON journal_appends (created_at);
+`;
+
+export const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5];
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -1,7 +1,8 @@
 /**
  * Refusals are visible to the operator (issue 16): a real daemon counts every event Append refuses in
  * `harness_rule_journal_rejected_total{source,reason}`, `reason` from a closed set and never the
- * message, and logs a line per source and reason at most once an hour.
+ * message, and logs a line per source and reason at most once an hour. And a request repeating an
+ * idempotency key gets the first request's answer and admits nothing again.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { journalClient } from "../../../src/shell/rpc/client.js";
@@ -72,5 +73,29 @@ describe("JournalService.Append's refusals", () => {
     );
     const text = await (await fetch(metricsUrl)).text();
     expect(text).toContain('harness_rule_journal_rejected_total{source="graph",reason="too_large"} 1001');
+  });
+
+  it("answers a repeated idempotency key with the first answer and admits nothing again", async () => {
+    const client = journalClient(
+      { socketPath: f.socketPath },
+      await readTokenFile(f.tokens.get("ledger") as string),
+    );
+    const req = {
+      idempotencyKey: "retry-key-1",
+      events: [
+        { kind: "run_event", event: { type: "opened", harness: "impl", run: "impl#key" } },
+        { kind: "run_event", event: { type: "tool", harness: "impl", run: "impl#key" } },
+      ],
+    };
+    const first = await client.append(req);
+    const again = await client.append(req);
+    expect(again).toEqual(first);
+    expect(first.results.map((r) => r.result.case)).toEqual(["admitted", "rejected"]);
+    expect(
+      f.query("SELECT seq FROM rule_journal WHERE json_extract(event, '$.run') = 'impl#key'"),
+    ).toHaveLength(1);
+    await expect(client.append({ ...req, idempotencyKey: "k".repeat(129) })).rejects.toThrow(
+      /idempotency_key holds at most 128 characters/,
+    );
   });
 });

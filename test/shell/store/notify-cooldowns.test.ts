@@ -5,7 +5,7 @@ import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { NotifyCooldowns } from "../../../src/shell/store/notify-cooldowns.js";
 import { type OpenedStore, openStore } from "../../../src/shell/store/open-store.js";
-import { MIGRATIONS } from "../../../src/shell/store/schema.js";
+import { MIGRATIONS, SCHEMA_VERSION } from "../../../src/shell/store/schema.js";
 
 const dirs: string[] = [];
 const stores: OpenedStore[] = [];
@@ -61,7 +61,7 @@ describe("the store's V4 migration", () => {
     v3.prepare("UPDATE evaluator SET cursor = 9").run();
     v3.close();
     const s = open(file);
-    expect(s.db.pragma("user_version", { simple: true })).toBe(4);
+    expect(s.db.pragma("user_version", { simple: true })).toBe(SCHEMA_VERSION);
     expect(s.db.prepare("SELECT cursor FROM evaluator").get()).toEqual({ cursor: 9 });
     expect(new NotifyCooldowns(s.db).lastSent(fired("a"))).toBeUndefined();
   });

@@ -1,14 +1,60 @@
 /**
  * `harness journal append`: JSON Lines on stdin to `JournalService.Append`, with a producer credential.
  * A bad line is reported with its line number and the rest go on; `docs/events.md` documents the format.
+ * Batches are cut to stay under the server's request limit, which refuses an oversized request whole.
+ * Each batch carries a random idempotency key, so the one retry after a lost answer admits nothing twice.
  */
-import type { JsonObject } from "@bufbuild/protobuf";
+import { randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
+import { create, type JsonObject, toBinary } from "@bufbuild/protobuf";
 import { jsonLines } from "../../journal/json-lines.js";
-import { journalClient, unreachable } from "../../rpc/client.js";
+import { answerLost, type JournalClient, journalClient, unreachable } from "../../rpc/client.js";
 import { readTokenFile } from "../../rpc/credentials.js";
-import { MAX_APPEND_BATCH } from "../../rpc/limits.js";
+import { WireEventSchema } from "../../rpc/gen/harness/v1/journal_pb.js";
+import { DEFAULT_READ_MAX_BYTES, MAX_APPEND_BATCH } from "../../rpc/limits.js";
 import { EXIT } from "../io.js";
 import { clientTarget } from "../target.js";
+
+/** What a request may hold in events: the limit, less room for the request's other fields. */
+const REQUEST_BUDGET = DEFAULT_READ_MAX_BYTES - 1024;
+const TOO_LARGE = `the event is larger than the ${DEFAULT_READ_MAX_BYTES / (1024 * 1024)} MiB request limit`;
+
+/** The bytes one event adds to a request: its field tag and length, then the encoded WireEvent. */
+function encodedSize(kind: string, event: JsonObject): number {
+  const n = toBinary(WireEventSchema, create(WireEventSchema, { kind, event })).length;
+  let prefix = 2;
+  for (let v = n; v >= 0x80; v >>>= 7) prefix++;
+  return prefix + n;
+}
+
+/** How long the retry waits for the daemon to listen again (a supervisor restarting it), and how often it tries. */
+const RECONNECT_MS = 30_000;
+const RECONNECT_PAUSE_MS = 200;
+
+/**
+ * One Append; when its answer is lost, retried once, with the same key, as soon as the daemon listens
+ * again: the key makes the retry answer what the first request admitted, if it did.
+ */
+async function appendRetrying(
+  client: JournalClient,
+  req: Parameters<JournalClient["append"]>[0],
+): ReturnType<JournalClient["append"]> {
+  try {
+    return await client.append(req);
+  } catch (e) {
+    if (!answerLost(e)) throw e;
+  }
+  const deadline = Date.now() + RECONNECT_MS;
+  for (;;) {
+    await sleep(RECONNECT_PAUSE_MS);
+    try {
+      return await client.append(req);
+    } catch (e) {
+      // Refused connections sent nothing: only a delivered retry counts as the one retry.
+      if (answerLost(e) || !unreachable(e) || Date.now() > deadline) throw e;
+    }
+  }
+}
 
 interface Io {
   readonly env: NodeJS.ProcessEnv;
@@ -45,6 +91,7 @@ export async function runJournalAppend(
   let admitted = 0;
   let failed = 0;
   let batch: { n: number; kind: string; event: JsonObject }[] = [];
+  let batchBytes = 0;
   const report = (n: number, outcome: string, detail?: string) => {
     if (options.json === true)
       io.out(JSON.stringify({ line: n, outcome, ...(detail === undefined ? {} : { detail }) }));
@@ -55,7 +102,11 @@ export async function runJournalAppend(
     if (batch.length === 0) return;
     const sent = batch;
     batch = [];
-    const res = await client.append({ events: sent.map(({ kind, event }) => ({ kind, event })) });
+    batchBytes = 0;
+    const res = await appendRetrying(client, {
+      events: sent.map(({ kind, event }) => ({ kind, event })),
+      idempotencyKey: randomUUID(),
+    });
     res.results.forEach((r, i) => {
       const n = (sent[i] as (typeof sent)[number]).n;
       if (r.result.case === "admitted") {
@@ -90,7 +141,15 @@ export async function runJournalAppend(
         report(line.n, "rejected", "kind is required (run_event, graph_event or fact_event)");
         continue;
       }
+      const size = encodedSize(kind, event as JsonObject);
+      if (size > REQUEST_BUDGET) {
+        failed++;
+        report(line.n, "rejected", TOO_LARGE);
+        continue;
+      }
+      if (batchBytes + size > REQUEST_BUDGET) await send();
       batch.push({ n: line.n, kind, event: event as JsonObject });
+      batchBytes += size;
       if (batch.length >= MAX_APPEND_BATCH) await send();
     }
     await send();

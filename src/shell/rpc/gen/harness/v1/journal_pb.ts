@@ -15,7 +15,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file harness/v1/journal.proto.
  */
 export const file_harness_v1_journal: GenFile = /*@__PURE__*/
-  fileDesc("ChhoYXJuZXNzL3YxL2pvdXJuYWwucHJvdG8SCmhhcm5lc3MudjEiNgoNQXBwZW5kUmVxdWVzdBIlCgZldmVudHMYASADKAsyFS5oYXJuZXNzLnYxLldpcmVFdmVudCJBCglXaXJlRXZlbnQSDAoEa2luZBgBIAEoCRImCgVldmVudBgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QiOwoOQXBwZW5kUmVzcG9uc2USKQoHcmVzdWx0cxgBIAMoCzIYLmhhcm5lc3MudjEuQXBwZW5kUmVzdWx0IpQBCgxBcHBlbmRSZXN1bHQSKAoIYWRtaXR0ZWQYASABKAsyFC5oYXJuZXNzLnYxLkFkbWl0dGVkSAASKAoIcmVqZWN0ZWQYAiABKAsyFC5oYXJuZXNzLnYxLlJlamVjdGVkSAASJgoHZHJvcHBlZBgDIAEoCzITLmhhcm5lc3MudjEuRHJvcHBlZEgAQggKBnJlc3VsdCIXCghBZG1pdHRlZBILCgNzZXEYASABKAQiGgoIUmVqZWN0ZWQSDgoGcmVhc29uGAEgASgJIgkKB0Ryb3BwZWQyUQoOSm91cm5hbFNlcnZpY2USPwoGQXBwZW5kEhkuaGFybmVzcy52MS5BcHBlbmRSZXF1ZXN0GhouaGFybmVzcy52MS5BcHBlbmRSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_struct]);
+  fileDesc("ChhoYXJuZXNzL3YxL2pvdXJuYWwucHJvdG8SCmhhcm5lc3MudjEiTwoNQXBwZW5kUmVxdWVzdBIlCgZldmVudHMYASADKAsyFS5oYXJuZXNzLnYxLldpcmVFdmVudBIXCg9pZGVtcG90ZW5jeV9rZXkYAiABKAkiQQoJV2lyZUV2ZW50EgwKBGtpbmQYASABKAkSJgoFZXZlbnQYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IjsKDkFwcGVuZFJlc3BvbnNlEikKB3Jlc3VsdHMYASADKAsyGC5oYXJuZXNzLnYxLkFwcGVuZFJlc3VsdCKUAQoMQXBwZW5kUmVzdWx0EigKCGFkbWl0dGVkGAEgASgLMhQuaGFybmVzcy52MS5BZG1pdHRlZEgAEigKCHJlamVjdGVkGAIgASgLMhQuaGFybmVzcy52MS5SZWplY3RlZEgAEiYKB2Ryb3BwZWQYAyABKAsyEy5oYXJuZXNzLnYxLkRyb3BwZWRIAEIICgZyZXN1bHQiFwoIQWRtaXR0ZWQSCwoDc2VxGAEgASgEIhoKCFJlamVjdGVkEg4KBnJlYXNvbhgBIAEoCSIJCgdEcm9wcGVkMlEKDkpvdXJuYWxTZXJ2aWNlEj8KBkFwcGVuZBIZLmhhcm5lc3MudjEuQXBwZW5kUmVxdWVzdBoaLmhhcm5lc3MudjEuQXBwZW5kUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_struct]);
 
 /**
  * @generated from message harness.v1.AppendRequest
@@ -25,6 +25,15 @@ export type AppendRequest = Message<"harness.v1.AppendRequest"> & {
    * @generated from field: repeated harness.v1.WireEvent events = 1;
    */
   events: WireEvent[];
+
+  /**
+   * Optional: a random id the client chooses for this batch, at most 128 characters. The daemon stores
+   * it in the transaction that commits the batch's rows and keeps it for at least an hour; a request
+   * repeating it (a retry after a lost answer) gets the first request's answer and admits nothing again.
+   *
+   * @generated from field: string idempotency_key = 2;
+   */
+  idempotencyKey: string;
 };
 
 /**
