@@ -18,6 +18,8 @@ describe("a TOML syntax error in a rule file", () => {
   });
 
   it("still reports a control character inside a string as one", () => {
-    expect(problem('name = "x\u0001y"\n').message).toMatch(/^invalid TOML: .*control characters are not allowed/);
+    expect(problem('name = "x\u0001y"\n').message).toMatch(
+      /^invalid TOML: .*control characters are not allowed/,
+    );
   });
 });
