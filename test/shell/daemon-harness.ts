@@ -247,3 +247,17 @@ export class TestFleet {
 
 export const jsonl = (events: readonly Record<string, unknown>[]): string =>
   events.map((e) => JSON.stringify(e)).join("\n");
+
+/** Stops a run after two failing tool calls within 10 minutes: a stop rule, which the starter pack lacks. */
+export const ERROR_STREAK_STOPS = `name = "error-streak-stops"
+description = "A run made two failing tool calls within 10m; stop it."
+on = "run_event"
+when = '''
+event.type == "tool" && event.is_error
+  && count({"type": "tool", "run": event.run, "is_error": true}, duration("10m")) >= 2
+'''
+level = "stop"
+cooldown = "1m"
+target = "run"
+message = "{{run}} made two failing tool calls in 10m"
+`;

@@ -16,7 +16,7 @@ import { emptyState } from "../../../src/core/state.js";
 import { indexedWindows, selectorShapes } from "../../../src/core/window-index.js";
 import { journalClient } from "../../../src/shell/rpc/client.js";
 import { readTokenFile } from "../../../src/shell/rpc/credentials.js";
-import { TestFleet } from "../daemon-harness.js";
+import { ERROR_STREAK_STOPS, TestFleet } from "../daemon-harness.js";
 
 const ENFORCE = ["budget-exhaustion-recurring", "restart-into-same-failure"];
 
@@ -75,20 +75,6 @@ function batchesFor(batches: readonly Batch[], seed: number): readonly Batch[] {
   }
   return out;
 }
-
-/** Stops a run after two failing tool calls within 10 minutes: no starter rule stops. */
-const ERROR_STREAK_STOPS = `name = "error-streak-stops"
-description = "A run made two failing tool calls within 10m; stop it."
-on = "run_event"
-when = '''
-event.type == "tool" && event.is_error
-  && count({"type": "tool", "run": event.run, "is_error": true}, duration("10m")) >= 2
-'''
-level = "stop"
-cooldown = "1m"
-target = "run"
-message = "{{run}} made two failing tool calls in 10m"
-`;
 
 const opened = (harness: string, n: number) => ({
   type: "opened",

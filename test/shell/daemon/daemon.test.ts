@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { jsonl, TestFleet } from "../daemon-harness.js";
+import { ERROR_STREAK_STOPS, jsonl, TestFleet } from "../daemon-harness.js";
 
 const fleets: TestFleet[] = [];
 afterEach(async () => {
@@ -21,20 +21,6 @@ const closed = (harness: string, n: number, outcome: string, extra: Record<strin
   outcome,
   ...extra,
 });
-
-/** Stops a run after two failing tool calls within 10 minutes: no starter rule stops. */
-const ERROR_STREAK_STOPS = `name = "error-streak-stops"
-description = "A run made two failing tool calls within 10m; stop it."
-on = "run_event"
-when = '''
-event.type == "tool" && event.is_error
-  && count({"type": "tool", "run": event.run, "is_error": true}, duration("10m")) >= 2
-'''
-level = "stop"
-cooldown = "1m"
-target = "run"
-message = "{{run}} made two failing tool calls in 10m"
-`;
 
 describe("harness daemon, a real process driven by the real CLI", () => {
   it("runs with no config at all and prints where its store, socket and metrics are", async () => {

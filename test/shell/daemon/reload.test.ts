@@ -7,7 +7,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ruleClient } from "../../../src/shell/rpc/client.js";
-import { HOOKS, jsonl, TestFleet } from "../daemon-harness.js";
+import { ERROR_STREAK_STOPS, HOOKS, jsonl, TestFleet } from "../daemon-harness.js";
 
 const fleets: TestFleet[] = [];
 afterEach(async () => {
@@ -135,19 +135,6 @@ const budget = (harness: string, n: number) => ({
   run: `${harness}#${n}`,
   outcome: "budget_exceeded",
 });
-
-const ERROR_STREAK_STOPS = `name = "error-streak-stops"
-description = "A run made two failing tool calls within 10m; stop it."
-on = "run_event"
-when = '''
-event.type == "tool" && event.is_error
-  && count({"type": "tool", "run": event.run, "is_error": true}, duration("10m")) >= 2
-'''
-level = "stop"
-cooldown = "1m"
-target = "run"
-message = "{{run}} made two failing tool calls in 10m"
-`;
 
 const failingRun = (harness: string) => ({
   opened: [{ kind: "run_event", type: "opened", harness, run: `${harness}#1`, trigger: "schedule" }],

@@ -1,28 +1,10 @@
-import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
 import Database from "better-sqlite3";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { APPEND_KEY_TTL_MS, JournalAppends } from "../../../src/shell/store/journal-appends.js";
-import { type OpenedStore, openStore } from "../../../src/shell/store/open-store.js";
 import { MIGRATIONS, SCHEMA_VERSION } from "../../../src/shell/store/schema.js";
+import { tempStores } from "./temp-stores.js";
 
-const dirs: string[] = [];
-const stores: OpenedStore[] = [];
-afterEach(() => {
-  for (const s of stores.splice(0)) s.close();
-  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
-});
-const storeFile = () => {
-  const d = fs.mkdtempSync(path.join(os.tmpdir(), "harness-appends-"));
-  dirs.push(d);
-  return path.join(d, "harness.db");
-};
-const open = (file: string) => {
-  const s = openStore(file, "test");
-  stores.push(s);
-  return s;
-};
+const { storeFile, open } = tempStores("harness-appends-");
 
 describe("JournalAppends", () => {
   it("answers a key per source, and keeps it at least an hour", () => {
