@@ -37,6 +37,10 @@ export interface StopAction {
 /** What an active fire asks the shell to do, in level order: levels are cumulative (REQ-10). */
 export type FireAction = AnnotateAction | NotifyAction | HoldAction | StopAction;
 
+/** The hold a fire placed, if it placed one. */
+export const holdPlaced = (fire: Pick<Fire, "actions">): HoldAction | undefined =>
+  fire.actions.find((a): a is HoldAction => a.kind === "hold");
+
 /** One primitive call of an evaluation, with its arguments and result, for explain. */
 export interface PrimitiveCall {
   readonly fn: "count" | "distinct" | "exists";

@@ -6,7 +6,7 @@
  * start records an action a crash left pending undelivered, and one it left started unknown (it may
  * have run); nothing is ever retried. Holds placed and released are logged and sent as `rule_hold` and `rule_hold_released`.
  */
-import type { Fire, Release, StopAction } from "../../core/outcome.js";
+import { type Fire, holdPlaced, type Release, type StopAction } from "../../core/outcome.js";
 import { runHook } from "../notify/hook-process.js";
 import type { NotifyEvent } from "../notify/index.js";
 import type { ActionState, DecisionStore, PlannedAction } from "../store/decision-store.js";
@@ -85,21 +85,22 @@ export class ActionRunner {
         else this.stop(fire, action);
       }
     }
-    for (const h of committed.holdsPlaced) {
-      const fire = committed.fires.find((f) => f.id === h.fireId);
+    for (const fire of committed.fires) {
+      const hold = holdPlaced(fire);
+      if (hold === undefined) continue;
       this.log.warn(
-        { rule: h.rule, harness: h.harness, fire_id: h.fireId, seq: fire?.seq },
+        { rule: fire.rule, harness: hold.harness, fire_id: fire.id, seq: fire.seq },
         "rule hold placed",
       );
       this.sinks.notify?.({
         event: "rule_hold",
-        harness: h.harness,
+        harness: hold.harness,
         state: "held",
-        message: fire?.message ?? `held by rule ${h.rule}`,
-        cause: `rule ${h.rule} fired (${h.fireId})`,
-        rule: h.rule,
-        fireId: h.fireId,
-        at: fire?.at ?? this.clock(),
+        message: fire.message,
+        cause: `rule ${fire.rule} fired (${fire.id})`,
+        rule: fire.rule,
+        fireId: fire.id,
+        at: fire.at,
       });
     }
     for (const r of committed.releases) this.released(r);

@@ -24,12 +24,6 @@ import type { DaemonMetrics } from "../support/metrics.js";
 export interface Committed {
   /** Each with the actions the core planned for it. */
   readonly fires: readonly Fire[];
-  /** The holds the fires' actions placed, for the watchers. */
-  readonly holdsPlaced: readonly {
-    readonly harness: string;
-    readonly rule: string;
-    readonly fireId: string;
-  }[];
   readonly releases: readonly Release[];
   readonly evaluations: readonly RowOutcome["evaluations"][number][];
 }
@@ -53,7 +47,6 @@ class UncommittedRows {
   readonly ops: { at: number; op: StateOp }[] = [];
   readonly fires: Fire[] = [];
   readonly suppressed = new Map<string, { hash: string; rule: string; n: number }>();
-  readonly holdsPlaced: Committed["holdsPlaced"][number][] = [];
   readonly releases: Release[] = [];
   readonly evaluations: Committed["evaluations"][number][] = [];
 
@@ -61,12 +54,7 @@ class UncommittedRows {
   add(row: JournalRow, outcome: RowOutcome): boolean {
     this.rows++;
     for (const op of outcome.delta) this.ops.push({ at: row.at, op });
-    for (const fire of outcome.fires) {
-      this.fires.push(fire);
-      for (const a of fire.actions)
-        if (a.kind === "hold")
-          this.holdsPlaced.push({ harness: a.harness, rule: fire.rule, fireId: fire.id });
-    }
+    this.fires.push(...outcome.fires);
     this.releases.push(...outcome.releases);
     for (const e of outcome.evaluations) {
       this.evaluations.push(e);
@@ -173,7 +161,7 @@ export class Evaluator {
       suppressed: new Map(),
     });
     this.acc.apply(delta);
-    this.options.dispatch({ fires: [], holdsPlaced: [], releases, evaluations: [] });
+    this.options.dispatch({ fires: [], releases, evaluations: [] });
   }
 
   /**
@@ -210,8 +198,8 @@ export class Evaluator {
       }
       failpoint("eval.afterCommit");
       this.cursorSeq = pendingCursor;
-      if (committed.fires.length > 0 || committed.holdsPlaced.length > 0 || committed.releases.length > 0)
-        this.options.dispatch(committed);
+      // A hold is placed only by a fire, so a commit with no fire and no release has nothing to act on.
+      if (committed.fires.length > 0 || committed.releases.length > 0) this.options.dispatch(committed);
     };
     const { metrics } = this.options;
     // Evaluation counts reach their counter at the end of the step, however the step ends.

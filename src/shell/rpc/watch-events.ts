@@ -13,6 +13,7 @@
  */
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
+import { holdPlaced } from "../../core/outcome.js";
 import type { Committed } from "../daemon/evaluator.js";
 import type { EventBus } from "../daemon/event-bus.js";
 import type { Log } from "../support/log.js";
@@ -35,10 +36,9 @@ export function committedEvents(committed: Committed, records: CommittedRecords)
     return record;
   };
   const out: WatchEvent[] = [];
-  const held = new Set(committed.holdsPlaced.map((h) => h.fireId));
   for (const fire of committed.fires) {
     out.push({ event: { case: "ruleFired", value: stored(records.fire(fire.id), `fire ${fire.id}`) } });
-    if (held.has(fire.id))
+    if (holdPlaced(fire) !== undefined)
       out.push({
         event: { case: "ruleHold", value: stored(records.hold(fire.id), `the hold of fire ${fire.id}`) },
       });
@@ -54,7 +54,7 @@ export function committedEvents(committed: Committed, records: CommittedRecords)
 }
 
 export const eventCount = (committed: Committed): number =>
-  committed.fires.length + committed.holdsPlaced.length + committed.releases.length;
+  committed.fires.reduce((n, f) => n + (holdPlaced(f) === undefined ? 1 : 2), 0) + committed.releases.length;
 
 export interface WatchEventsDeps {
   readonly bus: EventBus<WatchEvent>;

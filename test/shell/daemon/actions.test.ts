@@ -70,7 +70,7 @@ describe("ActionRunner's record of a notification", () => {
     );
     const state = () =>
       (s.db.prepare("SELECT state FROM rule_actions WHERE fire_id = 'f1'").get() as { state: string }).state;
-    runner.dispatch({ fires: [fire], holdsPlaced: [], releases: [], evaluations: [] });
+    runner.dispatch({ fires: [fire], releases: [], evaluations: [] });
     expect(queued.map((e) => e.fireId)).toEqual(["f1"]);
     // A crash now finds it pending: its hook never ran, so it is recorded undelivered, not unknown.
     expect(state()).toBe("pending");

@@ -83,10 +83,9 @@ const logged = (f: TestFleet, msg: string): Record<string, unknown>[] =>
 const lastWatchers = (f: TestFleet): unknown => logged(f, "event watcher left").at(-1)?.watchers;
 
 describe("a commit's events", () => {
-  const fire = (id: string) => ({ id }) as Fire;
+  const fire = (id: string, actions: Fire["actions"] = []) => ({ id, actions }) as unknown as Fire;
   const committed: Committed = {
-    fires: [fire("f-7-0"), fire("f-7-1")],
-    holdsPlaced: [{ harness: "impl", rule: "b", fireId: "f-7-1" }],
+    fires: [fire("f-7-0"), fire("f-7-1", [{ kind: "hold", harness: "impl" }])],
     releases: [{ harness: "nightly", rule: "a", cause: "condition_cleared", fireId: "f-3-0" }],
     evaluations: [],
   };
