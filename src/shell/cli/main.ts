@@ -294,6 +294,20 @@ cli
     process.exitCode = await runConfigCheck(dir, { config: o.config, json: o.json }, io);
   });
 
+cli
+  .command("mcp", "The MCP gateway for an agent: a stdio relay to the daemon, with HARNESS_MCP_TOKEN")
+  .option("--socket <path>", "The daemon's socket (the gateway's is beside it)")
+  .option("--config <path>", "The global config")
+  .action(async (o: ClientOptions) => {
+    const { runMcp } = await import("./commands/mcp.js");
+    const code = await runMcp({ socket: o.socket, config: o.config }, io, {
+      stdin: process.stdin,
+      stdout: process.stdout,
+    });
+    // stdin may still be open: the session is over, so is the relay, once stdout has drained.
+    process.stdout.write("", () => process.exit(code));
+  });
+
 cli.help();
 cli.version(packageVersion());
 
