@@ -13,8 +13,28 @@ export interface GatewayCaller {
   readonly run?: string;
 }
 
-/** The caller a presented token belongs to at `now`, or undefined (unknown, revoked, expired, not a gateway token). */
-export type IdentifyToken = (token: string, now: number) => GatewayCaller | undefined;
+/** The caller a presented token belongs to now, or undefined (unknown, revoked, expired, not a gateway token). */
+export type IdentifyToken = (token: string) => GatewayCaller | undefined;
+
+/** What the daemon's token registry knows of a token, as much as the gateway needs. */
+export interface IssuedTokenView {
+  readonly id: string;
+  readonly kind: string;
+  readonly harness?: string | undefined;
+  readonly run?: string | undefined;
+}
+
+/**
+ * The gateway caller an issued token names: only a gateway token bound to a harness is one (a producer
+ * or read token is not, whatever it grants on the RPC socket), and a run token's run must be its
+ * harness's.
+ */
+export function gatewayCaller(issued: IssuedTokenView | undefined): GatewayCaller | undefined {
+  if (issued?.kind !== "gateway" || issued.harness === undefined) return undefined;
+  if (issued.run === undefined) return { tokenId: issued.id, harness: issued.harness };
+  const run = qualifiedRun(issued.harness, issued.run);
+  return run === undefined ? undefined : { tokenId: issued.id, harness: issued.harness, run };
+}
 
 /** A token's run as the journal names runs: `<harness>#<run id>`, given either form. */
 export function qualifiedRun(harness: string, run: string): string | undefined {

@@ -66,7 +66,7 @@ function accept(socket: net.Socket, deps: GatewayDeps): void {
     clearTimeout(timer);
     const token = decodePreamble(buffered.subarray(0, newline).toString("utf8"));
     const rest = buffered.subarray(newline + 1);
-    const caller = token === undefined ? undefined : deps.identify(token, deps.clock());
+    const caller = token === undefined ? undefined : deps.identify(token);
     if (token === undefined || caller === undefined) {
       deps.log.info({}, "gateway connection refused: unknown, revoked or expired token");
       refuse(socket, rest, "the token in HARNESS_MCP_TOKEN is unknown, revoked or expired");

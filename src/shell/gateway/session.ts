@@ -39,7 +39,7 @@ export function openSession(
   const who = { harness: caller.harness, run: caller.run, token: caller.tokenId };
   const guard = async (tool: string, call: () => Promise<CallToolResult>): Promise<CallToolResult> => {
     // The token is checked again on every call: a run's token is revoked when the run closes.
-    if (deps.identify(token, deps.clock()) === undefined) {
+    if (deps.identify(token) === undefined) {
       deps.log.info({ ...who, tool }, "gateway token no longer valid; session ended");
       setImmediate(end);
       return errorResult(

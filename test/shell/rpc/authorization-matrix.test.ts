@@ -19,10 +19,11 @@ import { ruleClient } from "../../../src/shell/rpc/client.js";
 import { readTokenFile } from "../../../src/shell/rpc/credentials.js";
 import { JournalService } from "../../../src/shell/rpc/gen/harness/v1/journal_pb.js";
 import { RuleService } from "../../../src/shell/rpc/gen/harness/v1/rules_pb.js";
+import { TokenService } from "../../../src/shell/rpc/gen/harness/v1/tokens_pb.js";
 import { METHOD_TIERS, type Tier } from "../../../src/shell/rpc/tiers.js";
 import { jsonl, TestFleet } from "../daemon-harness.js";
 
-const SERVICES: readonly DescService[] = [JournalService, RuleService];
+const SERVICES: readonly DescService[] = [JournalService, RuleService, TokenService];
 
 interface CallerCell {
   readonly name: string;
