@@ -351,6 +351,23 @@ cli
     process.stdout.write("", () => process.exit(code));
   });
 
+cli
+  .command(
+    "miner <verb> <name>",
+    "Rule miners. Verbs: run NAME (one run of NAME's one-shot with the MCP gateway; needs the control token)",
+  )
+  .option("--socket <path>", "The daemon's socket")
+  .option("--config <path>", "The global config")
+  .option("--json", "Print the run and its outcome as JSON")
+  .action(async (verb: string, name: string, o: ClientOptions) => {
+    if (verb !== "run") {
+      unknownVerb("miner", verb, "run");
+      return;
+    }
+    const { runMinerRun } = await import("./commands/miner-run.js");
+    process.exitCode = await runMinerRun(name, { socket: o.socket, config: o.config, json: o.json }, io);
+  });
+
 cli.help();
 cli.version(packageVersion());
 
