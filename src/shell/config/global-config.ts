@@ -44,6 +44,8 @@ export interface MinerConfig {
   readonly command: readonly string[];
   /** How long the one-shot may run before it is killed and its run closed `timed_out`. */
   readonly timeout: Millis;
+  /** A file the one-shot reads on its stdin (the prompt of `claude -p` or `codex exec -`). */
+  readonly promptFile?: string | undefined;
 }
 
 export const DEFAULT_MINER_TIMEOUT = 30 * MINUTE;
@@ -271,11 +273,13 @@ function miners(memory: Table | undefined, ruleMiners: readonly string[]): Miner
     const command = t.argv("command");
     if (command === undefined && t.value("command") === undefined)
       t.fail("missing_key", "command", "missing: a miner needs the command of its one-shot");
-    t.rejectUnknown(["command", "timeout"]);
+    t.rejectUnknown(["command", "timeout", "prompt_file"]);
+    const promptFile = t.path("prompt_file");
     out.push({
       name,
       command: command ?? [],
       timeout: t.duration("timeout", MINUTE, 24 * HOUR) ?? DEFAULT_MINER_TIMEOUT,
+      ...(promptFile === undefined ? {} : { promptFile }),
     });
   }
   return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));

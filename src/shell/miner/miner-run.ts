@@ -154,9 +154,12 @@ function oneShot(o: MinerRunOptions, run: string, mcpConfig: string, token: stri
   const argv = o.miner.command.map((a) => a.replaceAll("{mcp_config}", mcpConfig).replaceAll("{run}", run));
   return new Promise((resolve, reject) => {
     let child: ChildProcess;
+    let prompt: number | undefined;
     try {
+      // The prompt file, when configured, is the one-shot's stdin: no shell is needed to feed it.
+      prompt = o.miner.promptFile === undefined ? undefined : fs.openSync(o.miner.promptFile, "r");
       child = spawn(argv[0] as string, argv.slice(1), {
-        stdio: ["ignore", "inherit", "inherit"],
+        stdio: [prompt ?? "ignore", "inherit", "inherit"],
         detached: true,
         env: {
           ...o.env,
@@ -166,9 +169,11 @@ function oneShot(o: MinerRunOptions, run: string, mcpConfig: string, token: stri
         },
       });
     } catch (e) {
+      if (prompt !== undefined) fs.closeSync(prompt);
       reject(e);
       return;
     }
+    if (prompt !== undefined) fs.closeSync(prompt);
     let timedOut = false;
     const group = (signal: NodeJS.Signals) => {
       try {

@@ -406,7 +406,8 @@ rule_miners = ["miner", "second"]
 command = ["/usr/bin/claude", "-p", "--mcp-config", "{mcp_config}"]
 timeout = "10m"
 [memory.miners.second]
-command = ["/usr/bin/codex", "exec"]
+command = ["/usr/bin/codex", "exec", "-"]
+prompt_file = "/etc/harness/miner-prompt.md"
 `);
     expect(c.memory.miners).toEqual([
       {
@@ -414,7 +415,12 @@ command = ["/usr/bin/codex", "exec"]
         command: ["/usr/bin/claude", "-p", "--mcp-config", "{mcp_config}"],
         timeout: 10 * 60_000,
       },
-      { name: "second", command: ["/usr/bin/codex", "exec"], timeout: 30 * 60_000 },
+      {
+        name: "second",
+        command: ["/usr/bin/codex", "exec", "-"],
+        timeout: 30 * 60_000,
+        promptFile: "/etc/harness/miner-prompt.md",
+      },
     ]);
   });
 

@@ -17,6 +17,8 @@ let out: string;
 beforeAll(async () => {
   fleet = new TestFleet({ config: "" });
   out = path.join(fleet.root, "one-shot.json");
+  const prompt = path.join(fleet.root, "prompt.md");
+  fs.writeFileSync(prompt, "Look for recurring failures.\n");
   fs.appendFileSync(
     path.join(fleet.root, "config", "harness", "harness.toml"),
     [
@@ -27,7 +29,13 @@ beforeAll(async () => {
       `command = ${JSON.stringify([process.execPath, ONE_SHOT, "{mcp_config}", out])}`,
       'timeout = "2m"',
       "[memory.miners.broken]",
-      `command = ${JSON.stringify([process.execPath, "-e", "process.exit(3)"])}`,
+      // Exits 3 when the prompt file arrived on its stdin, 5 when it did not.
+      `command = ${JSON.stringify([
+        process.execPath,
+        "-e",
+        "process.exit(require('fs').readFileSync(0, 'utf8').startsWith('Look for') ? 3 : 5)",
+      ])}`,
+      `prompt_file = ${JSON.stringify(prompt)}`,
       "",
     ].join("\n"),
   );
@@ -92,7 +100,7 @@ describe("harness miner run", () => {
     for (const t of tokens) expect(t.revoked, `${t.kind} token revoked`).not.toBeNull();
   }, 60_000);
 
-  it("closes a one-shot that fails with its exit code, exit 1", async () => {
+  it("feeds the prompt file on stdin and closes a one-shot that fails with its exit code, exit 1", async () => {
     const r = await fleet.cli(["miner", "run", "broken", "--json"]);
     expect(r.code).toBe(1);
     const result = JSON.parse(r.stdout) as { run: string; outcome: string; exit_code: number };
