@@ -4,6 +4,8 @@
  * propose_rule, what it refuses and stores, who is refused at initialisation, and what a caller may
  * read of other harnesses.
  */
+import * as fs from "node:fs";
+import * as path from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ProposalStore } from "../../../src/shell/store/proposal-store.js";
@@ -89,6 +91,24 @@ describe("the MCP gateway", () => {
     expect(r.isError).toBe(true);
     expect(textOf(r)).toMatch(/propose_rule not found/);
     expect(proposals()).toEqual([]);
+  });
+
+  it("a reload that changes rule_miners applies to new sessions", async () => {
+    const file = path.join(fleet.root, "config", "harness", "harness.toml");
+    const before = fs.readFileSync(file, "utf8");
+    const open = await session("nightly", "nightly#5");
+    try {
+      fs.writeFileSync(file, before.replace('rule_miners = ["miner"]', 'rule_miners = ["miner", "nightly"]'));
+      const r = await fleet.cli(["reload"]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(await toolNames(await session("nightly", "nightly#6"))).toContain("propose_rule");
+      // The session opened before the reload keeps the tools it began with.
+      expect(await toolNames(open)).not.toContain("propose_rule");
+    } finally {
+      fs.writeFileSync(file, before);
+      expect((await fleet.cli(["reload"])).code).toBe(0);
+    }
+    expect(await toolNames(await session("nightly", "nightly#6"))).not.toContain("propose_rule");
   });
 
   it("describes propose_rule's fields with a JSON Schema a model can fill", async () => {
@@ -198,7 +218,7 @@ describe("the MCP gateway", () => {
 
   it("a token of one harness sees only its harness's rows and fires; a miner sees them all", async () => {
     const nightly = await session("nightly", "nightly#3");
-    const own = await nightly.data("query_journal", {});
+    const own = await nightly.data("query_journal", { kind: "run_event" });
     expect((own.rows as { harness: string }[]).map((r) => r.harness)).toEqual(["nightly", "nightly"]);
     const other = await nightly.call("query_journal", { fields: { harness: "triage" } });
     expect(other.isError).toBe(true);
@@ -207,7 +227,8 @@ describe("the MCP gateway", () => {
     const counted = await nightly.data("count_journal", { selector: { type: "closed" }, within: "1h" });
     expect(counted.number).toBe(2);
     const miner = await session("miner", "miner#1");
-    expect(((await miner.data("query_journal", {})).rows as unknown[]).length).toBe(4);
+    // Every harness's rows (tick rows, the daemon's own, aside).
+    expect(((await miner.data("query_journal", { kind: "run_event" })).rows as unknown[]).length).toBe(4);
     expect((await miner.data("count_journal", { selector: { type: "closed" }, within: "1h" })).number).toBe(
       4,
     );
