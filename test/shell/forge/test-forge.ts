@@ -91,6 +91,8 @@ export class TestForge {
   /** Per repo (`owner/name`): label name → id. */
   readonly labels = new Map<string, Map<string, number>>();
   private readonly tokens = new Map<string, string>();
+  /** Held before each git request is answered, so a test can watch a push while it runs. */
+  gitDelayMs = 0;
   private readonly server: https.Server;
   private port = 0;
 
@@ -453,6 +455,13 @@ export class TestForge {
       res.writeHead(401, { "www-authenticate": 'Basic realm="test-forge"' }).end();
       return;
     }
+    if (this.gitDelayMs > 0) {
+      req.pause();
+      setTimeout(() => this.backend(req, res, url, login), this.gitDelayMs);
+    } else this.backend(req, res, url, login);
+  }
+
+  private backend(req: IncomingMessage, res: ServerResponse, url: URL, login: string): void {
     const child = spawn(HTTP_BACKEND, [], {
       env: {
         PATH: process.env.PATH,
