@@ -18,10 +18,11 @@ const HTML_COMMENT = /<!--[\s\S]*?(?:-->|$)/g;
 
 export function neutralise(text: string): string {
   let out = text.replace(INVISIBLE, "");
-  // Removing one comment can join `<!` and `--` into a new one: repeat until none is left.
+  // Removing one comment, or a stray `-->`, can join the pieces of a new one: repeat until none is left.
   for (let before = ""; before !== out; ) {
     before = out;
-    out = out.replace(HTML_COMMENT, "").replace(/-->/g, "");
+    out = out.replace(HTML_COMMENT, "");
+    if (out === before) out = out.replace(/-->/g, "");
   }
   return (
     out
