@@ -169,6 +169,11 @@ export class TestForge {
     return bare;
   }
 
+  /** A new branch at `from`, as a push of someone else's would make it. */
+  branch(owner: string, name: string, branch: string, from = "main"): void {
+    gitSync(["--git-dir", path.join(this.repos, owner, `${name}.git`), "branch", branch, from]);
+  }
+
   /** A commit by someone else on `branch` of the bare repository (a branch that moved under us). */
   commitAs(owner: string, name: string, branch: string, file: string, text: string): string {
     const bare = path.join(this.repos, owner, `${name}.git`);
