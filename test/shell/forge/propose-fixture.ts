@@ -62,12 +62,17 @@ export class ProposeWorld {
 
   static async start(kind: ForgeKind, setup: ProposeSetup = {}): Promise<ProposeWorld> {
     const w = new ProposeWorld(await TestForge.start(kind), setup);
-    await w.fleet.start();
-    await w.ledger([1, 2, 3].map(budget));
-    await w.fleet.until(
-      () => w.fleet.query("SELECT 1 FROM rule_journal WHERE kind = 'run_event'").length === 3,
-      "3 rows",
-    );
+    try {
+      await w.fleet.start();
+      await w.ledger([1, 2, 3].map(budget));
+      await w.fleet.until(
+        () => w.fleet.query("SELECT 1 FROM rule_journal WHERE kind = 'run_event'").length === 3,
+        "3 rows",
+      );
+    } catch (e) {
+      await w.dispose();
+      throw e;
+    }
     return w;
   }
 
