@@ -32,11 +32,12 @@ import {
   ensureControlToken,
   loadCredentials,
   readTokenFile,
+  writeTokenFile,
 } from "../rpc/credentials.js";
 import { JournalQueryService } from "../rpc/gen/harness/v1/journal_query_pb.js";
 import { RuleService } from "../rpc/gen/harness/v1/rules_pb.js";
 import { TokenService } from "../rpc/gen/harness/v1/tokens_pb.js";
-import { IssuedTokens } from "../rpc/issued-tokens.js";
+import { IssuedTokens, mintText } from "../rpc/issued-tokens.js";
 import { journalQueryService } from "../rpc/journal-query-service.js";
 import { committedRecords } from "../rpc/messages.js";
 import { proposalService } from "../rpc/proposal-service.js";
@@ -215,7 +216,20 @@ export class DaemonApp {
               backtest,
               watchEvents: watchEvents({ bus: watchers, log, credentials }),
             })
-            .service(TokenService, tokenService(tokens))
+            .service(
+              TokenService,
+              tokenService({
+                tokens,
+                rotateControl: () => {
+                  const file = daemon.configInForce.server.controlTokenFile;
+                  const token = mintText();
+                  writeTokenFile(file, token, true);
+                  credentials.replaceControl(digestToken(token));
+                  log.info({ file }, "control token rotated");
+                  return file;
+                },
+              }),
+            )
             .service(JournalQueryService, journalQueryService(queries)),
       });
       const gateway = await startGateway(mcpSocketPath(socketPath), {

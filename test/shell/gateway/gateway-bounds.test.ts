@@ -232,7 +232,8 @@ describe("REQ-17", () => {
       ],
     });
     const before = proposalCount();
-    const services = [RuleService, JournalService, TokenService, JournalQueryService];
+    // TokenService last: its RotateControlToken (last of its methods) replaces the token these calls carry.
+    const services = [JournalQueryService, RuleService, JournalService, TokenService];
     const called: string[] = [];
     for (const service of services)
       for (const method of service.methods) {
