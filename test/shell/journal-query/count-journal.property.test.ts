@@ -110,7 +110,7 @@ describe("count_journal", () => {
           store.close();
         }
       }),
-      { numRuns: runs(150) },
+      { numRuns: runs(80) },
     );
   });
 
