@@ -17,7 +17,11 @@ import { Daemon } from "../daemon/daemon.js";
 import type { Committed } from "../daemon/evaluator.js";
 import { EventBus } from "../daemon/event-bus.js";
 import { UnknownPolicyRepoError } from "../errors.js";
+import { gatewayCaller } from "../gateway/caller.js";
+import { type GatewayServer, startGateway } from "../gateway/gateway-server.js";
+import { mcpSocketPath } from "../gateway/protocol.js";
 import type { AdmitResult } from "../journal/admit.js";
+import { JournalQueries } from "../journal-query/journal-queries.js";
 import { type RuleSetLoad, servedRuleSets } from "../policy/rule-source.js";
 import { ProposalIntake } from "../proposals/propose-rule.js";
 import { backtestMethod } from "../rpc/backtest-service.js";
@@ -30,9 +34,11 @@ import {
   readTokenFile,
   writeTokenFile,
 } from "../rpc/credentials.js";
+import { JournalQueryService } from "../rpc/gen/harness/v1/journal_query_pb.js";
 import { RuleService } from "../rpc/gen/harness/v1/rules_pb.js";
 import { TokenService } from "../rpc/gen/harness/v1/tokens_pb.js";
 import { IssuedTokens, mintText } from "../rpc/issued-tokens.js";
+import { journalQueryService } from "../rpc/journal-query-service.js";
 import { committedRecords } from "../rpc/messages.js";
 import { proposalService } from "../rpc/proposal-service.js";
 import { ruleService } from "../rpc/rule-service.js";
@@ -92,6 +98,8 @@ export class DaemonApp {
     private readonly rpc: RpcServer,
     private readonly backtests: BacktestRunner,
     private readonly metricsServer: MetricsServer | undefined,
+    /** The MCP gateway (REQ-15) on its own socket beside the RPC socket. */
+    readonly gateway: GatewayServer,
   ) {}
 
   static async start(options: DaemonOptions): Promise<DaemonApp> {
@@ -183,6 +191,8 @@ export class DaemonApp {
         policyClones: () => daemon.policyClones,
         needsRestart: () => daemon.needsRestart,
       });
+      const queries = new JournalQueries(store.db);
+      const backtest = backtestMethod({ runner: backtests, evaluator: daemon.view, clock, retentionMs });
       const rpc = await startRpcServer({
         socketPath,
         ...(server.listen === undefined ? {} : { tcpListen: `${server.listen.host}:${server.listen.port}` }),
@@ -203,7 +213,7 @@ export class DaemonApp {
                 policyRepos: () => daemon.configInForce.policyRepos,
                 log,
               }),
-              backtest: backtestMethod({ runner: backtests, evaluator: daemon.view, clock, retentionMs }),
+              backtest,
               watchEvents: watchEvents({ bus: watchers, log, credentials }),
             })
             .service(
@@ -219,7 +229,17 @@ export class DaemonApp {
                   return file;
                 },
               }),
-            ),
+            )
+            .service(JournalQueryService, journalQueryService(queries)),
+      });
+      const gateway = await startGateway(mcpSocketPath(socketPath), {
+        identify: (token) => gatewayCaller(tokens.identify(token)),
+        ruleMiners: () => daemon.configInForce.memory.ruleMiners,
+        proposals,
+        rules: { ...rules, backtest },
+        journal: queries,
+        clock,
+        log,
       });
       const metricsServer =
         server.metricsListen === undefined
@@ -248,6 +268,7 @@ export class DaemonApp {
         rpc,
         backtests,
         metricsServer,
+        gateway,
       );
     } catch (e) {
       store.close();
@@ -275,6 +296,7 @@ export class DaemonApp {
     if (this.closed) return;
     this.closed = true;
     this.watchers.close();
+    await this.gateway.close();
     await this.rpc.close();
     await this.backtests.close();
     await this.daemon.close();

@@ -361,6 +361,37 @@ cli
     process.exitCode = await runConfigCheck(dir, { config: o.config, json: o.json }, io);
   });
 
+cli
+  .command("mcp", "The MCP gateway for an agent: a stdio relay to the daemon, with HARNESS_MCP_TOKEN")
+  .option("--socket <path>", "The daemon's socket (the gateway's is beside it)")
+  .option("--config <path>", "The global config")
+  .action(async (o: ClientOptions) => {
+    const { runMcp } = await import("./commands/mcp.js");
+    const code = await runMcp({ socket: o.socket, config: o.config }, io, {
+      stdin: process.stdin,
+      stdout: process.stdout,
+    });
+    // stdin may still be open: the session is over, so is the relay, once stdout has drained.
+    process.stdout.write("", () => process.exit(code));
+  });
+
+cli
+  .command(
+    "miner <verb> <name>",
+    "Rule miners. Verbs: run NAME (one run of NAME's one-shot with the MCP gateway; needs the control token)",
+  )
+  .option("--socket <path>", "The daemon's socket")
+  .option("--config <path>", "The global config")
+  .option("--json", "Print the run and its outcome as JSON")
+  .action(async (verb: string, name: string, o: ClientOptions) => {
+    if (verb !== "run") {
+      unknownVerb("miner", verb, "run");
+      return;
+    }
+    const { runMinerRun } = await import("./commands/miner-run.js");
+    process.exitCode = await runMinerRun(name, { socket: o.socket, config: o.config, json: o.json }, io);
+  });
+
 cli.help();
 cli.version(packageVersion());
 

@@ -34,9 +34,27 @@ export interface PolicyRepoConfig {
   readonly maxProposalsPerWeek: number;
 }
 
+/**
+ * `[memory.miners.<name>]`: how `harness miner run <name>` runs a rule miner's scheduled one-shot
+ * (docs/rule-miner.md). Global only, like `rule_miners`, which must list the name.
+ */
+export interface MinerConfig {
+  readonly name: string;
+  /** The one-shot's argv, run without a shell; `{mcp_config}` and `{run}` are filled in. */
+  readonly command: readonly string[];
+  /** How long the one-shot may run before it is killed and its run closed `timed_out`. */
+  readonly timeout: Millis;
+  /** A file the one-shot reads on its stdin (the prompt of `claude -p` or `codex exec -`). */
+  readonly promptFile?: string | undefined;
+}
+
+export const DEFAULT_MINER_TIMEOUT = 30 * MINUTE;
+
 export interface GlobalConfig {
   readonly memory: {
     readonly ruleMiners: readonly string[];
+    /** `[memory.miners.<name>]`, in name order. */
+    readonly miners: readonly MinerConfig[];
     readonly rules: {
       readonly enforce: readonly string[];
       readonly disable: readonly string[];
@@ -132,6 +150,7 @@ export function loadGlobalConfig(text: string, file: string, env: NodeJS.Process
   const config: GlobalConfig = {
     memory: {
       ruleMiners: memory?.strings("rule_miners") ?? [],
+      miners: miners(memory, memory?.strings("rule_miners") ?? []),
       rules: {
         enforce: rules?.strings("enforce") ?? [],
         disable: rules?.strings("disable") ?? [],
@@ -240,6 +259,30 @@ function policyRepos(root: Table): PolicyRepoConfig[] {
     ]);
   }
   return repos.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+function miners(memory: Table | undefined, ruleMiners: readonly string[]): MinerConfig[] {
+  const all = memory?.table("miners");
+  if (all === undefined) return [];
+  const out: MinerConfig[] = [];
+  for (const name of all.keys()) {
+    const t = all.table(name);
+    if (t === undefined) continue;
+    if (!ruleMiners.includes(name))
+      t.fail("invalid_value", undefined, `${name} is not listed in [memory] rule_miners`);
+    const command = t.argv("command");
+    if (command === undefined && t.value("command") === undefined)
+      t.fail("missing_key", "command", "missing: a miner needs the command of its one-shot");
+    t.rejectUnknown(["command", "timeout", "prompt_file"]);
+    const promptFile = t.path("prompt_file");
+    out.push({
+      name,
+      command: command ?? [],
+      timeout: t.duration("timeout", MINUTE, 24 * HOUR) ?? DEFAULT_MINER_TIMEOUT,
+      ...(promptFile === undefined ? {} : { promptFile }),
+    });
+  }
+  return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
 function producerFiles(t: Table | undefined): Partial<Record<ProducerSource, string>> {

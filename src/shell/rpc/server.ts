@@ -118,7 +118,7 @@ function assertEveryMethodTiered(router: ConnectRouter): void {
  * by others (a directory someone else controls could swap the socket), and nothing live answers on it.
  * A stale socket file left by a crash is removed; any other file there is refused, never deleted.
  */
-async function prepareSocketPath(socketPath: string): Promise<void> {
+export async function prepareSocketPath(socketPath: string): Promise<void> {
   const dir = path.dirname(socketPath);
   await fs.mkdir(dir, { recursive: true, mode: 0o700 });
   const dirStat = await fs.stat(dir);
@@ -158,7 +158,8 @@ function answers(socketPath: string): Promise<boolean> {
   });
 }
 
-async function listenOnSocket(server: http.Server, socketPath: string): Promise<void> {
+/** Listens on a prepared socket path, creating the socket 0600 (the MCP gateway's socket too). */
+export async function listenOnSocket(server: net.Server, socketPath: string): Promise<void> {
   // Node binds synchronously inside listen(), so a umask set around that one call creates the socket
   // 0600 with no moment at which another user could connect, and touches no other file; the chmod below
   // states the mode outright. Worker threads cannot set the umask and rely on the chmod and the
@@ -178,7 +179,8 @@ async function listenOnSocket(server: http.Server, socketPath: string): Promise<
   try {
     await fs.chmod(socketPath, 0o600);
   } catch (e) {
-    await closeServer(server);
+    // Nothing has connected yet: the socket was created a moment ago, 0600 under the umask.
+    await new Promise<void>((resolve) => server.close(() => resolve()));
     throw new RpcServerError(`cannot chmod the socket ${socketPath}: ${(e as Error).message}`, { cause: e });
   }
 }
@@ -200,7 +202,7 @@ function parseListen(address: string): { host: string; port: number } {
   return { host, port };
 }
 
-function listen(server: http.Server, start: () => void, what: string): Promise<void> {
+function listen(server: net.Server, start: () => void, what: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const onError = (e: Error): void => {
       reject(new RpcServerError(`cannot listen on ${what}: ${e.message}`, { cause: e }));

@@ -47,6 +47,8 @@ export const METHOD_TIERS: ReadonlyMap<string, Tier> = new Map<string, Tier>([
   ["harness.v1.TokenService/ListTokens", "control"],
   ["harness.v1.TokenService/RevokeToken", "control"],
   ["harness.v1.TokenService/RotateControlToken", "control"],
+  ["harness.v1.JournalQueryService/QueryJournal", "read"],
+  ["harness.v1.JournalQueryService/CountJournal", "read"],
 ]);
 
 /** Where a call arrived: the operator's Unix socket, or the opt-in TCP listener. */

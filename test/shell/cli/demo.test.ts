@@ -18,7 +18,8 @@ describe("harness demo", () => {
     const out: string[] = [];
     const err: string[] = [];
     const code = await runDemo(
-      { seconds: 3 },
+      // The scripted miner needs the built CLI: test/shell/demo/demo-miner.test.ts runs it.
+      { seconds: 3, miner: false },
       { env: process.env, out: (l) => out.push(l), err: (l) => err.push(l) },
     );
     expect({ code, err }).toEqual({ code: 0, err: [] });
@@ -37,7 +38,7 @@ describe("harness demo", () => {
     const out: string[] = [];
     const err: string[] = [];
     const code = await runDemo(
-      { seconds: 3, json: true },
+      { seconds: 3, json: true, miner: false },
       { env: process.env, out: (l) => out.push(l), err: (l) => err.push(l) },
     );
     expect({ code, err }).toEqual({ code: 0, err: [] });

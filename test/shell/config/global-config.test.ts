@@ -41,6 +41,7 @@ describe("global config: defaults", () => {
     expect(r.config).toEqual({
       memory: {
         ruleMiners: [],
+        miners: [],
         rules: { enforce: [], disable: [], shadowPeriod: 7 * DAY, journalRetention: 45 * DAY },
       },
       policyRepos: [],
@@ -118,6 +119,7 @@ graph = "graph.cred"
 `);
     expect(c.memory).toEqual({
       ruleMiners: ["miner"],
+      miners: [],
       rules: {
         enforce: ["restart-into-same-failure"],
         disable: ["cross-run-churn"],
@@ -393,5 +395,48 @@ describe("global config: values", () => {
     writeFileSync(file, Buffer.from([0x5b, 0x6e, 0x5d, 0x0a, 0x78, 0x3d, 0x22, 0xff, 0x22, 0x0a]));
     const r = await readGlobalConfig(file, env);
     expect(r.ok ? undefined : r.errors[0]?.code).toBe("syntax");
+  });
+});
+
+describe("global config: [memory.miners]", () => {
+  it("reads a miner's one-shot command and timeout (30m by default)", () => {
+    const c = load(`[memory]
+rule_miners = ["miner", "second"]
+[memory.miners.miner]
+command = ["/usr/bin/claude", "-p", "--mcp-config", "{mcp_config}"]
+timeout = "10m"
+[memory.miners.second]
+command = ["/usr/bin/codex", "exec", "-"]
+prompt_file = "/etc/harness/miner-prompt.md"
+`);
+    expect(c.memory.miners).toEqual([
+      {
+        name: "miner",
+        command: ["/usr/bin/claude", "-p", "--mcp-config", "{mcp_config}"],
+        timeout: 10 * 60_000,
+      },
+      {
+        name: "second",
+        command: ["/usr/bin/codex", "exec", "-"],
+        timeout: 30 * 60_000,
+        promptFile: "/etc/harness/miner-prompt.md",
+      },
+    ]);
+  });
+
+  it("refuses a miner not in rule_miners, a relative command, a missing one and an unknown key", () => {
+    expect(onlyError('[memory.miners.x]\ncommand = ["/bin/true"]\n').message).toMatch(
+      /x is not listed in \[memory\] rule_miners/,
+    );
+    expect(
+      onlyError('[memory]\nrule_miners = ["x"]\n[memory.miners.x]\ncommand = ["claude"]\n').message,
+    ).toMatch(/argv\[0\] must be an absolute path/);
+    expect(onlyError('[memory]\nrule_miners = ["x"]\n[memory.miners.x]\ntimeout = "5m"\n').message).toMatch(
+      /a miner needs the command/,
+    );
+    expect(
+      onlyError('[memory]\nrule_miners = ["x"]\n[memory.miners.x]\ncommand = ["/bin/true"]\nprompt = "p"\n')
+        .message,
+    ).toMatch(/unknown key/);
   });
 });

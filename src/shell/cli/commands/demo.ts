@@ -7,6 +7,7 @@
  */
 import * as path from "node:path";
 import { DEMO_ENFORCE, Narrator, type RunningDaemon, Sandbox, Watcher } from "../../demo/demo.js";
+import { showScriptedMiner } from "../../demo/demo-miner.js";
 import { FLEET, type FleetReport, simulateFleet } from "../../demo/fleet-sim.js";
 import type { ReferenceSupervisor } from "../../supervisor/reference-supervisor.js";
 import type { Io } from "../io.js";
@@ -21,6 +22,11 @@ export interface DemoOptions {
   readonly json?: boolean;
   /** Another seed, another (equally complete) fleet. */
   readonly seed?: number;
+  /**
+   * Whether the scripted rule miner runs after the fleet (default true). It launches the built
+   * `harness mcp` and backtests in a worker, so an in-process run from the sources leaves it out.
+   */
+  readonly miner?: boolean;
 }
 
 export const DEFAULT_DEMO_SECONDS = 20;
@@ -130,6 +136,10 @@ export async function runDemo(options: DemoOptions, io: Io): Promise<number> {
     await running.actionsDone();
     await supervisor.shutdown();
     await settle();
+    if (options.miner !== false)
+      await showScriptedMiner(running.daemon, sandbox, narrator).catch((e: Error) =>
+        narrator.line("warn", `the scripted rule miner failed: ${e.message}`),
+      );
     if (journal.dropped > 0)
       narrator.line("warn", `${journal.dropped} rows were dropped by the daemon's queue`);
   } catch (e) {

@@ -1,0 +1,133 @@
+/**
+ * The MCP gateway (SPEC-0029 REQ-15) inside the daemon: a Unix socket of its own beside the RPC socket
+ * (0600, in a directory held to the RPC socket's rules), one MCP session per connection. It lives in
+ * the daemon's process because REQ-17 lets no RPC store a proposal: propose_rule is a function call
+ * here. A connection first presents its caller's token (`protocol.ts`); the daemon identifies the
+ * caller from it alone. A connection whose token is unknown, revoked or expired is answered with an
+ * error to its `initialize` and closed, so the agent sees the refusal at initialisation.
+ */
+import * as net from "node:net";
+import { PassThrough } from "node:stream";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { DEFAULT_READ_MAX_BYTES } from "../rpc/limits.js";
+import { listenOnSocket, prepareSocketPath } from "../rpc/server.js";
+import { decodePreamble, MAX_PREAMBLE_BYTES } from "./protocol.js";
+import { openSession } from "./session.js";
+import type { GatewayDeps } from "./session-context.js";
+
+/** How long a connection may take to present its token. */
+const PREAMBLE_TIMEOUT_MS = 10_000;
+/** JSON-RPC's code for a server-defined error: the token was refused. */
+const TOKEN_REFUSED = -32001;
+
+export interface GatewayServer {
+  readonly socketPath: string;
+  /** Sessions open now. */
+  readonly sessions: number;
+  close(): Promise<void>;
+}
+
+export async function startGateway(socketPath: string, deps: GatewayDeps): Promise<GatewayServer> {
+  const open = new Set<net.Socket>();
+  const server = net.createServer((socket) => {
+    open.add(socket);
+    socket.on("close", () => open.delete(socket));
+    // A peer that goes away mid-write is the end of its session, not a fault of the daemon.
+    socket.on("error", () => socket.destroy());
+    accept(socket, deps);
+  });
+  await prepareSocketPath(socketPath);
+  await listenOnSocket(server, socketPath);
+  return {
+    socketPath,
+    get sessions() {
+      return open.size;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of open) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Reads the preamble, then opens the caller's session or refuses it. */
+function accept(socket: net.Socket, deps: GatewayDeps): void {
+  let buffered = Buffer.alloc(0);
+  const timer = setTimeout(() => socket.destroy(), PREAMBLE_TIMEOUT_MS);
+  const onData = (chunk: Buffer): void => {
+    buffered = Buffer.concat([buffered, chunk]);
+    const newline = buffered.indexOf(0x0a);
+    if (newline < 0) {
+      if (buffered.length > MAX_PREAMBLE_BYTES) refuse(socket, Buffer.alloc(0), "no token was presented");
+      return;
+    }
+    socket.off("data", onData);
+    clearTimeout(timer);
+    const token = decodePreamble(buffered.subarray(0, newline).toString("utf8"));
+    const rest = buffered.subarray(newline + 1);
+    const caller = token === undefined ? undefined : deps.identify(token);
+    if (token === undefined || caller === undefined) {
+      deps.log.info({}, "gateway connection refused: unknown, revoked or expired token");
+      refuse(socket, rest, "the token in HARNESS_MCP_TOKEN is unknown, revoked or expired");
+      return;
+    }
+    const input = new PassThrough();
+    input.write(rest);
+    socket.on("data", (c: Buffer) => input.write(c));
+    const end = () => socket.destroy();
+    const { server, miner } = openSession(caller, token, deps, end);
+    const transport = new StdioServerTransport(input, socket, { maxBufferSize: DEFAULT_READ_MAX_BYTES });
+    socket.on("close", () => {
+      void server.close();
+    });
+    // A message over the limit or not JSON-RPC ends the session; the relay then exits.
+    transport.onerror = (e) => {
+      deps.log.info({ harness: caller.harness, run: caller.run, err: e.message }, "gateway session error");
+    };
+    server.connect(transport).then(
+      () =>
+        deps.log.info(
+          { harness: caller.harness, run: caller.run, token: caller.tokenId, miner },
+          "gateway session opened",
+        ),
+      () => end(),
+    );
+    const close = transport.onclose;
+    transport.onclose = () => {
+      close?.();
+      end();
+    };
+  };
+  socket.on("data", onData);
+}
+
+/**
+ * Answers the connection's first request (its `initialize`) with a JSON-RPC error saying why, then
+ * closes it: the client's `connect` fails with that message rather than with a bare closed pipe.
+ */
+function refuse(socket: net.Socket, rest: Buffer, why: string): void {
+  let buffered = rest;
+  const message = `harness gateway: ${why}. Ask the operator for a gateway token (harness token create --gateway) and pass it to harness mcp in HARNESS_MCP_TOKEN.`;
+  const answer = (): boolean => {
+    const newline = buffered.indexOf(0x0a);
+    if (newline < 0) {
+      if (buffered.length > MAX_PREAMBLE_BYTES * 64) socket.destroy();
+      return false;
+    }
+    let id: unknown = null;
+    try {
+      id = (JSON.parse(buffered.subarray(0, newline).toString("utf8")) as { id?: unknown }).id ?? null;
+    } catch {
+      id = null;
+    }
+    socket.end(`${JSON.stringify({ jsonrpc: "2.0", id, error: { code: TOKEN_REFUSED, message } })}\n`);
+    return true;
+  };
+  if (answer()) return;
+  const timer = setTimeout(() => socket.destroy(), PREAMBLE_TIMEOUT_MS);
+  socket.on("data", (c: Buffer) => {
+    buffered = Buffer.concat([buffered, c]);
+    if (answer()) clearTimeout(timer);
+  });
+}

@@ -1,0 +1,130 @@
+/**
+ * The gateway's journal tools (SPEC-0029 REQ-15): query_journal (rows by kind, type, indexed fields
+ * and time, identifiers only, at most 1,000 a call) and count_journal (a REQ-5 primitive evaluated as a
+ * rule's would be on the last committed row). Both call `JournalQueries`, the code JournalQueryService
+ * serves. A rule miner reads the whole journal; any other caller only its own harness's rows.
+ */
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { z } from "zod";
+import { MAX_QUERY_ROWS, type Term } from "../journal-query/journal-queries.js";
+import { sinceMsOf } from "./rule-tools.js";
+import type { SessionContext } from "./session-context.js";
+import { dataResult, withinTotal } from "./tool-results.js";
+
+const FIELDS =
+  "kind, type, harness, run, repo, branch, path, tool, action, is_error, digest, outcome, cause_digest, edge, predicate, status, scope";
+const terms = z
+  .record(z.string().max(64), z.union([z.string().max(1100), z.boolean()]))
+  .refine((r) => Object.keys(r).length <= 20, "at most 20 fields");
+
+const toTerms = (r: Record<string, string | boolean> | undefined): Term[] => Object.entries(r ?? {});
+
+export function registerJournalTools(server: McpServer, session: SessionContext): void {
+  const { journal } = session.deps;
+  const scope = session.miner ? undefined : { harness: session.caller.harness };
+
+  server.registerTool(
+    "query_journal",
+    {
+      title: "Query the journal",
+      description: `Journal rows in seq order: each row's seq (evidence id seq:<n>), admission time, kind, type, source, indexed fields and paths; never any other field. Filter by kind, type, indexed fields (${FIELDS}; equality, all must hold) and time. At most ${MAX_QUERY_ROWS} rows a call: page with after_seq.`,
+      inputSchema: {
+        kind: z
+          .string()
+          .max(32)
+          .optional()
+          .describe("run_event, graph_event, fact_event or tick; every kind when left out."),
+        type: z
+          .string()
+          .max(256)
+          .optional()
+          .describe('The row type, e.g. "closed", "tool", "loop_stopped", "edge_added".'),
+        fields: terms
+          .optional()
+          .describe(
+            'Equality on indexed fields, e.g. {"harness": "nightly", "outcome": "failed"}; is_error takes true or false.',
+          ),
+        since: z.string().max(64).optional().describe("Only rows admitted at or after this RFC 3339 time."),
+        until: z.string().max(64).optional().describe("Only rows admitted at or before this RFC 3339 time."),
+        after_seq: z
+          .number()
+          .int()
+          .min(0)
+          .optional()
+          .describe("Only rows after this seq (the last answer's next_after_seq)."),
+        limit: z
+          .number()
+          .int()
+          .min(1)
+          .max(MAX_QUERY_ROWS)
+          .optional()
+          .describe("At most this many rows (default 100)."),
+      },
+    },
+    (args) =>
+      session.guard("query_journal", async () => {
+        const answer = journal.query(
+          {
+            ...(args.kind === undefined ? {} : { kind: args.kind }),
+            ...(args.type === undefined ? {} : { type: args.type }),
+            fields: toTerms(args.fields),
+            sinceMs: sinceMsOf(args.since),
+            untilMs: sinceMsOf(args.until),
+            afterSeq: args.after_seq ?? 0,
+            ...(args.limit === undefined ? {} : { limit: args.limit }),
+          },
+          scope,
+        );
+        const rows = answer.rows.map((r) => ({
+          seq: r.seq,
+          at: new Date(r.at).toISOString(),
+          kind: r.kind,
+          type: r.type,
+          source: r.source,
+          ...r.columns,
+          ...(r.paths.length === 0 ? {} : { paths: r.paths }),
+        }));
+        const { kept, truncated } = withinTotal(rows);
+        return dataResult("query_journal", {
+          rows: kept,
+          truncated: answer.truncated || truncated,
+          next_after_seq: kept.at(-1)?.seq ?? answer.nextAfterSeq,
+        });
+      }),
+  );
+
+  server.registerTool(
+    "count_journal",
+    {
+      title: "Count journal rows as a rule would",
+      description: `What a rule's primitive count(selector, duration(within)), distinct(field, selector, duration(within)) or exists(selector, duration(within)) would answer if the rule were evaluated on the last committed row: now is that row's time, and the window is (now - within, now]. The selector is the rule's map literal as JSON: kind (run_event when left out) and equality on indexed fields (${FIELDS}). count saturates at 10,000, distinct at 1,000.`,
+      inputSchema: {
+        fn: z.enum(["count", "distinct", "exists"]).default("count").describe("count, distinct or exists."),
+        field: z.string().max(64).optional().describe("distinct's field: an indexed field."),
+        selector: terms.describe(
+          'The selector, e.g. {"kind": "run_event", "type": "closed", "outcome": "failed"}.',
+        ),
+        within: z.string().max(32).describe('The window, from "1m" to "168h" (7 days), e.g. "1h", "24h".'),
+      },
+    },
+    (args) =>
+      session.guard("count_journal", async () => {
+        const answer = journal.count(
+          {
+            fn: args.fn,
+            ...(args.field === undefined ? {} : { field: args.field }),
+            selector: toTerms(args.selector),
+            within: args.within,
+          },
+          scope,
+        );
+        return dataResult("count_journal", {
+          fn: answer.fn,
+          ...(answer.fn === "exists" ? { exists: answer.truth } : { number: answer.number }),
+          now: new Date(answer.nowMs).toISOString(),
+          last_seq: answer.lastSeq,
+          rows_read: answer.rowsRead,
+        });
+      }),
+  );
+}

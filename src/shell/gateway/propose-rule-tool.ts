@@ -1,0 +1,93 @@
+/**
+ * The gateway's propose_rule tool (SPEC-0029 REQ-15), registered only for a rule miner's run. It hands
+ * the fields to `ProposalIntake.propose` in the daemon's process, with the caller's run as its token
+ * names it, and returns what that returns (already wrapped as untrusted memory data). The intake makes
+ * every check; the schema here only describes the fields for a model and bounds their size, so that
+ * no check can drift between the two: a level of "stop" reaches the intake and comes back
+ * invalid_level.
+ */
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { z } from "zod";
+import { EVENT_KINDS } from "../../core/kinds.js";
+import type { SessionContext } from "./session-context.js";
+import { errorResult, ToolInputError } from "./tool-results.js";
+
+/** Far above any value the intake accepts: a bound on what a call may make the daemon hold, not a check. */
+const MAX_FIELD_CHARS = 65_536;
+const text = (description: string) => z.string().max(MAX_FIELD_CHARS).describe(description);
+
+export const PROPOSE_RULE_INPUT = {
+  name: text(
+    "The rule's name, also its file name rules/<name>.toml: lowercase letters, digits and '-', starting with a letter, at most 63 characters. Example: \"verify-fails-thrice\".",
+  ),
+  description: text("One sentence for the operator: what the rule notices and why it matters."),
+  on: z
+    .enum(EVENT_KINDS)
+    .describe(
+      "The journal row kind the rule is evaluated on: run_event (tool calls, marks, runs opened and closed, loop-guard stops), graph_event, fact_event or tick (once a minute).",
+    ),
+  when: text(
+    'A CEL expression over `event` (the row\'s fields) and `now`, true when the rule should fire. The windowed primitives count(selector, duration("1h")), distinct("field", selector, duration("1h")) and exists(selector, duration("1h")) read the journal: the selector is a map literal of indexed fields (kind, type, harness, run, repo, branch, path, tool, action, is_error, digest, outcome, cause_digest, edge, predicate, status, scope), the window a literal from 1m to 7d. Example: event.type == "closed" && event.outcome == "failed" && count({"type": "closed", "harness": event.harness, "outcome": "failed"}, duration("1h")) >= 3',
+  ),
+  level: text(
+    'What a fire does: "annotate" (a note on the target) or "notify" (the operator\'s hook). A proposal may not hold or stop.',
+  ),
+  cooldown: text(
+    'Optional: how long after a fire the same rule stays quiet for the same target, e.g. "1h" (the default), "30m".',
+  ).optional(),
+  target: text(
+    'What the fire is about: "run" (the row\'s run), "harness", "node" (a graph node) or "fleet".',
+  ),
+  message: text(
+    'The message a fire records, with {harness}, {run}, {repo}, {branch}, {path} or {type} filled from the row. Example: "{harness} failed three runs in an hour".',
+  ),
+  rationale: text(
+    "Why this rule is worth having, for the reviewer of its pull request: the pattern you found and what it costs. At most 2,000 characters.",
+  ),
+  evidence: z
+    .array(z.string().max(MAX_FIELD_CHARS))
+    .describe(
+      "1 to 50 ids of what you found the pattern in, each one the store holds: journal rows (seq:<n>, from query_journal), fires (f-<seq>-<n>, from list_fires), runs (<harness>#<run id>) or graph node ids.",
+    ),
+  dry_run: z
+    .boolean()
+    .default(false)
+    .describe(
+      "true: make every check and the 30-day backtest and answer the same, but store nothing. Use it to try a rule before proposing it.",
+    ),
+};
+
+export function registerProposeRule(server: McpServer, session: SessionContext): void {
+  server.registerTool(
+    "propose_rule",
+    {
+      title: "Propose a rule",
+      description:
+        "Proposes a new rule for the operator's review. The daemon checks the rule file the fields make (schema, CEL compilation, cost), checks each evidence id, backtests the rule over the last 30 days, and stores it as an untrusted proposal with your run; harness rules propose later opens a pull request for it. Returns its id, content hash and the backtest (fire count and first 10 fires). Propose only rules that would have fired on real evidence. One run may store 10 proposals.",
+      inputSchema: PROPOSE_RULE_INPUT,
+    },
+    (args) =>
+      session.guard("propose_rule", async () => {
+        const run = session.caller.run;
+        if (run === undefined) return errorResult(new ToolInputError("propose_rule needs a run's token"));
+        const { rationale, evidence, dry_run: dryRun, ...rule } = args;
+        const result = await session.deps.proposals.propose({
+          callerRun: run,
+          rule: {
+            name: rule.name,
+            description: rule.description,
+            on: rule.on,
+            when: rule.when,
+            level: rule.level,
+            ...(rule.cooldown === undefined ? {} : { cooldown: rule.cooldown }),
+            target: rule.target,
+            message: rule.message,
+          },
+          rationale,
+          evidence,
+          dryRun,
+        });
+        return { content: [{ type: "text", text: JSON.stringify(result, null, 2) }] };
+      }),
+  );
+}

@@ -1,0 +1,98 @@
+/**
+ * What a gateway tool hands back. Everything read out of the store is wrapped as untrusted memory data
+ * (`proposals/memory-data.ts`, SPEC-0027's wrapper): journal identifiers are chosen by agents, so a
+ * model must read them as data. Two caps bound an answer: each string is cut to `MAX_STRING_CHARS`
+ * (per item), and a list keeps the items that fit in `MAX_RESULT_BYTES` of JSON (in total), saying
+ * when it left some out. An error names what refused the call and what to change.
+ */
+import { Code, ConnectError } from "@connectrpc/connect";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { type SentinelError, SentinelError as SentinelErrorClass } from "../errors.js";
+import { wrapMemoryData } from "../proposals/memory-data.js";
+
+/** Per item: the longest string an answer carries (a journal path is at most 1,024 characters). */
+export const MAX_STRING_CHARS = 2_048;
+/** In total: the most JSON one answer carries. */
+export const MAX_RESULT_BYTES = 512 * 1024;
+
+/** `value` with every string over the per-item cap cut, saying how much was cut. */
+export function capStrings(value: unknown): unknown {
+  if (typeof value === "string")
+    return value.length <= MAX_STRING_CHARS
+      ? value
+      : `${value.slice(0, MAX_STRING_CHARS)}…[${value.length - MAX_STRING_CHARS} more characters]`;
+  if (Array.isArray(value)) return value.map(capStrings);
+  if (typeof value === "object" && value !== null)
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, capStrings(v)]));
+  return value;
+}
+
+/** The longest prefix of `items` whose JSON fits the total cap beside `reserved` bytes. */
+export function withinTotal<T>(
+  items: readonly T[],
+  reserved = 4096,
+): { readonly kept: T[]; readonly truncated: boolean } {
+  let bytes = reserved;
+  const kept: T[] = [];
+  for (const item of items) {
+    bytes += Buffer.byteLength(JSON.stringify(item), "utf8") + 1;
+    if (bytes > MAX_RESULT_BYTES) return { kept, truncated: true };
+    kept.push(item);
+  }
+  return { kept, truncated: false };
+}
+
+/** A tool's answer: the data, capped, wrapped as untrusted memory data. */
+export function dataResult(source: string, data: unknown): CallToolResult {
+  const wrapped = wrapMemoryData(source, capStrings(data));
+  return { content: [{ type: "text", text: JSON.stringify(wrapped, null, 2) }] };
+}
+
+/** What a miner should change after each named refusal. */
+const NEXT_STEP: Readonly<Partial<Record<SentinelError["sentinel"], string>>> = {
+  invalid_proposal_level: 'Set level to "annotate" or "notify": a proposal can never hold or stop a harness.',
+  rule_schema:
+    "Fix the field named above (REQ-3's rule file schema) and call again; backtest_rule checks a rule without storing it.",
+  compile:
+    "Fix `when` at the line and column named above (they count in the rule file the fields make, where `when` is on line 4) and call again.",
+  cost_estimate:
+    "Make `when` cheaper: fewer comprehensions over lists, fewer primitive calls (each costs 100 of the 5,000 units).",
+  unknown_evidence:
+    "Give only ids the store holds: seq:<n> from query_journal, f-<seq>-<n> from list_fires, <harness>#<run id> runs, or graph node ids.",
+  proposal_run_limit: "This run may store no more proposals; stop proposing.",
+  proposal_backlog_full:
+    "Too many proposals await review; stop proposing until the operator has run harness rules propose.",
+  backtest_busy: "Both backtest slots are busy; wait a little and call again.",
+  since_too_long: "Ask for a shorter stretch.",
+  invalid_argument: "Change the argument named above and call again.",
+  unknown_rule: "list_rules names the rules in force.",
+  unknown_fire: "list_fires gives fire ids you may explain.",
+};
+
+/** A refusal as a tool error: the sentinel, the daemon's reason, and what to change. */
+export function errorResult(thrown: unknown): CallToolResult {
+  // RuleService's handlers throw ConnectErrors carrying the sentinel: say the sentinel and the code.
+  const code =
+    thrown instanceof ConnectError
+      ? ` (${Code[thrown.code].replace(/([a-z])([A-Z])/g, "$1_$2").toUpperCase()})`
+      : "";
+  const e =
+    thrown instanceof ConnectError && thrown.cause instanceof SentinelErrorClass ? thrown.cause : thrown;
+  let text: string;
+  if (e instanceof SentinelErrorClass) {
+    const next = NEXT_STEP[e.sentinel];
+    const message = e.message.includes(e.sentinel) ? e.message : `${e.sentinel}: ${e.message}`;
+    text = `${message}${code}${next === undefined ? "" : `\n${next}`}`;
+  } else if (e instanceof ToolInputError) text = e.message;
+  else if (e instanceof ConnectError) text = `${e.rawMessage}${code}`;
+  else text = `the gateway failed: ${(e as Error).message}`;
+  return { content: [{ type: "text", text }], isError: true };
+}
+
+/** A tool argument refused before the daemon is asked: its message says what to change. */
+export class ToolInputError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ToolInputError";
+  }
+}
