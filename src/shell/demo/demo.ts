@@ -109,6 +109,9 @@ export class Sandbox {
     fs.writeFileSync(this.deliveries, "", { mode: 0o600, flag: "wx" });
     const config = [
       "# Written by `harness demo` in its temporary directory; the operator's own config is never read.",
+      "[memory]",
+      'rule_miners = ["miner"]',
+      "",
       "[memory.rules]",
       `enforce = ${JSON.stringify(options.enforce)}`,
       ...(options.shadowPeriod === undefined ? [] : [`shadow_period = ${toml(options.shadowPeriod)}`]),

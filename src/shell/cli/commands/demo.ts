@@ -8,9 +8,16 @@
 import * as path from "node:path";
 import { DEMO_ENFORCE, Narrator, type RunningDaemon, Sandbox, Watcher } from "../../demo/demo.js";
 import { FLEET, type FleetReport, simulateFleet } from "../../demo/fleet-sim.js";
+import {
+  DEMO_POLICY_REPO,
+  PROPOSAL_LOOP_MS,
+  type ProposalActReport,
+  showProposalLoop,
+} from "../../demo/proposal-act.js";
 import type { ReferenceSupervisor } from "../../supervisor/reference-supervisor.js";
 import type { Io } from "../io.js";
 import { runClear } from "./rules-admission.js";
+import { runPropose } from "./rules-propose.js";
 
 export interface DemoOptions {
   /** About how long the fleet runs; 20 s by default. */
@@ -21,6 +28,11 @@ export interface DemoOptions {
   readonly json?: boolean;
   /** Another seed, another (equally complete) fleet. */
   readonly seed?: number;
+  /**
+   * Whether the proposal loop runs after the fleet (default true): a proposal becomes a pull request on
+   * a local forge. Its backtests run in a worker, so an in-process run from the sources leaves it out.
+   */
+  readonly proposalLoop?: boolean;
 }
 
 export const DEFAULT_DEMO_SECONDS = 20;
@@ -55,6 +67,7 @@ export async function runDemo(options: DemoOptions, io: Io): Promise<number> {
   let supervisor: ReferenceSupervisor | undefined;
   let poller: NodeJS.Timeout | undefined;
   let report: FleetReport | undefined;
+  let pullRequest: ProposalActReport | undefined;
   let failure: string | undefined;
   let interrupted = false;
   try {
@@ -109,7 +122,9 @@ export async function runDemo(options: DemoOptions, io: Io): Promise<number> {
       observer: journal.producer("observer"),
       graph: journal.producer("graph"),
       seed: options.seed ?? DEFAULT_SEED,
-      durationMs: seconds * 1000,
+      // The proposal loop's time comes out of the fleet's, so `--seconds` stays about the whole demo.
+      durationMs:
+        seconds * 1000 - (options.proposalLoop === false ? 0 : Math.min(PROPOSAL_LOOP_MS, seconds * 500)),
       settle,
       clearHold: async (harness) => {
         const code = await runClear(
@@ -132,6 +147,25 @@ export async function runDemo(options: DemoOptions, io: Io): Promise<number> {
     await settle();
     if (journal.dropped > 0)
       narrator.line("warn", `${journal.dropped} rows were dropped by the daemon's queue`);
+    if (options.proposalLoop !== false)
+      pullRequest = await showProposalLoop({
+        daemon: running.daemon,
+        sandbox,
+        narrator,
+        propose: (out, err) =>
+          runPropose(
+            {
+              policyRepo: DEMO_POLICY_REPO,
+              json: true,
+              config: sandbox.configPath,
+              socket: sandbox.socketPath,
+            },
+            { env: sandbox.env, out, err },
+          ),
+      }).catch((e: Error) => {
+        narrator.line("warn", `the proposal loop failed: ${e.message}`);
+        return undefined;
+      });
   } catch (e) {
     failure = abort.signal.aborted ? "interrupted" : (e as Error).message;
     interrupted = abort.signal.aborted;
@@ -150,14 +184,21 @@ export async function runDemo(options: DemoOptions, io: Io): Promise<number> {
     }
     if (options.keep !== true) sandbox.remove();
   }
-  const code = failure === undefined ? verdict(io, narrator, report, json) : interrupted ? 130 : 1;
+  const loop = options.proposalLoop === false ? undefined : { pullRequest };
+  const code = failure === undefined ? verdict(io, narrator, report, json, loop) : interrupted ? 130 : 1;
   if (failure !== undefined) io.err(`harness demo: ${failure}`);
   if (options.keep === true && !json)
     io.out(`harness demo: kept ${sandbox.root}: daemon.log, the store, the config and the hook's deliveries`);
   return code;
 }
 
-function verdict(io: Io, n: Narrator, report: FleetReport | undefined, json: boolean): number {
+function verdict(
+  io: Io,
+  n: Narrator,
+  report: FleetReport | undefined,
+  json: boolean,
+  loop?: { readonly pullRequest: ProposalActReport | undefined },
+): number {
   const rules = [...n.rulesFired].sort();
   const skipped = report?.firingsSkipped ?? 0;
   const refused = report?.commandsRefused ?? 0;
@@ -166,6 +207,8 @@ function verdict(io: Io, n: Narrator, report: FleetReport | undefined, json: boo
     missing.push(`${rules.length} starter rules fired (${rules.join(", ") || "none"}), not ${NEED_RULES}`);
   if (n.ruleFiredDelivered === 0) missing.push("no rule_fired reached the notify hook");
   if (skipped === 0) missing.push("no firing was refused by a hold");
+  if (loop !== undefined && loop.pullRequest === undefined)
+    missing.push("no proposal became a pull request on the local forge");
   if (!json) io.out("");
   if (missing.length > 0) {
     io.err(`harness demo: incomplete: ${missing.join("; ")}`);
@@ -179,6 +222,7 @@ function verdict(io: Io, n: Narrator, report: FleetReport | undefined, json: boo
         rule_fired_delivered: n.ruleFiredDelivered,
         firings_skipped: skipped,
         commands_refused: refused,
+        ...(loop?.pullRequest === undefined ? {} : { pull_request: loop.pullRequest.url }),
       }),
     );
     return 0;
@@ -186,6 +230,10 @@ function verdict(io: Io, n: Narrator, report: FleetReport | undefined, json: boo
   io.out(
     `harness demo: ${rules.length} starter rules fired (${rules.join(", ")}); ${n.ruleFiredDelivered} rule_fired delivered to the hook; ${skipped} firings skipped under a hold${refused > 0 ? `, ${refused} start refused` : ""}.`,
   );
+  if (loop?.pullRequest !== undefined)
+    io.out(
+      `  A rule miner's proposal ${loop.pullRequest.proposal} became pull request #${loop.pullRequest.number} on the local forge: ${loop.pullRequest.url}`,
+    );
   io.out(
     "  Your own fleet: `harness daemon` runs this daemon on your store; supervisors ask `harness rules admission <harness>` before each spawn, and `harness rules clear <harness>` releases a hold.",
   );
