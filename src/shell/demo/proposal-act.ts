@@ -157,12 +157,15 @@ async function propose(d: ProposalActDeps): Promise<{ number: number; url: strin
     (l) => out.push(l),
     (l) => err.push(l),
   );
-  if (code !== 0) throw new Error(`harness rules propose exited ${code}: ${err.join("; ")}`);
-  let report: ProposeJson;
+  let report: ProposeJson | undefined;
   try {
     report = JSON.parse(out.join("\n")) as ProposeJson;
   } catch {
-    throw new Error("harness rules propose --json printed no JSON");
+    report = undefined;
+  }
+  if (code !== 0 || report === undefined) {
+    const errors = (report?.proposals ?? []).filter((p) => p.action === "error").map((p) => p.detail);
+    throw new Error(`harness rules propose exited ${code}: ${[...err, ...errors].join("; ")}`);
   }
   let opened: { number: number; url: string } | undefined;
   for (const p of report.proposals) {

@@ -16,6 +16,7 @@ import {
 } from "../../demo/proposal-act.js";
 import type { ReferenceSupervisor } from "../../supervisor/reference-supervisor.js";
 import type { Io } from "../io.js";
+import { printed } from "../render/printable.js";
 import { runClear } from "./rules-admission.js";
 import { runPropose } from "./rules-propose.js";
 
@@ -58,7 +59,8 @@ export async function runDemo(options: DemoOptions, io: Io): Promise<number> {
     return 1;
   }
   const json = options.json === true;
-  const narrator = new Narrator(io.out, json);
+  // Text from the fleet, a miner or a forge is data: shown escaped, never as terminal controls.
+  const narrator = new Narrator(json ? io.out : printed(io.out), json);
   const watcher = new Watcher(narrator, sandbox.deliveries);
   const abort = new AbortController();
   const onInterrupt = () => abort.abort();
@@ -100,6 +102,10 @@ export async function runDemo(options: DemoOptions, io: Io): Promise<number> {
       io.out(
         "Watch for: rules firing (rule), the hook receiving rule_fired (hook), a hold refusing nightly (hold).",
       );
+      if (options.proposalLoop !== false)
+        io.out(
+          "Then: a rule miner's proposal (miner) becomes a pull request on a local forge (operator, propose, forge).",
+        );
       io.out("");
     }
     const journal = sandbox.journal();
