@@ -21,7 +21,7 @@ import { runClear } from "./rules-admission.js";
 import { runPropose } from "./rules-propose.js";
 
 export interface DemoOptions {
-  /** About how long the fleet runs; 20 s by default. */
+  /** About how long the demo runs (the fleet, then the proposal loop); 20 s by default. */
   readonly seconds?: number;
   /** Keep the temporary directory (store, config, logs, hook deliveries) and print where it is. */
   readonly keep?: boolean;
