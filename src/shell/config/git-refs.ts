@@ -8,6 +8,21 @@
 const TRANSPORT_HELPER = /^[A-Za-z][A-Za-z0-9+.-]*::/;
 const URL_SCHEME = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//;
 const ALLOWED_SCHEMES = new Set(["https", "ssh", "git", "file", "git+ssh", "ssh+git"]);
+const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]"]);
+
+/**
+ * A plain `http://` URL to this machine's loopback interface (127.0.0.1, localhost, [::1]), the one
+ * place an http remote is allowed: a forge credential sent there never leaves the machine (the local
+ * forge `harness demo` runs). Every other http URL is refused.
+ */
+export function isLoopbackHttp(remote: string): boolean {
+  if (!/^http:\/\//i.test(remote)) return false;
+  try {
+    return LOOPBACK_HOSTS.has(new URL(remote).hostname.toLowerCase());
+  } catch {
+    return false;
+  }
+}
 // `[user@]host:path`, git's scp-like ssh form: a colon before any slash.
 const SCP_LIKE = /^[^/:]+:/;
 
@@ -19,7 +34,9 @@ export function remoteProblem(remote: string): string | undefined {
   if (/[\0\n\r]/.test(remote)) return "contains a control character";
   const scheme = URL_SCHEME.exec(remote)?.[1]?.toLowerCase();
   if (scheme !== undefined)
-    return ALLOWED_SCHEMES.has(scheme) ? undefined : `scheme ${scheme} (allowed: https, ssh, git, file)`;
+    return ALLOWED_SCHEMES.has(scheme) || isLoopbackHttp(remote)
+      ? undefined
+      : `scheme ${scheme} (allowed: https, ssh, git, file, and http to a loopback address)`;
   if (remote.startsWith("/") || SCP_LIKE.test(remote)) return undefined;
   return "a relative path (give the local repository's absolute path)";
 }

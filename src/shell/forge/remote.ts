@@ -3,17 +3,19 @@
  * repository, and the HTTPS address git pushes to. An ssh remote (`git@host:org/repo.git`,
  * `ssh://git@host:22/org/repo.git`) is pushed over the HTTPS address of the same repository on the same
  * host, so the one credential `harness rules propose` holds serves both the API and the push; a file or
- * git:// remote has no forge.
+ * git:// remote has no forge. Plain `http://` is refused except to a loopback address (`isLoopbackHttp`:
+ * the token never leaves the machine), where the forge is served without TLS, as `harness demo`'s is.
  */
+import { isLoopbackHttp } from "../config/git-refs.js";
 
 export interface ForgeRemote {
   /** `host` or `host:port`, as in a URL. */
   readonly host: string;
   readonly owner: string;
   readonly repo: string;
-  /** `https://<host>/<owner>/<repo>.git`, with no userinfo. */
+  /** `https://<host>/<owner>/<repo>.git` (`http://` for a loopback forge), with no userinfo. */
   readonly httpsUrl: string;
-  /** `https://<host>`. */
+  /** `https://<host>` (`http://<host>` for a loopback forge). */
   readonly origin: string;
 }
 
@@ -33,18 +35,26 @@ const SEGMENT = /^[A-Za-z0-9._-]+$/;
 export function forgeRemote(remote: string): ForgeRemote {
   let host: string;
   let repoPath: string;
+  let web = "https";
   const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(remote)?.[1]?.toLowerCase();
   if (scheme !== undefined) {
-    if (!["https", "ssh", "git+ssh", "ssh+git"].includes(scheme))
+    if (scheme === "http" && !isLoopbackHttp(remote))
+      throw new ForgeRemoteError(
+        remote,
+        "an http:// remote would send the forge token in clear (https needed; http only to 127.0.0.1, localhost or [::1])",
+      );
+    if (!["https", "http", "ssh", "git+ssh", "ssh+git"].includes(scheme))
       throw new ForgeRemoteError(remote, `a ${scheme}:// remote is not on a forge (https or ssh needed)`);
+    const served = scheme === "https" || scheme === "http";
     let url: URL;
     try {
-      url = new URL(scheme === "https" ? remote : remote.replace(/^[^:]+:/, "https:"));
+      url = new URL(served ? remote : remote.replace(/^[^:]+:/, "https:"));
     } catch {
       throw new ForgeRemoteError(remote, "not a URL");
     }
+    if (scheme === "http") web = "http";
     // An ssh port is not the HTTPS port of the same host.
-    host = scheme === "https" ? url.host : url.hostname;
+    host = served ? url.host : url.hostname;
     repoPath = decodeURIComponent(url.pathname);
   } else {
     const m = SCP_LIKE.exec(remote);
@@ -60,6 +70,6 @@ export function forgeRemote(remote: string): ForgeRemote {
   if (parts.length !== 2 || !parts.every((p) => SEGMENT.test(p) && p !== "." && p !== ".."))
     throw new ForgeRemoteError(remote, "the path is not <owner>/<repo>");
   const [owner, repo] = parts as [string, string];
-  const origin = `https://${host}`;
+  const origin = `${web}://${host}`;
   return { host, owner, repo, origin, httpsUrl: `${origin}/${owner}/${repo}.git` };
 }

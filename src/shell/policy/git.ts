@@ -6,7 +6,7 @@
  * global config (credential helpers, ssh settings) but allows only the transports a remote may name.
  */
 import { execFile, spawn } from "node:child_process";
-import { remoteProblem } from "../config/git-refs.js";
+import { isLoopbackHttp, remoteProblem } from "../config/git-refs.js";
 
 export type GitMode = "local" | "remote";
 
@@ -62,9 +62,10 @@ export function checkRemote(remote: string): void {
  * `ext::`); `core.fsmonitor` and `core.hooksPath` keep a clone's own config from running programs.
  */
 const REMOTE_PROTOCOLS = ["https", "ssh", "git", "file"] as const;
-function fixedConfig(mode: GitMode): string[] {
-  const protocols =
-    mode === "remote" ? REMOTE_PROTOCOLS.flatMap((p) => ["-c", `protocol.${p}.allow=always`]) : [];
+function fixedConfig(mode: GitMode, args: readonly string[]): string[] {
+  // Plain http only for a command that names a loopback http remote (`isLoopbackHttp`).
+  const allowed = args.some(isLoopbackHttp) ? [...REMOTE_PROTOCOLS, "http"] : REMOTE_PROTOCOLS;
+  const protocols = mode === "remote" ? allowed.flatMap((p) => ["-c", `protocol.${p}.allow=always`]) : [];
   return [
     "-c",
     "protocol.allow=never",
@@ -96,7 +97,7 @@ function gitEnv(options: GitOptions): NodeJS.ProcessEnv {
 function argv(args: readonly string[], options: GitOptions): string[] {
   const repo =
     options.repo === undefined ? [] : [`--git-dir=${options.repo}/.git`, `--work-tree=${options.repo}`];
-  return [...fixedConfig(options.mode), ...repo, ...args];
+  return [...fixedConfig(options.mode, args), ...repo, ...args];
 }
 
 /** A username and password (a forge token) for one git command's HTTPS requests. */

@@ -1,12 +1,17 @@
 /**
  * `harness demo` itself, against a real in-process daemon on a temporary store and socket. The daemon
  * runs the reference supervisor's stop command as the built program (`dist/`, which `npm test` builds
- * before the tests run).
+ * before the tests run). The proposal loop backtests in a worker, which cannot load the `.ts` sources
+ * vitest serves, so its tests run the built CLI, and the in-process runs leave it out.
  */
-import { existsSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, readFileSync, rmSync } from "node:fs";
+import * as path from "node:path";
+import Database from "better-sqlite3";
 import { beforeAll, describe, expect, it } from "vitest";
 import { runDemo } from "../../../src/shell/cli/commands/demo.js";
 import { stopEntryPath } from "../../../src/shell/supervisor/stop-command.js";
+import { CLI } from "../daemon-harness.js";
 
 beforeAll(() => {
   const file = stopEntryPath();
@@ -19,7 +24,7 @@ describe("harness demo", () => {
     const err: string[] = [];
     const code = await runDemo(
       // The scripted miner needs the built CLI: test/shell/demo/demo-miner.test.ts runs it.
-      { seconds: 3, miner: false },
+      { seconds: 3, miner: false, proposalLoop: false },
       { env: process.env, out: (l) => out.push(l), err: (l) => err.push(l) },
     );
     expect({ code, err }).toEqual({ code: 0, err: [] });
@@ -38,7 +43,7 @@ describe("harness demo", () => {
     const out: string[] = [];
     const err: string[] = [];
     const code = await runDemo(
-      { seconds: 3, json: true, miner: false },
+      { seconds: 3, json: true, miner: false, proposalLoop: false },
       { env: process.env, out: (l) => out.push(l), err: (l) => err.push(l) },
     );
     expect({ code, err }).toEqual({ code: 0, err: [] });
@@ -52,4 +57,98 @@ describe("harness demo", () => {
     for (const e of events.slice(1, -1)) expect(typeof e.t).toBe("number");
     expect(events.at(-1)).toMatchObject({ kind: "done", rules_fired: expect.any(Array) });
   });
+});
+
+/** The built `harness demo`, run as a user runs it, with no network or TLS tooling needed. */
+function demo(args: readonly string[]) {
+  const r = spawnSync(process.execPath, [CLI, "demo", "--seconds", "3", ...args], {
+    encoding: "utf8",
+    timeout: 120_000,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR ?? "/tmp" },
+  });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** The marker a pull request body starts with (src/shell/forge/pull-body.ts). */
+const MARKER = /^<!-- harness-rules name=([a-z][a-z0-9-]*) hash=([0-9a-f]{64}) -->$/;
+
+// Whichever miner stored the proposal (the in-process one, or the MCP miner's when it ran first), the
+// checks below follow the proposal the pass opened.
+describe("harness demo's proposal loop", () => {
+  it("a miner's stored proposal becomes exactly one pull request on the local forge, with the marker, its URL and body summary printed", () => {
+    const r = demo(["--json", "--keep"]);
+    const events = r.stdout
+      .split("\n")
+      .filter((l) => l.startsWith("{"))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const dir = events[0]?.directory as string | undefined;
+    try {
+      expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
+      const opened = events.filter((e) => e.kind === "propose" && e.action === "opened");
+      expect(opened).toEqual([expect.objectContaining({ proposal: "p-1", pr_number: 1 })]);
+      const url = opened[0]?.pr_url as string;
+      expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/fleet\/policy\/pulls\/1$/);
+      const shown = events.find((e) => e.kind === "forge" && e.pr_url !== undefined);
+      expect(shown).toMatchObject({ pr_number: 1, pr_url: url });
+      const summary = shown?.body_summary as string[];
+      const name = MARKER.exec(summary[0] ?? "")?.[1];
+      expect(name, summary[0]).toBeDefined();
+      expect(summary).toContain("Backtest over the last 30d");
+      expect(summary).toContainEqual(expect.stringMatching(/cannot hold or stop a harness unless/));
+      expect(summary).toContainEqual(expect.stringMatching(/^Would have fired \(\d+ of [1-9]\d*\)$/));
+      expect(events.at(-1)).toMatchObject({ kind: "done", pull_request: url });
+
+      // What the forge received, as it keeps it: exactly one pull request, its body carrying one marker
+      // with the stored proposal's name and expression hash, on a branch that adds only the rule's file.
+      const pulls = JSON.parse(readFileSync(path.join(dir as string, "forge", "pulls.json"), "utf8")) as {
+        body: string;
+        head: string;
+        reviewers: string[];
+        labels: string[];
+      }[];
+      expect(pulls).toHaveLength(1);
+      const body = pulls[0]?.body ?? "";
+      expect(body.match(/<!-- harness-rules /g)).toHaveLength(1);
+      const db = new Database(path.join(dir as string, "state", "harness", "harness.db"), { readonly: true });
+      const stored = db
+        .prepare("SELECT name, expression_hash AS hash, state FROM rule_proposals WHERE id = 1")
+        .get() as { name: string; hash: string; state: string };
+      db.close();
+      expect(stored).toMatchObject({ name, state: "opened" });
+      expect(body.split("\n")[0]).toBe(`<!-- harness-rules name=${stored.name} hash=${stored.hash} -->`);
+      expect(pulls[0]).toMatchObject({
+        head: `harness-rules/${stored.name}`,
+        reviewers: ["alice"],
+        labels: ["harness-rules"],
+      });
+      const bare = path.join(dir as string, "forge", "repos", "fleet", "policy.git");
+      const changed = spawnSync(
+        "git",
+        ["--git-dir", bare, "diff", "--name-only", `main...harness-rules/${stored.name}`],
+        { encoding: "utf8" },
+      );
+      expect(changed.stdout.trim()).toBe(`rules/${stored.name}.toml`);
+    } finally {
+      if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+
+  it("prints the pull request's URL and its body's summary", () => {
+    const r = demo([]);
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
+    const url = /pull request #1 opened: (http:\/\/127\.0\.0\.1:\d+\/fleet\/policy\/pulls\/1)$/m.exec(
+      r.stdout,
+    )?.[1];
+    expect(url, r.stdout).toBeDefined();
+    const lines = r.stdout.split("\n").map((l) => l.trim());
+    expect(lines).toContainEqual(expect.stringMatching(MARKER));
+    expect(lines).toContainEqual(
+      expect.stringMatching(/^\d+ fires? over \d+ rows; 0 eval errors, 0 store errors\.$/),
+    );
+    expect(lines).toContainEqual(expect.stringMatching(/^Would have fired \(\d+ of [1-9]\d*\)$/));
+    expect(r.stdout).toMatch(
+      /A rule miner's proposal p-1 became pull request #1 on the local forge: (\S+)$/m,
+    );
+    expect(r.stdout).toContain(`pull request #1 on the local forge: ${url}`);
+  }, 120_000);
 });

@@ -3,6 +3,7 @@
  * same repository's HTTPS address, REQ-16), and untrusted text made inert for a pull request body.
  */
 import { describe, expect, it } from "vitest";
+import { remoteProblem } from "../../../src/shell/config/git-refs.js";
 import { ForgeRemoteError, forgeRemote } from "../../../src/shell/forge/remote.js";
 import { fenced, inline, neutralise } from "../../../src/shell/forge/untrusted-text.js";
 
@@ -30,6 +31,28 @@ describe("forgeRemote", () => {
   ])("refuses %s: it names no repository on a forge", (remote, why) => {
     expect(() => forgeRemote(remote)).toThrow(ForgeRemoteError);
     expect(() => forgeRemote(remote)).toThrow(why);
+  });
+
+  it.each([
+    ["http://127.0.0.1:3000/org/policy.git", "127.0.0.1:3000", "http://127.0.0.1:3000/org/policy.git"],
+    ["http://localhost/org/policy", "localhost", "http://localhost/org/policy.git"],
+    ["http://[::1]:8080/org/policy.git", "[::1]:8080", "http://[::1]:8080/org/policy.git"],
+  ])("serves %s over plain http: the host is this machine's loopback", (remote, host, url) => {
+    expect(forgeRemote(remote)).toMatchObject({ host, origin: url.replace(/\/org\/policy\.git$/, "") });
+    expect(forgeRemote(remote).httpsUrl).toBe(url);
+    expect(remoteProblem(remote)).toBeUndefined();
+  });
+
+  it.each([
+    "http://forge.example/org/policy.git",
+    "http://127.0.0.2/org/policy.git",
+    "http://10.0.0.1:3000/org/policy.git",
+    "http://localhost.forge.example/org/policy.git",
+    "http://127.0.0.1@forge.example/org/policy.git",
+    "http://[::2]/org/policy.git",
+  ])("refuses http to %s: the token would cross a network in clear", (remote) => {
+    expect(() => forgeRemote(remote)).toThrow(/in clear/);
+    expect(remoteProblem(remote)).toMatch(/scheme http/);
   });
 
   it("never keeps userinfo in the address it pushes to", () => {

@@ -20,25 +20,25 @@
  *   id (`GET /repos/{o}/{r}/labels`); `Authorization: token` (or `Bearer`), 401 otherwise;
  *   repoCreatePullRequest answers 409 when a pull request for these targets already exists; a review
  *   request for the author, or for an unknown user, is 422.
- * - Git over smart HTTP (git-http-backend(1)): every request needs HTTP Basic auth whose password is a
- *   valid token (401 with `WWW-Authenticate: Basic` first, as a private repository answers, so git asks
- *   its credential helper); pushes are received with `REMOTE_USER` set, as the documentation's
+ * - Git over smart HTTP (git-http-backend(1), through `src/shell/demo/git-http-backend.ts`, which the
+ *   demo's local forge serves with too): every request needs HTTP Basic auth whose password is a valid
+ *   token (401 with `WWW-Authenticate: Basic` first, as a private repository answers, so git asks its
+ *   credential helper); pushes are received with `REMOTE_USER` set, as the documentation's
  *   authenticated-push setup does.
  *
  * Nothing merges, approves or arms auto-merge: those endpoints are absent (404), and every request is
  * kept in `requests`, so a test can show none was made.
  */
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import * as https from "node:https";
 import * as os from "node:os";
 import * as path from "node:path";
+import { basicCredential, isGitPath, serveGitHttp } from "../../../src/shell/demo/git-http-backend.js";
 
 export type ForgeKind = "github" | "gitea";
-
-const HTTP_BACKEND = "/usr/lib/git-core/git-http-backend";
 
 export interface Pull {
   number: number;
@@ -248,7 +248,7 @@ export class TestForge {
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
     const url = new URL(req.url ?? "/", this.origin);
-    if (/^\/[^/]+\/[^/]+\.git\//.test(url.pathname)) {
+    if (isGitPath(url.pathname)) {
       this.gitHttp(req, res, url);
       return;
     }
@@ -441,21 +441,15 @@ export class TestForge {
   }
 
   private gitHttp(req: IncomingMessage, res: ServerResponse, url: URL): void {
-    const basic = /^Basic (\S+)$/.exec(req.headers.authorization ?? "");
-    const [user, password] =
-      basic === null
-        ? []
-        : Buffer.from(basic[1] as string, "base64")
-            .toString("utf8")
-            .split(":");
-    const login = password === undefined ? undefined : this.tokens.get(password);
+    const credential = basicCredential(req);
+    const login = credential === undefined ? undefined : this.tokens.get(credential.password);
     this.requests.push({
       method: req.method ?? "",
       path: url.pathname + url.search,
       headers: req.headers,
       body: "",
     });
-    if (login === undefined || user === undefined) {
+    if (login === undefined) {
       req.resume();
       res.writeHead(401, { "www-authenticate": 'Basic realm="test-forge"' }).end();
       return;
@@ -467,58 +461,6 @@ export class TestForge {
   }
 
   private backend(req: IncomingMessage, res: ServerResponse, url: URL, login: string): void {
-    const child = spawn(HTTP_BACKEND, [], {
-      env: {
-        PATH: process.env.PATH,
-        GIT_PROJECT_ROOT: this.repos,
-        GIT_HTTP_EXPORT_ALL: "1",
-        GIT_CONFIG_NOSYSTEM: "1",
-        GIT_CONFIG_GLOBAL: "/dev/null",
-        PATH_INFO: url.pathname,
-        QUERY_STRING: url.search.replace(/^\?/, ""),
-        REQUEST_METHOD: req.method ?? "GET",
-        CONTENT_TYPE: req.headers["content-type"] ?? "",
-        ...(req.headers["content-length"] === undefined
-          ? {}
-          : { CONTENT_LENGTH: req.headers["content-length"] }),
-        ...(req.headers["content-encoding"] === undefined
-          ? {}
-          : { HTTP_CONTENT_ENCODING: req.headers["content-encoding"] }),
-        ...(req.headers["git-protocol"] === undefined
-          ? {}
-          : { GIT_PROTOCOL: String(req.headers["git-protocol"]) }),
-        REMOTE_USER: login,
-        REMOTE_ADDR: "127.0.0.1",
-      },
-      stdio: ["pipe", "pipe", "ignore"],
-    });
-    req.pipe(child.stdin);
-    let head = Buffer.alloc(0);
-    let headerDone = false;
-    child.stdout.on("data", (chunk: Buffer) => {
-      if (headerDone) {
-        res.write(chunk);
-        return;
-      }
-      head = Buffer.concat([head, chunk]);
-      const end = head.indexOf("\r\n\r\n");
-      if (end < 0) return;
-      headerDone = true;
-      let status = 200;
-      const headers: Record<string, string> = {};
-      for (const line of head.subarray(0, end).toString("latin1").split("\r\n")) {
-        const i = line.indexOf(":");
-        const name = line.slice(0, i).trim();
-        const value = line.slice(i + 1).trim();
-        if (name.toLowerCase() === "status") status = Number(value.split(" ")[0]);
-        else headers[name] = value;
-      }
-      res.writeHead(status, headers);
-      res.write(head.subarray(end + 4));
-    });
-    child.on("close", () => {
-      if (!headerDone) res.writeHead(500).end();
-      else res.end();
-    });
+    serveGitHttp(req, res, url, this.repos, login);
   }
 }

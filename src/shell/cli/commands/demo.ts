@@ -9,12 +9,20 @@ import * as path from "node:path";
 import { DEMO_ENFORCE, Narrator, type RunningDaemon, Sandbox, Watcher } from "../../demo/demo.js";
 import { showScriptedMiner } from "../../demo/demo-miner.js";
 import { FLEET, type FleetReport, simulateFleet } from "../../demo/fleet-sim.js";
+import {
+  DEMO_POLICY_REPO,
+  PROPOSAL_LOOP_MS,
+  type ProposalActReport,
+  showProposalLoop,
+} from "../../demo/proposal-act.js";
 import type { ReferenceSupervisor } from "../../supervisor/reference-supervisor.js";
 import type { Io } from "../io.js";
+import { printed } from "../render/printable.js";
 import { runClear } from "./rules-admission.js";
+import { runPropose } from "./rules-propose.js";
 
 export interface DemoOptions {
-  /** About how long the fleet runs; 20 s by default. */
+  /** About how long the demo runs (the fleet, then the proposal loop); 20 s by default. */
   readonly seconds?: number;
   /** Keep the temporary directory (store, config, logs, hook deliveries) and print where it is. */
   readonly keep?: boolean;
@@ -27,6 +35,11 @@ export interface DemoOptions {
    * `harness mcp` and backtests in a worker, so an in-process run from the sources leaves it out.
    */
   readonly miner?: boolean;
+  /**
+   * Whether the proposal loop runs after the fleet (default true): a proposal becomes a pull request on
+   * a local forge. Its backtests run in a worker, so an in-process run from the sources leaves it out.
+   */
+  readonly proposalLoop?: boolean;
 }
 
 export const DEFAULT_DEMO_SECONDS = 20;
@@ -52,7 +65,8 @@ export async function runDemo(options: DemoOptions, io: Io): Promise<number> {
     return 1;
   }
   const json = options.json === true;
-  const narrator = new Narrator(io.out, json);
+  // Text from the fleet, a miner or a forge is data: shown escaped, never as terminal controls.
+  const narrator = new Narrator(json ? io.out : printed(io.out), json);
   const watcher = new Watcher(narrator, sandbox.deliveries);
   const abort = new AbortController();
   const onInterrupt = () => abort.abort();
@@ -61,6 +75,7 @@ export async function runDemo(options: DemoOptions, io: Io): Promise<number> {
   let supervisor: ReferenceSupervisor | undefined;
   let poller: NodeJS.Timeout | undefined;
   let report: FleetReport | undefined;
+  let pullRequest: ProposalActReport | undefined;
   let failure: string | undefined;
   let interrupted = false;
   try {
@@ -93,6 +108,10 @@ export async function runDemo(options: DemoOptions, io: Io): Promise<number> {
       io.out(
         "Watch for: rules firing (rule), the hook receiving rule_fired (hook), a hold refusing nightly (hold).",
       );
+      if (options.proposalLoop !== false)
+        io.out(
+          "Then: a rule miner's proposal (miner) becomes a pull request on a local forge (operator, propose, forge).",
+        );
       io.out("");
     }
     const journal = sandbox.journal();
@@ -115,7 +134,9 @@ export async function runDemo(options: DemoOptions, io: Io): Promise<number> {
       observer: journal.producer("observer"),
       graph: journal.producer("graph"),
       seed: options.seed ?? DEFAULT_SEED,
-      durationMs: seconds * 1000,
+      // The proposal loop's time comes out of the fleet's, so `--seconds` stays about the whole demo.
+      durationMs:
+        seconds * 1000 - (options.proposalLoop === false ? 0 : Math.min(PROPOSAL_LOOP_MS, seconds * 500)),
       settle,
       clearHold: async (harness) => {
         const code = await runClear(
@@ -142,6 +163,25 @@ export async function runDemo(options: DemoOptions, io: Io): Promise<number> {
       );
     if (journal.dropped > 0)
       narrator.line("warn", `${journal.dropped} rows were dropped by the daemon's queue`);
+    if (options.proposalLoop !== false)
+      pullRequest = await showProposalLoop({
+        daemon: running.daemon,
+        sandbox,
+        narrator,
+        propose: (out, err) =>
+          runPropose(
+            {
+              policyRepo: DEMO_POLICY_REPO,
+              json: true,
+              config: sandbox.configPath,
+              socket: sandbox.socketPath,
+            },
+            { env: sandbox.env, out, err },
+          ),
+      }).catch((e: Error) => {
+        narrator.line("warn", `the proposal loop failed: ${e.message}`);
+        return undefined;
+      });
   } catch (e) {
     failure = abort.signal.aborted ? "interrupted" : (e as Error).message;
     interrupted = abort.signal.aborted;
@@ -160,14 +200,21 @@ export async function runDemo(options: DemoOptions, io: Io): Promise<number> {
     }
     if (options.keep !== true) sandbox.remove();
   }
-  const code = failure === undefined ? verdict(io, narrator, report, json) : interrupted ? 130 : 1;
+  const loop = options.proposalLoop === false ? undefined : { pullRequest };
+  const code = failure === undefined ? verdict(io, narrator, report, json, loop) : interrupted ? 130 : 1;
   if (failure !== undefined) io.err(`harness demo: ${failure}`);
   if (options.keep === true && !json)
     io.out(`harness demo: kept ${sandbox.root}: daemon.log, the store, the config and the hook's deliveries`);
   return code;
 }
 
-function verdict(io: Io, n: Narrator, report: FleetReport | undefined, json: boolean): number {
+function verdict(
+  io: Io,
+  n: Narrator,
+  report: FleetReport | undefined,
+  json: boolean,
+  loop?: { readonly pullRequest: ProposalActReport | undefined },
+): number {
   const rules = [...n.rulesFired].sort();
   const skipped = report?.firingsSkipped ?? 0;
   const refused = report?.commandsRefused ?? 0;
@@ -176,6 +223,8 @@ function verdict(io: Io, n: Narrator, report: FleetReport | undefined, json: boo
     missing.push(`${rules.length} starter rules fired (${rules.join(", ") || "none"}), not ${NEED_RULES}`);
   if (n.ruleFiredDelivered === 0) missing.push("no rule_fired reached the notify hook");
   if (skipped === 0) missing.push("no firing was refused by a hold");
+  if (loop !== undefined && loop.pullRequest === undefined)
+    missing.push("no proposal became a pull request on the local forge");
   if (!json) io.out("");
   if (missing.length > 0) {
     io.err(`harness demo: incomplete: ${missing.join("; ")}`);
@@ -189,6 +238,7 @@ function verdict(io: Io, n: Narrator, report: FleetReport | undefined, json: boo
         rule_fired_delivered: n.ruleFiredDelivered,
         firings_skipped: skipped,
         commands_refused: refused,
+        ...(loop?.pullRequest === undefined ? {} : { pull_request: loop.pullRequest.url }),
       }),
     );
     return 0;
@@ -196,6 +246,10 @@ function verdict(io: Io, n: Narrator, report: FleetReport | undefined, json: boo
   io.out(
     `harness demo: ${rules.length} starter rules fired (${rules.join(", ")}); ${n.ruleFiredDelivered} rule_fired delivered to the hook; ${skipped} firings skipped under a hold${refused > 0 ? `, ${refused} start refused` : ""}.`,
   );
+  if (loop?.pullRequest !== undefined)
+    io.out(
+      `  A rule miner's proposal ${loop.pullRequest.proposal} became pull request #${loop.pullRequest.number} on the local forge: ${loop.pullRequest.url}`,
+    );
   io.out(
     "  Your own fleet: `harness daemon` runs this daemon on your store; supervisors ask `harness rules admission <harness>` before each spawn, and `harness rules clear <harness>` releases a hold.",
   );
