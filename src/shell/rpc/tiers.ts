@@ -41,6 +41,8 @@ export const METHOD_TIERS: ReadonlyMap<string, Tier> = new Map<string, Tier>([
   ["harness.v1.RuleService/PolicySynced", "control"],
   ["harness.v1.RuleService/ListProposals", "read"],
   ["harness.v1.RuleService/RecordProposal", "control"],
+  ["harness.v1.RuleService/CountFires", "read"],
+  ["harness.v1.RuleService/ListAnnotatedNodes", "read"],
 ]);
 
 /** Where a call arrived: the operator's Unix socket, or the opt-in TCP listener. */

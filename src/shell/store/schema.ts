@@ -239,5 +239,11 @@ CREATE TABLE journal_appends (
 CREATE INDEX journal_appends_created_at ON journal_appends (created_at);
 `;
 
-export const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5];
+// V6: rule_fires by seq: ListFires paged forward by after_seq and CountFires' last day or week (the
+// TUI), each read from the index rather than a scan of the whole fire log.
+const V6 = `
+CREATE INDEX rule_fires_seq ON rule_fires (seq);
+`;
+
+export const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6];
 export const SCHEMA_VERSION = MIGRATIONS.length;
