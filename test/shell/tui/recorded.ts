@@ -71,6 +71,14 @@ export class RecordedReads {
   private push: ((e: Event) => void) | undefined;
   private readonly queue: Event[] = [];
 
+  private ended = false;
+
+  /** Ends the open stream, as a daemon that stops does. */
+  end(): void {
+    this.ended = true;
+    this.push?.({});
+  }
+
   /** Delivers one event on the open stream. */
   emit(e: Event): void {
     this.queue.push(e);
@@ -114,7 +122,9 @@ export class RecordedReads {
       throw new Error("connect ECONNREFUSED (recorded daemon down)");
     }
     yield { event: { case: undefined } } as WatchEventsResponse;
+    this.ended = false;
     for (;;) {
+      if (this.ended) return;
       const next = this.queue.shift();
       if (next !== undefined) {
         yield next as WatchEventsResponse;
