@@ -127,7 +127,7 @@ export class ConsoleData {
   constructor(private readonly options: ConsoleDataOptions) {
     this.ring = new FeedRing(options.feedSize ?? DEFAULT_FEED_SIZE);
     this.clock = options.clock ?? Date.now;
-    this.throttleMs = options.throttleMs ?? 100;
+    this.throttleMs = options.throttleMs ?? 250;
     this.refreshMs = options.refreshMs ?? 2_000;
     this.backoffMs = options.backoffMs ?? 250;
     this.maxBackoffMs = options.maxBackoffMs ?? 5_000;

@@ -118,18 +118,51 @@ const matches = (filter: string) => (r: Row) =>
 
 const at = <T,>(xs: readonly T[], i: number, x: T): T[] => xs.map((y, j) => (j === i ? x : y));
 
+/** The rows a screen shows: how many, one by its index, a stretch of them. */
+interface Rows {
+  readonly length: number;
+  at(i: number): Row | undefined;
+  range(from: number, to: number): readonly Row[];
+}
+
+const listed = (rows: readonly Row[]): Rows => ({
+  length: rows.length,
+  at: (i) => rows[i],
+  range: (from, to) => rows.slice(from, to),
+});
+
+/** Each snapshot's rows per view and filter, built once however many keys and renders ask. */
+const built = new WeakMap<ConsoleSnapshot, Map<string, readonly Row[]>>();
+
 /** The rows on screen: the overlay's, or the current view's, filtered. */
-function rowsOf(u: UiState, s: ConsoleSnapshot, text: TuiText): readonly Row[] {
+function rowsOf(u: UiState, s: ConsoleSnapshot, text: TuiText): Rows {
   const o = u.overlay;
-  if (o?.kind === "node") return o.rows.filter(matches(u.overlayFilter));
-  if (o?.kind === "lines") return o.lines.map((l, i) => ({ id: String(i), text: l }));
-  if (o?.kind === "help") return HELP_LINES.map((l, i) => ({ id: String(i), text: l }));
-  return (VIEWS[u.view] as ViewSpec).rows(s, text).filter(matches(u.filters[u.view] ?? ""));
+  if (o?.kind === "node") return listed(o.rows.filter(matches(u.overlayFilter)));
+  if (o?.kind === "lines") return listed(o.lines.map((l, i) => ({ id: String(i), text: l })));
+  if (o?.kind === "help") return listed(HELP_LINES.map((l, i) => ({ id: String(i), text: l })));
+  const spec = VIEWS[u.view] as ViewSpec;
+  const filter = u.filters[u.view] ?? "";
+  const { lazy } = spec;
+  if (filter === "" && lazy !== undefined)
+    return {
+      length: lazy.size(s),
+      at: (i) => lazy.slice(s, text, i, i + 1)[0],
+      range: (from, to) => lazy.slice(s, text, from, to),
+    };
+  const key = `${u.view}\u0000${filter}`;
+  const cache = built.get(s) ?? new Map<string, readonly Row[]>();
+  built.set(s, cache);
+  let rows = cache.get(key);
+  if (rows === undefined) {
+    rows = spec.rows(s, text).filter(matches(filter));
+    cache.set(key, rows);
+  }
+  return listed(rows);
 }
 
 const inOverlay = (u: UiState) => u.overlay !== undefined && u.overlay.kind !== "confirm";
 
-const cursorOf = (u: UiState, rows: readonly Row[]) =>
+const cursorOf = (u: UiState, rows: Rows) =>
   Math.min(inOverlay(u) ? u.overlayCursor : (u.cursors[u.view] ?? 0), Math.max(0, rows.length - 1));
 
 export function App({ data, text, width, height, color }: AppProps) {
@@ -242,7 +275,7 @@ export function App({ data, text, width, height, color }: AppProps) {
     if (key.pageUp) return move(cursor - bodyHeight);
     if (input === "g") return move(0);
     if (input === "G") return move(rows.length - 1);
-    const row = rows[cursor];
+    const row = rows.at(cursor);
     if (key.return && row?.drill !== undefined) return drill(row.drill, u.overlay);
     if (input === "c" && u.overlay === undefined && VIEWS[u.view] === holdsView) {
       const readOnly = data.snapshot().readOnly;
@@ -291,7 +324,7 @@ export function App({ data, text, width, height, color }: AppProps) {
       : undefined;
   const node = o?.kind === "node";
   const listHeight = bodyHeight - (node ? 1 : 0);
-  const visible = rows.slice(top, top + listHeight);
+  const visible = rows.range(top, top + listHeight);
 
   return (
     <Box flexDirection="column" width={width} height={height}>

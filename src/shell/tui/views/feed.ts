@@ -40,4 +40,8 @@ export const feedView: ViewSpec = {
   header: `${"TIME".padEnd(8)} ${"RULE".padEnd(22)} ${"MODE".padEnd(6)} ${"LEVEL".padEnd(8)} ${"TARGET".padEnd(12)} ACTION: MESSAGE`,
   empty: "no fires yet: they appear here as the daemon commits them",
   rows: (s, t) => s.feed.map((e) => row(e, t)),
+  lazy: {
+    size: (s) => s.feed.length,
+    slice: (s, t, from, to) => s.feed.slice(from, to).map((e) => row(e, t)),
+  },
 };

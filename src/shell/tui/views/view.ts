@@ -27,4 +27,12 @@ export interface ViewSpec {
   /** Shown when the view has no rows. */
   readonly empty: string;
   readonly rows: (s: ConsoleSnapshot, t: TuiText) => Row[];
+  /**
+   * A long view (the feed, a thousand entries) builds only the rows on screen while it is not
+   * filtered: how many rows it has, and those from `from` up to `to`.
+   */
+  readonly lazy?: {
+    readonly size: (s: ConsoleSnapshot) => number;
+    readonly slice: (s: ConsoleSnapshot, t: TuiText, from: number, to: number) => Row[];
+  };
 }
