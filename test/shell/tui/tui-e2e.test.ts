@@ -20,7 +20,7 @@ const SCREENS = process.env.TUI_SCREENS_DIR;
 function keep(name: string, screen: string): void {
   if (SCREENS === undefined) return;
   fs.mkdirSync(SCREENS, { recursive: true });
-  fs.writeFileSync(path.join(SCREENS, `${name}.txt`), `${screen.replace(/\s+$/gm, "").trimEnd()}\n`);
+  fs.writeFileSync(path.join(SCREENS, `${name}.txt`), `${screen.replace(/[ \t]+$/gm, "").trimEnd()}\n`);
 }
 
 const tabIs = (n: number, name: string) => (s: string) =>
