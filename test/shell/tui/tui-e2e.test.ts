@@ -3,13 +3,14 @@
  * (`send-keys` to act, `capture-pane` to read), against a real daemon process driven by the demo's
  * simulated fleet. Set TUI_SCREENS_DIR to write the screens it captures there (docs/tui/ holds them).
  */
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { journalClient, ruleClient } from "../../../src/shell/rpc/client.js";
 import { METHOD_TIERS } from "../../../src/shell/rpc/tiers.js";
-import { jsonl, type TestFleet } from "../daemon-harness.js";
+import { CLI, jsonl, type TestFleet } from "../daemon-harness.js";
 import { cursorOf, demoFleet, ESC_HARNESS, tokensOf } from "./demo-fleet.js";
 import { RecordingProxy } from "./recording-proxy.js";
 import { TmuxTui } from "./tmux.js";
@@ -419,4 +420,47 @@ describe("NO_COLOR, and the calls the TUI makes", () => {
       await f.dispose();
     }
   }, 90_000);
+});
+
+describe("without the control token, or without a terminal", () => {
+  it("runs read-only, says so on the status line, and says why when c is pressed", async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), "harness-tui-"));
+    const tui = new TmuxTui();
+    try {
+      const config = path.join(root, "harness.toml");
+      fs.writeFileSync(
+        config,
+        `[server]\nsocket = ${JSON.stringify(path.join(root, "none.sock"))}\ncontrol_token_file = ${JSON.stringify(path.join(root, "missing.token"))}\n`,
+      );
+      tui.start({ HOME: root, XDG_RUNTIME_DIR: root, XDG_STATE_HOME: root, XDG_CONFIG_HOME: root }, [
+        "--config",
+        config,
+      ]);
+      await tui.until(
+        (s) => /^READ-ONLY \| DISCONNECTED, retrying/m.test(s),
+        "read-only and disconnected",
+        30_000,
+      );
+      tui.keys("3");
+      await tui.until(tabIs(3, "Holds"), "the Holds view");
+      tui.keys("c");
+      await tui.until(
+        (s) => s.includes("read-only, cannot clear: the operator's control token is needed"),
+        "why",
+      );
+    } finally {
+      tui.stop();
+      fs.rmSync(root, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it("refuses to start without a terminal and points to harness rules watch", () => {
+    const r = spawnSync(process.execPath, [CLI, "tui", "--socket", "/nonexistent.sock"], {
+      encoding: "utf8",
+      input: "",
+    });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain("harness tui: needs a terminal");
+    expect(r.stderr).toContain("harness rules watch");
+  });
 });
