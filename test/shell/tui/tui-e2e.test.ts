@@ -205,6 +205,7 @@ describe("harness tui against the demo fleet", () => {
     tui.keys("Escape");
     await tui.until((s) => s.includes("annotations of harness:nightly"), "back at the node");
     tui.keys("Escape");
+    await tui.until((s) => !s.includes("annotations of harness:nightly"), "the nodes, filtered");
     tui.keys("Escape");
     await tui.until((s) => tabIs(5, "Annotations")(s) && !s.includes("filter: nightly"), "the nodes again");
   });
@@ -278,7 +279,9 @@ describe("harness tui against the demo fleet", () => {
       15_000,
     );
     keep("feed-after-burst", last.screen);
+    // Esc and a key right after it read as Alt and the key, as in any terminal: wait for the Esc.
     tui.keys("Escape");
+    await tui.until((s) => !s.includes("filter: #999"), "the filter cleared");
     tui.keys("2");
     const shadow = await tui.until(
       (s) => /burst-probe +1000 /.test(s),
@@ -386,6 +389,7 @@ describe("NO_COLOR, and the calls the TUI makes", () => {
         tui.keys("Enter");
         await new Promise((r) => setTimeout(r, 300));
         tui.keys("Escape");
+        await new Promise((r) => setTimeout(r, 300));
       }
       tui.keys("3");
       await tui.until((s) => tabIs(3, "Holds")(s) && s.includes("spare"), "the holds");
