@@ -239,11 +239,29 @@ CREATE TABLE journal_appends (
 CREATE INDEX journal_appends_created_at ON journal_appends (created_at);
 `;
 
-// V6: rule_fires by seq: ListFires paged forward by after_seq and CountFires' last day or week (the
-// TUI), each read from the index rather than a scan of the whole fire log.
+// Tokens the daemon issued (`harness token`): only each token's SHA-256 digest, never its text. A row is
+// never deleted, so the operator's list shows what was revoked and when.
 const V6 = `
+CREATE TABLE issued_tokens (
+  id TEXT PRIMARY KEY,
+  digest BLOB NOT NULL UNIQUE,
+  kind TEXT NOT NULL,
+  source TEXT,
+  harness TEXT,
+  run TEXT,
+  label TEXT,
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER,
+  revoked_at INTEGER
+);
+CREATE INDEX issued_tokens_run ON issued_tokens (run) WHERE run IS NOT NULL;
+`;
+
+// V7: rule_fires by seq: ListFires paged forward by after_seq and CountFires' last day or week (the
+// TUI), each read from the index rather than a scan of the whole fire log.
+const V7 = `
 CREATE INDEX rule_fires_seq ON rule_fires (seq);
 `;
 
-export const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6];
+export const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6, V7];
 export const SCHEMA_VERSION = MIGRATIONS.length;
