@@ -38,6 +38,8 @@ export interface FleetOptions {
    * (`test/fixtures/daemon/daemon-with-gateway.ts`), listening on `gatewaySocket`.
    */
   readonly gateway?: boolean;
+  /** `[memory.rules] shadow_period` for the test rules (default "0s": they act at once). */
+  readonly shadowPeriod?: string;
 }
 
 export class TestFleet {
@@ -94,7 +96,9 @@ export class TestFleet {
         "[memory.rules]",
         `enforce = ${JSON.stringify(options.enforce ?? [])}`,
         // Test rules act at once: their shadow week is REQ-9's business, tested in the core.
-        ...(options.rules === undefined ? [] : ['shadow_period = "0s"']),
+        ...(options.rules === undefined
+          ? []
+          : [`shadow_period = ${JSON.stringify(options.shadowPeriod ?? "0s")}`]),
         "[notify]",
         `command = ${JSON.stringify([path.join(HOOKS, options.notifyHook ?? "record"), this.deliveries])}`,
         'timeout = "5s"',

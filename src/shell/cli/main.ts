@@ -270,6 +270,18 @@ cli
   });
 
 cli
+  .command(
+    "tui",
+    "The operator's console: fires, shadowing rules, holds, proposals, annotations, rules (? for keys)",
+  )
+  .option("--socket <path>", "The daemon's socket")
+  .option("--config <path>", "The global config")
+  .action(async (o: ClientOptions) => {
+    const { runTui } = await import("./commands/tui.js");
+    process.exitCode = await runTui({ socket: o.socket, config: o.config }, io);
+  });
+
+cli
   .command("reload", "Make the daemon reread its config and rule set (needs the operator's control token)")
   .option("--socket <path>", "The daemon's socket")
   .option("--config <path>", "The global config")

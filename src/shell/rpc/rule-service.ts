@@ -13,7 +13,7 @@
 import type { JsonObject, MessageInitShape } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { LoadedRule } from "../../core/compile-rule.js";
-import { DAY } from "../../core/durations.js";
+import { DAY, HOUR } from "../../core/durations.js";
 import { primitiveCallsIn } from "../../core/primitive-calls.js";
 import type { Level } from "../../core/rule-file.js";
 import {
@@ -36,7 +36,7 @@ import {
   UnknownRuleError,
 } from "../errors.js";
 import type { Db } from "../store/open-store.js";
-import { RuleReads } from "../store/rule-reads.js";
+import { type FireRow, RuleReads } from "../store/rule-reads.js";
 import type { DaemonMetrics } from "../support/metrics.js";
 import type { RuleInfoSchema, RuleService } from "./gen/harness/v1/rules_pb.js";
 import {
@@ -181,6 +181,12 @@ export function ruleService(
         checkLength(req.rule, "rule");
         checkLength(req.harness, "harness");
         const sinceMs = sinceOf(req.sinceMs);
+        if (req.afterSeq !== undefined) {
+          if (req.rule !== "" || req.harness !== "" || sinceMs !== 0)
+            throw new InvalidArgumentError("", "ListFires with after_seq takes no rule, harness or since_ms");
+          const page = firesForward(reads, sinceOf(req.afterSeq), limit);
+          return { ...page, fires: page.fires.map((r) => fireInfo(r, reads.actions(r.fire_id))) };
+        }
         const rows = reads.fires(
           {
             ...(req.rule === "" ? {} : { rule: req.rule }),
@@ -271,6 +277,37 @@ export function ruleService(
         };
       }),
 
+    listAnnotatedNodes: (req) =>
+      serve("ListAnnotatedNodes", () => {
+        const limit = limitOf(req.limit, "node");
+        checkLength(req.after, "after", MAX_NODE);
+        const rows = reads.annotatedNodes(req.after, limit + 1);
+        const { kept, truncated } = withinBudget(rows, limit, (n) => [n.node]);
+        return {
+          nodes: kept.map((n) => ({ node: n.node, annotations: n.annotations, lastAtMs: BigInt(n.last_at) })),
+          truncated,
+        };
+      }),
+
+    countFires: (req) =>
+      serve("CountFires", () => {
+        const since = sinceOf(req.sinceMs);
+        if (since > 7 * DAY)
+          throw new InvalidArgumentError("", `since_ms ${since} is longer than the 7 days CountFires counts`);
+        const now = deps.clock();
+        const fromMs = Math.floor((now - (since === 0 ? DAY : since)) / HOUR) * HOUR;
+        return {
+          counts: reads.fireCounts(fromMs).map((c) => ({
+            rule: c.rule,
+            mode: c.mode,
+            hourMs: BigInt(c.hour),
+            fires: c.fires,
+          })),
+          nowMs: BigInt(now),
+          fromMs: BigInt(fromMs),
+        };
+      }),
+
     getStatus: () =>
       serve("GetStatus", async () => {
         const now = deps.clock();
@@ -322,6 +359,30 @@ export function ruleService(
         };
       }),
   };
+}
+
+/**
+ * One forward page of the fire log after `afterSeq`: at most `limit` fires within the response budget,
+ * cut at a row boundary so that `next_after_seq` loses no fire; a row with more fires than fit (more
+ * than `limit` rules fired on it) is carried whole.
+ */
+function firesForward(reads: RuleReads, afterSeq: number, limit: number) {
+  const rows = reads.firesAfterSeq(afterSeq, limit + 1);
+  const budget = withinBudget(rows, limit, (r) => [
+    r.message,
+    r.target_key ?? "",
+    r.harness ?? "",
+    r.run ?? "",
+  ]);
+  let fires: FireRow[] = budget.kept;
+  if (budget.truncated) {
+    const cut = rows[fires.length] as FireRow;
+    const whole = fires.filter((r) => r.seq !== cut.seq);
+    fires = whole.length > 0 ? whole : reads.firesAtSeq(cut.seq);
+  }
+  const last = fires[fires.length - 1];
+  const more = budget.truncated && (last === undefined || reads.firesAfterSeq(last.seq, 1).length > 0);
+  return { fires, truncated: more, nextAfterSeq: BigInt(last?.seq ?? afterSeq) };
 }
 
 const reloadResponse = (r: ReloadReport) => ({

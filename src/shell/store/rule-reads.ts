@@ -54,6 +54,23 @@ export interface AnnotationRow {
   at: number;
 }
 
+/** Fires of one rule in one mode in one hour of admission time. */
+export interface FireCountRow {
+  rule: string;
+  mode: string;
+  hour: number;
+  fires: number;
+}
+
+/** A graph node that carries annotations. */
+export interface AnnotatedNodeRow {
+  node: string;
+  annotations: number;
+  last_at: number;
+}
+
+const HOUR_MS = 3_600_000;
+
 const HOLD_COLUMNS = "harness, rule, hash, fire_id, since, cooldown, false_since, released_at, release_cause";
 
 const FIRE_COLUMNS =
@@ -86,6 +103,20 @@ export class RuleReads {
       journalRow: db.prepare("SELECT seq, kind, type, at, source, event FROM rule_journal WHERE seq = ?"),
       journalRows: db.prepare("SELECT COUNT(*) AS n FROM rule_journal"),
       firesAfter: db.prepare(`SELECT rowid, ${FIRE_COLUMNS} FROM rule_fires WHERE rowid > ? ORDER BY rowid`),
+      firesAfterSeq: db.prepare(
+        `SELECT ${FIRE_COLUMNS} FROM rule_fires WHERE seq > ? ORDER BY seq, rowid LIMIT ?`,
+      ),
+      firesAtSeq: db.prepare(`SELECT ${FIRE_COLUMNS} FROM rule_fires WHERE seq = ? ORDER BY rowid`),
+      // A fire's seq is at least its row's, so `seq >= ?` (the first row admitted after the bound) keeps
+      // the scan on the seq index; `at >= ?` then drops the fires of rows admitted before it.
+      fireCounts: db.prepare(
+        `SELECT rule, mode, (at / ${HOUR_MS}) * ${HOUR_MS} AS hour, COUNT(*) AS fires FROM rule_fires
+         WHERE seq >= ? AND at >= ? GROUP BY rule, hour, mode ORDER BY rule, hour, mode`,
+      ),
+      annotatedNodes: db.prepare(
+        `SELECT node, COUNT(*) AS annotations, MAX(at) AS last_at FROM rule_annotations
+         WHERE node > ? GROUP BY node ORDER BY node LIMIT ?`,
+      ),
       actionsInFlight: db.prepare(
         "SELECT count(*) AS n FROM rule_actions WHERE state IN ('pending', 'started')",
       ),
@@ -187,6 +218,28 @@ export class RuleReads {
   /** Fires committed after `rowid`, in commit order, each with its rowid: a reader that follows the log. */
   firesAfter(rowid: number): (FireRow & { readonly rowid: number })[] {
     return this.stmts.firesAfter.all(rowid) as (FireRow & { rowid: number })[];
+  }
+
+  /** Fires of rows after `seq`, oldest first (seq, then the row's own order), at most `limit`. */
+  firesAfterSeq(seq: number, limit: number): FireRow[] {
+    return this.stmts.firesAfterSeq.all(seq, limit) as FireRow[];
+  }
+
+  /** Every fire of the row at `seq`, in the row's own order. */
+  firesAtSeq(seq: number): FireRow[] {
+    return this.stmts.firesAtSeq.all(seq) as FireRow[];
+  }
+
+  /** Fires per rule, hour of admission time and mode, of rows admitted at or after `fromMs`. */
+  fireCounts(fromMs: number): FireCountRow[] {
+    const fromSeq = this.journal.firstAdmittedAfter(fromMs - 1);
+    if (fromSeq === undefined) return [];
+    return this.stmts.fireCounts.all(fromSeq, fromMs) as FireCountRow[];
+  }
+
+  /** Annotated nodes after `after` in node order, each with its count and newest time, at most `limit`. */
+  annotatedNodes(after: string, limit: number): AnnotatedNodeRow[] {
+    return this.stmts.annotatedNodes.all(after, limit) as AnnotatedNodeRow[];
   }
 
   /** Actions a hook or stop command has not finished: pending or started. */

@@ -257,5 +257,11 @@ CREATE TABLE issued_tokens (
 CREATE INDEX issued_tokens_run ON issued_tokens (run) WHERE run IS NOT NULL;
 `;
 
-export const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6];
+// V7: rule_fires by seq: ListFires paged forward by after_seq and CountFires' last day or week (the
+// TUI), each read from the index rather than a scan of the whole fire log.
+const V7 = `
+CREATE INDEX rule_fires_seq ON rule_fires (seq);
+`;
+
+export const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6, V7];
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -1,0 +1,359 @@
+/**
+ * The operator's console: the six views, the overlays (help, an explanation or detail, a node's
+ * annotations, the clear-hold dialog), the filter and the keys. Keys as k9s and lazygit have them:
+ * `?` help, `/` filter, Esc back, Tab and 1-6 switch views, j/k and arrows move, Enter drills in,
+ * `c` clears a hold after a y/n, `q` quits. Every line is cut to the terminal's width, and the
+ * selected row is marked with `>` as well as shown inverse, so no meaning rests on colour alone.
+ *
+ * The UI state lives in a ref that each key updates at once and the render reads: keys typed faster
+ * than a frame (or sent together, as tmux send-keys does) each see the state the one before left.
+ */
+import { Box, type Key, Text, useApp, useInput } from "ink";
+import { useReducer, useRef, useSyncExternalStore } from "react";
+import type { ConsoleData, ConsoleSnapshot } from "../console-data.js";
+import type { TuiText } from "../text.js";
+import { annotationsView, NODE_HEADER, nodeRows } from "../views/annotations.js";
+import { feedView } from "../views/feed.js";
+import { holdsView } from "../views/holds.js";
+import { proposalsView } from "../views/proposals.js";
+import { rulesView } from "../views/rules.js";
+import { shadowView } from "../views/shadow.js";
+import type { Drill, Row, ViewSpec } from "../views/view.js";
+import { HELP_LINES } from "./help.js";
+import { StatusLine } from "./status-line.js";
+
+export const VIEWS: readonly ViewSpec[] = [
+  feedView,
+  shadowView,
+  holdsView,
+  proposalsView,
+  annotationsView,
+  rulesView,
+];
+
+type Overlay =
+  | { readonly kind: "help" }
+  | {
+      readonly kind: "lines";
+      readonly title: string;
+      readonly lines: readonly string[];
+      readonly back?: Overlay;
+    }
+  | { readonly kind: "node"; readonly node: string; readonly rows: readonly Row[] }
+  | { readonly kind: "confirm"; readonly harness: string; readonly rule: string };
+
+interface UiState {
+  readonly view: number;
+  readonly cursors: readonly number[];
+  readonly filters: readonly string[];
+  readonly editing: boolean;
+  readonly overlay: Overlay | undefined;
+  readonly overlayCursor: number;
+  readonly overlayFilter: string;
+  readonly message: string;
+}
+
+const INITIAL: UiState = {
+  view: 0,
+  cursors: VIEWS.map(() => 0),
+  filters: VIEWS.map(() => ""),
+  editing: false,
+  overlay: undefined,
+  overlayCursor: 0,
+  overlayFilter: "",
+  message: "",
+};
+
+export interface AppProps {
+  readonly data: ConsoleData;
+  readonly text: TuiText;
+  readonly width: number;
+  readonly height: number;
+  /** False under NO_COLOR: no colour at all. */
+  readonly color: boolean;
+}
+
+/** The keys the console tells apart. */
+type Keys = Pick<
+  Key,
+  | "return"
+  | "escape"
+  | "tab"
+  | "shift"
+  | "backspace"
+  | "delete"
+  | "upArrow"
+  | "downArrow"
+  | "pageUp"
+  | "pageDown"
+  | "ctrl"
+  | "meta"
+>;
+
+const NO_KEY: Keys = {
+  return: false,
+  escape: false,
+  tab: false,
+  shift: false,
+  backspace: false,
+  delete: false,
+  upArrow: false,
+  downArrow: false,
+  pageUp: false,
+  pageDown: false,
+  ctrl: false,
+  meta: false,
+};
+
+/** One character of a string typed at once, as the key it is. */
+const keyOf = (c: string): Keys => ({
+  ...NO_KEY,
+  return: c === "\r" || c === "\n",
+  tab: c === "\t",
+  backspace: c === "\u007f" || c === "\b",
+});
+
+const matches = (filter: string) => (r: Row) =>
+  filter === "" || r.text.toLowerCase().includes(filter.toLowerCase());
+
+const at = <T,>(xs: readonly T[], i: number, x: T): T[] => xs.map((y, j) => (j === i ? x : y));
+
+/** The rows a screen shows: how many, one by its index, a stretch of them. */
+interface Rows {
+  readonly length: number;
+  at(i: number): Row | undefined;
+  range(from: number, to: number): readonly Row[];
+}
+
+const listed = (rows: readonly Row[]): Rows => ({
+  length: rows.length,
+  at: (i) => rows[i],
+  range: (from, to) => rows.slice(from, to),
+});
+
+/** Each snapshot's rows per view and filter, built once however many keys and renders ask. */
+const built = new WeakMap<ConsoleSnapshot, Map<string, readonly Row[]>>();
+
+/** The rows on screen: the overlay's, or the current view's, filtered. */
+function rowsOf(u: UiState, s: ConsoleSnapshot, text: TuiText): Rows {
+  const o = u.overlay;
+  if (o?.kind === "node") return listed(o.rows.filter(matches(u.overlayFilter)));
+  if (o?.kind === "lines") return listed(o.lines.map((l, i) => ({ id: String(i), text: l })));
+  if (o?.kind === "help") return listed(HELP_LINES.map((l, i) => ({ id: String(i), text: l })));
+  const spec = VIEWS[u.view] as ViewSpec;
+  const filter = u.filters[u.view] ?? "";
+  const { lazy } = spec;
+  if (filter === "" && lazy !== undefined)
+    return {
+      length: lazy.size(s),
+      at: (i) => lazy.slice(s, text, i, i + 1)[0],
+      range: (from, to) => lazy.slice(s, text, from, to),
+    };
+  const key = `${u.view}\u0000${filter}`;
+  const cache = built.get(s) ?? new Map<string, readonly Row[]>();
+  built.set(s, cache);
+  let rows = cache.get(key);
+  if (rows === undefined) {
+    rows = spec.rows(s, text).filter(matches(filter));
+    cache.set(key, rows);
+  }
+  return listed(rows);
+}
+
+const inOverlay = (u: UiState) => u.overlay !== undefined && u.overlay.kind !== "confirm";
+
+const cursorOf = (u: UiState, rows: Rows) =>
+  Math.min(inOverlay(u) ? u.overlayCursor : (u.cursors[u.view] ?? 0), Math.max(0, rows.length - 1));
+
+export function App({ data, text, width, height, color }: AppProps) {
+  const snapshot = useSyncExternalStore(data.subscribe, data.snapshot);
+  const { exit } = useApp();
+  const ui = useRef<UiState>(INITIAL);
+  const [, rerender] = useReducer((n: number) => n + 1, 0);
+  const update = (patch: Partial<UiState>) => {
+    ui.current = { ...ui.current, ...patch };
+    rerender();
+  };
+  const say = (message: string) => update({ message });
+  const open = (overlay: Overlay | undefined) => update({ overlay, overlayCursor: 0, overlayFilter: "" });
+  const bodyHeight = Math.max(1, height - 4);
+  const p = text.printable;
+
+  const drill = (d: Drill, back: Overlay | undefined) => {
+    const from = back === undefined ? {} : { back };
+    if (d.kind === "lines") return open({ kind: "lines", title: d.title, lines: d.lines, ...from });
+    if (d.kind === "fire") {
+      say(`explaining ${p(d.fireId)}…`);
+      data.explain(d.fireId).then(
+        (x) => {
+          update({ message: "" });
+          open({
+            kind: "lines",
+            title: `explanation of ${p(d.fireId)} (harness rules explain ${p(d.fireId)})`,
+            lines: text.explanation(x).map((l) => p(l)),
+            ...from,
+          });
+        },
+        (e: unknown) => say(`cannot explain ${p(d.fireId)}: ${p((e as Error).message)}`),
+      );
+      return;
+    }
+    say(`reading ${p(d.node)}…`);
+    data.annotationsOf(d.node).then(
+      (as) => {
+        update({ message: "" });
+        open({ kind: "node", node: d.node, rows: nodeRows(as, text) });
+      },
+      (e: unknown) => say(`cannot read ${p(d.node)}: ${p((e as Error).message)}`),
+    );
+  };
+
+  const clear = (harness: string, rule: string) => {
+    say(`clearing ${p(harness)}'s hold by ${p(rule)}…`);
+    data.clearHold(harness, rule).then(
+      (lines) => say(lines.map((l) => p(l)).join("; ")),
+      (e: unknown) => say(`ClearHold failed: ${p((e as Error).message)}`),
+    );
+  };
+
+  const handle = (input: string, key: Keys) => {
+    const u = ui.current;
+    const rows = rowsOf(u, data.snapshot(), text);
+    const cursor = cursorOf(u, rows);
+    const move = (n: number) => {
+      const c = Math.max(0, Math.min(n, rows.length - 1));
+      if (inOverlay(u)) return update({ overlayCursor: c });
+      update({ cursors: at(u.cursors, u.view, c) });
+      if (VIEWS[u.view] === annotationsView && c >= rows.length - 1 && data.snapshot().nodesTruncated)
+        data.moreNodes().catch((e: unknown) => say(`cannot read more nodes: ${p((e as Error).message)}`));
+    };
+    if (u.editing) {
+      const node = u.overlay?.kind === "node";
+      const current = node ? u.overlayFilter : (u.filters[u.view] ?? "");
+      const set = (f: string) => update(node ? { overlayFilter: f } : { filters: at(u.filters, u.view, f) });
+      if (key.escape) {
+        set("");
+        update({ editing: false });
+      } else if (key.return) update({ editing: false });
+      else if (key.backspace || key.delete) set(current.slice(0, -1));
+      else if (input !== "" && !key.ctrl && !key.meta) set(current + input);
+      return;
+    }
+    if (u.overlay?.kind === "confirm") {
+      if (input === "y" || input === "Y") {
+        const { harness, rule } = u.overlay;
+        open(undefined);
+        clear(harness, rule);
+      } else if (input === "n" || input === "N" || key.escape) {
+        open(undefined);
+        say("clear cancelled");
+      }
+      return;
+    }
+    if (input === "q") return exit();
+    if (input === "?") return open(u.overlay?.kind === "help" ? undefined : { kind: "help" });
+    if (key.escape) {
+      if (u.overlay?.kind === "lines" && u.overlay.back !== undefined)
+        return update({ overlay: u.overlay.back, overlayCursor: 0 });
+      if (u.overlay !== undefined) return open(undefined);
+      return update({ message: "", filters: at(u.filters, u.view, "") });
+    }
+    if (input === "/" && (u.overlay === undefined || u.overlay.kind === "node"))
+      return update({ editing: true });
+    const n = Number.parseInt(input, 10);
+    if (input.length === 1 && n >= 1 && n <= VIEWS.length)
+      return update({ view: n - 1, overlay: undefined, message: "" });
+    if (key.tab)
+      return update({
+        view: (u.view + (key.shift ? VIEWS.length - 1 : 1)) % VIEWS.length,
+        overlay: undefined,
+        message: "",
+      });
+    if (input === "j" || key.downArrow) return move(cursor + 1);
+    if (input === "k" || key.upArrow) return move(cursor - 1);
+    if (key.pageDown) return move(cursor + bodyHeight);
+    if (key.pageUp) return move(cursor - bodyHeight);
+    if (input === "g") return move(0);
+    if (input === "G") return move(rows.length - 1);
+    const row = rows.at(cursor);
+    if (key.return && row?.drill !== undefined) return drill(row.drill, u.overlay);
+    if (input === "c" && u.overlay === undefined && VIEWS[u.view] === holdsView) {
+      const readOnly = data.snapshot().readOnly;
+      if (readOnly !== undefined) return say(`read-only, cannot clear: ${p(readOnly)}`);
+      if (row?.hold === undefined) return say("no hold selected");
+      return open({ kind: "confirm", harness: row.hold.harness, rule: row.hold.rule });
+    }
+  };
+
+  useInput((input, key) => {
+    if (input.length > 1 && !key.meta && !key.ctrl) for (const c of input) handle(c, keyOf(c));
+    else handle(input, key);
+  });
+
+  const u = ui.current;
+  const spec = VIEWS[u.view] as ViewSpec;
+  const rows = rowsOf(u, snapshot, text);
+  const cursor = cursorOf(u, rows);
+  const o = u.overlay;
+  const top = Math.max(0, Math.min(cursor - Math.floor(bodyHeight / 2), rows.length - bodyHeight));
+  const tabs = VIEWS.map((v, i) => (i === u.view ? `[${i + 1} ${v.name}]` : ` ${i + 1} ${v.name} `)).join("");
+  const title =
+    o?.kind === "help"
+      ? "help: every key"
+      : o?.kind === "lines"
+        ? `${o.title}  (Esc: back)`
+        : o?.kind === "node"
+          ? `annotations of ${p(o.node)}  (Enter: explanation, Esc: back)`
+          : spec.header;
+  const filter = o?.kind === "node" ? u.overlayFilter : o === undefined ? (u.filters[u.view] ?? "") : "";
+  const bottom =
+    o?.kind === "confirm"
+      ? `y: clear, n/Esc: cancel | clear the hold on ${p(o.harness)} by rule ${p(o.rule)}?`
+      : u.editing
+        ? `/${p(filter)}_  (Enter: keep, Esc: clear)`
+        : u.message !== ""
+          ? u.message
+          : `${filter === "" ? "" : `filter: ${p(filter)} (Esc clears) | `}? help  / filter  Enter open  q quit`;
+  const empty =
+    rows.length === 0
+      ? o?.kind === "node"
+        ? "no annotations"
+        : filter === ""
+          ? spec.empty
+          : "nothing matches the filter"
+      : undefined;
+  const node = o?.kind === "node";
+  const listHeight = bodyHeight - (node ? 1 : 0);
+  const visible = rows.range(top, top + listHeight);
+
+  return (
+    <Box flexDirection="column" width={width} height={height}>
+      <Text wrap="truncate" bold>
+        {tabs}
+      </Text>
+      {node ? (
+        <Text wrap="truncate" bold>
+          {title}
+        </Text>
+      ) : null}
+      <Text wrap="truncate" underline>
+        {node ? NODE_HEADER : title}
+      </Text>
+      <Box flexDirection="column" height={listHeight}>
+        {empty !== undefined ? <Text wrap="truncate">{`  ${empty}`}</Text> : null}
+        {visible.map((r, i) => {
+          const selected = o?.kind !== "help" && top + i === cursor;
+          return (
+            <Text key={r.id} wrap="truncate" inverse={selected}>
+              {`${selected ? ">" : " "} ${r.text}`}
+            </Text>
+          );
+        })}
+      </Box>
+      <Text wrap="truncate" {...(color && o?.kind === "confirm" ? { color: "yellow" } : {})}>
+        {bottom}
+      </Text>
+      <StatusLine snapshot={snapshot} color={color} />
+    </Box>
+  );
+}
