@@ -239,5 +239,32 @@ CREATE TABLE journal_appends (
 CREATE INDEX journal_appends_created_at ON journal_appends (created_at);
 `;
 
-export const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5];
+// V6: agent runs (issue 17, agents-enforce). Hook-fed runs in flight, several per harness (the core's
+// `sessions`); the stops waiting for a hook-fed run's next hook call, and when each was delivered; and
+// each daemon-derived row producer's cursor (loop guard, stale run closer, file-edge projector), which
+// commits with the rows it derived.
+const V6 = `
+CREATE TABLE sessions_in_flight (
+  run TEXT PRIMARY KEY,
+  harness TEXT NOT NULL
+);
+
+CREATE TABLE agent_run_stops (
+  run TEXT PRIMARY KEY,
+  harness TEXT NOT NULL,
+  rule TEXT NOT NULL,
+  fire_id TEXT NOT NULL,
+  by TEXT NOT NULL CHECK (by IN ('rule', 'loop_guard')),
+  created_at INTEGER NOT NULL,
+  delivered_at INTEGER
+);
+CREATE INDEX agent_run_stops_fire ON agent_run_stops (fire_id);
+
+CREATE TABLE derived_cursors (
+  name TEXT PRIMARY KEY,
+  cursor INTEGER NOT NULL
+);
+`;
+
+export const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6];
 export const SCHEMA_VERSION = MIGRATIONS.length;
