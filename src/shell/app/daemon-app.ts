@@ -9,6 +9,9 @@
 import { MINUTE } from "../../core/durations.js";
 import type { RuleSet } from "../../core/rule-set.js";
 import type { ProducerSource } from "../../core/sources.js";
+import { HookLoopGuard } from "../agents/loop-guard.js";
+import { StoreRunVerdicts } from "../agents/run-verdict.js";
+import { StaleRunCloser } from "../agents/stale-runs.js";
 import { BacktestRunner } from "../backtest/backtest-runner.js";
 import { formatConfigError } from "../config/config-error.js";
 import { type GlobalConfig, readGlobalConfig } from "../config/global-config.js";
@@ -17,9 +20,11 @@ import { Daemon } from "../daemon/daemon.js";
 import type { Committed } from "../daemon/evaluator.js";
 import { EventBus } from "../daemon/event-bus.js";
 import { UnknownPolicyRepoError } from "../errors.js";
+import { FileEdgeProjector } from "../graph/file-edges.js";
 import type { AdmitResult } from "../journal/admit.js";
 import { type RuleSetLoad, servedRuleSets } from "../policy/rule-source.js";
 import { ProposalIntake } from "../proposals/propose-rule.js";
+import { agentService } from "../rpc/agent-service.js";
 import { backtestMethod } from "../rpc/backtest-service.js";
 import {
   type CredentialFiles,
@@ -29,12 +34,15 @@ import {
   loadCredentials,
   readTokenFile,
 } from "../rpc/credentials.js";
+import { AgentService } from "../rpc/gen/harness/v1/agents_pb.js";
 import { RuleService } from "../rpc/gen/harness/v1/rules_pb.js";
 import { committedRecords } from "../rpc/messages.js";
 import { proposalService } from "../rpc/proposal-service.js";
 import { ruleService } from "../rpc/rule-service.js";
 import { type RpcServer, startRpcServer } from "../rpc/server.js";
 import { committedEvents, eventCount, type WatchEvent, watchEvents } from "../rpc/watch-events.js";
+import { AgentRunReads } from "../store/agent-run-reads.js";
+import { AgentRunStops } from "../store/agent-run-stops.js";
 import { LastGoodCommits } from "../store/last-good-commits.js";
 import { type OpenedStore, openStore } from "../store/open-store.js";
 import { createLog, type Log } from "../support/log.js";
@@ -81,6 +89,8 @@ export class DaemonApp {
     readonly metrics: DaemonMetrics,
     /** propose_rule (REQ-15), for the gateway to call in this process: no RPC stores a proposal. */
     readonly proposals: ProposalIntake,
+    /** What a hook-fed run's hook call may do (issue 17): the ingest endpoint asks it on every call. */
+    readonly runVerdicts: StoreRunVerdicts,
     private readonly watchers: EventBus<WatchEvent>,
     private readonly rpc: RpcServer,
     private readonly backtests: BacktestRunner,
@@ -119,6 +129,7 @@ export class DaemonApp {
       const { server } = config;
       ensureControlToken(server.controlTokenFile);
       const credentials = new CredentialHolder(await loadCredentials(credentialFiles(config)));
+      const runStops = new AgentRunStops(store.db);
       const daemon = new Daemon({
         store,
         configAtStart: config,
@@ -135,6 +146,19 @@ export class DaemonApp {
         env,
         tickMs: options.tickMs ?? MINUTE,
         onCommitted: publish,
+        runStops,
+        derivers: (inForce) => [
+          new HookLoopGuard(runStops, clock),
+          new StaleRunCloser(() => inForce().agents.staleAfter),
+          new FileEdgeProjector(() => inForce().graph.projectFileEdges),
+        ],
+      });
+      const runVerdicts = new StoreRunVerdicts({
+        reads: new AgentRunReads(store.db),
+        stops: runStops,
+        holds: () => daemon.view.state.holds,
+        append: daemon.appendDerived,
+        clock,
       });
       // Backtests run in workers over their own read-only connections to this daemon's store.
       const backtests = new BacktestRunner(store.path);
@@ -178,17 +202,19 @@ export class DaemonApp {
         admit: (source, events, key) => daemon.admit(source, events, key),
         rejected: (source, reason, events) => daemon.rejected(source, reason, events),
         routes: (router) =>
-          router.service(RuleService, {
-            ...rules,
-            ...proposalService({
-              db: store.db,
-              clock,
-              policyRepos: () => daemon.configInForce.policyRepos,
-              log,
+          router
+            .service(AgentService, agentService({ peek: (harness, run) => runVerdicts.peek(harness, run) }))
+            .service(RuleService, {
+              ...rules,
+              ...proposalService({
+                db: store.db,
+                clock,
+                policyRepos: () => daemon.configInForce.policyRepos,
+                log,
+              }),
+              backtest: backtestMethod({ runner: backtests, evaluator: daemon.view, clock, retentionMs }),
+              watchEvents: watchEvents({ bus: watchers, log, credentials }),
             }),
-            backtest: backtestMethod({ runner: backtests, evaluator: daemon.view, clock, retentionMs }),
-            watchEvents: watchEvents({ bus: watchers, log, credentials }),
-          }),
       });
       const metricsServer =
         server.metricsListen === undefined
@@ -212,6 +238,7 @@ export class DaemonApp {
         configPath,
         metrics,
         proposals,
+        runVerdicts,
         watchers,
         rpc,
         backtests,

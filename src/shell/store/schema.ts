@@ -240,7 +240,7 @@ CREATE INDEX journal_appends_created_at ON journal_appends (created_at);
 `;
 
 // V6: agent runs (issue 17, agents-enforce). Hook-fed runs in flight, several per harness (the core's
-// `sessions`); the stops waiting for a hook-fed run's next hook call, and when each was delivered; and
+// `sessions`); the opened row of each run, found by index for every hook call; the stops waiting for a hook-fed run's next hook call, and when each was delivered; and
 // each daemon-derived row producer's cursor (loop guard, stale run closer, file-edge projector), which
 // commits with the rows it derived.
 const V6 = `
@@ -259,6 +259,8 @@ CREATE TABLE agent_run_stops (
   delivered_at INTEGER
 );
 CREATE INDEX agent_run_stops_fire ON agent_run_stops (fire_id);
+
+CREATE INDEX rule_journal_opened_run ON rule_journal (run, seq) WHERE kind = 'run_event' AND type = 'opened';
 
 CREATE TABLE derived_cursors (
   name TEXT PRIMARY KEY,

@@ -1,0 +1,99 @@
+/**
+ * Runs the derivers (`deriver.ts`) over committed journal rows: each from its own cursor, in seq order,
+ * committing what it derived from a stretch of rows with its cursor in one transaction. At start each
+ * deriver's state is rebuilt by replaying the journal up to its cursor; a deriver with no cursor yet
+ * starts at the journal's end (what it would have derived from older rows is history, not news), with
+ * its state rebuilt from the rows before.
+ */
+import type { JournalRow } from "../../core/journal.js";
+import type { DerivedCursors } from "../store/derived-cursors.js";
+import type { JournalTable } from "../store/journal-table.js";
+import type { AppendDerived, Derived, DerivedRow, Deriver } from "./deriver.js";
+
+export interface DerivationDeps {
+  readonly journal: JournalTable;
+  readonly cursors: DerivedCursors;
+  readonly append: AppendDerived;
+  readonly derivers: readonly Deriver[];
+}
+
+/** Rows read per commit: what a deriver derived from them commits with its cursor after them. */
+const BATCH = 256;
+
+export class Derivation {
+  private readonly cursor = new Map<string, number>();
+  private built = false;
+
+  constructor(private readonly deps: DerivationDeps) {}
+
+  /** Rebuilds every deriver's state from the journal up to its cursor (once, before the first step). */
+  private rebuild(): void {
+    const { journal, cursors, derivers } = this.deps;
+    const head = journal.last().seq;
+    this.cursor.clear();
+    let upTo = 0;
+    for (const d of derivers) {
+      d.reset();
+      const c = cursors.get(d.name) ?? head;
+      this.cursor.set(d.name, c);
+      upTo = Math.max(upTo, c);
+    }
+    if (upTo > 0)
+      for (const row of journal.rowsInRange(1, upTo))
+        for (const d of derivers)
+          if (row.seq <= (this.cursor.get(d.name) as number) && d.kinds.includes(row.kind))
+            d.derive(row, true);
+    this.built = true;
+  }
+
+  /**
+   * Derives from the rows committed after each deriver's cursor, a batch per deriver; returns the number
+   * of rows read, so the caller can come back while there are more. Throws when a commit fails, after
+   * marking the states for a rebuild (nothing uncommitted is kept).
+   */
+  step(): number {
+    if (!this.built) this.rebuild();
+    let read = 0;
+    for (const d of this.deps.derivers) read += this.stepOne(d);
+    return read;
+  }
+
+  private stepOne(d: Deriver): number {
+    const from = this.cursor.get(d.name) as number;
+    const rows = this.deps.journal.rowsAfter(from, BATCH);
+    if (rows.length === 0) return 0;
+    const out: DerivedRow[] = [];
+    const also: Derived["also"][] = [];
+    const on = d.enabled();
+    for (const row of rows as JournalRow[]) {
+      if (!d.kinds.includes(row.kind)) continue;
+      const derived = d.derive(row, false);
+      if (derived === undefined || !on) continue;
+      const start = out.length;
+      out.push(...derived.rows);
+      if (derived.also !== undefined) {
+        const write = derived.also;
+        const n = derived.rows.length;
+        also.push((seqs) => write(seqs.slice(start, start + n)));
+      }
+    }
+    const last = (rows.at(-1) as JournalRow).seq;
+    try {
+      this.deps.append(out, (seqs) => {
+        for (const write of also) write?.(seqs);
+        this.deps.cursors.set(d.name, last);
+      });
+    } catch (e) {
+      // The state has folded rows whose derivations did not commit: rebuild from the store next step.
+      this.built = false;
+      throw new Error(
+        `${d.name}: committing what rows up to seq ${last} derived failed: ${(e as Error).message}`,
+        {
+          cause: e,
+        },
+      );
+    }
+    this.cursor.set(d.name, last);
+    return rows.length;
+  }
+}
