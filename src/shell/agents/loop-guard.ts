@@ -11,15 +11,21 @@ import type { Derived, Deriver } from "../derive/deriver.js";
 import type { AgentRunStops } from "../store/agent-run-stops.js";
 import { LOOP_THRESHOLD, LoopGuard } from "../supervisor/loop-guard.js";
 
+const ENDED_KEPT = 4_096;
+
 const str = (v: unknown): string => (typeof v === "string" ? v : "");
 
 export class HookLoopGuard implements Deriver {
   readonly name = "loop-guard";
   readonly kinds = ["run_event"] as const;
   readonly enabled = () => true;
-  private guard = new LoopGuard(LOOP_THRESHOLD);
-  /** Runs it has tripped: a stopped run's late tool rows never trip it again. */
-  private tripped = new Set<string>();
+  /** A guard per run in flight, dropped when the run closes or trips. */
+  private guards = new Map<string, LoopGuard>();
+  /**
+   * Runs that tripped or closed, the latest `ENDED_KEPT`: a stopped run's late tool rows (a PostToolUse
+   * after the stop) neither trip it again nor start a new streak.
+   */
+  private ended = new Set<string>();
 
   constructor(
     private readonly stops: AgentRunStops,
@@ -27,8 +33,14 @@ export class HookLoopGuard implements Deriver {
   ) {}
 
   reset(): void {
-    this.guard = new LoopGuard(LOOP_THRESHOLD);
-    this.tripped = new Set();
+    this.guards = new Map();
+    this.ended = new Set();
+  }
+
+  private end(run: string): void {
+    this.guards.delete(run);
+    this.ended.add(run);
+    if (this.ended.size > ENDED_KEPT) this.ended.delete(this.ended.values().next().value as string);
   }
 
   derive(row: JournalRow): Derived | undefined {
@@ -37,18 +49,21 @@ export class HookLoopGuard implements Deriver {
     const harness = str(e.harness);
     if (run === "" || harness === "") return undefined;
     if (e.type === "closed") {
-      this.tripped.delete(run);
+      this.end(run);
       return undefined;
     }
-    if (!isHookFed(e) || this.tripped.has(run)) return undefined;
-    // Streaks are kept per run: the guard's harness and session are both the run.
+    if (!isHookFed(e) || this.ended.has(run) || (e.type !== "mark" && e.type !== "tool")) return undefined;
+    let guard = this.guards.get(run);
+    if (guard === undefined) {
+      guard = new LoopGuard(LOOP_THRESHOLD);
+      this.guards.set(run, guard);
+    }
     if (e.type === "mark") {
-      this.guard.mark(run, run, str(e.mark));
+      guard.mark(harness, run, str(e.mark));
       return undefined;
     }
-    if (e.type !== "tool") return undefined;
-    if (this.guard.tool(run, run, str(e.tool), str(e.digest)) === undefined) return undefined;
-    this.tripped.add(run);
+    if (guard.tool(harness, run, str(e.tool), str(e.digest)) === undefined) return undefined;
+    this.end(run);
     const event = {
       type: "loop_stopped",
       harness,
