@@ -31,6 +31,8 @@ interface FileState {
   collision: boolean;
 }
 
+const ENDED_KEPT = 4_096;
+
 const str = (v: unknown): string => (typeof v === "string" ? v : "");
 const fileKey = (repo: string, path: string): string => `${repo}\u0000${path}`;
 
@@ -40,12 +42,18 @@ export class FileEdgeProjector implements Deriver {
   /** Edges each open run holds, by file key. */
   private runs = new Map<string, Map<string, Edge>>();
   private files = new Map<string, FileState>();
+  /**
+   * Runs closed, the latest `ENDED_KEPT`: a late edit row of a closed run (a PostToolUse after its
+   * SessionEnd) adds no edge that nothing would end.
+   */
+  private ended = new Set<string>();
 
   constructor(readonly enabled: () => boolean) {}
 
   reset(): void {
     this.runs = new Map();
     this.files = new Map();
+    this.ended = new Set();
   }
 
   derive(row: JournalRow): Derived | undefined {
@@ -53,7 +61,7 @@ export class FileEdgeProjector implements Deriver {
     const run = str(e.run);
     if (run === "") return undefined;
     if (e.type === "closed") return this.close(run);
-    if (e.type !== "tool" || e.action !== "edit" || !isHookFed(e)) return undefined;
+    if (e.type !== "tool" || e.action !== "edit" || !isHookFed(e) || this.ended.has(run)) return undefined;
     const repo = str(e.repo);
     const harness = str(e.harness);
     const paths = Array.isArray(e.paths)
@@ -87,6 +95,8 @@ export class FileEdgeProjector implements Deriver {
   }
 
   private close(run: string): Derived | undefined {
+    this.ended.add(run);
+    if (this.ended.size > ENDED_KEPT) this.ended.delete(this.ended.values().next().value as string);
     const edges = this.runs.get(run);
     if (edges === undefined) return undefined;
     this.runs.delete(run);
