@@ -172,6 +172,7 @@ export class Daemon {
       append: this.appendDerived,
       derivers: deps.derivers(() => this.inForce),
     });
+    this.derivation.start();
     this.pruner = new JournalPruner(store.db, config.memory.rules.journalRetention);
     this.reportRuleSet(deps.rulesAtStart.ruleSet, this.clones);
   }

@@ -1,9 +1,10 @@
 /**
  * Runs the derivers (`deriver.ts`) over committed journal rows: each from its own cursor, in seq order,
  * committing what it derived from a stretch of rows with its cursor in one transaction. At start each
- * deriver's state is rebuilt by replaying the journal up to its cursor; a deriver with no cursor yet
- * starts at the journal's end (what it would have derived from older rows is history, not news), with
- * its state rebuilt from the rows before.
+ * deriver's state is rebuilt by replaying the journal up to its cursor. A deriver with no cursor yet
+ * (new in this version) starts at the journal's end, with its state rebuilt from the rows before: what
+ * it would have derived from older rows is history, not news. That cursor is stored at once, before
+ * anything is admitted, so a crash before its first derivation cannot make it skip a row.
  */
 import type { JournalRow } from "../../core/journal.js";
 import type { DerivedCursors } from "../store/derived-cursors.js";
@@ -26,15 +27,29 @@ export class Derivation {
 
   constructor(private readonly deps: DerivationDeps) {}
 
-  /** Rebuilds every deriver's state from the journal up to its cursor (once, before the first step). */
-  private rebuild(): void {
+  /**
+   * At start, before anything is admitted: stores the cursor of each deriver that has none, and rebuilds
+   * every deriver's state.
+   */
+  start(): void {
     const { journal, cursors, derivers } = this.deps;
     const head = journal.last().seq;
+    const fresh = derivers.filter((d) => cursors.get(d.name) === undefined);
+    if (fresh.length > 0)
+      this.deps.append([], () => {
+        for (const d of fresh) cursors.set(d.name, head);
+      });
+    this.rebuild();
+  }
+
+  /** Rebuilds every deriver's state from the journal up to its cursor. */
+  private rebuild(): void {
+    const { journal, cursors, derivers } = this.deps;
     this.cursor.clear();
     let upTo = 0;
     for (const d of derivers) {
       d.reset();
-      const c = cursors.get(d.name) ?? head;
+      const c = cursors.get(d.name) ?? journal.last().seq;
       this.cursor.set(d.name, c);
       upTo = Math.max(upTo, c);
     }
