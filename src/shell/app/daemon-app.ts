@@ -12,6 +12,7 @@ import type { ProducerSource } from "../../core/sources.js";
 import { HookLoopGuard } from "../agents/loop-guard.js";
 import { StoreRunVerdicts } from "../agents/run-verdict.js";
 import { StaleRunCloser } from "../agents/stale-runs.js";
+import { StopSettler } from "../agents/stop-settler.js";
 import { BacktestRunner } from "../backtest/backtest-runner.js";
 import { formatConfigError } from "../config/config-error.js";
 import { type GlobalConfig, readGlobalConfig } from "../config/global-config.js";
@@ -151,6 +152,7 @@ export class DaemonApp {
           new HookLoopGuard(runStops, clock),
           new StaleRunCloser(() => inForce().agents.staleAfter),
           new FileEdgeProjector(() => inForce().graph.projectFileEdges),
+          new StopSettler(runStops, clock),
         ],
       });
       const runVerdicts = new StoreRunVerdicts({

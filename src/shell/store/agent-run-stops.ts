@@ -92,6 +92,19 @@ export class AgentRunStops {
   }
 
   /**
+   * Inside the caller's transaction: the run closed on its own (its agent ended the session, or it went
+   * stale) before a hook call took its stop, so nothing waits any more. A rule's stop action is
+   * `undelivered`: the run ended without being told. The run stays stopped, should a late call of it come.
+   */
+  closedFirst(run: string, at: number): void {
+    const stop = this.get(run);
+    if (stop === undefined || stop.deliveredAt !== undefined) return;
+    this.deliver.run(at, run);
+    if (stop.by === "rule")
+      this.actionState.run("undelivered", `${run} closed before its next hook call`, at, stop.fireId);
+  }
+
+  /**
    * Inside the caller's transaction (with the run's `closed` row): the stop delivered, and a rule's stop
    * action `ok`. False when it was delivered already.
    */

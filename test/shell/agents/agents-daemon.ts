@@ -106,7 +106,7 @@ export class AgentsDaemon {
       const head = last.s ?? 0;
       return (
         this.app.daemon.view.cursor === head &&
-        cursors.length === 3 &&
+        cursors.length === 4 &&
         cursors.every((c) => c.cursor === head)
       );
     }, "the evaluator and the derivers to pass every row");

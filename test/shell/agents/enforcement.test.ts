@@ -162,6 +162,25 @@ describe("stops on hook-fed runs", () => {
     expect(d.app.daemon.view.state.sessions).toEqual({ [b.run]: "impl" });
   });
 
+  it("a stop whose run closes before its next hook call is recorded undelivered", async () => {
+    const d = await start({ rules: [FORBIDDEN_STOPS], enforce: ["forbidden-command-stops"] });
+    const a = session("impl", "a");
+    await d.append("ledger", [a.opened()]);
+    await d.append("observer", [a.tool({ digest: "f".repeat(64) })]);
+    await d.until(
+      () => d.query("SELECT 1 FROM rule_actions WHERE action = 'stop' AND state = 'started'").length === 1,
+      "the stop waiting",
+    );
+    await d.append("ledger", [a.closed("success", "logout")]);
+    await d.settled();
+    expect(d.query("SELECT state, detail FROM rule_actions WHERE action = 'stop'")).toEqual([
+      { state: "undelivered", detail: `${a.run} closed before its next hook call` },
+    ]);
+    // A late call of the run is still refused, and closes nothing again.
+    expect(d.check("impl", a.run).kind).toBe("stopped");
+    expect(d.rows("closed")).toHaveLength(1);
+  });
+
   it("A stop for a hook-fed run already closed is target_gone", async () => {
     const d = await start({ rules: [FORBIDDEN_STOPS], enforce: ["forbidden-command-stops"] });
     const a = session("impl", "a");
