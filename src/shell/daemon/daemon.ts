@@ -20,6 +20,7 @@ import { DEFAULT_BATCH_SIZE, DEFAULT_QUEUE_LIMIT, JournalWriter } from "../journ
 import { Notifier, notifyConfig } from "../notify/index.js";
 import type { PolicyCloneStatus } from "../policy/clone-rules.js";
 import type { RuleSetLoad } from "../policy/rule-source.js";
+import { AgentRunReads } from "../store/agent-run-reads.js";
 import type { AgentRunStops } from "../store/agent-run-stops.js";
 import { DecisionStore } from "../store/decision-store.js";
 import { DerivedCursors } from "../store/derived-cursors.js";
@@ -166,11 +167,14 @@ export class Daemon {
       onCommitted: () => this.scheduleEvaluation(),
       onError: (e) => log.error({ err: e.message }, "journal admission failed"),
     });
+    const runReads = new AgentRunReads(store.db);
     this.derivation = new Derivation({
       journal,
       cursors: new DerivedCursors(store.db),
       append: this.appendDerived,
       derivers: deps.derivers(() => this.inForce),
+      // The derivers keep state about runs in flight: a rebuild replays from the oldest one's opening.
+      replayFrom: () => runReads.replayFrom(decisions.cursor(), HOUR),
     });
     this.derivation.start();
     this.pruner = new JournalPruner(store.db, config.memory.rules.journalRetention);

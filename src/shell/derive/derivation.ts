@@ -1,7 +1,8 @@
 /**
  * Runs the derivers (`deriver.ts`) over committed journal rows: each from its own cursor, in seq order,
  * committing what it derived from a stretch of rows with its cursor in one transaction. At start each
- * deriver's state is rebuilt by replaying the journal up to its cursor. A deriver with no cursor yet
+ * deriver's state is rebuilt by replaying the journal up to its cursor, from where `replayFrom` says the
+ * oldest state still needed begins (the derivers' state is about runs in flight). A deriver with no cursor yet
  * (new in this version) starts at the journal's end, with its state rebuilt from the rows before: what
  * it would have derived from older rows is history, not news. That cursor is stored at once, before
  * anything is admitted, so a crash before its first derivation cannot make it skip a row.
@@ -16,6 +17,11 @@ export interface DerivationDeps {
   readonly cursors: DerivedCursors;
   readonly append: AppendDerived;
   readonly derivers: readonly Deriver[];
+  /**
+   * The first seq a rebuild replays from: what the derivers keep is about runs in flight, so the rows
+   * before the oldest of them matter no longer. Unset: the whole journal.
+   */
+  readonly replayFrom?: () => number;
 }
 
 /** Rows read per commit: what a deriver derived from them commits with its cursor after them. */
@@ -54,7 +60,7 @@ export class Derivation {
       upTo = Math.max(upTo, c);
     }
     if (upTo > 0)
-      for (const row of journal.rowsInRange(1, upTo))
+      for (const row of journal.rowsInRange(Math.max(1, this.deps.replayFrom?.() ?? 1), upTo))
         for (const d of derivers)
           if (row.seq <= (this.cursor.get(d.name) as number) && d.kinds.includes(row.kind))
             d.derive(row, true);
