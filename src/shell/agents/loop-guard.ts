@@ -8,10 +8,9 @@
 import { isHookFed } from "../../core/hook-runs.js";
 import type { JournalRow } from "../../core/journal.js";
 import type { Derived, Deriver } from "../derive/deriver.js";
+import { EndedRuns } from "../derive/ended-runs.js";
 import type { AgentRunStops } from "../store/agent-run-stops.js";
 import { LOOP_THRESHOLD, LoopGuard } from "../supervisor/loop-guard.js";
-
-const ENDED_KEPT = 4_096;
 
 const str = (v: unknown): string => (typeof v === "string" ? v : "");
 
@@ -21,11 +20,8 @@ export class HookLoopGuard implements Deriver {
   readonly enabled = () => true;
   /** A guard per run in flight, dropped when the run closes or trips. */
   private guards = new Map<string, LoopGuard>();
-  /**
-   * Runs that tripped or closed, the latest `ENDED_KEPT`: a stopped run's late tool rows (a PostToolUse
-   * after the stop) neither trip it again nor start a new streak.
-   */
-  private ended = new Set<string>();
+  /** Runs that tripped or closed: a stopped run's late tool rows neither trip it again nor start a streak. */
+  private readonly ended = new EndedRuns();
 
   constructor(
     private readonly stops: AgentRunStops,
@@ -34,13 +30,12 @@ export class HookLoopGuard implements Deriver {
 
   reset(): void {
     this.guards = new Map();
-    this.ended = new Set();
+    this.ended.clear();
   }
 
   private end(run: string): void {
     this.guards.delete(run);
     this.ended.add(run);
-    if (this.ended.size > ENDED_KEPT) this.ended.delete(this.ended.values().next().value as string);
   }
 
   derive(row: JournalRow): Derived | undefined {

@@ -10,6 +10,7 @@ import type { Millis } from "../../core/durations.js";
 import { isHookFed } from "../../core/hook-runs.js";
 import type { JournalRow } from "../../core/journal.js";
 import type { Derived, Deriver } from "../derive/deriver.js";
+import { EndedRuns } from "../derive/ended-runs.js";
 
 interface OpenRun {
   readonly harness: string;
@@ -25,12 +26,15 @@ export class StaleRunCloser implements Deriver {
   readonly kinds = ["run_event", "tick"] as const;
   readonly enabled = () => true;
   private open = new Map<string, OpenRun>();
+  /** Runs closed: a late row of one does not open it again, to be closed stale a second time. */
+  private readonly ended = new EndedRuns();
 
   /** `staleAfter` read at each tick, so a reload applies. */
   constructor(private readonly staleAfter: () => Millis) {}
 
   reset(): void {
     this.open = new Map();
+    this.ended.clear();
   }
 
   derive(row: JournalRow, replay: boolean): Derived | undefined {
@@ -42,6 +46,7 @@ export class StaleRunCloser implements Deriver {
     if (run === "") return undefined;
     if (e.type === "closed") {
       this.open.delete(run);
+      this.ended.add(run);
       return undefined;
     }
     const known = this.open.get(run);
@@ -49,7 +54,7 @@ export class StaleRunCloser implements Deriver {
       known.lastAt = row.at;
       return undefined;
     }
-    if (!isHookFed(e) || str(e.harness) === "") return undefined;
+    if (!isHookFed(e) || str(e.harness) === "" || this.ended.has(run)) return undefined;
     this.open.set(run, {
       harness: str(e.harness),
       adapter: str(e.adapter),
@@ -66,6 +71,7 @@ export class StaleRunCloser implements Deriver {
       if (now - r.lastAt < limit) continue;
       // Gone from the state now: its `closed` row, read back later, finds nothing left to close.
       this.open.delete(run);
+      this.ended.add(run);
       rows.push({
         source: "ledger",
         kind: "run_event",

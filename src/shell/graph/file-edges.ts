@@ -15,6 +15,7 @@ import type { EventFields, JournalRow } from "../../core/journal.js";
 import { MAX_PARTICIPANTS } from "../../core/kinds.js";
 import { fileNode, runNode } from "../../core/targets.js";
 import type { Derived, DerivedRow, Deriver } from "../derive/deriver.js";
+import { EndedRuns } from "../derive/ended-runs.js";
 
 interface Edge {
   readonly repo: string;
@@ -31,8 +32,6 @@ interface FileState {
   collision: boolean;
 }
 
-const ENDED_KEPT = 4_096;
-
 const str = (v: unknown): string => (typeof v === "string" ? v : "");
 const fileKey = (repo: string, path: string): string => `${repo}\u0000${path}`;
 
@@ -43,17 +42,17 @@ export class FileEdgeProjector implements Deriver {
   private runs = new Map<string, Map<string, Edge>>();
   private files = new Map<string, FileState>();
   /**
-   * Runs closed, the latest `ENDED_KEPT`: a late edit row of a closed run (a PostToolUse after its
-   * SessionEnd) adds no edge that nothing would end.
+   * Runs closed: a late edit row of a closed run (a PostToolUse after its SessionEnd) adds no edge that
+   * nothing would end.
    */
-  private ended = new Set<string>();
+  private readonly ended = new EndedRuns();
 
   constructor(readonly enabled: () => boolean) {}
 
   reset(): void {
     this.runs = new Map();
     this.files = new Map();
-    this.ended = new Set();
+    this.ended.clear();
   }
 
   derive(row: JournalRow): Derived | undefined {
@@ -96,7 +95,6 @@ export class FileEdgeProjector implements Deriver {
 
   private close(run: string): Derived | undefined {
     this.ended.add(run);
-    if (this.ended.size > ENDED_KEPT) this.ended.delete(this.ended.values().next().value as string);
     const edges = this.runs.get(run);
     if (edges === undefined) return undefined;
     this.runs.delete(run);

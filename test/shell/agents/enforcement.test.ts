@@ -332,5 +332,11 @@ describe("the stale run closer", () => {
     ]);
     await d.settled();
     expect(d.app.daemon.view.state.sessions).toEqual({ [busy.run]: "impl" });
+    // A late row of the closed run does not open it again to be closed a second time.
+    await d.append("observer", [quiet.tool({})]);
+    offset += 13 * HOUR;
+    await d.until(() => d.rows("closed").length > 1, "the busy run closed stale in its turn");
+    await new Promise((r) => setTimeout(r, 300));
+    expect(d.rows("closed").map((r) => r.run)).toEqual([quiet.run, busy.run]);
   });
 });
