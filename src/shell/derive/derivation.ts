@@ -10,7 +10,7 @@
 import type { JournalRow } from "../../core/journal.js";
 import type { DerivedCursors } from "../store/derived-cursors.js";
 import type { JournalTable } from "../store/journal-table.js";
-import type { AppendDerived, Derived, DerivedRow, Deriver } from "./deriver.js";
+import type { AppendDerived, DerivedRow, Deriver } from "./deriver.js";
 
 export interface DerivationDeps {
   readonly journal: JournalTable;
@@ -68,53 +68,48 @@ export class Derivation {
   }
 
   /**
-   * Derives from the rows committed after each deriver's cursor, a batch per deriver; returns the number
-   * of rows read, so the caller can come back while there are more. Throws when a commit fails, after
-   * marking the states for a rebuild (nothing uncommitted is kept).
+   * Derives from the rows committed after each deriver's cursor, a batch per deriver, and commits what
+   * they all derived with their cursors in one transaction (one commit a step, not one per deriver);
+   * returns the number of rows read, so the caller can come back while there are more. Throws when the
+   * commit fails, after marking the states for a rebuild (nothing uncommitted is kept).
    */
   step(): number {
     if (!this.built) this.rebuild();
-    let read = 0;
-    for (const d of this.deps.derivers) read += this.stepOne(d);
-    return read;
-  }
-
-  private stepOne(d: Deriver): number {
-    const from = this.cursor.get(d.name) as number;
-    const rows = this.deps.journal.rowsAfter(from, BATCH);
-    if (rows.length === 0) return 0;
     const out: DerivedRow[] = [];
-    const also: Derived["also"][] = [];
-    const on = d.enabled();
-    for (const row of rows as JournalRow[]) {
-      if (!d.kinds.includes(row.kind)) continue;
-      const derived = d.derive(row, false);
-      if (derived === undefined || !on) continue;
-      const start = out.length;
-      out.push(...derived.rows);
-      if (derived.also !== undefined) {
+    const also: ((seqs: readonly number[]) => void)[] = [];
+    const advanced = new Map<string, number>();
+    let read = 0;
+    for (const d of this.deps.derivers) {
+      const rows = this.deps.journal.rowsAfter(this.cursor.get(d.name) as number, BATCH);
+      if (rows.length === 0) continue;
+      read += rows.length;
+      const on = d.enabled();
+      for (const row of rows as JournalRow[]) {
+        if (!d.kinds.includes(row.kind)) continue;
+        const derived = d.derive(row, false);
+        if (derived === undefined || !on) continue;
+        const start = out.length;
+        out.push(...derived.rows);
         const write = derived.also;
-        const n = derived.rows.length;
-        also.push((seqs) => write(seqs.slice(start, start + n)));
+        if (write !== undefined) {
+          const n = derived.rows.length;
+          also.push((seqs) => write(seqs.slice(start, start + n)));
+        }
       }
+      advanced.set(d.name, (rows.at(-1) as JournalRow).seq);
     }
-    const last = (rows.at(-1) as JournalRow).seq;
+    if (advanced.size === 0) return 0;
     try {
       this.deps.append(out, (seqs) => {
-        for (const write of also) write?.(seqs);
-        this.deps.cursors.set(d.name, last);
+        for (const write of also) write(seqs);
+        for (const [name, cursor] of advanced) this.deps.cursors.set(name, cursor);
       });
     } catch (e) {
-      // The state has folded rows whose derivations did not commit: rebuild from the store next step.
+      // The states have folded rows whose derivations did not commit: rebuild from the store next step.
       this.built = false;
-      throw new Error(
-        `${d.name}: committing what rows up to seq ${last} derived failed: ${(e as Error).message}`,
-        {
-          cause: e,
-        },
-      );
+      throw new Error(`deriving rows: the commit failed: ${(e as Error).message}`, { cause: e });
     }
-    this.cursor.set(d.name, last);
-    return rows.length;
+    for (const [name, cursor] of advanced) this.cursor.set(name, cursor);
+    return read;
   }
 }
