@@ -342,13 +342,12 @@ export class Daemon {
       if (this.closed) return;
       let n = 0;
       try {
-        // Derived rows first: what a committed row derives is in the journal before the evaluator
-        // passes it, so rules see a loop guard's trip or a collision right after the row that made it.
+        // Derived rows first, so the evaluator's slice can reach them in the same turn. A failed
+        // derivation keeps nothing uncommitted and is retried; it does not hold evaluation up.
         n += this.derivation.step();
       } catch (e) {
         this.deps.log.error({ err: (e as Error).message }, "deriving rows stalled; retrying");
         this.timers.push(setTimeout(() => this.scheduleEvaluation(), 1_000));
-        return;
       }
       try {
         n += this.evaluator.step(EVAL_SLICE_MS);
