@@ -34,18 +34,23 @@ import {
   ensureControlToken,
   loadCredentials,
   readTokenFile,
+  writeTokenFile,
 } from "../rpc/credentials.js";
 import { AgentService } from "../rpc/gen/harness/v1/agents_pb.js";
 import { RuleService } from "../rpc/gen/harness/v1/rules_pb.js";
+import { TokenService } from "../rpc/gen/harness/v1/tokens_pb.js";
+import { IssuedTokens, mintText } from "../rpc/issued-tokens.js";
 import { committedRecords } from "../rpc/messages.js";
 import { proposalService } from "../rpc/proposal-service.js";
 import { ruleService } from "../rpc/rule-service.js";
 import { type RpcServer, startRpcServer } from "../rpc/server.js";
+import { tokenService } from "../rpc/token-service.js";
 import { committedEvents, eventCount, type WatchEvent, watchEvents } from "../rpc/watch-events.js";
 import { AgentRunReads } from "../store/agent-run-reads.js";
 import { AgentRunStops } from "../store/agent-run-stops.js";
 import { LastGoodCommits } from "../store/last-good-commits.js";
 import { type OpenedStore, openStore } from "../store/open-store.js";
+import { TokenStore } from "../store/token-store.js";
 import { createLog, type Log } from "../support/log.js";
 import { DaemonMetrics } from "../support/metrics.js";
 import { packageVersion } from "../support/version.js";
@@ -92,6 +97,8 @@ export class DaemonApp {
     readonly proposals: ProposalIntake,
     /** What a hook-fed run's hook call may do (issue 17): the ingest endpoint asks it on every call. */
     readonly runVerdicts: StoreRunVerdicts,
+    /** The tokens this daemon issued (`harness token`); the gateway asks it who holds one. */
+    readonly tokens: IssuedTokens,
     private readonly watchers: EventBus<WatchEvent>,
     private readonly rpc: RpcServer,
     private readonly backtests: BacktestRunner,
@@ -129,7 +136,12 @@ export class DaemonApp {
       };
       const { server } = config;
       ensureControlToken(server.controlTokenFile);
-      const credentials = new CredentialHolder(await loadCredentials(credentialFiles(config)));
+      const tokens = new IssuedTokens(new TokenStore(store.db), clock);
+      const credentials = new CredentialHolder(
+        await loadCredentials(credentialFiles(config)),
+        tokens.credentials,
+      );
+      tokens.onChange((issued) => credentials.replaceIssued(issued));
       const runStops = new AgentRunStops(store.db);
       const daemon = new Daemon({
         store,
@@ -201,7 +213,11 @@ export class DaemonApp {
         socketPath,
         ...(server.listen === undefined ? {} : { tcpListen: `${server.listen.host}:${server.listen.port}` }),
         credentials,
-        admit: (source, events, key) => daemon.admit(source, events, key),
+        admit: async (source, events, key) => {
+          const results = await daemon.admit(source, events, key);
+          revokeClosedRunsTokens(events, results, tokens);
+          return results;
+        },
         rejected: (source, reason, events) => daemon.rejected(source, reason, events),
         routes: (router) =>
           router
@@ -216,7 +232,21 @@ export class DaemonApp {
               }),
               backtest: backtestMethod({ runner: backtests, evaluator: daemon.view, clock, retentionMs }),
               watchEvents: watchEvents({ bus: watchers, log, credentials }),
-            }),
+            })
+            .service(
+              TokenService,
+              tokenService({
+                tokens,
+                rotateControl: () => {
+                  const file = daemon.configInForce.server.controlTokenFile;
+                  const token = mintText();
+                  writeTokenFile(file, token, true);
+                  credentials.replaceControl(digestToken(token));
+                  log.info({ file }, "control token rotated");
+                  return file;
+                },
+              }),
+            ),
       });
       const metricsServer =
         server.metricsListen === undefined
@@ -241,6 +271,7 @@ export class DaemonApp {
         metrics,
         proposals,
         runVerdicts,
+        tokens,
         watchers,
         rpc,
         backtests,
@@ -278,6 +309,27 @@ export class DaemonApp {
     await this.metricsServer?.close();
     this.store.close();
   }
+}
+
+/**
+ * A gateway token bound to a run is worth nothing once the run closes: revoke them when its `closed`
+ * row is admitted.
+ */
+function revokeClosedRunsTokens(
+  events: readonly unknown[],
+  results: readonly AdmitResult[],
+  tokens: IssuedTokens,
+): void {
+  events.forEach((e, i) => {
+    const row = e as { kind?: unknown; type?: unknown; run?: unknown };
+    if (
+      results[i]?.kind === "admitted" &&
+      row.kind === "run_event" &&
+      row.type === "closed" &&
+      typeof row.run === "string"
+    )
+      tokens.revokeRun(row.run);
+  });
 }
 
 /** The credential files `[server]` names. */

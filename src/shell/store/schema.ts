@@ -239,11 +239,29 @@ CREATE TABLE journal_appends (
 CREATE INDEX journal_appends_created_at ON journal_appends (created_at);
 `;
 
-// V6: agent runs (issue 17, agents-enforce). Hook-fed runs in flight, several per harness (the core's
-// `sessions`); the opened row of each run, found by index for every hook call; the stops waiting for a hook-fed run's next hook call, and when each was delivered; and
-// each daemon-derived row producer's cursor (loop guard, stale run closer, file-edge projector), which
-// commits with the rows it derived.
+// Tokens the daemon issued (`harness token`): only each token's SHA-256 digest, never its text. A row is
+// never deleted, so the operator's list shows what was revoked and when.
 const V6 = `
+CREATE TABLE issued_tokens (
+  id TEXT PRIMARY KEY,
+  digest BLOB NOT NULL UNIQUE,
+  kind TEXT NOT NULL,
+  source TEXT,
+  harness TEXT,
+  run TEXT,
+  label TEXT,
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER,
+  revoked_at INTEGER
+);
+CREATE INDEX issued_tokens_run ON issued_tokens (run) WHERE run IS NOT NULL;
+`;
+
+// V7: agent runs (issue 17, agents-enforce). Hook-fed runs in flight, several per harness (the core's
+// `sessions`); the opened row of each run, found by index on every hook call; the stops waiting for a
+// hook-fed run's next hook call, and when each was delivered; and each daemon-derived row producer's
+// cursor (loop guard, stale run closer, file-edge projector), which commits with the rows it derived.
+const V7 = `
 CREATE TABLE sessions_in_flight (
   run TEXT PRIMARY KEY,
   harness TEXT NOT NULL
@@ -268,5 +286,5 @@ CREATE TABLE derived_cursors (
 );
 `;
 
-export const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6];
+export const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6, V7];
 export const SCHEMA_VERSION = MIGRATIONS.length;
