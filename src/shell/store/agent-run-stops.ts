@@ -34,6 +34,7 @@ export class AgentRunStops {
   private readonly select;
   private readonly deliver;
   private readonly actionState;
+  private readonly closedRow;
 
   constructor(private readonly db: Db) {
     this.insert = db.prepare(
@@ -44,6 +45,9 @@ export class AgentRunStops {
     );
     this.deliver = db.prepare(
       "UPDATE agent_run_stops SET delivered_at = ? WHERE run = ? AND delivered_at IS NULL",
+    );
+    this.closedRow = db.prepare(
+      "SELECT 1 FROM rule_journal WHERE run = ? AND kind = 'run_event' AND type = 'closed' LIMIT 1",
     );
     this.actionState = db.prepare(
       "UPDATE rule_actions SET state = ?, detail = ?, updated_at = ? WHERE fire_id = ? AND action = 'stop'",
@@ -64,6 +68,9 @@ export class AgentRunStops {
       .transaction(() => {
         for (const run of runs) this.insert.run(run, harness, fire.rule, fire.id, "rule", at);
         this.actionState.run("started", `waiting for the next hook call of ${runs.join(", ")}`, at, fire.id);
+        // A run whose closed row was admitted after the fire's row, before this stop was recorded: no
+        // call will come, and the stop settler has passed that row already.
+        for (const run of runs) if (this.closedRow.get(run) !== undefined) this.closedFirst(run, at);
       })
       .immediate();
   }

@@ -258,7 +258,7 @@ CREATE INDEX issued_tokens_run ON issued_tokens (run) WHERE run IS NOT NULL;
 `;
 
 // V7: agent runs (issue 17, agents-enforce). Hook-fed runs in flight, several per harness (the core's
-// `sessions`); the opened row of each run, found by index on every hook call; the stops waiting for a
+// `sessions`); the opened row of each run, found by index on every hook call, and its closed row; the stops waiting for a
 // hook-fed run's next hook call, and when each was delivered; and each daemon-derived row producer's
 // cursor (loop guard, stale run closer, file-edge projector), which commits with the rows it derived.
 const V7 = `
@@ -279,6 +279,7 @@ CREATE TABLE agent_run_stops (
 CREATE INDEX agent_run_stops_fire ON agent_run_stops (fire_id);
 
 CREATE INDEX rule_journal_opened_run ON rule_journal (run, seq) WHERE kind = 'run_event' AND type = 'opened';
+CREATE INDEX rule_journal_closed_run ON rule_journal (run, seq) WHERE kind = 'run_event' AND type = 'closed';
 
 CREATE TABLE derived_cursors (
   name TEXT PRIMARY KEY,
