@@ -10,6 +10,7 @@ import type { Activation } from "../cel/index.js";
 import { COST_LIMIT, type LoadedRule } from "./compile-rule.js";
 import { MINUTE } from "./durations.js";
 import { StoreError, WINDOW } from "./environments.js";
+import { isHookFed } from "./hook-runs.js";
 import type { EventFields, JournalRow } from "./journal.js";
 import { renderMessage } from "./message.js";
 import type { Fire, Mode, PrimitiveCall, RowOutcome, RuleEvaluation } from "./outcome.js";
@@ -207,6 +208,7 @@ function makeFire(
   const plan = planActions(effectiveLevel, mode, target, {
     held: (harness) => state.hold(holdKey(harness, name)) !== undefined,
     runInFlight: (harness) => state.run(harness),
+    sessionsOf: (harness) => state.sessionsOf(harness),
   });
   // A planned hold is placed by a state op, so the later rules of the row, and later rows, see it.
   for (const a of plan.actions) {
@@ -293,14 +295,20 @@ function expireCooldowns(row: JournalRow, state: CoreState, emit: (op: StateOp) 
     if ((state.cooldowns[key] as CooldownEntry).until <= row.at) emit({ op: "cooldown_expired", key });
 }
 
-/** REQ-12: the run in flight per harness, from opened, closed and loop_stopped rows. */
+/**
+ * REQ-12: the run in flight per harness, from opened, closed and loop_stopped rows; and beside it every
+ * hook-fed run in flight, several per harness.
+ */
 function trackRuns(row: JournalRow, state: StateView, emit: (op: StateOp) => void): void {
   if (row.kind !== "run_event") return;
   const harness = typeof row.event.harness === "string" ? row.event.harness : undefined;
   const run = typeof row.event.run === "string" ? row.event.run : undefined;
   if (harness === undefined || run === undefined) return;
-  if (row.event.type === "opened") emit({ op: "run_in_flight", harness, run });
-  else if ((row.event.type === "closed" || row.event.type === "loop_stopped") && state.run(harness) === run) {
-    emit({ op: "run_in_flight", harness, run: undefined });
+  if (row.event.type === "opened") {
+    emit({ op: "run_in_flight", harness, run });
+    if (isHookFed(row.event) && !state.session(run)) emit({ op: "session_in_flight", run, harness });
+  } else if (row.event.type === "closed" || row.event.type === "loop_stopped") {
+    if (state.run(harness) === run) emit({ op: "run_in_flight", harness, run: undefined });
+    if (state.session(run)) emit({ op: "session_in_flight", run, harness: undefined });
   }
 }

@@ -28,11 +28,16 @@ export interface HoldAction {
   readonly kind: "hold";
   readonly harness: string;
 }
-/** Stops the harness's run in flight through the supervisor, after the commit. */
+/**
+ * Stops the harness's run in flight through the supervisor, after the commit; or, with `sessions`, the
+ * hook-fed runs it names, each at its next hook call (`hook-runs.ts`).
+ */
 export interface StopAction {
   readonly kind: "stop";
   readonly harness: string;
   readonly run: string;
+  /** The hook-fed runs in flight this stop reaches, in name order; absent for a supervisor's run. */
+  readonly sessions?: readonly string[];
 }
 /** What an active fire asks the shell to do, in level order: levels are cumulative (REQ-10). */
 export type FireAction = AnnotateAction | NotifyAction | HoldAction | StopAction;

@@ -14,6 +14,8 @@ export interface PlanState {
   /** Whether the fire's rule already holds the harness: a fire places no second hold. */
   readonly held: (harness: string) => boolean;
   readonly runInFlight: (harness: string) => string | undefined;
+  /** The harness's hook-fed runs in flight (`hook-runs.ts`), in name order. */
+  readonly sessionsOf: (harness: string) => readonly string[];
 }
 
 export interface FirePlan {
@@ -49,6 +51,17 @@ export function planActions(
   if (!state.held(harness)) actions.push({ kind: "hold", harness });
   if (level === "hold") return { action: "hold", actions };
   const run = state.runInFlight(harness);
+  // Hook-fed runs: a harness may have several in flight; a run target stops its own, a harness target
+  // every one (REQ-12's "the run in flight", once per session). Each is stopped at its next hook call.
+  const sessions = state.sessionsOf(harness);
+  if (target.kind === "run" && target.run !== undefined && sessions.includes(target.run)) {
+    actions.push({ kind: "stop", harness, run: target.run, sessions: [target.run] });
+    return { action: "stop", actions };
+  }
+  if (target.kind === "harness" && sessions.length > 0) {
+    actions.push({ kind: "stop", harness, run: run ?? (sessions.at(-1) as string), sessions });
+    return { action: "stop", actions };
+  }
   // A stop reaches only the run in flight: a late fire for a run that has ended stops nothing.
   if (target.kind === "run" && target.run !== run) return { action: "target_gone", actions };
   // A harness target stops the run in flight, if any; with none, the hold is the action.

@@ -41,11 +41,23 @@ export interface CoreState {
   readonly holds: Readonly<Record<string, Hold>>;
   /** Each harness's run in flight, from opened, closed and loop_stopped rows. */
   readonly runs: Readonly<Record<string, string>>;
+  /**
+   * Hook-fed runs in flight (`hook-runs.ts`), by run, each with its harness: one harness may have
+   * several at once (two Claude Code sessions), so they are tracked per run, beside `runs`.
+   */
+  readonly sessions: Readonly<Record<string, string>>;
   /** Hashes that overran the runtime cost limit: disabled until the next rule-set load. */
   readonly costExceeded: Readonly<Record<string, true>>;
 }
 
-export const emptyState: CoreState = { cooldowns: {}, shadows: {}, holds: {}, runs: {}, costExceeded: {} };
+export const emptyState: CoreState = {
+  cooldowns: {},
+  shadows: {},
+  holds: {},
+  runs: {},
+  sessions: {},
+  costExceeded: {},
+};
 
 export type StateOp =
   | { readonly op: "shadow_since"; readonly hash: string; readonly since: number }
@@ -56,6 +68,7 @@ export type StateOp =
   | { readonly op: "hold_false_since"; readonly key: string; readonly at: number | undefined }
   | { readonly op: "release"; readonly key: string; readonly cause: ReleaseCause }
   | { readonly op: "run_in_flight"; readonly harness: string; readonly run: string | undefined }
+  | { readonly op: "session_in_flight"; readonly run: string; readonly harness: string | undefined }
   | { readonly op: "cost_exceeded"; readonly hash: string };
 
 export type StateDelta = readonly StateOp[];
@@ -105,6 +118,9 @@ function applyOp(p: Parts, op: StateOp): void {
       return;
     case "run_in_flight":
       p.runs.set(op.harness, op.run);
+      return;
+    case "session_in_flight":
+      p.sessions.set(op.run, op.harness);
       return;
     case "cost_exceeded":
       p.costExceeded.set(op.hash, true);
@@ -169,6 +185,7 @@ export class StateAccumulator {
       shadows: { ...initial.shadows },
       holds: { ...initial.holds },
       runs: { ...initial.runs },
+      sessions: { ...initial.sessions },
       costExceeded: { ...initial.costExceeded },
     };
     this.parts = {
@@ -176,6 +193,7 @@ export class StateAccumulator {
       shadows: new RecordPart(this.s.shadows),
       holds: new RecordPart(this.s.holds),
       runs: new RecordPart(this.s.runs),
+      sessions: new RecordPart(this.s.sessions),
       costExceeded: new RecordPart(this.s.costExceeded),
     };
   }
@@ -211,6 +229,7 @@ export class StateView {
       shadows: new OverlayPart(this.base.shadows),
       holds: new OverlayPart(this.base.holds),
       runs: new OverlayPart(this.base.runs),
+      sessions: new OverlayPart(this.base.sessions),
       costExceeded: new OverlayPart(this.base.costExceeded),
     };
     applyOp(this.parts, op);
@@ -230,6 +249,19 @@ export class StateView {
   }
   run(harness: string): string | undefined {
     return this.parts === undefined ? this.base.runs[harness] : this.parts.runs.get(harness);
+  }
+  /** Whether `run` is a hook-fed run in flight. */
+  session(run: string): boolean {
+    return (this.parts === undefined ? this.base.sessions[run] : this.parts.sessions.get(run)) !== undefined;
+  }
+  /** The harness's hook-fed runs in flight, in name order (a stop reaches them in a stable order). */
+  sessionsOf(harness: string): string[] {
+    const entries =
+      this.parts === undefined ? Object.entries(this.base.sessions) : this.parts.sessions.entries();
+    return entries
+      .filter(([, h]) => h === harness)
+      .map(([run]) => run)
+      .sort();
   }
   private baseExceeded: boolean | undefined;
   /** Whether any hash is disabled for its cost: almost never, so each rule need not look itself up. */

@@ -6,9 +6,12 @@ import { atLeast, LEVELS, type Level } from "../../src/core/rule-file.js";
 import { annotationNode, type ResolvedTarget } from "../../src/core/targets.js";
 import { runs } from "../property-runs.js";
 
-const state = (options: { held?: boolean; inFlight?: string | undefined } = {}): PlanState => ({
+const state = (
+  options: { held?: boolean; inFlight?: string | undefined; sessions?: readonly string[] } = {},
+): PlanState => ({
   held: () => options.held === true,
   runInFlight: () => options.inFlight,
+  sessionsOf: () => options.sessions ?? [],
 });
 const runTarget = (run: string): ResolvedTarget => ({ kind: "run", key: run, harness: "h", run });
 const harnessTarget = (harness: string): ResolvedTarget => ({
@@ -91,6 +94,46 @@ describe("the actions a fire plans (REQ-10 to REQ-12)", () => {
       {
         action: "target_gone",
         actions: [{ kind: "annotate", node: "run:h#41" }, { kind: "notify" }, { kind: "hold", harness: "h" }],
+      },
+    ],
+    [
+      "a stop reaches a hook-fed run in flight that is not the harness's latest",
+      "stop",
+      runTarget("h#a"),
+      state({ inFlight: "h#b", sessions: ["h#a", "h#b"] }),
+      {
+        action: "stop",
+        actions: [
+          { kind: "annotate", node: "run:h#a" },
+          { kind: "notify" },
+          { kind: "hold", harness: "h" },
+          { kind: "stop", harness: "h", run: "h#a", sessions: ["h#a"] },
+        ],
+      },
+    ],
+    [
+      "a harness target stops every hook-fed run of it in flight",
+      "stop",
+      harnessTarget("h"),
+      state({ inFlight: "h#b", sessions: ["h#a", "h#b"] }),
+      {
+        action: "stop",
+        actions: [
+          { kind: "annotate", node: "harness:h" },
+          { kind: "notify" },
+          { kind: "hold", harness: "h" },
+          { kind: "stop", harness: "h", run: "h#b", sessions: ["h#a", "h#b"] },
+        ],
+      },
+    ],
+    [
+      "a stop for a hook-fed run already closed is target_gone",
+      "stop",
+      runTarget("h#a"),
+      state({ inFlight: undefined, sessions: ["h#b"] }),
+      {
+        action: "target_gone",
+        actions: [{ kind: "annotate", node: "run:h#a" }, { kind: "notify" }, { kind: "hold", harness: "h" }],
       },
     ],
     [

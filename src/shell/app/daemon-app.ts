@@ -9,6 +9,10 @@
 import { MINUTE } from "../../core/durations.js";
 import type { RuleSet } from "../../core/rule-set.js";
 import type { ProducerSource } from "../../core/sources.js";
+import { HookLoopGuard } from "../agents/loop-guard.js";
+import { StoreRunVerdicts } from "../agents/run-verdict.js";
+import { StaleRunCloser } from "../agents/stale-runs.js";
+import { StopSettler } from "../agents/stop-settler.js";
 import { BacktestRunner } from "../backtest/backtest-runner.js";
 import { formatConfigError } from "../config/config-error.js";
 import { type GlobalConfig, readGlobalConfig } from "../config/global-config.js";
@@ -20,10 +24,12 @@ import { UnknownPolicyRepoError } from "../errors.js";
 import { gatewayCaller } from "../gateway/caller.js";
 import { type GatewayServer, startGateway } from "../gateway/gateway-server.js";
 import { mcpSocketPath } from "../gateway/protocol.js";
+import { FileEdgeProjector } from "../graph/file-edges.js";
 import type { AdmitResult } from "../journal/admit.js";
 import { JournalQueries } from "../journal-query/journal-queries.js";
 import { type RuleSetLoad, servedRuleSets } from "../policy/rule-source.js";
 import { ProposalIntake } from "../proposals/propose-rule.js";
+import { agentService } from "../rpc/agent-service.js";
 import { backtestMethod } from "../rpc/backtest-service.js";
 import {
   type CredentialFiles,
@@ -34,6 +40,7 @@ import {
   readTokenFile,
   writeTokenFile,
 } from "../rpc/credentials.js";
+import { AgentService } from "../rpc/gen/harness/v1/agents_pb.js";
 import { JournalQueryService } from "../rpc/gen/harness/v1/journal_query_pb.js";
 import { RuleService } from "../rpc/gen/harness/v1/rules_pb.js";
 import { TokenService } from "../rpc/gen/harness/v1/tokens_pb.js";
@@ -45,6 +52,8 @@ import { ruleService } from "../rpc/rule-service.js";
 import { type RpcServer, startRpcServer } from "../rpc/server.js";
 import { tokenService } from "../rpc/token-service.js";
 import { committedEvents, eventCount, type WatchEvent, watchEvents } from "../rpc/watch-events.js";
+import { AgentRunReads } from "../store/agent-run-reads.js";
+import { AgentRunStops } from "../store/agent-run-stops.js";
 import { LastGoodCommits } from "../store/last-good-commits.js";
 import { type OpenedStore, openStore } from "../store/open-store.js";
 import { TokenStore } from "../store/token-store.js";
@@ -92,6 +101,8 @@ export class DaemonApp {
     readonly metrics: DaemonMetrics,
     /** propose_rule (REQ-15), for the gateway to call in this process: no RPC stores a proposal. */
     readonly proposals: ProposalIntake,
+    /** What a hook-fed run's hook call may do (issue 17): the ingest endpoint asks it on every call. */
+    readonly runVerdicts: StoreRunVerdicts,
     /** The tokens this daemon issued (`harness token`); the gateway asks it who holds one. */
     readonly tokens: IssuedTokens,
     private readonly watchers: EventBus<WatchEvent>,
@@ -139,6 +150,7 @@ export class DaemonApp {
         tokens.credentials,
       );
       tokens.onChange((issued) => credentials.replaceIssued(issued));
+      const runStops = new AgentRunStops(store.db);
       const daemon = new Daemon({
         store,
         configAtStart: config,
@@ -155,6 +167,20 @@ export class DaemonApp {
         env,
         tickMs: options.tickMs ?? MINUTE,
         onCommitted: publish,
+        runStops,
+        derivers: (inForce) => [
+          new HookLoopGuard(runStops, clock),
+          new StaleRunCloser(() => inForce().agents.staleAfter),
+          new FileEdgeProjector(() => inForce().graph.projectFileEdges),
+          new StopSettler(runStops, clock),
+        ],
+      });
+      const runVerdicts = new StoreRunVerdicts({
+        reads: new AgentRunReads(store.db),
+        stops: runStops,
+        holds: () => daemon.view.state.holds,
+        append: daemon.appendDerived,
+        clock,
       });
       // Backtests run in workers over their own read-only connections to this daemon's store.
       const backtests = new BacktestRunner(store.path);
@@ -205,6 +231,7 @@ export class DaemonApp {
         rejected: (source, reason, events) => daemon.rejected(source, reason, events),
         routes: (router) =>
           router
+            .service(AgentService, agentService({ peek: (harness, run) => runVerdicts.peek(harness, run) }))
             .service(RuleService, {
               ...rules,
               ...proposalService({
@@ -263,6 +290,7 @@ export class DaemonApp {
         configPath,
         metrics,
         proposals,
+        runVerdicts,
         tokens,
         watchers,
         rpc,

@@ -76,6 +76,16 @@ export interface GlobalConfig {
     /** Unset: stops are recorded undelivered. */
     readonly stop: readonly string[] | undefined;
   };
+  /** Hook-fed agents (issue 17); global-only. */
+  readonly agents: {
+    /** A hook-fed run that sends nothing for this long is closed `interrupted` (reason `stale`). */
+    readonly staleAfter: Millis;
+  };
+  /** The daemon's own graph projection (issue 17); global-only. */
+  readonly graph: {
+    /** Derive `edited` edges and file collisions from hook-fed runs' rows. */
+    readonly projectFileEdges: boolean;
+  };
   readonly server: {
     readonly socket: string;
     /** The opt-in TCP listener; unset: none. */
@@ -102,6 +112,7 @@ export const DEFAULT_NOTIFY_TIMEOUT: Millis = 15_000;
 export const DEFAULT_NOTIFY_COOLDOWN: Millis = 15 * MINUTE;
 export const DEFAULT_NOTIFY_EVENTS = ["rule_fired", "rule_hold", "rule_hold_released"] as const;
 export const DEFAULT_METRICS_LISTEN: HostPort = { host: "127.0.0.1", port: 9464 };
+export const DEFAULT_STALE_AFTER: Millis = 12 * HOUR;
 export const DEFAULT_BRANCH_PREFIX = "harness-rules/";
 export const DEFAULT_MAX_PROPOSALS_PER_WEEK = 3;
 
@@ -145,6 +156,8 @@ export function loadGlobalConfig(text: string, file: string, env: NodeJS.Process
   const notify = root.table("notify");
   const supervisor = root.table("supervisor");
   const server = root.table("server");
+  const agents = root.table("agents");
+  const graph = root.table("graph");
   const producers = server?.table("producers");
 
   const config: GlobalConfig = {
@@ -168,6 +181,10 @@ export function loadGlobalConfig(text: string, file: string, env: NodeJS.Process
       events: notify?.strings("events") ?? DEFAULT_NOTIFY_EVENTS,
     },
     supervisor: { stop: supervisor?.argv("stop") },
+    agents: {
+      staleAfter: agents?.duration("stale_after", MINUTE, Number.POSITIVE_INFINITY) ?? DEFAULT_STALE_AFTER,
+    },
+    graph: { projectFileEdges: graph?.bool("project_file_edges") ?? true },
     server: {
       socket: server?.path("socket") ?? socketPath(env),
       listen: server?.hostPort("listen"),
@@ -188,6 +205,8 @@ export function loadGlobalConfig(text: string, file: string, env: NodeJS.Process
   rules?.rejectUnknown(["enforce", "disable", "shadow_period", "journal_retention"]);
   notify?.rejectUnknown(["command", "timeout", "cooldown", "events"]);
   supervisor?.rejectUnknown(["stop"]);
+  agents?.rejectUnknown(["stale_after"]);
+  graph?.rejectUnknown(["project_file_edges"]);
   server?.rejectUnknown([
     "socket",
     "listen",

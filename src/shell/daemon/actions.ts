@@ -9,6 +9,7 @@
 import { type Fire, holdPlaced, type Release, type StopAction } from "../../core/outcome.js";
 import { runHook } from "../notify/hook-process.js";
 import type { NotifyEvent } from "../notify/index.js";
+import type { AgentRunStops } from "../store/agent-run-stops.js";
 import type { ActionState, DecisionStore, PlannedAction } from "../store/decision-store.js";
 import { failpoint } from "../support/failpoints.js";
 import type { Log } from "../support/log.js";
@@ -33,6 +34,8 @@ export class ActionRunner {
     private sinks: ActionSinks,
     private readonly log: Log,
     private readonly clock: () => number,
+    /** Where a stop of hook-fed runs waits for their next hook call. */
+    private readonly runStops: AgentRunStops,
   ) {}
 
   /** A reload's `[notify]` and `[supervisor] stop`, for the actions dispatched from now on. */
@@ -154,6 +157,18 @@ export class ActionRunner {
       harness: action.harness,
       run: action.run,
     };
+    // Hook-fed runs have no supervisor to stop them: the stop waits for each run's next hook call,
+    // which answers it (agents/run-verdict.ts); the action stays started until then.
+    if (action.sessions !== undefined && action.sessions.length > 0) {
+      this.log.error({ ...ctx, runs: action.sessions }, "rule stop (delivered at the runs' next hook call)");
+      try {
+        this.runStops.ruleStop(fire, action.harness, action.sessions, this.clock());
+      } catch (e) {
+        this.log.error({ ...ctx, err: (e as Error).message }, "rule stop failed: not recorded");
+        this.record(fire, "stop", "error", `the stop was not recorded: ${(e as Error).message}`);
+      }
+      return;
+    }
     const command = this.sinks.stopCommand;
     if (command === undefined) {
       this.log.error(ctx, "rule stop not delivered: no [supervisor] stop command is configured");

@@ -13,12 +13,17 @@ import type { RuleSet } from "../../core/rule-set.js";
 import { ruleStateCounts } from "../../core/rule-state.js";
 import type { ProducerSource } from "../../core/sources.js";
 import type { GlobalConfig } from "../config/global-config.js";
+import { Derivation } from "../derive/derivation.js";
+import type { AppendDerived, Deriver } from "../derive/deriver.js";
 import { type AdmitResult, admitEvents } from "../journal/admit.js";
 import { DEFAULT_BATCH_SIZE, DEFAULT_QUEUE_LIMIT, JournalWriter } from "../journal/journal-writer.js";
 import { Notifier, notifyConfig } from "../notify/index.js";
 import type { PolicyCloneStatus } from "../policy/clone-rules.js";
 import type { RuleSetLoad } from "../policy/rule-source.js";
+import { AgentRunReads } from "../store/agent-run-reads.js";
+import type { AgentRunStops } from "../store/agent-run-stops.js";
 import { DecisionStore } from "../store/decision-store.js";
+import { DerivedCursors } from "../store/derived-cursors.js";
 import { JournalTable } from "../store/journal-table.js";
 import { NotifyCooldowns } from "../store/notify-cooldowns.js";
 import type { OpenedStore } from "../store/open-store.js";
@@ -81,6 +86,13 @@ export interface DaemonDeps {
   readonly tickMs: number;
   /** Each commit that made fires, holds or releases durable, once its actions have started. */
   readonly onCommitted: (committed: Committed) => void;
+  /** Stops of hook-fed runs waiting for their next hook call (a rule's stop action records them). */
+  readonly runStops: AgentRunStops;
+  /**
+   * The producers of daemon-derived rows (`../derive/`), given the config in force; each commits what
+   * it derives with its cursor, outside the producers' queue.
+   */
+  readonly derivers: (config: () => GlobalConfig) => readonly Deriver[];
 }
 
 /** Milliseconds the evaluator runs before it yields to producers and RPCs. */
@@ -100,6 +112,7 @@ export class Daemon {
   private restartKeys: readonly string[] = [];
   private readonly writer: JournalWriter;
   private readonly evaluator: Evaluator;
+  private readonly derivation: Derivation;
   private readonly actions: ActionRunner;
   private notifier: Notifier | undefined;
   /** Notifiers a reload replaced, still delivering what they were given. */
@@ -125,7 +138,7 @@ export class Daemon {
       );
     const journal = new JournalTable(store.db);
     this.notifier = this.newNotifier(config.notify);
-    this.actions = new ActionRunner(decisions, this.sinks(config), log, clock);
+    this.actions = new ActionRunner(decisions, this.sinks(config), log, clock, deps.runStops);
     const once = new OncePer(HOUR);
     this.evaluator = new Evaluator(deps.rulesAtStart.ruleSet, {
       journal,
@@ -154,6 +167,16 @@ export class Daemon {
       onCommitted: () => this.scheduleEvaluation(),
       onError: (e) => log.error({ err: e.message }, "journal admission failed"),
     });
+    const runReads = new AgentRunReads(store.db);
+    this.derivation = new Derivation({
+      journal,
+      cursors: new DerivedCursors(store.db),
+      append: this.appendDerived,
+      derivers: deps.derivers(() => this.inForce),
+      // The derivers keep state about runs in flight: a rebuild replays from the oldest one's opening.
+      replayFrom: () => runReads.replayFrom(decisions.cursor(), HOUR),
+    });
+    this.derivation.start();
     this.pruner = new JournalPruner(store.db, config.memory.rules.journalRetention);
     this.reportRuleSet(deps.rulesAtStart.ruleSet, this.clones);
   }
@@ -285,6 +308,12 @@ export class Daemon {
   }
 
   /**
+   * Commits the daemon's own derived rows now, outside the producers' queue, with `also` in the same
+   * transaction (`../derive/deriver.ts`); the evaluator then reads them like any other row.
+   */
+  readonly appendDerived: AppendDerived = (rows, also) => this.writer.appendNow(rows, (seqs) => also?.(seqs));
+
+  /**
    * `JournalService.Append`: each event checked on its own, admitted through the bounded queue; with an
    * idempotency key, a request already committed is answered as it was the first time.
    */
@@ -313,7 +342,15 @@ export class Daemon {
       if (this.closed) return;
       let n = 0;
       try {
-        n = this.evaluator.step(EVAL_SLICE_MS);
+        // Derived rows first, so the evaluator's slice can reach them in the same turn. A failed
+        // derivation keeps nothing uncommitted and is retried; it does not hold evaluation up.
+        n += this.derivation.step();
+      } catch (e) {
+        this.deps.log.error({ err: (e as Error).message }, "deriving rows stalled; retrying");
+        this.timers.push(setTimeout(() => this.scheduleEvaluation(), 1_000));
+      }
+      try {
+        n += this.evaluator.step(EVAL_SLICE_MS);
       } catch (e) {
         this.deps.log.error(
           { err: (e as Error).message, cursor: this.evaluator.cursor },
@@ -412,7 +449,7 @@ export class Daemon {
     if (this.closed) return;
     process.off("SIGHUP", this.onHup);
     this.writer.close();
-    while (this.evaluator.step(1_000) > 0);
+    while (this.derivation.step() + this.evaluator.step(1_000) > 0);
     this.closed = true;
     if (this.tickTimer !== undefined) clearTimeout(this.tickTimer);
     for (const t of this.timers) clearTimeout(t);

@@ -138,6 +138,32 @@ export class JournalWriter {
     this.closed = true;
   }
 
+  /**
+   * The daemon's own derived rows (`../derive/`), committed now, outside the drop-on-full queue, with
+   * `also` (the cursor they were derived up to, a stop they record) in the same transaction: a crash
+   * neither loses nor repeats one. Stamped like a batch, so `at` stays non-decreasing in seq order.
+   * Throws when the commit fails; nothing of it is then in the store.
+   */
+  appendNow(offers: readonly Offer[], also: (seqs: readonly number[]) => void): readonly number[] {
+    const at = Math.max(this.lastAt, this.options.clock());
+    const seqs = this.db
+      .transaction(() => {
+        const seqs = offers.map((o) =>
+          this.journal.append({ kind: o.kind, source: o.source, at, event: o.event }),
+        );
+        also(seqs);
+        if (offers.length > 0) failpoint("derive.beforeCommit");
+        return seqs;
+      })
+      .immediate();
+    if (offers.length === 0) return seqs;
+    failpoint("derive.afterCommit");
+    this.lastAt = at;
+    for (const o of offers) this.options.metrics.journalRows.inc({ source: o.source });
+    this.options.onCommitted(seqs.at(-1) as number);
+    return seqs;
+  }
+
   /** Commits up to one batch; schedules itself again while rows remain, so producers get a turn. */
   flush(): void {
     if (this.queue.length === 0) return;

@@ -7,6 +7,7 @@
 import type { DescService } from "@bufbuild/protobuf";
 import { type Client, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
+import { AgentService } from "./gen/harness/v1/agents_pb.js";
 import { JournalService } from "./gen/harness/v1/journal_pb.js";
 import { RuleService } from "./gen/harness/v1/rules_pb.js";
 import { TokenService } from "./gen/harness/v1/tokens_pb.js";
@@ -49,6 +50,12 @@ export const ruleClient = (target: RpcTarget, token?: string): RuleClient =>
 /** TokenService: every call needs the control token. */
 export const tokenClient = (target: RpcTarget, controlToken: string): TokenClient =>
   client(TokenService, target, controlToken);
+
+export type AgentClient = Client<typeof AgentService>;
+
+/** AgentService (`CheckRun`): read tier, no token over the socket. */
+export const agentClient = (target: RpcTarget, token?: string): AgentClient =>
+  client(AgentService, target, token);
 
 const errorText = (e: unknown): string =>
   e instanceof ConnectError ? `${e.code} ${e.rawMessage} ${String(e.cause)}` : String(e);

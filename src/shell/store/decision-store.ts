@@ -93,6 +93,8 @@ export class DecisionStore {
         "INSERT INTO runs_in_flight (harness, run) VALUES (?, ?) ON CONFLICT (harness) DO UPDATE SET run = excluded.run",
       ),
       runEnd: db.prepare("DELETE FROM runs_in_flight WHERE harness = ?"),
+      sessionStart: db.prepare("INSERT OR REPLACE INTO sessions_in_flight (run, harness) VALUES (?, ?)"),
+      sessionEnd: db.prepare("DELETE FROM sessions_in_flight WHERE run = ?"),
       costExceeded: db.prepare("INSERT OR IGNORE INTO rule_cost_exceeded (hash) VALUES (?)"),
       fire: db.prepare(
         `INSERT INTO rule_fires (fire_id, seq, at, rule, hash, kind, type, target_kind, target_key, harness, run,
@@ -139,10 +141,16 @@ export class DecisionStore {
       run: string;
     }[])
       runs[r.harness] = r.run;
+    const sessions: Record<string, string> = {};
+    for (const r of this.db.prepare("SELECT run, harness FROM sessions_in_flight").all() as {
+      run: string;
+      harness: string;
+    }[])
+      sessions[r.run] = r.harness;
     const costExceeded: Record<string, true> = {};
     for (const r of this.db.prepare("SELECT hash FROM rule_cost_exceeded").all() as { hash: string }[])
       costExceeded[r.hash] = true;
-    return { cooldowns, shadows, holds, runs, costExceeded };
+    return { cooldowns, shadows, holds, runs, sessions, costExceeded };
   }
 
   activeHolds(): Hold[] {
@@ -232,6 +240,10 @@ export class DecisionStore {
         if (op.run === undefined) s.runEnd.run(op.harness);
         else s.runStart.run(op.harness, op.run);
         break;
+      case "session_in_flight":
+        if (op.harness === undefined) s.sessionEnd.run(op.run);
+        else s.sessionStart.run(op.run, op.harness);
+        break;
       case "cost_exceeded":
         s.costExceeded.run(op.hash);
         break;
@@ -263,7 +275,8 @@ export class DecisionStore {
         .run(at).changes,
       unknown: this.db
         .prepare(
-          "UPDATE rule_actions SET state = 'unknown', detail = 'the daemon stopped after the action started: it may have run', updated_at = ? WHERE state = 'started'",
+          // A stop waiting for a hook-fed run's next hook call is still on its way: it survives the restart.
+          "UPDATE rule_actions SET state = 'unknown', detail = 'the daemon stopped after the action started: it may have run', updated_at = ? WHERE state = 'started' AND NOT EXISTS (SELECT 1 FROM agent_run_stops s WHERE s.fire_id = rule_actions.fire_id AND s.delivered_at IS NULL)",
         )
         .run(at).changes,
     }))();

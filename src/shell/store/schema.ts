@@ -263,5 +263,35 @@ const V7 = `
 CREATE INDEX rule_fires_seq ON rule_fires (seq);
 `;
 
-export const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6, V7];
+// V8: agent runs (issue 17). Hook-fed runs in flight, several per harness (the core's
+// `sessions`); the opened row of each run, found by index on every hook call, and its closed row; the stops waiting for a
+// hook-fed run's next hook call, and when each was delivered; and each daemon-derived row producer's
+// cursor (loop guard, stale run closer, file-edge projector), which commits with the rows it derived.
+const V8 = `
+CREATE TABLE sessions_in_flight (
+  run TEXT PRIMARY KEY,
+  harness TEXT NOT NULL
+);
+
+CREATE TABLE agent_run_stops (
+  run TEXT PRIMARY KEY,
+  harness TEXT NOT NULL,
+  rule TEXT NOT NULL,
+  fire_id TEXT NOT NULL,
+  by TEXT NOT NULL CHECK (by IN ('rule', 'loop_guard')),
+  created_at INTEGER NOT NULL,
+  delivered_at INTEGER
+);
+CREATE INDEX agent_run_stops_fire ON agent_run_stops (fire_id);
+
+CREATE INDEX rule_journal_opened_run ON rule_journal (run, seq) WHERE kind = 'run_event' AND type = 'opened';
+CREATE INDEX rule_journal_closed_run ON rule_journal (run, seq) WHERE kind = 'run_event' AND type = 'closed';
+
+CREATE TABLE derived_cursors (
+  name TEXT PRIMARY KEY,
+  cursor INTEGER NOT NULL
+);
+`;
+
+export const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6, V7, V8];
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -12,7 +12,9 @@ export type FailpointName =
   | "eval.afterCommit"
   | "action.beforeStart"
   | "action.afterStart"
-  | "action.afterRun";
+  | "action.afterRun"
+  | "derive.beforeCommit"
+  | "derive.afterCommit";
 
 function armed(text: string): (name: FailpointName) => void {
   const points = new Map<string, number>();

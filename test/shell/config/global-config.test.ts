@@ -62,6 +62,8 @@ describe("global config: defaults", () => {
         harnessD: undefined,
         producers: {},
       },
+      agents: { staleAfter: 12 * 3_600_000 },
+      graph: { projectFileEdges: true },
     } satisfies GlobalConfig);
   });
 

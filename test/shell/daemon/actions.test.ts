@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { Fire } from "../../../src/core/outcome.js";
 import { ActionRunner } from "../../../src/shell/daemon/actions.js";
 import type { NotifyEvent } from "../../../src/shell/notify/index.js";
+import { AgentRunStops } from "../../../src/shell/store/agent-run-stops.js";
 import { DecisionStore } from "../../../src/shell/store/decision-store.js";
 import { type OpenedStore, openStore } from "../../../src/shell/store/open-store.js";
 import { createLog } from "../../../src/shell/support/log.js";
@@ -67,6 +68,7 @@ describe("ActionRunner's record of a notification", () => {
       },
       createLog({ level: "silent" }),
       () => 5,
+      new AgentRunStops(s.db),
     );
     const state = () =>
       (s.db.prepare("SELECT state FROM rule_actions WHERE fire_id = 'f1'").get() as { state: string }).state;

@@ -17,13 +17,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { controlTokenPath } from "../../../src/shell/config/paths.js";
 import { ruleClient } from "../../../src/shell/rpc/client.js";
 import { readTokenFile } from "../../../src/shell/rpc/credentials.js";
+import { AgentService } from "../../../src/shell/rpc/gen/harness/v1/agents_pb.js";
 import { JournalService } from "../../../src/shell/rpc/gen/harness/v1/journal_pb.js";
 import { RuleService } from "../../../src/shell/rpc/gen/harness/v1/rules_pb.js";
 import { TokenService } from "../../../src/shell/rpc/gen/harness/v1/tokens_pb.js";
 import { METHOD_TIERS, type Tier } from "../../../src/shell/rpc/tiers.js";
 import { jsonl, TestFleet } from "../daemon-harness.js";
 
-const SERVICES: readonly DescService[] = [JournalService, RuleService, TokenService];
+const SERVICES: readonly DescService[] = [JournalService, RuleService, TokenService, AgentService];
 
 interface CallerCell {
   readonly name: string;
@@ -70,6 +71,7 @@ const budget = (n: number) => ({
  */
 function requestFor(method: DescMethod): Record<string, unknown> {
   if (method.name === "ClearHold") return { harness: HELD };
+  if (method.name === "CheckRun") return { harness: HELD, run: `${HELD}#probe` };
   if (method.name === "Append")
     return {
       events: [

@@ -1,0 +1,122 @@
+/**
+ * What a hook call of a hook-fed run may do (issue 17; SPEC-0029 REQ-11, REQ-12), decided by the daemon
+ * from the store, never guessed by the hook:
+ *
+ * - `stopped`: an enforced stop fired for the run (or for its harness while it was in flight), or the
+ *   loop guard tripped on it. The first hook call answered `stopped` delivers the stop: in one
+ *   transaction the stop is recorded delivered (a rule's stop action `ok`) and the run's `closed` row is
+ *   written, `cancelled` / `rule_stop` for a rule, `cancelled` / `operator` for the loop guard (as the
+ *   reference supervisor closes a loop-guard stop). Every later call of the run is answered `stopped`.
+ * - `held`: a hold is on the harness and the run was opened after it (its `opened` row's seq is after
+ *   the seq of the row whose fire placed the hold). A run opened before the hold keeps working, as
+ *   REQ-11 says of a running process. A run the journal has no `opened` row for is judged as opened now,
+ *   so a session whose start was never seen cannot slip past a hold.
+ * - `allow` otherwise.
+ *
+ * `peek` answers the same without delivering anything: it is what the read-tier `CheckRun` RPC calls. A
+ * reader may look; only the ingest path, which holds the run's producer credentials and answers the
+ * agent, acts on the answer, so only it delivers (and a stop is never spent on a look).
+ */
+import type { Hold } from "../../core/state.js";
+import type { AppendDerived } from "../derive/deriver.js";
+import type { AgentRunReads } from "../store/agent-run-reads.js";
+import type { AgentRunStop, AgentRunStops } from "../store/agent-run-stops.js";
+
+export type RunVerdict =
+  | { readonly kind: "allow" }
+  | { readonly kind: "held"; readonly rule: string; readonly fireId: string; readonly clearCommand: string }
+  | {
+      readonly kind: "stopped";
+      readonly rule: string;
+      readonly fireId: string;
+      readonly by: "rule" | "loop_guard";
+    };
+
+export interface RunVerdicts {
+  /**
+   * What a hook call of this run may do now. A hold bites only on runs opened after it (REQ-11).
+   * Delivers a pending stop (records it delivered and closes the run cancelled / rule_stop) when it
+   * answers `stopped` for the first time.
+   */
+  check(harness: string, run: string): RunVerdict;
+}
+
+export interface RunVerdictDeps {
+  readonly reads: AgentRunReads;
+  readonly stops: AgentRunStops;
+  /** The holds as last committed (the evaluator's state). */
+  readonly holds: () => Readonly<Record<string, Hold>>;
+  readonly append: AppendDerived;
+  readonly clock: () => number;
+}
+
+export const clearCommand = (harness: string): string => `harness rules clear ${harness}`;
+
+const ALLOW: RunVerdict = { kind: "allow" };
+
+export class StoreRunVerdicts implements RunVerdicts {
+  constructor(private readonly deps: RunVerdictDeps) {}
+
+  check(harness: string, run: string): RunVerdict {
+    const stop = this.deps.stops.get(run);
+    if (stop !== undefined) {
+      if (stop.deliveredAt === undefined) this.deliver(stop);
+      return stopped(stop);
+    }
+    return this.held(harness, run);
+  }
+
+  /** The verdict `check` would give, delivering nothing. */
+  peek(harness: string, run: string): RunVerdict {
+    const stop = this.deps.stops.get(run);
+    return stop !== undefined ? stopped(stop) : this.held(harness, run);
+  }
+
+  private held(harness: string, run: string): RunVerdict {
+    const { reads } = this.deps;
+    let opened: number | undefined | null = null;
+    let first: Hold | undefined;
+    for (const hold of Object.values(this.deps.holds())) {
+      if (hold.harness !== harness) continue;
+      if (opened === null) opened = reads.openedSeq(run);
+      const placed = reads.fireSeq(hold.fireId);
+      // A fire log row is never deleted while its hold is on, so `placed` is known; were it not, the
+      // hold bites (fail closed).
+      if (opened !== undefined && placed !== undefined && opened < placed) continue;
+      if (first === undefined || hold.since < first.since) first = hold;
+    }
+    if (first === undefined) return ALLOW;
+    return { kind: "held", rule: first.rule, fireId: first.fireId, clearCommand: clearCommand(harness) };
+  }
+
+  /** The stop delivered and the run closed, in one transaction with the `closed` row. */
+  private deliver(stop: AgentRunStop): void {
+    const at = this.deps.clock();
+    const byRule = stop.by === "rule";
+    this.deps.append(
+      [
+        {
+          source: "ledger",
+          kind: "run_event",
+          event: {
+            type: "closed",
+            harness: stop.harness,
+            run: stop.run,
+            outcome: "cancelled",
+            reason: byRule ? "rule_stop" : "operator",
+          },
+        },
+      ],
+      () => {
+        this.deps.stops.delivered(stop, at);
+      },
+    );
+  }
+}
+
+const stopped = (stop: AgentRunStop): RunVerdict => ({
+  kind: "stopped",
+  rule: stop.rule,
+  fireId: stop.fireId,
+  by: stop.by,
+});

@@ -1,0 +1,115 @@
+/**
+ * Runs the derivers (`deriver.ts`) over committed journal rows: each from its own cursor, in seq order,
+ * committing what it derived from a stretch of rows with its cursor in one transaction. At start each
+ * deriver's state is rebuilt by replaying the journal up to its cursor, from where `replayFrom` says the
+ * oldest state still needed begins (the derivers' state is about runs in flight). A deriver with no cursor yet
+ * (new in this version) starts at the journal's end, with its state rebuilt from the rows before: what
+ * it would have derived from older rows is history, not news. That cursor is stored at once, before
+ * anything is admitted, so a crash before its first derivation cannot make it skip a row.
+ */
+import type { JournalRow } from "../../core/journal.js";
+import type { DerivedCursors } from "../store/derived-cursors.js";
+import type { JournalTable } from "../store/journal-table.js";
+import type { AppendDerived, DerivedRow, Deriver } from "./deriver.js";
+
+export interface DerivationDeps {
+  readonly journal: JournalTable;
+  readonly cursors: DerivedCursors;
+  readonly append: AppendDerived;
+  readonly derivers: readonly Deriver[];
+  /**
+   * The first seq a rebuild replays from: what the derivers keep is about runs in flight, so the rows
+   * before the oldest of them matter no longer. Unset: the whole journal.
+   */
+  readonly replayFrom?: () => number;
+}
+
+/** Rows read per commit: what a deriver derived from them commits with its cursor after them. */
+const BATCH = 256;
+
+export class Derivation {
+  private readonly cursor = new Map<string, number>();
+  private built = false;
+
+  constructor(private readonly deps: DerivationDeps) {}
+
+  /**
+   * At start, before anything is admitted: stores the cursor of each deriver that has none, and rebuilds
+   * every deriver's state.
+   */
+  start(): void {
+    const { journal, cursors, derivers } = this.deps;
+    const head = journal.last().seq;
+    const fresh = derivers.filter((d) => cursors.get(d.name) === undefined);
+    if (fresh.length > 0)
+      this.deps.append([], () => {
+        for (const d of fresh) cursors.set(d.name, head);
+      });
+    this.rebuild();
+  }
+
+  /** Rebuilds every deriver's state from the journal up to its cursor. */
+  private rebuild(): void {
+    const { journal, cursors, derivers } = this.deps;
+    this.cursor.clear();
+    let upTo = 0;
+    for (const d of derivers) {
+      d.reset();
+      const c = cursors.get(d.name) ?? journal.last().seq;
+      this.cursor.set(d.name, c);
+      upTo = Math.max(upTo, c);
+    }
+    if (upTo > 0)
+      for (const row of journal.rowsInRange(Math.max(1, this.deps.replayFrom?.() ?? 1), upTo))
+        for (const d of derivers)
+          if (row.seq <= (this.cursor.get(d.name) as number) && d.kinds.includes(row.kind))
+            d.derive(row, true);
+    this.built = true;
+  }
+
+  /**
+   * Derives from the rows committed after each deriver's cursor, a batch per deriver, and commits what
+   * they all derived with their cursors in one transaction (one commit a step, not one per deriver);
+   * returns the number of rows read, so the caller can come back while there are more. Throws when the
+   * commit fails, after marking the states for a rebuild (nothing uncommitted is kept).
+   */
+  step(): number {
+    if (!this.built) this.rebuild();
+    const out: DerivedRow[] = [];
+    const also: ((seqs: readonly number[]) => void)[] = [];
+    const advanced = new Map<string, number>();
+    let read = 0;
+    for (const d of this.deps.derivers) {
+      const rows = this.deps.journal.rowsAfter(this.cursor.get(d.name) as number, BATCH);
+      if (rows.length === 0) continue;
+      read += rows.length;
+      const on = d.enabled();
+      for (const row of rows as JournalRow[]) {
+        if (!d.kinds.includes(row.kind)) continue;
+        const derived = d.derive(row, false);
+        if (derived === undefined || !on) continue;
+        const start = out.length;
+        out.push(...derived.rows);
+        const write = derived.also;
+        if (write !== undefined) {
+          const n = derived.rows.length;
+          also.push((seqs) => write(seqs.slice(start, start + n)));
+        }
+      }
+      advanced.set(d.name, (rows.at(-1) as JournalRow).seq);
+    }
+    if (advanced.size === 0) return 0;
+    try {
+      this.deps.append(out, (seqs) => {
+        for (const write of also) write(seqs);
+        for (const [name, cursor] of advanced) this.deps.cursors.set(name, cursor);
+      });
+    } catch (e) {
+      // The states have folded rows whose derivations did not commit: rebuild from the store next step.
+      this.built = false;
+      throw new Error(`deriving rows: the commit failed: ${(e as Error).message}`, { cause: e });
+    }
+    for (const [name, cursor] of advanced) this.cursor.set(name, cursor);
+    return read;
+  }
+}

@@ -1,0 +1,342 @@
+/**
+ * Holds and stops on hook-fed runs, the loop guard, collisions from the file-edge projector and the
+ * stale run closer (issue 17), each against a real daemon: rows written through JournalService.Append
+ * with `adapter: "claude-code"`, as the hooks' ingest writes them, and each hook call answered by the
+ * daemon's run verdicts.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { HOUR, MINUTE } from "../../../src/core/durations.js";
+import { runNode } from "../../../src/core/targets.js";
+import { RunVerdict, StopCause } from "../../../src/shell/rpc/gen/harness/v1/agents_pb.js";
+import { AgentsDaemon, REPO, session } from "./agents-daemon.js";
+
+const daemons: AgentsDaemon[] = [];
+afterEach(async () => {
+  for (const d of daemons.splice(0)) await d.dispose();
+});
+const start = async (options: Parameters<typeof AgentsDaemon.start>[0] = {}) => {
+  const d = await AgentsDaemon.start(options);
+  daemons.push(d);
+  return d;
+};
+
+/** A policy hold rule over hook rows: two failing tool calls of one harness within an hour hold it. */
+const FAILURES_HOLD = {
+  name: "tool-failures-hold",
+  text: `name = "tool-failures-hold"
+description = "Two failing tool calls of one harness within 1h; hold it."
+on = "run_event"
+when = '''
+event.type == "tool" && event.is_error
+  && count({"type": "tool", "harness": event.harness, "is_error": true}, duration("1h")) >= 2
+'''
+level = "hold"
+cooldown = "6h"
+target = "harness"
+message = "{{harness}} keeps failing tool calls"
+`,
+};
+
+/** A policy stop rule over hook rows: a run that runs the forbidden command is stopped. */
+const FORBIDDEN_STOPS = {
+  name: "forbidden-command-stops",
+  text: `name = "forbidden-command-stops"
+description = "A run ran the forbidden command; stop it."
+on = "run_event"
+when = '''
+event.type == "tool" && event.digest == "${"f".repeat(64)}"
+'''
+level = "stop"
+cooldown = "1m"
+target = "run"
+message = "{{run}} ran the forbidden command"
+`,
+};
+
+describe("holds on hook-fed runs", () => {
+  it("A held harness cannot start working", async () => {
+    const d = await start({ rules: [FAILURES_HOLD], enforce: ["tool-failures-hold"] });
+    const s1 = session("impl", "s1");
+    await d.append("ledger", [s1.opened()]);
+    await d.append("observer", [
+      s1.tool({ is_error: true }),
+      s1.tool({ is_error: true, digest: "1".repeat(64) }),
+    ]);
+    await d.until(
+      () => d.query("SELECT 1 FROM rule_holds WHERE released_at IS NULL").length === 1,
+      "the hold",
+    );
+    const fireId = d.query<{ fire_id: string }>("SELECT fire_id FROM rule_holds")[0]?.fire_id as string;
+
+    const s2 = session("impl", "s2");
+    await d.append("ledger", [s2.opened()]);
+    expect(d.check("impl", s2.run)).toEqual({
+      kind: "held",
+      rule: "tool-failures-hold",
+      fireId,
+      clearCommand: "harness rules clear impl",
+    });
+    const rpc = await d.checkRun("impl", s2.run);
+    expect(rpc.verdict).toBe(RunVerdict.HELD);
+    expect(rpc.clearCommand).toBe("harness rules clear impl");
+    expect(rpc.message).toBe(
+      `impl is held by rule tool-failures-hold (fire ${fireId}); run \`harness rules clear impl\` to release it`,
+    );
+    // A session whose start the daemon never saw is judged as new: it cannot slip past the hold.
+    expect(d.check("impl", "impl#never-opened").kind).toBe("held");
+    // Another harness is not held.
+    const other = session("docs", "s1");
+    await d.append("ledger", [other.opened()]);
+    expect(d.check("docs", other.run)).toEqual({ kind: "allow" });
+
+    const cleared = await d.fleet.cli(["rules", "clear", "impl"]);
+    expect(cleared.code, cleared.stderr).toBe(0);
+    expect(d.check("impl", s2.run)).toEqual({ kind: "allow" });
+    expect((await d.checkRun("impl", s2.run)).verdict).toBe(RunVerdict.ALLOW);
+  });
+
+  it("A session already running is not stopped by a hold", async () => {
+    const d = await start({ rules: [FAILURES_HOLD], enforce: ["tool-failures-hold"] });
+    const s1 = session("impl", "s1");
+    await d.append("ledger", [s1.opened()]);
+    await d.append("observer", [s1.tool({ is_error: true }), s1.tool({ is_error: true })]);
+    await d.until(
+      () => d.query("SELECT 1 FROM rule_holds WHERE released_at IS NULL").length === 1,
+      "the hold",
+    );
+    const s2 = session("impl", "s2");
+    await d.append("ledger", [s2.opened()]);
+    expect(d.check("impl", s1.run)).toEqual({ kind: "allow" });
+    expect((await d.checkRun("impl", s1.run)).verdict).toBe(RunVerdict.ALLOW);
+    expect(d.check("impl", s2.run).kind).toBe("held");
+  });
+});
+
+describe("stops on hook-fed runs", () => {
+  it("A stopped run ends at its next tool call", async () => {
+    const d = await start({
+      rules: [FORBIDDEN_STOPS],
+      enforce: ["forbidden-command-stops"],
+      recordStops: true,
+    });
+    const a = session("impl", "a");
+    const b = session("impl", "b");
+    // Two sessions of one harness in flight; the stop is for the older one.
+    await d.append("ledger", [a.opened(), b.opened()]);
+    await d.append("observer", [a.tool({ digest: "f".repeat(64) })]);
+    await d.settled();
+    const fire = d.query<{ fire_id: string; action: string }>(
+      "SELECT fire_id, action FROM rule_fires WHERE rule = 'forbidden-command-stops'",
+    );
+    expect(fire).toEqual([{ fire_id: expect.any(String), action: "stop" }]);
+    const fireId = fire[0]?.fire_id as string;
+    await d.until(
+      () => d.query("SELECT 1 FROM rule_actions WHERE action = 'stop' AND state = 'started'").length === 1,
+      "the stop waiting for the run's next hook call",
+    );
+    // No supervisor is asked: the stop waits for the hook.
+    expect(d.fleet.stopped()).toEqual([]);
+    // CheckRun reports it and delivers nothing.
+    const peeked = await d.checkRun("impl", a.run);
+    expect(peeked.verdict).toBe(RunVerdict.STOPPED);
+    expect(peeked.stoppedBy).toBe(StopCause.RULE);
+    expect(peeked.fireId).toBe(fireId);
+    expect(d.rows("closed")).toEqual([]);
+
+    const stopped = { kind: "stopped", rule: "forbidden-command-stops", fireId, by: "rule" };
+    expect(d.check("impl", a.run)).toEqual(stopped);
+    const closed = d.rows("closed");
+    expect(closed).toMatchObject([
+      { run: a.run, harness: "impl", outcome: "cancelled", reason: "rule_stop", source: "ledger" },
+    ]);
+    expect(
+      d.query("SELECT state, detail FROM rule_actions WHERE fire_id = ? AND action = 'stop'", fireId),
+    ).toEqual([{ state: "ok", detail: `delivered to ${a.run} at its next hook call` }]);
+    // Every later call of the run stays stopped, and the run is closed once.
+    expect(d.check("impl", a.run)).toEqual(stopped);
+    expect(d.check("impl", a.run)).toEqual(stopped);
+    expect(d.rows("closed")).toHaveLength(1);
+    // The other session was opened before the stop's hold: it keeps working.
+    expect(d.check("impl", b.run)).toEqual({ kind: "allow" });
+    await d.settled();
+    expect(d.app.daemon.view.state.sessions).toEqual({ [b.run]: "impl" });
+  });
+
+  it("a stop whose run closes before its next hook call is recorded undelivered", async () => {
+    const d = await start({ rules: [FORBIDDEN_STOPS], enforce: ["forbidden-command-stops"] });
+    const a = session("impl", "a");
+    await d.append("ledger", [a.opened()]);
+    await d.append("observer", [a.tool({ digest: "f".repeat(64) })]);
+    await d.until(
+      () => d.query("SELECT 1 FROM rule_actions WHERE action = 'stop' AND state = 'started'").length === 1,
+      "the stop waiting",
+    );
+    await d.append("ledger", [a.closed("success", "logout")]);
+    await d.settled();
+    expect(d.query("SELECT state, detail FROM rule_actions WHERE action = 'stop'")).toEqual([
+      { state: "undelivered", detail: `${a.run} closed before its next hook call` },
+    ]);
+    // A late call of the run is still refused, and closes nothing again.
+    expect(d.check("impl", a.run).kind).toBe("stopped");
+    expect(d.rows("closed")).toHaveLength(1);
+  });
+
+  it("A stop for a hook-fed run already closed is target_gone", async () => {
+    const d = await start({ rules: [FORBIDDEN_STOPS], enforce: ["forbidden-command-stops"] });
+    const a = session("impl", "a");
+    await d.append("ledger", [a.opened(), a.closed()]);
+    // A late tool row of the closed session (PostToolUse after SessionEnd).
+    await d.append("observer", [a.tool({ digest: "f".repeat(64) })]);
+    await d.settled();
+    expect(d.query("SELECT action FROM rule_fires")).toEqual([{ action: "target_gone" }]);
+    expect(d.check("impl", a.run).kind).not.toBe("stopped");
+  });
+});
+
+describe("the loop guard on hook-fed runs", () => {
+  it("An agent in a loop is stopped", async () => {
+    const d = await start();
+    const s = session("worker", "s1");
+    await d.append("ledger", [s.opened()]);
+    const same = s.tool({ tool: "Read", action: "read", digest: "a".repeat(64) });
+    // A user message starts the streak over: seven, a message, then eight.
+    await d.append("observer", [...Array(7).fill(same), s.mark("user-message"), ...Array(7).fill(same)]);
+    await d.settled();
+    expect(d.rows("loop_stopped")).toEqual([]);
+    expect(d.check("worker", s.run)).toEqual({ kind: "allow" });
+    await d.append("observer", [same]);
+    await d.settled();
+    const trips = d.rows("loop_stopped");
+    expect(trips).toMatchObject([
+      { harness: "worker", run: s.run, tool: "Read", digest: "a".repeat(64), source: "loopguard" },
+    ]);
+    const verdict = {
+      kind: "stopped",
+      rule: "loop-guard",
+      fireId: `journal:${trips[0]?.seq}`,
+      by: "loop_guard",
+    };
+    expect(d.check("worker", s.run)).toEqual(verdict);
+    expect(d.rows("closed")).toMatchObject([{ run: s.run, outcome: "cancelled", reason: "operator" }]);
+    // Late calls of the stopped run neither trip it again nor close it again.
+    await d.append("observer", Array(8).fill(same));
+    await d.settled();
+    expect(d.check("worker", s.run)).toEqual(verdict);
+    expect(d.rows("loop_stopped")).toHaveLength(1);
+    expect(d.rows("closed")).toHaveLength(1);
+  });
+
+  it("loop-stop-recurs notifies when the guard stops a harness's agents twice in 24h", async () => {
+    const d = await start();
+    for (const id of ["s1", "s2"]) {
+      const s = session("worker", id);
+      await d.append("ledger", [s.opened()]);
+      await d.append("observer", Array(8).fill(s.tool({ digest: "b".repeat(64) })));
+      await d.settled();
+      expect(d.check("worker", s.run).kind).toBe("stopped");
+    }
+    await d.until(() => d.fleet.delivered().some((p) => p.rule === "loop-stop-recurs"), "rule_fired");
+    expect(d.query("SELECT action FROM rule_fires WHERE rule = 'loop-stop-recurs'")).toEqual([
+      { action: "notify" },
+    ]);
+  });
+});
+
+describe("starter rules on hook rows", () => {
+  it("Two agents editing one file start a collision", async () => {
+    const d = await start();
+    const impl = session("impl", "s1");
+    const review = session("review", "s7");
+    await d.append("ledger", [impl.opened(), review.opened()]);
+    await d.append("observer", [impl.edit("internal/writer.go", "README.md")]);
+    await d.append("observer", [impl.edit("internal/writer.go")]);
+    await d.append("observer", [review.edit("internal/writer.go")]);
+    await d.settled();
+    const started = d.rows("collision_started", "graph_event");
+    expect(started).toEqual([
+      {
+        type: "collision_started",
+        scope: "file",
+        repo: REPO,
+        branch: "main",
+        path: "internal/writer.go",
+        harness: "review",
+        run: review.run,
+        harnesses: ["impl", "review"],
+        runs: [impl.run, review.run],
+        seq: expect.any(Number),
+        source: "graph",
+      },
+    ]);
+    // One edge per run and path, the first time.
+    expect(d.rows("edge_added", "graph_event").map((r) => [r.from, r.to])).toEqual([
+      [runNode(impl.run), `file:${REPO}:internal/writer.go`],
+      [runNode(impl.run), `file:${REPO}:README.md`],
+      [runNode(review.run), `file:${REPO}:internal/writer.go`],
+    ]);
+    await d.until(() => d.query("SELECT 1 FROM rule_annotations").length > 0, "the annotation");
+    expect(
+      d.query(
+        "SELECT f.rule, a.node FROM rule_annotations a JOIN rule_fires f USING (fire_id) WHERE f.rule = 'same-file-collision'",
+      ),
+    ).toEqual([{ rule: "same-file-collision", node: runNode(review.run) }]);
+
+    await d.append("ledger", [review.closed()]);
+    await d.settled();
+    expect(d.rows("edge_ended", "graph_event").map((r) => r.run)).toEqual([review.run]);
+    expect(d.rows("collision_ended", "graph_event")).toMatchObject([
+      { path: "internal/writer.go", run: review.run, harnesses: ["impl"], runs: [impl.run] },
+    ]);
+  });
+
+  it("A verify step that keeps failing across sessions notifies", async () => {
+    const d = await start();
+    const verify = { tool: "Bash", action: "verify", is_error: true, digest: "c".repeat(64) };
+    for (const id of ["s1", "s2"]) {
+      const s = session("impl", id);
+      await d.append("ledger", [s.opened()]);
+      await d.append("observer", [s.tool(verify)]);
+      await d.append("ledger", [s.closed()]);
+    }
+    await d.until(() => d.fleet.delivered().some((p) => p.rule === "repeated-verify-failure"), "rule_fired");
+    const fired = d.fleet.delivered().filter((p) => p.rule === "repeated-verify-failure");
+    expect(fired).toMatchObject([{ event: "rule_fired", harness: "impl", level: "notify" }]);
+  });
+});
+
+describe("the stale run closer", () => {
+  it("closes a hook-fed run that sent nothing for stale_after, on the minute tick", async () => {
+    let offset = 0;
+    const clock = () => Date.now() + offset;
+    const d = await start({ clock, tickMs: 100, config: '[agents]\nstale_after = "12h"' });
+    const quiet = session("impl", "quiet");
+    const busy = session("impl", "busy");
+    const supervised = { harness: "nightly", run: "nightly#1" };
+    await d.append("ledger", [quiet.opened(), busy.opened(), { type: "opened", ...supervised }]);
+    offset += 11 * HOUR;
+    await d.append("observer", [busy.tool({})]);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(d.rows("closed")).toEqual([]);
+    offset += 1 * HOUR + MINUTE;
+    await d.until(() => d.rows("closed").length > 0, "the stale run closed");
+    await new Promise((r) => setTimeout(r, 300));
+    expect(d.rows("closed")).toMatchObject([
+      {
+        run: quiet.run,
+        harness: "impl",
+        adapter: "claude-code",
+        outcome: "interrupted",
+        reason: "stale",
+        source: "ledger",
+      },
+    ]);
+    await d.settled();
+    expect(d.app.daemon.view.state.sessions).toEqual({ [busy.run]: "impl" });
+    // A late row of the closed run does not open it again to be closed a second time.
+    await d.append("observer", [quiet.tool({})]);
+    offset += 13 * HOUR;
+    await d.until(() => d.rows("closed").length > 1, "the busy run closed stale in its turn");
+    await new Promise((r) => setTimeout(r, 300));
+    expect(d.rows("closed").map((r) => r.run)).toEqual([quiet.run, busy.run]);
+  });
+});
