@@ -13,6 +13,7 @@ import type { ProducerSource } from "../../src/core/sources.js";
 export const CLI = fileURLToPath(new URL("../../dist/shell/cli/main.js", import.meta.url));
 const WITH_RULES = fileURLToPath(new URL("../fixtures/daemon/daemon-with-rules.ts", import.meta.url));
 const WITH_GATEWAY = fileURLToPath(new URL("../fixtures/daemon/daemon-with-gateway.ts", import.meta.url));
+const WITH_AGENTS = fileURLToPath(new URL("../fixtures/daemon/daemon-with-agents.ts", import.meta.url));
 export const HOOKS = fileURLToPath(new URL("../fixtures/hooks/", import.meta.url));
 
 export interface CliResult {
@@ -38,6 +39,8 @@ export interface FleetOptions {
    * (`test/fixtures/daemon/daemon-with-gateway.ts`), listening on `gatewaySocket`.
    */
   readonly gateway?: boolean;
+  /** Runs the daemon serving the agent hook endpoint (`test/fixtures/daemon/daemon-with-agents.ts`). */
+  readonly agents?: boolean;
 }
 
 export class TestFleet {
@@ -47,6 +50,7 @@ export class TestFleet {
   readonly stops = path.join(this.root, "stops");
   private readonly rulesDir: string | undefined;
   private readonly gateway: boolean;
+  private readonly agents: boolean;
   /** The stand-in gateway's socket, with `gateway: true`. */
   readonly gatewaySocket: string;
   readonly tokens = new Map<ProducerSource, string>();
@@ -74,6 +78,7 @@ export class TestFleet {
     this.socketPath = path.join(this.root, "run", "harness.sock");
     this.gatewaySocket = path.join(this.root, "run", "gateway.sock");
     this.gateway = options.gateway === true;
+    this.agents = options.agents === true;
     fs.mkdirSync(this.deliveries);
     fs.mkdirSync(this.stops);
     if (options.rules !== undefined) {
@@ -120,7 +125,9 @@ export class TestFleet {
         ? ["--import", "tsx", WITH_RULES]
         : this.gateway
           ? ["--import", "tsx", WITH_GATEWAY]
-          : [CLI, "daemon"];
+          : this.agents
+            ? ["--import", "tsx", WITH_AGENTS]
+            : [CLI, "daemon"];
     const child = spawn(process.execPath, argv, {
       env: {
         ...this.env,

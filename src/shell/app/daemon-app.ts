@@ -9,6 +9,11 @@
 import { MINUTE } from "../../core/durations.js";
 import type { RuleSet } from "../../core/rule-set.js";
 import type { ProducerSource } from "../../core/sources.js";
+import { GitFactsReader } from "../agents/git-facts.js";
+import { type HookListener, hookRequestListener, startHookListener } from "../agents/hook-http-server.js";
+import { HOOK_PATH_PREFIX } from "../agents/hook-limits.js";
+import { HookIngest } from "../agents/ingest.js";
+import type { RunVerdicts } from "../agents/verdict-seam.js";
 import { BacktestRunner } from "../backtest/backtest-runner.js";
 import { formatConfigError } from "../config/config-error.js";
 import { type GlobalConfig, readGlobalConfig } from "../config/global-config.js";
@@ -34,6 +39,7 @@ import { committedRecords } from "../rpc/messages.js";
 import { proposalService } from "../rpc/proposal-service.js";
 import { ruleService } from "../rpc/rule-service.js";
 import { type RpcServer, startRpcServer } from "../rpc/server.js";
+import { identifyCaller } from "../rpc/tiers.js";
 import { committedEvents, eventCount, type WatchEvent, watchEvents } from "../rpc/watch-events.js";
 import { LastGoodCommits } from "../store/last-good-commits.js";
 import { type OpenedStore, openStore } from "../store/open-store.js";
@@ -60,6 +66,11 @@ export interface DaemonOptions {
    * policy clones: for tests that need rules without a policy repo.
    */
   readonly loadRules?: (config: GlobalConfig) => RuleSet;
+  /**
+   * The verdicts agent hook calls are answered from (issue 17). The hook endpoint is served only with
+   * one: agents-enforce's `app.runVerdicts` is wired here at the merge.
+   */
+  readonly runVerdicts?: RunVerdicts;
 }
 
 export class DaemonStartError extends Error {
@@ -85,6 +96,8 @@ export class DaemonApp {
     private readonly rpc: RpcServer,
     private readonly backtests: BacktestRunner,
     private readonly metricsServer: MetricsServer | undefined,
+    /** `[agents] listen`, when it is on and bound. */
+    private readonly hookListener: HookListener | undefined,
   ) {}
 
   static async start(options: DaemonOptions): Promise<DaemonApp> {
@@ -171,8 +184,28 @@ export class DaemonApp {
         policyClones: () => daemon.policyClones,
         needsRestart: () => daemon.needsRestart,
       });
+      const gitFacts = new GitFactsReader(env, clock);
+      const hooks =
+        options.runVerdicts === undefined
+          ? undefined
+          : hookRequestListener(
+              new HookIngest({
+                admit: (source, events, key) => daemon.admit(source, events, key),
+                identify: (token) => {
+                  // Config-file producer credentials; `harness token`'s harness-bound tokens join here.
+                  const d = identifyCaller(`Bearer ${token}`, "socket", credentials.current);
+                  return d.ok && d.caller.role === "producer" ? { source: d.caller.source } : undefined;
+                },
+                verdicts: options.runVerdicts,
+                gitFacts: (cwd) => gitFacts.facts(cwd),
+                verifyPatterns: () => daemon.configInForce.agents.verifyPatterns,
+                onError: (what, e) => log.error({ err: (e as Error).message }, what),
+              }),
+              (e) => log.error({ err: (e as Error).message }, "agent hook call failed"),
+            );
       const rpc = await startRpcServer({
         socketPath,
+        ...(hooks === undefined ? {} : { socketRoutes: { prefix: HOOK_PATH_PREFIX, handler: hooks } }),
         ...(server.listen === undefined ? {} : { tcpListen: `${server.listen.host}:${server.listen.port}` }),
         credentials,
         admit: (source, events, key) => daemon.admit(source, events, key),
@@ -204,6 +237,15 @@ export class DaemonApp {
               beforeScrape: () => metrics.journalLag.set(daemon.view.lagSeconds(clock())),
               log,
             });
+      const agentsListen = config.agents.listen;
+      // Another daemon (a test's, a second store's) may hold the port: the socket path still works.
+      const hookListener =
+        hooks === undefined || agentsListen === undefined
+          ? undefined
+          : await startHookListener(agentsListen.host, agentsListen.port, hooks).catch((e: Error) => {
+              log.warn({ err: e.message }, "[agents] listen: the http hook endpoint is not listening");
+              return undefined;
+            });
       daemon.start();
       return new DaemonApp(
         daemon,
@@ -216,6 +258,7 @@ export class DaemonApp {
         rpc,
         backtests,
         metricsServer,
+        hookListener,
       );
     } catch (e) {
       store.close();
@@ -228,6 +271,12 @@ export class DaemonApp {
   }
   get metricsUrl(): string | undefined {
     return this.metricsServer?.url;
+  }
+  /** Where Claude Code's http hooks post: `http://host:port/hooks/claude-code`, when listening. */
+  get hooksUrl(): string | undefined {
+    return this.hookListener === undefined
+      ? undefined
+      : `http://${this.hookListener.address}${HOOK_PATH_PREFIX}`;
   }
 
   admit(source: ProducerSource, events: readonly unknown[]): Promise<readonly AdmitResult[]> {
@@ -244,6 +293,7 @@ export class DaemonApp {
     this.closed = true;
     this.watchers.close();
     await this.rpc.close();
+    await this.hookListener?.close();
     await this.backtests.close();
     await this.daemon.close();
     await this.metricsServer?.close();

@@ -72,6 +72,15 @@ export interface GlobalConfig {
     /** Each producer source's credential file. */
     readonly producers: Readonly<Partial<Record<ProducerSource, string>>>;
   };
+  /** `[agents]` (issue 17): agent hooks. Global only. */
+  readonly agents: {
+    /** Claude Code's http hook endpoint, loopback only; unset when `listen = ""`. */
+    readonly listen: HostPort | undefined;
+    /** What the command hook answers a PreToolUse when the daemon cannot be reached. */
+    readonly onUnreachable: "allow" | "deny";
+    /** Shell command substrings classified `verify`, beside the built-in test and build patterns. */
+    readonly verifyPatterns: readonly string[];
+  };
 }
 
 export type GlobalConfigResult =
@@ -86,6 +95,7 @@ export const DEFAULT_NOTIFY_EVENTS = ["rule_fired", "rule_hold", "rule_hold_rele
 export const DEFAULT_METRICS_LISTEN: HostPort = { host: "127.0.0.1", port: 9464 };
 export const DEFAULT_BRANCH_PREFIX = "harness-rules/";
 export const DEFAULT_MAX_PROPOSALS_PER_WEEK = 3;
+export const DEFAULT_AGENTS_LISTEN: HostPort = { host: "127.0.0.1", port: 7434 };
 
 const POLICY_REPO_NAME = /^[a-z][a-z0-9-]*$/;
 const HOST_PORT = /^(?:\[([0-9A-Fa-f:.]+)\]|([^\s:[\]]+)):(\d{1,5})$/;
@@ -128,6 +138,7 @@ export function loadGlobalConfig(text: string, file: string, env: NodeJS.Process
   const supervisor = root.table("supervisor");
   const server = root.table("server");
   const producers = server?.table("producers");
+  const agents = root.table("agents");
 
   const config: GlobalConfig = {
     memory: {
@@ -162,6 +173,12 @@ export function loadGlobalConfig(text: string, file: string, env: NodeJS.Process
       harnessD: server?.path("harness_d"),
       producers: producerFiles(producers),
     },
+    agents: {
+      listen:
+        agents?.value("listen") === "" ? undefined : (agents?.hostPort("listen") ?? DEFAULT_AGENTS_LISTEN),
+      onUnreachable: agents?.oneOf("on_unreachable", ["allow", "deny"] as const) ?? "allow",
+      verifyPatterns: agents?.strings("verify_patterns") ?? [],
+    },
   };
   // Other `[memory.*]` tables belong to other specs (SPEC-0028's `[memory.promotion]`), so only
   // `[memory]`'s own keys are held to the engine's list.
@@ -179,6 +196,16 @@ export function loadGlobalConfig(text: string, file: string, env: NodeJS.Process
     "harness_d",
     "producers",
   ]);
+  // agents-enforce adds stale_after to this list.
+  agents?.rejectUnknown(["listen", "on_unreachable", "verify_patterns"]);
+  // Hook tokens travel in plain HTTP: the http hook endpoint is for this machine's agents only.
+  const agentsListen = config.agents.listen;
+  if (agentsListen !== undefined && !isLoopback(agentsListen.host))
+    agents?.fail(
+      "invalid_value",
+      "listen",
+      `${agentsListen.host} is not a loopback address: the hook endpoint listens on loopback only`,
+    );
   // Metrics name every rule and its counts: off the loopback interface only to a scraper with the token.
   const metricsListen = config.server.metricsListen;
   if (
@@ -365,6 +392,18 @@ class Table {
       );
     }
     return argv;
+  }
+
+  oneOf<T extends string>(key: string, values: readonly T[]): T | undefined {
+    const v = this.value(key);
+    if (v === undefined) return undefined;
+    if (typeof v !== "string" || !(values as readonly string[]).includes(v))
+      return this.fail(
+        "invalid_value",
+        key,
+        `must be one of ${values.map((x) => JSON.stringify(x)).join(", ")}`,
+      );
+    return v as T;
   }
 
   bool(key: string): boolean | undefined {

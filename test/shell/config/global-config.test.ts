@@ -61,6 +61,7 @@ describe("global config: defaults", () => {
         harnessD: undefined,
         producers: {},
       },
+      agents: { listen: { host: "127.0.0.1", port: 7434 }, onUnreachable: "allow", verifyPatterns: [] },
     } satisfies GlobalConfig);
   });
 
