@@ -163,7 +163,8 @@ export class HookIngest {
     if (token === undefined || token === "")
       return `${header} (the ${source} producer credential) is missing`;
     const id = this.deps.identify(token);
-    if (id === undefined || id.source !== source) return `${header} is not a ${source} producer credential`;
+    if (id === undefined || id.source !== source)
+      return `${header} is not one the daemon knows for the ${source} producer`;
     if (id.harness !== undefined && id.harness !== harness)
       return `${header} is bound to another harness than ${harness}`;
     return undefined;
