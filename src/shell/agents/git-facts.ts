@@ -34,7 +34,8 @@ export function normalizeRemote(url: string): string | undefined {
   if (scheme !== null) {
     if ((scheme[1] as string).toLowerCase() === "file") return undefined;
     const authority = (scheme[2] as string).replace(/^.*@/, "");
-    host = authority.replace(/^\[([^\]]*)\].*$/, "$1").replace(/:\d*$/, "");
+    const bracketed = /^\[([^\]]*)\]/.exec(authority);
+    host = bracketed !== null ? (bracketed[1] as string) : authority.replace(/:\d*$/, "");
     path = scheme[3] ?? "";
   } else {
     // scp-like `[user@]host:path`; a path with a slash before any colon is a local path.
