@@ -33,16 +33,21 @@ import {
   ensureControlToken,
   loadCredentials,
   readTokenFile,
+  writeTokenFile,
 } from "../rpc/credentials.js";
 import { RuleService } from "../rpc/gen/harness/v1/rules_pb.js";
+import { TokenService } from "../rpc/gen/harness/v1/tokens_pb.js";
+import { IssuedTokens, mintText } from "../rpc/issued-tokens.js";
 import { committedRecords } from "../rpc/messages.js";
 import { proposalService } from "../rpc/proposal-service.js";
 import { ruleService } from "../rpc/rule-service.js";
 import { type RpcServer, startRpcServer } from "../rpc/server.js";
 import { identifyCaller } from "../rpc/tiers.js";
+import { tokenService } from "../rpc/token-service.js";
 import { committedEvents, eventCount, type WatchEvent, watchEvents } from "../rpc/watch-events.js";
 import { LastGoodCommits } from "../store/last-good-commits.js";
 import { type OpenedStore, openStore } from "../store/open-store.js";
+import { TokenStore } from "../store/token-store.js";
 import { createLog, type Log } from "../support/log.js";
 import { DaemonMetrics } from "../support/metrics.js";
 import { packageVersion } from "../support/version.js";
@@ -92,6 +97,8 @@ export class DaemonApp {
     readonly metrics: DaemonMetrics,
     /** propose_rule (REQ-15), for the gateway to call in this process: no RPC stores a proposal. */
     readonly proposals: ProposalIntake,
+    /** The tokens this daemon issued (`harness token`); the gateway asks it who holds one. */
+    readonly tokens: IssuedTokens,
     private readonly watchers: EventBus<WatchEvent>,
     private readonly rpc: RpcServer,
     private readonly backtests: BacktestRunner,
@@ -131,7 +138,12 @@ export class DaemonApp {
       };
       const { server } = config;
       ensureControlToken(server.controlTokenFile);
-      const credentials = new CredentialHolder(await loadCredentials(credentialFiles(config)));
+      const tokens = new IssuedTokens(new TokenStore(store.db), clock);
+      const credentials = new CredentialHolder(
+        await loadCredentials(credentialFiles(config)),
+        tokens.credentials,
+      );
+      tokens.onChange((issued) => credentials.replaceIssued(issued));
       const daemon = new Daemon({
         store,
         configAtStart: config,
@@ -184,17 +196,25 @@ export class DaemonApp {
         policyClones: () => daemon.policyClones,
         needsRestart: () => daemon.needsRestart,
       });
+      // Append's admission, and the hook endpoint's: a run's `closed` row revokes its gateway tokens.
+      const admit = async (source: ProducerSource, events: readonly unknown[], key?: string) => {
+        const results = await daemon.admit(source, events, key);
+        revokeClosedRunsTokens(events, results, tokens);
+        return results;
+      };
       const gitFacts = new GitFactsReader(env, clock);
       const hooks =
         options.runVerdicts === undefined
           ? undefined
           : hookRequestListener(
               new HookIngest({
-                admit: (source, events, key) => daemon.admit(source, events, key),
+                admit,
+                // Config-file producer credentials and `harness token`'s, bound to a harness or not.
                 identify: (token) => {
-                  // Config-file producer credentials; `harness token`'s harness-bound tokens join here.
-                  const d = identifyCaller(`Bearer ${token}`, "socket", credentials.current);
-                  return d.ok && d.caller.role === "producer" ? { source: d.caller.source } : undefined;
+                  const d = identifyCaller(`Bearer ${token}`, "socket", credentials.current, clock());
+                  if (!d.ok || d.caller.role !== "producer") return undefined;
+                  const { source, harness } = d.caller;
+                  return harness === undefined ? { source } : { source, harness };
                 },
                 verdicts: options.runVerdicts,
                 gitFacts: (cwd) => gitFacts.facts(cwd),
@@ -208,20 +228,35 @@ export class DaemonApp {
         ...(hooks === undefined ? {} : { socketRoutes: { prefix: HOOK_PATH_PREFIX, handler: hooks } }),
         ...(server.listen === undefined ? {} : { tcpListen: `${server.listen.host}:${server.listen.port}` }),
         credentials,
-        admit: (source, events, key) => daemon.admit(source, events, key),
+        admit,
         rejected: (source, reason, events) => daemon.rejected(source, reason, events),
         routes: (router) =>
-          router.service(RuleService, {
-            ...rules,
-            ...proposalService({
-              db: store.db,
-              clock,
-              policyRepos: () => daemon.configInForce.policyRepos,
-              log,
-            }),
-            backtest: backtestMethod({ runner: backtests, evaluator: daemon.view, clock, retentionMs }),
-            watchEvents: watchEvents({ bus: watchers, log, credentials }),
-          }),
+          router
+            .service(RuleService, {
+              ...rules,
+              ...proposalService({
+                db: store.db,
+                clock,
+                policyRepos: () => daemon.configInForce.policyRepos,
+                log,
+              }),
+              backtest: backtestMethod({ runner: backtests, evaluator: daemon.view, clock, retentionMs }),
+              watchEvents: watchEvents({ bus: watchers, log, credentials }),
+            })
+            .service(
+              TokenService,
+              tokenService({
+                tokens,
+                rotateControl: () => {
+                  const file = daemon.configInForce.server.controlTokenFile;
+                  const token = mintText();
+                  writeTokenFile(file, token, true);
+                  credentials.replaceControl(digestToken(token));
+                  log.info({ file }, "control token rotated");
+                  return file;
+                },
+              }),
+            ),
       });
       const metricsServer =
         server.metricsListen === undefined
@@ -254,6 +289,7 @@ export class DaemonApp {
         configPath,
         metrics,
         proposals,
+        tokens,
         watchers,
         rpc,
         backtests,
@@ -299,6 +335,27 @@ export class DaemonApp {
     await this.metricsServer?.close();
     this.store.close();
   }
+}
+
+/**
+ * A gateway token bound to a run is worth nothing once the run closes: revoke them when its `closed`
+ * row is admitted.
+ */
+function revokeClosedRunsTokens(
+  events: readonly unknown[],
+  results: readonly AdmitResult[],
+  tokens: IssuedTokens,
+): void {
+  events.forEach((e, i) => {
+    const row = e as { kind?: unknown; type?: unknown; run?: unknown };
+    if (
+      results[i]?.kind === "admitted" &&
+      row.kind === "run_event" &&
+      row.type === "closed" &&
+      typeof row.run === "string"
+    )
+      tokens.revokeRun(row.run);
+  });
 }
 
 /** The credential files `[server]` names. */

@@ -4,6 +4,7 @@
  * with a branch and an origin remote that carries a password.
  */
 import * as fs from "node:fs";
+import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inputDigest } from "../../../src/shell/agents/go-json-digest.js";
 import { TestFleet } from "../daemon-harness.js";
@@ -152,5 +153,44 @@ describe("Fixture payloads replayed through real harness hook processes", () => 
     const none = await fetch(`${hooksUrl}claude-code?harness=impl`, { method: "POST", body });
     expect(none.status).toBe(401);
     expect(rowsOf(fleet, "sess-denied")).toEqual([]);
+  });
+
+  it("issued producer tokens (harness token) bound to the harness are accepted, to another refused", async () => {
+    const made = async (source: string, harness: string) => {
+      const file = path.join(fleet.root, `${source}-${harness}.token`);
+      const r = await fleet.cli([
+        "token",
+        "create",
+        "--producer",
+        source,
+        "--harness",
+        harness,
+        "--out",
+        file,
+      ]);
+      expect(r.code, r.stderr).toBe(0);
+      return file;
+    };
+    const observer = await made("observer", "impl");
+    const ledger = await made("ledger", "impl");
+    const payload = JSON.stringify(claudeCode(repo, "sess-issued").SessionStart);
+    const ok = await runHook(fleet, "claude-code", payload, [
+      "--observer-token",
+      observer,
+      "--ledger-token",
+      ledger,
+    ]);
+    expect(ok).toMatchObject({ code: 0, stdout: "", stderr: "" });
+    const other = await made("ledger", "other");
+    const refused = await runHook(
+      fleet,
+      "claude-code",
+      JSON.stringify(claudeCode(repo, "sess-issued-2").SessionStart),
+      ["--observer-token", observer, "--ledger-token", other],
+    );
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toBe("harness hook: the ledger token is bound to another harness than impl\n");
+    await fleet.until(() => rowsOf(fleet, "sess-issued").length === 1, "the opened row");
+    expect(rowsOf(fleet, "sess-issued-2")).toEqual([]);
   });
 });

@@ -5,7 +5,6 @@
  */
 import * as path from "node:path";
 import { DaemonApp } from "../../app/daemon-app.js";
-import { makeTokenCommand } from "../../rpc/credentials.js";
 import type { Io } from "../io.js";
 
 export async function runDaemon(
@@ -17,6 +16,15 @@ export async function runDaemon(
   },
   io: Io,
 ): Promise<number> {
+  // Listening from the first moment: a SIGTERM during start (opening the store, loading policy clones)
+  // would otherwise kill the process before it could close the store cleanly.
+  let stopRequested!: () => void;
+  const stopping = new Promise<void>((resolve) => {
+    stopRequested = resolve;
+  });
+  const onSignal = () => stopRequested();
+  process.on("SIGTERM", onSignal);
+  process.on("SIGINT", onSignal);
   let daemon: DaemonApp;
   try {
     daemon = await DaemonApp.start({
@@ -27,10 +35,15 @@ export async function runDaemon(
       ...(io.env.HARNESS_TICK_MS === undefined ? {} : { tickMs: Number(io.env.HARNESS_TICK_MS) }),
     });
   } catch (e) {
+    process.off("SIGTERM", onSignal);
+    process.off("SIGINT", onSignal);
     io.err(`harness daemon: ${(e as Error).message}`);
     return 1;
   }
-  if (Object.values(daemon.config.server.producers).every((f) => f === undefined))
+  if (
+    Object.values(daemon.config.server.producers).every((f) => f === undefined) &&
+    !daemon.tokens.credentials.some((t) => t.kind === "producer")
+  )
     io.err(`harness daemon: ${noProducerHint(daemon.configPath)}`);
   if (options.json === true)
     io.out(
@@ -45,29 +58,26 @@ export async function runDaemon(
     io.err(
       `harness daemon: store ${daemon.store.path}, socket ${daemon.socketPath}, metrics ${daemon.metricsUrl ?? "off"}`,
     );
-  return new Promise((resolve) => {
-    const stop = () => {
-      process.off("SIGTERM", stop);
-      process.off("SIGINT", stop);
-      daemon.close().then(
-        () => resolve(0),
-        (e: Error) => {
-          io.err(`harness daemon: shutdown: ${e.message}`);
-          resolve(1);
-        },
-      );
-    };
-    process.on("SIGTERM", stop);
-    process.on("SIGINT", stop);
-  });
+  await stopping;
+  process.off("SIGTERM", onSignal);
+  process.off("SIGINT", onSignal);
+  try {
+    await daemon.close();
+    return 0;
+  } catch (e) {
+    io.err(`harness daemon: shutdown: ${(e as Error).message}`);
+    return 1;
+  }
 }
 
-/** With no producer credential nothing can append: how to make one, as commands to paste. */
+/** With no producer credential nothing can append: how to make one, as a command to paste. */
 function noProducerHint(configPath: string): string {
   const file = path.join(path.dirname(configPath), "ledger.token");
   return (
-    "no producer credential is configured in [server.producers], so nothing can append to the journal. " +
-    `For the ledger source (likewise observer, loopguard, graph, facts), make one: ${makeTokenCommand(file)}, ` +
-    `then add ledger = "ledger.token" under [server.producers] in ${configPath} and run harness reload`
+    "no producer credential is configured in [server.producers] or issued, so nothing can append to the journal. " +
+    `For the ledger source (likewise observer, loopguard, graph, facts), make one: harness token create --producer ledger --out ${shellWord(file)} ` +
+    "(in force at once; the producer appends with --token-file that file)"
   );
 }
+
+const shellWord = (s: string): string => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replaceAll("'", "'\\''")}'`);
