@@ -224,6 +224,13 @@ function gateOf(adapter: HookAdapter, p: Payload | undefined): Gate {
   return event === "PreToolUse" ? "tool" : event === "UserPromptSubmit" ? "prompt" : "turn";
 }
 
+/** Why a payload could never become a row (no session or event name), so is not worth spooling. */
+function missingIds(adapter: HookAdapter, p: Payload): string | undefined {
+  const keys = adapter === "codex-notify" ? ["thread-id", "type"] : ["session_id", "hook_event_name"];
+  const missing = keys.find((k) => typeof p[k] !== "string" || p[k] === "");
+  return missing === undefined ? undefined : `has no string ${missing}`;
+}
+
 function parseJsonObject(body: Buffer): Payload | undefined {
   try {
     const v: unknown = JSON.parse(body.toString("utf8"));
@@ -343,13 +350,12 @@ export async function runHook(argv: readonly string[], io: HookIo): Promise<numb
   if (fallback.problem !== undefined) io.err(`harness hook: ${fallback.problem}`);
   const payload = parseJsonObject(body);
   const why = reply === undefined ? `cannot be reached at ${socket}` : `answered HTTP ${reply.status}`;
-  if (payload === undefined) {
-    io.err(
-      `harness hook: the payload is not a JSON object, and the daemon ${why}; not recorded, the tool runs`,
-    );
+  const unusable = payload === undefined ? "is not a JSON object" : missingIds(args.adapter, payload);
+  if (unusable !== undefined) {
+    io.err(`harness hook: the payload ${unusable}, and the daemon ${why}; not recorded, the tool runs`);
     return 1;
   }
-  const gate = gateOf(args.adapter, payload);
+  const gate = gateOf(args.adapter, payload as Payload);
   if (gate !== "tool") spoolCall(spool, args, body, io, true, why);
   else
     io.err(

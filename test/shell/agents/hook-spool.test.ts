@@ -73,6 +73,19 @@ describe("The daemon is down and nothing is lost", () => {
     expect(spool.entries()).toEqual([]);
   });
 
+  it("a payload that can never be a row is not spooled: a clear line, the tool runs", async () => {
+    const fleet = fleetWith('[agents]\nlisten = ""');
+    for (const body of ["{}", "not json", '{"session_id": "s"}']) {
+      const r = await runHook(fleet, "claude-code", body);
+      expect(r.code).toBe(1);
+      expect(r.stdout).toBe("");
+      expect(r.stderr).toMatch(
+        /^harness hook: the payload (is not a JSON object|has no string (session_id|hook_event_name)), and the daemon cannot be reached at .*; not recorded, the tool runs\n$/,
+      );
+    }
+    expect(spoolOf(fleet).entries()).toEqual([]);
+  });
+
   it("a full spool counts what it drops in its overflow file", async () => {
     const fleet = fleetWith('[agents]\nlisten = ""');
     const spool = spoolOf(fleet);
