@@ -1,7 +1,7 @@
 /**
  * `npm run bench:hook`: the agent hook's round trip (issue 17), p50 and p99 of a PreToolUse and a
  * PostToolUse call on both paths, beside a bare `node -e ''` start in the same run:
- * - command: a real `harness hook claude-code` process (dist/shell/cli/bin.js), payload on stdin, the
+ * - command: a real `harness hook claude-code` process (dist/shell/cli/bin.cjs), payload on stdin, the
  *   daemon's answer on stdout, timed from spawn to exit;
  * - http: Claude Code's http hook, a POST to `[agents] listen`, timed from request to answer body.
  * Goals: the command path's p99 within 1.5x the bare start; the http path's p99 under 10% of it.
@@ -23,7 +23,7 @@ import { DaemonApp } from "../src/shell/app/daemon-app.js";
 import { createLog } from "../src/shell/support/log.js";
 
 const RUNS = Number(process.env.RUNS ?? 60);
-const BIN = path.resolve("dist/shell/cli/bin.js");
+const BIN = path.resolve("dist/shell/cli/bin.cjs");
 const ALLOW_ONLY: RunVerdicts = { check: () => ({ kind: "allow" }) };
 
 function sandbox() {

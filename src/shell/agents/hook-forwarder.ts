@@ -4,7 +4,7 @@
  * daemon's hook endpoint over the Unix socket as raw HTTP/1.1, and prints the daemon's answer. The
  * mapping to rows is the daemon's (`ingest.ts`), so this module loads no CEL, SQLite, CLI framework or
  * RPC library: Node built-ins and a few small modules of this folder. `bin.ts` dispatches here before
- * anything else is imported.
+ * anything else is imported, and the build bundles it into `bin.cjs` (`scripts/bundle-bin.ts`).
  *
  * When the daemon cannot be reached within `--timeout` (default 5 s), the call is spooled (`spool.ts`)
  * and PreToolUse is answered by `[agents] on_unreachable` (default allow). Waiting calls are delivered,

@@ -1,6 +1,6 @@
 /**
  * Issue 17's ingest, end to end: fixture payloads in the agents' documented shapes replayed through real
- * `harness hook` processes (the built `bin.js`) against a real daemon, in a temporary git repository
+ * `harness hook` processes (the built `bin.cjs`) against a real daemon, in a temporary git repository
  * with a branch and an origin remote that carries a password.
  */
 import * as fs from "node:fs";

@@ -1,6 +1,6 @@
 /**
  * What agents-ingest's end-to-end tests share: a temporary git repository, a real `harness hook` process
- * (the built `bin.js`) against a `TestFleet`, and the journal's run_event rows.
+ * (the built `bin.cjs`) against a `TestFleet`, and the journal's run_event rows.
  */
 import { execFileSync, spawn } from "node:child_process";
 import * as fs from "node:fs";
@@ -9,7 +9,7 @@ import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { CliResult, TestFleet } from "../daemon-harness.js";
 
-export const BIN = fileURLToPath(new URL("../../../dist/shell/cli/bin.js", import.meta.url));
+export const BIN = fileURLToPath(new URL("../../../dist/shell/cli/bin.cjs", import.meta.url));
 export const PASSWORD = "hunter2-password";
 
 export interface Row {
