@@ -1,7 +1,7 @@
 /**
  * `harness hook claude-code|codex|codex-notify`: the command hook, a thin forwarder. It reads the hook's
  * payload (stdin, capped; Codex's notify gives it as the last argument), posts it unchanged to the
- * daemon's hook endpoint over the Unix socket as raw HTTP/1.1, and prints the daemon's answer. The
+ * daemon's hook endpoint over the Unix socket as raw HTTP/1.1 (`raw-http.ts`), and prints the daemon's answer. The
  * mapping to rows is the daemon's (`ingest.ts`), so this module loads no CEL, SQLite, CLI framework or
  * RPC library: Node built-ins and a few small modules of this folder. `bin.ts` dispatches here before
  * anything else is imported, and the build bundles it into `bin.cjs` (`scripts/bundle-bin.ts`).
@@ -13,7 +13,6 @@
  * with no reason.
  */
 import * as fs from "node:fs";
-import * as http from "node:http";
 import * as path from "node:path";
 import { globalConfigPath, socketPath, stateHome } from "../config/paths.js";
 import { unreachableAnswer } from "./hook-answer.js";
@@ -27,6 +26,7 @@ import {
   NOTE_HEADER,
   ROW_HEADER,
 } from "./hook-limits.js";
+import { RawHttpError, rawPost } from "./raw-http.js";
 import { Spool, type SpoolEntry } from "./spool.js";
 
 export interface HookIo {
@@ -135,7 +135,7 @@ interface Reply {
 /** A failure to reach the daemon at all (as opposed to an answer it gave). */
 class Unreachable extends Error {}
 
-function post(
+async function post(
   socket: string,
   adapter: string,
   harness: string,
@@ -144,50 +144,32 @@ function post(
   deadline: number,
   spooled?: { at: number; key: string },
 ): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const remaining = deadline - Date.now();
-    if (remaining <= 0) {
-      reject(new Unreachable("timed out"));
-      return;
-    }
-    const req = http.request({
-      socketPath: socket,
-      method: "POST",
-      path: `${HOOK_PATH_PREFIX}${adapter}?harness=${encodeURIComponent(harness)}`,
-      agent: false,
-      headers: {
-        "content-type": "application/json",
-        "content-length": body.byteLength,
-        authorization: `Bearer ${tokens.observer}`,
+  const remaining = deadline - Date.now();
+  if (remaining <= 0) throw new Unreachable("timed out");
+  try {
+    const res = await rawPost(
+      socket,
+      `${HOOK_PATH_PREFIX}${adapter}?harness=${encodeURIComponent(harness)}`,
+      {
+        "Content-Type": "application/json",
+        Authorization: `Bearer ${tokens.observer}`,
         [LEDGER_TOKEN_HEADER]: tokens.ledger,
         ...(spooled === undefined
           ? {}
           : { [HOOK_AT_HEADER]: String(spooled.at), [HOOK_KEY_HEADER]: spooled.key }),
       },
-    });
-    const timer = setTimeout(() => req.destroy(new Unreachable("timed out")), remaining);
-    req.on("response", (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () => {
-        clearTimeout(timer);
-        const h = (n: string) =>
-          typeof res.headers[n] === "string" ? (res.headers[n] as string) : undefined;
-        resolve({
-          status: res.statusCode ?? 0,
-          body: Buffer.concat(chunks).toString("utf8"),
-          row: h(ROW_HEADER),
-          note: h(NOTE_HEADER),
-        });
-      });
-      res.on("error", (e) => reject(new Unreachable(e.message)));
-    });
-    req.on("error", (e: NodeJS.ErrnoException) => {
-      clearTimeout(timer);
-      reject(e instanceof Unreachable ? e : new Unreachable(e.code ?? e.message));
-    });
-    req.end(body);
-  });
+      body,
+      remaining,
+    );
+    return {
+      status: res.status,
+      body: res.body.toString("utf8"),
+      row: res.headers.get(ROW_HEADER),
+      note: res.headers.get(NOTE_HEADER),
+    };
+  } catch (e) {
+    throw e instanceof RawHttpError ? new Unreachable(e.message) : e;
+  }
 }
 
 /** `[agents] on_unreachable` and `[server] socket` from the global config: read only when needed. */

@@ -67,6 +67,8 @@ const jsonValue = fc.letrec((tie) => ({
 /** `value` written with its keys in a random order and random whitespace between tokens. */
 function scrambled(value: unknown, rand: () => number): string {
   const ws = () => [" ", "\n", "\t", "\r", ""][Math.floor(rand() * 5)] as string;
+  // JSON.stringify writes -0 as 0; the text of -0 is "-0", which JSON.parse reads back as -0.
+  if (Object.is(value, -0)) return `${ws()}-0${ws()}`;
   if (value === null || typeof value !== "object") return `${ws()}${JSON.stringify(value)}${ws()}`;
   if (Array.isArray(value)) return `${ws()}[${value.map((v) => scrambled(v, rand)).join(",")}]${ws()}`;
   const keys = Object.keys(value).sort(() => rand() - 0.5);
