@@ -7,24 +7,53 @@
  * Goals: the command path's p99 within 1.5x the bare start; the http path's p99 under 10% of it.
  *
  * The kinds of call alternate within each round, so a busy neighbour lands on all alike. The daemon
- * runs in this process (as the bench of issue 5 does) on a temporary store, in a temporary git repo.
- * Env: RUNS (rounds, default 60; p99 of 60 is the second-worst sample).
- *
- * BENCH ONLY: `ALLOW_ONLY` answers every run "allow", standing in for agents-enforce's verdicts, whose
- * cost (a read of in-memory state) is not what this measures.
+ * runs in a process of its own, as in use (its commits' fsyncs would otherwise hold this process's
+ * event loop and show in the timings), on a temporary store, in a temporary git repo: the test
+ * fixture `test/fixtures/daemon/daemon-with-agents.ts`, whose verdicts are an allow-only stand-in for
+ * agents-enforce's (a read of in-memory state, not what this measures).
+ * Env: RUNS (rounds, default 60; p99 of 60 is the worst sample).
  */
 import { execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import type { RunVerdicts } from "../src/shell/agents/verdict-seam.js";
-import { DaemonApp } from "../src/shell/app/daemon-app.js";
-import { createLog } from "../src/shell/support/log.js";
 
 const RUNS = Number(process.env.RUNS ?? 60);
 const BIN = path.resolve("dist/shell/cli/bin.cjs");
-const ALLOW_ONLY: RunVerdicts = { check: () => ({ kind: "allow" }) };
+const DAEMON = path.resolve("test/fixtures/daemon/daemon-with-agents.ts");
+
+interface RunningDaemon {
+  readonly socketPath: string;
+  readonly hooksUrl: string;
+  stop(): Promise<void>;
+}
+
+/** The daemon, in its own process; resolves once it says where it listens. */
+function startDaemon(env: NodeJS.ProcessEnv): Promise<RunningDaemon> {
+  const child = spawn(process.execPath, ["--import", "tsx", DAEMON], {
+    env,
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()));
+  return new Promise((resolve, reject) => {
+    let stderr = "";
+    child.stderr.on("data", (d: Buffer) => {
+      stderr += d.toString();
+      const m = /socket (\S+), metrics \S+, hooks (http:\S+)/.exec(stderr);
+      if (m !== null)
+        resolve({
+          socketPath: (m[1] as string).replace(/,$/, ""),
+          hooksUrl: m[2] as string,
+          stop: () => {
+            child.kill("SIGTERM");
+            return exited;
+          },
+        });
+    });
+    child.on("exit", (code) => reject(new Error(`the daemon exited ${code}: ${stderr}`)));
+  });
+}
 
 function sandbox() {
   const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "harness-hook-bench-")));
@@ -130,14 +159,9 @@ const quantile = (xs: readonly number[], q: number): number => {
 async function main(): Promise<void> {
   if (!fs.existsSync(BIN)) throw new Error(`${BIN} is missing: run npm run build first`);
   const box = sandbox();
-  const daemon = await DaemonApp.start({
-    env: box.env,
-    runVerdicts: ALLOW_ONLY,
-    log: createLog({ level: "warn" }),
-  });
+  const daemon = await startDaemon(box.env);
   try {
-    const hooksUrl = daemon.hooksUrl;
-    if (hooksUrl === undefined) throw new Error("the http hook endpoint is not listening");
+    const { hooksUrl } = daemon;
     const p = payloads(box.repo);
     const tokens = {
       observer: fs.readFileSync(box.observer, "utf8").trim(),
@@ -193,7 +217,7 @@ async function main(): Promise<void> {
     );
     console.log(`bare node start p50 ${bareP50.toFixed(1)} ms (the issue's figure for this machine: 138 ms)`);
   } finally {
-    await daemon.close();
+    await daemon.stop();
     fs.rmSync(box.root, { recursive: true, force: true });
   }
 }

@@ -116,17 +116,21 @@ function mapPayload(adapter: HookAdapter, p: Payload, verifyPatterns: readonly s
 }
 
 /**
- * What admission said, if it said so at once (a refusal or a full queue resolve before any commit);
- * otherwise `queued`, the commit's outcome going to `onFailure` when it fails.
+ * What admission said, if it said so at once (a refusal or a full queue resolve in microtasks, before
+ * any commit); otherwise `queued`, the commit's failure going to `onFailure`. The writer commits in a
+ * `setImmediate` scheduled by the offer, so this one, scheduled before it, answers first: the hook's
+ * answer is written before the commit's fsync holds the event loop.
  */
 function queuedOrSettled(
-  admitted: Promise<AdmitResult | undefined>,
+  admit: () => Promise<AdmitResult | undefined>,
   onFailure: (e: unknown) => void,
 ): Promise<AdmitResult | undefined | "queued"> {
+  const queued = new Promise<"queued">((resolve) => setImmediate(() => resolve("queued")));
+  const admitted = admit();
   admitted.then((r) => {
     if (r?.kind === "rejected" && r.code === "store_error") onFailure(new Error(r.reason));
   }, onFailure);
-  return Promise.race([admitted, new Promise<"queued">((resolve) => setImmediate(() => resolve("queued")))]);
+  return Promise.race([admitted, queued]);
 }
 
 export class HookIngest {
@@ -228,14 +232,14 @@ export class HookIngest {
     }
     const refusal = sourceRefusal(plan.source, "run_event", plan.type);
     if (refusal !== undefined) return { row: "rejected", note: refusal };
-    const admitted = this.deps.admit(plan.source, [wire], req.key).then(([r]) => r);
+    const admit = () => this.deps.admit(plan.source, [wire], req.key).then(([r]) => r);
     // A live call is answered once its row is queued, not committed: the commit is an fsync on the
     // agent's critical path, and a daemon killed in between loses the row as a hook that timed out
     // would. A spooled call waits for the commit, since it leaves the spool on this answer.
     const result =
       req.key === undefined
-        ? await queuedOrSettled(admitted, (e) => this.deps.onError?.("committing a hook row", e))
-        : await admitted;
+        ? await queuedOrSettled(admit, (e) => this.deps.onError?.("committing a hook row", e))
+        : await admit();
     if (result === "queued") return { row: "admitted" };
     switch (result?.kind) {
       case "admitted":
