@@ -132,6 +132,13 @@ interface Reply {
   readonly note: string | undefined;
 }
 
+/**
+ * Whether the daemon's hook endpoint answered: a 5xx is the daemon failing, and a 404 a daemon without
+ * the endpoint (not yet upgraded, or started without it); both are treated as unreachable, so the call
+ * waits in the spool rather than being lost.
+ */
+const answered = (reply: Reply): boolean => reply.status < 500 && reply.status !== 404;
+
 /** A failure to reach the daemon at all (as opposed to an answer it gave). */
 class Unreachable extends Error {}
 
@@ -261,7 +268,7 @@ async function drain(spool: Spool, socket: string, deadline: number, io: HookIo)
           if (e instanceof Unreachable) return undefined;
           throw e;
         });
-        if (reply === undefined || reply.status >= 500 || reply.row === "dropped") return false;
+        if (reply === undefined || !answered(reply) || reply.row === "dropped") return false;
         if (reply.status !== 200) {
           io.err(
             `harness hook: the daemon refused spooled call ${name}: ${reply.note ?? `HTTP ${reply.status}`}; kept in ${spool.dir}/failed`,
@@ -321,8 +328,9 @@ export async function runHook(argv: readonly string[], io: HookIo): Promise<numb
       reply = await send();
     }
   }
-  if (reply !== undefined && reply.status < 500) {
-    if (reply.note !== undefined) io.err(`harness hook: ${reply.note}`);
+  if (reply !== undefined && answered(reply)) {
+    if (reply.note !== undefined || reply.status !== 200)
+      io.err(`harness hook: ${reply.note ?? `the daemon answered HTTP ${reply.status}`}`);
     if (reply.status !== 200) return 1;
     if (reply.row === "dropped") spoolCall(spool, args, body, io, false);
     if (reply.body !== "") io.out(reply.body);

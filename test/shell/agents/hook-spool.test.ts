@@ -73,6 +73,17 @@ describe("The daemon is down and nothing is lost", () => {
     expect(spool.entries()).toEqual([]);
   });
 
+  it("a daemon without the hook endpoint (404) is treated as unreachable: the call waits", async () => {
+    // `harness daemon` itself, given no verdict source, serves no hook endpoint.
+    const fleet = new TestFleet({ config: '[agents]\nlisten = ""' });
+    fleets.push(fleet);
+    await fleet.start();
+    const r = await runHook(fleet, "claude-code", JSON.stringify(claudeCode(repo, "sess-404").Stop));
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/^harness hook: the daemon answered HTTP 404; the call waits in .*spool/);
+    expect(spoolOf(fleet).entries()).toHaveLength(1);
+  });
+
   it("a payload that can never be a row is not spooled: a clear line, the tool runs", async () => {
     const fleet = fleetWith('[agents]\nlisten = ""');
     for (const body of ["{}", "not json", '{"session_id": "s"}']) {
