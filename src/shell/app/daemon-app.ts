@@ -9,6 +9,10 @@
 import { MINUTE } from "../../core/durations.js";
 import type { RuleSet } from "../../core/rule-set.js";
 import type { ProducerSource } from "../../core/sources.js";
+import { GitFactsReader } from "../agents/git-facts.js";
+import { type HookListener, hookRequestListener, startHookListener } from "../agents/hook-http-server.js";
+import { HOOK_PATH_PREFIX } from "../agents/hook-limits.js";
+import { HookIngest } from "../agents/ingest.js";
 import { HookLoopGuard } from "../agents/loop-guard.js";
 import { StoreRunVerdicts } from "../agents/run-verdict.js";
 import { StaleRunCloser } from "../agents/stale-runs.js";
@@ -50,6 +54,7 @@ import { committedRecords } from "../rpc/messages.js";
 import { proposalService } from "../rpc/proposal-service.js";
 import { ruleService } from "../rpc/rule-service.js";
 import { type RpcServer, startRpcServer } from "../rpc/server.js";
+import { identifyCaller } from "../rpc/tiers.js";
 import { tokenService } from "../rpc/token-service.js";
 import { committedEvents, eventCount, type WatchEvent, watchEvents } from "../rpc/watch-events.js";
 import { AgentRunReads } from "../store/agent-run-reads.js";
@@ -111,6 +116,8 @@ export class DaemonApp {
     private readonly metricsServer: MetricsServer | undefined,
     /** The MCP gateway (REQ-15) on its own socket beside the RPC socket. */
     readonly gateway: GatewayServer,
+    /** `[agents] listen`, when it is on and bound. */
+    private readonly hookListener: HookListener | undefined,
   ) {}
 
   static async start(options: DaemonOptions): Promise<DaemonApp> {
@@ -219,15 +226,36 @@ export class DaemonApp {
       });
       const queries = new JournalQueries(store.db);
       const backtest = backtestMethod({ runner: backtests, evaluator: daemon.view, clock, retentionMs });
+      // Append's admission, and the hook endpoint's: a run's `closed` row revokes its gateway tokens.
+      const admit = async (source: ProducerSource, events: readonly unknown[], key?: string) => {
+        const results = await daemon.admit(source, events, key);
+        revokeClosedRunsTokens(events, results, tokens);
+        return results;
+      };
+      const gitFacts = new GitFactsReader(env, clock);
+      const hooks = hookRequestListener(
+        new HookIngest({
+          admit,
+          // Config-file producer credentials and `harness token`'s, bound to a harness or not.
+          identify: (token) => {
+            const d = identifyCaller(`Bearer ${token}`, "socket", credentials.current, clock());
+            if (!d.ok || d.caller.role !== "producer") return undefined;
+            const { source, harness } = d.caller;
+            return harness === undefined ? { source } : { source, harness };
+          },
+          verdicts: runVerdicts,
+          gitFacts: (cwd) => gitFacts.facts(cwd),
+          verifyPatterns: () => daemon.configInForce.agents.verifyPatterns,
+          onError: (what, e) => log.error({ err: (e as Error).message }, what),
+        }),
+        (e) => log.error({ err: (e as Error).message }, "agent hook call failed"),
+      );
       const rpc = await startRpcServer({
         socketPath,
+        socketRoutes: { prefix: HOOK_PATH_PREFIX, handler: hooks },
         ...(server.listen === undefined ? {} : { tcpListen: `${server.listen.host}:${server.listen.port}` }),
         credentials,
-        admit: async (source, events, key) => {
-          const results = await daemon.admit(source, events, key);
-          revokeClosedRunsTokens(events, results, tokens);
-          return results;
-        },
+        admit,
         rejected: (source, reason, events) => daemon.rejected(source, reason, events),
         routes: (router) =>
           router
@@ -282,6 +310,15 @@ export class DaemonApp {
               beforeScrape: () => metrics.journalLag.set(daemon.view.lagSeconds(clock())),
               log,
             });
+      const agentsListen = config.agents.listen;
+      // Another daemon (a test's, a second store's) may hold the port: the socket path still works.
+      const hookListener =
+        agentsListen === undefined
+          ? undefined
+          : await startHookListener(agentsListen.host, agentsListen.port, hooks).catch((e: Error) => {
+              log.warn({ err: e.message }, "[agents] listen: the http hook endpoint is not listening");
+              return undefined;
+            });
       daemon.start();
       return new DaemonApp(
         daemon,
@@ -297,6 +334,7 @@ export class DaemonApp {
         backtests,
         metricsServer,
         gateway,
+        hookListener,
       );
     } catch (e) {
       store.close();
@@ -309,6 +347,12 @@ export class DaemonApp {
   }
   get metricsUrl(): string | undefined {
     return this.metricsServer?.url;
+  }
+  /** Where Claude Code's http hooks post: `http://host:port/hooks/claude-code`, when listening. */
+  get hooksUrl(): string | undefined {
+    return this.hookListener === undefined
+      ? undefined
+      : `http://${this.hookListener.address}${HOOK_PATH_PREFIX}`;
   }
 
   admit(source: ProducerSource, events: readonly unknown[]): Promise<readonly AdmitResult[]> {
@@ -326,6 +370,7 @@ export class DaemonApp {
     this.watchers.close();
     await this.gateway.close();
     await this.rpc.close();
+    await this.hookListener?.close();
     await this.backtests.close();
     await this.daemon.close();
     await this.metricsServer?.close();

@@ -404,6 +404,29 @@ cli
     process.exitCode = await runMinerRun(name, { socket: o.socket, config: o.config, json: o.json }, io);
   });
 
+// `bin.ts` runs `harness hook` before this module loads; this entry serves `node main.js hook …` alike.
+cli
+  .command(
+    "hook <adapter> [json]",
+    "An agent's command hook (claude-code, codex, codex-notify): forwards the payload on stdin to the daemon and prints its answer (docs/agents-mapping.md)",
+  )
+  .allowUnknownOptions()
+  .option("--harness <name>", "The harness the agent runs as")
+  .option("--observer-token <file>", "The observer producer token")
+  .option("--ledger-token <file>", "The ledger producer token")
+  .option("--socket <path>", "The daemon's socket")
+  .option("--config <path>", "The global config ([agents] on_unreachable, [server] socket)")
+  .option("--timeout <ms>", "How long to wait for the daemon (default 5000)")
+  .action(async () => {
+    const { runHook } = await import("../agents/hook-forwarder.js");
+    process.exitCode = await runHook(process.argv.slice(process.argv.indexOf("hook") + 1), {
+      env: process.env,
+      stdin: process.stdin,
+      out: (text) => process.stdout.write(text),
+      err: io.err,
+    });
+  });
+
 cli.help();
 cli.version(packageVersion());
 

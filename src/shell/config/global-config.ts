@@ -76,11 +76,6 @@ export interface GlobalConfig {
     /** Unset: stops are recorded undelivered. */
     readonly stop: readonly string[] | undefined;
   };
-  /** Hook-fed agents (issue 17); global-only. */
-  readonly agents: {
-    /** A hook-fed run that sends nothing for this long is closed `interrupted` (reason `stale`). */
-    readonly staleAfter: Millis;
-  };
   /** The daemon's own graph projection (issue 17); global-only. */
   readonly graph: {
     /** Derive `edited` edges and file collisions from hook-fed runs' rows. */
@@ -100,6 +95,17 @@ export interface GlobalConfig {
     /** Each producer source's credential file. */
     readonly producers: Readonly<Partial<Record<ProducerSource, string>>>;
   };
+  /** `[agents]` (issue 17): agent hooks. Global only. */
+  readonly agents: {
+    /** Claude Code's http hook endpoint, loopback only; unset when `listen = ""`. */
+    readonly listen: HostPort | undefined;
+    /** What the command hook answers a PreToolUse when the daemon cannot be reached. */
+    readonly onUnreachable: "allow" | "deny";
+    /** Shell command substrings classified `verify`, beside the built-in test and build patterns. */
+    readonly verifyPatterns: readonly string[];
+    /** A hook-fed run that sends nothing for this long is closed `interrupted` (reason `stale`). */
+    readonly staleAfter: Millis;
+  };
 }
 
 export type GlobalConfigResult =
@@ -115,6 +121,7 @@ export const DEFAULT_METRICS_LISTEN: HostPort = { host: "127.0.0.1", port: 9464 
 export const DEFAULT_STALE_AFTER: Millis = 12 * HOUR;
 export const DEFAULT_BRANCH_PREFIX = "harness-rules/";
 export const DEFAULT_MAX_PROPOSALS_PER_WEEK = 3;
+export const DEFAULT_AGENTS_LISTEN: HostPort = { host: "127.0.0.1", port: 7434 };
 
 const POLICY_REPO_NAME = /^[a-z][a-z0-9-]*$/;
 const HOST_PORT = /^(?:\[([0-9A-Fa-f:.]+)\]|([^\s:[\]]+)):(\d{1,5})$/;
@@ -181,9 +188,6 @@ export function loadGlobalConfig(text: string, file: string, env: NodeJS.Process
       events: notify?.strings("events") ?? DEFAULT_NOTIFY_EVENTS,
     },
     supervisor: { stop: supervisor?.argv("stop") },
-    agents: {
-      staleAfter: agents?.duration("stale_after", MINUTE, Number.POSITIVE_INFINITY) ?? DEFAULT_STALE_AFTER,
-    },
     graph: { projectFileEdges: graph?.bool("project_file_edges") ?? true },
     server: {
       socket: server?.path("socket") ?? socketPath(env),
@@ -198,6 +202,13 @@ export function loadGlobalConfig(text: string, file: string, env: NodeJS.Process
       harnessD: server?.path("harness_d"),
       producers: producerFiles(producers),
     },
+    agents: {
+      listen:
+        agents?.value("listen") === "" ? undefined : (agents?.hostPort("listen") ?? DEFAULT_AGENTS_LISTEN),
+      onUnreachable: agents?.oneOf("on_unreachable", ["allow", "deny"] as const) ?? "allow",
+      verifyPatterns: agents?.strings("verify_patterns") ?? [],
+      staleAfter: agents?.duration("stale_after", MINUTE, Number.POSITIVE_INFINITY) ?? DEFAULT_STALE_AFTER,
+    },
   };
   // Other `[memory.*]` tables belong to other specs (SPEC-0028's `[memory.promotion]`), so only
   // `[memory]`'s own keys are held to the engine's list.
@@ -205,7 +216,6 @@ export function loadGlobalConfig(text: string, file: string, env: NodeJS.Process
   rules?.rejectUnknown(["enforce", "disable", "shadow_period", "journal_retention"]);
   notify?.rejectUnknown(["command", "timeout", "cooldown", "events"]);
   supervisor?.rejectUnknown(["stop"]);
-  agents?.rejectUnknown(["stale_after"]);
   graph?.rejectUnknown(["project_file_edges"]);
   server?.rejectUnknown([
     "socket",
@@ -217,6 +227,15 @@ export function loadGlobalConfig(text: string, file: string, env: NodeJS.Process
     "harness_d",
     "producers",
   ]);
+  agents?.rejectUnknown(["listen", "on_unreachable", "verify_patterns", "stale_after"]);
+  // Hook tokens travel in plain HTTP: the http hook endpoint is for this machine's agents only.
+  const agentsListen = config.agents.listen;
+  if (agentsListen !== undefined && !isLoopback(agentsListen.host))
+    agents?.fail(
+      "invalid_value",
+      "listen",
+      `${agentsListen.host} is not a loopback address: the hook endpoint listens on loopback only`,
+    );
   // Metrics name every rule and its counts: off the loopback interface only to a scraper with the token.
   const metricsListen = config.server.metricsListen;
   if (
@@ -427,6 +446,18 @@ class Table {
       );
     }
     return argv;
+  }
+
+  oneOf<T extends string>(key: string, values: readonly T[]): T | undefined {
+    const v = this.value(key);
+    if (v === undefined) return undefined;
+    if (typeof v !== "string" || !(values as readonly string[]).includes(v))
+      return this.fail(
+        "invalid_value",
+        key,
+        `must be one of ${values.map((x) => JSON.stringify(x)).join(", ")}`,
+      );
+    return v as T;
   }
 
   bool(key: string): boolean | undefined {

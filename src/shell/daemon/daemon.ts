@@ -49,6 +49,7 @@ export interface ReloadReport {
  * the pruner set up once, at start. Every other key a reload applies.
  */
 const RESTART_KEYS: readonly (readonly [string, (c: GlobalConfig) => unknown])[] = [
+  ["agents.listen", (c) => c.agents.listen],
   ["memory.rules.journal_retention", (c) => c.memory.rules.journalRetention],
   ["server.listen", (c) => c.server.listen],
   ["server.metrics_listen", (c) => c.server.metricsListen],

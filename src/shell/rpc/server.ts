@@ -34,6 +34,11 @@ export interface RpcServerOptions {
   readonly readMaxBytes?: number;
   /** Further services (RuleService): every method they serve must have a tier in `METHOD_TIERS`. */
   readonly routes?: (router: ConnectRouter) => void;
+  /**
+   * Plain HTTP served on the socket beside Connect, for paths under `prefix` (the agent hook endpoint,
+   * which authenticates its own callers): not RPC methods, so no tier applies.
+   */
+  readonly socketRoutes?: { readonly prefix: string; readonly handler: http.RequestListener };
 }
 
 export interface RpcServer {
@@ -69,7 +74,13 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
       shutdownSignal: shutdown.signal,
     });
 
-  const socketServer = http.createServer(handler("socket"));
+  const socketRpc = handler("socket");
+  const extra = options.socketRoutes;
+  const socketServer = http.createServer(
+    extra === undefined
+      ? socketRpc
+      : (req, res) => (req.url?.startsWith(extra.prefix) === true ? extra.handler : socketRpc)(req, res),
+  );
   await prepareSocketPath(options.socketPath);
   await listenOnSocket(socketServer, options.socketPath);
   const servers = [socketServer];

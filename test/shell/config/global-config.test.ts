@@ -62,7 +62,12 @@ describe("global config: defaults", () => {
         harnessD: undefined,
         producers: {},
       },
-      agents: { staleAfter: 12 * 3_600_000 },
+      agents: {
+        listen: { host: "127.0.0.1", port: 7434 },
+        onUnreachable: "allow",
+        verifyPatterns: [],
+        staleAfter: 12 * 3_600_000,
+      },
       graph: { projectFileEdges: true },
     } satisfies GlobalConfig);
   });

@@ -52,11 +52,12 @@ export async function runDaemon(
         store: daemon.store.path,
         socket: daemon.socketPath,
         metrics: daemon.metricsUrl ?? null,
+        hooks: daemon.hooksUrl ?? null,
       }),
     );
   else
     io.err(
-      `harness daemon: store ${daemon.store.path}, socket ${daemon.socketPath}, metrics ${daemon.metricsUrl ?? "off"}`,
+      `harness daemon: store ${daemon.store.path}, socket ${daemon.socketPath}, metrics ${daemon.metricsUrl ?? "off"}, hooks ${daemon.hooksUrl ?? "off"}`,
     );
   await stopping;
   process.off("SIGTERM", onSignal);

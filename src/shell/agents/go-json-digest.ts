@@ -1,0 +1,114 @@
+/**
+ * A tool call's `digest` as the Go supervisor computes it (agent-trace's `inputDigest`): the input decoded
+ * into `interface{}`, written by Go's `json.Marshal`, then hex SHA-256 of those bytes. So a hook-fed row
+ * and a supervisor-fed row of the same call carry the same digest, and the loop guard and `count` over
+ * digests treat them alike. `/work/shared/digest-vectors.json` holds Go's own output for the test.
+ *
+ * What Go's encoder does that `JSON.stringify` does not: object keys sorted bytewise (UTF-8) at every
+ * depth; `<`, `>`, `&`, U+2028 and U+2029 escaped as `\u003c`…; other control characters below U+0020
+ * as `\u00XX` except `\n`, `\r`, `\t` (Go 1.19 writes `\b` and `\f` as `\u0008`, `\u000c`); DEL as is;
+ * numbers as float64 in the shortest form, `-0` kept, exponent form below 1e-6 and from 1e21 (as
+ * JavaScript's own thresholds are) with no leading zero in the exponent.
+ */
+import { createHash } from "node:crypto";
+
+/** A value no JSON document decodes to (a number that overflows float64 is refused by Go's decoder). */
+export class NotGoJsonError extends Error {
+  constructor(what: string) {
+    super(`cannot encode as Go's json.Marshal does: ${what}`);
+    this.name = "NotGoJsonError";
+  }
+}
+
+const HEX = "0123456789abcdef";
+
+function goString(s: string): string {
+  let out = '"';
+  let start = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    let escaped: string | undefined;
+    if (c < 0x20 || c === 0x22 || c === 0x5c || c === 0x3c || c === 0x3e || c === 0x26) {
+      escaped =
+        c === 0x22
+          ? '\\"'
+          : c === 0x5c
+            ? "\\\\"
+            : c === 0x0a
+              ? "\\n"
+              : c === 0x0d
+                ? "\\r"
+                : c === 0x09
+                  ? "\\t"
+                  : `\\u00${HEX[c >> 4]}${HEX[c & 0xf]}`;
+    } else if (c === 0x2028 || c === 0x2029) escaped = `\\u${c.toString(16)}`;
+    else if (c >= 0xd800 && c <= 0xdfff) {
+      // Go decodes an unpaired surrogate escape to U+FFFD and writes that character as is.
+      const pair = c <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00;
+      if (pair) {
+        i++;
+        continue;
+      }
+      escaped = "\ufffd";
+    }
+    if (escaped !== undefined) {
+      out += s.slice(start, i) + escaped;
+      start = i + 1;
+    }
+  }
+  return `${out + s.slice(start)}"`;
+}
+
+function goNumber(n: number): string {
+  if (!Number.isFinite(n)) throw new NotGoJsonError(`the number ${n} is not a float64 value`);
+  if (Object.is(n, -0)) return "-0";
+  // JavaScript's shortest round-trip form switches to exponent form at the same bounds as Go's
+  // encoder (abs < 1e-6 or >= 1e21); only the exponent's spelling differs, and not for these.
+  return String(n);
+}
+
+const utf8Order = (a: string, b: string): number => Buffer.compare(Buffer.from(a), Buffer.from(b));
+
+/** The exact bytes Go's `json.Marshal` writes for a value `JSON.parse` produced. */
+export function goJson(value: unknown): string {
+  if (value === null) return "null";
+  switch (typeof value) {
+    case "string":
+      return goString(value);
+    case "number":
+      return goNumber(value);
+    case "boolean":
+      return value ? "true" : "false";
+    case "object": {
+      if (Array.isArray(value)) return `[${value.map(goJson).join(",")}]`;
+      const obj = value as Record<string, unknown>;
+      // Go's map keys are the decoded strings, an unpaired surrogate already U+FFFD; sorting by their
+      // UTF-8 bytes is not JavaScript's UTF-16 order above U+FFFF.
+      const keys = Object.keys(obj).sort(utf8Order);
+      return `{${keys.map((k) => `${goString(k)}:${goJson(obj[k])}`).join(",")}}`;
+    }
+    default:
+      throw new NotGoJsonError(`a ${typeof value} is not a JSON value`);
+  }
+}
+
+/**
+ * The digest of a tool call's input: a missing, null or empty input hashes as `{}`, as the Go
+ * classifier's does. Undefined for an input Go could not have decoded (a number beyond float64).
+ */
+export function inputDigest(input: unknown): string | undefined {
+  const value =
+    input === undefined ||
+    input === null ||
+    (typeof input === "object" && !Array.isArray(input) && Object.keys(input).length === 0)
+      ? {}
+      : input;
+  let bytes: string;
+  try {
+    bytes = goJson(value);
+  } catch (e) {
+    if (e instanceof NotGoJsonError) return undefined;
+    throw e;
+  }
+  return createHash("sha256").update(bytes, "utf8").digest("hex");
+}

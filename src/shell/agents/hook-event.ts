@@ -1,0 +1,135 @@
+/**
+ * What one agent hook call means to the journal, whichever agent sent it: at most one row (its source,
+ * type and fields, its paths still as the agent wrote them) and what a verdict may refuse. The adapters
+ * (`claude-code-map.ts`, `codex-map.ts`) build it from the payload; `ingest.ts` adds the run, the git
+ * facts and the time, and admits it.
+ */
+import type { Action } from "./classify.js";
+
+export const ADAPTERS = ["claude-code", "codex", "codex-notify"] as const;
+/** The hook endpoint's adapters; `codex-notify` is Codex's legacy notify program, its rows `codex`'s. */
+export type HookAdapter = (typeof ADAPTERS)[number];
+export const isHookAdapter = (s: string): s is HookAdapter => (ADAPTERS as readonly string[]).includes(s);
+/** The `adapter` a row carries. */
+export const rowAdapter = (a: HookAdapter): "claude-code" | "codex" =>
+  a === "claude-code" ? "claude-code" : "codex";
+
+export type MarkType = "user-message" | "compaction" | "subagent" | "turn-end";
+
+export type RowPlan =
+  | { readonly source: "ledger"; readonly type: "opened"; readonly trigger?: string }
+  | { readonly source: "ledger"; readonly type: "closed"; readonly outcome: string; readonly reason: string }
+  | { readonly source: "observer"; readonly type: "mark"; readonly mark: MarkType }
+  | {
+      readonly source: "observer";
+      readonly type: "tool";
+      readonly tool: string;
+      readonly action: Action;
+      readonly isError: boolean;
+      readonly digest?: string;
+      /** As the call wrote them: absolute, or relative to `cwd`. */
+      readonly paths: readonly string[];
+    };
+
+/**
+ * What a verdict may refuse at this call: `tool` a tool about to run (PreToolUse), `prompt` a prompt
+ * about to be processed, `turn` nothing but the turn's going on (any other event of a stopped run).
+ */
+export type Gate = "tool" | "prompt" | "turn";
+
+export interface HookEvent {
+  /** The hook's event name as the agent sent it (`agent-turn-complete` for Codex's notify). */
+  readonly event: string;
+  readonly session: string;
+  readonly cwd?: string;
+  readonly row?: RowPlan;
+  readonly gate: Gate;
+  /** Set for an event this adapter does not know: the call is answered, nothing is recorded. */
+  readonly unknown?: true;
+}
+
+export type Mapped =
+  | { readonly ok: true; readonly hook: HookEvent }
+  | { readonly ok: false; readonly problem: string };
+
+export type Payload = Readonly<Record<string, unknown>>;
+
+const CONTROL = /\p{Cc}/u;
+
+/** A payload's string field, or undefined when absent or not a string. */
+export const str = (p: Payload, key: string): string | undefined => {
+  const v = p[key];
+  return typeof v === "string" ? v : undefined;
+};
+
+/** The session id and event name every payload must carry, or why the payload cannot be used. */
+export function sessionOf(
+  p: Payload,
+  sessionKey: string,
+  eventKey: string,
+): { session: string; event: string } | { problem: string } {
+  const session = str(p, sessionKey);
+  if (session === undefined || session === "") return { problem: `the payload has no string ${sessionKey}` };
+  if (CONTROL.test(session)) return { problem: `${sessionKey} holds a control character` };
+  const event = str(p, eventKey);
+  if (event === undefined || event === "") return { problem: `the payload has no string ${eventKey}` };
+  return { session, event };
+}
+
+/** The working directory a payload names, when it is an absolute path. */
+export const cwdOf = (p: Payload): string | undefined => {
+  const cwd = str(p, "cwd");
+  return cwd?.startsWith("/") && !CONTROL.test(cwd) ? cwd : undefined;
+};
+
+/**
+ * Whether a tool's response reports a failure the event did not: a non-zero exit code (`exit_code`,
+ * `exitCode`), `is_error`/`isError` true, `success` false, or a text answer opening `Exit code: N`.
+ * Only these flags are read; the response's text is never kept.
+ */
+export function responseFailed(response: unknown): boolean {
+  if (typeof response === "string") {
+    const m = /^Exit code:? (-?\d+)/.exec(response);
+    return m !== null && Number(m[1]) !== 0;
+  }
+  if (typeof response !== "object" || response === null || Array.isArray(response)) return false;
+  const r = response as Record<string, unknown>;
+  if (r.is_error === true || r.isError === true || r.success === false) return true;
+  for (const key of ["exit_code", "exitCode"]) {
+    const code = r[key];
+    if (typeof code === "number" && code !== 0) return true;
+  }
+  return false;
+}
+
+/** Payload keys a row may be built from; everything else (prompts, output, messages) is left behind. */
+const ROW_KEYS = [
+  "session_id",
+  "hook_event_name",
+  "cwd",
+  "tool_name",
+  "tool_input",
+  "tool_use_id",
+  "source",
+  "reason",
+  "agent_id",
+  "agent_type",
+  "turn_id",
+  "is_interrupt",
+  "type",
+  "thread-id",
+  "turn-id",
+];
+
+/**
+ * What of a payload is kept when it must wait (the forwarder's spool): the keys a row is built from, and
+ * of `tool_response` only what `responseFailed` reads. Mapping the result gives the same row as the
+ * whole payload.
+ */
+export function rowPayload(p: Payload): Payload {
+  const out: Record<string, unknown> = {};
+  for (const key of ROW_KEYS) if (Object.hasOwn(p, key)) out[key] = p[key];
+  if (Object.hasOwn(p, "tool_response"))
+    out.tool_response = responseFailed(p.tool_response) ? { is_error: true } : {};
+  return out;
+}

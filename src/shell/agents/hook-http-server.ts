@@ -1,0 +1,165 @@
+/**
+ * The hook endpoint over HTTP/1.1: `POST /hooks/<adapter>?harness=NAME` with the hook's payload as the
+ * body, `Authorization: Bearer <observer token>` and `X-Harness-Ledger-Token: <ledger token>`. Claude
+ * Code's `http` hook posts here on `[agents] listen` (loopback only; it fails open by Claude Code's
+ * design: a refused connection, a non-2xx answer or a timeout lets the tool run), and the command
+ * forwarder posts the same request over the daemon's Unix socket. The answer body is the agent's
+ * decision JSON (empty: no decision); `X-Harness-Row` and `X-Harness-Note` tell the forwarder what
+ * became of the row.
+ */
+import * as http from "node:http";
+import type * as net from "node:net";
+import { isHookAdapter } from "./hook-event.js";
+import {
+  HOOK_AT_HEADER,
+  HOOK_KEY_HEADER,
+  HOOK_PATH_PREFIX,
+  LEDGER_TOKEN_HEADER,
+  MAX_HOOK_PAYLOAD_BYTES,
+  NOTE_HEADER,
+  ROW_HEADER,
+} from "./hook-limits.js";
+import type { HookIngest, IngestResponse } from "./ingest.js";
+
+/** A header value Node will send: printable ASCII on one line (a note may quote a path). */
+const headerSafe = (s: string): string => s.replace(/[^\x20-\x7e]/g, "?").slice(0, 1000);
+
+function send(
+  res: http.ServerResponse,
+  status: number,
+  body: string,
+  extra: Record<string, string> = {},
+): void {
+  res.writeHead(status, {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(body),
+    ...Object.fromEntries(Object.entries(extra).map(([k, v]) => [k, headerSafe(v)])),
+  });
+  res.end(body);
+}
+
+function sendResponse(res: http.ServerResponse, r: IngestResponse): void {
+  send(res, r.status, r.answer, {
+    [ROW_HEADER]: r.row,
+    ...(r.note === undefined ? {} : { [NOTE_HEADER]: r.note }),
+  });
+}
+
+/** The body, or undefined (and a 413 sent) when it passes the bound. */
+function readBody(req: http.IncomingMessage, res: http.ServerResponse): Promise<Buffer | undefined> {
+  const tooLarge = () => {
+    send(res, 413, "", {
+      [NOTE_HEADER]: `the payload is larger than ${MAX_HOOK_PAYLOAD_BYTES} bytes; not recorded`,
+      connection: "close",
+    });
+    req.resume();
+  };
+  const declared = Number(req.headers["content-length"] ?? "0");
+  if (declared > MAX_HOOK_PAYLOAD_BYTES) {
+    tooLarge();
+    return Promise.resolve(undefined);
+  }
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let over = false;
+    req.on("data", (chunk: Buffer) => {
+      if (over) return;
+      size += chunk.length;
+      if (size > MAX_HOOK_PAYLOAD_BYTES) {
+        over = true;
+        tooLarge();
+        resolve(undefined);
+      } else chunks.push(chunk);
+    });
+    req.on("end", () => {
+      if (!over) resolve(Buffer.concat(chunks));
+    });
+    req.on("error", () => {
+      if (!over) resolve(undefined);
+    });
+  });
+}
+
+const header = (req: http.IncomingMessage, name: string): string | undefined => {
+  const v = req.headers[name];
+  return typeof v === "string" ? v : undefined;
+};
+
+/** Handles `POST /hooks/<adapter>`; `onError` hears of a failure the caller is answered 500 for. */
+export function hookRequestListener(ingest: HookIngest, onError: (e: unknown) => void): http.RequestListener {
+  return (req, res) => {
+    const url = new URL(req.url ?? "/", "http://hooks.invalid");
+    const adapter = url.pathname.startsWith(HOOK_PATH_PREFIX)
+      ? url.pathname.slice(HOOK_PATH_PREFIX.length)
+      : "";
+    if (!isHookAdapter(adapter)) {
+      send(res, 404, "", {
+        [NOTE_HEADER]: "hook paths are /hooks/claude-code, /hooks/codex, /hooks/codex-notify",
+      });
+      req.resume();
+      return;
+    }
+    if (req.method !== "POST") {
+      send(res, 405, "", { allow: "POST" });
+      req.resume();
+      return;
+    }
+    const bearer = /^Bearer (\S+)$/.exec(header(req, "authorization") ?? "")?.[1];
+    const at = Number(header(req, HOOK_AT_HEADER));
+    const key = header(req, HOOK_KEY_HEADER);
+    void readBody(req, res)
+      .then(async (body) => {
+        if (body === undefined) return;
+        const r = await ingest.handle({
+          adapter,
+          harness: url.searchParams.get("harness") ?? "",
+          ...(bearer === undefined ? {} : { observerToken: bearer }),
+          ...(header(req, LEDGER_TOKEN_HEADER) === undefined
+            ? {}
+            : { ledgerToken: header(req, LEDGER_TOKEN_HEADER) as string }),
+          body,
+          ...(Number.isSafeInteger(at) && at > 0 ? { at } : {}),
+          ...(key === undefined ? {} : { key }),
+        });
+        sendResponse(res, r);
+      })
+      .catch((e: unknown) => {
+        onError(e);
+        if (!res.headersSent) send(res, 500, "", { [NOTE_HEADER]: "the daemon failed to ingest the call" });
+      });
+  };
+}
+
+export interface HookListener {
+  /** `host:port` it is bound to. */
+  readonly address: string;
+  close(): Promise<void>;
+}
+
+/** Starts `[agents] listen`: the http hook endpoint alone, on a loopback address. */
+export function startHookListener(
+  host: string,
+  port: number,
+  listener: http.RequestListener,
+): Promise<HookListener> {
+  const server = http.createServer(listener);
+  // A hook's request is small and answered at once; a slow client may not hold a connection open.
+  server.requestTimeout = 30_000;
+  server.headersTimeout = 10_000;
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      const a = server.address() as net.AddressInfo;
+      resolve({
+        address: a.family === "IPv6" ? `[${a.address}]:${a.port}` : `${a.address}:${a.port}`,
+        close: () =>
+          new Promise((done) => {
+            server.close(() => done());
+            server.closeAllConnections();
+          }),
+      });
+    });
+  });
+}

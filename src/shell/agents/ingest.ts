@@ -1,0 +1,262 @@
+/**
+ * The daemon's ingest of agent hook calls (issue 17): the hook's raw payload in, at most one journal row
+ * admitted through the same admission path as `JournalService.Append` (the source's permissions, the
+ * kind's fields and bounds, the bounded queue), and the agent's answer out, from the run's verdict. The
+ * mapping lives here once, so the http hook and the command forwarder give the same rows byte for byte.
+ *
+ * Only what a row may hold is kept: identifiers, the action, flags, the input's digest and its
+ * repo-relative paths. The payload's prompt, tool output and messages are read by nobody.
+ *
+ * Credentials: tool and mark rows need the observer token, opened and closed rows the ledger token;
+ * every call needs the observer token, which is how a hook proves it is one. A token bound to a harness
+ * is good only for that harness's calls.
+ */
+import type { ProducerSource } from "../../core/sources.js";
+import { sourceRefusal } from "../../core/sources.js";
+import type { AdmitResult } from "../journal/admit.js";
+import { mapClaudeCode } from "./claude-code-map.js";
+import { mapCodex, mapCodexNotify } from "./codex-map.js";
+import type { GitFacts } from "./git-facts.js";
+import { ALLOW, type HookAnswer, hookAnswer } from "./hook-answer.js";
+import {
+  type HookAdapter,
+  type HookEvent,
+  type Mapped,
+  type Payload,
+  type RowPlan,
+  rowAdapter,
+} from "./hook-event.js";
+import { MAX_HOOK_PAYLOAD_BYTES } from "./hook-limits.js";
+import { repoPaths } from "./repo-paths.js";
+import type { RunVerdict, RunVerdicts } from "./run-verdict.js";
+
+/** Who a presented token is: a producer source, bound to one harness or to any. */
+export interface TokenIdentity {
+  readonly source: ProducerSource;
+  readonly harness?: string;
+}
+
+export interface IngestDeps {
+  /** The same admission `JournalService.Append` uses. */
+  readonly admit: (
+    source: ProducerSource,
+    events: readonly unknown[],
+    key?: string,
+  ) => Promise<readonly AdmitResult[]>;
+  readonly identify: (token: string) => TokenIdentity | undefined;
+  readonly verdicts: RunVerdicts;
+  readonly gitFacts: (cwd: string) => Promise<GitFacts>;
+  /** `[agents] verify_patterns`, read on every call so a reload applies. */
+  readonly verifyPatterns: () => readonly string[];
+  /** Told of a verdict that could not be read (the call is then allowed). */
+  readonly onError?: (what: string, e: unknown) => void;
+}
+
+export interface IngestRequest {
+  readonly adapter: HookAdapter;
+  readonly harness: string;
+  readonly observerToken?: string;
+  readonly ledgerToken?: string;
+  readonly body: Uint8Array;
+  /** A spooled call: when the hook received it. Its row carries this `at`, and no verdict is asked. */
+  readonly at?: number;
+  /** A spooled call's idempotency key: delivered twice, admitted once. */
+  readonly key?: string;
+}
+
+export type RowOutcome = "admitted" | "none" | "rejected" | "dropped";
+
+export interface IngestResponse {
+  /** 200 answered; 400 a payload that cannot be used; 401 a missing or wrong token; 413 too large. */
+  readonly status: 200 | 400 | 401 | 413;
+  readonly answer: HookAnswer;
+  readonly row: RowOutcome;
+  /** Why nothing was recorded, for the hook's stderr: never payload text. */
+  readonly note?: string;
+}
+
+// A run is `<harness>#<session>`, so a harness name holds no `#`; nor whitespace or control characters.
+const HARNESS_NAME = /^[^\s#\p{Cc}]{1,128}$/u;
+const MAX_KEY = 128;
+
+const refuse = (status: IngestResponse["status"], note: string): IngestResponse => ({
+  status,
+  answer: ALLOW,
+  row: "none",
+  note,
+});
+
+function parsePayload(body: Uint8Array): Payload | string {
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(body);
+  } catch {
+    return "the payload is not UTF-8 text";
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return "the payload is not JSON";
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    return "the payload is not a JSON object";
+  return value as Payload;
+}
+
+function mapPayload(adapter: HookAdapter, p: Payload, verifyPatterns: readonly string[]): Mapped {
+  switch (adapter) {
+    case "claude-code":
+      return mapClaudeCode(p, verifyPatterns);
+    case "codex":
+      return mapCodex(p, verifyPatterns);
+    case "codex-notify":
+      return mapCodexNotify(p);
+  }
+}
+
+/**
+ * What admission said, if it said so at once (a refusal or a full queue resolve in microtasks, before
+ * any commit); otherwise `queued`, the commit's failure going to `onFailure`. The writer commits in a
+ * `setImmediate` scheduled by the offer, so this one, scheduled before it, answers first: the hook's
+ * answer is written before the commit's fsync holds the event loop.
+ */
+function queuedOrSettled(
+  admit: () => Promise<AdmitResult | undefined>,
+  onFailure: (e: unknown) => void,
+): Promise<AdmitResult | undefined | "queued"> {
+  const queued = new Promise<"queued">((resolve) => setImmediate(() => resolve("queued")));
+  const admitted = admit();
+  admitted.then((r) => {
+    if (r?.kind === "rejected" && r.code === "store_error") onFailure(new Error(r.reason));
+  }, onFailure);
+  return Promise.race([admitted, queued]);
+}
+
+export class HookIngest {
+  constructor(private readonly deps: IngestDeps) {}
+
+  async handle(req: IngestRequest): Promise<IngestResponse> {
+    if (!HARNESS_NAME.test(req.harness))
+      return refuse(
+        400,
+        "the harness name must be 1 to 128 characters without '#', whitespace or control characters",
+      );
+    if (req.key !== undefined && (req.key === "" || req.key.length > MAX_KEY))
+      return refuse(400, `the idempotency key must be 1 to ${MAX_KEY} characters`);
+    if (req.body.byteLength > MAX_HOOK_PAYLOAD_BYTES)
+      return refuse(413, `the payload is larger than ${MAX_HOOK_PAYLOAD_BYTES} bytes; not recorded`);
+    const caller = this.authorized(req.observerToken, "observer", req.harness);
+    if (caller !== undefined) return refuse(401, caller);
+    const parsed = parsePayload(req.body);
+    if (typeof parsed === "string") return refuse(400, `${parsed}; not recorded`);
+    const mapped = mapPayload(req.adapter, parsed, this.deps.verifyPatterns());
+    if (!mapped.ok) return refuse(400, `${mapped.problem}; not recorded`);
+    const hook = mapped.hook;
+    if (hook.row?.source === "ledger") {
+      const ledger = this.authorized(req.ledgerToken, "ledger", req.harness);
+      if (ledger !== undefined) return refuse(401, ledger);
+    }
+    const run = `${req.harness}#${hook.session}`;
+    const admitted =
+      hook.row === undefined ? { row: "none" as const } : await this.admitRow(req, hook, hook.row, run);
+    // A spooled call is history: its answer has no reader, and asking would deliver a pending stop to nobody.
+    const verdict = req.key === undefined ? this.verdict(req.harness, run) : { kind: "allow" as const };
+    const note =
+      admitted.note ??
+      (hook.unknown === true
+        ? `unknown ${req.adapter} event ${JSON.stringify(hook.event)}; not recorded`
+        : undefined);
+    return {
+      status: 200,
+      answer: hookAnswer(req.adapter, req.harness, hook.gate, verdict),
+      row: admitted.row,
+      ...(note === undefined ? {} : { note }),
+    };
+  }
+
+  /** Why `token` may not act as `source` for `harness`, or undefined when it may. */
+  private authorized(token: string | undefined, source: ProducerSource, harness: string): string | undefined {
+    const header = source === "observer" ? "the Authorization bearer token" : "the ledger token";
+    if (token === undefined || token === "")
+      return `${header} (the ${source} producer credential) is missing`;
+    const id = this.deps.identify(token);
+    if (id === undefined || id.source !== source)
+      return `${header} is not one the daemon knows for the ${source} producer`;
+    if (id.harness !== undefined && id.harness !== harness)
+      return `${header} is bound to another harness than ${harness}`;
+    return undefined;
+  }
+
+  private async admitRow(
+    req: IngestRequest,
+    hook: HookEvent,
+    plan: RowPlan,
+    run: string,
+  ): Promise<{ row: RowOutcome; note?: string }> {
+    const facts = hook.cwd === undefined ? {} : await this.deps.gitFacts(hook.cwd);
+    const wire: Record<string, unknown> = {
+      kind: "run_event",
+      type: plan.type,
+      ...(req.at === undefined ? {} : { at: new Date(req.at).toISOString() }),
+      harness: req.harness,
+      run,
+      adapter: rowAdapter(req.adapter),
+      ...(facts.repo === undefined ? {} : { repo: facts.repo }),
+      ...(facts.branch === undefined ? {} : { branch: facts.branch }),
+      session: hook.session,
+    };
+    switch (plan.type) {
+      case "opened":
+        if (plan.trigger !== undefined) wire.trigger = plan.trigger;
+        break;
+      case "closed":
+        wire.outcome = plan.outcome;
+        wire.reason = plan.reason;
+        break;
+      case "mark":
+        wire.mark = plan.mark;
+        break;
+      case "tool": {
+        wire.tool = plan.tool;
+        wire.action = plan.action;
+        wire.is_error = plan.isError;
+        if (plan.digest !== undefined) wire.digest = plan.digest;
+        const paths =
+          facts.top === undefined || hook.cwd === undefined
+            ? []
+            : await repoPaths(plan.paths, hook.cwd, facts.top);
+        if (paths.length > 0) wire.paths = paths;
+        break;
+      }
+    }
+    const refusal = sourceRefusal(plan.source, "run_event", plan.type);
+    if (refusal !== undefined) return { row: "rejected", note: refusal };
+    const admit = () => this.deps.admit(plan.source, [wire], req.key).then(([r]) => r);
+    // A live call is answered once its row is queued, not committed: the commit is an fsync on the
+    // agent's critical path, and a daemon killed in between loses the row as a hook that timed out
+    // would. A spooled call waits for the commit, since it leaves the spool on this answer.
+    const result =
+      req.key === undefined
+        ? await queuedOrSettled(admit, (e) => this.deps.onError?.("committing a hook row", e))
+        : await admit();
+    if (result === "queued") return { row: "admitted" };
+    switch (result?.kind) {
+      case "admitted":
+        return { row: "admitted" };
+      case "rejected":
+        return { row: "rejected", note: `the row was refused: ${result.reason}` };
+      default:
+        return { row: "dropped", note: "the journal's queue is full; the row was dropped" };
+    }
+  }
+
+  private verdict(harness: string, run: string): RunVerdict {
+    try {
+      return this.deps.verdicts.check(harness, run);
+    } catch (e) {
+      this.deps.onError?.("reading the run's verdict", e);
+      return { kind: "allow" };
+    }
+  }
+}

@@ -1,0 +1,53 @@
+/**
+ * A tool call's paths as a row may hold them: relative to the git top level of the session's `cwd`.
+ * A path is dropped (never the row) when it holds a control character, lies outside the top level, or
+ * reaches outside it through a symlink: the existing part of the path is resolved on disk, so a link
+ * inside the repository pointing out of it is caught, and a file not yet written (a Write) is judged by
+ * its directory. At most `MAX_PATHS`, in the order the call named them, without repeats.
+ */
+import { realpath } from "node:fs/promises";
+import * as path from "node:path";
+import { MAX_PATH, MAX_PATHS } from "../../core/kinds.js";
+
+const CONTROL = /\p{Cc}/u;
+const LONE_SURROGATE = /\p{Surrogate}/u;
+
+/** `p` resolved on disk as far as it exists, the rest appended as written. */
+async function resolveExisting(p: string): Promise<string | undefined> {
+  const rest: string[] = [];
+  let dir = p;
+  for (;;) {
+    try {
+      return path.join(await realpath(dir), ...rest);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code !== "ENOENT" && code !== "ENOTDIR") return undefined;
+      const parent = path.dirname(dir);
+      if (parent === dir) return undefined;
+      rest.unshift(path.basename(dir));
+      dir = parent;
+    }
+  }
+}
+
+const inside = (rel: string): boolean =>
+  rel !== "" && rel !== ".." && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel);
+
+/** The repo-relative form of each of `paths` (absolute, or relative to `cwd`) that may be kept. */
+export async function repoPaths(paths: readonly string[], cwd: string, top: string): Promise<string[]> {
+  const realTop = await realpath(top).catch(() => undefined);
+  if (realTop === undefined || !path.isAbsolute(cwd)) return [];
+  const out: string[] = [];
+  for (const raw of paths) {
+    if (out.length >= MAX_PATHS) break;
+    if (raw === "" || CONTROL.test(raw) || LONE_SURROGATE.test(raw)) continue;
+    const abs = path.resolve(cwd, raw);
+    const real = await resolveExisting(abs);
+    if (real === undefined) continue;
+    const rel = path.relative(realTop, real);
+    if (!inside(rel) || [...rel].length > MAX_PATH) continue;
+    const slashed = rel.split(path.sep).join("/");
+    if (!out.includes(slashed)) out.push(slashed);
+  }
+  return out;
+}

@@ -1,0 +1,152 @@
+/**
+ * The command forwarder's spool: hook calls that could not reach the daemon, waiting under
+ * `$XDG_STATE_HOME/harness/agents/spool/` (0700; files 0600) to be delivered, in order, before new rows
+ * by the next call that reaches it.
+ *
+ * Files, for `harness doctor` and the operator:
+ * - `<time>-<pid>-<n>.json`, one call each: `{"v":1, adapter, harness, observer_token_file,
+ *   ledger_token_file, at, payload}`. `payload` holds only what a row is built from (`rowPayload`): the
+ *   ids, the tool's name and input, never a prompt or the tool's output. The spool's depth is the
+ *   number of these. Names sort in the order the calls were made.
+ * - `overflow`: how many calls were not spooled because the spool was full (a decimal number, absent
+ *   when none).
+ * - `failed/`: entries the daemon refused (bad payload, a credential it no longer accepts), kept for
+ *   the operator rather than retried forever.
+ * - `.drain.lock`: held by the call delivering the spool.
+ *
+ * Bounded: at most `MAX_SPOOL_ENTRIES` entries and `MAX_SPOOL_BYTES` bytes; beyond, calls are counted
+ * in `overflow` and dropped. Node built-ins only: the forwarder's import graph stays small.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+
+export const MAX_SPOOL_ENTRIES = 1000;
+export const MAX_SPOOL_BYTES = 32 * 1024 * 1024;
+/** A drain lock older than this was left by a call that died: taken over. */
+const STALE_LOCK_MS = 30_000;
+
+export interface SpoolEntry {
+  readonly v: 1;
+  readonly adapter: string;
+  readonly harness: string;
+  readonly observer_token_file: string;
+  readonly ledger_token_file: string;
+  /** When the hook received the call, ms since the epoch. */
+  readonly at: number;
+  readonly payload: unknown;
+}
+
+const ENTRY = /^\d{15}-\d+-\d+\.json$/;
+let counter = 0;
+
+export class Spool {
+  constructor(readonly dir: string) {}
+
+  /** The waiting entries' names, oldest first. */
+  entries(): string[] {
+    try {
+      return fs
+        .readdirSync(this.dir)
+        .filter((f) => ENTRY.test(f))
+        .sort();
+    } catch {
+      return [];
+    }
+  }
+
+  overflowCount(): number {
+    try {
+      const n = Number(fs.readFileSync(path.join(this.dir, "overflow"), "utf8").trim());
+      return Number.isSafeInteger(n) && n > 0 ? n : 0;
+    } catch {
+      return 0;
+    }
+  }
+
+  /** Spools `entry`; false (and counted in `overflow`) when the spool is full. */
+  add(entry: SpoolEntry): boolean {
+    fs.mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    const text = JSON.stringify(entry);
+    const names = this.entries();
+    let bytes = 0;
+    for (const name of names) bytes += fileSize(path.join(this.dir, name));
+    if (names.length >= MAX_SPOOL_ENTRIES || bytes + Buffer.byteLength(text) > MAX_SPOOL_BYTES) {
+      this.countOverflow();
+      return false;
+    }
+    const name = `${String(entry.at).padStart(15, "0")}-${process.pid}-${counter++}.json`;
+    // Written aside and renamed, so a drain never reads half an entry.
+    const tmp = path.join(this.dir, `.${name}.tmp`);
+    fs.writeFileSync(tmp, text, { mode: 0o600 });
+    fs.renameSync(tmp, path.join(this.dir, name));
+    return true;
+  }
+
+  read(name: string): SpoolEntry | undefined {
+    try {
+      const e = JSON.parse(fs.readFileSync(path.join(this.dir, name), "utf8")) as SpoolEntry;
+      return e.v === 1 && typeof e.adapter === "string" && typeof e.harness === "string" ? e : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Delivered: gone. */
+  remove(name: string): void {
+    fs.rmSync(path.join(this.dir, name), { force: true });
+  }
+
+  /** Refused by the daemon or unreadable: kept in `failed/` for the operator. */
+  fail(name: string): void {
+    const failed = path.join(this.dir, "failed");
+    fs.mkdirSync(failed, { recursive: true, mode: 0o700 });
+    try {
+      fs.renameSync(path.join(this.dir, name), path.join(failed, name));
+    } catch {
+      this.remove(name);
+    }
+  }
+
+  /** Takes the drain lock; undefined when another live call holds it. */
+  lock(): (() => void) | undefined {
+    const file = path.join(this.dir, ".drain.lock");
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        fs.writeFileSync(file, String(process.pid), { flag: "wx", mode: 0o600 });
+        return () => fs.rmSync(file, { force: true });
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== "EEXIST") return undefined;
+        if (!staleLock(file)) return undefined;
+        fs.rmSync(file, { force: true });
+      }
+    }
+    return undefined;
+  }
+
+  private countOverflow(): void {
+    const file = path.join(this.dir, "overflow");
+    const tmp = `${file}.${process.pid}.tmp`;
+    fs.writeFileSync(tmp, `${this.overflowCount() + 1}\n`, { mode: 0o600 });
+    fs.renameSync(tmp, file);
+  }
+}
+
+function fileSize(file: string): number {
+  try {
+    return fs.statSync(file).size;
+  } catch {
+    return 0;
+  }
+}
+
+/** A lock whose holder is gone, or that is older than any drain takes. */
+function staleLock(file: string): boolean {
+  try {
+    const pid = Number(fs.readFileSync(file, "utf8"));
+    if (Date.now() - fs.statSync(file).mtimeMs > STALE_LOCK_MS) return true;
+    process.kill(pid, 0);
+    return false;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code !== "EPERM";
+  }
+}

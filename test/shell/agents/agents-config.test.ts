@@ -1,0 +1,36 @@
+/** `[agents]`'s keys of agents-ingest: listen (loopback only, off when ""), on_unreachable, verify_patterns. */
+import { describe, expect, it } from "vitest";
+import { loadGlobalConfig } from "../../../src/shell/config/global-config.js";
+
+const load = (text: string) => loadGlobalConfig(text, "/etc/harness.toml", { HOME: "/home/u" });
+
+describe("[agents]", () => {
+  it("defaults: listen on 127.0.0.1:7434, allow when unreachable, no extra verify patterns", () => {
+    const r = load("");
+    expect(r.ok && r.config.agents).toEqual({
+      listen: { host: "127.0.0.1", port: 7434 },
+      onUnreachable: "allow",
+      verifyPatterns: [],
+    });
+  });
+
+  it('reads its keys; listen = "" turns the http endpoint off', () => {
+    const r = load('[agents]\nlisten = ""\non_unreachable = "deny"\nverify_patterns = ["just check", "tox"]');
+    expect(r.ok && r.config.agents).toEqual({
+      listen: undefined,
+      onUnreachable: "deny",
+      verifyPatterns: ["just check", "tox"],
+    });
+  });
+
+  it("refuses a listen address off loopback, an unknown on_unreachable, an unknown key", () => {
+    const r = load('[agents]\nlisten = "0.0.0.0:7434"\non_unreachable = "maybe"\nport = 1');
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.errors.map((e) => [e.key, e.message])).toEqual([
+      ["listen", "0.0.0.0 is not a loopback address: the hook endpoint listens on loopback only"],
+      ["on_unreachable", 'must be one of "allow", "deny"'],
+      ["port", "unknown key (expected one of: listen, on_unreachable, verify_patterns)"],
+    ]);
+  });
+});
