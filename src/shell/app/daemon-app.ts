@@ -20,6 +20,7 @@ import { UnknownPolicyRepoError } from "../errors.js";
 import type { AdmitResult } from "../journal/admit.js";
 import { type RuleSetLoad, servedRuleSets } from "../policy/rule-source.js";
 import { ProposalIntake } from "../proposals/propose-rule.js";
+import { agentStatusService } from "../rpc/agent-status-service.js";
 import { backtestMethod } from "../rpc/backtest-service.js";
 import {
   type CredentialFiles,
@@ -29,6 +30,7 @@ import {
   loadCredentials,
   readTokenFile,
 } from "../rpc/credentials.js";
+import { AgentStatusService } from "../rpc/gen/harness/v1/agent_status_pb.js";
 import { RuleService } from "../rpc/gen/harness/v1/rules_pb.js";
 import { committedRecords } from "../rpc/messages.js";
 import { proposalService } from "../rpc/proposal-service.js";
@@ -177,7 +179,8 @@ export class DaemonApp {
         credentials,
         admit: (source, events, key) => daemon.admit(source, events, key),
         rejected: (source, reason, events) => daemon.rejected(source, reason, events),
-        routes: (router) =>
+        routes: (router) => {
+          router.service(AgentStatusService, agentStatusService(store.db));
           router.service(RuleService, {
             ...rules,
             ...proposalService({
@@ -188,7 +191,8 @@ export class DaemonApp {
             }),
             backtest: backtestMethod({ runner: backtests, evaluator: daemon.view, clock, retentionMs }),
             watchEvents: watchEvents({ bus: watchers, log, credentials }),
-          }),
+          });
+        },
       });
       const metricsServer =
         server.metricsListen === undefined

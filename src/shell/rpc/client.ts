@@ -7,6 +7,7 @@
 import type { DescService } from "@bufbuild/protobuf";
 import { type Client, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
+import { AgentStatusService } from "./gen/harness/v1/agent_status_pb.js";
 import { JournalService } from "./gen/harness/v1/journal_pb.js";
 import { RuleService } from "./gen/harness/v1/rules_pb.js";
 import { DEFAULT_READ_MAX_BYTES } from "./limits.js";
@@ -43,6 +44,10 @@ export const journalClient = (target: RpcTarget, token?: string): JournalClient 
 /** RuleService: the read tier over the socket needs no token; control calls need the control token. */
 export const ruleClient = (target: RpcTarget, token?: string): RuleClient =>
   client(RuleService, target, token);
+
+/** AgentStatusService (read tier): `harness doctor`'s agents row. */
+export const agentStatusClient = (target: RpcTarget): Client<typeof AgentStatusService> =>
+  client(AgentStatusService, target, undefined);
 
 const errorText = (e: unknown): string =>
   e instanceof ConnectError ? `${e.code} ${e.rawMessage} ${String(e.cause)}` : String(e);

@@ -41,6 +41,7 @@ export const METHOD_TIERS: ReadonlyMap<string, Tier> = new Map<string, Tier>([
   ["harness.v1.RuleService/PolicySynced", "control"],
   ["harness.v1.RuleService/ListProposals", "read"],
   ["harness.v1.RuleService/RecordProposal", "control"],
+  ["harness.v1.AgentStatusService/LastRows", "read"],
 ]);
 
 /** Where a call arrived: the operator's Unix socket, or the opt-in TCP listener. */
