@@ -1,0 +1,210 @@
+/**
+ * `harness agents install|uninstall claude-code|codex --harness NAME [--project DIR | --user]
+ * [--mode http|command] [--dry-run] [--json]` (docs/agents.md): writes or removes the agent's hook
+ * entries and the harness's producer tokens (`agents/install/install.ts` does the work). Exit 0 done
+ * (also when nothing needed changing), 1 a settings file or the record of installs that cannot be used
+ * (nothing written), 2 usage or an unreadable control token, 3 no daemon answers, 4 the daemon refused.
+ */
+import { fileURLToPath } from "node:url";
+import { HARNESS_NAME, HOOK_MODES, type HookMode, isAgentKind } from "../../agents/install/hook-entries.js";
+import {
+  AgentsUsageError,
+  type InstallReport,
+  install,
+  type UninstallReport,
+  uninstall,
+} from "../../agents/install/install.js";
+import { InstallRecordError } from "../../agents/install/install-record.js";
+import type { TokenIssuer } from "../../agents/install/producer-tokens.js";
+import { SettingsFileError } from "../../agents/install/settings-file.js";
+import type { GlobalConfig } from "../../config/global-config.js";
+import { failed } from "../client.js";
+import { type Common, EXIT, type Io } from "../io.js";
+import { printed } from "../render/printable.js";
+import { type ClientTarget, clientTarget } from "../target.js";
+
+export interface AgentsOptions extends Common {
+  readonly harness?: string | undefined;
+  readonly project?: string | undefined;
+  readonly user?: boolean | undefined;
+  readonly mode?: string | undefined;
+  readonly dryRun?: boolean | undefined;
+}
+
+/** The token service as the operator's control token reaches it, or the line saying why it cannot. */
+export type IssuerFor = (
+  target: ClientTarget,
+  command: string,
+) => Promise<{ readonly issuer: TokenIssuer } | { readonly error: string }>;
+
+/** `[agents] listen` (agents-ingest's key): the http hook's endpoint; its default when the config has none. */
+export const DEFAULT_AGENTS_LISTEN = "127.0.0.1:7434";
+function agentsListen(config: GlobalConfig | undefined): string {
+  const agents = (config as { readonly agents?: { readonly listen?: string } } | undefined)?.agents;
+  return agents?.listen ?? DEFAULT_AGENTS_LISTEN;
+}
+
+/** The program and script running this CLI, absolute: the hook runs from whatever directory the agent is in. */
+const launcher = (): string[] => [process.execPath, fileURLToPath(new URL("../main.js", import.meta.url))];
+
+type Verb = "install" | "uninstall";
+
+export async function runAgents(
+  verb: Verb,
+  agent: string | undefined,
+  options: AgentsOptions,
+  io: Io,
+  issuerFor: IssuerFor,
+): Promise<number> {
+  const command = `agents ${verb}`;
+  const usage = (message: string): number => {
+    io.err(`harness ${command}: ${message}`);
+    return EXIT.usage;
+  };
+  if (agent === undefined || !isAgentKind(agent)) return usage("the agent must be claude-code or codex");
+  const harness = options.harness;
+  if (harness === undefined || harness === "") return usage("--harness NAME is required");
+  if (!HARNESS_NAME.test(harness))
+    return usage(
+      "--harness must be 1 to 128 letters, digits, '.', '_' or '-', starting with a letter or digit (it names a directory)",
+    );
+  if (options.user === true && options.project !== undefined)
+    return usage("give --project DIR or --user, not both");
+  if (options.project === "") return usage("--project needs a directory");
+  const mode = options.mode ?? "command";
+  if (verb === "uninstall" && options.mode !== undefined)
+    return usage("--mode is for install: uninstall removes our entries of either mode");
+  if (!(HOOK_MODES as readonly string[]).includes(mode)) return usage("--mode must be command or http");
+  const target = await clientTarget({ socket: options.socket, config: options.config, env: io.env });
+  const request = {
+    agent,
+    harness,
+    scope:
+      options.user === true
+        ? ({ kind: "user" } as const)
+        : ({ kind: "project", dir: options.project ?? "." } as const),
+    dryRun: options.dryRun === true,
+    env: io.env,
+    cwd: process.cwd(),
+    now: Date.now,
+  };
+  let issuer: TokenIssuer | undefined;
+  const lazyIssuer: TokenIssuer = {
+    // Only a change that mints or revokes needs the daemon and the control token.
+    mint: async (...args) => (await needIssuer()).mint(...args),
+    revoke: async (...args) => (await needIssuer()).revoke(...args),
+  };
+  const needIssuer = async (): Promise<TokenIssuer> => {
+    if (issuer !== undefined) return issuer;
+    const got = await issuerFor(target, command);
+    if ("error" in got) throw new AgentsUsageError(got.error);
+    issuer = got.issuer;
+    return issuer;
+  };
+  try {
+    if (verb === "install") {
+      const report = await install(
+        {
+          ...request,
+          mode: mode as HookMode,
+          launcher: launcher(),
+          socket: target.socketPath,
+          listen: agentsListen(target.config),
+        },
+        lazyIssuer,
+      );
+      printInstall(report, options.json === true, io);
+    } else printUninstall(await uninstall(request, lazyIssuer), options.json === true, io);
+    return EXIT.ok;
+  } catch (e) {
+    if (e instanceof AgentsUsageError) {
+      io.err(e.message.startsWith("harness ") ? e.message : `harness ${command}: ${e.message}`);
+      return EXIT.usage;
+    }
+    if (e instanceof SettingsFileError || e instanceof InstallRecordError) {
+      io.err(`harness ${command}: ${e.message}; nothing was written`);
+      return EXIT.failed;
+    }
+    return failed(command, target.socketPath, e, io);
+  }
+}
+
+function printInstall(r: InstallReport, json: boolean, io: Io): void {
+  if (json) {
+    io.out(
+      JSON.stringify({
+        agent: r.agent,
+        harness: r.harness,
+        scope: r.scope,
+        file: r.file,
+        mode: r.mode,
+        dry_run: r.dryRun,
+        changed: r.changed,
+        events: r.events,
+        backup: r.backup ?? null,
+        tokens: Object.fromEntries(
+          Object.entries(r.tokens).map(([role, t]) => [
+            role,
+            { file: t.file, id: t.id ?? null, minted: t.minted },
+          ]),
+        ),
+        notes: r.notes,
+      }),
+    );
+    return;
+  }
+  const out = printed(io.out);
+  const would = r.dryRun ? "would be " : "";
+  out(
+    r.changed
+      ? `${r.agent} hooks for harness ${r.harness} ${would}written to ${r.file} (${r.mode} mode): ${r.events.join(", ")}`
+      : `${r.agent} hooks for harness ${r.harness} already in ${r.file} (${r.mode} mode): nothing to change`,
+  );
+  if (r.backup !== undefined) out(`  backup of the old file: ${r.backup}`);
+  for (const [role, t] of Object.entries(r.tokens))
+    out(
+      `  ${role} token: ${t.file} (${t.minted ? `${would}minted` : "kept"}${t.id === undefined ? "" : `, id ${t.id}`})`,
+    );
+  for (const n of r.notes) out(`  note: ${n}`);
+}
+
+function printUninstall(r: UninstallReport, json: boolean, io: Io): void {
+  if (json) {
+    io.out(
+      JSON.stringify({
+        agent: r.agent,
+        harness: r.harness,
+        scope: r.scope,
+        file: r.file,
+        dry_run: r.dryRun,
+        changed: r.changed,
+        removed: r.removed,
+        file_removed: r.fileRemoved,
+        backup: r.backup ?? null,
+        tokens: r.tokens,
+      }),
+    );
+    return;
+  }
+  const out = printed(io.out);
+  const would = r.dryRun ? "would be " : "";
+  out(
+    r.removed === 0
+      ? `no ${r.agent} hooks of harness ${r.harness} in ${r.file}`
+      : `${r.removed} ${r.agent} hook entr${r.removed === 1 ? "y" : "ies"} of harness ${r.harness} ${would}removed from ${r.file}${
+          r.fileRemoved ? ` (the file install created ${would}removed)` : ""
+        }`,
+  );
+  if (r.backup !== undefined) out(`  backup of the old file: ${r.backup}`);
+  const t = r.tokens;
+  if (t.state === "revoked")
+    out(
+      `  tokens ${would}revoked${t.ids.length === 0 ? " (none recorded)" : ` (${t.ids.join(", ")})`}${
+        t.files.length === 0 ? "" : `, files ${would}removed: ${t.files.join(", ")}`
+      }`,
+    );
+  else if (t.state === "kept")
+    out(
+      `  tokens kept: ${t.installs} other install${t.installs === 1 ? "" : "s"} of harness ${r.harness} use${t.installs === 1 ? "s" : ""} them`,
+    );
+}
