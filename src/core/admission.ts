@@ -68,7 +68,7 @@ function controlCharacter(s: string): string | undefined {
 }
 
 /** Why `s` is not text a field may hold (not Unicode, or a control character), or undefined. */
-function textProblem(s: string): { reason: RefusalReason; message: string } | undefined {
+export function textProblem(s: string): { reason: RefusalReason; message: string } | undefined {
   if (!isUnicodeText(s)) return { reason: "not_unicode", message: NOT_UNICODE };
   const control = controlCharacter(s);
   return control === undefined

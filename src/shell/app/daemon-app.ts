@@ -32,13 +32,17 @@ import {
 } from "../rpc/credentials.js";
 import { AgentStatusService } from "../rpc/gen/harness/v1/agent_status_pb.js";
 import { RuleService } from "../rpc/gen/harness/v1/rules_pb.js";
+import { TokenService } from "../rpc/gen/harness/v1/tokens_pb.js";
+import { IssuedTokens } from "../rpc/issued-tokens.js";
 import { committedRecords } from "../rpc/messages.js";
 import { proposalService } from "../rpc/proposal-service.js";
 import { ruleService } from "../rpc/rule-service.js";
 import { type RpcServer, startRpcServer } from "../rpc/server.js";
+import { tokenService } from "../rpc/token-service.js";
 import { committedEvents, eventCount, type WatchEvent, watchEvents } from "../rpc/watch-events.js";
 import { LastGoodCommits } from "../store/last-good-commits.js";
 import { type OpenedStore, openStore } from "../store/open-store.js";
+import { TokenStore } from "../store/token-store.js";
 import { createLog, type Log } from "../support/log.js";
 import { DaemonMetrics } from "../support/metrics.js";
 import { packageVersion } from "../support/version.js";
@@ -83,6 +87,8 @@ export class DaemonApp {
     readonly metrics: DaemonMetrics,
     /** propose_rule (REQ-15), for the gateway to call in this process: no RPC stores a proposal. */
     readonly proposals: ProposalIntake,
+    /** The tokens this daemon issued (`harness token`); the gateway asks it who holds one. */
+    readonly tokens: IssuedTokens,
     private readonly watchers: EventBus<WatchEvent>,
     private readonly rpc: RpcServer,
     private readonly backtests: BacktestRunner,
@@ -120,7 +126,12 @@ export class DaemonApp {
       };
       const { server } = config;
       ensureControlToken(server.controlTokenFile);
-      const credentials = new CredentialHolder(await loadCredentials(credentialFiles(config)));
+      const tokens = new IssuedTokens(new TokenStore(store.db), clock);
+      const credentials = new CredentialHolder(
+        await loadCredentials(credentialFiles(config)),
+        tokens.credentials,
+      );
+      tokens.onChange((issued) => credentials.replaceIssued(issued));
       const daemon = new Daemon({
         store,
         configAtStart: config,
@@ -177,22 +188,27 @@ export class DaemonApp {
         socketPath,
         ...(server.listen === undefined ? {} : { tcpListen: `${server.listen.host}:${server.listen.port}` }),
         credentials,
-        admit: (source, events, key) => daemon.admit(source, events, key),
-        rejected: (source, reason, events) => daemon.rejected(source, reason, events),
-        routes: (router) => {
-          router.service(AgentStatusService, agentStatusService(store.db));
-          router.service(RuleService, {
-            ...rules,
-            ...proposalService({
-              db: store.db,
-              clock,
-              policyRepos: () => daemon.configInForce.policyRepos,
-              log,
-            }),
-            backtest: backtestMethod({ runner: backtests, evaluator: daemon.view, clock, retentionMs }),
-            watchEvents: watchEvents({ bus: watchers, log, credentials }),
-          });
+        admit: async (source, events, key) => {
+          const results = await daemon.admit(source, events, key);
+          revokeClosedRunsTokens(events, results, tokens);
+          return results;
         },
+        rejected: (source, reason, events) => daemon.rejected(source, reason, events),
+        routes: (router) =>
+          router
+            .service(RuleService, {
+              ...rules,
+              ...proposalService({
+                db: store.db,
+                clock,
+                policyRepos: () => daemon.configInForce.policyRepos,
+                log,
+              }),
+              backtest: backtestMethod({ runner: backtests, evaluator: daemon.view, clock, retentionMs }),
+              watchEvents: watchEvents({ bus: watchers, log, credentials }),
+            })
+            .service(TokenService, tokenService(tokens))
+            .service(AgentStatusService, agentStatusService(store.db)),
       });
       const metricsServer =
         server.metricsListen === undefined
@@ -216,6 +232,7 @@ export class DaemonApp {
         configPath,
         metrics,
         proposals,
+        tokens,
         watchers,
         rpc,
         backtests,
@@ -253,6 +270,27 @@ export class DaemonApp {
     await this.metricsServer?.close();
     this.store.close();
   }
+}
+
+/**
+ * A gateway token bound to a run is worth nothing once the run closes: revoke them when its `closed`
+ * row is admitted.
+ */
+function revokeClosedRunsTokens(
+  events: readonly unknown[],
+  results: readonly AdmitResult[],
+  tokens: IssuedTokens,
+): void {
+  events.forEach((e, i) => {
+    const row = e as { kind?: unknown; type?: unknown; run?: unknown };
+    if (
+      results[i]?.kind === "admitted" &&
+      row.kind === "run_event" &&
+      row.type === "closed" &&
+      typeof row.run === "string"
+    )
+      tokens.revokeRun(row.run);
+  });
 }
 
 /** The credential files `[server]` names. */

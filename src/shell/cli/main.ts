@@ -278,6 +278,49 @@ cli
     );
   });
 
+interface TokenOptions extends ClientOptions {
+  producer?: string;
+  read?: boolean;
+  gateway?: boolean;
+  harness?: string;
+  run?: string;
+  label?: string;
+  ttl?: string;
+  out?: string;
+  force?: boolean;
+  all?: boolean;
+}
+
+cli
+  .command(
+    "token <verb> [...ids]",
+    "Credentials the daemon issues (control token needed). Verbs: create (--producer SOURCE [--harness NAME] | --read, --out FILE; or --gateway --harness NAME [--run RUN], printed), list [--all], revoke ID… | --run RUN",
+  )
+  .option(
+    "--producer <source>",
+    "create: a producer token for this source (observer, ledger, loopguard, graph, facts)",
+  )
+  .option("--read", "create: a read token, for TCP callers")
+  .option("--gateway", "create: a token for the MCP gateway (HARNESS_MCP_TOKEN)")
+  .option("--harness <name>", "create: the harness a producer token may append for, or a gateway token's")
+  .option("--run <run>", "create: the run a gateway token is bound to; revoke: every gateway token of it")
+  .option("--label <text>", "create: a note for the list")
+  .option("--ttl <duration>", "create: expire after this long (e.g. 12h, 7d)")
+  .option("--out <file>", "create: write the token to this file (0600) instead of printing it")
+  .option("--force", "create: replace an existing --out file")
+  .option("--all", "list: also revoked and expired tokens")
+  .option("--socket <path>", "The daemon's socket")
+  .option("--config <path>", "The global config")
+  .option("--json", "Print the result as JSON")
+  .action(async (verb: string, ids: string[], o: TokenOptions) => {
+    const common = { socket: o.socket, config: o.config, json: o.json };
+    const { runTokenCreate, runTokenList, runTokenRevoke } = await import("./commands/token.js");
+    if (verb === "create") process.exitCode = await runTokenCreate({ ...o, ...common }, io);
+    else if (verb === "list") process.exitCode = await runTokenList({ ...common, all: o.all }, io);
+    else if (verb === "revoke") process.exitCode = await runTokenRevoke(ids, { ...common, run: o.run }, io);
+    else unknownVerb("token", verb, "create, list, revoke");
+  });
+
 cli
   .command(
     "config <verb> [dir]",

@@ -10,12 +10,14 @@ import { createConnectTransport } from "@connectrpc/connect-node";
 import { AgentStatusService } from "./gen/harness/v1/agent_status_pb.js";
 import { JournalService } from "./gen/harness/v1/journal_pb.js";
 import { RuleService } from "./gen/harness/v1/rules_pb.js";
+import { TokenService } from "./gen/harness/v1/tokens_pb.js";
 import { DEFAULT_READ_MAX_BYTES } from "./limits.js";
 
 export type RpcTarget = { readonly socketPath: string } | { readonly baseUrl: string };
 
 export type JournalClient = Client<typeof JournalService>;
 export type RuleClient = Client<typeof RuleService>;
+export type TokenClient = Client<typeof TokenService>;
 
 const bearer =
   (token: string): Interceptor =>
@@ -44,6 +46,10 @@ export const journalClient = (target: RpcTarget, token?: string): JournalClient 
 /** RuleService: the read tier over the socket needs no token; control calls need the control token. */
 export const ruleClient = (target: RpcTarget, token?: string): RuleClient =>
   client(RuleService, target, token);
+
+/** TokenService: every call needs the control token. */
+export const tokenClient = (target: RpcTarget, controlToken: string): TokenClient =>
+  client(TokenService, target, controlToken);
 
 /** AgentStatusService (read tier): `harness doctor`'s agents row. */
 export const agentStatusClient = (target: RpcTarget): Client<typeof AgentStatusService> =>

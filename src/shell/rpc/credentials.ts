@@ -10,6 +10,7 @@ import * as fs from "node:fs";
 import { open } from "node:fs/promises";
 import * as path from "node:path";
 import type { ProducerSource } from "../../core/sources.js";
+import type { TokenKind } from "../store/token-store.js";
 
 /** The shortest token accepted, in bytes (the control plane's rule for TCP callers, applied to all). */
 export const MIN_TOKEN_BYTES = 32;
@@ -24,6 +25,23 @@ export interface CredentialFiles {
 /** The SHA-256 digest of a token. */
 export type TokenDigest = Buffer;
 
+/** A token the daemon issued (`harness token`, `issued-tokens.ts`), as the tier check needs it. */
+export interface IssuedCredential {
+  readonly id: string;
+  readonly digest: TokenDigest;
+  readonly kind: TokenKind;
+  /** A producer token's source. */
+  readonly source?: ProducerSource;
+  /** A producer token bound to a harness appends only that harness's rows; a gateway token's harness. */
+  readonly harness?: string;
+  readonly run?: string;
+  readonly expiresMs?: number;
+}
+
+/** Whether an issued token's lifetime has run out at `now`. */
+export const expired = (t: { readonly expiresMs?: number }, now: number): boolean =>
+  t.expiresMs !== undefined && t.expiresMs <= now;
+
 export interface Credentials {
   /** Each producer credential, bound to the one source whose rows it may append. */
   readonly producers: ReadonlyMap<ProducerSource, TokenDigest>;
@@ -31,23 +49,45 @@ export interface Credentials {
   readonly read?: TokenDigest;
   /** Grants the control tier (issue 6), on the socket or over TCP. */
   readonly control?: TokenDigest;
+  /** The tokens the daemon issued that are in force. */
+  readonly issued?: readonly IssuedCredential[];
 }
 
 /**
- * The credentials in force. The app replaces them on a reload and the tier interceptor reads them on
- * every call, so a revoked credential is refused from the next call on; what outlives one call (a
- * WatchEvents stream) listens for the replacement.
+ * The credentials in force: those the config's files hold, which the app replaces on a reload, and the
+ * tokens the daemon issued, which it replaces on every mint and revocation. The tier interceptor reads
+ * them on every call, so a revoked credential is refused from the next call on; what outlives one call
+ * (a WatchEvents stream) listens for the replacement.
  */
 export class CredentialHolder {
   private readonly listeners = new Set<(next: Credentials) => void>();
+  private inForce: Credentials;
 
-  constructor(private inForce: Credentials) {}
+  constructor(
+    private configured: Credentials,
+    private issued: readonly IssuedCredential[] = [],
+  ) {
+    this.inForce = { ...configured, issued };
+  }
 
   get current(): Credentials {
     return this.inForce;
   }
 
+  /** The config's credentials, as a reload read them. */
   replace(next: Credentials): void {
+    this.configured = next;
+    this.publish();
+  }
+
+  /** The issued tokens in force, after a mint or a revocation. */
+  replaceIssued(issued: readonly IssuedCredential[]): void {
+    this.issued = issued;
+    this.publish();
+  }
+
+  private publish(): void {
+    const next = { ...this.configured, issued: this.issued };
     this.inForce = next;
     for (const l of [...this.listeners]) l(next);
   }
@@ -155,12 +195,17 @@ export async function loadCredentials(files: CredentialFiles): Promise<Credentia
 }
 
 /**
- * A shell command that writes a new token to `file` (32 random bytes, base64), readable by its owner only,
- * making its directory (0700) when missing.
+ * Writes a token to `file` readable by its owner only (its directory made 0700 when missing). An
+ * existing file is refused unless `replace`: it may be another credential's.
  */
-export function makeTokenCommand(file: string): string {
-  const quote = (s: string) => `'${s.replaceAll("'", "'\\''")}'`;
-  return `(umask 077; mkdir -p ${quote(path.dirname(file))} && head -c 32 /dev/urandom | base64 > ${quote(file)})`;
+export function writeTokenFile(file: string, token: string, replace = false): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  if (replace) {
+    // A new file renamed over the old one: never a moment with the token in a file open to others.
+    const temp = `${file}.${process.pid}.tmp`;
+    fs.writeFileSync(temp, `${token}\n`, { mode: 0o600, flag: "wx" });
+    fs.renameSync(temp, file);
+  } else fs.writeFileSync(file, `${token}\n`, { mode: 0o600, flag: "wx" });
 }
 
 /** The operator's control token: created on the daemon's first start (0600, directory 0700), read by the CLI. */

@@ -46,8 +46,14 @@ const refused = (code: RefusalReason, reason: string): Checked => ({
 
 const PRODUCIBLE_KINDS = EVENT_KINDS.filter((k) => k !== "tick").join(", ");
 
-/** The wire object of one event, or why its source may not append it. */
-function checkEvent(source: ProducerSource, event: WireEvent): Checked {
+/** Who appends: the credential's source, and the harness an issued producer token is bound to. */
+interface Producer {
+  readonly source: ProducerSource;
+  readonly harness?: string;
+}
+
+/** The wire object of one event, or why its producer may not append it. */
+function checkEvent({ source, harness }: Producer, event: WireEvent): Checked {
   const fields = event.event ?? {};
   // `kind` is the envelope's: an event field of that name could contradict the kind checked here.
   if (Object.hasOwn(fields, "kind"))
@@ -65,6 +71,11 @@ function checkEvent(source: ProducerSource, event: WireEvent): Checked {
     return refused("bad_type", `type must be a string (got ${JSON.stringify(type)})`);
   const refusal = sourceRefusal(source, kind, type);
   if (refusal !== undefined) return refused("source_not_allowed", refusal);
+  if (harness !== undefined && fields.harness !== harness)
+    return refused(
+      "source_not_allowed",
+      `this credential appends only harness ${JSON.stringify(harness)}'s rows (got harness ${JSON.stringify(fields.harness ?? null)})`,
+    );
   return { ok: true, wire: { kind, ...fields } };
 }
 
@@ -81,12 +92,12 @@ function toResult(r: AdmitResult): ResultInit {
   }
 }
 
-/** The source of the producer credential the interceptor authorized; failing closed without one. */
-function producerSource(ctx: HandlerContext): ProducerSource {
+/** The producer credential the interceptor authorized; failing closed without one. */
+function producer(ctx: HandlerContext): Producer {
   const caller = ctx.values.get(CALLER);
   if (caller?.role !== "producer")
     throw new ConnectError("Append needs a producer credential", Code.PermissionDenied);
-  return caller.source;
+  return caller;
 }
 
 /** `admit`, with its failures given context and its answer checked to hold one result per event. */
@@ -120,7 +131,8 @@ async function admitChecked(
 export function journalService(admit: Admit, rejected: Rejected): ServiceImpl<typeof JournalService> {
   return {
     async append(req, ctx) {
-      const source = producerSource(ctx);
+      const appender = producer(ctx);
+      const { source } = appender;
       const n = req.events.length;
       if (n > MAX_APPEND_BATCH) {
         rejected(source, "too_large", n);
@@ -137,7 +149,7 @@ export function journalService(admit: Admit, rejected: Rejected): ServiceImpl<ty
         );
       // The checks here depend only on the source and the events, so a retry repeats them exactly and the
       // key's stored answer covers the events they pass.
-      const checks = req.events.map((event) => checkEvent(source, event));
+      const checks = req.events.map((event) => checkEvent(appender, event));
       const wires = checks.flatMap((c) => (c.ok ? [c.wire] : []));
       const admitted = wires.length === 0 ? [] : await admitChecked(admit, source, wires, key);
       let next = 0;

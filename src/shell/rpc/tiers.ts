@@ -17,6 +17,8 @@ import {
   type CredentialHolder,
   type Credentials,
   digestToken,
+  expired,
+  type IssuedCredential,
   MIN_TOKEN_BYTES,
   type TokenDigest,
 } from "./credentials.js";
@@ -41,6 +43,9 @@ export const METHOD_TIERS: ReadonlyMap<string, Tier> = new Map<string, Tier>([
   ["harness.v1.RuleService/PolicySynced", "control"],
   ["harness.v1.RuleService/ListProposals", "read"],
   ["harness.v1.RuleService/RecordProposal", "control"],
+  ["harness.v1.TokenService/CreateToken", "control"],
+  ["harness.v1.TokenService/ListTokens", "control"],
+  ["harness.v1.TokenService/RevokeToken", "control"],
   ["harness.v1.AgentStatusService/LastRows", "read"],
 ]);
 
@@ -50,12 +55,20 @@ export type Listener = "socket" | "tcp";
 export type Caller =
   | { readonly role: "reader" }
   | { readonly role: "controller" }
-  | { readonly role: "producer"; readonly source: ProducerSource };
+  | {
+      readonly role: "producer";
+      readonly source: ProducerSource;
+      /** An issued producer token bound to a harness appends only that harness's rows. */
+      readonly harness?: string;
+    }
+  /** A gateway token (`harness token create --gateway`): the MCP gateway's, and no RPC tier's. */
+  | { readonly role: "gateway" };
 
 const GRANTS: Readonly<Record<Caller["role"], readonly Tier[]>> = {
   reader: ["read"],
   controller: ["read", "control"],
   producer: ["producer"],
+  gateway: [],
 };
 
 export const grants = (caller: Caller, tier: Tier): boolean => GRANTS[caller.role].includes(tier);
@@ -74,6 +87,7 @@ export function identifyCaller(
   authorization: string | null,
   listener: Listener,
   credentials: Credentials,
+  now: number = Date.now(),
 ): Decision {
   if (authorization === null)
     return listener === "socket"
@@ -83,7 +97,7 @@ export function identifyCaller(
   if (token === undefined) return { ok: false, reason: "the Authorization header must be `Bearer <token>`" };
   if (listener === "tcp" && Buffer.byteLength(token, "utf8") < MIN_TOKEN_BYTES)
     return { ok: false, reason: `a TCP caller's bearer token must be at least ${MIN_TOKEN_BYTES} bytes` };
-  const caller = matchToken(digestToken(token), credentials);
+  const caller = matchToken(digestToken(token), credentials, now);
   return caller === undefined ? { ok: false, reason: "unknown bearer token" } : { ok: true, caller };
 }
 
@@ -91,15 +105,33 @@ export function identifyCaller(
  * The credential a token digest matches. Every configured digest is compared, in constant time and
  * without stopping at a match, so the time taken says nothing about which tokens exist.
  */
-function matchToken(digest: TokenDigest, credentials: Credentials): Caller | undefined {
-  let found: Caller | undefined;
-  const check = (candidate: TokenDigest | undefined, caller: Caller): void => {
+function matchToken(digest: TokenDigest, credentials: Credentials, now: number): Caller | undefined {
+  // An expired token is compared like the rest and then refused, so expiry takes no other time than a match.
+  let found: Caller | "expired" | undefined;
+  const check = (candidate: TokenDigest | undefined, caller: Caller | "expired"): void => {
     if (candidate !== undefined && timingSafeEqual(candidate, digest) && found === undefined) found = caller;
   };
   for (const [source, candidate] of credentials.producers) check(candidate, { role: "producer", source });
   check(credentials.read, { role: "reader" });
   check(credentials.control, { role: "controller" });
-  return found;
+  for (const issued of credentials.issued ?? [])
+    check(issued.digest, expired(issued, now) ? "expired" : issuedCaller(issued));
+  return found === "expired" ? undefined : found;
+}
+
+function issuedCaller(issued: IssuedCredential): Caller {
+  switch (issued.kind) {
+    case "producer":
+      return {
+        role: "producer",
+        source: issued.source as ProducerSource,
+        ...(issued.harness === undefined ? {} : { harness: issued.harness }),
+      };
+    case "read":
+      return { role: "reader" };
+    case "gateway":
+      return { role: "gateway" };
+  }
 }
 
 /** Whether a call of `method` (`<package>.<Service>/<Method>`) with this header on this listener may run. */
@@ -108,10 +140,11 @@ export function authorize(
   authorization: string | null,
   listener: Listener,
   credentials: Credentials,
+  now: number = Date.now(),
 ): Decision {
   const tier = METHOD_TIERS.get(method);
   if (tier === undefined) return { ok: false, reason: `${method} has no tier, so no caller may call it` };
-  const identified = identifyCaller(authorization, listener, credentials);
+  const identified = identifyCaller(authorization, listener, credentials, now);
   if (!identified.ok) return identified;
   const { caller } = identified;
   if (!grants(caller, tier))
@@ -126,10 +159,14 @@ export function authorize(
 
 // The operator's own tokens are the ones at hand, so a refused append says where a producer's comes from.
 const PRODUCER_HINT =
-  ': a producer appends with its source\'s own token, from a file named in [server.producers] (docs/security.md, "Producer credentials")';
+  ': a producer appends with its source\'s own token, made by `harness token create --producer SOURCE --out FILE` or named in [server.producers] (docs/security.md, "Producer credentials")';
 
 const describe = (caller: Caller): string =>
-  caller.role === "producer" ? `producer credential (source ${caller.source})` : caller.role;
+  caller.role === "producer"
+    ? `producer credential (source ${caller.source})`
+    : caller.role === "gateway"
+      ? "gateway token (it is for the MCP gateway only)"
+      : caller.role;
 
 /** The authorized caller, set by the interceptor for the handler (undefined when it did not run). */
 export const CALLER = createContextKey<Caller | undefined>(undefined, { description: "harness RPC caller" });
@@ -147,11 +184,12 @@ export function stillHeld(
   caller: Caller,
   credential: TokenDigest | undefined,
   credentials: Credentials,
+  now: number = Date.now(),
 ): boolean {
   if (credential === undefined) return true;
-  const now = matchToken(credential, credentials);
-  if (now === undefined || now.role !== caller.role) return false;
-  return now.role !== "producer" || (caller.role === "producer" && now.source === caller.source);
+  const held = matchToken(credential, credentials, now);
+  if (held === undefined || held.role !== caller.role) return false;
+  return held.role !== "producer" || (caller.role === "producer" && held.source === caller.source);
 }
 
 /**

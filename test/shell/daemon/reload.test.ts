@@ -2,7 +2,6 @@
  * The reload matrix (issue 16): each config section changed under a running daemon, reloaded, and checked
  * to have taken effect, or to be named as needing a restart.
  */
-import { execSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -296,16 +295,16 @@ describe("harness reload names what needs a restart", () => {
 });
 
 describe("a daemon without producer credentials", () => {
-  it("prints at start the exact command that makes one, which a reload then applies", async () => {
+  it("prints at start the exact command that makes one, whose token appends at once", async () => {
     const f = new TestFleet({ noConfig: true });
     fleets.push(f);
     const stderr = await f.start();
-    const command = /make one: (.*), then add/.exec(stderr)?.[1];
+    const command = /make one: harness (token create [^(]*) \(in force/.exec(stderr)?.[1];
     expect(command).toBeDefined();
-    execSync(command as string, { shell: "/bin/sh", env: f.env });
+    const made = await f.cli((command as string).trim().split(" "));
+    expect(made.stderr).toBe("");
+    expect(made.code).toBe(0);
     const configDir = path.join(f.root, "config", "harness");
-    fs.writeFileSync(path.join(configDir, "harness.toml"), '[server.producers]\nledger = "ledger.token"\n');
-    expect((await f.cli(["reload"])).code).toBe(0);
     const appended = await append(f, path.join(configDir, "ledger.token"), "first");
     expect(appended.code).toBe(0);
     expect(f.query("SELECT source FROM rule_journal WHERE harness = 'first'")).toEqual([

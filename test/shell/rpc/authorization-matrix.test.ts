@@ -20,10 +20,11 @@ import { readTokenFile } from "../../../src/shell/rpc/credentials.js";
 import { AgentStatusService } from "../../../src/shell/rpc/gen/harness/v1/agent_status_pb.js";
 import { JournalService } from "../../../src/shell/rpc/gen/harness/v1/journal_pb.js";
 import { RuleService } from "../../../src/shell/rpc/gen/harness/v1/rules_pb.js";
+import { TokenService } from "../../../src/shell/rpc/gen/harness/v1/tokens_pb.js";
 import { METHOD_TIERS, type Tier } from "../../../src/shell/rpc/tiers.js";
 import { jsonl, TestFleet } from "../daemon-harness.js";
 
-const SERVICES: readonly DescService[] = [JournalService, RuleService, AgentStatusService];
+const SERVICES: readonly DescService[] = [JournalService, RuleService, TokenService, AgentStatusService];
 
 interface CallerCell {
   readonly name: string;

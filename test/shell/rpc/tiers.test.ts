@@ -55,6 +55,43 @@ describe("the tier lattice", () => {
   });
 });
 
+describe("identifying a caller by an issued token", () => {
+  const issuedToken = newToken();
+  const gatewayToken = newToken();
+  const withIssued: Credentials = {
+    ...credentials,
+    issued: [
+      {
+        id: "tk_1",
+        digest: digestToken(issuedToken),
+        kind: "producer",
+        source: "ledger",
+        harness: "alpha",
+        expiresMs: 1000,
+      },
+      { id: "tk_2", digest: digestToken(gatewayToken), kind: "gateway", harness: "miner" },
+    ],
+  };
+  it("a producer token is its source's, bound to its harness, until it expires", () => {
+    expect(identifyCaller(bearer(issuedToken), "tcp", withIssued, 999)).toEqual({
+      ok: true,
+      caller: { role: "producer", source: "ledger", harness: "alpha" },
+    });
+    expect(identifyCaller(bearer(issuedToken), "tcp", withIssued, 1000)).toEqual({
+      ok: false,
+      reason: "unknown bearer token",
+    });
+  });
+  it("a gateway token is identified but holds no tier", () => {
+    expect(identifyCaller(bearer(gatewayToken), "socket", withIssued)).toEqual({
+      ok: true,
+      caller: { role: "gateway" },
+    });
+    for (const tier of ["producer", "read", "control"] as const)
+      expect(grants({ role: "gateway" }, tier)).toBe(false);
+  });
+});
+
 describe("identifying the caller", () => {
   it("gives a socket caller without a token the read tier", () => {
     expect(identifyCaller(null, "socket", credentials)).toEqual({ ok: true, caller: { role: "reader" } });
@@ -110,11 +147,11 @@ describe("authorizing a call", () => {
     });
     expect(authorize(APPEND, null, "socket", credentials)).toEqual({
       ok: false,
-      reason: `${APPEND} needs the producer tier, which a reader does not hold: a producer appends with its source's own token, from a file named in [server.producers] (docs/security.md, "Producer credentials")`,
+      reason: `${APPEND} needs the producer tier, which a reader does not hold: a producer appends with its source's own token, made by \`harness token create --producer SOURCE --out FILE\` or named in [server.producers] (docs/security.md, "Producer credentials")`,
     });
     expect(authorize(APPEND, bearer(tokens.control), "socket", credentials)).toEqual({
       ok: false,
-      reason: `${APPEND} needs the producer tier, which a controller does not hold: a producer appends with its source's own token, from a file named in [server.producers] (docs/security.md, "Producer credentials")`,
+      reason: `${APPEND} needs the producer tier, which a controller does not hold: a producer appends with its source's own token, made by \`harness token create --producer SOURCE --out FILE\` or named in [server.producers] (docs/security.md, "Producer credentials")`,
     });
     expect(authorize(APPEND, bearer(tokens.read), "tcp", credentials).ok).toBe(false);
   });

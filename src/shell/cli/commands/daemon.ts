@@ -5,7 +5,6 @@
  */
 import * as path from "node:path";
 import { DaemonApp } from "../../app/daemon-app.js";
-import { makeTokenCommand } from "../../rpc/credentials.js";
 import type { Io } from "../io.js";
 
 export async function runDaemon(
@@ -30,7 +29,10 @@ export async function runDaemon(
     io.err(`harness daemon: ${(e as Error).message}`);
     return 1;
   }
-  if (Object.values(daemon.config.server.producers).every((f) => f === undefined))
+  if (
+    Object.values(daemon.config.server.producers).every((f) => f === undefined) &&
+    !daemon.tokens.credentials.some((t) => t.kind === "producer")
+  )
     io.err(`harness daemon: ${noProducerHint(daemon.configPath)}`);
   if (options.json === true)
     io.out(
@@ -62,12 +64,14 @@ export async function runDaemon(
   });
 }
 
-/** With no producer credential nothing can append: how to make one, as commands to paste. */
+/** With no producer credential nothing can append: how to make one, as a command to paste. */
 function noProducerHint(configPath: string): string {
   const file = path.join(path.dirname(configPath), "ledger.token");
   return (
-    "no producer credential is configured in [server.producers], so nothing can append to the journal. " +
-    `For the ledger source (likewise observer, loopguard, graph, facts), make one: ${makeTokenCommand(file)}, ` +
-    `then add ledger = "ledger.token" under [server.producers] in ${configPath} and run harness reload`
+    "no producer credential is configured in [server.producers] or issued, so nothing can append to the journal. " +
+    `For the ledger source (likewise observer, loopguard, graph, facts), make one: harness token create --producer ledger --out ${shellWord(file)} ` +
+    "(in force at once; the producer appends with --token-file that file)"
   );
 }
+
+const shellWord = (s: string): string => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replaceAll("'", "'\\''")}'`);

@@ -1,0 +1,171 @@
+/**
+ * The tokens the daemon issues (`harness token`, TokenService): minted here, kept in the store as
+ * digests (`store/token-store.ts`), and handed to the credentials in force after every change, so a
+ * token minted is accepted, and one revoked refused, from the next call on. Gateway tokens grant no RPC
+ * tier; the MCP gateway asks `identify` who holds one.
+ */
+import { randomBytes, timingSafeEqual } from "node:crypto";
+import { textProblem } from "../../core/admission.js";
+import { MAX_IDENT } from "../../core/kinds.js";
+import { isProducerSource, PRODUCER_SOURCES, type ProducerSource } from "../../core/sources.js";
+import { InvalidArgumentError } from "../errors.js";
+import type { IssuedTokenRow, TokenKind, TokenStore } from "../store/token-store.js";
+import { digestToken, expired, type IssuedCredential } from "./credentials.js";
+
+export type { TokenKind } from "../store/token-store.js";
+
+/** What a token is minted for. */
+export interface TokenRequest {
+  readonly kind: TokenKind;
+  readonly source?: string;
+  readonly harness?: string;
+  readonly run?: string;
+  readonly label?: string;
+  readonly ttlMs?: number;
+}
+
+/** An issued token as the operator may see it: never its text or digest. */
+export type IssuedToken = Omit<IssuedTokenRow, "digest">;
+
+/** The longest lifetime a token may be minted with: a year. */
+export const MAX_TOKEN_TTL_MS = 366 * 24 * 3600 * 1000;
+
+const bad = (message: string) => new InvalidArgumentError("", message);
+
+function checkIdent(what: string, value: string | undefined): void {
+  if (value === undefined) return;
+  if (value === "") throw bad(`${what} must not be empty`);
+  if ([...value].length > MAX_IDENT) throw bad(`${what} holds at most ${MAX_IDENT} characters`);
+  // These end up in rows, logs and terminals: held to what admission allows a row's fields.
+  const problem = textProblem(value);
+  if (problem !== undefined) throw bad(`${what} ${problem.message}`);
+}
+
+/** Refuses (invalid_argument) a request missing what its kind needs, or carrying what it may not. */
+function checkRequest(r: TokenRequest): void {
+  checkIdent("harness", r.harness);
+  checkIdent("run", r.run);
+  checkIdent("label", r.label);
+  if (r.ttlMs !== undefined && (!Number.isSafeInteger(r.ttlMs) || r.ttlMs <= 0 || r.ttlMs > MAX_TOKEN_TTL_MS))
+    throw bad(`the lifetime must be a positive duration of at most 366 days`);
+  switch (r.kind) {
+    case "producer":
+      if (r.source === undefined || !isProducerSource(r.source))
+        throw bad(
+          `a producer token needs its source, one of ${PRODUCER_SOURCES.join(", ")} (got ${JSON.stringify(r.source ?? "")})`,
+        );
+      if (r.run !== undefined) throw bad("a producer token is not bound to a run");
+      return;
+    case "read":
+      if (r.source !== undefined || r.harness !== undefined || r.run !== undefined)
+        throw bad("a read token takes no source, harness or run");
+      return;
+    case "gateway":
+      if (r.source !== undefined) throw bad("a gateway token takes no source");
+      if (r.harness === undefined) throw bad("a gateway token needs its harness");
+      return;
+  }
+}
+
+/** A new token: 32 random bytes, base64url, behind a prefix that secret scanners can recognise. */
+const mintText = (): string => `hrt_${randomBytes(32).toString("base64url")}`;
+const mintId = (): string => `tk_${randomBytes(6).toString("hex")}`;
+
+const credentialOf = (t: IssuedTokenRow): IssuedCredential => ({
+  id: t.id,
+  digest: t.digest,
+  kind: t.kind,
+  ...(t.source === undefined ? {} : { source: t.source as ProducerSource }),
+  ...(t.harness === undefined ? {} : { harness: t.harness }),
+  ...(t.run === undefined ? {} : { run: t.run }),
+  ...(t.expiresMs === undefined ? {} : { expiresMs: t.expiresMs }),
+});
+
+const withoutDigest = ({ digest: _digest, ...rest }: IssuedTokenRow): IssuedToken => rest;
+
+export class IssuedTokens {
+  private inForce: readonly IssuedTokenRow[];
+  private inForceCredentials: readonly IssuedCredential[];
+  private readonly listeners = new Set<(inForce: readonly IssuedCredential[]) => void>();
+
+  constructor(
+    private readonly store: TokenStore,
+    private readonly clock: () => number,
+  ) {
+    this.inForce = store.inForce(clock());
+    this.inForceCredentials = this.inForce.map(credentialOf);
+  }
+
+  /**
+   * The tokens in force, as credentials. One that expired since the last change is still listed: the
+   * tier check and `identify` compare its expiry with the time of each call.
+   */
+  get credentials(): readonly IssuedCredential[] {
+    return this.inForceCredentials;
+  }
+
+  /** Calls `listener` with the tokens in force after every mint and revocation. */
+  onChange(listener: (inForce: readonly IssuedCredential[]) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Mints a token and puts it in force; its text is returned here and nowhere else. */
+  create(request: TokenRequest): { readonly id: string; readonly token: string } {
+    checkRequest(request);
+    const now = this.clock();
+    const token = mintText();
+    const id = mintId();
+    this.store.insert({
+      id,
+      digest: digestToken(token),
+      kind: request.kind,
+      ...(request.source === undefined ? {} : { source: request.source }),
+      ...(request.harness === undefined ? {} : { harness: request.harness }),
+      ...(request.run === undefined ? {} : { run: request.run }),
+      ...(request.label === undefined ? {} : { label: request.label }),
+      createdMs: now,
+      ...(request.ttlMs === undefined ? {} : { expiresMs: now + request.ttlMs }),
+    });
+    this.refresh(now);
+    return { id, token };
+  }
+
+  /** Every issued token, newest first; revoked and expired ones only when asked. */
+  list(includeRevoked: boolean): IssuedToken[] {
+    const now = this.clock();
+    return (includeRevoked ? this.store.all() : this.store.inForce(now)).map(withoutDigest);
+  }
+
+  /** Revokes these ids; returns those it revoked (an unknown or already revoked id is left out). */
+  revoke(ids: readonly string[]): string[] {
+    const now = this.clock();
+    const revoked = this.store.revoke(ids, now);
+    if (revoked.length > 0) this.refresh(now);
+    return revoked;
+  }
+
+  /** Revokes every gateway token bound to `run`: the run has closed, so they are worth nothing. */
+  revokeRun(run: string): string[] {
+    return this.revoke(this.store.gatewayIdsOfRun(run));
+  }
+
+  /**
+   * The token in force that `token` is, or undefined. Every digest is compared, in constant time and
+   * without stopping at a match.
+   */
+  identify(token: string): IssuedToken | undefined {
+    const digest = digestToken(token);
+    const now = this.clock();
+    let found: IssuedTokenRow | undefined;
+    for (const t of this.inForce)
+      if (timingSafeEqual(t.digest, digest) && found === undefined && !expired(t, now)) found = t;
+    return found === undefined ? undefined : withoutDigest(found);
+  }
+
+  private refresh(now: number): void {
+    this.inForce = this.store.inForce(now);
+    this.inForceCredentials = this.inForce.map(credentialOf);
+    for (const l of [...this.listeners]) l(this.inForceCredentials);
+  }
+}

@@ -1,0 +1,76 @@
+/**
+ * TokenService (control tier): the operator mints, lists and revokes the tokens the daemon issues
+ * (`issued-tokens.ts`). A token's text leaves the daemon once, in CreateToken's answer.
+ */
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { ServiceImpl } from "@connectrpc/connect";
+import { InvalidArgumentError } from "../errors.js";
+import {
+  type IssuedTokenSchema,
+  TokenKind as TokenKindMessage,
+  type TokenService,
+} from "./gen/harness/v1/tokens_pb.js";
+import type { IssuedToken, IssuedTokens, TokenKind } from "./issued-tokens.js";
+import { serve } from "./status.js";
+
+const KIND_OF: Readonly<Record<TokenKindMessage, TokenKind | undefined>> = {
+  [TokenKindMessage.UNSPECIFIED]: undefined,
+  [TokenKindMessage.PRODUCER]: "producer",
+  [TokenKindMessage.READ]: "read",
+  [TokenKindMessage.GATEWAY]: "gateway",
+};
+
+const MESSAGE_KIND: Readonly<Record<TokenKind, TokenKindMessage>> = {
+  producer: TokenKindMessage.PRODUCER,
+  read: TokenKindMessage.READ,
+  gateway: TokenKindMessage.GATEWAY,
+};
+
+/** At most this many ids a RevokeToken call. */
+const MAX_REVOKE_IDS = 1000;
+
+const optional = (s: string): string | undefined => (s === "" ? undefined : s);
+
+const tokenMessage = (t: IssuedToken): MessageInitShape<typeof IssuedTokenSchema> => ({
+  id: t.id,
+  kind: MESSAGE_KIND[t.kind],
+  source: t.source ?? "",
+  harness: t.harness ?? "",
+  run: t.run ?? "",
+  label: t.label ?? "",
+  createdMs: BigInt(t.createdMs),
+  expiresMs: BigInt(t.expiresMs ?? 0),
+  revokedMs: BigInt(t.revokedMs ?? 0),
+});
+
+export function tokenService(tokens: IssuedTokens): ServiceImpl<typeof TokenService> {
+  return {
+    createToken: (req) =>
+      serve("CreateToken", () => {
+        const kind = KIND_OF[req.kind];
+        if (kind === undefined) throw new InvalidArgumentError("", "kind must be producer, read or gateway");
+        const source = optional(req.source);
+        const harness = optional(req.harness);
+        const run = optional(req.run);
+        const label = optional(req.label);
+        return tokens.create({
+          kind,
+          ...(source === undefined ? {} : { source }),
+          ...(harness === undefined ? {} : { harness }),
+          ...(run === undefined ? {} : { run }),
+          ...(label === undefined ? {} : { label }),
+          ...(req.ttlMs === 0n ? {} : { ttlMs: Number(req.ttlMs) }),
+        });
+      }),
+    listTokens: (req) =>
+      serve("ListTokens", () => ({ tokens: tokens.list(req.includeRevoked).map(tokenMessage) })),
+    revokeToken: (req) =>
+      serve("RevokeToken", () => {
+        if (req.ids.length > MAX_REVOKE_IDS)
+          throw new InvalidArgumentError("", `at most ${MAX_REVOKE_IDS} ids a call (got ${req.ids.length})`);
+        if ((req.ids.length === 0) === (req.run === ""))
+          throw new InvalidArgumentError("", "give either token ids or a run");
+        return { revoked: req.run === "" ? tokens.revoke(req.ids) : tokens.revokeRun(req.run) };
+      }),
+  };
+}
