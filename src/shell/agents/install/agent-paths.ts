@@ -18,6 +18,9 @@ export const PRODUCER_ROLES: readonly ProducerRole[] = ["observer", "ledger"];
 
 export const agentsStateDir = (env: Env): string => join(stateHome(env), "harness", "agents");
 
+/** Names in the agents state directory that are not a harness's: a harness cannot be called these. */
+export const RESERVED_NAMES: ReadonlySet<string> = new Set(["spool", "backups", "installs.json"]);
+
 export const harnessTokenDir = (env: Env, harness: string): string => join(agentsStateDir(env), harness);
 
 export const tokenFilePath = (env: Env, harness: string, role: ProducerRole): string =>

@@ -8,6 +8,7 @@
  * not answer leaves everything as it was. `dryRun` reads and reports, and neither mints nor writes.
  */
 import * as fs from "node:fs";
+import { writeTokenFile } from "../../rpc/credentials.js";
 import {
   backupsDir,
   harnessTokenDir,
@@ -37,7 +38,7 @@ import {
   withTokens,
   writeInstallRecord,
 } from "./install-record.js";
-import { readTokenIfPresent, type TokenIssuer, writeTokenFile } from "./producer-tokens.js";
+import { readTokenIfPresent, type TokenIssuer } from "./producer-tokens.js";
 import { backUp, located, readSettings, writeSettings } from "./settings-file.js";
 import { isEmptySettings, mergeEntries, removeEntries } from "./settings-merge.js";
 
@@ -181,7 +182,7 @@ export async function install(req: InstallRequest, issuer: TokenIssuer): Promise
     const minted: Partial<Record<ProducerRole, TokenEntry>> = {};
     for (const role of PRODUCER_ROLES) {
       const t = await issuer.mint(role, req.harness, label);
-      writeTokenFile(files[role], t.token);
+      writeTokenFile(files[role], t.token, true);
       minted[role] = { id: t.id, file: files[role] };
       values = { ...values, [role]: t.token };
       tokens[role] = { file: files[role], id: t.id, minted: true };

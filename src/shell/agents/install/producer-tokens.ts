@@ -5,7 +5,6 @@
  * read. Everything install and uninstall need of the token service goes through `TokenIssuer`.
  */
 import * as fs from "node:fs";
-import * as path from "node:path";
 import type { ProducerRole } from "./agent-paths.js";
 
 export interface MintedToken {
@@ -18,15 +17,6 @@ export interface TokenIssuer {
   mint(source: ProducerRole, harness: string, label: string): Promise<MintedToken>;
   /** Revokes the tokens; how many were still live. */
   revoke(ids: readonly string[]): Promise<number>;
-}
-
-/** Writes a token file: 0600 in a 0700 directory, replacing what is there (install mints anew only then). */
-export function writeTokenFile(file: string, token: string): void {
-  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-  const tmp = `${file}.${process.pid}.tmp`;
-  fs.writeFileSync(tmp, `${token}\n`, { mode: 0o600 });
-  fs.chmodSync(tmp, 0o600);
-  fs.renameSync(tmp, file);
 }
 
 /** A token file's token (surrounding whitespace ignored), undefined when there is no such file. */

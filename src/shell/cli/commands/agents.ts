@@ -6,6 +6,7 @@
  * (nothing written), 2 usage or an unreadable control token, 3 no daemon answers, 4 the daemon refused.
  */
 import { fileURLToPath } from "node:url";
+import { RESERVED_NAMES } from "../../agents/install/agent-paths.js";
 import { HARNESS_NAME, HOOK_MODES, type HookMode, isAgentKind } from "../../agents/install/hook-entries.js";
 import {
   AgentsUsageError,
@@ -18,10 +19,12 @@ import { InstallRecordError } from "../../agents/install/install-record.js";
 import type { TokenIssuer } from "../../agents/install/producer-tokens.js";
 import { SettingsFileError } from "../../agents/install/settings-file.js";
 import type { GlobalConfig } from "../../config/global-config.js";
+import { tokenClient } from "../../rpc/client.js";
+import { TokenKind } from "../../rpc/gen/harness/v1/tokens_pb.js";
 import { failed } from "../client.js";
 import { type Common, EXIT, type Io } from "../io.js";
 import { printed } from "../render/printable.js";
-import { type ClientTarget, clientTarget } from "../target.js";
+import { type ClientTarget, clientTarget, controlToken } from "../target.js";
 
 export interface AgentsOptions extends Common {
   readonly harness?: string | undefined;
@@ -36,6 +39,22 @@ export type IssuerFor = (
   target: ClientTarget,
   command: string,
 ) => Promise<{ readonly issuer: TokenIssuer } | { readonly error: string }>;
+
+/** TokenService over the daemon's socket, with the operator's control token. */
+export const daemonIssuer: IssuerFor = async (target, command) => {
+  const control = await controlToken(target, command);
+  if ("error" in control) return control;
+  const client = tokenClient({ socketPath: target.socketPath }, control.token);
+  return {
+    issuer: {
+      mint: async (source, harness, label) => {
+        const res = await client.createToken({ kind: TokenKind.PRODUCER, source, harness, label });
+        return { id: res.id, token: res.token };
+      },
+      revoke: async (ids) => (await client.revokeToken({ ids: [...ids] })).revoked.length,
+    },
+  };
+};
 
 /** `[agents] listen` (agents-ingest's key): the http hook's endpoint; its default when the config has none. */
 export const DEFAULT_AGENTS_LISTEN = "127.0.0.1:7434";
@@ -54,7 +73,7 @@ export async function runAgents(
   agent: string | undefined,
   options: AgentsOptions,
   io: Io,
-  issuerFor: IssuerFor,
+  issuerFor: IssuerFor = daemonIssuer,
 ): Promise<number> {
   const command = `agents ${verb}`;
   const usage = (message: string): number => {
@@ -68,6 +87,8 @@ export async function runAgents(
     return usage(
       "--harness must be 1 to 128 letters, digits, '.', '_' or '-', starting with a letter or digit (it names a directory)",
     );
+  if (RESERVED_NAMES.has(harness))
+    return usage(`--harness ${harness} is a name the agents state directory uses itself; choose another`);
   if (options.user === true && options.project !== undefined)
     return usage("give --project DIR or --user, not both");
   if (options.project === "") return usage("--project needs a directory");
