@@ -5,6 +5,7 @@
  * (also when nothing needed changing), 1 a settings file or the record of installs that cannot be used
  * (nothing written), 2 usage or an unreadable control token, 3 no daemon answers, 4 the daemon refused.
  */
+import * as fs from "node:fs";
 import { fileURLToPath } from "node:url";
 import { RESERVED_NAMES } from "../../agents/install/agent-paths.js";
 import { HARNESS_NAME, HOOK_MODES, type HookMode, isAgentKind } from "../../agents/install/hook-entries.js";
@@ -56,15 +57,34 @@ export const daemonIssuer: IssuerFor = async (target, command) => {
   };
 };
 
-/** `[agents] listen` (agents-ingest's key): the http hook's endpoint; its default when the config has none. */
+/** `[agents] listen`'s default (agents-ingest's key): the daemon's loopback endpoint for http hooks. */
 export const DEFAULT_AGENTS_LISTEN = "127.0.0.1:7434";
+
+/**
+ * `[agents] listen` as `host:port`, "" when the config turns it off. agents-ingest's config reader
+ * carries it as `agents.listen` (a host and port, absent when off); a config read before that key
+ * existed has no `agents` table at all, and the default applies.
+ */
 function agentsListen(config: GlobalConfig | undefined): string {
-  const agents = (config as { readonly agents?: { readonly listen?: string } } | undefined)?.agents;
-  return agents?.listen ?? DEFAULT_AGENTS_LISTEN;
+  type WithAgents = {
+    readonly agents?: { readonly listen?: { readonly host: string; readonly port: number } };
+  };
+  const agents = (config as WithAgents | undefined)?.agents;
+  if (agents === undefined) return DEFAULT_AGENTS_LISTEN;
+  const listen = agents.listen;
+  if (listen === undefined) return "";
+  return listen.host.includes(":") ? `[${listen.host}]:${listen.port}` : `${listen.host}:${listen.port}`;
 }
 
-/** The program and script running this CLI, absolute: the hook runs from whatever directory the agent is in. */
-const launcher = (): string[] => [process.execPath, fileURLToPath(new URL("../main.js", import.meta.url))];
+/**
+ * The program and script that run this CLI, absolute, so the hook runs from whatever directory the agent
+ * is in. `bin.js` (agents-ingest's) dispatches `harness hook` before the rest of the CLI loads; a build
+ * without it runs `main.js`.
+ */
+function launcher(): string[] {
+  const bin = fileURLToPath(new URL("../bin.js", import.meta.url));
+  return [process.execPath, fs.existsSync(bin) ? bin : fileURLToPath(new URL("../main.js", import.meta.url))];
+}
 
 type Verb = "install" | "uninstall";
 
