@@ -152,7 +152,12 @@ export async function install(req: InstallRequest, issuer: TokenIssuer): Promise
   const files = tokenFiles(req.env, req.harness);
   const recorded = record.tokens[req.harness];
   const present = { observer: readTokenIfPresent(files.observer), ledger: readTokenIfPresent(files.ledger) };
-  const reuse = recorded !== undefined && present.observer !== undefined && present.ledger !== undefined;
+  const filesThere = recorded !== undefined && present.observer !== undefined && present.ledger !== undefined;
+  // Tokens revoked since (`harness token revoke`) would leave the hooks refused: they are minted anew.
+  // A dry run does not ask the daemon.
+  const reuse =
+    filesThere &&
+    (req.dryRun || (await issuer.inForce([recorded.observer.id, recorded.ledger.id])).size === 2);
   let values: TokenFiles = reuse
     ? { observer: present.observer ?? "", ledger: present.ledger ?? "" }
     : { observer: "<observer token>", ledger: "<ledger token>" };

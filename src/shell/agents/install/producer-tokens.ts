@@ -17,6 +17,8 @@ export interface TokenIssuer {
   mint(source: ProducerRole, harness: string, label: string): Promise<MintedToken>;
   /** Revokes the tokens; how many were still live. */
   revoke(ids: readonly string[]): Promise<number>;
+  /** Which of these ids the daemon still accepts (not revoked, not expired). */
+  inForce(ids: readonly string[]): Promise<ReadonlySet<string>>;
 }
 
 /** A token file's token (surrounding whitespace ignored), undefined when there is no such file. */

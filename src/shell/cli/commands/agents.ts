@@ -53,6 +53,10 @@ export const daemonIssuer: IssuerFor = async (target, command) => {
         return { id: res.id, token: res.token };
       },
       revoke: async (ids) => (await client.revokeToken({ ids: [...ids] })).revoked.length,
+      inForce: async (ids) => {
+        const { tokens } = await client.listTokens({ includeRevoked: false });
+        return new Set(tokens.map((t) => t.id).filter((id) => ids.includes(id)));
+      },
     },
   };
 };
@@ -134,6 +138,7 @@ export async function runAgents(
     // Only a change that mints or revokes needs the daemon and the control token.
     mint: async (...args) => (await needIssuer()).mint(...args),
     revoke: async (...args) => (await needIssuer()).revoke(...args),
+    inForce: async (...args) => (await needIssuer()).inForce(...args),
   };
   const needIssuer = async (): Promise<TokenIssuer> => {
     if (issuer !== undefined) return issuer;

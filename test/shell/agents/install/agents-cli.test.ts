@@ -214,6 +214,19 @@ describe("harness agents install and uninstall", () => {
     fs.rmSync(spool, { recursive: true });
   });
 
+  it("an install after the harness's tokens were revoked mints them anew and revokes the pair", async () => {
+    const install = () =>
+      f.cli(["agents", "install", "claude-code", "--harness", "impl", "--project", project, "--json"]);
+    const before = json<InstallJson>(await install());
+    expect((await f.cli(["token", "revoke", before.tokens.observer.id as string])).code).toBe(0);
+    const after = json<InstallJson>(await install());
+    expect(after.changed).toBe(false);
+    expect(after.tokens.observer.minted).toBe(true);
+    expect(after.tokens.observer.id).not.toBe(before.tokens.observer.id);
+    const live = (await tokens()).filter((t) => t.revoked === null).map((t) => t.id);
+    expect(live.sort()).toEqual([after.tokens.observer.id, after.tokens.ledger.id].sort());
+  });
+
   it("uninstall leaves the settings file byte-identical, revokes the tokens and removes their files", async () => {
     const r = json<{
       removed: number;
