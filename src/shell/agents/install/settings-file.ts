@@ -75,10 +75,12 @@ export function backUp(file: string, dir: string, label: string, now: number): s
  * gets `newMode`. `narrow` takes group and other access away (http mode writes tokens into the file).
  */
 export function writeSettings(
-  file: string,
+  settingsFile: string,
   text: string,
   options: { newMode: number; narrow: boolean },
 ): void {
+  // A settings file linked from elsewhere (a dotfiles checkout) is written where it lives; the link stays.
+  const file = fs.existsSync(settingsFile) ? fs.realpathSync(settingsFile) : settingsFile;
   const dir = path.dirname(file);
   fs.mkdirSync(dir, { recursive: true, mode: 0o755 });
   let mode = options.newMode;

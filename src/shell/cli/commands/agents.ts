@@ -92,6 +92,14 @@ function launcher(): string[] {
 
 type Verb = "install" | "uninstall";
 
+const isDirectory = (dir: string): boolean => {
+  try {
+    return fs.statSync(dir).isDirectory();
+  } catch {
+    return false;
+  }
+};
+
 export async function runAgents(
   verb: Verb,
   agent: string | undefined,
@@ -116,6 +124,8 @@ export async function runAgents(
   if (options.user === true && options.project !== undefined)
     return usage("give --project DIR or --user, not both");
   if (options.project === "") return usage("--project needs a directory");
+  if (options.project !== undefined && !isDirectory(options.project))
+    return usage(`--project ${options.project} is not a directory`);
   const mode = options.mode ?? "command";
   if (verb === "uninstall" && options.mode !== undefined)
     return usage("--mode is for install: uninstall removes our entries of either mode");

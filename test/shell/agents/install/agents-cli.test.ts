@@ -311,6 +311,7 @@ describe("harness agents install and uninstall", () => {
 
   it("--mode http writes Claude Code http entries with the tokens in their headers, in a file only the operator reads", async () => {
     const other = path.join(f.root, "http-project");
+    fs.mkdirSync(other);
     const r = json<InstallJson>(
       await f.cli([
         "agents",
