@@ -29,11 +29,12 @@ import {
   ensureControlToken,
   loadCredentials,
   readTokenFile,
+  writeTokenFile,
 } from "../rpc/credentials.js";
 import { AgentStatusService } from "../rpc/gen/harness/v1/agent_status_pb.js";
 import { RuleService } from "../rpc/gen/harness/v1/rules_pb.js";
 import { TokenService } from "../rpc/gen/harness/v1/tokens_pb.js";
-import { IssuedTokens } from "../rpc/issued-tokens.js";
+import { IssuedTokens, mintText } from "../rpc/issued-tokens.js";
 import { committedRecords } from "../rpc/messages.js";
 import { proposalService } from "../rpc/proposal-service.js";
 import { ruleService } from "../rpc/rule-service.js";
@@ -207,7 +208,20 @@ export class DaemonApp {
               backtest: backtestMethod({ runner: backtests, evaluator: daemon.view, clock, retentionMs }),
               watchEvents: watchEvents({ bus: watchers, log, credentials }),
             })
-            .service(TokenService, tokenService(tokens))
+            .service(
+              TokenService,
+              tokenService({
+                tokens,
+                rotateControl: () => {
+                  const file = daemon.configInForce.server.controlTokenFile;
+                  const token = mintText();
+                  writeTokenFile(file, token, true);
+                  credentials.replaceControl(digestToken(token));
+                  log.info({ file }, "control token rotated");
+                  return file;
+                },
+              }),
+            )
             .service(AgentStatusService, agentStatusService(store.db)),
       });
       const metricsServer =

@@ -302,7 +302,7 @@ interface TokenOptions extends ClientOptions {
 cli
   .command(
     "token <verb> [...ids]",
-    "Credentials the daemon issues (control token needed). Verbs: create (--producer SOURCE [--harness NAME] | --read, --out FILE; or --gateway --harness NAME [--run RUN], printed), list [--all], revoke ID… | --run RUN",
+    "Credentials the daemon issues (control token needed). Verbs: create (--producer SOURCE [--harness NAME] | --read, --out FILE; or --gateway --harness NAME [--run RUN], printed), list [--all], revoke ID… | --run RUN, rotate-control (a new control token in its file; the old one refused)",
   )
   .option(
     "--producer <source>",
@@ -322,11 +322,14 @@ cli
   .option("--json", "Print the result as JSON")
   .action(async (verb: string, ids: string[], o: TokenOptions) => {
     const common = { socket: o.socket, config: o.config, json: o.json };
-    const { runTokenCreate, runTokenList, runTokenRevoke } = await import("./commands/token.js");
+    const { runTokenCreate, runTokenList, runTokenRevoke, runTokenRotateControl } = await import(
+      "./commands/token.js"
+    );
     if (verb === "create") process.exitCode = await runTokenCreate({ ...o, ...common }, io);
     else if (verb === "list") process.exitCode = await runTokenList({ ...common, all: o.all }, io);
     else if (verb === "revoke") process.exitCode = await runTokenRevoke(ids, { ...common, run: o.run }, io);
-    else unknownVerb("token", verb, "create, list, revoke");
+    else if (verb === "rotate-control") process.exitCode = await runTokenRotateControl(common, io);
+    else unknownVerb("token", verb, "create, list, revoke, rotate-control");
   });
 
 cli

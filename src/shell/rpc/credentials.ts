@@ -80,6 +80,12 @@ export class CredentialHolder {
     this.publish();
   }
 
+  /** A new control token, written to its file by `harness token rotate-control`. */
+  replaceControl(control: TokenDigest): void {
+    this.configured = { ...this.configured, control };
+    this.publish();
+  }
+
   /** The issued tokens in force, after a mint or a revocation. */
   replaceIssued(issued: readonly IssuedCredential[]): void {
     this.issued = issued;

@@ -68,7 +68,7 @@ function checkRequest(r: TokenRequest): void {
 }
 
 /** A new token: 32 random bytes, base64url, behind a prefix that secret scanners can recognise. */
-const mintText = (): string => `hrt_${randomBytes(32).toString("base64url")}`;
+export const mintText = (): string => `hrt_${randomBytes(32).toString("base64url")}`;
 const mintId = (): string => `tk_${randomBytes(6).toString("hex")}`;
 
 const credentialOf = (t: IssuedTokenRow): IssuedCredential => ({

@@ -95,6 +95,8 @@ export function ruleService(
     checkAdmission: (req) =>
       serve(`CheckAdmission ${req.harness}`, () => {
         checkLength(req.harness, "harness");
+        // A supervisor whose harness variable is unset must not be let through.
+        if (req.harness === "") throw new InvalidArgumentError("", "harness is required");
         const holds = holdsOn(state(), req.harness);
         const first = holds[0];
         return {

@@ -46,6 +46,7 @@ export const METHOD_TIERS: ReadonlyMap<string, Tier> = new Map<string, Tier>([
   ["harness.v1.TokenService/CreateToken", "control"],
   ["harness.v1.TokenService/ListTokens", "control"],
   ["harness.v1.TokenService/RevokeToken", "control"],
+  ["harness.v1.TokenService/RotateControlToken", "control"],
   ["harness.v1.AgentStatusService/LastRows", "read"],
 ]);
 

@@ -43,7 +43,13 @@ const tokenMessage = (t: IssuedToken): MessageInitShape<typeof IssuedTokenSchema
   revokedMs: BigInt(t.revokedMs ?? 0),
 });
 
-export function tokenService(tokens: IssuedTokens): ServiceImpl<typeof TokenService> {
+export interface TokenServiceDeps {
+  readonly tokens: IssuedTokens;
+  /** Writes a new control token to its file and puts it in force; returns the file. */
+  readonly rotateControl: () => string;
+}
+
+export function tokenService({ tokens, rotateControl }: TokenServiceDeps): ServiceImpl<typeof TokenService> {
   return {
     createToken: (req) =>
       serve("CreateToken", () => {
@@ -72,5 +78,6 @@ export function tokenService(tokens: IssuedTokens): ServiceImpl<typeof TokenServ
           throw new InvalidArgumentError("", "give either token ids or a run");
         return { revoked: req.run === "" ? tokens.revoke(req.ids) : tokens.revokeRun(req.run) };
       }),
+    rotateControlToken: () => serve("RotateControlToken", () => ({ file: rotateControl() })),
   };
 }

@@ -149,6 +149,25 @@ const failingRun = (harness: string) => ({
   })),
 });
 
+const TOOL_ERROR_NOTIFIES = `name = "tool-error-notifies"
+description = "A tool call failed."
+on = "run_event"
+when = 'event.type == "tool" && event.is_error'
+level = "notify"
+cooldown = "1m"
+target = "run"
+message = "{{run}} made a failing tool call"
+`;
+
+const failedTool = (harness: string, n: number) => ({
+  kind: "run_event",
+  type: "tool",
+  harness,
+  run: `${harness}#${n}`,
+  action: "exec",
+  is_error: true,
+});
+
 describe("harness reload applies [notify] and [supervisor]", () => {
   it("a [notify] command set by a reload receives the next fire; one removed receives nothing", async () => {
     const f = new TestFleet();
@@ -216,6 +235,49 @@ describe("harness reload applies [notify] and [supervisor]", () => {
       "the hook killed at the reloaded timeout",
       3_500,
     );
+  });
+
+  it("a [notify] cooldown set by a reload holds back the next notification of the same harness and rule", async () => {
+    const f = new TestFleet({ rules: [{ name: "tool-error-notifies", text: TOOL_ERROR_NOTIFIES }] });
+    fleets.push(f);
+    await f.start();
+    const observer = f.tokens.get("observer") as string;
+    const toolError = (n: number) =>
+      f.cli(["journal", "append", "--token-file", observer], jsonl([failedTool("chatty", n)]));
+    const deliveries = () => f.delivered().filter((d) => d.harness === "chatty").length;
+    await toolError(1);
+    await toolError(2);
+    // The daemon started with cooldown = "0s": every fire reaches the hook.
+    await f.until(() => deliveries() === 2, "both notifications");
+    editConfig(f, (t) => t.replace(/^cooldown = .*$/m, 'cooldown = "1h"'));
+    expect((await f.cli(["reload"])).code).toBe(0);
+    await toolError(3);
+    await f.until(() => deliveries() === 3, "the first notification under the new cooldown");
+    await toolError(4);
+    await f.until(
+      () => f.query("SELECT 1 FROM rule_actions WHERE detail LIKE '%inside the 1h cooldown%'").length === 1,
+      "the next one held back",
+    );
+    expect(deliveries()).toBe(3);
+  });
+
+  it("a shadow_period changed by a reload puts a rule back in shadow", async () => {
+    const f = new TestFleet({ rules: [{ name: "tool-error-notifies", text: TOOL_ERROR_NOTIFIES }] });
+    fleets.push(f);
+    await f.start();
+    const mode = async () =>
+      JSON.parse((await f.cli(["rules", "show", "tool-error-notifies", "--json"])).stdout).mode;
+    expect(await mode()).toBe("active");
+    editConfig(f, (t) => t.replace(/^shadow_period = .*$/m, 'shadow_period = "30d"'));
+    expect((await f.cli(["reload"])).code).toBe(0);
+    expect(await mode()).toMatch(/^shadow/);
+    const observer = f.tokens.get("observer") as string;
+    await f.cli(["journal", "append", "--token-file", observer], jsonl([failedTool("quiet", 1)]));
+    await f.until(
+      () => f.query("SELECT 1 FROM rule_fires WHERE mode = 'shadow'").length === 1,
+      "a shadow fire",
+    );
+    expect(f.delivered()).toEqual([]);
   });
 
   it("a [supervisor] stop command set by a reload runs for the next stop", async () => {

@@ -197,6 +197,9 @@ describe("the authorization matrix", () => {
   const run = async (c: (typeof cells)[number]) => {
     const target = c.caller.listener === "socket" ? { socketPath: f.socketPath } : { baseUrl: tcp };
     const code = await outcome(c.service, c.method, target, c.caller.token(tokens));
+    // A granted RotateControlToken did rotate it: the cells after it present the new one.
+    if (c.method.name === "RotateControlToken" && code === "OK")
+      tokens = { ...tokens, control: await readTokenFile(controlTokenPath(f.env)) };
     return `${fullName(c.service, c.method)} by ${c.caller.name}: ${DENIED.has(code) ? "denied" : "granted"} (${code})`;
   };
   const want = (c: (typeof cells)[number], got: string) =>
@@ -256,6 +259,9 @@ describe("the authorization matrix", () => {
     const reloads = granted.filter((c) => c.method.name === "Reload").length;
     expect(reloads).toBe(2);
     await f.until(() => loads() === loaded + reloads, "the reloads' log lines");
+    const rotations = granted.filter((c) => c.method.name === "RotateControlToken").length;
+    expect(rotations).toBe(2);
+    expect(f.daemonStdout.split('"msg":"control token rotated"').length - 1).toBe(rotations);
     const watches = granted.filter((c) => c.method.name === "WatchEvents").length;
     expect(watches).toBe(4);
     expect(watchers()).toBe(watched + watches);

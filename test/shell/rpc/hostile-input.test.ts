@@ -397,6 +397,12 @@ describe("hostile RPC input", () => {
       }
     });
 
+    it("refuses CheckAdmission of an empty harness: an unset variable is not admitted", async () => {
+      const e = await failure(reader().checkAdmission({ harness: "" }, opts));
+      expect(e.code).toBe(Code.InvalidArgument);
+      expect(e.rawMessage).toBe("harness is required");
+    });
+
     it("refuses out-of-range numbers in JSON with INVALID_ARGUMENT", async () => {
       for (const body of [
         '{"limit":-1}',

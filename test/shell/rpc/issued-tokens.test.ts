@@ -8,6 +8,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { controlTokenPath } from "../../../src/shell/config/paths.js";
 import { ruleClient } from "../../../src/shell/rpc/client.js";
 import { jsonl, TestFleet } from "../daemon-harness.js";
 
@@ -151,7 +152,7 @@ describe("harness token", () => {
   it("an expired token is refused", async () => {
     const f = await started();
     const { file } = await create(f, ["--producer", "observer", "--ttl", "1s"]);
-    const listed = JSON.parse((await f.cli(["token", "list", "--json"])).stdout).tokens;
+    const listed = JSON.parse((await f.cli(["token", "list", "--all", "--json"])).stdout).tokens;
     expect(listed[0].expires).toMatch(/^\d{4}-/);
     await new Promise((r) => setTimeout(r, 1100));
     const late = await append(f, file, [tool("late")]);
@@ -192,5 +193,24 @@ describe("harness token", () => {
     const forced = await f.cli(["token", "create", "--producer", "graph", "--out", file, "--force"]);
     expect(forced.code).toBe(0);
     expect(fs.readFileSync(file, "utf8")).toMatch(/^hrt_/);
+  });
+
+  it("rotate-control writes a new control token and refuses the old one at once, without a reload", async () => {
+    const f = await started();
+    const file = controlTokenPath(f.env);
+    const old = fs.readFileSync(file, "utf8").trim();
+    const r = await f.cli(["token", "rotate-control", "--json"]);
+    expect(r.stderr).toBe("");
+    expect(JSON.parse(r.stdout)).toEqual({ file });
+    const fresh = fs.readFileSync(file, "utf8").trim();
+    expect(fresh).not.toBe(old);
+    expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+    const denied = await ruleClient({ socketPath: f.socketPath }, old)
+      .clearHold({ harness: "nobody" })
+      .catch((e: Error) => e);
+    expect((denied as Error).message).toMatch(/unknown bearer token/);
+    // The CLI reads the new token from the file; a reload rereads the same file and keeps it.
+    expect((await f.cli(["reload"])).code).toBe(0);
+    expect((await f.cli(["token", "list"])).code).toBe(0);
   });
 });

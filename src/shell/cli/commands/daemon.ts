@@ -16,6 +16,15 @@ export async function runDaemon(
   },
   io: Io,
 ): Promise<number> {
+  // Listening from the first moment: a SIGTERM during start (opening the store, loading policy clones)
+  // would otherwise kill the process before it could close the store cleanly.
+  let stopRequested!: () => void;
+  const stopping = new Promise<void>((resolve) => {
+    stopRequested = resolve;
+  });
+  const onSignal = () => stopRequested();
+  process.on("SIGTERM", onSignal);
+  process.on("SIGINT", onSignal);
   let daemon: DaemonApp;
   try {
     daemon = await DaemonApp.start({
@@ -26,6 +35,8 @@ export async function runDaemon(
       ...(io.env.HARNESS_TICK_MS === undefined ? {} : { tickMs: Number(io.env.HARNESS_TICK_MS) }),
     });
   } catch (e) {
+    process.off("SIGTERM", onSignal);
+    process.off("SIGINT", onSignal);
     io.err(`harness daemon: ${(e as Error).message}`);
     return 1;
   }
@@ -47,21 +58,16 @@ export async function runDaemon(
     io.err(
       `harness daemon: store ${daemon.store.path}, socket ${daemon.socketPath}, metrics ${daemon.metricsUrl ?? "off"}`,
     );
-  return new Promise((resolve) => {
-    const stop = () => {
-      process.off("SIGTERM", stop);
-      process.off("SIGINT", stop);
-      daemon.close().then(
-        () => resolve(0),
-        (e: Error) => {
-          io.err(`harness daemon: shutdown: ${e.message}`);
-          resolve(1);
-        },
-      );
-    };
-    process.on("SIGTERM", stop);
-    process.on("SIGINT", stop);
-  });
+  await stopping;
+  process.off("SIGTERM", onSignal);
+  process.off("SIGINT", onSignal);
+  try {
+    await daemon.close();
+    return 0;
+  } catch (e) {
+    io.err(`harness daemon: shutdown: ${(e as Error).message}`);
+    return 1;
+  }
 }
 
 /** With no producer credential nothing can append: how to make one, as a command to paste. */

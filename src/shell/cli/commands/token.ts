@@ -196,3 +196,12 @@ export async function runTokenRevoke(
     return missed.length === 0 ? EXIT.ok : EXIT.failed;
   });
 }
+
+export async function runTokenRotateControl(o: Common, io: Io): Promise<number> {
+  return withTokenClient("rotate-control", o, io, async (client) => {
+    const { file } = await client.rotateControlToken({});
+    if (o.json === true) io.out(JSON.stringify({ file }));
+    else io.out(`control token rotated: the new one is in ${file}; the old one is refused`);
+    return EXIT.ok;
+  });
+}

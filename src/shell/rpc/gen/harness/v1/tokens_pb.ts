@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file harness/v1/tokens.proto.
  */
 export const file_harness_v1_tokens: GenFile = /*@__PURE__*/
-  fileDesc("ChdoYXJuZXNzL3YxL3Rva2Vucy5wcm90bxIKaGFybmVzcy52MSKGAQoSQ3JlYXRlVG9rZW5SZXF1ZXN0EiMKBGtpbmQYASABKA4yFS5oYXJuZXNzLnYxLlRva2VuS2luZBIOCgZzb3VyY2UYAiABKAkSDwoHaGFybmVzcxgDIAEoCRILCgNydW4YBCABKAkSDQoFbGFiZWwYBSABKAkSDgoGdHRsX21zGAYgASgDIjAKE0NyZWF0ZVRva2VuUmVzcG9uc2USCgoCaWQYASABKAkSDQoFdG9rZW4YAiABKAkiLAoRTGlzdFRva2Vuc1JlcXVlc3QSFwoPaW5jbHVkZV9yZXZva2VkGAEgASgIIrcBCgtJc3N1ZWRUb2tlbhIKCgJpZBgBIAEoCRIjCgRraW5kGAIgASgOMhUuaGFybmVzcy52MS5Ub2tlbktpbmQSDgoGc291cmNlGAMgASgJEg8KB2hhcm5lc3MYBCABKAkSCwoDcnVuGAUgASgJEg0KBWxhYmVsGAYgASgJEhIKCmNyZWF0ZWRfbXMYByABKAMSEgoKZXhwaXJlc19tcxgIIAEoAxISCgpyZXZva2VkX21zGAkgASgDIj0KEkxpc3RUb2tlbnNSZXNwb25zZRInCgZ0b2tlbnMYASADKAsyFy5oYXJuZXNzLnYxLklzc3VlZFRva2VuIi4KElJldm9rZVRva2VuUmVxdWVzdBILCgNpZHMYASADKAkSCwoDcnVuGAIgASgJIiYKE1Jldm9rZVRva2VuUmVzcG9uc2USDwoHcmV2b2tlZBgBIAMoCSptCglUb2tlbktpbmQSGgoWVE9LRU5fS0lORF9VTlNQRUNJRklFRBAAEhcKE1RPS0VOX0tJTkRfUFJPRFVDRVIQARITCg9UT0tFTl9LSU5EX1JFQUQQAhIWChJUT0tFTl9LSU5EX0dBVEVXQVkQAzL7AQoMVG9rZW5TZXJ2aWNlEk4KC0NyZWF0ZVRva2VuEh4uaGFybmVzcy52MS5DcmVhdGVUb2tlblJlcXVlc3QaHy5oYXJuZXNzLnYxLkNyZWF0ZVRva2VuUmVzcG9uc2USSwoKTGlzdFRva2VucxIdLmhhcm5lc3MudjEuTGlzdFRva2Vuc1JlcXVlc3QaHi5oYXJuZXNzLnYxLkxpc3RUb2tlbnNSZXNwb25zZRJOCgtSZXZva2VUb2tlbhIeLmhhcm5lc3MudjEuUmV2b2tlVG9rZW5SZXF1ZXN0Gh8uaGFybmVzcy52MS5SZXZva2VUb2tlblJlc3BvbnNlYgZwcm90bzM");
+  fileDesc("ChdoYXJuZXNzL3YxL3Rva2Vucy5wcm90bxIKaGFybmVzcy52MSKGAQoSQ3JlYXRlVG9rZW5SZXF1ZXN0EiMKBGtpbmQYASABKA4yFS5oYXJuZXNzLnYxLlRva2VuS2luZBIOCgZzb3VyY2UYAiABKAkSDwoHaGFybmVzcxgDIAEoCRILCgNydW4YBCABKAkSDQoFbGFiZWwYBSABKAkSDgoGdHRsX21zGAYgASgDIjAKE0NyZWF0ZVRva2VuUmVzcG9uc2USCgoCaWQYASABKAkSDQoFdG9rZW4YAiABKAkiLAoRTGlzdFRva2Vuc1JlcXVlc3QSFwoPaW5jbHVkZV9yZXZva2VkGAEgASgIIrcBCgtJc3N1ZWRUb2tlbhIKCgJpZBgBIAEoCRIjCgRraW5kGAIgASgOMhUuaGFybmVzcy52MS5Ub2tlbktpbmQSDgoGc291cmNlGAMgASgJEg8KB2hhcm5lc3MYBCABKAkSCwoDcnVuGAUgASgJEg0KBWxhYmVsGAYgASgJEhIKCmNyZWF0ZWRfbXMYByABKAMSEgoKZXhwaXJlc19tcxgIIAEoAxISCgpyZXZva2VkX21zGAkgASgDIj0KEkxpc3RUb2tlbnNSZXNwb25zZRInCgZ0b2tlbnMYASADKAsyFy5oYXJuZXNzLnYxLklzc3VlZFRva2VuIi4KElJldm9rZVRva2VuUmVxdWVzdBILCgNpZHMYASADKAkSCwoDcnVuGAIgASgJIiYKE1Jldm9rZVRva2VuUmVzcG9uc2USDwoHcmV2b2tlZBgBIAMoCSIbChlSb3RhdGVDb250cm9sVG9rZW5SZXF1ZXN0IioKGlJvdGF0ZUNvbnRyb2xUb2tlblJlc3BvbnNlEgwKBGZpbGUYASABKAkqbQoJVG9rZW5LaW5kEhoKFlRPS0VOX0tJTkRfVU5TUEVDSUZJRUQQABIXChNUT0tFTl9LSU5EX1BST0RVQ0VSEAESEwoPVE9LRU5fS0lORF9SRUFEEAISFgoSVE9LRU5fS0lORF9HQVRFV0FZEAMy4AIKDFRva2VuU2VydmljZRJOCgtDcmVhdGVUb2tlbhIeLmhhcm5lc3MudjEuQ3JlYXRlVG9rZW5SZXF1ZXN0Gh8uaGFybmVzcy52MS5DcmVhdGVUb2tlblJlc3BvbnNlEksKCkxpc3RUb2tlbnMSHS5oYXJuZXNzLnYxLkxpc3RUb2tlbnNSZXF1ZXN0Gh4uaGFybmVzcy52MS5MaXN0VG9rZW5zUmVzcG9uc2USTgoLUmV2b2tlVG9rZW4SHi5oYXJuZXNzLnYxLlJldm9rZVRva2VuUmVxdWVzdBofLmhhcm5lc3MudjEuUmV2b2tlVG9rZW5SZXNwb25zZRJjChJSb3RhdGVDb250cm9sVG9rZW4SJS5oYXJuZXNzLnYxLlJvdGF0ZUNvbnRyb2xUb2tlblJlcXVlc3QaJi5oYXJuZXNzLnYxLlJvdGF0ZUNvbnRyb2xUb2tlblJlc3BvbnNlYgZwcm90bzM");
 
 /**
  * @generated from message harness.v1.CreateTokenRequest
@@ -233,6 +233,38 @@ export const RevokeTokenResponseSchema: GenMessage<RevokeTokenResponse> = /*@__P
   messageDesc(file_harness_v1_tokens, 6);
 
 /**
+ * @generated from message harness.v1.RotateControlTokenRequest
+ */
+export type RotateControlTokenRequest = Message<"harness.v1.RotateControlTokenRequest"> & {
+};
+
+/**
+ * Describes the message harness.v1.RotateControlTokenRequest.
+ * Use `create(RotateControlTokenRequestSchema)` to create a new message.
+ */
+export const RotateControlTokenRequestSchema: GenMessage<RotateControlTokenRequest> = /*@__PURE__*/
+  messageDesc(file_harness_v1_tokens, 7);
+
+/**
+ * @generated from message harness.v1.RotateControlTokenResponse
+ */
+export type RotateControlTokenResponse = Message<"harness.v1.RotateControlTokenResponse"> & {
+  /**
+   * Where the new token was written.
+   *
+   * @generated from field: string file = 1;
+   */
+  file: string;
+};
+
+/**
+ * Describes the message harness.v1.RotateControlTokenResponse.
+ * Use `create(RotateControlTokenResponseSchema)` to create a new message.
+ */
+export const RotateControlTokenResponseSchema: GenMessage<RotateControlTokenResponse> = /*@__PURE__*/
+  messageDesc(file_harness_v1_tokens, 8);
+
+/**
  * @generated from enum harness.v1.TokenKind
  */
 export enum TokenKind {
@@ -302,6 +334,17 @@ export const TokenService: GenService<{
     methodKind: "unary";
     input: typeof RevokeTokenRequestSchema;
     output: typeof RevokeTokenResponseSchema;
+  },
+  /**
+   * Replaces the operator's control token: the daemon writes a new one to [server] control_token_file and
+   * refuses the old one from the next call on. The caller presents the old one; the new one is never sent.
+   *
+   * @generated from rpc harness.v1.TokenService.RotateControlToken
+   */
+  rotateControlToken: {
+    methodKind: "unary";
+    input: typeof RotateControlTokenRequestSchema;
+    output: typeof RotateControlTokenResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_harness_v1_tokens, 0);
