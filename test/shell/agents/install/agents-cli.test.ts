@@ -282,6 +282,13 @@ describe("harness agents install and uninstall", () => {
       "Stop",
     ]);
     expect(String(hooks.PreToolUse?.[0]?.hooks[0]?.command)).toContain(" hook codex --harness impl ");
+    // An entry removed by hand: doctor says the file no longer holds all of them.
+    delete hooks.Stop;
+    fs.writeFileSync(file, `${JSON.stringify({ hooks }, null, 2)}\n`);
+    const doctor = await f.cli(["doctor"]);
+    expect(doctor.stdout).toContain(
+      ` warn: codex for impl: ${file} holds 4 of the 5 hook entries install wrote; run harness agents install again\n`,
+    );
     const u = await f.cli(["agents", "uninstall", "codex", "--harness", "impl", "--project", project]);
     expect(u.code).toBe(0);
     expect(fs.existsSync(file)).toBe(false);
