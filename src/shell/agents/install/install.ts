@@ -8,6 +8,8 @@
  * not answer leaves everything as it was. `dryRun` reads and reports, and neither mints nor writes.
  */
 import * as fs from "node:fs";
+import * as path from "node:path";
+import { gitTest } from "../../policy/git.js";
 import { writeTokenFile } from "../../rpc/credentials.js";
 import {
   backupsDir,
@@ -171,6 +173,13 @@ export async function install(req: InstallRequest, issuer: TokenIssuer): Promise
   };
   const events = Object.keys(HOOK_EVENTS[req.agent]);
   const notes = req.agent === "codex" ? [CODEX_TRUST_NOTE] : [];
+  if (
+    req.scope.kind === "project" &&
+    (await gitIgnores(path.resolve(req.cwd, req.scope.dir), file, req.env)) === false
+  )
+    notes.push(
+      `${file} ${req.mode === "http" ? "holds the hook tokens" : "names paths on this machine"} and git does not ignore it in this repository: add it to .git/info/exclude (or .gitignore) so it is never committed`,
+    );
   const existing = findInstall(record, { agent: req.agent, harness: req.harness, file });
   if (req.dryRun)
     return {
@@ -288,6 +297,19 @@ export async function uninstall(req: AgentsRequest, issuer: TokenIssuer): Promis
     writeInstallRecord(installRecordPath(req.env), record);
   }
   return { ...report, backup, tokens: tokenReport };
+}
+
+/**
+ * Whether git ignores `file` in the repository whose top is `dir`; undefined when `dir` is not one or git
+ * cannot say (git runs in local mode: the repository's own ignore files and `.git/info/exclude`).
+ */
+async function gitIgnores(dir: string, file: string, env: NodeJS.ProcessEnv): Promise<boolean | undefined> {
+  if (!fs.existsSync(path.join(dir, ".git"))) return undefined;
+  try {
+    return await gitTest(["check-ignore", "-q", file], { repo: dir, mode: "local", env });
+  } catch {
+    return undefined;
+  }
 }
 
 function removeIfEmpty(dir: string): void {

@@ -5,7 +5,7 @@
  * file with other hooks byte-identical; a second install changes nothing; a file that is not JSON is
  * named with its line and column and nothing is written or minted.
  */
-import { spawnSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -347,6 +347,36 @@ describe("harness agents install and uninstall", () => {
       (await f.cli(["agents", "uninstall", "claude-code", "--harness", "web", "--project", other])).code,
     ).toBe(0);
     expect(fs.existsSync(r.file)).toBe(false);
+  });
+
+  it("says so when git would commit the settings file, and not once it is excluded", async () => {
+    const repo = path.join(f.root, "repo");
+    fs.mkdirSync(repo);
+    execFileSync("git", ["init", "-q", repo]);
+    const install = async () =>
+      json<InstallJson>(
+        await f.cli([
+          "agents",
+          "install",
+          "claude-code",
+          "--harness",
+          "web",
+          "--project",
+          repo,
+          "--mode",
+          "http",
+          "--json",
+        ]),
+      ).notes;
+    const file = path.join(repo, ".claude", "settings.local.json");
+    expect(await install()).toEqual([
+      `${file} holds the hook tokens and git does not ignore it in this repository: add it to .git/info/exclude (or .gitignore) so it is never committed`,
+    ]);
+    fs.appendFileSync(path.join(repo, ".git", "info", "exclude"), ".claude/settings.local.json\n");
+    expect(await install()).toEqual([]);
+    expect(
+      (await f.cli(["agents", "uninstall", "claude-code", "--harness", "web", "--project", repo])).code,
+    ).toBe(0);
   });
 
   it("refuses usage errors with exit 2 and changes nothing", async () => {
