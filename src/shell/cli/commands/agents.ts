@@ -185,17 +185,22 @@ export async function runAgents(
   }
 }
 
+/** The fields install's and uninstall's JSON share. */
+const reportJson = (r: InstallReport | UninstallReport) => ({
+  agent: r.agent,
+  harness: r.harness,
+  scope: r.scope,
+  file: r.file,
+  dry_run: r.dryRun,
+  changed: r.changed,
+});
+
 function printInstall(r: InstallReport, json: boolean, io: Io): void {
   if (json) {
     io.out(
       JSON.stringify({
-        agent: r.agent,
-        harness: r.harness,
-        scope: r.scope,
-        file: r.file,
+        ...reportJson(r),
         mode: r.mode,
-        dry_run: r.dryRun,
-        changed: r.changed,
         events: r.events,
         backup: r.backup ?? null,
         tokens: Object.fromEntries(
@@ -228,12 +233,7 @@ function printUninstall(r: UninstallReport, json: boolean, io: Io): void {
   if (json) {
     io.out(
       JSON.stringify({
-        agent: r.agent,
-        harness: r.harness,
-        scope: r.scope,
-        file: r.file,
-        dry_run: r.dryRun,
-        changed: r.changed,
+        ...reportJson(r),
         removed: r.removed,
         file_removed: r.fileRemoved,
         backup: r.backup ?? null,
