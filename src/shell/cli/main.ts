@@ -65,6 +65,9 @@ interface RulesOptions extends ClientOptions {
   released?: boolean;
   limit?: string | number;
   since?: string;
+  policyRepo?: string;
+  dryRun?: boolean;
+  state?: string;
 }
 
 cli
@@ -132,6 +135,8 @@ const RULES_VERBS = [
   "backtest",
   "watch",
   "lint",
+  "propose",
+  "proposals",
 ] as const;
 type RulesVerb = (typeof RULES_VERBS)[number];
 const isRulesVerb = (v: string): v is RulesVerb => (RULES_VERBS as readonly string[]).includes(v);
@@ -139,7 +144,7 @@ const isRulesVerb = (v: string): v is RulesVerb => (RULES_VERBS as readonly stri
 cli
   .command(
     "rules <verb> [arg]",
-    "Rules. Verbs: list, show <name>, explain <fire-id> | explain --harness NAME, holds [--harness NAME], backtest <file> [--since 30d], watch (events as they commit), admission <harness> (may it run now?), clear <harness> [--rule NAME], lint [DIR] (check a policy repo checkout, offline)",
+    "Rules. Verbs: list, show <name>, explain <fire-id> | explain --harness NAME, holds [--harness NAME], backtest <file> [--since 30d], watch (events as they commit), admission <harness> (may it run now?), clear <harness> [--rule NAME], lint [DIR] (check a policy repo checkout, offline), propose [--policy-repo NAME] [--dry-run] (stored proposals become pull requests), proposals [--state S]",
   )
   .option("--since <duration>", "backtest: replay the rows admitted in the last DURATION (default 30d)")
   .option("--store <path>", "backtest: the store to replay when no daemon answers (default the daemon's)")
@@ -148,6 +153,9 @@ cli
   .option("--harness <name>", "explain: that harness's holds and fires; holds: only that harness's")
   .option("--released", "holds: also list released holds, newest first")
   .option("--limit <n>", "explain --harness, holds: at most this many fires or released holds (default 100)")
+  .option("--policy-repo <name>", "propose: the policy repo (required when more than one is declared)")
+  .option("--dry-run", "propose: do every read and check, print what it would do, change nothing")
+  .option("--state <state>", "proposals: only the proposals in this state")
   .option("--socket <path>", "The daemon's socket")
   .option("--config <path>", "The global config")
   .option("--json", "Print the result as JSON")
@@ -163,6 +171,19 @@ cli
       return;
     }
     const common = { socket: o.socket, config: o.config, json: o.json };
+    if (verb === "propose") {
+      const { runPropose } = await import("./commands/rules-propose.js");
+      process.exitCode = await runPropose(
+        { ...common, policyRepo: o.policyRepo, dryRun: o.dryRun === true },
+        io,
+      );
+      return;
+    }
+    if (verb === "proposals") {
+      const { runProposals } = await import("./commands/rules-proposals.js");
+      process.exitCode = await runProposals({ ...common, state: o.state }, io);
+      return;
+    }
     const limit = o.limit === undefined ? undefined : Number(o.limit);
     if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) {
       io.err(`harness rules ${verb}: --limit must be a positive whole number`);

@@ -99,6 +99,77 @@ function argv(args: readonly string[], options: GitOptions): string[] {
   return [...fixedConfig(options.mode), ...repo, ...args];
 }
 
+/** A username and password (a forge token) for one git command's HTTPS requests. */
+export interface GitCredential {
+  readonly username: string;
+  readonly password: string;
+}
+
+/**
+ * The helper git asks for a credential: it prints what the pipe on descriptor 3 carries, so the secret
+ * reaches git-remote-https through a pipe, never through an argv, the environment, a URL or a file. The
+ * empty `credential.helper` first clears the operator's own helpers, so none of them stores the token.
+ */
+const PIPE_HELPER = [
+  "-c",
+  "credential.helper=",
+  "-c",
+  'credential.helper=!f() { test "$1" = get && cat <&3; }; f',
+];
+
+/**
+ * Runs a remote git command with `credential` fed to it through a pipe (`PIPE_HELPER`), returning its
+ * stdout; failures as `git` reports them.
+ */
+export function gitWithCredential(
+  args: readonly string[],
+  options: GitOptions,
+  credential: GitCredential,
+): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const fullArgs = [...PIPE_HELPER, ...args];
+    const child = spawn("git", argv(fullArgs, options), {
+      env: gitEnv(options),
+      stdio: ["ignore", "pipe", "pipe", "pipe"],
+    });
+    const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? REMOTE_TIMEOUT_MS);
+    let stdout = "";
+    let stderr = "";
+    child.stdout?.setEncoding("utf8").on("data", (d: string) => {
+      if (stdout.length < MAX_OUTPUT_BYTES) stdout += d;
+    });
+    child.stderr?.setEncoding("utf8").on("data", (d: string) => {
+      if (stderr.length < 64 * 1024) stderr += d;
+    });
+    const pipe = child.stdio[3] as NodeJS.WritableStream;
+    pipe.on("error", () => {
+      // git exiting without asking closes the pipe; its exit code says why.
+    });
+    pipe.end(`username=${credential.username}\npassword=${credential.password}\n`);
+    let spawnError: Error | undefined;
+    child.on("error", (e) => {
+      spawnError = e;
+    });
+    child.on("close", (code, signal) => {
+      clearTimeout(timer);
+      if (code === 0) resolve(stdout);
+      else
+        reject(
+          new GitError(
+            args,
+            code,
+            stderr,
+            spawnError !== undefined
+              ? `cannot run git: ${spawnError.message}`
+              : signal === "SIGKILL"
+                ? "timed out"
+                : stderr.trim().split("\n").pop() || `exit ${String(code)}`,
+          ),
+        );
+    });
+  });
+}
+
 /** Runs git and returns its stdout; a non-zero exit, a timeout or a spawn failure is a `GitError`. */
 export function git(args: readonly string[], options: GitOptions): Promise<string> {
   return new Promise((resolve, reject) => {

@@ -74,7 +74,8 @@ export async function runBacktest(file: string, options: BacktestOptions, io: Io
   return EXIT.ok;
 }
 
-async function onDaemon(
+/** The daemon's `RuleService.Backtest`, read to the end; `harness rules propose` runs it too. */
+export async function onDaemon(
   client: ReturnType<typeof ruleClient>,
   file: string,
   text: string,

@@ -1,0 +1,113 @@
+/**
+ * The forge clients (`src/shell/forge/`) against the test forge, in this process: detection from the
+ * remote, and the refusals the real forges make reaching the caller as a `ForgeError` with the forge's
+ * status and message (a second pull request for one head: 422 on GitHub, 409 on Gitea; the author as a
+ * reviewer: 422; a bad token: 401). Node's `fetch` cannot be given a CA here, so the client is handed a
+ * `fetch` over `node:https` that trusts the test forge's certificate; everything else is the client's.
+ */
+import * as fs from "node:fs";
+import * as https from "node:https";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { detectForge } from "../../../src/shell/forge/detect.js";
+import { type Forge, ForgeError } from "../../../src/shell/forge/forge.js";
+import { forgeRemote } from "../../../src/shell/forge/remote.js";
+import { type ForgeKind, TestForge } from "./test-forge.js";
+
+function trustingFetch(caFile: string): typeof fetch {
+  const ca = fs.readFileSync(caFile);
+  return (async (input: string | URL | Request, init?: RequestInit) => {
+    const url = new URL(String(input));
+    return new Promise<Response>((resolve, reject) => {
+      const req = https.request(
+        url,
+        { method: init?.method ?? "GET", headers: init?.headers as Record<string, string>, ca },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on("data", (c: Buffer) => chunks.push(c));
+          res.on("end", () => {
+            const headers = new Headers();
+            for (const [k, v] of Object.entries(res.headers)) if (typeof v === "string") headers.set(k, v);
+            const status = res.statusCode ?? 0;
+            resolve(new Response(status === 204 ? null : Buffer.concat(chunks), { status, headers }));
+          });
+        },
+      );
+      req.on("error", reject);
+      req.end(init?.body === undefined ? undefined : String(init.body));
+    });
+  }) as typeof fetch;
+}
+
+const failure = async (p: Promise<unknown>): Promise<ForgeError> => {
+  const e = await p.then(
+    () => undefined,
+    (x: unknown) => x,
+  );
+  expect(e).toBeInstanceOf(ForgeError);
+  return e as ForgeError;
+};
+
+describe.each<ForgeKind>(["github", "gitea"])("the %s client against the test forge", (kind) => {
+  let forge: TestForge;
+  let client: Forge;
+  let token: string;
+  beforeAll(async () => {
+    forge = await TestForge.start(kind);
+    token = forge.addUser("harness-bot");
+    forge.addUser("alice");
+    forge.createRepo("org", "policy", {}, ["harness-rules"]);
+    forge.branch("org", "policy", "harness-rules/a");
+    client = await detectForge(
+      forgeRemote(forge.remoteOf("org", "policy")),
+      token,
+      trustingFetch(forge.caFile),
+    );
+  });
+  afterAll(() => forge.dispose());
+
+  it("is detected from the host's API: Gitea by /api/v1/version, GitHub Enterprise by /api/v3/meta", () => {
+    expect(client.kind).toBe(kind);
+    expect(client.api).toBe(`${forge.origin}/api/${kind === "github" ? "v3" : "v1"}`);
+  });
+
+  it("opens one pull request per head; the second is refused as the forge refuses it", async () => {
+    expect(await client.login()).toBe("harness-bot");
+    const pull = await client.openPull({ title: "t", head: "harness-rules/a", base: "main", body: "b" });
+    expect(pull).toMatchObject({ number: 1, state: "open", merged: false, head: "harness-rules/a" });
+    const e = await failure(
+      client.openPull({ title: "t", head: "harness-rules/a", base: "main", body: "b" }),
+    );
+    if (kind === "github") {
+      expect(e.status).toBe(422);
+      expect(e.message).toContain("A pull request already exists for org:harness-rules/a.");
+    } else expect(e.status).toBe(409);
+    expect(await client.findOpenPull("harness-rules/a")).toMatchObject({ number: 1 });
+    expect(await client.findOpenPull("harness-rules/none")).toBeUndefined();
+  });
+
+  it("refuses the author as a reviewer with 422, and requests another", async () => {
+    const e = await failure(client.requestReviewers(1, ["harness-bot"]));
+    expect(e.status).toBe(422);
+    await client.requestReviewers(1, ["alice"]);
+    await client.addLabels(1, ["harness-rules"]);
+    expect(forge.pulls[0]).toMatchObject({ reviewers: ["alice"], labels: ["harness-rules"] });
+  });
+
+  it("reads a merged pull request and the newest review or comment", async () => {
+    forge.pulls[0]?.comments.push({ body: "first thought", at: "2026-01-01T00:00:00Z" });
+    forge.close(1, { merged: true, review: "ship it" });
+    expect(await client.getPull(1)).toMatchObject({ state: "closed", merged: true });
+    expect(await client.lastReviewComment(1)).toBe("ship it");
+  });
+
+  it("a bad token is 401, and no call goes further", async () => {
+    const bad = await detectForge(
+      forgeRemote(forge.remoteOf("org", "policy")),
+      "y".repeat(40),
+      trustingFetch(forge.caFile),
+    );
+    const e = await failure(bad.login());
+    expect(e.status).toBe(401);
+    expect(e.message).toMatch(/^GET \/user: HTTP 401: /);
+  });
+});

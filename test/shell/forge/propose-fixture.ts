@@ -1,0 +1,219 @@
+/**
+ * A policy repo on a test forge (`test-forge.ts`) and a real daemon with a stand-in gateway (so a rule
+ * miner can store proposals through propose_rule, which no RPC offers), wired as an operator would:
+ * `[policy_repo.ops]` names the forge's HTTPS remote and a 0600 credential file holding the bot's token;
+ * git trusts the forge's certificate through the operator's global git config, and Node through
+ * `NODE_EXTRA_CA_CERTS`. `harness rules propose` runs as the built CLI.
+ */
+import * as fs from "node:fs";
+import * as http from "node:http";
+import * as path from "node:path";
+import { expect } from "vitest";
+import { type CliResult, jsonl, TestFleet } from "../daemon-harness.js";
+import { type ForgeKind, TestForge } from "./test-forge.js";
+
+export const OWNER = "org";
+export const REPO = "policy";
+export const BOT = "harness-bot";
+export const REVIEWER = "alice";
+export const MINER = "miner";
+
+export interface ProposeSetup {
+  readonly reviewers?: readonly string[];
+  readonly public?: boolean;
+  readonly maxPerWeek?: number;
+  /** Files of the policy repo's first commit. */
+  readonly files?: Record<string, string>;
+}
+
+export class ProposeWorld {
+  readonly forge: TestForge;
+  readonly fleet: TestFleet;
+  readonly token: string;
+  readonly credentialFile: string;
+
+  private constructor(forge: TestForge, setup: ProposeSetup) {
+    this.forge = forge;
+    this.token = forge.addUser(BOT);
+    forge.addUser(REVIEWER);
+    forge.createRepo(OWNER, REPO, setup.files ?? {}, ["harness-rules", "rules"]);
+    const config = [
+      "[memory]",
+      `rule_miners = ["${MINER}"]`,
+      "[policy_repo.ops]",
+      `remote = "${forge.remoteOf(OWNER, REPO)}"`,
+      `credential_file = "@CREDENTIAL@"`,
+      `reviewers = ${JSON.stringify(setup.reviewers ?? [REVIEWER])}`,
+      'labels = ["harness-rules"]',
+      `public = ${setup.public ?? false}`,
+      `max_proposals_per_week = ${setup.maxPerWeek ?? 3}`,
+    ].join("\n");
+    this.fleet = new TestFleet({ gateway: true, config });
+    this.credentialFile = path.join(this.fleet.root, "forge.token");
+    fs.writeFileSync(this.credentialFile, `${this.token}\n`, { mode: 0o600 });
+    const configFile = path.join(this.fleet.root, "config", "harness", "harness.toml");
+    fs.writeFileSync(
+      configFile,
+      fs.readFileSync(configFile, "utf8").replace("@CREDENTIAL@", this.credentialFile),
+    );
+    fs.writeFileSync(path.join(this.fleet.root, ".gitconfig"), `[http]\n\tsslCAInfo = ${forge.caFile}\n`);
+    (this.fleet.env as Record<string, string>).NODE_EXTRA_CA_CERTS = forge.caFile;
+  }
+
+  static async start(kind: ForgeKind, setup: ProposeSetup = {}): Promise<ProposeWorld> {
+    const w = new ProposeWorld(await TestForge.start(kind), setup);
+    try {
+      await w.fleet.start();
+      await w.ledger([1, 2, 3].map(budget));
+      await w.fleet.until(
+        () => w.fleet.query("SELECT 1 FROM rule_journal WHERE kind = 'run_event'").length === 3,
+        "3 rows",
+      );
+    } catch (e) {
+      await w.dispose();
+      throw e;
+    }
+    return w;
+  }
+
+  async ledger(rows: readonly Record<string, unknown>[]): Promise<void> {
+    const r = await this.fleet.cli(
+      ["journal", "append", "--token-file", this.fleet.tokens.get("ledger") as string],
+      jsonl(rows),
+    );
+    expect(r.code, r.stderr).toBe(0);
+  }
+
+  async graph(rows: readonly Record<string, unknown>[]): Promise<void> {
+    const r = await this.fleet.cli(
+      ["journal", "append", "--token-file", this.fleet.tokens.get("graph") as string],
+      jsonl(rows),
+    );
+    expect(r.code, r.stderr).toBe(0);
+  }
+
+  /** One propose_rule call through the stand-in gateway; the stored proposal's id. */
+  async propose(
+    name: string,
+    over: Record<string, unknown> = {},
+    rule: Record<string, unknown> = {},
+  ): Promise<string> {
+    const a = await gatewayCall(this.fleet, {
+      callerRun: `${MINER}#1`,
+      rule: ruleOf(name, rule),
+      rationale: "Three runs of nightly closed over budget this week; the operator should hear of it.",
+      evidence: ["nightly#1"],
+      dryRun: false,
+      ...over,
+    });
+    expect(a.status, JSON.stringify(a.body)).toBe(200);
+    const data = (a.body.harness_memory_data as { data: { id: string } }).data;
+    return data.id;
+  }
+
+  /** `harness rules propose --json` and its parsed answer. */
+  async run(args: readonly string[] = []): Promise<CliResult & { json: ProposeJson | undefined }> {
+    const r = await this.fleet.cli(["rules", "propose", "--json", ...args]);
+    let json: ProposeJson | undefined;
+    try {
+      json = JSON.parse(r.stdout) as ProposeJson;
+    } catch {
+      json = undefined;
+    }
+    return { ...r, json };
+  }
+
+  states(): Record<string, string> {
+    return Object.fromEntries(
+      this.fleet
+        .query<{ id: number; state: string }>("SELECT id, state FROM rule_proposals ORDER BY id")
+        .map((r) => [`p-${r.id}`, r.state]),
+    );
+  }
+
+  detail(id: string): string {
+    return (
+      this.fleet.query<{ state_detail: string }>(
+        "SELECT state_detail FROM rule_proposals WHERE id = ?",
+        Number(id.slice(2)),
+      )[0]?.state_detail ?? ""
+    );
+  }
+
+  /** The pull request bodies the forge received, in order (created, then edited). */
+  bodiesReceived(): string[] {
+    return this.forge.requests.flatMap((r) => {
+      if (!/\/pulls(\/\d+)?$/.test(r.path) || (r.method !== "POST" && r.method !== "PATCH")) return [];
+      const body = (JSON.parse(r.body) as { body?: unknown }).body;
+      return typeof body === "string" ? [body] : [];
+    });
+  }
+
+  async dispose(): Promise<void> {
+    await this.fleet.dispose();
+    await this.forge.dispose();
+  }
+}
+
+export interface ProposeJson {
+  readonly policy_repo: string;
+  readonly forge: string;
+  readonly login: string;
+  readonly dry_run: boolean;
+  readonly proposals: readonly {
+    id: string;
+    name: string;
+    action: string;
+    detail: string;
+    pr_number?: number;
+    pr_url?: string;
+  }[];
+}
+
+export const budget = (n: number) => ({
+  kind: "run_event",
+  type: "closed",
+  harness: "nightly",
+  run: `nightly#${n}`,
+  outcome: "budget_exceeded",
+});
+
+/** A `when` of its own per key, so each proposal has its own expression hash unless told otherwise. */
+export const whenOf = (key: string) =>
+  `event.type == "closed" && event.outcome == "budget_exceeded" && event.harness != "${key}"`;
+
+export const ruleOf = (name: string, over: Record<string, unknown> = {}) => ({
+  name,
+  description: "a harness closes runs over budget again and again",
+  on: "run_event",
+  when: whenOf(name),
+  level: "notify",
+  target: "run",
+  message: "{{harness}}: {{run}} closed over budget",
+  ...over,
+});
+
+interface Answer {
+  readonly status: number;
+  readonly body: Record<string, unknown>;
+}
+
+function gatewayCall(f: TestFleet, call: Record<string, unknown>): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      { socketPath: f.gatewaySocket, method: "POST", path: "/", timeout: 30_000 },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            body: JSON.parse(Buffer.concat(chunks).toString("utf8")) as Record<string, unknown>,
+          }),
+        );
+      },
+    );
+    req.on("error", reject);
+    req.end(JSON.stringify(call));
+  });
+}

@@ -1,0 +1,363 @@
+/**
+ * `harness rules propose` (SPEC-0029 REQ-16) against the test forge (`test-forge.ts`), for GitHub and
+ * for Gitea alike: the built CLI, a real daemon holding the proposals, real git pushing over smart HTTP.
+ * Each test is named after a REQ-16 scenario, sentinel or duty of issue 19.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import Database from "better-sqlite3";
+import { afterEach, describe, expect, it } from "vitest";
+import { renderRuleFile } from "../../../src/shell/proposals/propose-rule.js";
+import {
+  BOT,
+  OWNER,
+  type ProposeSetup,
+  ProposeWorld,
+  REPO,
+  REVIEWER,
+  ruleOf,
+  whenOf,
+} from "./propose-fixture.js";
+import type { ForgeKind } from "./test-forge.js";
+
+const BRANCH = "harness-rules/budget-notify";
+const T = 60_000;
+
+describe.each<ForgeKind>(["github", "gitea"])("harness rules propose on %s", (kind) => {
+  let w: ProposeWorld | undefined;
+  const world = async (setup: ProposeSetup = {}) => {
+    w = await ProposeWorld.start(kind, setup);
+    return w;
+  };
+  afterEach(async () => {
+    if (w === undefined) return;
+    // Whatever a test did, nothing merged, approved or armed auto-merge.
+    expect(
+      w.forge.requests.filter((r) => /\/merge|auto.?merge|\/reviews$/.test(r.path) && r.method !== "GET"),
+    ).toEqual([]);
+    await w.dispose();
+    w = undefined;
+  });
+
+  it(
+    "opens a pull request changing only rules/<name>.toml on <branch_prefix><name>, with reviewers, labels and the marker",
+    async () => {
+      const w = await world();
+      const id = await w.propose("budget-notify");
+      const r = await w.run();
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.json?.proposals).toEqual([
+        expect.objectContaining({
+          id,
+          action: "opened",
+          pr_number: 1,
+          pr_url: `${w.forge.origin}/${OWNER}/${REPO}/pull${kind === "github" ? "" : "s"}/1`,
+        }),
+      ]);
+      const [pull] = w.forge.pulls;
+      expect(pull).toMatchObject({
+        head: BRANCH,
+        base: "main",
+        author: BOT,
+        reviewers: [REVIEWER],
+        labels: ["harness-rules"],
+        state: "open",
+      });
+      expect(w.forge.changedFiles(OWNER, REPO, "main", BRANCH)).toEqual(["rules/budget-notify.toml"]);
+      expect(w.forge.show(OWNER, REPO, BRANCH, "rules/budget-notify.toml")).toBe(
+        renderRuleFile(ruleOf("budget-notify")),
+      );
+      const hash = w.fleet.query<{ expression_hash: string }>("SELECT expression_hash FROM rule_proposals")[0]
+        ?.expression_hash;
+      expect(pull?.body.startsWith(`<!-- harness-rules name=budget-notify hash=${hash} -->\n`)).toBe(true);
+      expect(pull?.body).toMatch(/\n3 fires over \d+ rows; 0 eval errors, 0 store errors\.\n/);
+      expect(pull?.body).toContain("### Would have fired (3 of 3)");
+      expect(pull?.body).toContain("shadows for 7d");
+      expect(pull?.body).toContain(
+        "cannot hold or stop a harness unless the operator lists it in `[memory.rules] enforce`",
+      );
+      expect(w.states()).toEqual({ [id]: "opened" });
+      // The API calls carried the forge's own auth scheme and, on GitHub, the API version.
+      const api = w.forge.requests.filter((q) =>
+        q.path.startsWith(kind === "github" ? "/api/v3/repos" : "/api/v1/repos"),
+      );
+      expect(api.length).toBeGreaterThan(0);
+      for (const q of api) {
+        expect(q.headers.authorization).toBe(`${kind === "github" ? "Bearer" : "token"} ${w.token}`);
+        if (kind === "github") expect(q.headers["x-github-api-version"]).toBe("2022-11-28");
+      }
+      const listed = await w.fleet.cli(["rules", "proposals", "--json"]);
+      expect(JSON.parse(listed.stdout).proposals).toEqual([
+        expect.objectContaining({
+          id,
+          state: "opened",
+          policy_repo: "ops",
+          pr_number: 1,
+          backtest: expect.objectContaining({ fires: 3 }),
+        }),
+      ]);
+    },
+    T,
+  );
+
+  it(
+    "The cap holds: past max_proposals_per_week the rest are listed waiting",
+    async () => {
+      const w = await world({ maxPerWeek: 3 });
+      const ids = [];
+      for (const n of ["a", "b", "c", "d", "e"]) ids.push(await w.propose(`budget-${n}`));
+      const r = await w.run();
+      expect(r.code, r.stderr).toBe(0);
+      expect(w.forge.pulls).toHaveLength(3);
+      expect(w.states()).toEqual({
+        "p-1": "opened",
+        "p-2": "opened",
+        "p-3": "opened",
+        "p-4": "waiting",
+        "p-5": "waiting",
+      });
+      expect(w.detail("p-4")).toBe(
+        "3 pull requests were opened on ops in the last 7 days; max_proposals_per_week is 3",
+      );
+      // A second pass within the week opens none either.
+      const again = await w.run();
+      expect(again.json?.proposals.map((p) => p.action)).toEqual(["waiting", "waiting"]);
+      expect(w.forge.pulls).toHaveLength(3);
+      const waiting = await w.fleet.cli(["rules", "proposals", "--state", "waiting"]);
+      expect(waiting.code).toBe(0);
+      expect(waiting.stdout).toMatch(/^ID\s+NAME\s+STATE/);
+      expect(waiting.stdout).toMatch(/p-4\s+budget-d\s+waiting/);
+      expect(waiting.stdout).toMatch(/p-5\s+budget-e\s+waiting/);
+      expect(waiting.stdout).not.toContain("p-1");
+    },
+    T,
+  );
+
+  it(
+    "A rejection is remembered: the same on and when under a new name is suppressed, linking the closed pull request",
+    async () => {
+      const w = await world();
+      await w.propose("budget-notify");
+      expect((await w.run()).code).toBe(0);
+      w.forge.close(1, { review: "Too noisy: we page on budgets elsewhere." });
+      const renamed = await w.propose(
+        "budget-again",
+        {},
+        { when: whenOf("budget-notify"), description: "the same test, renamed" },
+      );
+      const r = await w.run();
+      expect(r.code, r.stderr).toBe(0);
+      const url = `${w.forge.origin}/${OWNER}/${REPO}/pull${kind === "github" ? "" : "s"}/1`;
+      expect(r.json?.proposals).toEqual([
+        expect.objectContaining({
+          id: "p-1",
+          action: "closed",
+          detail: "Too noisy: we page on budgets elsewhere.",
+        }),
+        expect.objectContaining({ id: renamed, action: "suppressed", pr_number: 1, pr_url: url }),
+      ]);
+      expect(w.states()).toEqual({ "p-1": "closed", [renamed]: "suppressed" });
+      expect(w.detail(renamed)).toContain(url);
+      expect(w.forge.pulls).toHaveLength(1);
+      expect(w.forge.branches(OWNER, REPO)).not.toContain("harness-rules/budget-again");
+    },
+    T,
+  );
+
+  it(
+    "reads back a merged pull request as merged",
+    async () => {
+      const w = await world();
+      await w.propose("budget-notify");
+      await w.run();
+      w.forge.close(1, { merged: true });
+      const r = await w.run();
+      expect(r.json?.proposals).toEqual([
+        expect.objectContaining({ id: "p-1", action: "merged", pr_number: 1 }),
+      ]);
+      expect(w.states()).toEqual({ "p-1": "merged" });
+    },
+    T,
+  );
+
+  it(
+    "skips a duplicate: a rule on the default branch has the same expression hash",
+    async () => {
+      const existing = renderRuleFile({ ...ruleOf("budget-old"), message: "an older wording" } as never);
+      const w = await world({ files: { "rules/budget-old.toml": existing } });
+      const id = await w.propose("budget-new", {}, { when: whenOf("budget-old") });
+      const r = await w.run();
+      expect(r.code, r.stderr).toBe(0);
+      expect(w.states()).toEqual({ [id]: "duplicate" });
+      expect(w.detail(id)).toBe("rules/budget-old.toml on main has the same expression hash");
+      expect(w.forge.pulls).toEqual([]);
+      expect(w.forge.branches(OWNER, REPO)).toEqual(["main"]);
+    },
+    T,
+  );
+
+  it(
+    "a second pass pushes a new commit to the open pull request of the same name instead of opening another",
+    async () => {
+      const w = await world();
+      await w.propose("budget-notify");
+      expect((await w.run()).code).toBe(0);
+      const revised = await w.propose(
+        "budget-notify",
+        {},
+        { when: whenOf("revised"), message: "{{run}} over budget (revised)" },
+      );
+      const r = await w.run();
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.json?.proposals).toEqual([
+        expect.objectContaining({ id: revised, action: "pushed", pr_number: 1 }),
+      ]);
+      expect(w.forge.pulls).toHaveLength(1);
+      expect(w.forge.show(OWNER, REPO, BRANCH, "rules/budget-notify.toml")).toContain("(revised)");
+      expect(w.forge.changedFiles(OWNER, REPO, "main", BRANCH)).toEqual(["rules/budget-notify.toml"]);
+      expect(w.forge.pulls[0]?.body).toContain(`(proposal ${revised})`);
+      expect(w.states()).toEqual({ "p-1": "opened", [revised]: "opened" });
+    },
+    T,
+  );
+
+  it(
+    "branch diverged: a remote branch moved by someone else is not overwritten, and the proposal waits with the reason",
+    async () => {
+      const w = await world();
+      await w.propose("budget-notify");
+      expect((await w.run()).code).toBe(0);
+      const theirs = w.forge.commitAs(
+        OWNER,
+        REPO,
+        BRANCH,
+        "rules/budget-notify.toml",
+        "# someone else's edit\n",
+      );
+      const revised = await w.propose("budget-notify", {}, { when: whenOf("revised") });
+      const r = await w.run();
+      expect(r.code, r.stderr).toBe(0);
+      expect(w.states()).toEqual({ "p-1": "opened", [revised]: "waiting" });
+      expect(w.detail(revised)).toMatch(
+        /^branch diverged: harness-rules\/budget-notify is at [0-9a-f]{12} on the remote/,
+      );
+      expect(w.forge.show(OWNER, REPO, BRANCH, "rules/budget-notify.toml")).toBe("# someone else's edit\n");
+      expect(w.forge.pulls).toHaveLength(1);
+      expect(theirs).toMatch(/^[0-9a-f]{40}$/);
+      // Retried on the next pass, and still waiting while the branch holds their commit.
+      const again = await w.run();
+      expect(again.json?.proposals).toEqual([expect.objectContaining({ id: revised, action: "waiting" })]);
+    },
+    T,
+  );
+
+  it(
+    "fails when a reviewer is the token's own login, pushing and opening nothing",
+    async () => {
+      const w = await world({ reviewers: [REVIEWER, BOT.toUpperCase()] });
+      await w.propose("budget-notify");
+      const r = await w.run();
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(`reviewers lists ${BOT}, the login of the token in its credential_file`);
+      expect(w.forge.pulls).toEqual([]);
+      expect(w.forge.branches(OWNER, REPO)).toEqual(["main"]);
+      expect(w.forge.requests.filter((q) => q.path.includes("git-receive-pack"))).toEqual([]);
+      expect(w.states()).toEqual({ "p-1": "stored" });
+    },
+    T,
+  );
+
+  it(
+    "One bad proposal does not stop a pass: the invalid one is recorded with its error, the others open",
+    async () => {
+      const w = await world();
+      for (const n of ["a", "b", "c"]) await w.propose(`budget-${n}`);
+      // A proposal stored under an older binary that the current one no longer compiles.
+      const db = new Database(w.fleet.storePath);
+      db.prepare(
+        "UPDATE rule_proposals SET file_text = replace(file_text, 'event.outcome', 'event.no_such_field') WHERE id = 2",
+      ).run();
+      db.close();
+      const r = await w.run();
+      expect(r.code, r.stderr).toBe(0);
+      expect(w.states()).toEqual({ "p-1": "opened", "p-2": "invalid", "p-3": "opened" });
+      expect(w.detail("p-2")).toMatch(/^rules\/budget-b\.toml:\d+:\d+: error: compile: .*no_such_field/);
+      expect(w.forge.pulls.map((p) => p.head)).toEqual(["harness-rules/budget-a", "harness-rules/budget-c"]);
+    },
+    T,
+  );
+
+  it(
+    "a public repo's would-have-fired list names no repo, branch or path",
+    async () => {
+      const w = await world({ public: true });
+      const secret = { repo: "secret-repo", branch: "feature/secret-branch", path: "src/secret/file.ts" };
+      await w.graph(
+        [1, 2].map((n) => ({
+          kind: "graph_event",
+          type: "edge_added",
+          edge: "touched",
+          harness: "nightly",
+          run: `nightly#${n}`,
+          ...secret,
+        })),
+      );
+      await w.fleet.until(
+        () => w.fleet.query("SELECT 1 FROM rule_journal WHERE kind = 'graph_event'").length === 2,
+        "2 graph rows",
+      );
+      await w.propose(
+        "touched-files",
+        { evidence: ["nightly#1"] },
+        {
+          on: "graph_event",
+          when: 'event.type == "edge_added" && event.edge == "touched"',
+          target: "node",
+          message: "{{harness}} touched {{path}} on {{branch}} in {{repo}}",
+        },
+      );
+      const r = await w.run();
+      expect(r.code, r.stderr).toBe(0);
+      const body = w.forge.pulls[0]?.body ?? "";
+      expect(body).toContain(
+        "### Would have fired (1 of 1; repo, branch and path withheld: the repo is public)",
+      );
+      expect(body).toContain("node (withheld)");
+      expect(body).toContain("(withheld: it names a repo, branch or path)");
+      for (const s of ["secret-repo", "secret-branch", "secret/file", "file.ts"])
+        expect(body).not.toContain(s);
+    },
+    T,
+  );
+
+  it(
+    "--dry-run does every read and check and changes nothing on the forge, in the store or in the clone's branches",
+    async () => {
+      const w = await world();
+      const id = await w.propose("budget-notify");
+      const r = await w.run(["--dry-run"]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.json).toMatchObject({ dry_run: true, login: BOT });
+      expect(r.json?.proposals).toEqual([
+        expect.objectContaining({
+          id,
+          action: "opened",
+          detail: `would push rules/budget-notify.toml to ${BRANCH} and open a pull request against main`,
+        }),
+      ]);
+      expect(w.forge.pulls).toEqual([]);
+      expect(w.forge.branches(OWNER, REPO)).toEqual(["main"]);
+      expect(
+        w.forge.requests.filter(
+          (q) =>
+            q.path.includes("git-receive-pack") ||
+            (q.method !== "GET" && !q.path.endsWith("/git-upload-pack")),
+        ),
+      ).toEqual([]);
+      expect(w.states()).toEqual({ [id]: "stored" });
+      const clone = path.join(w.fleet.root, "state", "harness", "proposals", "ops", ".git", "refs", "heads");
+      expect(fs.readdirSync(clone)).toEqual([]);
+    },
+    T,
+  );
+});
