@@ -34,6 +34,7 @@ import { JournalQueries } from "../journal-query/journal-queries.js";
 import { type RuleSetLoad, servedRuleSets } from "../policy/rule-source.js";
 import { ProposalIntake } from "../proposals/propose-rule.js";
 import { agentService } from "../rpc/agent-service.js";
+import { agentStatusService } from "../rpc/agent-status-service.js";
 import { backtestMethod } from "../rpc/backtest-service.js";
 import {
   type CredentialFiles,
@@ -44,6 +45,7 @@ import {
   readTokenFile,
   writeTokenFile,
 } from "../rpc/credentials.js";
+import { AgentStatusService } from "../rpc/gen/harness/v1/agent_status_pb.js";
 import { AgentService } from "../rpc/gen/harness/v1/agents_pb.js";
 import { JournalQueryService } from "../rpc/gen/harness/v1/journal_query_pb.js";
 import { RuleService } from "../rpc/gen/harness/v1/rules_pb.js";
@@ -285,6 +287,7 @@ export class DaemonApp {
                 },
               }),
             )
+            .service(AgentStatusService, agentStatusService(store.db))
             .service(JournalQueryService, journalQueryService(queries)),
       });
       const gateway = await startGateway(mcpSocketPath(socketPath), {

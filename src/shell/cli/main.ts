@@ -51,6 +51,14 @@ interface ClientOptions {
   tokenFile?: string;
 }
 
+interface AgentsCliOptions {
+  harness?: string;
+  project?: string;
+  user?: boolean;
+  mode?: string;
+  dryRun?: boolean;
+}
+
 interface RulesOptions extends ClientOptions {
   strict?: boolean;
   harness?: string;
@@ -425,6 +433,42 @@ cli
       out: (text) => process.stdout.write(text),
       err: io.err,
     });
+  });
+
+cli
+  .command(
+    "agents <verb> [agent]",
+    "Hook adapters that feed Claude Code or Codex sessions into the journal (docs/agents.md). Verbs: install claude-code|codex --harness NAME, uninstall claude-code|codex --harness NAME",
+  )
+  .option("--harness <name>", "The harness the agent's sessions run as")
+  .option("--project <dir>", "Write the project's settings under DIR (default: the current directory)")
+  .option("--user", "Write the operator's own settings (~/.claude/settings.json, ~/.codex/hooks.json)")
+  .option("--mode <mode>", "install: command (a hook process per call; spools) or http (Claude Code only)")
+  .option("--dry-run", "Say what would change; mint, revoke and write nothing")
+  .option("--socket <path>", "The daemon's socket")
+  .option("--config <path>", "The global config")
+  .option("--json", "Print the result as JSON")
+  .action(async (verb: string, agent: string | undefined, o: ClientOptions & AgentsCliOptions) => {
+    if (verb !== "install" && verb !== "uninstall") {
+      unknownVerb("agents", verb, "install, uninstall");
+      return;
+    }
+    const { runAgents } = await import("./commands/agents.js");
+    process.exitCode = await runAgents(
+      verb,
+      agent,
+      {
+        socket: o.socket,
+        config: o.config,
+        json: o.json,
+        harness: o.harness === undefined ? undefined : String(o.harness),
+        project: o.project === undefined ? undefined : String(o.project),
+        user: o.user,
+        mode: o.mode,
+        dryRun: o.dryRun,
+      },
+      io,
+    );
   });
 
 cli.help();

@@ -7,6 +7,7 @@
 import type { DescService } from "@bufbuild/protobuf";
 import { type Client, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
+import { AgentStatusService } from "./gen/harness/v1/agent_status_pb.js";
 import { AgentService } from "./gen/harness/v1/agents_pb.js";
 import { JournalService } from "./gen/harness/v1/journal_pb.js";
 import { RuleService } from "./gen/harness/v1/rules_pb.js";
@@ -56,6 +57,10 @@ export type AgentClient = Client<typeof AgentService>;
 /** AgentService (`CheckRun`): read tier, no token over the socket. */
 export const agentClient = (target: RpcTarget, token?: string): AgentClient =>
   client(AgentService, target, token);
+
+/** AgentStatusService (read tier): `harness doctor`'s agents row. */
+export const agentStatusClient = (target: RpcTarget): Client<typeof AgentStatusService> =>
+  client(AgentStatusService, target, undefined);
 
 const errorText = (e: unknown): string =>
   e instanceof ConnectError ? `${e.code} ${e.rawMessage} ${String(e.cause)}` : String(e);

@@ -17,14 +17,23 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { controlTokenPath } from "../../../src/shell/config/paths.js";
 import { ruleClient } from "../../../src/shell/rpc/client.js";
 import { readTokenFile } from "../../../src/shell/rpc/credentials.js";
+import { AgentStatusService } from "../../../src/shell/rpc/gen/harness/v1/agent_status_pb.js";
 import { AgentService } from "../../../src/shell/rpc/gen/harness/v1/agents_pb.js";
 import { JournalService } from "../../../src/shell/rpc/gen/harness/v1/journal_pb.js";
+import { JournalQueryService } from "../../../src/shell/rpc/gen/harness/v1/journal_query_pb.js";
 import { RuleService } from "../../../src/shell/rpc/gen/harness/v1/rules_pb.js";
 import { TokenService } from "../../../src/shell/rpc/gen/harness/v1/tokens_pb.js";
 import { METHOD_TIERS, type Tier } from "../../../src/shell/rpc/tiers.js";
 import { jsonl, TestFleet } from "../daemon-harness.js";
 
-const SERVICES: readonly DescService[] = [JournalService, RuleService, TokenService, AgentService];
+const SERVICES: readonly DescService[] = [
+  JournalService,
+  RuleService,
+  TokenService,
+  AgentService,
+  AgentStatusService,
+  JournalQueryService,
+];
 
 interface CallerCell {
   readonly name: string;

@@ -3,14 +3,17 @@
  * daemon reachable, and is the rule set healthy. Fails when an enforce name matches no rule or names a
  * disabled one; warns when a rule is disabled, a harness is held, a policy clone is dirty, off its branch
  * or missing, journal rows were dropped since start, a rule stop went undelivered or ended unknown, or
- * the evaluator lags behind the journal. Exit 1 on a fail, 3 when no daemon answers, 0 otherwise.
+ * the evaluator lags behind the journal. The agents row (`doctor-agents.ts`) shows the hook adapters
+ * installed, each harness's last row and the hook spool. Exit 1 on a fail, 3 when no daemon answers, 0
+ * otherwise.
  */
 import { formatDuration } from "../../../core/durations.js";
-import { ruleClient, unreachable } from "../../rpc/client.js";
+import { agentStatusClient, ruleClient, unreachable } from "../../rpc/client.js";
 import type { GetStatusResponse, HoldRecord } from "../../rpc/gen/harness/v1/rules_pb.js";
 import { failed } from "../client.js";
 import { type Common, EXIT, type Io, iso } from "../io.js";
 import { clientTarget } from "../target.js";
+import { agentsCheck } from "./doctor-agents.js";
 
 export type Status = "pass" | "warn" | "fail";
 
@@ -142,11 +145,19 @@ export async function runDoctor(options: Common, io: Io): Promise<number> {
         findings: [],
       },
       rulesCheck(status, holds),
+      await agentsCheck(io.env, async (harnesses) => {
+        const res = await agentStatusClient({ socketPath: target.socketPath }).lastRows({
+          harnesses: [...harnesses],
+        });
+        return res.rows;
+      }),
     ];
   } catch (e) {
     if (!unreachable(e)) return failed("doctor", target.socketPath, e, io);
     checks = [
       { name: "daemon", status: "fail", detail: `no daemon answers on ${target.socketPath}`, findings: [] },
+      // What is on this machine (installs, the spool) still says something while the daemon is down.
+      await agentsCheck(io.env, undefined),
     ];
   }
   const status = worst(checks.map((c) => c.status));

@@ -1,0 +1,111 @@
+/**
+ * What `harness doctor`'s agents row is made of, gathered from the operator's machine: each install the
+ * record lists (`install-record.ts`), checked against the settings file it wrote (are all our entries
+ * still there?) and the harness's token files; and the command hook's spool (depth and overflow), read
+ * in the one function below. The journal side (each harness's last row) comes from the daemon.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { agentsStateDir, installRecordPath } from "./agent-paths.js";
+import { HOOK_EVENTS, isOurHandler } from "./hook-entries.js";
+import { type InstallEntry, type InstallRecord, readInstallRecord } from "./install-record.js";
+import { member, nodeValue, parseJsonText } from "./json-text.js";
+import { readSettings } from "./settings-file.js";
+
+export interface InstalledAdapter {
+  readonly install: InstallEntry;
+  /** Our entries found in the settings file, of the events install writes. */
+  readonly present: number;
+  readonly expected: number;
+  /** Why the settings file could not be checked, when it could not. */
+  readonly problem: string | undefined;
+  /** Token files the hooks name that are not there. */
+  readonly missingTokenFiles: readonly string[];
+}
+
+export interface SpoolStatus {
+  readonly dir: string;
+  /** Calls waiting to be delivered. */
+  readonly depth: number;
+  /** Calls dropped because the spool was full. */
+  readonly overflow: number;
+  /** Calls the daemon refused, kept for the operator. */
+  readonly failed: number;
+}
+
+export interface AgentsStatus {
+  readonly adapters: readonly InstalledAdapter[];
+  /** Why the record of installs could not be read, when it could not. */
+  readonly recordProblem: string | undefined;
+  readonly spool: SpoolStatus;
+}
+
+/** A spooled call's file name, as agents-ingest's `agents/spool.ts` writes it. */
+const SPOOL_ENTRY = /^\d{15}-\d+-\d+\.json$/;
+
+/**
+ * The spool's state, from the files agents-ingest documents in `agents/spool.ts`: one
+ * `<time>-<pid>-<n>.json` per waiting call, `overflow` holding the count of calls dropped when it was
+ * full, `failed/` the calls the daemon refused.
+ */
+export function readSpoolStatus(env: NodeJS.ProcessEnv): SpoolStatus {
+  const dir = path.join(agentsStateDir(env), "spool");
+  const count = (d: string) => {
+    try {
+      return fs.readdirSync(d).filter((f) => SPOOL_ENTRY.test(f)).length;
+    } catch {
+      return 0;
+    }
+  };
+  let overflow = 0;
+  try {
+    const n = Number(fs.readFileSync(path.join(dir, "overflow"), "utf8").trim());
+    if (Number.isSafeInteger(n) && n > 0) overflow = n;
+  } catch {
+    // No overflow file: nothing was dropped.
+  }
+  return { dir, depth: count(dir), overflow, failed: count(path.join(dir, "failed")) };
+}
+
+function checkAdapter(install: InstallEntry, record: InstallRecord): InstalledAdapter {
+  const expected = Object.keys(HOOK_EVENTS[install.agent]).length;
+  const tokens = record.tokens[install.harness];
+  // A command hook reads its token files; an http hook carries its tokens in the settings file itself.
+  const tokenFiles =
+    install.mode === "http" || tokens === undefined ? [] : [tokens.observer.file, tokens.ledger.file];
+  const missingTokenFiles = tokenFiles.filter((f) => !fs.existsSync(f));
+  const base = { install, expected, missingTokenFiles };
+  try {
+    const text = readSettings(install.file);
+    if (text === undefined) return { ...base, present: 0, problem: "the file is gone" };
+    const root = parseJsonText(text);
+    const hooks = root.kind === "object" ? member(root, "hooks")?.value : undefined;
+    let present = 0;
+    if (hooks?.kind === "object")
+      for (const event of Object.keys(HOOK_EVENTS[install.agent])) {
+        const groups = member(hooks, event)?.value;
+        const value = groups === undefined ? undefined : nodeValue(text, groups);
+        if (
+          Array.isArray(value) &&
+          value.some(
+            (g: { hooks?: unknown }) =>
+              Array.isArray(g?.hooks) && g.hooks.some((h) => isOurHandler(h, install.agent, install.harness)),
+          )
+        )
+          present++;
+      }
+    return { ...base, present, problem: undefined };
+  } catch (e) {
+    return { ...base, present: 0, problem: (e as Error).message };
+  }
+}
+
+export function agentsStatus(env: NodeJS.ProcessEnv): AgentsStatus {
+  const spool = readSpoolStatus(env);
+  try {
+    const record = readInstallRecord(installRecordPath(env));
+    return { adapters: record.installs.map((i) => checkAdapter(i, record)), recordProblem: undefined, spool };
+  } catch (e) {
+    return { adapters: [], recordProblem: (e as Error).message, spool };
+  }
+}

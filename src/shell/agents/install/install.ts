@@ -1,0 +1,321 @@
+/**
+ * `harness agents install` and `uninstall`, as steps over real files: read and check the agent's settings
+ * file first (a file that does not parse or has another shape stops everything, nothing minted or
+ * written), then mint the harness's two producer tokens if it has none (`producer-tokens.ts`), then write
+ * the merged settings (a backup of the old bytes first) and the record of the install. Uninstall removes
+ * exactly our entries (and the keys, and the file, install created), and revokes the tokens and removes
+ * their files once no install of that harness is left; the revocation comes first, so a daemon that does
+ * not answer leaves everything as it was. `dryRun` reads and reports, and neither mints nor writes.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { gitTest } from "../../policy/git.js";
+import { writeTokenFile } from "../../rpc/credentials.js";
+import {
+  backupsDir,
+  harnessTokenDir,
+  installRecordPath,
+  PRODUCER_ROLES,
+  type ProducerRole,
+  type Scope,
+  settingsFilePath,
+  tokenFilePath,
+} from "./agent-paths.js";
+import {
+  type AgentKind,
+  HOOK_EVENTS,
+  type HookMode,
+  type HookTarget,
+  hookEntries,
+  isOurHandler,
+  type TokenFiles,
+} from "./hook-entries.js";
+import {
+  findInstall,
+  type InstallEntry,
+  readInstallRecord,
+  type TokenEntry,
+  withInstall,
+  withoutInstall,
+  withTokens,
+  writeInstallRecord,
+} from "./install-record.js";
+import { readTokenIfPresent, type TokenIssuer } from "./producer-tokens.js";
+import { backUp, located, readSettings, writeSettings } from "./settings-file.js";
+import { isEmptySettings, mergeEntries, removeEntries } from "./settings-merge.js";
+
+export interface AgentsRequest {
+  readonly agent: AgentKind;
+  readonly harness: string;
+  readonly scope: Scope;
+  readonly dryRun: boolean;
+  readonly env: NodeJS.ProcessEnv;
+  readonly cwd: string;
+  readonly now: () => number;
+}
+
+export interface InstallRequest extends AgentsRequest {
+  readonly mode: HookMode;
+  /** Command mode: the program and script that run this CLI, absolute. */
+  readonly launcher: readonly string[];
+  /** Command mode: the daemon's socket, written into the hook so it needs no config. */
+  readonly socket: string;
+  /** Http mode: `[agents] listen`. */
+  readonly listen: string;
+}
+
+export interface TokenReport {
+  readonly file: string;
+  /** Undefined only in a dry run that would mint it. */
+  readonly id: string | undefined;
+  readonly minted: boolean;
+}
+
+export interface InstallReport {
+  readonly agent: AgentKind;
+  readonly harness: string;
+  readonly scope: Scope["kind"];
+  readonly file: string;
+  readonly mode: HookMode;
+  readonly dryRun: boolean;
+  /** Whether the settings file changed (or would, in a dry run). */
+  readonly changed: boolean;
+  readonly events: readonly string[];
+  readonly backup: string | undefined;
+  readonly tokens: Readonly<Record<ProducerRole, TokenReport>>;
+  readonly notes: readonly string[];
+}
+
+export interface UninstallReport {
+  readonly agent: AgentKind;
+  readonly harness: string;
+  readonly scope: Scope["kind"];
+  readonly file: string;
+  readonly dryRun: boolean;
+  readonly changed: boolean;
+  /** Our handlers removed from the file. */
+  readonly removed: number;
+  /** Install had created the file and nothing else was left in it, so it was removed. */
+  readonly fileRemoved: boolean;
+  readonly backup: string | undefined;
+  /** The harness's tokens revoked (their files removed), or why they were kept. */
+  readonly tokens:
+    | { readonly state: "revoked"; readonly ids: readonly string[]; readonly files: readonly string[] }
+    | { readonly state: "kept"; readonly installs: number }
+    | { readonly state: "none" };
+}
+
+/** A request the command refuses before touching anything (a usage error). */
+export class AgentsUsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "AgentsUsageError";
+  }
+}
+
+/** What Codex needs after an install before the hooks run. */
+export const CODEX_TRUST_NOTE =
+  "Codex runs these hooks only once they are trusted: open /hooks in Codex and trust them (any later change to the file makes them untrusted again)";
+
+const ours = (agent: AgentKind, harness: string) => (h: unknown) => isOurHandler(h, agent, harness);
+
+const tokenFiles = (env: NodeJS.ProcessEnv, harness: string): TokenFiles => ({
+  observer: tokenFilePath(env, harness, "observer"),
+  ledger: tokenFilePath(env, harness, "ledger"),
+});
+
+function target(req: InstallRequest, tokens: TokenFiles): HookTarget {
+  return {
+    agent: req.agent,
+    harness: req.harness,
+    hook:
+      req.mode === "command"
+        ? {
+            mode: "command",
+            launcher: req.launcher,
+            tokenFiles: tokenFiles(req.env, req.harness),
+            socket: req.socket,
+          }
+        : { mode: "http", listen: req.listen, tokens },
+  };
+}
+
+export async function install(req: InstallRequest, issuer: TokenIssuer): Promise<InstallReport> {
+  if (req.mode === "http" && req.agent !== "claude-code")
+    throw new AgentsUsageError("--mode http is for Claude Code only: Codex runs command hooks alone");
+  if (req.mode === "http" && req.listen === "")
+    throw new AgentsUsageError(
+      '--mode http needs the daemon\'s hook endpoint, but [agents] listen is "" (off)',
+    );
+  const file = settingsFilePath(req.agent, req.scope, req.env, req.cwd);
+  const text = readSettings(file);
+  const recordFile = installRecordPath(req.env);
+  let record = readInstallRecord(recordFile);
+  const files = tokenFiles(req.env, req.harness);
+  const recorded = record.tokens[req.harness];
+  const present = { observer: readTokenIfPresent(files.observer), ledger: readTokenIfPresent(files.ledger) };
+  const filesThere = recorded !== undefined && present.observer !== undefined && present.ledger !== undefined;
+  // Tokens revoked since (`harness token revoke`) would leave the hooks refused: they are minted anew.
+  // A dry run does not ask the daemon.
+  const reuse =
+    filesThere &&
+    (req.dryRun || (await issuer.inForce([recorded.observer.id, recorded.ledger.id])).size === 2);
+  let values: TokenFiles = reuse
+    ? { observer: present.observer ?? "", ledger: present.ledger ?? "" }
+    : { observer: "<observer token>", ledger: "<ledger token>" };
+  // The file is checked before anything is minted: a bad file stops the install with nothing done.
+  const preview = located(file, text ?? "{}", () =>
+    mergeEntries(text, hookEntries(target(req, values)), ours(req.agent, req.harness)),
+  );
+  const tokens: Record<ProducerRole, TokenReport> = {
+    observer: { file: files.observer, id: reuse ? recorded?.observer.id : undefined, minted: !reuse },
+    ledger: { file: files.ledger, id: reuse ? recorded?.ledger.id : undefined, minted: !reuse },
+  };
+  const events = Object.keys(HOOK_EVENTS[req.agent]);
+  const notes = req.agent === "codex" ? [CODEX_TRUST_NOTE] : [];
+  if (
+    req.scope.kind === "project" &&
+    (await gitIgnores(path.resolve(req.cwd, req.scope.dir), file, req.env)) === false
+  )
+    notes.push(
+      `${file} ${req.mode === "http" ? "holds the hook tokens" : "names paths on this machine"} and git does not ignore it in this repository: add it to .git/info/exclude (or .gitignore) so it is never committed`,
+    );
+  const existing = findInstall(record, { agent: req.agent, harness: req.harness, file });
+  if (req.dryRun)
+    return {
+      ...base(req, file),
+      mode: req.mode,
+      changed: preview.changed,
+      events,
+      backup: undefined,
+      tokens,
+      notes,
+    };
+  if (!reuse) {
+    const label = `agents ${req.harness}`;
+    const minted: Partial<Record<ProducerRole, TokenEntry>> = {};
+    for (const role of PRODUCER_ROLES) {
+      const t = await issuer.mint(role, req.harness, label);
+      writeTokenFile(files[role], t.token, true);
+      minted[role] = { id: t.id, file: files[role] };
+      values = { ...values, [role]: t.token };
+      tokens[role] = { file: files[role], id: t.id, minted: true };
+    }
+    // Tokens of an earlier install whose files are gone would otherwise stay valid, held by nobody.
+    if (recorded !== undefined) await issuer.revoke([recorded.observer.id, recorded.ledger.id]);
+    record = withTokens(record, req.harness, minted as Record<ProducerRole, TokenEntry>);
+    writeInstallRecord(recordFile, record);
+  }
+  const merged = reuse
+    ? preview
+    : mergeEntries(text, hookEntries(target(req, values)), ours(req.agent, req.harness));
+  let backup: string | undefined;
+  if (merged.changed) {
+    if (text !== undefined) backup = backUp(file, backupsDir(req.env), req.agent, req.now());
+    writeSettings(file, merged.text, {
+      newMode: req.mode === "http" ? 0o600 : 0o644,
+      narrow: req.mode === "http",
+    });
+  }
+  const created = [...new Set([...(existing?.created ?? []), ...merged.created])];
+  if (existing === undefined || merged.changed || existing.mode !== req.mode)
+    writeInstallRecord(
+      recordFile,
+      withInstall(record, {
+        agent: req.agent,
+        harness: req.harness,
+        scope: req.scope.kind,
+        file,
+        mode: req.mode,
+        created,
+        createdFile: existing?.createdFile ?? text === undefined,
+        installedAt:
+          existing !== undefined && !merged.changed
+            ? existing.installedAt
+            : new Date(req.now()).toISOString(),
+      } satisfies InstallEntry),
+    );
+  return { ...base(req, file), mode: req.mode, changed: merged.changed, events, backup, tokens, notes };
+}
+
+const base = (req: AgentsRequest, file: string) => ({
+  agent: req.agent,
+  harness: req.harness,
+  scope: req.scope.kind,
+  file,
+  dryRun: req.dryRun,
+});
+
+export async function uninstall(req: AgentsRequest, issuer: TokenIssuer): Promise<UninstallReport> {
+  const file = settingsFilePath(req.agent, req.scope, req.env, req.cwd);
+  const recordFile = installRecordPath(req.env);
+  let record = readInstallRecord(recordFile);
+  const key = { agent: req.agent, harness: req.harness, file };
+  const entry = findInstall(record, key);
+  const text = readSettings(file);
+  const removed =
+    text === undefined
+      ? undefined
+      : located(file, text, () => removeEntries(text, ours(req.agent, req.harness), entry?.created));
+  const fileRemoved =
+    removed !== undefined && entry?.createdFile === true && removed.changed && isEmptySettings(removed.text);
+  const others = record.installs.filter((e) => e.harness === req.harness && e !== entry).length;
+  const recorded = record.tokens[req.harness];
+  const files = tokenFiles(req.env, req.harness);
+  const tokenReport: UninstallReport["tokens"] =
+    others > 0
+      ? { state: "kept", installs: others }
+      : recorded !== undefined || fs.existsSync(files.observer) || fs.existsSync(files.ledger)
+        ? {
+            state: "revoked",
+            ids: recorded === undefined ? [] : [recorded.observer.id, recorded.ledger.id],
+            files: [files.observer, files.ledger].filter((f) => fs.existsSync(f)),
+          }
+        : { state: "none" };
+  const report = {
+    ...base(req, file),
+    changed: removed?.changed ?? false,
+    removed: removed?.removed ?? 0,
+    fileRemoved,
+  };
+  if (req.dryRun) return { ...report, backup: undefined, tokens: tokenReport };
+  // Revoked first: when the daemon does not answer, nothing below has happened.
+  if (tokenReport.state === "revoked" && tokenReport.ids.length > 0) await issuer.revoke(tokenReport.ids);
+  let backup: string | undefined;
+  if (removed?.changed === true) {
+    backup = backUp(file, backupsDir(req.env), req.agent, req.now());
+    if (fileRemoved) fs.rmSync(file);
+    else writeSettings(file, removed.text, { newMode: 0o644, narrow: false });
+  }
+  if (tokenReport.state === "revoked") {
+    for (const f of tokenReport.files) fs.rmSync(f, { force: true });
+    removeIfEmpty(harnessTokenDir(req.env, req.harness));
+    record = withTokens(record, req.harness, undefined);
+  }
+  if (entry !== undefined || tokenReport.state === "revoked") {
+    record = withoutInstall(record, key);
+    writeInstallRecord(installRecordPath(req.env), record);
+  }
+  return { ...report, backup, tokens: tokenReport };
+}
+
+/**
+ * Whether git ignores `file` in the repository whose top is `dir`; undefined when `dir` is not one or git
+ * cannot say (git runs in local mode: the repository's own ignore files and `.git/info/exclude`).
+ */
+async function gitIgnores(dir: string, file: string, env: NodeJS.ProcessEnv): Promise<boolean | undefined> {
+  if (!fs.existsSync(path.join(dir, ".git"))) return undefined;
+  try {
+    return await gitTest(["check-ignore", "-q", file], { repo: dir, mode: "local", env });
+  } catch {
+    return undefined;
+  }
+}
+
+function removeIfEmpty(dir: string): void {
+  try {
+    fs.rmdirSync(dir);
+  } catch {
+    // Not empty, or not there: either way it stays as it is.
+  }
+}

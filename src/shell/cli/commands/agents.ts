@@ -1,0 +1,255 @@
+/**
+ * `harness agents install|uninstall claude-code|codex --harness NAME [--project DIR | --user]
+ * [--mode http|command] [--dry-run] [--json]` (docs/agents.md): writes or removes the agent's hook
+ * entries and the harness's producer tokens (`agents/install/install.ts` does the work). Exit 0 done
+ * (also when nothing needed changing), 1 a settings file or the record of installs that cannot be used
+ * (nothing written), 2 usage or an unreadable control token, 3 no daemon answers, 4 the daemon refused.
+ */
+import * as fs from "node:fs";
+import { fileURLToPath } from "node:url";
+import { RESERVED_NAMES } from "../../agents/install/agent-paths.js";
+import { HARNESS_NAME, HOOK_MODES, type HookMode, isAgentKind } from "../../agents/install/hook-entries.js";
+import {
+  AgentsUsageError,
+  type InstallReport,
+  install,
+  type UninstallReport,
+  uninstall,
+} from "../../agents/install/install.js";
+import { InstallRecordError } from "../../agents/install/install-record.js";
+import type { TokenIssuer } from "../../agents/install/producer-tokens.js";
+import { SettingsFileError } from "../../agents/install/settings-file.js";
+import { DEFAULT_AGENTS_LISTEN, type GlobalConfig } from "../../config/global-config.js";
+import { tokenClient } from "../../rpc/client.js";
+import { TokenKind } from "../../rpc/gen/harness/v1/tokens_pb.js";
+import { failed } from "../client.js";
+import { type Common, EXIT, type Io } from "../io.js";
+import { printed } from "../render/printable.js";
+import { type ClientTarget, clientTarget, controlToken } from "../target.js";
+
+export interface AgentsOptions extends Common {
+  readonly harness?: string | undefined;
+  readonly project?: string | undefined;
+  readonly user?: boolean | undefined;
+  readonly mode?: string | undefined;
+  readonly dryRun?: boolean | undefined;
+}
+
+/** The token service as the operator's control token reaches it, or the line saying why it cannot. */
+export type IssuerFor = (
+  target: ClientTarget,
+  command: string,
+) => Promise<{ readonly issuer: TokenIssuer } | { readonly error: string }>;
+
+/** TokenService over the daemon's socket, with the operator's control token. */
+export const daemonIssuer: IssuerFor = async (target, command) => {
+  const control = await controlToken(target, command);
+  if ("error" in control) return control;
+  const client = tokenClient({ socketPath: target.socketPath }, control.token);
+  return {
+    issuer: {
+      mint: async (source, harness, label) => {
+        const res = await client.createToken({ kind: TokenKind.PRODUCER, source, harness, label });
+        return { id: res.id, token: res.token };
+      },
+      revoke: async (ids) => (await client.revokeToken({ ids: [...ids] })).revoked.length,
+      inForce: async (ids) => {
+        const { tokens } = await client.listTokens({ includeRevoked: false });
+        return new Set(tokens.map((t) => t.id).filter((id) => ids.includes(id)));
+      },
+    },
+  };
+};
+
+/**
+ * `[agents] listen` as `host:port`, "" when the config turns it off; with no config readable, the
+ * default the daemon uses.
+ */
+function agentsListen(config: GlobalConfig | undefined): string {
+  const listen = config === undefined ? DEFAULT_AGENTS_LISTEN : config.agents.listen;
+  if (listen === undefined) return "";
+  return listen.host.includes(":") ? `[${listen.host}]:${listen.port}` : `${listen.host}:${listen.port}`;
+}
+
+/**
+ * The program and script that run this CLI, absolute, so the hook runs from whatever directory the agent
+ * is in: the bundled `bin.cjs`, which runs `harness hook` without loading the rest of the CLI.
+ */
+function launcher(): string[] {
+  return [process.execPath, fileURLToPath(new URL("../bin.cjs", import.meta.url))];
+}
+
+type Verb = "install" | "uninstall";
+
+const isDirectory = (dir: string): boolean => {
+  try {
+    return fs.statSync(dir).isDirectory();
+  } catch {
+    return false;
+  }
+};
+
+export async function runAgents(
+  verb: Verb,
+  agent: string | undefined,
+  options: AgentsOptions,
+  io: Io,
+  issuerFor: IssuerFor = daemonIssuer,
+): Promise<number> {
+  const command = `agents ${verb}`;
+  const usage = (message: string): number => {
+    io.err(`harness ${command}: ${message}`);
+    return EXIT.usage;
+  };
+  if (agent === undefined || !isAgentKind(agent)) return usage("the agent must be claude-code or codex");
+  const harness = options.harness;
+  if (harness === undefined || harness === "") return usage("--harness NAME is required");
+  if (!HARNESS_NAME.test(harness))
+    return usage(
+      "--harness must be 1 to 128 letters, digits, '.', '_' or '-', starting with a letter or digit (it names a directory)",
+    );
+  if (RESERVED_NAMES.has(harness))
+    return usage(`--harness ${harness} is a name the agents state directory uses itself; choose another`);
+  if (options.user === true && options.project !== undefined)
+    return usage("give --project DIR or --user, not both");
+  if (options.project === "") return usage("--project needs a directory");
+  if (options.project !== undefined && !isDirectory(options.project))
+    return usage(`--project ${options.project} is not a directory`);
+  const mode = options.mode ?? "command";
+  if (verb === "uninstall" && options.mode !== undefined)
+    return usage("--mode is for install: uninstall removes our entries of either mode");
+  if (!(HOOK_MODES as readonly string[]).includes(mode)) return usage("--mode must be command or http");
+  const target = await clientTarget({ socket: options.socket, config: options.config, env: io.env });
+  const request = {
+    agent,
+    harness,
+    scope:
+      options.user === true
+        ? ({ kind: "user" } as const)
+        : ({ kind: "project", dir: options.project ?? "." } as const),
+    dryRun: options.dryRun === true,
+    env: io.env,
+    cwd: process.cwd(),
+    now: Date.now,
+  };
+  let issuer: TokenIssuer | undefined;
+  const lazyIssuer: TokenIssuer = {
+    // Only a change that mints or revokes needs the daemon and the control token.
+    mint: async (...args) => (await needIssuer()).mint(...args),
+    revoke: async (...args) => (await needIssuer()).revoke(...args),
+    inForce: async (...args) => (await needIssuer()).inForce(...args),
+  };
+  const needIssuer = async (): Promise<TokenIssuer> => {
+    if (issuer !== undefined) return issuer;
+    const got = await issuerFor(target, command);
+    if ("error" in got) throw new AgentsUsageError(got.error);
+    issuer = got.issuer;
+    return issuer;
+  };
+  try {
+    if (verb === "install") {
+      const report = await install(
+        {
+          ...request,
+          mode: mode as HookMode,
+          launcher: launcher(),
+          socket: target.socketPath,
+          listen: agentsListen(target.config),
+        },
+        lazyIssuer,
+      );
+      printInstall(report, options.json === true, io);
+    } else printUninstall(await uninstall(request, lazyIssuer), options.json === true, io);
+    return EXIT.ok;
+  } catch (e) {
+    if (e instanceof AgentsUsageError) {
+      io.err(e.message.startsWith("harness ") ? e.message : `harness ${command}: ${e.message}`);
+      return EXIT.usage;
+    }
+    if (e instanceof SettingsFileError || e instanceof InstallRecordError) {
+      io.err(`harness ${command}: ${e.message}; nothing was written`);
+      return EXIT.failed;
+    }
+    return failed(command, target.socketPath, e, io);
+  }
+}
+
+/** The fields install's and uninstall's JSON share. */
+const reportJson = (r: InstallReport | UninstallReport) => ({
+  agent: r.agent,
+  harness: r.harness,
+  scope: r.scope,
+  file: r.file,
+  dry_run: r.dryRun,
+  changed: r.changed,
+});
+
+function printInstall(r: InstallReport, json: boolean, io: Io): void {
+  if (json) {
+    io.out(
+      JSON.stringify({
+        ...reportJson(r),
+        mode: r.mode,
+        events: r.events,
+        backup: r.backup ?? null,
+        tokens: Object.fromEntries(
+          Object.entries(r.tokens).map(([role, t]) => [
+            role,
+            { file: t.file, id: t.id ?? null, minted: t.minted },
+          ]),
+        ),
+        notes: r.notes,
+      }),
+    );
+    return;
+  }
+  const out = printed(io.out);
+  const would = r.dryRun ? "would be " : "";
+  out(
+    r.changed
+      ? `${r.agent} hooks for harness ${r.harness} ${would}written to ${r.file} (${r.mode} mode): ${r.events.join(", ")}`
+      : `${r.agent} hooks for harness ${r.harness} already in ${r.file} (${r.mode} mode): nothing to change`,
+  );
+  if (r.backup !== undefined) out(`  backup of the old file: ${r.backup}`);
+  for (const [role, t] of Object.entries(r.tokens))
+    out(
+      `  ${role} token: ${t.file} (${t.minted ? `${would}minted` : "kept"}${t.id === undefined ? "" : `, id ${t.id}`})`,
+    );
+  for (const n of r.notes) out(`  note: ${n}`);
+}
+
+function printUninstall(r: UninstallReport, json: boolean, io: Io): void {
+  if (json) {
+    io.out(
+      JSON.stringify({
+        ...reportJson(r),
+        removed: r.removed,
+        file_removed: r.fileRemoved,
+        backup: r.backup ?? null,
+        tokens: r.tokens,
+      }),
+    );
+    return;
+  }
+  const out = printed(io.out);
+  const would = r.dryRun ? "would be " : "";
+  out(
+    r.removed === 0
+      ? `no ${r.agent} hooks of harness ${r.harness} in ${r.file}`
+      : `${r.removed} ${r.agent} hook entr${r.removed === 1 ? "y" : "ies"} of harness ${r.harness} ${would}removed from ${r.file}${
+          r.fileRemoved ? ` (the file install created ${would}removed)` : ""
+        }`,
+  );
+  if (r.backup !== undefined) out(`  backup of the old file: ${r.backup}`);
+  const t = r.tokens;
+  if (t.state === "revoked")
+    out(
+      `  tokens ${would}revoked${t.ids.length === 0 ? " (none recorded)" : ` (${t.ids.join(", ")})`}${
+        t.files.length === 0 ? "" : `, files ${would}removed: ${t.files.join(", ")}`
+      }`,
+    );
+  else if (t.state === "kept")
+    out(
+      `  tokens kept: ${t.installs} other install${t.installs === 1 ? "" : "s"} of harness ${r.harness} use${t.installs === 1 ? "s" : ""} them`,
+    );
+}

@@ -1,0 +1,119 @@
+/**
+ * `harness doctor`'s agents row (issue 17, docs/agents.md): the hook adapters installed per harness (from
+ * the record `harness agents install` keeps, checked against the settings files it wrote and the token
+ * files), each harness's last journal row (AgentStatusService.LastRows; skipped when no daemon answers),
+ * and the command hook's spool: its depth, the calls it dropped when full, the calls the daemon refused.
+ * It warns of what stops hooks reaching the journal; it never fails doctor on its own.
+ */
+import { type AgentsStatus, agentsStatus } from "../../agents/install/agents-status.js";
+import type { LastRow } from "../../rpc/gen/harness/v1/agent_status_pb.js";
+import { iso } from "../io.js";
+import { printable } from "../render/printable.js";
+
+type Status = "pass" | "warn" | "fail";
+
+export interface AgentsCheck {
+  readonly name: "agents";
+  readonly status: Status;
+  readonly detail: string;
+  readonly findings: readonly { readonly status: Status; readonly message: string }[];
+}
+
+/** Each harness's last row from the daemon, or why it could not say; undefined when no daemon answers. */
+export type LastRows = (harnesses: readonly string[]) => Promise<readonly LastRow[]>;
+
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
+export async function agentsCheck(
+  env: NodeJS.ProcessEnv,
+  lastRows: LastRows | undefined,
+): Promise<AgentsCheck> {
+  const status = agentsStatus(env);
+  const findings: { status: Status; message: string }[] = [];
+  if (status.recordProblem !== undefined) findings.push({ status: "warn", message: status.recordProblem });
+  for (const a of status.adapters) {
+    const { agent, harness, file, mode } = a.install;
+    const what = `${agent} for ${harness}`;
+    if (a.problem !== undefined)
+      findings.push({
+        status: "warn",
+        message: `${what}: ${file}: ${a.problem}; run harness agents install again`,
+      });
+    else if (a.present < a.expected)
+      findings.push({
+        status: "warn",
+        message: `${what}: ${file} holds ${a.present} of the ${a.expected} hook entries install wrote; run harness agents install again`,
+      });
+    else
+      findings.push({
+        status: "pass",
+        message: `${what}: ${plural(a.expected, "hook")} in ${file} (${mode} mode)`,
+      });
+    for (const f of a.missingTokenFiles)
+      findings.push({
+        status: "warn",
+        message: `${what}: token file ${f} is missing, so its hooks cannot append`,
+      });
+  }
+  const harnesses = [...new Set(status.adapters.map((a) => a.install.harness))];
+  if (harnesses.length > 0 && lastRows !== undefined)
+    findings.push(...(await lastRowFindings(harnesses, lastRows)));
+  findings.push(...spoolFindings(status));
+  const worst: Status = findings.some((f) => f.status === "warn") ? "warn" : "pass";
+  return {
+    name: "agents",
+    status: worst,
+    detail:
+      status.adapters.length === 0
+        ? "no hook adapters installed (harness agents install)"
+        : `${plural(status.adapters.length, "adapter")} installed: ${status.adapters
+            .map((a) => `${a.install.agent} for ${a.install.harness} (${a.install.mode})`)
+            .join(", ")}`,
+    findings: findings.map((f) => ({ status: f.status, message: printable(f.message) })),
+  };
+}
+
+async function lastRowFindings(
+  harnesses: readonly string[],
+  lastRows: LastRows,
+): Promise<{ status: Status; message: string }[]> {
+  let rows: readonly LastRow[];
+  try {
+    rows = await lastRows(harnesses);
+  } catch (e) {
+    return [
+      { status: "warn", message: `the daemon did not say each harness's last row: ${(e as Error).message}` },
+    ];
+  }
+  return harnesses.map((h) => {
+    const r = rows.find((row) => row.harness === h);
+    return {
+      status: "pass",
+      message:
+        r === undefined
+          ? `${h}: no run_event row yet (the hooks write one when the agent starts a session)`
+          : `${h}: last row seq ${r.seq} run_event/${r.type} from ${r.source}${r.adapter === "" ? "" : ` (${r.adapter})`}, run ${r.run}, at ${iso(r.atMs)}`,
+    };
+  });
+}
+
+function spoolFindings({ spool, adapters }: AgentsStatus): { status: Status; message: string }[] {
+  const out: { status: Status; message: string }[] = [];
+  if (spool.depth > 0)
+    out.push({
+      status: "warn",
+      message: `${plural(spool.depth, "hook call")} spooled in ${spool.dir}, waiting for the daemon (the next hook call that reaches it delivers them, in order)`,
+    });
+  if (spool.overflow > 0)
+    out.push({
+      status: "warn",
+      message: `${plural(spool.overflow, "hook call")} dropped: the spool was full`,
+    });
+  if (spool.failed > 0)
+    out.push({
+      status: "warn",
+      message: `${plural(spool.failed, "spooled hook call")} refused by the daemon, kept in ${spool.dir}/failed`,
+    });
+  if (out.length === 0 && adapters.length > 0) out.push({ status: "pass", message: "spool: empty" });
+  return out;
+}
