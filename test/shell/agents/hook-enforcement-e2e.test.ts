@@ -1,0 +1,96 @@
+/**
+ * Holds bite on real agents (issue 17), end to end: real `harness hook claude-code` processes against
+ * a real `harness daemon` whose enforced starter rule holds the harness. A session opened after the
+ * hold has its PreToolUse denied, naming the rule, the fire and the clear command; after
+ * `harness rules clear`, the same call is allowed.
+ */
+import * as fs from "node:fs";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { ERROR_STREAK_STOPS, jsonl, TestFleet } from "../daemon-harness.js";
+import { makeRepo, rowsOf, runHook } from "./hook-harness.js";
+import { claudeCode } from "./payloads.js";
+
+let fleet: TestFleet;
+let repo: string;
+
+beforeAll(async () => {
+  repo = makeRepo();
+  fleet = new TestFleet({ enforce: ["budget-exhaustion-recurring"], config: '[agents]\nlisten = ""' });
+  await fleet.start();
+}, 30_000);
+
+afterAll(async () => {
+  await fleet.dispose();
+  fs.rmSync(repo, { recursive: true, force: true });
+});
+
+const budgetExceeded = (n: number) => ({
+  kind: "run_event",
+  type: "closed",
+  harness: "impl",
+  run: `impl#old-${n}`,
+  outcome: "budget_exceeded",
+});
+
+it("A held harness cannot start working: a new session's tool call is denied until the hold is cleared", async () => {
+  const ledger = fleet.tokens.get("ledger") as string;
+  const appended = await fleet.cli(
+    ["journal", "append", "--token-file", ledger],
+    jsonl([budgetExceeded(1), budgetExceeded(2)]),
+  );
+  expect(appended.code, appended.stderr).toBe(0);
+  await fleet.until(
+    () => fleet.query("SELECT 1 FROM rule_holds WHERE harness = 'impl' AND released_at IS NULL").length === 1,
+    "the hold on impl",
+  );
+  const payloads = claudeCode(repo, "sess-held");
+  expect((await runHook(fleet, "claude-code", JSON.stringify(payloads.SessionStart))).code).toBe(0);
+
+  const denied = await runHook(fleet, "claude-code", JSON.stringify(payloads.PreToolUse));
+  expect(denied.code).toBe(0);
+  const answer = JSON.parse(denied.stdout);
+  expect(answer.hookSpecificOutput).toMatchObject({
+    hookEventName: "PreToolUse",
+    permissionDecision: "deny",
+  });
+  const reason: string = answer.hookSpecificOutput.permissionDecisionReason;
+  expect(reason).toContain("budget-exhaustion-recurring");
+  expect(reason).toContain("harness rules clear impl");
+
+  expect((await fleet.cli(["rules", "clear", "impl"])).code).toBe(0);
+  const allowed = await runHook(fleet, "claude-code", JSON.stringify(payloads.PreToolUse));
+  expect(allowed.code).toBe(0);
+  expect(allowed.stdout).not.toContain('"deny"');
+});
+
+it("A stopped run ends at its next tool call, and its later prompts are refused", async () => {
+  const f = new TestFleet({
+    enforce: ["error-streak-stops"],
+    rules: [{ name: "error-streak-stops", text: ERROR_STREAK_STOPS }],
+    config: '[agents]\nlisten = ""',
+  });
+  await f.start();
+  try {
+    const payloads = claudeCode(repo, "sess-stop");
+    for (const p of [payloads.SessionStart, payloads.PostToolUseFailure, payloads.PostToolUseFailure])
+      expect((await runHook(f, "claude-code", JSON.stringify(p))).code).toBe(0);
+    await f.until(
+      () => f.query("SELECT 1 FROM rule_fires WHERE rule = 'error-streak-stops'").length === 1,
+      "the stop",
+    );
+
+    const stopped = JSON.parse((await runHook(f, "claude-code", JSON.stringify(payloads.PreToolUse))).stdout);
+    expect(stopped.continue).toBe(false);
+    expect(stopped.stopReason).toContain("error-streak-stops");
+    expect(stopped.hookSpecificOutput?.permissionDecision).toBe("deny");
+
+    const prompt = await runHook(f, "claude-code", JSON.stringify(payloads.UserPromptSubmit));
+    expect(JSON.parse(prompt.stdout).continue).toBe(false);
+    const closedRow = () =>
+      rowsOf(f).find((r) => r.type === "closed" && r.event.run === "impl#sess-stop")?.event;
+    await f.until(() => closedRow() !== undefined, "the run's closed row");
+    expect(closedRow()).toMatchObject({ outcome: "cancelled", reason: "rule_stop" });
+  } finally {
+    await f.dispose();
+  }
+});
