@@ -157,9 +157,12 @@ export class ActionRunner {
       harness: action.harness,
       run: action.run,
     };
-    // Hook-fed runs have no supervisor to stop them: the stop waits for each run's next hook call,
-    // which answers it (agents/run-verdict.ts); the action stays started until then.
-    if (action.sessions !== undefined && action.sessions.length > 0) {
+    const command = this.sinks.stopCommand;
+    // A daemon with `[supervisor] stop` hands every stop to the supervisor, which owns its runs: its
+    // observer writes the same adapters (claude-code, codex) that hooks do. Without one, agents are fed
+    // by hooks alone, and the stop waits for each run's next hook call, which answers it
+    // (agents/run-verdict.ts); the action stays started until then.
+    if (command === undefined && action.sessions !== undefined && action.sessions.length > 0) {
       this.log.error({ ...ctx, runs: action.sessions }, "rule stop (delivered at the runs' next hook call)");
       try {
         this.runStops.ruleStop(fire, action.harness, action.sessions, this.clock());
@@ -169,7 +172,6 @@ export class ActionRunner {
       }
       return;
     }
-    const command = this.sinks.stopCommand;
     if (command === undefined) {
       this.log.error(ctx, "rule stop not delivered: no [supervisor] stop command is configured");
       this.record(fire, "stop", "undelivered", "no [supervisor] stop command is configured");

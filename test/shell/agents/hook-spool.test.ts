@@ -4,6 +4,7 @@
  * `[agents] on_unreachable = "deny"`.
  */
 import * as fs from "node:fs";
+import * as http from "node:http";
 import * as path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { Spool } from "../../../src/shell/agents/spool.js";
@@ -74,14 +75,19 @@ describe("The daemon is down and nothing is lost", () => {
   });
 
   it("a daemon without the hook endpoint (404) is treated as unreachable: the call waits", async () => {
-    // `harness daemon` itself, given no verdict source, serves no hook endpoint.
+    // A daemon built before the hook endpoint answers its path 404, as any server does a path it lacks.
     const fleet = new TestFleet({ config: '[agents]\nlisten = ""' });
     fleets.push(fleet);
-    await fleet.start();
-    const r = await runHook(fleet, "claude-code", JSON.stringify(claudeCode(repo, "sess-404").Stop));
-    expect(r.code).toBe(0);
-    expect(r.stderr).toMatch(/^harness hook: the daemon answered HTTP 404; the call waits in .*spool/);
-    expect(spoolOf(fleet).entries()).toHaveLength(1);
+    const older = http.createServer((_req, res) => res.writeHead(404).end("not found"));
+    await new Promise<void>((resolve) => older.listen(fleet.socketPath, resolve));
+    try {
+      const r = await runHook(fleet, "claude-code", JSON.stringify(claudeCode(repo, "sess-404").Stop));
+      expect(r.code).toBe(0);
+      expect(r.stderr).toMatch(/^harness hook: the daemon answered HTTP 404; the call waits in .*spool/);
+      expect(spoolOf(fleet).entries()).toHaveLength(1);
+    } finally {
+      await new Promise((resolve) => older.close(resolve));
+    }
   });
 
   it("a payload that can never be a row is not spooled: a clear line, the tool runs", async () => {

@@ -153,7 +153,7 @@ describe("harness daemon, a real process driven by the real CLI", () => {
   it("serves the journal and evaluation counters on /metrics", async () => {
     const f = fleet();
     const said = await f.start();
-    const url = /metrics (http:\S+)/.exec(said)?.[1] as string;
+    const url = /metrics (http:[^\s,]+)/.exec(said)?.[1] as string;
     const ledger = f.tokens.get("ledger") as string;
     await f.cli(
       ["journal", "append", "--token-file", ledger],

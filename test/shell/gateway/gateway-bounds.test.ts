@@ -14,6 +14,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { controlTokenPath } from "../../../src/shell/config/paths.js";
 import { ruleClient } from "../../../src/shell/rpc/client.js";
 import { readTokenFile } from "../../../src/shell/rpc/credentials.js";
+import { AgentStatusService } from "../../../src/shell/rpc/gen/harness/v1/agent_status_pb.js";
+import { AgentService } from "../../../src/shell/rpc/gen/harness/v1/agents_pb.js";
 import { JournalService } from "../../../src/shell/rpc/gen/harness/v1/journal_pb.js";
 import { JournalQueryService } from "../../../src/shell/rpc/gen/harness/v1/journal_query_pb.js";
 import { RuleService } from "../../../src/shell/rpc/gen/harness/v1/rules_pb.js";
@@ -233,7 +235,14 @@ describe("REQ-17", () => {
     });
     const before = proposalCount();
     // TokenService last: its RotateControlToken (last of its methods) replaces the token these calls carry.
-    const services = [JournalQueryService, RuleService, JournalService, TokenService];
+    const services = [
+      JournalQueryService,
+      RuleService,
+      JournalService,
+      AgentService,
+      AgentStatusService,
+      TokenService,
+    ];
     const called: string[] = [];
     for (const service of services)
       for (const method of service.methods) {

@@ -13,7 +13,7 @@ describe("JournalService.Append's refusals", () => {
   const f = new TestFleet();
   let metricsUrl: string;
   beforeAll(async () => {
-    metricsUrl = /metrics (http:\S+)/.exec(await f.start())?.[1] as string;
+    metricsUrl = /metrics (http:[^\s,]+)/.exec(await f.start())?.[1] as string;
   });
   afterAll(() => f.dispose());
 
