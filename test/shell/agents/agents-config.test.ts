@@ -1,4 +1,4 @@
-/** `[agents]`'s keys of agents-ingest: listen (loopback only, off when ""), on_unreachable, verify_patterns. */
+/** `[agents]`'s keys: listen (loopback only, off when ""), on_unreachable, verify_patterns, stale_after. */
 import { describe, expect, it } from "vitest";
 import { loadGlobalConfig } from "../../../src/shell/config/global-config.js";
 
@@ -11,15 +11,19 @@ describe("[agents]", () => {
       listen: { host: "127.0.0.1", port: 7434 },
       onUnreachable: "allow",
       verifyPatterns: [],
+      staleAfter: 12 * 3_600_000,
     });
   });
 
   it('reads its keys; listen = "" turns the http endpoint off', () => {
-    const r = load('[agents]\nlisten = ""\non_unreachable = "deny"\nverify_patterns = ["just check", "tox"]');
+    const r = load(
+      '[agents]\nlisten = ""\non_unreachable = "deny"\nverify_patterns = ["just check", "tox"]\nstale_after = "2h"',
+    );
     expect(r.ok && r.config.agents).toEqual({
       listen: undefined,
       onUnreachable: "deny",
       verifyPatterns: ["just check", "tox"],
+      staleAfter: 2 * 3_600_000,
     });
   });
 
@@ -30,7 +34,7 @@ describe("[agents]", () => {
     expect(r.errors.map((e) => [e.key, e.message])).toEqual([
       ["listen", "0.0.0.0 is not a loopback address: the hook endpoint listens on loopback only"],
       ["on_unreachable", 'must be one of "allow", "deny"'],
-      ["port", "unknown key (expected one of: listen, on_unreachable, verify_patterns)"],
+      ["port", "unknown key (expected one of: listen, on_unreachable, verify_patterns, stale_after)"],
     ]);
   });
 });
