@@ -20,6 +20,10 @@ const result = spawnSync(
     "test/shell/lint/lint-load-agreement.test.ts",
     "test/shell/policy/git.test.ts",
     "test/shell/daemon/crash-matrix.test.ts",
+    "test/shell/journal-query/count-journal.property.test.ts",
+    "test/shell/graph/file-edges-property.test.ts",
+    "test/shell/agents/go-json-digest.test.ts",
+    "test/shell/agents/install/settings-merge.test.ts",
   ],
   {
     stdio: "inherit",
