@@ -70,49 +70,54 @@ function ruleFor(c: { fn: string; field: string; selector: Term[]; within: strin
 }
 
 describe("count_journal", () => {
-  it("agrees with a rule's primitive on the same rows, evaluated on the last committed row", () => {
-    fc.assert(
-      fc.property(fc.array(row, { minLength: 1, maxLength: 40 }), call, (rows, c) => {
-        const store = openStore(path.join(root, `s${stores++}.db`), "test");
-        try {
-          const journal = new JournalTable(store.db);
-          let at = START;
-          const written: JournalRow[] = [];
-          store.db.transaction(() => {
-            for (const r of rows) {
-              at += r.gapMs;
-              const event = {
-                type: r.type,
-                at,
-                ...(r.harness === "" ? {} : { harness: r.harness }),
-                ...(r.outcome === "" ? {} : { outcome: r.outcome }),
-                is_error: r.is_error,
-                paths: r.paths,
-              };
-              const seq = journal.append({ kind: "run_event", source: "observer", at, event });
-              written.push({ seq, at, kind: "run_event", event });
-            }
-          })();
-          const answer = new JournalQueries(store.db).count(c);
-          const last = written.at(-1) as JournalRow;
-          expect(answer.lastSeq).toBe(last.seq);
-          expect(answer.nowMs).toBe(last.at);
-          const said = c.fn === "exists" ? String(answer.truth) : String(answer.number);
-          const load = loadRuleFile("rules/probe.toml", ruleFor(c, said));
-          if (!load.ok) throw new Error(load.problem.message);
-          const window = indexedWindows(written, selectorShapes([load.rule]))(last);
-          const r = load.rule.program.evaluate(
-            { event: last.event, now: last.at, [WINDOW]: window },
-            COST_LIMIT,
-          );
-          expect(r).toMatchObject({ kind: "value", value: true });
-        } finally {
-          store.close();
-        }
-      }),
-      { numRuns: runs(80) },
-    );
-  });
+  it(
+    "agrees with a rule's primitive on the same rows, evaluated on the last committed row",
+    () => {
+      fc.assert(
+        fc.property(fc.array(row, { minLength: 1, maxLength: 40 }), call, (rows, c) => {
+          const store = openStore(path.join(root, `s${stores++}.db`), "test");
+          try {
+            const journal = new JournalTable(store.db);
+            let at = START;
+            const written: JournalRow[] = [];
+            store.db.transaction(() => {
+              for (const r of rows) {
+                at += r.gapMs;
+                const event = {
+                  type: r.type,
+                  at,
+                  ...(r.harness === "" ? {} : { harness: r.harness }),
+                  ...(r.outcome === "" ? {} : { outcome: r.outcome }),
+                  is_error: r.is_error,
+                  paths: r.paths,
+                };
+                const seq = journal.append({ kind: "run_event", source: "observer", at, event });
+                written.push({ seq, at, kind: "run_event", event });
+              }
+            })();
+            const answer = new JournalQueries(store.db).count(c);
+            const last = written.at(-1) as JournalRow;
+            expect(answer.lastSeq).toBe(last.seq);
+            expect(answer.nowMs).toBe(last.at);
+            const said = c.fn === "exists" ? String(answer.truth) : String(answer.number);
+            const load = loadRuleFile("rules/probe.toml", ruleFor(c, said));
+            if (!load.ok) throw new Error(load.problem.message);
+            const window = indexedWindows(written, selectorShapes([load.rule]))(last);
+            const r = load.rule.program.evaluate(
+              { event: last.event, now: last.at, [WINDOW]: window },
+              COST_LIMIT,
+            );
+            expect(r).toMatchObject({ kind: "value", value: true });
+          } finally {
+            store.close();
+          }
+        }),
+        { numRuns: runs(80) },
+      );
+      // Each case opens a real store: the soak's many cases need time in proportion.
+    },
+    60_000 * (runs(80) / 80),
+  );
 
   it("refuses a selector or window a rule could not write, with the compiler's reason", () => {
     const store = openStore(path.join(root, `s${stores++}.db`), "test");
