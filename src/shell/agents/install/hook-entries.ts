@@ -9,6 +9,7 @@
  * our endpoint for that harness: whatever node, script, token or socket path it names, so a moved state
  * directory or an upgraded Node still leaves uninstall able to find it, and nobody else's hook matches.
  */
+import { shellWord } from "../../support/shell-word.js";
 
 export const AGENTS = ["claude-code", "codex"] as const;
 export type AgentKind = (typeof AGENTS)[number];
@@ -49,11 +50,6 @@ const HTTP_TIMEOUT_SECONDS = 5;
 
 /** A harness name that is also a safe directory name for its token files. */
 export const HARNESS_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
-
-const SAFE = /^[A-Za-z0-9_./:=@%+-]+$/;
-
-/** One word for a POSIX shell: as it is when plain, else single-quoted, an inner `'` written `'\''`. */
-export const shellWord = (s: string): string => (SAFE.test(s) ? s : `'${s.replaceAll("'", "'\\''")}'`);
 
 /** One shell word as `shellWord` writes it. */
 const WORD = String.raw`(?:[A-Za-z0-9_./:=@%+-]+|'(?:[^']|'\\'')*')`;

@@ -5,6 +5,7 @@
  */
 import * as path from "node:path";
 import { DaemonApp } from "../../app/daemon-app.js";
+import { shellWord } from "../../support/shell-word.js";
 import type { Io } from "../io.js";
 
 export async function runDaemon(
@@ -80,5 +81,3 @@ function noProducerHint(configPath: string): string {
     "(in force at once; the producer appends with --token-file that file)"
   );
 }
-
-const shellWord = (s: string): string => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replaceAll("'", "'\\''")}'`);
