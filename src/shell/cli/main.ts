@@ -307,13 +307,15 @@ cli
   .option("--seconds <n>", "About how long the fleet runs (default 20)")
   .option("--keep", "Keep the temporary directory and print where it is")
   .option("--json", "Print each event as a JSON line")
-  .action(async (o: { seconds?: number; keep?: boolean; json?: boolean }) => {
+  .option("--keep-running", "After the demo, the fleet keeps working until Ctrl-C (for harness tui)")
+  .action(async (o: { seconds?: number; keep?: boolean; json?: boolean; keepRunning?: boolean }) => {
     const { runDemo } = await import("./commands/demo.js");
     process.exitCode = await runDemo(
       {
         ...(o.seconds === undefined ? {} : { seconds: Number(o.seconds) }),
         ...(o.keep === true ? { keep: true } : {}),
         ...(o.json === true ? { json: true } : {}),
+        ...(o.keepRunning === true ? { keepRunning: true } : {}),
       },
       io,
     );

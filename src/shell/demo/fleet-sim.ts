@@ -148,6 +148,11 @@ export interface FleetOptions {
   /** The operator's commands, as the script runs them (`harness start nightly`). */
   readonly onOperator?: (command: string) => void;
   readonly signal?: AbortSignal;
+  /**
+   * Appended to every harness name of the script (`impl` → `impl-r2`): each round of a fleet left
+   * running tells the same story to harnesses with no history, so holds and cooldowns bite as in the first.
+   */
+  readonly harnessSuffix?: string;
 }
 
 export interface FleetReport {
@@ -327,15 +332,19 @@ class Fleet {
     return new Agent(this, run);
   }
 
+  private named(harness: string): string {
+    return harness + (this.options.harnessSuffix ?? "");
+  }
+
   operator(command: string): void {
     this.options.onOperator?.(command);
   }
 
   async start(harness: string): Promise<Agent | undefined> {
     await this.options.settle();
-    this.operator(`harness start ${harness}`);
+    this.operator(`harness start ${this.named(harness)}`);
     try {
-      return this.agent(await this.options.supervisor.start(harness));
+      return this.agent(await this.options.supervisor.start(this.named(harness)));
     } catch (e) {
       if (!(e instanceof HoldRefusal)) throw e;
       this.commandsRefused++;
@@ -348,7 +357,7 @@ class Fleet {
   /** A firing of `harness`'s schedule: a new agent, or undefined when it was skipped. */
   async fire(harness: string): Promise<Agent | undefined> {
     await this.options.settle();
-    const r = await this.options.supervisor.fire(harness);
+    const r = await this.options.supervisor.fire(this.named(harness));
     await this.pause(1);
     if (r.kind === "spawned") return this.agent(r.run);
     if (r.reason === "rule_hold") this.firingsSkipped++;
@@ -365,8 +374,8 @@ class Fleet {
 
   async clear(harness: string): Promise<void> {
     await this.options.settle();
-    this.operator(`harness rules clear ${harness}`);
-    await this.options.clearHold(harness);
+    this.operator(`harness rules clear ${this.named(harness)}`);
+    await this.options.clearHold(this.named(harness));
     await this.pause(1);
   }
 }

@@ -57,6 +57,36 @@ describe("harness demo", () => {
     for (const e of events.slice(1, -1)) expect(typeof e.t).toBe("number");
     expect(events.at(-1)).toMatchObject({ kind: "done", rules_fired: expect.any(Array) });
   });
+
+  it("with --keep-running the fleet tells its story again to new harnesses until Ctrl-C, then ends with exit 0", async () => {
+    const out: string[] = [];
+    const err: string[] = [];
+    let interrupted = false;
+    const code = await runDemo(
+      { seconds: 3, miner: false, proposalLoop: false, keepRunning: true },
+      {
+        env: process.env,
+        out: (l) => {
+          out.push(l);
+          // Ctrl-C once the next round's hold has refused a start: the story told again, holds and all.
+          if (!interrupted && l.includes("harness start nightly-r1 refused")) {
+            interrupted = true;
+            process.emit("SIGINT");
+          }
+        },
+        err: (l) => err.push(l),
+      },
+    );
+    expect({ code, err }).toEqual({ code: 0, err: [] });
+    const text = out.join("\n");
+    expect(text).toMatch(
+      /the fleet keeps running until Ctrl-C; watch it: harness tui --config \S+harness\.toml/,
+    );
+    for (const round of ["", "-r1"])
+      expect(text).toContain(`budget-exhaustion-recurring fired on nightly${round} (hold, enforced)`);
+    expect(text).not.toMatch(/warn/);
+    expect(text).toMatch(/6 starter rules fired/);
+  }, 60_000);
 });
 
 /** The built `harness demo`, run as a user runs it, with no network or TLS tooling needed. */

@@ -8,7 +8,7 @@
 import * as path from "node:path";
 import { DEMO_ENFORCE, Narrator, type RunningDaemon, Sandbox, Watcher } from "../../demo/demo.js";
 import { showScriptedMiner } from "../../demo/demo-miner.js";
-import { FLEET, type FleetReport, simulateFleet } from "../../demo/fleet-sim.js";
+import { FLEET, type FleetOptions, type FleetReport, simulateFleet } from "../../demo/fleet-sim.js";
 import {
   DEMO_POLICY_REPO,
   PROPOSAL_LOOP_MS,
@@ -16,6 +16,7 @@ import {
   showProposalLoop,
 } from "../../demo/proposal-act.js";
 import type { ReferenceSupervisor } from "../../supervisor/reference-supervisor.js";
+import { shellWord } from "../../support/shell-word.js";
 import type { Io } from "../io.js";
 import { printed } from "../render/printable.js";
 import { runClear } from "./rules-admission.js";
@@ -40,6 +41,11 @@ export interface DemoOptions {
    * a local forge. Its backtests run in a worker, so an in-process run from the sources leaves it out.
    */
   readonly proposalLoop?: boolean;
+  /**
+   * After the demo, the fleet keeps working until Ctrl-C: its script again every `seconds`, each round
+   * with the next seed, so `harness tui` has a live fleet to watch for as long as one likes.
+   */
+  readonly keepRunning?: boolean;
 }
 
 export const DEFAULT_DEMO_SECONDS = 20;
@@ -115,8 +121,14 @@ export async function runDemo(options: DemoOptions, io: Io): Promise<number> {
       io.out("");
     }
     const journal = sandbox.journal();
-    supervisor = await sandbox.startSupervisor(journal, narrator.supervisor);
-    for (const spec of FLEET) supervisor.define(spec);
+    /** A supervisor for one round of the fleet; after the first, each round's harnesses are new. */
+    const suffix = (round: number) => (round === 0 ? "" : `-r${round}`);
+    const startFleet = async (round: number) => {
+      const s = await sandbox.startSupervisor(journal, narrator.supervisor);
+      for (const spec of FLEET) s.define({ ...spec, name: spec.name + suffix(round) });
+      return s;
+    };
+    supervisor = await startFleet(0);
     poller = setInterval(() => {
       try {
         watcher.fires(running.reads);
@@ -129,14 +141,18 @@ export async function runDemo(options: DemoOptions, io: Io): Promise<number> {
       await running.evaluated(journal.lastSeq);
       watcher.fires(running.reads);
     };
-    report = await simulateFleet({
-      supervisor,
+    const fleetOptions = (
+      round: number,
+      s: ReferenceSupervisor,
+      seed: number,
+      durationMs: number,
+    ): FleetOptions => ({
+      harnessSuffix: suffix(round),
+      supervisor: s,
       observer: journal.producer("observer"),
       graph: journal.producer("graph"),
-      seed: options.seed ?? DEFAULT_SEED,
-      // The proposal loop's time comes out of the fleet's, so `--seconds` stays about the whole demo.
-      durationMs:
-        seconds * 1000 - (options.proposalLoop === false ? 0 : Math.min(PROPOSAL_LOOP_MS, seconds * 500)),
+      seed,
+      durationMs,
       settle,
       clearHold: async (harness) => {
         const code = await runClear(
@@ -153,6 +169,16 @@ export async function runDemo(options: DemoOptions, io: Io): Promise<number> {
       onOperator: (command) => narrator.line("operator", command),
       signal: abort.signal,
     });
+    const seed = options.seed ?? DEFAULT_SEED;
+    report = await simulateFleet(
+      fleetOptions(
+        0,
+        supervisor,
+        seed,
+        // The proposal loop's time comes out of the fleet's, so `--seconds` stays about the whole demo.
+        seconds * 1000 - (options.proposalLoop === false ? 0 : Math.min(PROPOSAL_LOOP_MS, seconds * 500)),
+      ),
+    );
     await settle();
     await running.actionsDone();
     await supervisor.shutdown();
@@ -182,6 +208,23 @@ export async function runDemo(options: DemoOptions, io: Io): Promise<number> {
         narrator.line("warn", `the proposal loop failed: ${e.message}`);
         return undefined;
       });
+    if (options.keepRunning === true) {
+      narrator.line(
+        "operator",
+        `the fleet keeps running until Ctrl-C; watch it: harness tui --config ${shellWord(sandbox.configPath)}`,
+      );
+      for (let round = 1; !abort.signal.aborted; round++) {
+        supervisor = await startFleet(round);
+        try {
+          await simulateFleet(fleetOptions(round, supervisor, seed + round, seconds * 1000));
+        } catch (e) {
+          if (!abort.signal.aborted)
+            narrator.line("warn", `the fleet's round ${round}: ${(e as Error).message}`);
+        }
+        await settle();
+        await supervisor.shutdown();
+      }
+    }
   } catch (e) {
     failure = abort.signal.aborted ? "interrupted" : (e as Error).message;
     interrupted = abort.signal.aborted;
