@@ -1,12 +1,15 @@
 /**
- * The reload matrix (issue 16) for the keys issue 17 added: `[graph] project_file_edges` and `[agents]
- * stale_after` are read from the config in force at each row, so a reload applies them to the next row;
- * `[agents] listen` is a listening address and is named as needing a restart.
+ * The reload matrix (issue 16) for the keys issue 17 added: `[graph] project_file_edges`, `[agents]
+ * verify_patterns` and `stale_after` are read from the config in force at each row, hook call or tick, so
+ * a reload applies them to the next one; `[agents] listen` is a listening address and is named as needing
+ * a restart.
  */
 import * as fs from "node:fs";
+import * as http from "node:http";
 import * as path from "node:path";
 import { afterEach, expect, it } from "vitest";
 import { AgentsDaemon, session } from "./agents-daemon.js";
+import { claudeCode } from "./payloads.js";
 
 const daemons: AgentsDaemon[] = [];
 afterEach(async () => {
@@ -44,4 +47,68 @@ it("an [agents] listen changed by a reload is named as needing a restart", async
   );
   const r = await d.app.reload();
   expect(r.needsRestart).toEqual(["agents.listen"]);
+});
+
+/** A Claude Code PostToolUse of Bash `command`, posted to the daemon's hook endpoint on its socket. */
+async function postBash(d: AgentsDaemon, sessionId: string, command: string): Promise<void> {
+  const [observer, ledger] = (["observer", "ledger"] as const).map((s) =>
+    fs.readFileSync(d.fleet.tokens.get(s) as string, "utf8").trim(),
+  );
+  const body = JSON.stringify({
+    ...claudeCode(d.fleet.root, sessionId).PostToolUse,
+    tool_name: "Bash",
+    tool_input: { command },
+    tool_response: { stdout: "", stderr: "", interrupted: false },
+  });
+  const status = await new Promise<number>((resolve, reject) => {
+    const req = http.request(
+      {
+        socketPath: d.fleet.socketPath,
+        path: "/hooks/claude-code?harness=impl",
+        method: "POST",
+        headers: { authorization: `Bearer ${observer}`, "x-harness-ledger-token": ledger },
+      },
+      (res) => {
+        res.resume();
+        res.on("end", () => resolve(res.statusCode ?? 0));
+      },
+    );
+    req.on("error", reject);
+    req.end(body);
+  });
+  expect(status).toBe(200);
+}
+
+it("an [agents] verify_patterns changed by a reload classifies the next hook call's command", async () => {
+  const d = await AgentsDaemon.start();
+  daemons.push(d);
+  await postBash(d, "s1", "just check --all");
+  appendConfig(d, '[agents]\nverify_patterns = ["just check"]');
+  expect((await d.app.reload()).needsRestart).toEqual([]);
+  await postBash(d, "s1", "just check --all");
+  await d.settled();
+  expect(d.rows("tool").map((r) => r.action)).toEqual(["exec", "verify"]);
+});
+
+it("an [agents] stale_after shortened by a reload closes a quiet run on the next tick", async () => {
+  let offset = 0;
+  const d = await AgentsDaemon.start({
+    clock: () => Date.now() + offset,
+    tickMs: 100,
+    config: '[agents]\nstale_after = "12h"',
+  });
+  daemons.push(d);
+  const quiet = session("impl", "quiet");
+  await d.append("ledger", [quiet.opened()]);
+  offset += 3 * 3_600_000;
+  await new Promise((r) => setTimeout(r, 300));
+  expect(d.rows("closed")).toEqual([]);
+
+  fs.writeFileSync(
+    configFile(d),
+    fs.readFileSync(configFile(d), "utf8").replace(/^stale_after = "12h"$/m, 'stale_after = "2h"'),
+  );
+  expect((await d.app.reload()).needsRestart).toEqual([]);
+  await d.until(() => d.rows("closed").length > 0, "the quiet run closed as stale");
+  expect(d.rows("closed")).toMatchObject([{ run: quiet.run, outcome: "interrupted", reason: "stale" }]);
 });
