@@ -20,9 +20,9 @@ afterEach(async () => {
   }
 });
 
-/** The app on an 80×24 screen over the recorded responses, once its first lists are in. */
+/** The app on an 80×24 screen (or `width` columns) over the recorded responses, once its first lists are in. */
 async function console_(
-  options: { clearing?: HoldClearing; color?: boolean; recorded?: RecordedReads } = {},
+  options: { clearing?: HoldClearing; color?: boolean; recorded?: RecordedReads; width?: number } = {},
 ) {
   const recorded = options.recorded ?? new RecordedReads();
   const data = new ConsoleData({
@@ -35,7 +35,13 @@ async function console_(
   });
   data.start();
   const ui = render(
-    <App data={data} text={CLI_TEXT} width={80} height={24} color={options.color ?? false} />,
+    <App
+      data={data}
+      text={CLI_TEXT}
+      width={options.width ?? 80}
+      height={24}
+      color={options.color ?? false}
+    />,
   );
   open.push({ data, unmount: ui.unmount });
   const frame = () => ui.lastFrame() ?? "";
@@ -59,6 +65,29 @@ async function console_(
 
 const lines = (f: string) => f.split("\n");
 const selected = (f: string) => lines(f).find((l) => l.startsWith(">")) ?? "";
+
+describe("Layout", () => {
+  it("each header stands over its columns, and on a wide terminal names are no longer cut", async () => {
+    const narrow = await console_();
+    const n = await narrow.until((f) => f.includes("loop-stop-recurs"), "the fires");
+    const header = lines(n)[1] ?? "";
+    // Every column title starts where its column does in the rows below it.
+    const column = (title: string) => header.indexOf(` ${title}`) + 1;
+    const budget = lines(n).find((l) => l.includes("budget-exhaustion-rec")) ?? "";
+    expect(column("RULE")).toBe(budget.indexOf("budget-exhaustion-rec"));
+    expect(budget).toContain("budget-exhaustion-rec…");
+
+    const wide = await console_({ width: 160 });
+    const w = await wide.until((f) => f.includes("loop-stop-recurs"), "the fires");
+    const row = lines(w).find((l) => l.includes("budget-exhaustion-rec")) ?? "";
+    expect(row).toContain("budget-exhaustion-recurring ");
+    expect(lines(w)[1]?.indexOf(" MODE") ?? -1).toBe(row.indexOf(" active"));
+    for (const l of lines(w)) expect(l.length).toBeLessThanOrEqual(160);
+    await wide.press("6");
+    const rules = await wide.until((f) => f.includes("FIRES 24H"), "the rules view");
+    expect(rules).toContain("budget-exhaustion-recurring ");
+  });
+});
 
 describe("Feed", () => {
   it("shows the recorded fires newest first, with rule, mode, level, target and outcome", async () => {

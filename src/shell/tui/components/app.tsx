@@ -12,7 +12,7 @@ import { Box, type Key, Text, useApp, useInput } from "ink";
 import { useReducer, useRef, useSyncExternalStore } from "react";
 import type { ConsoleData, ConsoleSnapshot } from "../console-data.js";
 import type { TuiText } from "../text.js";
-import { annotationsView, NODE_HEADER, nodeRows } from "../views/annotations.js";
+import { annotationsView, nodeHeader, nodeRows } from "../views/annotations.js";
 import { feedView } from "../views/feed.js";
 import { holdsView } from "../views/holds.js";
 import { proposalsView } from "../views/proposals.js";
@@ -134,8 +134,11 @@ const listed = (rows: readonly Row[]): Rows => ({
 /** Each snapshot's rows per view and filter, built once however many keys and renders ask. */
 const built = new WeakMap<ConsoleSnapshot, Map<string, readonly Row[]>>();
 
-/** The rows on screen: the overlay's, or the current view's, filtered. */
-function rowsOf(u: UiState, s: ConsoleSnapshot, text: TuiText): Rows {
+/** The columns before a row's text: the cursor's mark and a space. */
+const MARK = 2;
+
+/** The rows on screen: the overlay's, or the current view's, filtered, laid out `screen` wide. */
+function rowsOf(u: UiState, s: ConsoleSnapshot, text: TuiText, screen: number): Rows {
   const o = u.overlay;
   if (o?.kind === "node") return listed(o.rows.filter(matches(u.overlayFilter)));
   if (o?.kind === "lines") return listed(o.lines.map((l, i) => ({ id: String(i), text: l })));
@@ -146,15 +149,15 @@ function rowsOf(u: UiState, s: ConsoleSnapshot, text: TuiText): Rows {
   if (filter === "" && lazy !== undefined)
     return {
       length: lazy.size(s),
-      at: (i) => lazy.slice(s, text, i, i + 1)[0],
-      range: (from, to) => lazy.slice(s, text, from, to),
+      at: (i) => lazy.slice(s, text, i, i + 1, screen)[0],
+      range: (from, to) => lazy.slice(s, text, from, to, screen),
     };
-  const key = `${u.view}\u0000${filter}`;
+  const key = `${u.view}\u0000${filter}\u0000${screen}`;
   const cache = built.get(s) ?? new Map<string, readonly Row[]>();
   built.set(s, cache);
   let rows = cache.get(key);
   if (rows === undefined) {
-    rows = spec.rows(s, text).filter(matches(filter));
+    rows = spec.rows(s, text, screen).filter(matches(filter));
     cache.set(key, rows);
   }
   return listed(rows);
@@ -202,7 +205,7 @@ export function App({ data, text, width, height, color }: AppProps) {
     data.annotationsOf(d.node).then(
       (as) => {
         update({ message: "" });
-        open({ kind: "node", node: d.node, rows: nodeRows(as, text) });
+        open({ kind: "node", node: d.node, rows: nodeRows(as, text, width - MARK) });
       },
       (e: unknown) => say(`cannot read ${p(d.node)}: ${p((e as Error).message)}`),
     );
@@ -218,7 +221,7 @@ export function App({ data, text, width, height, color }: AppProps) {
 
   const handle = (input: string, key: Keys) => {
     const u = ui.current;
-    const rows = rowsOf(u, data.snapshot(), text);
+    const rows = rowsOf(u, data.snapshot(), text, width - MARK);
     const cursor = cursorOf(u, rows);
     const move = (n: number) => {
       const c = Math.max(0, Math.min(n, rows.length - 1));
@@ -292,7 +295,7 @@ export function App({ data, text, width, height, color }: AppProps) {
 
   const u = ui.current;
   const spec = VIEWS[u.view] as ViewSpec;
-  const rows = rowsOf(u, snapshot, text);
+  const rows = rowsOf(u, snapshot, text, width - MARK);
   const cursor = cursorOf(u, rows);
   const o = u.overlay;
   const top = Math.max(0, Math.min(cursor - Math.floor(bodyHeight / 2), rows.length - bodyHeight));
@@ -304,7 +307,8 @@ export function App({ data, text, width, height, color }: AppProps) {
         ? `${o.title}  (Esc: back)`
         : o?.kind === "node"
           ? `annotations of ${p(o.node)}  (Enter: explanation, Esc: back)`
-          : spec.header;
+          : // A table's header stands over its columns, past the cursor's mark.
+            `${" ".repeat(MARK)}${spec.header(width - MARK)}`;
   const filter = o?.kind === "node" ? u.overlayFilter : o === undefined ? (u.filters[u.view] ?? "") : "";
   const bottom =
     o?.kind === "confirm"
@@ -337,7 +341,7 @@ export function App({ data, text, width, height, color }: AppProps) {
         </Text>
       ) : null}
       <Text wrap="truncate" underline>
-        {node ? NODE_HEADER : title}
+        {node ? `${" ".repeat(MARK)}${nodeHeader(width - MARK)}` : title}
       </Text>
       <Box flexDirection="column" height={listHeight}>
         {empty !== undefined ? <Text wrap="truncate">{`  ${empty}`}</Text> : null}

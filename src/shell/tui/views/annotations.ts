@@ -3,17 +3,40 @@
  * annotations, and Enter on one hops to its fire's explanation.
  */
 import type { AnnotationInfo } from "../../rpc/gen/harness/v1/rules_pb.js";
-import { cell, clockTime, instant, type TuiText } from "../text.js";
+import { layout } from "../columns.js";
+import { clockTime, instant, type TuiText } from "../text.js";
 import type { Row, ViewSpec } from "./view.js";
+
+const nodes = (screen: number) =>
+  layout(
+    [
+      { title: "NODE", width: 40, upTo: 96 },
+      { title: "COUNT", width: 6 },
+    ],
+    "NEWEST",
+    screen,
+  );
+
+const annotations = (screen: number) =>
+  layout(
+    [
+      { title: "TIME", width: 8 },
+      { title: "RULE", width: 26, upTo: 40 },
+      { title: "FIRE", width: 10, upTo: 16 },
+    ],
+    "MESSAGE",
+    screen,
+  );
 
 export const annotationsView: ViewSpec = {
   name: "Annotations",
-  header: `${"NODE".padEnd(40)} ${"COUNT".padEnd(6)} NEWEST`,
+  header: (screen) => nodes(screen).header,
   empty: "no annotations: rules annotate the nodes they fire on",
-  rows: (s, t) => {
+  rows: (s, t, screen) => {
+    const l = nodes(screen);
     const rows: Row[] = s.nodes.map((n) => ({
       id: n.node,
-      text: `${cell(t.printable(n.node), 40)} ${cell(String(n.annotations), 6)} ${instant(n.lastAtMs)}`,
+      text: l.line([t.printable(n.node), String(n.annotations)], instant(n.lastAtMs)),
       drill: { kind: "node", node: n.node },
     }));
     if (s.nodesTruncated)
@@ -23,11 +46,14 @@ export const annotationsView: ViewSpec = {
 };
 
 /** One node's annotations, newest first: Enter hops to the fire. */
-export const nodeRows = (annotations: readonly AnnotationInfo[], t: TuiText): Row[] =>
-  annotations.map((a) => ({
+export function nodeRows(as: readonly AnnotationInfo[], t: TuiText, screen: number): Row[] {
+  const l = annotations(screen);
+  return as.map((a) => ({
     id: a.fireId,
-    text: `${clockTime(a.atMs)} ${cell(t.printable(a.rule), 26)} ${cell(t.printable(a.fireId), 10)} ${t.printable(a.message)}`,
+    text: l.line([clockTime(a.atMs), t.printable(a.rule), t.printable(a.fireId)], t.printable(a.message)),
     drill: { kind: "fire", fireId: a.fireId },
   }));
+}
 
-export const NODE_HEADER = `${"TIME".padEnd(8)} ${"RULE".padEnd(26)} ${"FIRE".padEnd(10)} MESSAGE`;
+/** The header of a node's annotations. */
+export const nodeHeader = (screen: number): string => annotations(screen).header;

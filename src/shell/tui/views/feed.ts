@@ -1,16 +1,33 @@
 /** Feed: fires as they commit, newest on top, with the holds placed and released and the stream's gaps. */
+import { type Layout, layout } from "../columns.js";
 import type { FeedEntry } from "../feed-ring.js";
-import { cell, clockTime, outcome, type TuiText, targetOf } from "../text.js";
+import { clockTime, outcome, type TuiText, targetOf } from "../text.js";
 import type { Row, ViewSpec } from "./view.js";
 
-function row(e: FeedEntry, t: TuiText): Row {
+const table = (screen: number) =>
+  layout(
+    [
+      { title: "TIME", width: 8 },
+      { title: "RULE", width: 22, upTo: 40 },
+      { title: "MODE", width: 6 },
+      { title: "LEVEL", width: 8 },
+      { title: "TARGET", width: 12, upTo: 48 },
+    ],
+    "ACTION: MESSAGE",
+    screen,
+  );
+
+function row(e: FeedEntry, t: TuiText, l: Layout): Row {
   const p = t.printable;
   switch (e.kind) {
     case "fire": {
       const f = e.fire;
       return {
         id: f.fireId,
-        text: `${clockTime(f.atMs)} ${cell(p(f.rule), 22)} ${cell(f.mode, 6)} ${cell(f.effectiveLevel, 8)} ${cell(p(targetOf(f)), 12)} ${p(outcome(f))}: ${p(f.message)}`,
+        text: l.line(
+          [clockTime(f.atMs), p(f.rule), f.mode, f.effectiveLevel, p(targetOf(f))],
+          `${p(outcome(f))}: ${p(f.message)}`,
+        ),
         drill: { kind: "fire", fireId: f.fireId },
       };
     }
@@ -37,11 +54,17 @@ function row(e: FeedEntry, t: TuiText): Row {
 
 export const feedView: ViewSpec = {
   name: "Feed",
-  header: `${"TIME".padEnd(8)} ${"RULE".padEnd(22)} ${"MODE".padEnd(6)} ${"LEVEL".padEnd(8)} ${"TARGET".padEnd(12)} ACTION: MESSAGE`,
+  header: (screen) => table(screen).header,
   empty: "no fires yet: they appear here as the daemon commits them",
-  rows: (s, t) => s.feed.map((e) => row(e, t)),
+  rows: (s, t, screen) => {
+    const l = table(screen);
+    return s.feed.map((e) => row(e, t, l));
+  },
   lazy: {
     size: (s) => s.feed.length,
-    slice: (s, t, from, to) => s.feed.slice(from, to).map((e) => row(e, t)),
+    slice: (s, t, from, to, screen) => {
+      const l = table(screen);
+      return s.feed.slice(from, to).map((e) => row(e, t, l));
+    },
   },
 };

@@ -3,8 +3,21 @@
  * rejected, why. Enter shows the whole proposal, its rationale fenced as the untrusted text it is.
  */
 import type { ProposalInfo } from "../../rpc/gen/harness/v1/rules_pb.js";
-import { cell, instant, type TuiText } from "../text.js";
+import { layout } from "../columns.js";
+import { instant, type TuiText } from "../text.js";
 import type { ViewSpec } from "./view.js";
+
+const table = (screen: number) =>
+  layout(
+    [
+      { title: "ID", width: 6 },
+      { title: "STATE", width: 10 },
+      { title: "NAME", width: 24, upTo: 48 },
+      { title: "BACKTEST", width: 18, upTo: 24 },
+    ],
+    "PR / REASON",
+    screen,
+  );
 
 const backtest = (p: ProposalInfo): string =>
   p.backtest === undefined ? "no backtest" : `${p.backtest.fires} fires/${p.backtest.rows} rows`;
@@ -34,12 +47,17 @@ function detail(p: ProposalInfo, t: TuiText): string[] {
 
 export const proposalsView: ViewSpec = {
   name: "Proposals",
-  header: `${"ID".padEnd(6)} ${"STATE".padEnd(10)} ${"NAME".padEnd(24)} ${"BACKTEST".padEnd(18)} PR / REASON`,
+  header: (screen) => table(screen).header,
   empty: "no proposals: rule miners propose rules with propose_rule",
-  rows: (s, t) =>
-    s.proposals.map((p) => ({
+  rows: (s, t, screen) => {
+    const l = table(screen);
+    return s.proposals.map((p) => ({
       id: p.id,
-      text: `${cell(t.printable(p.id), 6)} ${cell(t.printable(p.state), 10)} ${cell(t.printable(p.name), 24)} ${cell(backtest(p), 18)} ${t.printable(link(p))}`,
+      text: l.line(
+        [t.printable(p.id), t.printable(p.state), t.printable(p.name), backtest(p)],
+        t.printable(link(p)),
+      ),
       drill: { kind: "lines" as const, title: `proposal ${t.printable(p.id)}`, lines: detail(p, t) },
-    })),
+    }));
+  },
 };

@@ -4,9 +4,22 @@
  */
 import { HOUR } from "../../../core/durations.js";
 import type { RuleInfo } from "../../rpc/gen/harness/v1/rules_pb.js";
+import { layout } from "../columns.js";
 import type { ConsoleSnapshot } from "../console-data.js";
-import { cell, instant, relative, sparkline, type TuiText } from "../text.js";
+import { instant, relative, sparkline, type TuiText } from "../text.js";
 import type { ViewSpec } from "./view.js";
+
+const table = (screen: number) =>
+  layout(
+    [
+      { title: "NAME", width: 26, upTo: 40 },
+      { title: "FIRES 24H", width: 26 },
+      { title: "MODE", width: 12 },
+      { title: "LEVEL", width: 16 },
+    ],
+    "SOURCE HASH LAST",
+    screen,
+  );
 
 /** Fires per hour of the last 24, oldest first, of each rule (both modes). */
 export function hourly(s: ConsoleSnapshot): Map<string, number[]> {
@@ -49,9 +62,10 @@ function detail(r: RuleInfo, t: TuiText, series: readonly number[]): string[] {
 
 export const rulesView: ViewSpec = {
   name: "Rules",
-  header: `${"NAME".padEnd(26)} ${"FIRES 24H".padEnd(26)} ${"MODE".padEnd(12)} ${"LEVEL".padEnd(16)} SOURCE HASH LAST`,
+  header: (screen) => table(screen).header,
   empty: "no rules loaded",
-  rows: (s, t) => {
+  rows: (s, t, screen) => {
+    const l = table(screen);
     const series = hourly(s);
     const now = Number(s.nowMs);
     return s.rules.map((r) => {
@@ -63,7 +77,10 @@ export const rulesView: ViewSpec = {
       const last = r.lastFireId === "" ? "-" : `${relative(Number(r.lastFireAtMs), now)} (${r.lastFireId})`;
       return {
         id: r.name,
-        text: `${cell(t.printable(r.name), 26)} |${sparkline(spark)}| ${cell(shortMode(r, now), 12)} ${cell(t.printable(levels), 16)} ${t.printable(r.source)} ${r.hash.slice(0, 12) || "-"} ${t.printable(last)}`,
+        text: l.line(
+          [t.printable(r.name), `|${sparkline(spark)}|`, shortMode(r, now), t.printable(levels)],
+          `${t.printable(r.source)} ${r.hash.slice(0, 12) || "-"} ${t.printable(last)}`,
+        ),
         drill: { kind: "lines" as const, title: `rule ${t.printable(r.name)}`, lines: detail(r, t, spark) },
       };
     });

@@ -2,9 +2,22 @@
  * Shadow: the rules still shadowing, grouped by rule: how many shadow fires in the last 7 days (counted
  * by the daemon, CountFires), the last fire, and when each goes active.
  */
+
+import { layout } from "../columns.js";
 import type { ConsoleSnapshot } from "../console-data.js";
-import { cell, instant, relative } from "../text.js";
+import { instant, relative } from "../text.js";
 import type { ViewSpec } from "./view.js";
+
+const table = (screen: number) =>
+  layout(
+    [
+      { title: "RULE", width: 26, upTo: 40 },
+      { title: "FIRES 7D", width: 8 },
+      { title: "LAST FIRE", width: 12 },
+    ],
+    "GOES ACTIVE",
+    screen,
+  );
 
 /** Shadow fires per rule over the counted window. */
 export function shadowCounts(s: ConsoleSnapshot): Map<string, number> {
@@ -15,9 +28,10 @@ export function shadowCounts(s: ConsoleSnapshot): Map<string, number> {
 
 export const shadowView: ViewSpec = {
   name: "Shadow",
-  header: `${"RULE".padEnd(26)} ${"FIRES 7D".padEnd(8)} ${"LAST FIRE".padEnd(12)} GOES ACTIVE`,
+  header: (screen) => table(screen).header,
   empty: "no rule is shadowing: every loaded rule acts at its effective level",
-  rows: (s, t) => {
+  rows: (s, t, screen) => {
+    const l = table(screen);
     const counts = shadowCounts(s);
     const now = Number(s.nowMs);
     return s.rules
@@ -33,7 +47,7 @@ export const shadowView: ViewSpec = {
         const last = r.lastFireAtMs === 0n ? "never" : relative(Number(r.lastFireAtMs), now);
         return {
           id: r.name,
-          text: `${cell(t.printable(r.name), 26)} ${cell(String(counts.get(r.name) ?? 0), 8)} ${cell(last, 12)} ${active}`,
+          text: l.line([t.printable(r.name), String(counts.get(r.name) ?? 0), last], active),
           ...(r.lastFireId === "" ? {} : { drill: { kind: "fire" as const, fireId: r.lastFireId } }),
         };
       });

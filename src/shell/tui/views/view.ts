@@ -21,18 +21,19 @@ export interface Row {
   readonly hold?: { readonly harness: string; readonly rule: string };
 }
 
+/** A view laid out for a `screen` columns wide terminal (`../columns.ts`). */
 export interface ViewSpec {
   readonly name: string;
-  readonly header: string;
+  readonly header: (screen: number) => string;
   /** Shown when the view has no rows. */
   readonly empty: string;
-  readonly rows: (s: ConsoleSnapshot, t: TuiText) => Row[];
+  readonly rows: (s: ConsoleSnapshot, t: TuiText, screen: number) => Row[];
   /**
    * A long view (the feed, a thousand entries) builds only the rows on screen while it is not
    * filtered: how many rows it has, and those from `from` up to `to`.
    */
   readonly lazy?: {
     readonly size: (s: ConsoleSnapshot) => number;
-    readonly slice: (s: ConsoleSnapshot, t: TuiText, from: number, to: number) => Row[];
+    readonly slice: (s: ConsoleSnapshot, t: TuiText, from: number, to: number, screen: number) => Row[];
   };
 }
