@@ -29,7 +29,7 @@ import { gatewayCaller } from "../gateway/caller.js";
 import { type GatewayServer, startGateway } from "../gateway/gateway-server.js";
 import { mcpSocketPath } from "../gateway/protocol.js";
 import { FileEdgeProjector } from "../graph/file-edges.js";
-import type { AdmitResult } from "../journal/admit.js";
+import type { AdmitOptions, AdmitResult } from "../journal/admit.js";
 import { JournalQueries } from "../journal-query/journal-queries.js";
 import { type RuleSetLoad, servedRuleSets } from "../policy/rule-source.js";
 import { ProposalIntake } from "../proposals/propose-rule.js";
@@ -229,8 +229,13 @@ export class DaemonApp {
       const queries = new JournalQueries(store.db);
       const backtest = backtestMethod({ runner: backtests, evaluator: daemon.view, clock, retentionMs });
       // Append's admission, and the hook endpoint's: a run's `closed` row revokes its gateway tokens.
-      const admit = async (source: ProducerSource, events: readonly unknown[], key?: string) => {
-        const results = await daemon.admit(source, events, key);
+      const admit = async (
+        source: ProducerSource,
+        events: readonly unknown[],
+        key?: string,
+        options?: AdmitOptions,
+      ) => {
+        const results = await daemon.admit(source, events, key, options);
         revokeClosedRunsTokens(events, results, tokens);
         return results;
       };

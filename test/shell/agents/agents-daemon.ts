@@ -1,9 +1,10 @@
 /**
  * A real daemon in this process for the agents tests (issue 17): `DaemonApp.start` as `harness daemon`
  * runs it, on a `TestFleet`'s temporary XDG tree, config and producer credentials, with extra policy
- * rules. Rows go in through `JournalService.Append` on the socket with each source's credential, as
- * the hooks' ingest will write them; a hook call is `app.runVerdicts.check`, the call the ingest endpoint
- * makes in the daemon's process; `CheckRun` goes over the socket.
+ * rules. A producer's rows go in through `JournalService.Append` on the socket with each source's
+ * credential; a hook-fed run's rows through the admission the hook ingest calls, marked hook-fed; a hook
+ * call is `app.runVerdicts.check`, the call the ingest endpoint makes in the daemon's process;
+ * `CheckRun` goes over the socket.
  */
 
 import * as path from "node:path";
@@ -71,6 +72,19 @@ export class AgentsDaemon {
     return r.results.map((x) => {
       if (x.result.case !== "admitted") throw new Error(`not admitted: ${JSON.stringify(x.result.value)}`);
       return Number(x.result.value.seq);
+    });
+  }
+
+  /**
+   * Appends `events` with `source` as the hook ingest admits its rows: through the daemon's admission,
+   * marked hook-fed (`core/hook-runs.ts`); the seqs.
+   */
+  async hookRows(source: ProducerSource, events: readonly Record<string, unknown>[]): Promise<number[]> {
+    const wires = events.map((e) => ({ kind: "run_event", ...e }));
+    const results = await this.app.daemon.admit(source, wires, undefined, { hookFed: true });
+    return results.map((x) => {
+      if (x.kind !== "admitted") throw new Error(`not admitted: ${JSON.stringify(x)}`);
+      return x.seq;
     });
   }
 
