@@ -120,7 +120,7 @@ export class AgentsDaemon {
       const head = last.s ?? 0;
       return (
         this.app.daemon.view.cursor === head &&
-        cursors.length === 4 &&
+        cursors.length === 5 &&
         cursors.every((c) => c.cursor === head)
       );
     }, "the evaluator and the derivers to pass every row");
