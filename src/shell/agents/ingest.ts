@@ -13,7 +13,7 @@
  */
 import type { ProducerSource } from "../../core/sources.js";
 import { sourceRefusal } from "../../core/sources.js";
-import type { AdmitResult } from "../journal/admit.js";
+import type { AdmitOptions, AdmitResult } from "../journal/admit.js";
 import { mapClaudeCode } from "./claude-code-map.js";
 import { mapCodex, mapCodexNotify } from "./codex-map.js";
 import type { GitFacts } from "./git-facts.js";
@@ -37,11 +37,12 @@ export interface TokenIdentity {
 }
 
 export interface IngestDeps {
-  /** The same admission `JournalService.Append` uses. */
+  /** The same admission `JournalService.Append` uses; the ingest's rows are marked hook-fed there. */
   readonly admit: (
     source: ProducerSource,
     events: readonly unknown[],
-    key?: string,
+    key: string | undefined,
+    options: AdmitOptions,
   ) => Promise<readonly AdmitResult[]>;
   readonly identify: (token: string) => TokenIdentity | undefined;
   readonly verdicts: RunVerdicts;
@@ -75,6 +76,7 @@ export interface IngestResponse {
   readonly note?: string;
 }
 
+const HOOK_FED: AdmitOptions = { hookFed: true };
 // A run is `<harness>#<session>`, so a harness name holds no `#`; nor whitespace or control characters.
 const HARNESS_NAME = /^[^\s#\p{Cc}]{1,128}$/u;
 const MAX_KEY = 128;
@@ -232,7 +234,8 @@ export class HookIngest {
     }
     const refusal = sourceRefusal(plan.source, "run_event", plan.type);
     if (refusal !== undefined) return { row: "rejected", note: refusal };
-    const admit = () => this.deps.admit(plan.source, [wire], req.key).then(([r]) => r);
+    // Marked hook-fed by the daemon, not by the wire: a producer's Append cannot claim it.
+    const admit = () => this.deps.admit(plan.source, [wire], req.key, HOOK_FED).then(([r]) => r);
     // A live call is answered once its row is queued, not committed: the commit is an fsync on the
     // agent's critical path, and a daemon killed in between loses the row as a hook that timed out
     // would. A spooled call waits for the commit, since it leaves the spool on this answer.

@@ -5,7 +5,7 @@
  * transaction, records the run stopped (`agent-run-stops`), so the run's next hook call answers stopped.
  * It consults no rule and no rule configures it; rules see its trips only as `loop_stopped` rows.
  */
-import { isHookFed } from "../../core/hook-runs.js";
+import { HOOK_FED_FIELD, isHookFed } from "../../core/hook-runs.js";
 import type { JournalRow } from "../../core/journal.js";
 import type { Derived, Deriver } from "../derive/deriver.js";
 import { EndedRuns } from "../derive/ended-runs.js";
@@ -67,6 +67,7 @@ export class HookLoopGuard implements Deriver {
       ...(typeof e.session === "string" ? { session: e.session } : {}),
       tool: str(e.tool),
       digest: str(e.digest),
+      [HOOK_FED_FIELD]: true,
     };
     return {
       rows: [{ source: "loopguard", kind: "run_event", event }],

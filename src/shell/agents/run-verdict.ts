@@ -9,14 +9,17 @@
  *   reference supervisor closes a loop-guard stop). Every later call of the run is answered `stopped`.
  * - `held`: a hold is on the harness and the run was opened after it (its `opened` row's seq is after
  *   the seq of the row whose fire placed the hold). A run opened before the hold keeps working, as
- *   REQ-11 says of a running process. A run the journal has no `opened` row for is judged as opened now,
- *   so a session whose start was never seen cannot slip past a hold.
+ *   REQ-11 says of a running process ("a process already running SHALL NOT be stopped by the hold"). A
+ *   run the journal has no `opened` row for was first seen mid-flight (started before the hooks were
+ *   installed, or its SessionStart lost): it was already running, so it is not held either. Only a
+ *   session whose start the daemon saw after the hold is provably new.
  * - `allow` otherwise.
  *
  * `peek` answers the same without delivering anything: it is what the read-tier `CheckRun` RPC calls. A
  * reader may look; only the ingest path, which holds the run's producer credentials and answers the
  * agent, acts on the answer, so only it delivers (and a stop is never spent on a look).
  */
+import { HOOK_FED_FIELD } from "../../core/hook-runs.js";
 import type { Hold } from "../../core/state.js";
 import type { AppendDerived } from "../derive/deriver.js";
 import type { AgentRunReads } from "../store/agent-run-reads.js";
@@ -79,10 +82,12 @@ export class StoreRunVerdicts implements RunVerdicts {
     for (const hold of Object.values(this.deps.holds())) {
       if (hold.harness !== harness) continue;
       if (opened === null) opened = reads.openedSeq(run);
+      // First seen mid-flight: a running process, which no hold stops (REQ-11).
+      if (opened === undefined) return ALLOW;
       const placed = reads.fireSeq(hold.fireId);
       // A fire log row is never deleted while its hold is on, so `placed` is known; were it not, the
       // hold bites (fail closed).
-      if (opened !== undefined && placed !== undefined && opened < placed) continue;
+      if (placed !== undefined && opened < placed) continue;
       if (first === undefined || hold.since < first.since) first = hold;
     }
     if (first === undefined) return ALLOW;
@@ -102,8 +107,10 @@ export class StoreRunVerdicts implements RunVerdicts {
             type: "closed",
             harness: stop.harness,
             run: stop.run,
+            ...sessionOf(stop),
             outcome: "cancelled",
             reason: byRule ? "rule_stop" : "operator",
+            [HOOK_FED_FIELD]: true,
           },
         },
       ],
@@ -113,6 +120,14 @@ export class StoreRunVerdicts implements RunVerdicts {
     );
   }
 }
+
+/** The run's session: a hook-fed run is `<harness>#<session>` (`ingest.ts`). */
+const sessionOf = (stop: AgentRunStop): { session?: string } => {
+  const prefix = `${stop.harness}#`;
+  return stop.run.startsWith(prefix) && stop.run.length > prefix.length
+    ? { session: stop.run.slice(prefix.length) }
+    : {};
+};
 
 const stopped = (stop: AgentRunStop): RunVerdict => ({
   kind: "stopped",

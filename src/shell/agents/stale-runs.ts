@@ -7,7 +7,7 @@
  */
 
 import type { Millis } from "../../core/durations.js";
-import { isHookFed } from "../../core/hook-runs.js";
+import { HOOK_FED_FIELD, isHookFed } from "../../core/hook-runs.js";
 import type { JournalRow } from "../../core/journal.js";
 import type { Derived, Deriver } from "../derive/deriver.js";
 import { EndedRuns } from "../derive/ended-runs.js";
@@ -83,6 +83,7 @@ export class StaleRunCloser implements Deriver {
           ...(r.session === undefined ? {} : { session: r.session }),
           outcome: "interrupted",
           reason: "stale",
+          [HOOK_FED_FIELD]: true,
         },
       });
     }

@@ -24,12 +24,13 @@ import { storePath as defaultStorePath, globalConfigPath } from "../config/paths
 import { Daemon } from "../daemon/daemon.js";
 import type { Committed } from "../daemon/evaluator.js";
 import { EventBus } from "../daemon/event-bus.js";
+import { ClosedRunTokens } from "../derive/closed-run-tokens.js";
 import { UnknownPolicyRepoError } from "../errors.js";
 import { gatewayCaller } from "../gateway/caller.js";
 import { type GatewayServer, startGateway } from "../gateway/gateway-server.js";
 import { mcpSocketPath } from "../gateway/protocol.js";
 import { FileEdgeProjector } from "../graph/file-edges.js";
-import type { AdmitResult } from "../journal/admit.js";
+import type { AdmitOptions, AdmitResult } from "../journal/admit.js";
 import { JournalQueries } from "../journal-query/journal-queries.js";
 import { type RuleSetLoad, servedRuleSets } from "../policy/rule-source.js";
 import { ProposalIntake } from "../proposals/propose-rule.js";
@@ -182,6 +183,7 @@ export class DaemonApp {
           new StaleRunCloser(() => inForce().agents.staleAfter),
           new FileEdgeProjector(() => inForce().graph.projectFileEdges),
           new StopSettler(runStops, clock),
+          new ClosedRunTokens((run) => tokens.revokeRun(run)),
         ],
       });
       const runVerdicts = new StoreRunVerdicts({
@@ -228,12 +230,14 @@ export class DaemonApp {
       });
       const queries = new JournalQueries(store.db);
       const backtest = backtestMethod({ runner: backtests, evaluator: daemon.view, clock, retentionMs });
-      // Append's admission, and the hook endpoint's: a run's `closed` row revokes its gateway tokens.
-      const admit = async (source: ProducerSource, events: readonly unknown[], key?: string) => {
-        const results = await daemon.admit(source, events, key);
-        revokeClosedRunsTokens(events, results, tokens);
-        return results;
-      };
+      // Append's admission, and the hook endpoint's (a run's `closed` row revokes its gateway tokens
+      // when it commits: `derive/closed-run-tokens.ts`).
+      const admit = (
+        source: ProducerSource,
+        events: readonly unknown[],
+        key?: string,
+        options?: AdmitOptions,
+      ) => daemon.admit(source, events, key, options);
       const gitFacts = new GitFactsReader(env, clock);
       const hooks = hookRequestListener(
         new HookIngest({
@@ -379,27 +383,6 @@ export class DaemonApp {
     await this.metricsServer?.close();
     this.store.close();
   }
-}
-
-/**
- * A gateway token bound to a run is worth nothing once the run closes: revoke them when its `closed`
- * row is admitted.
- */
-function revokeClosedRunsTokens(
-  events: readonly unknown[],
-  results: readonly AdmitResult[],
-  tokens: IssuedTokens,
-): void {
-  events.forEach((e, i) => {
-    const row = e as { kind?: unknown; type?: unknown; run?: unknown };
-    if (
-      results[i]?.kind === "admitted" &&
-      row.kind === "run_event" &&
-      row.type === "closed" &&
-      typeof row.run === "string"
-    )
-      tokens.revokeRun(row.run);
-  });
 }
 
 /** The credential files `[server]` names. */

@@ -1,6 +1,7 @@
 /**
  * Carrying out the actions the core planned (SPEC-0029 REQ-10 to REQ-13), only ever after their
- * commit: a fire's `rule_fired` goes to the notify hook, a stop to the supervisor's stop command, each
+ * commit: a fire's `rule_fired` goes to the notify hook, a stop to the supervisor's stop command (or, for
+ * hook-fed runs, to their next hook call), each
  * action's progress recorded in the store (pending → started → its result; a notification is started
  * when its hook is, not when it joins the hook's queue). At most once: the next
  * start records an action a crash left pending undelivered, and one it left started unknown (it may
@@ -158,11 +159,10 @@ export class ActionRunner {
       run: action.run,
     };
     const command = this.sinks.stopCommand;
-    // A daemon with `[supervisor] stop` hands every stop to the supervisor, which owns its runs: its
-    // observer writes the same adapters (claude-code, codex) that hooks do. Without one, agents are fed
-    // by hooks alone, and the stop waits for each run's next hook call, which answers it
-    // (agents/run-verdict.ts); the action stays started until then.
-    if (command === undefined && action.sessions !== undefined && action.sessions.length > 0) {
+    // Hook-fed runs (rows the daemon's hook ingest admitted, `core/hook-runs.ts`) have no supervisor: the
+    // stop waits for each run's next hook call, which answers it (agents/run-verdict.ts), and the action
+    // stays started until then. Every other run is the supervisor's, stopped through `[supervisor] stop`.
+    if (action.sessions !== undefined && action.sessions.length > 0) {
       this.log.error({ ...ctx, runs: action.sessions }, "rule stop (delivered at the runs' next hook call)");
       try {
         this.runStops.ruleStop(fire, action.harness, action.sessions, this.clock());

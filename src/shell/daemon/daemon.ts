@@ -15,7 +15,7 @@ import type { ProducerSource } from "../../core/sources.js";
 import type { GlobalConfig } from "../config/global-config.js";
 import { Derivation } from "../derive/derivation.js";
 import type { AppendDerived, Deriver } from "../derive/deriver.js";
-import { type AdmitResult, admitEvents } from "../journal/admit.js";
+import { type AdmitOptions, type AdmitResult, admitEvents } from "../journal/admit.js";
 import { DEFAULT_BATCH_SIZE, DEFAULT_QUEUE_LIMIT, JournalWriter } from "../journal/journal-writer.js";
 import { Notifier, notifyConfig } from "../notify/index.js";
 import type { PolicyCloneStatus } from "../policy/clone-rules.js";
@@ -316,10 +316,16 @@ export class Daemon {
 
   /**
    * `JournalService.Append`: each event checked on its own, admitted through the bounded queue; with an
-   * idempotency key, a request already committed is answered as it was the first time.
+   * idempotency key, a request already committed is answered as it was the first time. The hook ingest
+   * admits through it too, marking its rows hook-fed.
    */
-  admit(source: ProducerSource, events: readonly unknown[], key?: string): Promise<readonly AdmitResult[]> {
-    return admitEvents(this.writer, source, events, key);
+  admit(
+    source: ProducerSource,
+    events: readonly unknown[],
+    key?: string,
+    options?: AdmitOptions,
+  ): Promise<readonly AdmitResult[]> {
+    return admitEvents(this.writer, source, events, key, options);
   }
 
   /**

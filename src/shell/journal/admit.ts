@@ -4,7 +4,7 @@
  */
 import type { RefusalReason } from "../../core/admission.js";
 import type { ProducerSource } from "../../core/sources.js";
-import { parseWireEvent, type WireProblem } from "./event-format.js";
+import { hookFedEvent, parseWireEvent, type WireProblem } from "./event-format.js";
 import type { JournalWriter, Offer } from "./journal-writer.js";
 
 /** What became of one event: a journal row, a refusal naming the field, or a drop (the queue was full). */
@@ -12,6 +12,15 @@ export type AdmitResult =
   | { readonly kind: "admitted"; readonly seq: number }
   | { readonly kind: "rejected"; readonly code: RefusalReason; readonly reason: string }
   | { readonly kind: "dropped" };
+
+/** How the daemon admits events, beyond what the wire says. */
+export interface AdmitOptions {
+  /**
+   * The events came through the daemon's hook ingest: their `run_event` rows are marked hook-fed
+   * (`core/hook-runs.ts`). Never set for a producer's Append, whose events may not carry the mark.
+   */
+  readonly hookFed?: boolean;
+}
 
 /**
  * Admits one request's events. With `key`, the events that pass are offered as one group whose key
@@ -22,6 +31,7 @@ export function admitEvents(
   source: ProducerSource,
   events: readonly unknown[],
   key?: string,
+  options: AdmitOptions = {},
 ): Promise<readonly AdmitResult[]> {
   if (key !== undefined) {
     const stored = writer.answered(source, key);
@@ -34,7 +44,8 @@ export function admitEvents(
     const parsed = parseWireEvent(wire);
     if (parsed.ok) {
       refusals.push(undefined);
-      offers.push({ source, kind: parsed.kind, event: parsed.event });
+      const hookFed = options.hookFed === true && parsed.kind === "run_event";
+      offers.push({ source, kind: parsed.kind, event: hookFedEvent(parsed.event, hookFed) });
     } else
       refusals.push({
         kind: "rejected",

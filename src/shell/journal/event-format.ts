@@ -5,6 +5,7 @@
  * written `fact_kind`, because `kind` names the row's kind. `docs/events.md` documents the format.
  */
 import { type AdmissionProblem, admissionProblems } from "../../core/admission.js";
+import { HOOK_FED_FIELD } from "../../core/hook-runs.js";
 import type { EventFields } from "../../core/journal.js";
 import { type EventKind, isEventKind } from "../../core/kinds.js";
 
@@ -53,9 +54,24 @@ export function parseWireEvent(wire: unknown, options: { readonly importLine?: b
   // No prototype, so a `__proto__` field is a field admission refuses rather than a prototype dropped.
   const event: Record<string, unknown> = Object.create(null);
   const problems: WireProblem[] = [];
+  let hookFed = false;
   for (const [key, value] of Object.entries(obj)) {
     // A producer's line may not set its own source or admission time; the server stamps both.
     if (key === "kind" || (options.importLine === true && IMPORT_ENVELOPE.has(key))) continue;
+    if (key === HOOK_FED_FIELD && kind === "run_event") {
+      // Only the daemon's hook ingest marks a row hook-fed (`core/hook-runs.ts`); an import line, written
+      // into a store no daemon holds by its operator, carries the mark of the journal it came from.
+      if (options.importLine !== true)
+        problems.push({
+          field: key,
+          reason: "unknown_field",
+          message: `${key} is set by the daemon's hook ingest, never by a producer`,
+        });
+      else if (value !== true && value !== false && value !== undefined && value !== null)
+        problems.push({ field: key, reason: "bad_type", message: `${key} must be a bool` });
+      else hookFed = value === true;
+      continue;
+    }
     if (key === "at") {
       if (value === undefined || value === null) continue;
       const ms = typeof value === "string" ? parseRfc3339(value) : undefined;
@@ -76,8 +92,12 @@ export function parseWireEvent(wire: unknown, options: { readonly importLine?: b
     ),
   );
   if (problems.length > 0) return { ok: false, problems };
-  return { ok: true, kind, event: { ...event } as unknown as EventFields };
+  return { ok: true, kind, event: hookFedEvent({ ...event } as unknown as EventFields, hookFed) };
 }
+
+/** The event marked hook-fed when `hookFed` (`core/hook-runs.ts`), the mark last; else as it is. */
+export const hookFedEvent = (event: EventFields, hookFed: boolean): EventFields =>
+  hookFed ? { ...event, [HOOK_FED_FIELD]: true } : event;
 
 /** The wire object of a row's event: the inverse of `parseWireEvent`, for export and tests. */
 export function toWireEvent(kind: EventKind, event: EventFields): Record<string, unknown> {

@@ -1,9 +1,13 @@
 /**
  * Stops of hook-fed runs (issue 17): no supervisor can stop an agent whose only link to the daemon is
  * its hooks, so a stop waits here until the run's next hook call answers it (`agents/run-verdict.ts`).
- * A rule's stop is recorded when its fire's actions start (`daemon/actions.ts`), and its `rule_actions`
- * row stays `started` until delivery makes it `ok`; the loop guard's with its `loop_stopped` row. A run
- * once stopped stays stopped: every later call of it is answered stopped.
+ * A rule's stop is recorded when its fire's actions start (`daemon/actions.ts`); the loop guard's with
+ * its `loop_stopped` row. A run once stopped stays stopped: every later call of it is answered stopped.
+ *
+ * Each run's stop settles on its own: told at its next hook call (`delivered`), or closed before one came
+ * (`closed_first`). A rule's stop of several runs (a harness target, two sessions in flight) has one
+ * `rule_actions` stop row, which sums its runs up: `started` while any waits, then `ok` when at least one
+ * run was told and `undelivered` when every one closed first; its detail names each run's outcome.
  */
 import type { Db } from "./open-store.js";
 
@@ -29,10 +33,18 @@ interface StopRow {
 
 export const LOOP_GUARD_RULE = "loop-guard";
 
+/** One run of a rule's stop, as its fire's `rule_actions` row sums it up. */
+interface RunOutcomeRow {
+  run: string;
+  delivered_at: number | null;
+  outcome: "delivered" | "closed_first" | null;
+}
+
 export class AgentRunStops {
   private readonly insert;
   private readonly select;
-  private readonly deliver;
+  private readonly settle;
+  private readonly ofFire;
   private readonly actionState;
   private readonly closedRow;
 
@@ -43,8 +55,11 @@ export class AgentRunStops {
     this.select = db.prepare(
       "SELECT run, harness, rule, fire_id, by, delivered_at FROM agent_run_stops WHERE run = ?",
     );
-    this.deliver = db.prepare(
-      "UPDATE agent_run_stops SET delivered_at = ? WHERE run = ? AND delivered_at IS NULL",
+    this.settle = db.prepare(
+      "UPDATE agent_run_stops SET delivered_at = ?, outcome = ? WHERE run = ? AND delivered_at IS NULL",
+    );
+    this.ofFire = db.prepare(
+      "SELECT run, delivered_at, outcome FROM agent_run_stops WHERE fire_id = ? AND by = 'rule' ORDER BY run",
     );
     this.closedRow = db.prepare(
       "SELECT 1 FROM rule_journal WHERE run = ? AND kind = 'run_event' AND type = 'closed' LIMIT 1",
@@ -67,10 +82,10 @@ export class AgentRunStops {
     this.db
       .transaction(() => {
         for (const run of runs) this.insert.run(run, harness, fire.rule, fire.id, "rule", at);
-        this.actionState.run("started", `waiting for the next hook call of ${runs.join(", ")}`, at, fire.id);
         // A run whose closed row was admitted after the fire's row, before this stop was recorded: no
         // call will come, and the stop settler has passed that row already.
         for (const run of runs) if (this.closedRow.get(run) !== undefined) this.closedFirst(run, at);
+        this.sumUp(fire.id, at);
       })
       .immediate();
   }
@@ -100,25 +115,44 @@ export class AgentRunStops {
 
   /**
    * Inside the caller's transaction: the run closed on its own (its agent ended the session, or it went
-   * stale) before a hook call took its stop, so nothing waits any more. A rule's stop action is
-   * `undelivered`: the run ended without being told. The run stays stopped, should a late call of it come.
+   * stale) before a hook call took its stop, so nothing waits for it any more. The run stays stopped,
+   * should a late call of it come.
    */
   closedFirst(run: string, at: number): void {
     const stop = this.get(run);
     if (stop === undefined || stop.deliveredAt !== undefined) return;
-    this.deliver.run(at, run);
-    if (stop.by === "rule")
-      this.actionState.run("undelivered", `${run} closed before its next hook call`, at, stop.fireId);
+    this.settle.run(at, "closed_first", run);
+    if (stop.by === "rule") this.sumUp(stop.fireId, at);
   }
 
   /**
    * Inside the caller's transaction (with the run's `closed` row): the stop delivered, and a rule's stop
-   * action `ok`. False when it was delivered already.
+   * action summed up again. False when it was delivered already.
    */
   delivered(stop: AgentRunStop, at: number): boolean {
-    if (this.deliver.run(at, stop.run).changes === 0) return false;
-    if (stop.by === "rule")
-      this.actionState.run("ok", `delivered to ${stop.run} at its next hook call`, at, stop.fireId);
+    if (this.settle.run(at, "delivered", stop.run).changes === 0) return false;
+    if (stop.by === "rule") this.sumUp(stop.fireId, at);
     return true;
   }
+
+  /** The fire's `rule_actions` stop row, from its runs' outcomes (see the module's comment). */
+  private sumUp(fireId: string, at: number): void {
+    const runs = this.ofFire.all(fireId) as RunOutcomeRow[];
+    // Every run was stopped by an earlier stop already: that one is delivering it.
+    if (runs.length === 0) {
+      this.actionState.run("ok", "every run was already stopped by an earlier stop", at, fireId);
+      return;
+    }
+    const waiting = runs.some((r) => r.delivered_at === null);
+    const told = runs.some((r) => r.delivered_at !== null && r.outcome !== "closed_first");
+    const state = waiting ? "started" : told ? "ok" : "undelivered";
+    this.actionState.run(state, runs.map(runOutcome).join("; "), at, fireId);
+  }
 }
+
+const runOutcome = (r: RunOutcomeRow): string =>
+  r.delivered_at === null
+    ? `waiting for the next hook call of ${r.run}`
+    : r.outcome === "closed_first"
+      ? `${r.run} closed before its next hook call`
+      : `delivered to ${r.run} at its next hook call`;

@@ -293,5 +293,12 @@ CREATE TABLE derived_cursors (
 );
 `;
 
-export const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6, V7, V8];
+// V9: agent run stops, each run's own outcome (hook-runs): a stop of several hook-fed runs records for
+// each whether its next hook call was told or it closed first, and the fire's one `rule_actions` stop row
+// sums them up. NULL: not yet settled (or settled before V9: delivered).
+const V9 = `
+ALTER TABLE agent_run_stops ADD COLUMN outcome TEXT CHECK (outcome IN ('delivered', 'closed_first'));
+`;
+
+export const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6, V7, V8, V9];
 export const SCHEMA_VERSION = MIGRATIONS.length;

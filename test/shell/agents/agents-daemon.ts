@@ -1,9 +1,10 @@
 /**
  * A real daemon in this process for the agents tests (issue 17): `DaemonApp.start` as `harness daemon`
  * runs it, on a `TestFleet`'s temporary XDG tree, config and producer credentials, with extra policy
- * rules. Rows go in through `JournalService.Append` on the socket with each source's credential, as
- * the hooks' ingest will write them; a hook call is `app.runVerdicts.check`, the call the ingest endpoint
- * makes in the daemon's process; `CheckRun` goes over the socket.
+ * rules. A producer's rows go in through `JournalService.Append` on the socket with each source's
+ * credential; a hook-fed run's rows through the admission the hook ingest calls, marked hook-fed; a hook
+ * call is `app.runVerdicts.check`, the call the ingest endpoint makes in the daemon's process;
+ * `CheckRun` goes over the socket.
  */
 
 import * as path from "node:path";
@@ -74,6 +75,19 @@ export class AgentsDaemon {
     });
   }
 
+  /**
+   * Appends `events` with `source` as the hook ingest admits its rows: through the daemon's admission,
+   * marked hook-fed (`core/hook-runs.ts`); the seqs.
+   */
+  async hookRows(source: ProducerSource, events: readonly Record<string, unknown>[]): Promise<number[]> {
+    const wires = events.map((e) => ({ kind: "run_event", ...e }));
+    const results = await this.app.daemon.admit(source, wires, undefined, { hookFed: true });
+    return results.map((x) => {
+      if (x.kind !== "admitted") throw new Error(`not admitted: ${JSON.stringify(x)}`);
+      return x.seq;
+    });
+  }
+
   /** What a hook call of the run gets (the ingest endpoint's call). */
   check(harness: string, run: string) {
     return this.app.runVerdicts.check(harness, run);
@@ -106,7 +120,7 @@ export class AgentsDaemon {
       const head = last.s ?? 0;
       return (
         this.app.daemon.view.cursor === head &&
-        cursors.length === 4 &&
+        cursors.length === 5 &&
         cursors.every((c) => c.cursor === head)
       );
     }, "the evaluator and the derivers to pass every row");

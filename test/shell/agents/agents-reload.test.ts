@@ -25,14 +25,14 @@ it("a [graph] project_file_edges turned off by a reload derives no edge from the
   daemons.push(d);
   const impl = session("impl", "s1");
   const review = session("review", "s2");
-  await d.append("ledger", [impl.opened(), review.opened()]);
-  await d.append("observer", [impl.edit("a.go")]);
+  await d.hookRows("ledger", [impl.opened(), review.opened()]);
+  await d.hookRows("observer", [impl.edit("a.go")]);
   await d.settled();
   expect(d.rows("edge_added", "graph_event")).toHaveLength(1);
 
   appendConfig(d, "[graph]\nproject_file_edges = false");
   await d.app.reload();
-  await d.append("observer", [review.edit("a.go"), impl.edit("b.go")]);
+  await d.hookRows("observer", [review.edit("a.go"), impl.edit("b.go")]);
   await d.settled();
   expect(d.rows("edge_added", "graph_event")).toHaveLength(1);
   expect(d.rows("collision_started", "graph_event")).toEqual([]);

@@ -1,8 +1,7 @@
 /**
  * Holds and stops on hook-fed runs, the loop guard, collisions from the file-edge projector and the
- * stale run closer (issue 17), each against a real daemon: rows written through JournalService.Append
- * with `adapter: "claude-code"`, as the hooks' ingest writes them, and each hook call answered by the
- * daemon's run verdicts.
+ * stale run closer (issue 17), each against a real daemon: rows admitted as the hooks' ingest admits
+ * them (marked hook-fed), and each hook call answered by the daemon's run verdicts.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { HOUR, MINUTE } from "../../../src/core/durations.js";
@@ -53,12 +52,20 @@ message = "{{run}} ran the forbidden command"
 `,
 };
 
+/** The same, for every run of the harness in flight. */
+const FORBIDDEN_STOPS_HARNESS = {
+  name: "forbidden-command-stops-harness",
+  text: FORBIDDEN_STOPS.text
+    .replaceAll("forbidden-command-stops", "forbidden-command-stops-harness")
+    .replace('target = "run"', 'target = "harness"'),
+};
+
 describe("holds on hook-fed runs", () => {
   it("A held harness cannot start working", async () => {
     const d = await start({ rules: [FAILURES_HOLD], enforce: ["tool-failures-hold"] });
     const s1 = session("impl", "s1");
-    await d.append("ledger", [s1.opened()]);
-    await d.append("observer", [
+    await d.hookRows("ledger", [s1.opened()]);
+    await d.hookRows("observer", [
       s1.tool({ is_error: true }),
       s1.tool({ is_error: true, digest: "1".repeat(64) }),
     ]);
@@ -69,7 +76,7 @@ describe("holds on hook-fed runs", () => {
     const fireId = d.query<{ fire_id: string }>("SELECT fire_id FROM rule_holds")[0]?.fire_id as string;
 
     const s2 = session("impl", "s2");
-    await d.append("ledger", [s2.opened()]);
+    await d.hookRows("ledger", [s2.opened()]);
     expect(d.check("impl", s2.run)).toEqual({
       kind: "held",
       rule: "tool-failures-hold",
@@ -82,11 +89,9 @@ describe("holds on hook-fed runs", () => {
     expect(rpc.message).toBe(
       `impl is held by rule tool-failures-hold (fire ${fireId}); run \`harness rules clear impl\` to release it`,
     );
-    // A session whose start the daemon never saw is judged as new: it cannot slip past the hold.
-    expect(d.check("impl", "impl#never-opened").kind).toBe("held");
     // Another harness is not held.
     const other = session("docs", "s1");
-    await d.append("ledger", [other.opened()]);
+    await d.hookRows("ledger", [other.opened()]);
     expect(d.check("docs", other.run)).toEqual({ kind: "allow" });
 
     const cleared = await d.fleet.cli(["rules", "clear", "impl"]);
@@ -95,17 +100,40 @@ describe("holds on hook-fed runs", () => {
     expect((await d.checkRun("impl", s2.run)).verdict).toBe(RunVerdict.ALLOW);
   });
 
+  it("A session first seen mid-flight is not stopped by a hold", async () => {
+    const d = await start({ rules: [FAILURES_HOLD], enforce: ["tool-failures-hold"] });
+    const s1 = session("impl", "s1");
+    await d.hookRows("ledger", [s1.opened()]);
+    await d.hookRows("observer", [s1.tool({ is_error: true }), s1.tool({ is_error: true })]);
+    await d.until(
+      () => d.query("SELECT 1 FROM rule_holds WHERE released_at IS NULL").length === 1,
+      "the hold",
+    );
+    // Sessions whose SessionStart the daemon never saw (started before the hooks were installed, or
+    // their start lost), first seen after the hold by a tool call, or by nothing but this PreToolUse:
+    // each was already running, and REQ-11 stops no running process.
+    const midFlight = session("impl", "mid");
+    await d.hookRows("observer", [midFlight.tool({})]);
+    expect(d.check("impl", midFlight.run)).toEqual({ kind: "allow" });
+    expect((await d.checkRun("impl", midFlight.run)).verdict).toBe(RunVerdict.ALLOW);
+    expect(d.check("impl", "impl#first-call")).toEqual({ kind: "allow" });
+    // A session whose start the daemon saw after the hold is new: held.
+    const fresh = session("impl", "fresh");
+    await d.hookRows("ledger", [fresh.opened()]);
+    expect(d.check("impl", fresh.run).kind).toBe("held");
+  });
+
   it("A session already running is not stopped by a hold", async () => {
     const d = await start({ rules: [FAILURES_HOLD], enforce: ["tool-failures-hold"] });
     const s1 = session("impl", "s1");
-    await d.append("ledger", [s1.opened()]);
-    await d.append("observer", [s1.tool({ is_error: true }), s1.tool({ is_error: true })]);
+    await d.hookRows("ledger", [s1.opened()]);
+    await d.hookRows("observer", [s1.tool({ is_error: true }), s1.tool({ is_error: true })]);
     await d.until(
       () => d.query("SELECT 1 FROM rule_holds WHERE released_at IS NULL").length === 1,
       "the hold",
     );
     const s2 = session("impl", "s2");
-    await d.append("ledger", [s2.opened()]);
+    await d.hookRows("ledger", [s2.opened()]);
     expect(d.check("impl", s1.run)).toEqual({ kind: "allow" });
     expect((await d.checkRun("impl", s1.run)).verdict).toBe(RunVerdict.ALLOW);
     expect(d.check("impl", s2.run).kind).toBe("held");
@@ -121,8 +149,8 @@ describe("stops on hook-fed runs", () => {
     const a = session("impl", "a");
     const b = session("impl", "b");
     // Two sessions of one harness in flight; the stop is for the older one.
-    await d.append("ledger", [a.opened(), b.opened()]);
-    await d.append("observer", [a.tool({ digest: "f".repeat(64) })]);
+    await d.hookRows("ledger", [a.opened(), b.opened()]);
+    await d.hookRows("observer", [a.tool({ digest: "f".repeat(64) })]);
     await d.settled();
     const fire = d.query<{ fire_id: string; action: string }>(
       "SELECT fire_id, action FROM rule_fires WHERE rule = 'forbidden-command-stops'",
@@ -144,7 +172,15 @@ describe("stops on hook-fed runs", () => {
     expect(d.check("impl", a.run)).toEqual(stopped);
     const closed = d.rows("closed");
     expect(closed).toMatchObject([
-      { run: a.run, harness: "impl", outcome: "cancelled", reason: "rule_stop", source: "ledger" },
+      {
+        run: a.run,
+        harness: "impl",
+        session: "a",
+        outcome: "cancelled",
+        reason: "rule_stop",
+        hook_fed: true,
+        source: "ledger",
+      },
     ]);
     expect(
       d.query("SELECT state, detail FROM rule_actions WHERE fire_id = ? AND action = 'stop'", fireId),
@@ -162,13 +198,13 @@ describe("stops on hook-fed runs", () => {
   it("a stop whose run closes before its next hook call is recorded undelivered", async () => {
     const d = await start({ rules: [FORBIDDEN_STOPS], enforce: ["forbidden-command-stops"] });
     const a = session("impl", "a");
-    await d.append("ledger", [a.opened()]);
-    await d.append("observer", [a.tool({ digest: "f".repeat(64) })]);
+    await d.hookRows("ledger", [a.opened()]);
+    await d.hookRows("observer", [a.tool({ digest: "f".repeat(64) })]);
     await d.until(
       () => d.query("SELECT 1 FROM rule_actions WHERE action = 'stop' AND state = 'started'").length === 1,
       "the stop waiting",
     );
-    await d.append("ledger", [a.closed("success", "logout")]);
+    await d.hookRows("ledger", [a.closed("success", "logout")]);
     await d.settled();
     expect(d.query("SELECT state, detail FROM rule_actions WHERE action = 'stop'")).toEqual([
       { state: "undelivered", detail: `${a.run} closed before its next hook call` },
@@ -178,12 +214,63 @@ describe("stops on hook-fed runs", () => {
     expect(d.rows("closed")).toHaveLength(1);
   });
 
+  it("A harness stop of two sessions in flight records each run's delivery on its own", async () => {
+    const d = await start({
+      rules: [FORBIDDEN_STOPS_HARNESS],
+      enforce: ["forbidden-command-stops-harness"],
+    });
+    const a = session("impl", "a");
+    const b = session("impl", "b");
+    await d.hookRows("ledger", [a.opened(), b.opened()]);
+    await d.hookRows("observer", [a.tool({ digest: "f".repeat(64) })]);
+    await d.until(
+      () => d.query("SELECT 1 FROM rule_actions WHERE action = 'stop' AND state = 'started'").length === 1,
+      "the stop waiting for both runs' next hook calls",
+    );
+    const action = () => d.query("SELECT state, detail FROM rule_actions WHERE action = 'stop'");
+    expect(action()).toEqual([
+      {
+        state: "started",
+        detail: `waiting for the next hook call of ${a.run}; waiting for the next hook call of ${b.run}`,
+      },
+    ]);
+    // The first run is told at its next hook call; the other still waits.
+    expect(d.check("impl", a.run).kind).toBe("stopped");
+    expect(action()).toEqual([
+      {
+        state: "started",
+        detail: `delivered to ${a.run} at its next hook call; waiting for the next hook call of ${b.run}`,
+      },
+    ]);
+    // The other ends its session before a hook call takes the stop.
+    await d.hookRows("ledger", [b.closed("success", "prompt_input_exit")]);
+    await d.settled();
+    expect(action()).toEqual([
+      {
+        state: "ok",
+        detail: `delivered to ${a.run} at its next hook call; ${b.run} closed before its next hook call`,
+      },
+    ]);
+    expect(
+      d.query("SELECT run, outcome, delivered_at IS NOT NULL AS settled FROM agent_run_stops ORDER BY run"),
+    ).toEqual([
+      { run: a.run, outcome: "delivered", settled: 1 },
+      { run: b.run, outcome: "closed_first", settled: 1 },
+    ]);
+    // A late call of the closed run is still refused, and closes nothing.
+    expect(d.check("impl", b.run).kind).toBe("stopped");
+    expect(d.rows("closed").map((r) => [r.run, r.reason])).toEqual([
+      [a.run, "rule_stop"],
+      [b.run, "prompt_input_exit"],
+    ]);
+  });
+
   it("A stop for a hook-fed run already closed is target_gone", async () => {
     const d = await start({ rules: [FORBIDDEN_STOPS], enforce: ["forbidden-command-stops"] });
     const a = session("impl", "a");
-    await d.append("ledger", [a.opened(), a.closed()]);
+    await d.hookRows("ledger", [a.opened(), a.closed()]);
     // A late tool row of the closed session (PostToolUse after SessionEnd).
-    await d.append("observer", [a.tool({ digest: "f".repeat(64) })]);
+    await d.hookRows("observer", [a.tool({ digest: "f".repeat(64) })]);
     await d.settled();
     expect(d.query("SELECT action FROM rule_fires")).toEqual([{ action: "target_gone" }]);
     expect(d.check("impl", a.run).kind).not.toBe("stopped");
@@ -194,14 +281,14 @@ describe("the loop guard on hook-fed runs", () => {
   it("An agent in a loop is stopped", async () => {
     const d = await start();
     const s = session("worker", "s1");
-    await d.append("ledger", [s.opened()]);
+    await d.hookRows("ledger", [s.opened()]);
     const same = s.tool({ tool: "Read", action: "read", digest: "a".repeat(64) });
     // A user message starts the streak over: seven, a message, then eight.
-    await d.append("observer", [...Array(7).fill(same), s.mark("user-message"), ...Array(7).fill(same)]);
+    await d.hookRows("observer", [...Array(7).fill(same), s.mark("user-message"), ...Array(7).fill(same)]);
     await d.settled();
     expect(d.rows("loop_stopped")).toEqual([]);
     expect(d.check("worker", s.run)).toEqual({ kind: "allow" });
-    await d.append("observer", [same]);
+    await d.hookRows("observer", [same]);
     await d.settled();
     const trips = d.rows("loop_stopped");
     expect(trips).toMatchObject([
@@ -214,9 +301,11 @@ describe("the loop guard on hook-fed runs", () => {
       by: "loop_guard",
     };
     expect(d.check("worker", s.run)).toEqual(verdict);
-    expect(d.rows("closed")).toMatchObject([{ run: s.run, outcome: "cancelled", reason: "operator" }]);
+    expect(d.rows("closed")).toMatchObject([
+      { run: s.run, session: "s1", outcome: "cancelled", reason: "operator", hook_fed: true },
+    ]);
     // Late calls of the stopped run neither trip it again nor close it again.
-    await d.append("observer", Array(8).fill(same));
+    await d.hookRows("observer", Array(8).fill(same));
     await d.settled();
     expect(d.check("worker", s.run)).toEqual(verdict);
     expect(d.rows("loop_stopped")).toHaveLength(1);
@@ -227,8 +316,8 @@ describe("the loop guard on hook-fed runs", () => {
     const d = await start();
     for (const id of ["s1", "s2"]) {
       const s = session("worker", id);
-      await d.append("ledger", [s.opened()]);
-      await d.append("observer", Array(8).fill(s.tool({ digest: "b".repeat(64) })));
+      await d.hookRows("ledger", [s.opened()]);
+      await d.hookRows("observer", Array(8).fill(s.tool({ digest: "b".repeat(64) })));
       await d.settled();
       expect(d.check("worker", s.run).kind).toBe("stopped");
     }
@@ -244,10 +333,10 @@ describe("starter rules on hook rows", () => {
     const d = await start();
     const impl = session("impl", "s1");
     const review = session("review", "s7");
-    await d.append("ledger", [impl.opened(), review.opened()]);
-    await d.append("observer", [impl.edit("internal/writer.go", "README.md")]);
-    await d.append("observer", [impl.edit("internal/writer.go")]);
-    await d.append("observer", [review.edit("internal/writer.go")]);
+    await d.hookRows("ledger", [impl.opened(), review.opened()]);
+    await d.hookRows("observer", [impl.edit("internal/writer.go", "README.md")]);
+    await d.hookRows("observer", [impl.edit("internal/writer.go")]);
+    await d.hookRows("observer", [review.edit("internal/writer.go")]);
     await d.settled();
     const started = d.rows("collision_started", "graph_event");
     expect(started).toEqual([
@@ -278,7 +367,7 @@ describe("starter rules on hook rows", () => {
       ),
     ).toEqual([{ rule: "same-file-collision", node: runNode(review.run) }]);
 
-    await d.append("ledger", [review.closed()]);
+    await d.hookRows("ledger", [review.closed()]);
     await d.settled();
     expect(d.rows("edge_ended", "graph_event").map((r) => r.run)).toEqual([review.run]);
     expect(d.rows("collision_ended", "graph_event")).toMatchObject([
@@ -291,9 +380,9 @@ describe("starter rules on hook rows", () => {
     const verify = { tool: "Bash", action: "verify", is_error: true, digest: "c".repeat(64) };
     for (const id of ["s1", "s2"]) {
       const s = session("impl", id);
-      await d.append("ledger", [s.opened()]);
-      await d.append("observer", [s.tool(verify)]);
-      await d.append("ledger", [s.closed()]);
+      await d.hookRows("ledger", [s.opened()]);
+      await d.hookRows("observer", [s.tool(verify)]);
+      await d.hookRows("ledger", [s.closed()]);
     }
     await d.until(() => d.fleet.delivered().some((p) => p.rule === "repeated-verify-failure"), "rule_fired");
     const fired = d.fleet.delivered().filter((p) => p.rule === "repeated-verify-failure");
@@ -309,9 +398,10 @@ describe("the stale run closer", () => {
     const quiet = session("impl", "quiet");
     const busy = session("impl", "busy");
     const supervised = { harness: "nightly", run: "nightly#1" };
-    await d.append("ledger", [quiet.opened(), busy.opened(), { type: "opened", ...supervised }]);
+    await d.hookRows("ledger", [quiet.opened(), busy.opened()]);
+    await d.append("ledger", [{ type: "opened", ...supervised }]);
     offset += 11 * HOUR;
-    await d.append("observer", [busy.tool({})]);
+    await d.hookRows("observer", [busy.tool({})]);
     await new Promise((r) => setTimeout(r, 300));
     expect(d.rows("closed")).toEqual([]);
     offset += 1 * HOUR + MINUTE;
@@ -330,7 +420,7 @@ describe("the stale run closer", () => {
     await d.settled();
     expect(d.app.daemon.view.state.sessions).toEqual({ [busy.run]: "impl" });
     // A late row of the closed run does not open it again to be closed a second time.
-    await d.append("observer", [quiet.tool({})]);
+    await d.hookRows("observer", [quiet.tool({})]);
     offset += 13 * HOUR;
     await d.until(() => d.rows("closed").length > 1, "the busy run closed stale in its turn");
     await new Promise((r) => setTimeout(r, 300));

@@ -46,6 +46,7 @@ describe("Fixture payloads replayed through real harness hook processes", () => 
       adapter: "claude-code",
       ...where,
       session: "sess-cc-1",
+      hook_fed: true,
     };
     expect(rowsOf(fleet, "sess-cc-1").map((r) => [r.source, r.event])).toEqual([
       ["ledger", { type: "opened", ...base, trigger: "startup" }],
@@ -89,7 +90,14 @@ describe("Fixture payloads replayed through real harness hook processes", () => 
     const notify = await runHook(fleet, "codex-notify", "", [JSON.stringify(codexNotify(repo))]);
     expect(notify, notify.stderr).toMatchObject({ code: 0, stdout: "", stderr: "" });
     await fleet.until(() => rowsOf(fleet, "sess-cx-1").length === 5, "the Codex rows");
-    const base = { harness: "impl", run: "impl#sess-cx-1", adapter: "codex", ...where, session: "sess-cx-1" };
+    const base = {
+      harness: "impl",
+      run: "impl#sess-cx-1",
+      adapter: "codex",
+      ...where,
+      session: "sess-cx-1",
+      hook_fed: true,
+    };
     expect(rowsOf(fleet, "sess-cx-1").map((r) => [r.source, r.event])).toEqual([
       ["ledger", { type: "opened", ...base, trigger: "startup" }],
       ["observer", { type: "mark", ...base, mark: "user-message" }],

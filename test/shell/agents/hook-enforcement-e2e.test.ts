@@ -2,7 +2,8 @@
  * Holds bite on real agents (issue 17), end to end: real `harness hook claude-code` processes against
  * a real `harness daemon` whose enforced starter rule holds the harness. A session opened after the
  * hold has its PreToolUse denied, naming the rule, the fire and the clear command; after
- * `harness rules clear`, the same call is allowed.
+ * `harness rules clear`, the same call is allowed. Stops reach hook-fed runs at their next hook call,
+ * beside a supervisor's runs stopped through `[supervisor] stop`.
  */
 import * as fs from "node:fs";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -57,6 +58,15 @@ it("A held harness cannot start working: a new session's tool call is denied unt
   expect(reason).toContain("budget-exhaustion-recurring");
   expect(reason).toContain("harness rules clear impl");
 
+  // A session whose SessionStart never reached the daemon was already running: not held (REQ-11).
+  const midFlight = await runHook(
+    fleet,
+    "claude-code",
+    JSON.stringify(claudeCode(repo, "sess-mid").PreToolUse),
+  );
+  expect(midFlight.code).toBe(0);
+  expect(midFlight.stdout).not.toContain('"deny"');
+
   expect((await fleet.cli(["rules", "clear", "impl"])).code).toBe(0);
   const allowed = await runHook(fleet, "claude-code", JSON.stringify(payloads.PreToolUse));
   expect(allowed.code).toBe(0);
@@ -89,8 +99,89 @@ it("A stopped run ends at its next tool call, and its later prompts are refused"
     const closedRow = () =>
       rowsOf(f).find((r) => r.type === "closed" && r.event.run === "impl#sess-stop")?.event;
     await f.until(() => closedRow() !== undefined, "the run's closed row");
-    expect(closedRow()).toMatchObject({ outcome: "cancelled", reason: "rule_stop" });
+    expect(closedRow()).toMatchObject({
+      outcome: "cancelled",
+      reason: "rule_stop",
+      session: "sess-stop",
+      hook_fed: true,
+    });
   } finally {
     await f.dispose();
   }
+});
+
+it("A mixed fleet: a rule stop reaches a hook-fed run at its next hook call, and a supervised run through [supervisor] stop", async () => {
+  const f = new TestFleet({
+    enforce: ["error-streak-stops"],
+    rules: [{ name: "error-streak-stops", text: ERROR_STREAK_STOPS }],
+    recordStops: true,
+    config: '[agents]\nlisten = ""',
+  });
+  await f.start();
+  try {
+    // The supervisor's run: its observer writes the same adapter as the hooks, through Append.
+    const supervised = { harness: "nightly", run: "nightly#41", adapter: "claude-code", session: "s-41" };
+    const failing = {
+      kind: "run_event",
+      type: "tool",
+      ...supervised,
+      tool: "Bash",
+      action: "verify",
+      is_error: true,
+    };
+    const opened = await f.cli(
+      ["journal", "append", "--token-file", f.tokens.get("ledger") as string],
+      jsonl([{ kind: "run_event", type: "opened", ...supervised }]),
+    );
+    expect(opened.code, opened.stderr).toBe(0);
+    const tools = await f.cli(
+      ["journal", "append", "--token-file", f.tokens.get("observer") as string],
+      jsonl([failing, failing]),
+    );
+    expect(tools.code, tools.stderr).toBe(0);
+    // A hand-run agent with hooks.
+    const payloads = claudeCode(repo, "sess-mixed");
+    for (const p of [payloads.SessionStart, payloads.PostToolUseFailure, payloads.PostToolUseFailure])
+      expect((await runHook(f, "claude-code", JSON.stringify(p))).code).toBe(0);
+    await f.until(
+      () => f.query("SELECT 1 FROM rule_fires WHERE rule = 'error-streak-stops'").length === 2,
+      "both stops",
+    );
+    await f.until(() => f.stopped().length === 1, "the supervisor's stop");
+    expect(f.stopped()[0]?.slice(0, 3)).toEqual(["nightly", "nightly#41", "error-streak-stops"]);
+
+    const stopped = JSON.parse((await runHook(f, "claude-code", JSON.stringify(payloads.PreToolUse))).stdout);
+    expect(stopped.continue).toBe(false);
+    expect(stopped.hookSpecificOutput?.permissionDecision).toBe("deny");
+    await f.until(
+      () => rowsOf(f).some((r) => r.type === "closed" && r.event.run === "impl#sess-mixed"),
+      "the hook-fed run's closed row",
+    );
+    // The supervisor was asked to stop its own run only.
+    expect(f.stopped().map((a) => a[1])).toEqual(["nightly#41"]);
+    expect(
+      f.query<{ state: string }>("SELECT state FROM rule_actions WHERE action = 'stop' ORDER BY state"),
+    ).toEqual([{ state: "ok" }, { state: "ok" }]);
+  } finally {
+    await f.dispose();
+  }
+});
+
+it("A producer's Append cannot mark its rows hook-fed", async () => {
+  const appended = await fleet.cli(
+    ["journal", "append", "--token-file", fleet.tokens.get("observer") as string],
+    jsonl([
+      {
+        kind: "run_event",
+        type: "mark",
+        harness: "impl",
+        run: "impl#forged",
+        mark: "turn-end",
+        hook_fed: true,
+      },
+    ]),
+  );
+  expect(appended.code).not.toBe(0);
+  expect(appended.stderr).toContain("hook_fed is set by the daemon's hook ingest, never by a producer");
+  expect(rowsOf(fleet).filter((r) => r.event.run === "impl#forged")).toEqual([]);
 });

@@ -4,8 +4,10 @@
  * admitted rows, no fire is acted on twice, every action that never started is recorded undelivered and
  * every one that started but was not seen to finish is recorded unknown.
  */
+import * as fs from "node:fs";
+import * as path from "node:path";
 import type { JsonObject } from "@bufbuild/protobuf";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { fold } from "../../../src/core/backtest.js";
 import type { JournalRow } from "../../../src/core/journal.js";
 import { loadRuleFile } from "../../../src/core/load-rule.js";
@@ -14,9 +16,18 @@ import type { ProducerSource } from "../../../src/core/sources.js";
 import { loadStarterPack } from "../../../src/core/starter-pack.js";
 import { emptyState } from "../../../src/core/state.js";
 import { indexedWindows, selectorShapes } from "../../../src/core/window-index.js";
+import {
+  HOOK_AT_HEADER,
+  HOOK_KEY_HEADER,
+  HOOK_PATH_PREFIX,
+  LEDGER_TOKEN_HEADER,
+  ROW_HEADER,
+} from "../../../src/shell/agents/hook-limits.js";
+import { rawPost } from "../../../src/shell/agents/raw-http.js";
 import { FileEdgeProjector } from "../../../src/shell/graph/file-edges.js";
 import { journalClient } from "../../../src/shell/rpc/client.js";
 import { readTokenFile } from "../../../src/shell/rpc/credentials.js";
+import { makeRepo } from "../agents/hook-harness.js";
 import { ERROR_STREAK_STOPS, TestFleet } from "../daemon-harness.js";
 
 const ENFORCE = ["budget-exhaustion-recurring", "restart-into-same-failure"];
@@ -60,7 +71,10 @@ const BATCHES: readonly {
  */
 const SOAK = process.env.PROPERTY_RUNS_FACTOR !== undefined;
 const BASE_SEED = Number(process.env.FC_SEED ?? 1);
-type Batch = (typeof BATCHES)[number];
+/** Rows a producer appends, or hook calls (`adapter` claude-code) posted to the daemon's hook endpoint. */
+type Batch =
+  | (typeof BATCHES)[number]
+  | { readonly hooks: readonly { readonly harness: string; readonly payload: Record<string, unknown> }[] };
 
 function batchesFor(batches: readonly Batch[], seed: number): readonly Batch[] {
   if (!SOAK) return batches;
@@ -102,37 +116,36 @@ const STOP_BATCHES: readonly Batch[] = [
   { source: "observer", events: [failedTool("lint", 1), failedTool("lint", 1)] },
 ];
 
-/** Rows as a Claude Code hook's ingest writes them. */
-const hook = (harness: string, id: string) => ({
+/** A Claude Code hook call of session `id` of `harness`, as its payload, working in `cwd` (a git repo). */
+const hookCall = (harness: string, id: string, event: string, fields: Record<string, unknown> = {}) => ({
   harness,
-  run: `${harness}#${id}`,
-  adapter: "claude-code",
-  session: id,
+  payload: { session_id: id, hook_event_name: event, ...fields },
 });
-const edit = (harness: string, id: string, ...paths: string[]) => ({
-  type: "tool",
-  ...hook(harness, id),
-  tool: "Edit",
-  action: "edit",
-  repo: "forge.example/org/reduit",
-  branch: "main",
-  paths,
-});
+const editCall = (harness: string, id: string, file: string) =>
+  hookCall(harness, id, "PostToolUse", {
+    tool_name: "Edit",
+    tool_use_id: `toolu-${id}-${file}`,
+    tool_input: { file_path: file, old_string: "a", new_string: "b" },
+    tool_response: {},
+  });
 
-/** Two agents edit two files: the projector derives edges and collisions in five commits. */
+/**
+ * Two agents edit two files, their rows through the daemon's hook endpoint (so marked hook-fed): the
+ * projector derives edges and collisions in five commits. File paths are relative to the repo, made
+ * absolute when sent.
+ */
 const EDGE_BATCHES: readonly Batch[] = [
   {
-    source: "ledger",
-    events: [
-      { type: "opened", ...hook("impl", "s1") },
-      { type: "opened", ...hook("review", "s7") },
+    hooks: [
+      hookCall("impl", "s1", "SessionStart", { source: "startup" }),
+      hookCall("review", "s7", "SessionStart", { source: "startup" }),
     ],
   },
-  { source: "observer", events: [edit("impl", "s1", "a.go", "b.go")] },
-  { source: "observer", events: [edit("review", "s7", "a.go")] },
-  { source: "observer", events: [edit("review", "s7", "b.go"), edit("impl", "s1", "c.go")] },
-  { source: "ledger", events: [{ type: "closed", ...hook("review", "s7"), outcome: "success" }] },
-  { source: "ledger", events: [{ type: "closed", ...hook("impl", "s1"), outcome: "success" }] },
+  { hooks: [editCall("impl", "s1", "a.go"), editCall("impl", "s1", "b.go")] },
+  { hooks: [editCall("review", "s7", "a.go")] },
+  { hooks: [editCall("review", "s7", "b.go"), editCall("impl", "s1", "c.go")] },
+  { hooks: [hookCall("review", "s7", "SessionEnd", { reason: "prompt_input_exit" })] },
+  { hooks: [hookCall("impl", "s1", "SessionEnd", { reason: "prompt_input_exit" })] },
 ];
 
 interface Scenario {
@@ -193,7 +206,53 @@ afterEach(async () => {
   for (const f of fleets.splice(0)) await f.dispose();
 });
 
+let repo: string;
+beforeAll(() => {
+  repo = makeRepo();
+});
+afterAll(() => fs.rmSync(repo, { recursive: true, force: true }));
+
+/**
+ * Each call with its own idempotency key, as a hook's spool delivers it: a call whose answer a crash
+ * lost, sent again after the restart, is admitted once.
+ */
+async function sendHooks(f: TestFleet, batch: Extract<Batch, { hooks: unknown }>): Promise<boolean> {
+  const observer = await readTokenFile(f.tokens.get("observer") as string);
+  const ledger = await readTokenFile(f.tokens.get("ledger") as string);
+  try {
+    for (const { harness, payload } of batch.hooks) {
+      const input = payload.tool_input as { file_path?: string } | undefined;
+      const body = {
+        ...payload,
+        cwd: repo,
+        ...(input?.file_path === undefined
+          ? {}
+          : { tool_input: { ...input, file_path: path.join(repo, input.file_path) } }),
+      };
+      const key = `${harness}-${payload.session_id}-${payload.hook_event_name}-${payload.tool_use_id ?? ""}`;
+      const res = await rawPost(
+        f.socketPath,
+        `${HOOK_PATH_PREFIX}claude-code?harness=${harness}`,
+        {
+          "Content-Type": "application/json",
+          Authorization: `Bearer ${observer}`,
+          [LEDGER_TOKEN_HEADER]: ledger,
+          [HOOK_AT_HEADER]: String(Date.now()),
+          [HOOK_KEY_HEADER]: key,
+        },
+        Buffer.from(JSON.stringify(body)),
+        5_000,
+      );
+      if (res.status !== 200 || res.headers.get(ROW_HEADER) !== "admitted") return false;
+    }
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 async function send(f: TestFleet, batch: Batch): Promise<boolean> {
+  if ("hooks" in batch) return sendHooks(f, batch);
   const token = await readTokenFile(f.tokens.get(batch.source) as string);
   try {
     await journalClient({ socketPath: f.socketPath }, token).append({

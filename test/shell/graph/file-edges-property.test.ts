@@ -36,7 +36,7 @@ const op: fc.Arbitrary<Op> = fc.oneof(
 
 function rowsOf(ops: readonly Op[]): JournalRow[] {
   return ops.map((o, i) => {
-    const base = { harness: harnessOf(o.run), run: runOf(o.run), adapter: "claude-code" };
+    const base = { harness: harnessOf(o.run), run: runOf(o.run), adapter: "claude-code", hook_fed: true };
     const event =
       o.op === "close"
         ? { type: "closed", ...base, outcome: "success" }

@@ -129,8 +129,17 @@ describe("harness token", () => {
     ]);
     const ledger = f.tokens.get("ledger") as string;
     expect((await append(f, ledger, [closed("miner", "miner#6")])).code).toBe(0);
-    expect((await listed())[0].revoked).toBeNull();
     expect((await append(f, ledger, [closed("miner", "miner#7")])).code).toBe(0);
+    // Revoked when the closed row commits (derive/closed-run-tokens.ts): once the daemon has passed it.
+    await f.until(
+      () =>
+        f.query("SELECT 1 FROM issued_tokens WHERE run = 'miner#7' AND revoked_at IS NOT NULL").length === 1,
+      "the run's token revoked",
+    );
+    // The other run's closed row, committed first, revoked nothing of this run's.
+    expect(f.query("SELECT run FROM issued_tokens WHERE revoked_at IS NOT NULL")).toEqual([
+      { run: "miner#7" },
+    ]);
     expect((await listed())[0].revoked).not.toBeNull();
   });
 

@@ -1,7 +1,8 @@
 /**
  * `harness journal import` with the built CLI: a line that is not UTF-8 text or holds a control
  * character is refused as `FILE:LINE: reason`, never stored rewritten as U+FFFD, and the others are
- * imported; a byte order mark is accepted at the start of the first line only.
+ * imported; a byte order mark is accepted at the start of the first line only. A line keeps the
+ * hook-fed mark of the journal it came from.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -51,5 +52,17 @@ describe("harness journal import", () => {
     const r = await importFile("bom.jsonl", `\ufeff${opened("impl#5")}\n\ufeff${opened("impl#6")}\n`);
     expect(r.refusals).toEqual([":2: a byte order mark (U+FEFF) may only begin the first line"]);
     expect(runs().at(-1)).toEqual({ run: "impl#5" });
+  });
+
+  it("keeps a hook-fed row's mark, from the journal the line came from, and refuses a mark that is no bool", async () => {
+    const marked = (run: string, mark: string) => `${opened(run).slice(0, -1)},"hook_fed":${mark}}`;
+    const r = await importFile(
+      "hook-fed.jsonl",
+      `${marked("impl#7", "true")}\n${marked("impl#8", '"yes"')}\n`,
+    );
+    expect(r.refusals).toEqual([":2: hook_fed must be a bool"]);
+    expect(
+      f.query("SELECT json_extract(event, '$.hook_fed') AS mark FROM rule_journal WHERE run = 'impl#7'"),
+    ).toEqual([{ mark: 1 }]);
   });
 });
