@@ -234,7 +234,7 @@ export class DaemonApp {
         revokeClosedRunsTokens(events, results, tokens);
         return results;
       };
-      const gitFacts = new GitFactsReader(env, clock);
+      const gitFacts = new GitFactsReader(env);
       const hooks = hookRequestListener(
         new HookIngest({
           admit,
