@@ -153,6 +153,9 @@ function timeProcess(argv: readonly string[], env: NodeJS.ProcessEnv, stdin?: st
         reject(new Error(`${argv.join(" ")} exited ${code}: ${stderr}${stdout}`));
       else resolve(ms);
     });
+    // A child that exits without reading its stdin (the bare start) makes this write fail with EPIPE;
+    // that is no failure of the call, which its exit code and output judge.
+    child.stdin.on("error", () => {});
     child.stdin.end(stdin ?? "");
   });
 }
