@@ -6,11 +6,18 @@
  * - http: Claude Code's http hook, a POST to `[agents] listen`, timed from request to answer body.
  * Goals: the command path's p99 within 1.5x the bare start; the http path's p99 under 10% of it.
  *
- * The kinds of call alternate within each round, so a busy neighbour lands on all alike. The daemon
+ * Every round makes one call of each kind, in an order shuffled per round (a fixed seed), so a busy
+ * neighbour lands on all kinds alike and no kind always follows the same one (a PostToolUse's commit
+ * would otherwise always land on the same next call). Each round's tool call has an input of its own,
+ * as an agent's calls do: repeating one input would trip the loop guard and time stopped runs. The daemon
  * runs in a process of its own, as in use (its commits' fsyncs would otherwise hold this process's
  * event loop and show in the timings), on a temporary store, in a temporary git repo: the real
  * `harness daemon`, with its real verdicts (holds, stops and the loop guard, read from the store).
- * Env: RUNS (rounds, default 60; p99 of 60 is the worst sample).
+ * p90 is printed beside p99: on a shared machine one descheduled sample moves a p99 of 200 by hundreds
+ * of ms, a p90 much less.
+ * Env: RUNS (rounds, default 200, after 10 rounds of warm-up: p99 is the 2nd worst of 200 samples);
+ * HARNESS_BIN (the `harness` executable to time, default this checkout's dist/shell/cli/bin.cjs; point
+ * it at another build to compare before and after on the same machine).
  */
 import { execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -18,8 +25,9 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 
-const RUNS = Number(process.env.RUNS ?? 60);
-const BIN = path.resolve("dist/shell/cli/bin.cjs");
+const RUNS = Number(process.env.RUNS ?? 200);
+const WARMUP_ROUNDS = 10;
+const BIN = path.resolve(process.env.HARNESS_BIN ?? "dist/shell/cli/bin.cjs");
 
 interface RunningDaemon {
   readonly socketPath: string;
@@ -99,17 +107,18 @@ function sandbox() {
   return { root, env, observer, ledger, repo };
 }
 
-const payloads = (repo: string) => {
+/** Round `n`'s PreToolUse and PostToolUse payloads, in session `session`. */
+const payloads = (repo: string, session: string, n: number) => {
   const common = {
-    session_id: "bench-1",
+    session_id: session,
     transcript_path: "/t.jsonl",
     cwd: repo,
     permission_mode: "default",
   };
   const tool = {
     tool_name: "Edit",
-    tool_input: { file_path: `${repo}/src/a.ts`, old_string: "a", new_string: "b", replace_all: false },
-    tool_use_id: "toolu_1",
+    tool_input: { file_path: `${repo}/src/a.ts`, old_string: `a${n}`, new_string: "b", replace_all: false },
+    tool_use_id: `toolu_${n}`,
   };
   return {
     PreToolUse: JSON.stringify({ ...common, hook_event_name: "PreToolUse", ...tool }),
@@ -123,20 +132,30 @@ const payloads = (repo: string) => {
   };
 };
 
-/** Wall time of one child process, spawn to exit, in ms. */
+/** Wall time of one child process, spawn to exit, in ms; it must exit 0 having printed nothing. */
 function timeProcess(argv: readonly string[], env: NodeJS.ProcessEnv, stdin?: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const start = process.hrtime.bigint();
-    const child = spawn(process.execPath, argv, { env, stdio: ["pipe", "ignore", "pipe"] });
+    const child = spawn(process.execPath, argv, { env, stdio: ["pipe", "pipe", "pipe"] });
+    let stdout = "";
     let stderr = "";
+    child.stdout.on("data", (d: Buffer) => {
+      stdout += d.toString();
+    });
     child.stderr.on("data", (d: Buffer) => {
       stderr += d.toString();
     });
-    child.on("exit", (code) => {
+    // `close`, not `exit`: the answer on stdout has then been read whole.
+    child.on("close", (code) => {
       const ms = Number(process.hrtime.bigint() - start) / 1e6;
-      if (code !== 0 || stderr !== "") reject(new Error(`${argv.join(" ")} exited ${code}: ${stderr}`));
+      // An allowed call answers nothing: a denial (a stopped or held run) would time another path.
+      if (code !== 0 || stderr !== "" || stdout !== "")
+        reject(new Error(`${argv.join(" ")} exited ${code}: ${stderr}${stdout}`));
       else resolve(ms);
     });
+    // A child that exits without reading its stdin (the bare start) makes this write fail with EPIPE;
+    // that is no failure of the call, which its exit code and output judge.
+    child.stdin.on("error", () => {});
     child.stdin.end(stdin ?? "");
   });
 }
@@ -144,10 +163,33 @@ function timeProcess(argv: readonly string[], env: NodeJS.ProcessEnv, stdin?: st
 async function timeHttp(url: string, headers: Record<string, string>, body: string): Promise<number> {
   const start = process.hrtime.bigint();
   const res = await fetch(url, { method: "POST", headers, body });
-  await res.text();
-  if (res.status !== 200) throw new Error(`http hook answered ${res.status}`);
+  const answer = await res.text();
+  if (res.status !== 200 || answer !== "") throw new Error(`http hook answered ${res.status}: ${answer}`);
   return Number(process.hrtime.bigint() - start) / 1e6;
 }
+
+/** The same shuffle on every run: a small LCG, so an order can be repeated. */
+function shuffler(seed: number): <T>(xs: readonly T[]) => T[] {
+  let state = seed >>> 0;
+  const next = () => {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    return state / 2 ** 32;
+  };
+  return (xs) => {
+    const out = [...xs];
+    for (let i = out.length - 1; i > 0; i--) {
+      const j = Math.floor(next() * (i + 1));
+      [out[i], out[j]] = [out[j] as (typeof out)[number], out[i] as (typeof out)[number]];
+    }
+    return out;
+  };
+}
+
+const load = (): string =>
+  os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(", ");
 
 const quantile = (xs: readonly number[], q: number): number => {
   const s = [...xs].sort((a, b) => a - b);
@@ -160,7 +202,6 @@ async function main(): Promise<void> {
   const daemon = await startDaemon(box.env);
   try {
     const { hooksUrl } = daemon;
-    const p = payloads(box.repo);
     const tokens = {
       observer: fs.readFileSync(box.observer, "utf8").trim(),
       ledger: fs.readFileSync(box.ledger, "utf8").trim(),
@@ -179,28 +220,36 @@ async function main(): Promise<void> {
       "--socket",
       daemon.socketPath,
     ];
-    const kinds: Record<string, () => Promise<number>> = {
+    const url = `${hooksUrl}claude-code?harness=bench`;
+    const kinds: Record<string, (n: number) => Promise<number>> = {
       "bare node -e ''": () => timeProcess(["-e", ""], box.env),
-      "command PreToolUse": () => timeProcess(hookArgv, box.env, p.PreToolUse),
-      "command PostToolUse": () => timeProcess(hookArgv, box.env, p.PostToolUse),
-      "http PreToolUse": () => timeHttp(`${hooksUrl}claude-code?harness=bench`, headers, p.PreToolUse),
-      "http PostToolUse": () => timeHttp(`${hooksUrl}claude-code?harness=bench`, headers, p.PostToolUse),
+      "command PreToolUse": (n) =>
+        timeProcess(hookArgv, box.env, payloads(box.repo, "bench-command", n).PreToolUse),
+      "command PostToolUse": (n) =>
+        timeProcess(hookArgv, box.env, payloads(box.repo, "bench-command", n).PostToolUse),
+      "http PreToolUse": (n) => timeHttp(url, headers, payloads(box.repo, "bench-http", n).PreToolUse),
+      "http PostToolUse": (n) => timeHttp(url, headers, payloads(box.repo, "bench-http", n).PostToolUse),
     };
     const samples = new Map<string, number[]>(Object.keys(kinds).map((k) => [k, []]));
-    // Warm-up: the page cache, the daemon's JIT and its git facts.
-    for (const fn of Object.values(kinds)) for (let i = 0; i < 3; i++) await fn();
-    for (let round = 0; round < RUNS; round++)
-      for (const [name, fn] of Object.entries(kinds)) samples.get(name)?.push(await fn());
+    const shuffle = shuffler(17);
+    const loadBefore = load();
+    // Warm-up rounds, not counted: the page cache, the daemon's JIT and its git facts.
+    for (let round = -WARMUP_ROUNDS; round < RUNS; round++)
+      for (const name of shuffle(Object.keys(kinds))) {
+        const ms = await (kinds[name] as (n: number) => Promise<number>)(round + WARMUP_ROUNDS);
+        if (round >= 0) samples.get(name)?.push(ms);
+      }
 
     const bare = samples.get("bare node -e ''") as number[];
     const bareP50 = quantile(bare, 0.5);
     const bareP99 = quantile(bare, 0.99);
-    console.log(`hook round trip, ${RUNS} rounds, ${os.cpus().length} CPUs, Node ${process.version}`);
-    console.log("kind                     p50 ms   p99 ms   p99 / bare p99");
+    console.log(`hook round trip, ${RUNS} rounds, ${os.cpus().length} CPUs, Node ${process.version}, ${BIN}`);
+    console.log(`load average before: ${loadBefore}; after: ${load()}`);
+    console.log("kind                     p50 ms   p90 ms   p99 ms   p99 / bare p99");
     for (const [name, xs] of samples) {
       const p99 = quantile(xs, 0.99);
       console.log(
-        `${name.padEnd(23)} ${quantile(xs, 0.5).toFixed(1).padStart(7)}  ${p99.toFixed(1).padStart(7)}   ${(p99 / bareP99).toFixed(3)}`,
+        `${name.padEnd(23)} ${quantile(xs, 0.5).toFixed(1).padStart(7)}  ${quantile(xs, 0.9).toFixed(1).padStart(7)}  ${p99.toFixed(1).padStart(7)}   ${(p99 / bareP99).toFixed(3)}`,
       );
     }
     const worst = (prefix: string) =>

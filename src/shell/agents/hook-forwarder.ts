@@ -31,7 +31,8 @@ import { Spool, type SpoolEntry } from "./spool.js";
 
 export interface HookIo {
   readonly env: NodeJS.ProcessEnv;
-  readonly stdin: NodeJS.ReadableStream;
+  /** The payload on stdin, at most `limit` bytes; `undefined` when it is longer (`hook-stdio.ts`). */
+  readonly stdin: (limit: number) => Promise<Buffer | undefined>;
   readonly out: (text: string) => void;
   readonly err: (line: string) => void;
 }
@@ -96,20 +97,6 @@ function parseArgs(argv: readonly string[]): HookArgs | string {
     timeoutMs: timeout,
     ...(adapter === "codex-notify" && payloadArg !== undefined ? { payloadArg } : {}),
   };
-}
-
-/** Stdin, up to the bound; `undefined` when it passes it (the rest is read and discarded). */
-function readPayload(stdin: NodeJS.ReadableStream): Promise<Buffer | undefined> {
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    stdin.on("data", (c: Buffer) => {
-      size += c.length;
-      if (size <= MAX_HOOK_PAYLOAD_BYTES) chunks.push(c);
-    });
-    stdin.on("end", () => resolve(size > MAX_HOOK_PAYLOAD_BYTES ? undefined : Buffer.concat(chunks)));
-    stdin.on("error", () => resolve(Buffer.concat(chunks)));
-  });
 }
 
 /** A token file's token, or why it cannot be used (its text is never printed). */
@@ -290,7 +277,9 @@ export async function runHook(argv: readonly string[], io: HookIo): Promise<numb
     return 1;
   }
   const body =
-    args.payloadArg !== undefined ? Buffer.from(args.payloadArg, "utf8") : await readPayload(io.stdin);
+    args.payloadArg !== undefined
+      ? Buffer.from(args.payloadArg, "utf8")
+      : await io.stdin(MAX_HOOK_PAYLOAD_BYTES);
   if (body === undefined || body.byteLength > MAX_HOOK_PAYLOAD_BYTES) {
     io.err(
       `harness hook: the payload is larger than ${MAX_HOOK_PAYLOAD_BYTES} bytes; not recorded, the tool runs`,

@@ -225,9 +225,9 @@ export class HookIngest {
         wire.is_error = plan.isError;
         if (plan.digest !== undefined) wire.digest = plan.digest;
         const paths =
-          facts.top === undefined || hook.cwd === undefined
+          facts.realTop === undefined || hook.cwd === undefined
             ? []
-            : await repoPaths(plan.paths, hook.cwd, facts.top);
+            : repoPaths(plan.paths, hook.cwd, facts.realTop);
         if (paths.length > 0) wire.paths = paths;
         break;
       }

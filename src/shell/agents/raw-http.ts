@@ -2,7 +2,10 @@
  * One HTTP/1.1 request over a Unix socket, written and read by hand: the command hook's only call.
  * Node's `http` client costs a hook tens of milliseconds to load and set up on every tool call (measured
  * 20-35 ms between the tokens read and the request sent, here); a request with `Connection: close`
- * needs none of it: the answer is the status line, the headers and the body up to the server's close.
+ * needs none of it: the answer is the status line, the headers and the body, complete once its
+ * `Content-Length` bytes are in (or, without one, at the server's close). Not waiting for the close
+ * matters: Node's server closes the connection only after the response's `finish`, a turn of its event
+ * loop later, and a hook row's commit (an fsync of tens of milliseconds) runs in that turn.
  */
 import * as net from "node:net";
 
@@ -23,6 +26,15 @@ export class RawHttpError extends Error {
 
 /** Header values go on one line: anything else is refused rather than sent. */
 const SAFE_HEADER = /^[\x20-\x7e]*$/;
+
+/** The response in `data`, or undefined while its headers or its `Content-Length` bytes are still to come. */
+function completeResponse(data: Buffer): RawResponse | undefined {
+  const end = data.indexOf("\r\n\r\n");
+  if (end < 0) return undefined;
+  const response = parseResponse(data);
+  const length = Number(response.headers.get("content-length"));
+  return Number.isSafeInteger(length) && data.length - (end + 4) >= length ? response : undefined;
+}
 
 function parseResponse(data: Buffer): RawResponse {
   const end = data.indexOf("\r\n\r\n");
@@ -80,18 +92,23 @@ export function rawPost(
     };
     socket.setTimeout(timeoutMs, () => fail(new RawHttpError("timed out")));
     socket.on("error", fail);
-    socket.on("data", (c: Buffer) => chunks.push(c));
-    socket.on("end", () => {
+    const settle = (parse: (data: Buffer) => RawResponse | undefined) => {
       if (settled) return;
       try {
-        const response = parseResponse(Buffer.concat(chunks));
+        const response = parse(Buffer.concat(chunks));
+        if (response === undefined) return;
         settled = true;
         socket.destroy();
         resolve(response);
       } catch (e) {
         fail(e as Error);
       }
+    };
+    socket.on("data", (c: Buffer) => {
+      chunks.push(c);
+      settle(completeResponse);
     });
+    socket.on("end", () => settle(parseResponse));
     // No half-close after the body: Node's server aborts a request whose client ended its side before
     // the answer was written. `Connection: close` has the server close once it has answered.
     socket.on("connect", () => {

@@ -4,8 +4,12 @@
  * reaches outside it through a symlink: the existing part of the path is resolved on disk, so a link
  * inside the repository pointing out of it is caught, and a file not yet written (a Write) is judged by
  * its directory. At most `MAX_PATHS`, in the order the call named them, without repeats.
+ *
+ * Synchronous, with the system's own realpath(3): one call each, microseconds, where the promise form
+ * sends every lookup through libuv's thread pool and back through the event loop, which under load
+ * costs a tool call far more than the lookup.
  */
-import { realpath } from "node:fs/promises";
+import { realpathSync } from "node:fs";
 import * as path from "node:path";
 import { MAX_PATH, MAX_PATHS } from "../../core/kinds.js";
 
@@ -13,12 +17,12 @@ const CONTROL = /\p{Cc}/u;
 const LONE_SURROGATE = /\p{Surrogate}/u;
 
 /** `p` resolved on disk as far as it exists, the rest appended as written. */
-async function resolveExisting(p: string): Promise<string | undefined> {
+function resolveExisting(p: string): string | undefined {
   const rest: string[] = [];
   let dir = p;
   for (;;) {
     try {
-      return path.join(await realpath(dir), ...rest);
+      return path.join(realpathSync.native(dir), ...rest);
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       if (code !== "ENOENT" && code !== "ENOTDIR") return undefined;
@@ -33,16 +37,18 @@ async function resolveExisting(p: string): Promise<string | undefined> {
 const inside = (rel: string): boolean =>
   rel !== "" && rel !== ".." && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel);
 
-/** The repo-relative form of each of `paths` (absolute, or relative to `cwd`) that may be kept. */
-export async function repoPaths(paths: readonly string[], cwd: string, top: string): Promise<string[]> {
-  const realTop = await realpath(top).catch(() => undefined);
-  if (realTop === undefined || !path.isAbsolute(cwd)) return [];
+/**
+ * The repo-relative form of each of `paths` (absolute, or relative to `cwd`) that may be kept;
+ * `realTop` is the top level with its symlinks resolved (`GitFacts.realTop`).
+ */
+export function repoPaths(paths: readonly string[], cwd: string, realTop: string): string[] {
+  if (!path.isAbsolute(cwd)) return [];
   const out: string[] = [];
   for (const raw of paths) {
     if (out.length >= MAX_PATHS) break;
     if (raw === "" || CONTROL.test(raw) || LONE_SURROGATE.test(raw)) continue;
     const abs = path.resolve(cwd, raw);
-    const real = await resolveExisting(abs);
+    const real = resolveExisting(abs);
     if (real === undefined) continue;
     const rel = path.relative(realTop, real);
     if (!inside(rel) || [...rel].length > MAX_PATH) continue;

@@ -429,9 +429,10 @@ cli
   .option("--timeout <ms>", "How long to wait for the daemon (default 5000)")
   .action(async () => {
     const { runHook } = await import("../agents/hook-forwarder.js");
+    const { readStdin } = await import("../agents/hook-stdio.js");
     process.exitCode = await runHook(process.argv.slice(process.argv.indexOf("hook") + 1), {
       env: process.env,
-      stdin: process.stdin,
+      stdin: (limit) => readStdin(limit, () => process.stdin),
       out: (text) => process.stdout.write(text),
       err: io.err,
     });
