@@ -1,8 +1,10 @@
 /**
  * What docs/security.md ("The agents' hook endpoint") promises of `[agents] listen`, against a real
  * daemon: the plain-HTTP listener serves the hook endpoint and nothing else (no RPC answers there), and
- * a body over the 8 MiB bound is refused with 413, recording nothing.
+ * a body declared over the 8 MiB bound is refused with 413, recording nothing. Only headers are sent:
+ * the daemon closes the connection after its 413, so a client still writing the body may see EPIPE.
  */
+import * as http from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_HOOK_PAYLOAD_BYTES } from "../../../src/shell/agents/hook-limits.js";
 import { TestFleet } from "../daemon-harness.js";
@@ -35,12 +37,24 @@ describe("[agents] listen", () => {
     expect(rpc.headers.get("x-harness-note")).toMatch(/^hook paths are \/hooks\/claude-code/);
   });
 
-  it("refuses a body over 8 MiB with 413 and records nothing, before any token is asked for", async () => {
+  it("refuses a body declared over 8 MiB with 413 and records nothing, before any token is asked for", async () => {
     const before = runEvents();
-    const body = `{"session_id":"big","hook_event_name":"PreToolUse","pad":"${"x".repeat(MAX_HOOK_PAYLOAD_BYTES)}"}`;
-    const r = await fetch(`${hooksUrl}claude-code?harness=impl`, { method: "POST", body });
-    expect(r.status).toBe(413);
-    expect(r.headers.get("x-harness-note")).toBe(
+    // Only the headers are sent: the answer comes from the declared length, before any body is read.
+    const url = new URL(`${hooksUrl}claude-code?harness=impl`);
+    const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
+      const req = http.request(url, {
+        method: "POST",
+        headers: { "content-length": String(MAX_HOOK_PAYLOAD_BYTES + 1) },
+      });
+      req.on("response", (r) => {
+        resolve(r);
+        req.destroy();
+      });
+      req.on("error", reject);
+      req.flushHeaders();
+    });
+    expect(res.statusCode).toBe(413);
+    expect(res.headers["x-harness-note"]).toBe(
       `the payload is larger than ${MAX_HOOK_PAYLOAD_BYTES} bytes; not recorded`,
     );
     expect(runEvents()).toBe(before);
