@@ -25,8 +25,9 @@ import {
 import { runtimeTypeName, T, type Type } from "../types.js";
 import { type Built, operandOf, operandsOf } from "./built.js";
 import { callUnits, type PlainCall, plainCall, STANDARD_OVERLOADS } from "./calls.js";
-import { charge, type Frame, type Node } from "./frame.js";
-import { hostReader, verbatimTypeof } from "./host.js";
+import { charge, type Frame, fitsWhole, type Node } from "./frame.js";
+import { hostReader, layoutOf, verbatimTypeof } from "./host.js";
+import { LaidOut } from "./layout.js";
 import { conditional, logical, type Shape } from "./logical.js";
 import { quantifiedTest, quantifierLoop, rangeItems } from "./loops.js";
 import { buildRecord, type Operand, operand, readField, readSlot, recordPlan } from "./operands.js";
@@ -171,22 +172,42 @@ class Compiler {
     const operandType = this.typeOf(e.operand);
     const field = e.field;
     const direct = this.declaredObjectVariable(e.operand);
-    if (
-      operandType.kind === "object" &&
-      !e.testOnly &&
-      direct !== undefined &&
-      !(field in Object.prototype)
-    ) {
-      // `event.type`: the commonest node of a rule, read in one closure.
-      const type = this.env.objectType(operandType.name)?.fields[field]?.type ?? T.dyn;
-      const read = hostReader(type);
-      const verbatim = verbatimTypeof(type);
+    const fields = operandType.kind === "object" ? this.env.objectType(operandType.name)?.fields : undefined;
+    if (direct === undefined || operandType.kind !== "object" || field in Object.prototype)
+      return { node: this.selectNode(e, operandType, this.expr(e.operand).node) };
+    const layout = fields === undefined ? undefined : layoutOf(fields);
+    const index = layout?.index.get(field) ?? -1;
+    if (e.testOnly) {
+      // `has(event.f)` of an object laid out in its type's layout: the field's presence bit.
+      const general = this.selectNode(e, operandType, this.expr(e.operand).node);
+      if (index < 0) return { node: general };
+      const bit = 1 << index;
+      // The variable's read and the test are one segment: charged at once when the sum fits.
+      const units = COST.selectAndIdent + COST.presenceTest;
       return {
-        node: (f) => readField(f, direct, field, read, verbatim),
-        inPlace: { kind: "field", variable: direct, field, read, verbatim },
+        node: (f) => {
+          const o = f.vars[direct];
+          if (!(o instanceof LaidOut) || o.layout !== layout) return general(f);
+          if (fitsWhole(f, units)) f.cost += units;
+          else {
+            charge(f, COST.selectAndIdent);
+            charge(f, COST.presenceTest);
+          }
+          return (o.present & bit) !== 0;
+        },
       };
     }
-    return { node: this.selectNode(e, operandType, this.expr(e.operand).node) };
+    // `event.type`: the commonest node of a rule, read in one closure.
+    const type = fields?.[field]?.type ?? T.dyn;
+    const access = {
+      variable: direct,
+      field,
+      read: hostReader(type),
+      verbatim: verbatimTypeof(type),
+      layout,
+      index,
+    };
+    return { node: (f) => readField(f, access), inPlace: { kind: "field", ...access } };
   }
 
   /** `x.f` and `has(x.f)` on a computed value, or on a variable by its declared type. */
