@@ -248,6 +248,12 @@ interface RecordPlan {
   readonly template: readonly Value[];
   readonly computed: readonly number[];
   readonly steps: readonly Operand[];
+  /**
+   * Every computed value is a field read, so building the record is one straight-line segment of
+   * `units` (the creation and the reads), charged at once when it fits.
+   */
+  readonly reads: boolean;
+  readonly units: number;
 }
 
 export function recordPlan(values: readonly Operand[]): RecordPlan {
@@ -262,20 +268,43 @@ export function recordPlan(values: readonly Operand[]): RecordPlan {
       steps.push(v);
     }
   });
-  return { template, computed, steps };
+  const reads = steps.every((s) => s.kind === "field");
+  return { template, computed, steps, reads, units: COST.mapCreateBase + FIELD_UNITS * steps.length };
 }
 
 /** A record's values, charged as the map literal is: its creation, then each value. */
 export function buildRecord(f: Frame, plan: RecordPlan): Result {
+  const { template, computed, steps } = plan;
+  // Copied by hand: for the few values of a selector this is cheaper than `slice`.
+  const out: Value[] = [];
+  for (let i = 0; i < template.length; i++) out.push(template[i] as Value);
+  if (plan.reads) {
+    // Reads are pure: read first, then charge the segment, or its parts up to an error.
+    for (let j = 0; j < computed.length; j++) {
+      const v = fieldValue(f, steps[j] as FieldRead);
+      if (isError(v)) {
+        chargeReads(f, j + 1);
+        return v;
+      }
+      out[computed[j] as number] = v;
+    }
+    if (fitsWhole(f, plan.units)) f.cost += plan.units;
+    else chargeReads(f, computed.length);
+    return out;
+  }
   charge(f, COST.mapCreateBase);
-  const out = plan.template.slice();
-  const { computed, steps } = plan;
   for (let j = 0; j < computed.length; j++) {
     const v = operand(f, steps[j] as Operand);
     if (isError(v)) return v;
     out[computed[j] as number] = v;
   }
   return out;
+}
+
+/** A record's creation and its first `n` field reads, charged one by one. */
+function chargeReads(f: Frame, n: number): void {
+  charge(f, COST.mapCreateBase);
+  for (let k = 0; k < n; k++) charge(f, FIELD_UNITS);
 }
 
 function notAnObject(o: unknown, name: string): CelError {
