@@ -6,7 +6,7 @@
  * same value or error, the same cost, and under every lower limit the same point of `cost_exceeded`.
  */
 import { describe, expect, it } from "vitest";
-import { type Activation, compile, type Evaluation, type Type } from "../../src/cel/index.js";
+import { type Activation, compile, type Evaluation, Layout, type Type } from "../../src/cel/index.js";
 import { ENVIRONMENTS } from "../../src/core/environments.js";
 import { EVENT_FIELDS, EVENT_KINDS, EVENT_LAYOUTS, type EventKind } from "../../src/core/kinds.js";
 
@@ -108,5 +108,24 @@ describe("a laid-out event is read from its slots", () => {
       now: 0,
     });
     expect(r[0]).toMatchObject({ kind: "value", value: true });
+  });
+});
+
+describe("decoding remembers the last key order", () => {
+  it("decodes objects of other key orders and key sets as a fresh layout does", () => {
+    const layout = EVENT_LAYOUTS.run_event;
+    const sequence: Record<string, unknown>[] = [
+      { type: "tool", action: "verify", repo: "r", is_error: true },
+      { type: "tool", action: "verify", repo: "r", is_error: true },
+      { action: "edit", type: "tool", extra: 1, repo: null },
+      { type: "closed", harness: "h", outcome: "failed", cause_digest: "d", exit_code: 2 },
+      { type: "closed" },
+      { zz: 1, type: "tool", paths: ["a"], at: 5 },
+    ];
+    for (const event of sequence) {
+      const fresh = new Layout(layout.names, layout.zeros).layOut(event);
+      const got = layout.layOut(event);
+      expect([got.values, got.present]).toEqual([fresh.values, fresh.present]);
+    }
   });
 });

@@ -12,6 +12,9 @@ export class Layout {
   readonly zeros: readonly unknown[];
   /** Fields that Object.prototype also names, which a host object must own to set. */
   private readonly inherited: readonly boolean[];
+  /** The keys of the last plain object decoded, in order, and their slots (-1: not a field). */
+  private readonly seen: string[] = [];
+  private readonly seenSlot: number[] = [];
 
   constructor(
     readonly names: readonly string[],
@@ -34,11 +37,20 @@ export class Layout {
    */
   private plain(host: Readonly<Record<string, unknown>>): LaidOut {
     const values = this.zeros.slice();
-    const index = this.index;
+    const { seen, seenSlot } = this;
     let present = 0;
+    let j = 0;
     for (const name in host) {
-      const i = index.get(name);
-      if (i === undefined) continue;
+      // Objects from one producer list their keys in one order: a key where the last object had it
+      // has the slot it had, known without a lookup (a memo: the result is the same either way).
+      let i = seenSlot[j] as number;
+      if (seen[j] !== name) {
+        i = this.index.get(name) ?? -1;
+        seen[j] = name;
+        seenSlot[j] = i;
+      }
+      j++;
+      if (i < 0) continue;
       const raw = host[name];
       if (raw !== undefined && raw !== null) {
         values[i] = raw;
