@@ -30,7 +30,7 @@ const STRING_FIELDS = [
   "path",
   "scope",
 ];
-const eventType: ObjectTypeDecl = {
+export const eventType: ObjectTypeDecl = {
   name: "Event",
   fields: {
     ...Object.fromEntries(STRING_FIELDS.map((f) => [f, { type: T.string, size: { max: 256 } }])),

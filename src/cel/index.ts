@@ -49,6 +49,8 @@ export type { Validator } from "./check/validators.js";
 export { comprehensionNestingLimit } from "./check/validators.js";
 export type { Activation } from "./compile/frame.js";
 export { CostLimitExceeded } from "./compile/frame.js";
+export { layoutOf } from "./compile/host.js";
+export { LaidOut, Layout } from "./compile/layout.js";
 export { COST } from "./cost/constants.js";
 export { estimateCost } from "./cost/estimate.js";
 export type { Range } from "./cost/range.js";

@@ -12,6 +12,7 @@ import { MINUTE } from "./durations.js";
 import { StoreError, WINDOW } from "./environments.js";
 import { isHookFed } from "./hook-runs.js";
 import type { EventFields, JournalRow } from "./journal.js";
+import { EVENT_LAYOUTS, type EventKind } from "./kinds.js";
 import { renderMessage } from "./message.js";
 import type { Fire, Mode, PrimitiveCall, RowOutcome, RuleEvaluation } from "./outcome.js";
 import { planActions } from "./plan-actions.js";
@@ -65,7 +66,7 @@ function primitiveCalls(
   limit: number,
 ): readonly PrimitiveCall[] {
   const recorder = new RecordingReader(window);
-  rule.program.evaluate(activation(row.event, row.at, recorder), limit);
+  rule.program.evaluate(activation(row.kind, row.event, row.at, recorder), limit);
   return recorder.calls;
 }
 
@@ -75,12 +76,13 @@ type Verdict =
   | { readonly kind: "cost_exceeded" };
 
 /**
- * The activation of one row: the same for every rule the row meets. The event and `now` go in as they
+ * The activation of one row: the same for every rule the row meets. The event is laid out in its
+ * kind's layout, once, so each rule reads a field from its slot; its values and `now` go in as they
  * are: CEL reads a timestamp given in ms since the epoch (the event's `at`, `now`) as a Timestamp when
  * a rule reads it, and most rules never read either.
  */
-function activation(event: EventFields, now: number, reader: WindowReader): Activation {
-  return { event, now, [WINDOW]: reader };
+function activation(kind: EventKind, event: EventFields, now: number, reader: WindowReader): Activation {
+  return { event: EVENT_LAYOUTS[kind].layOut(event), now, [WINDOW]: reader };
 }
 
 function run(rule: LoadedRule, vars: Activation, limit: number): Verdict {
@@ -126,7 +128,7 @@ export function evaluate(
   for (const active of ruleSet.rules) {
     const { rule } = active;
     if (rule.spec.on !== row.kind || (current.anyCostExceeded() && current.costExceeded(rule.hash))) continue;
-    vars ??= activation(row.event, row.at, window);
+    vars ??= activation(row.kind, row.event, row.at, window);
     const verdict = run(rule, vars, limit);
     const name = rule.spec.name;
     const hash = rule.hash;
@@ -261,7 +263,11 @@ function reevaluateHolds(
   for (const [key, hold] of state.holds().sort(([a], [b]) => (a < b ? -1 : 1))) {
     const rule = byHash.get(hold.hash);
     if (rule === undefined) continue;
-    const verdict = run(rule, activation(hold.event, row.at, window), ruleSet.costLimit ?? COST_LIMIT);
+    const verdict = run(
+      rule,
+      activation(rule.spec.on, hold.event, row.at, window),
+      ruleSet.costLimit ?? COST_LIMIT,
+    );
     if (verdict.kind === "value" && verdict.value === false) {
       const since = hold.falseSince ?? row.at;
       if (hold.falseSince === undefined) emit({ op: "hold_false_since", key, at: since });

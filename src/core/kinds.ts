@@ -4,7 +4,7 @@
  * breaks it, the cost estimator assumes it, and so a rule whose estimate fits the limit cannot overrun
  * it on an admitted row.
  */
-import { type SizeBound, T, type Type } from "../cel/index.js";
+import { type Layout, layoutOf, type SizeBound, T, type Type } from "../cel/index.js";
 
 export const EVENT_KINDS = ["run_event", "graph_event", "fact_event", "tick"] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];
@@ -95,4 +95,15 @@ export const EVENT_TYPE_NAMES: Readonly<Record<EventKind, string>> = {
   graph_event: "harness.rules.GraphEvent",
   fact_event: "harness.rules.FactEvent",
   tick: "harness.rules.Tick",
+};
+
+/**
+ * Each kind's fields in their declared order: the activation decodes a row's event into its kind's
+ * layout once, and every rule reads a field from its slot (the environments declare the same fields).
+ */
+export const EVENT_LAYOUTS: Readonly<Record<EventKind, Layout>> = {
+  run_event: layoutOf(EVENT_FIELDS.run_event) as Layout,
+  graph_event: layoutOf(EVENT_FIELDS.graph_event) as Layout,
+  fact_event: layoutOf(EVENT_FIELDS.fact_event) as Layout,
+  tick: layoutOf(EVENT_FIELDS.tick) as Layout,
 };

@@ -7,6 +7,8 @@ import {
   compile,
   type Env,
   type FunctionDecl,
+  type Layout,
+  layoutOf,
   type Result,
   standardEnv,
   T,
@@ -48,13 +50,17 @@ function lookup(prepared: boolean, sites: CallSite[]): FunctionDecl {
   };
 }
 
+const EV_FIELDS = { x: { type: T.string }, y: { type: T.string }, b: { type: T.bool } };
+
 const envOf = (prepared: boolean, sites: CallSite[] = []): Env =>
   standardEnv.extend({
     variables: [
       { name: "s", type: T.string },
       { name: "n", type: T.int },
       { name: "tag", type: T.string },
+      { name: "ev", type: T.object("Ev") },
     ],
+    objectTypes: [{ name: "Ev", fields: EV_FIELDS }],
     functions: [lookup(prepared, sites)],
   });
 
@@ -74,12 +80,21 @@ const EXPRESSIONS = [
   'size(lookup({"a": s}, "a")) + size(lookup({"b": s, "c": "cc"}, "c"))',
   // Under dyn the overload is chosen per call: the map arrives built, as for a computed map.
   'lookup(dyn({"a": s}), "a")',
+  // A record of field reads is one segment, charged at once when it fits, else part by part.
+  'lookup({"a": ev.x, "b": ev.y}, "b")',
+  'lookup({"a": ev.x, "k": "c", "b": ev.y, "c": ev.b}, "a")',
 ];
 
 describe("a contextual call, prepared for its site", () => {
+  const layout = layoutOf(EV_FIELDS) as Layout;
+  const events = [{ x: "p", y: "q", b: true }, { x: "p", y: 3 }, { x: 4 }, {}];
   const vars = [
     { s: "v", n: 1n, tag: TAG },
     { s: "", n: 0n, tag: TAG },
+    ...events.flatMap((ev) => [
+      { s: "v", n: 1n, tag: TAG, ev },
+      { s: "v", n: 1n, tag: TAG, ev: layout.layOut(ev) },
+    ]),
   ];
   for (const text of EXPRESSIONS) {
     it(`gives the value, error and cost of the same function as a pure one: ${text}`, () => {

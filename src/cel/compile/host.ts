@@ -5,6 +5,8 @@
  * through a converter chosen once, at compile time, from its declared type. Converting on read means a
  * host object is handed over as it is, never copied to change its representation.
  */
+
+import type { FieldDecl } from "../env.js";
 import { checkedTimestamp, parseDuration, parseTimestamp } from "../runtime/time.js";
 import {
   CelError,
@@ -19,6 +21,7 @@ import {
   type Value,
 } from "../runtime/values.js";
 import type { Type } from "../types.js";
+import { LaidOut, Layout } from "./layout.js";
 
 export type HostReader = (raw: unknown) => Result;
 
@@ -117,13 +120,16 @@ export function hostReader(type: Type): HostReader {
       };
     }
     case "object":
-      // Events arrive as plain objects; anything else object-like would read as unset fields.
+      // Events arrive as plain objects, or laid out from one; anything else object-like would read as
+      // unset fields. A laid-out object is read whole as the object it was decoded from.
       return (raw) =>
         raw === undefined || raw === null
           ? {}
-          : typeof raw === "object" && !Array.isArray(raw)
-            ? (raw as Value)
-            : wrong(raw, type.name);
+          : raw instanceof LaidOut
+            ? (raw.source as Value)
+            : typeof raw === "object" && !Array.isArray(raw)
+              ? (raw as Value)
+              : wrong(raw, type.name);
     default:
       return dynReader;
   }
@@ -183,6 +189,7 @@ function isPlainObject(raw: unknown): boolean {
  * array a list, a number a double; CEL values (bigints, `Timestamp`s, `CelMap`s…) pass as they are.
  */
 export function dynReader(raw: unknown): Result {
+  if (raw instanceof LaidOut) return dynReader(raw.source);
   if (raw === undefined || typeof raw === "function" || typeof raw === "symbol")
     return new CelError("no such attribute");
   if (Array.isArray(raw)) {
@@ -204,4 +211,28 @@ export function dynReader(raw: unknown): Result {
     return CelMap.from(pairs);
   }
   return raw as Value;
+}
+
+/** One bit per field of a presence mask held in an int32. */
+const MAX_FIELDS = 31;
+
+const LAYOUTS = new WeakMap<object, Layout | undefined>();
+
+/**
+ * The layout of an object type's fields, each unset field's zero being what its reader gives for
+ * `undefined`. The same object for the same declaration, which is how the compiler and a decoder
+ * agree; undefined for a type with more fields than a presence mask holds.
+ */
+export function layoutOf(fields: Readonly<Record<string, FieldDecl>>): Layout | undefined {
+  if (LAYOUTS.has(fields)) return LAYOUTS.get(fields);
+  const names = Object.keys(fields);
+  const layout =
+    names.length > MAX_FIELDS
+      ? undefined
+      : new Layout(
+          names,
+          names.map((n) => hostReader((fields[n] as FieldDecl).type)(undefined)),
+        );
+  LAYOUTS.set(fields, layout);
+  return layout;
 }

@@ -10,8 +10,9 @@ import { COST } from "../cost/constants.js";
 import { CelError, isError, type Result, type Value } from "../runtime/values.js";
 import { codePointLength } from "../source.js";
 import type { Type } from "../types.js";
-import { charge, type Frame, type Node } from "./frame.js";
+import { charge, type Frame, fitsWhole, type Node } from "./frame.js";
 import { dynReader, type HostReader } from "./host.js";
+import { LaidOut, type Layout } from "./layout.js";
 
 /** A node whose value is known at compile time, with what evaluating it charges. */
 export interface Known {
@@ -28,14 +29,7 @@ export interface Known {
 export type Operand =
   | { readonly kind: "node"; readonly node: Node }
   | { readonly kind: "constant"; readonly value: Value; readonly cost: number }
-  | {
-      readonly kind: "field";
-      readonly variable: string;
-      readonly field: string;
-      readonly read: HostReader;
-      /** The `typeof` of a host value that is its own CEL value (`"string"` for a string field). */
-      readonly verbatim: string | undefined;
-    }
+  | FieldRead
   | FieldTest
   | { readonly kind: "slot"; readonly slot: number };
 
@@ -54,10 +48,13 @@ export function shaped(o: Operand): Operand {
     field: p.field ?? "",
     read: p.read ?? dynReader,
     verbatim: p.verbatim,
+    layout: p.layout,
+    index: p.index ?? -1,
     slot: p.slot ?? -1,
     text: p.text ?? "",
     points: p.points ?? 0,
     negate: p.negate ?? false,
+    segment: p.segment ?? false,
   };
   return all as Operand;
 }
@@ -71,10 +68,13 @@ interface OperandFields {
   readonly field: string;
   readonly read: HostReader;
   readonly verbatim: string | undefined;
+  readonly layout: Layout | undefined;
+  readonly index: number;
   readonly slot: number;
   readonly text: string;
   readonly points: number;
   readonly negate: boolean;
+  readonly segment: boolean;
 }
 
 /** What running the operand's node would do, charge for charge. */
@@ -86,7 +86,7 @@ export function operand(f: Frame, o: Operand): Result {
       if (o.cost !== 0) charge(f, o.cost);
       return o.value;
     case "field":
-      return readField(f, o.variable, o.field, o.read, o.verbatim);
+      return readField(f, o);
     case "slot":
       return readSlot(f, o.slot);
     case "test":
@@ -123,18 +123,49 @@ export function equalsConstant(f: Frame, x: string, c: ConstantText): boolean {
   return c.negate ? x !== text : x === text;
 }
 
-/** `event.type == "closed"` (or `!=`): a string field against a string constant, read in place. */
-interface FieldTest extends ConstantText {
-  readonly kind: "test";
+/** How to read a declared object variable's field (`event.type`) in place. */
+interface FieldAccess {
   readonly variable: string;
   readonly field: string;
   readonly read: HostReader;
+  /** The `typeof` of a host value that is its own CEL value (`"string"` for a string field). */
   readonly verbatim: string | undefined;
+  /** The object type's layout and the field's slot in it, for an object decoded into it. */
+  readonly layout: Layout | undefined;
+  readonly index: number;
 }
 
+interface FieldRead extends FieldAccess {
+  readonly kind: "field";
+}
+
+/** `event.type == "closed"` (or `!=`): a string field against a string constant, read in place. */
+interface FieldTest extends ConstantText, FieldAccess {
+  readonly kind: "test";
+  /** A short constant of whole cost: the read and the comparison charge one fixed sum. */
+  readonly segment: boolean;
+}
+
+/**
+ * The read and the comparison are one straight-line segment: with a short constant of whole cost,
+ * both charges are made at once when they fit under the limit (`fitsWhole`), else one by one.
+ */
 export function testField(f: Frame, t: FieldTest): Result {
-  const x = readField(f, t.variable, t.field, t.read, t.verbatim);
-  return isError(x) ? x : equalsConstant(f, x as string, t);
+  const x = fieldValue(f, t);
+  if (isError(x)) {
+    charge(f, FIELD_UNITS);
+    return x;
+  }
+  const s = x as string;
+  if (t.segment) {
+    const units = FIELD_UNITS + t.cost + (t.text.length === 0 || s.length === 0 ? 0 : COST.call);
+    if (fitsWhole(f, units)) {
+      f.cost += units;
+      return t.negate ? s !== t.text : s === t.text;
+    }
+  }
+  charge(f, FIELD_UNITS);
+  return equalsConstant(f, s, t);
 }
 
 /** The `FieldTest` that `a == b` or `a != b` is, when it is one. */
@@ -148,33 +179,45 @@ export function fieldEquality(
   if (ta?.kind !== "string" || tb?.kind !== "string" || a?.kind !== "field" || b?.kind !== "constant")
     return undefined;
   if (typeof b.value !== "string") return undefined;
-  const { variable, field, read, verbatim } = a;
+  const { variable, field, read, verbatim, layout, index } = a;
   return shaped({
     kind: "test",
     variable,
     field,
     read,
     verbatim,
+    layout,
+    index,
+    segment: b.value.length <= SHORT_CONSTANT && Number.isInteger(b.cost),
     ...constantText(b.value, b.cost, negate),
   }) as FieldTest;
 }
 
 /**
- * `event.type`: a declared object variable's field, read as one step (ident and select, 2 units). A
- * value that is its own CEL value (a string in a string field) is returned without calling its reader.
+ * `event.type`: a declared object variable's field, read as one step (ident and select, 2 units): from
+ * its slot when the object was laid out in the type's layout, else by name. A value that is its own
+ * CEL value (a string in a string field) is returned without calling its reader.
  */
-export function readField(
-  f: Frame,
-  variable: string,
-  field: string,
-  read: HostReader,
-  verbatim: string | undefined,
-): Result {
-  charge(f, 2 * COST.selectAndIdent);
-  const o = f.vars[variable];
-  if (o === undefined || o === null) return read(undefined);
-  if (typeof o !== "object") return notAnObject(o, variable);
-  const raw = (o as Record<string, unknown>)[field];
+export function readField(f: Frame, a: FieldAccess): Result {
+  charge(f, FIELD_UNITS);
+  return fieldValue(f, a);
+}
+
+/** What a field read charges: the variable and the select. */
+const FIELD_UNITS = 2 * COST.selectAndIdent;
+
+/** A field's value, not charged: reading is pure, so a segment may read first and charge after. */
+function fieldValue(f: Frame, a: FieldAccess): Result {
+  const o = f.vars[a.variable];
+  const { read, verbatim } = a;
+  let raw: unknown;
+  if (o instanceof LaidOut && o.layout === a.layout) raw = o.values[a.index];
+  else {
+    const host = o instanceof LaidOut ? o.source : o;
+    if (host === undefined || host === null) return read(undefined);
+    if (typeof host !== "object") return notAnObject(host, a.variable);
+    raw = (host as Record<string, unknown>)[a.field];
+  }
   // Each case tests a constant `typeof`, which the engine does without computing the type's name.
   switch (verbatim) {
     case "string":
@@ -205,6 +248,12 @@ interface RecordPlan {
   readonly template: readonly Value[];
   readonly computed: readonly number[];
   readonly steps: readonly Operand[];
+  /**
+   * Every computed value is a field read, so building the record is one straight-line segment of
+   * `units` (the creation and the reads), charged at once when it fits.
+   */
+  readonly reads: boolean;
+  readonly units: number;
 }
 
 export function recordPlan(values: readonly Operand[]): RecordPlan {
@@ -219,20 +268,43 @@ export function recordPlan(values: readonly Operand[]): RecordPlan {
       steps.push(v);
     }
   });
-  return { template, computed, steps };
+  const reads = steps.every((s) => s.kind === "field");
+  return { template, computed, steps, reads, units: COST.mapCreateBase + FIELD_UNITS * steps.length };
 }
 
 /** A record's values, charged as the map literal is: its creation, then each value. */
 export function buildRecord(f: Frame, plan: RecordPlan): Result {
+  const { template, computed, steps } = plan;
+  // Copied by hand: for the few values of a selector this is cheaper than `slice`.
+  const out: Value[] = [];
+  for (let i = 0; i < template.length; i++) out.push(template[i] as Value);
+  if (plan.reads) {
+    // Reads are pure: read first, then charge the segment, or its parts up to an error.
+    for (let j = 0; j < computed.length; j++) {
+      const v = fieldValue(f, steps[j] as FieldRead);
+      if (isError(v)) {
+        chargeReads(f, j + 1);
+        return v;
+      }
+      out[computed[j] as number] = v;
+    }
+    if (fitsWhole(f, plan.units)) f.cost += plan.units;
+    else chargeReads(f, computed.length);
+    return out;
+  }
   charge(f, COST.mapCreateBase);
-  const out = plan.template.slice();
-  const { computed, steps } = plan;
   for (let j = 0; j < computed.length; j++) {
     const v = operand(f, steps[j] as Operand);
     if (isError(v)) return v;
     out[computed[j] as number] = v;
   }
   return out;
+}
+
+/** A record's creation and its first `n` field reads, charged one by one. */
+function chargeReads(f: Frame, n: number): void {
+  charge(f, COST.mapCreateBase);
+  for (let k = 0; k < n; k++) charge(f, FIELD_UNITS);
 }
 
 function notAnObject(o: unknown, name: string): CelError {
