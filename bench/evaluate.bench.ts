@@ -225,13 +225,24 @@ type ProgramMethod = "evaluate" | "evaluateValue";
 type Answer = (method: ProgramMethod, vars: never, limit?: number) => unknown;
 
 /**
- * A program whose evaluations answer through `answer`: one class, so the call site in `evaluate()` sees
- * one shape for all 56 rules, as it does for the real programs.
+ * A program whose evaluations by the loop answer through `answer`: one class, so the call site in
+ * `evaluate()` sees one shape for all 56 rules, as it does for the real programs. The loop calls one
+ * method (`evaluateValue` where the build has it, else `evaluate`); any other call (a plan measuring a
+ * type guard) goes to the real program.
  */
 class TapedProgram {
-  constructor(private readonly answer: Answer) {}
+  private readonly taped: ProgramMethod;
+  constructor(
+    private readonly real: Record<ProgramMethod, (v: never, l?: number) => unknown> & { checked: unknown },
+    private readonly answer: Answer,
+  ) {
+    this.taped = typeof real.evaluateValue === "function" ? "evaluateValue" : "evaluate";
+  }
+  get checked(): unknown {
+    return this.real.checked;
+  }
   evaluate(vars: never, limit?: number): unknown {
-    return this.answer("evaluate", vars, limit);
+    return this.taped === "evaluate" ? this.answer("evaluate", vars, limit) : this.real.evaluate(vars, limit);
   }
   evaluateValue(vars: never, limit?: number): unknown {
     return this.answer("evaluateValue", vars, limit);
@@ -239,7 +250,8 @@ class TapedProgram {
 }
 
 function withEvaluate(rule: ActiveRule, answer: Answer): ActiveRule {
-  const program = new TapedProgram(answer) as unknown as LoadedRule["program"];
+  const real = rule.rule.program as unknown as ConstructorParameters<typeof TapedProgram>[0];
+  const program = new TapedProgram(real, answer) as unknown as LoadedRule["program"];
   return { ...rule, rule: { ...rule.rule, program } };
 }
 
@@ -355,9 +367,13 @@ function runVariant(build: Build, variant: Variant, rows: readonly JournalRow[])
         : variant === "tapeVerdicts"
           ? new Fold(build, withRules(ruleSet, replayRules), () => tapeReader)
           : new FeedOnly(build);
+  // The tape is recorded over every row before the timed pass (switching between recording and replay
+  // chunk by chunk kept the loop's feedback changing under it); the isolated reads, which need every
+  // call's selector, go a chunk at a time so the tape stays small.
+  const chunkSize = variant === "readsAlone" ? CHUNK : rows.length;
   let reads = 0;
-  for (let from = 0; from < rows.length; from += CHUNK) {
-    const chunk = rows.slice(from, from + CHUNK);
+  for (let from = 0; from < rows.length; from += chunkSize) {
+    const chunk = rows.slice(from, from + chunkSize);
     if (variant !== "full" && variant !== "feedOnly") {
       tape = emptyTape();
       recording.run(chunk, (i) => {
@@ -367,8 +383,7 @@ function runVariant(build: Build, variant: Variant, rows: readonly JournalRow[])
       tape.rowStarts.push(tape.calls.length);
       reads += tape.answers.length;
     }
-    // The last chunk's tape and the recording's garbage are collected before the timed pass, in every
-    // variant alike, so no variant pays for another pass's collections.
+    // The recording's garbage is collected before the timed pass, in every variant alike.
     globalThis.gc?.();
     next = 0;
     if (fold instanceof Fold)
