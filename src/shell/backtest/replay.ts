@@ -116,7 +116,10 @@ export function replay(db: Db, request: BacktestRequest, sink: BacktestSink): vo
     const windowFrom = journal.firstAdmittedAfter(stretchAfter - MAX_WINDOW_MS) ?? from;
     // Only rows the windows index or the rule may read are decoded; a kind and type decide it once.
     const decided = new Map<EventKind, Map<string, boolean>>();
+    // Most rows repeat the last row's kind and type: compared first, before the maps hash the type.
+    let previous: { kind: EventKind; type: string; reads: boolean } | undefined;
     const readsEvent = (kind: EventKind, type: string): boolean => {
+      if (previous !== undefined && previous.kind === kind && previous.type === type) return previous.reads;
       let byType = decided.get(kind);
       if (byType === undefined) {
         byType = new Map();
@@ -127,6 +130,7 @@ export function replay(db: Db, request: BacktestRequest, sink: BacktestSink): vo
         reads = fold.readsEvent(kind, type) || shapesIndex(shapes, kind, type);
         byType.set(type, reads);
       }
+      previous = { kind, type, reads };
       return reads;
     };
     for (const row of journal.rowsInRangeTyped(windowFrom, last, readsEvent)) {
