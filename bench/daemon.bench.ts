@@ -610,7 +610,7 @@ function backtestSection(): void {
         line(
           `replay(): ${rule}`,
           `${int(rowsPerS(times[i] ?? []))} rows/s`,
-          `${pct(ratio)} of bare; goal ≥ 50%: ${verdict(ratio >= 0.5)}; ${fires[i]} fires`,
+          `${pct(ratio)} of bare; goal ≥ 70%: ${verdict(ratio >= 0.7)}; ${fires[i]} fires`,
         );
       }
     } finally {

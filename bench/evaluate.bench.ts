@@ -1,19 +1,46 @@
 /**
- * `npm run bench:evaluate`: evaluate() throughput in rows/s on one core, over a synthetic journal of
- * 1,000,000 rows (mostly tool rows, some opened/closed, graph events, a tick a minute) at 50,000 rows a
- * day, through the starter pack plus 50 generated rules each reaching a primitive call on every row of
- * its kind; and the memory the window index holds at 7 days of rows.
+ * `npm run bench:evaluate`: evaluate() throughput on one core, over a synthetic journal of 1,000,000
+ * rows (mostly tool rows, some opened/closed, graph events, a tick a minute) at 50,000 rows a day,
+ * through the starter pack plus 50 generated rules each reaching a primitive call on every row of its
+ * kind; and the memory the window index holds at 7 days of rows.
+ *
+ * Two builds run side by side in this one process: this checkout and a baseline commit (`BASELINE`,
+ * default b646156; `BASELINE=none` runs this checkout alone), built by `baseline-build.ts` into a
+ * temporary directory. They take turns over chunks of the same rows, so a busy neighbour slows both
+ * alike, and each is timed in CPU-seconds of this thread.
+ *
+ * Then where a row's time goes, over the first `BREAKDOWN_ROWS` rows, for both builds, by replacing
+ * parts with tapes recorded from the same build's real run (so every variant takes the same paths and
+ * makes the same fires): the window reader by one answering from a tape (the difference is the reads
+ * made inside the loop), every rule's program by one answering its recorded verdict (the difference is
+ * CEL, with the primitives' call plumbing on CEL's side), and the loop with the window feed alone. A
+ * read's isolated cost is the same recorded calls made straight to the same fed reader, row by row,
+ * with nothing else in the loop.
+ *
+ * Env: ROWS (default 1,000,000), BREAKDOWN_ROWS (default 150,000; 0 skips), BASELINE, CHUNK.
  */
-import type { RuleLoad } from "../src/core/compile-rule.js";
-import { evaluate } from "../src/core/evaluate.js";
+
+import { execFileSync } from "node:child_process";
+import type { LoadedRule, RuleLoad } from "../src/core/compile-rule.js";
+import type { evaluate as EvaluateFn } from "../src/core/evaluate.js";
 import type { JournalRow } from "../src/core/journal.js";
-import { loadRuleFile } from "../src/core/load-rule.js";
-import { assembleRuleSet } from "../src/core/rule-set.js";
-import { loadStarterPack } from "../src/core/starter-pack.js";
-import { emptyState, StateAccumulator } from "../src/core/state.js";
-import { selectorShapes, WindowFeed, WindowIndex } from "../src/core/window-index.js";
+import type { loadRuleFile as LoadRuleFileFn } from "../src/core/load-rule.js";
+import type { ActiveRule, assembleRuleSet as AssembleFn, RuleSet } from "../src/core/rule-set.js";
+import type { loadStarterPack as StarterFn } from "../src/core/starter-pack.js";
+import type { StateAccumulator as AccumulatorClass, CoreState } from "../src/core/state.js";
+import type { IndexedField, Selector, WindowReader } from "../src/core/window.js";
+import type {
+  SelectorShape,
+  selectorShapes as ShapesFn,
+  WindowFeed as WindowFeedClass,
+  WindowIndex as WindowIndexClass,
+} from "../src/core/window-index.js";
+import { buildCommit, CANDIDATE_DIR, importFrom } from "./baseline-build.js";
 
 const ROWS = Number(process.env.ROWS ?? 1_000_000);
+const BREAKDOWN_ROWS = Math.min(ROWS, Number(process.env.BREAKDOWN_ROWS ?? 150_000));
+const BASELINE = process.env.BASELINE ?? "b646156";
+const CHUNK = Number(process.env.CHUNK ?? 10_000);
 const PER_DAY = 50_000;
 const STEP = 86_400_000 / PER_DAY;
 const T0 = Date.parse("2026-10-01T00:00:00Z");
@@ -97,9 +124,9 @@ function synthetic(n: number): JournalRow[] {
 }
 
 /** 50 rules of the shapes rule authors write; each calls a primitive first, so it runs on every row of its kind. */
-function generatedRules(): RuleLoad[] {
+function generatedRuleFiles(): [string, string][] {
   const windows = ["10m", "1h", "2h", "24h"];
-  const out: RuleLoad[] = [];
+  const out: [string, string][] = [];
   for (let i = 0; i < 50; i++) {
     const w = windows[i % windows.length];
     const graph = i % 5 === 4;
@@ -119,59 +146,423 @@ function generatedRules(): RuleLoad[] {
       `target = "harness"`,
       `message = "{{rule}} {{harness}}"`,
     ].join("\n");
-    out.push(loadRuleFile(`rules/gen-${i}.toml`, text));
+    out.push([`rules/gen-${i}.toml`, text]);
   }
   return out;
 }
 
-const generated = generatedRules();
-const broken = generated.filter((l) => !l.ok);
-if (broken.length > 0) throw new Error(`generated rules failed to load: ${JSON.stringify(broken[0])}`);
-const ruleSet = assembleRuleSet({
-  starter: loadStarterPack(),
-  policy: [{ repo: "bench", loads: generated }],
-  shadowPeriod: 0,
-});
-const shapes = selectorShapes(ruleSet.rules.map((r) => r.rule));
+/** What the bench uses of one build: the same exports at the baseline and here. */
+interface Build {
+  readonly name: string;
+  readonly evaluate: typeof EvaluateFn;
+  readonly StateAccumulator: typeof AccumulatorClass;
+  readonly emptyState: CoreState;
+  readonly WindowFeed: typeof WindowFeedClass;
+  readonly WindowIndex: typeof WindowIndexClass;
+  readonly ruleSet: RuleSet;
+  readonly shapes: readonly SelectorShape[];
+}
+
+async function loadBuild(name: string, dir: string): Promise<Build> {
+  const from = <T>(m: string) => importFrom<T>(dir, m);
+  const { evaluate } = await from<{ evaluate: typeof EvaluateFn }>("core/evaluate.js");
+  const { loadRuleFile } = await from<{ loadRuleFile: typeof LoadRuleFileFn }>("core/load-rule.js");
+  const { assembleRuleSet } = await from<{ assembleRuleSet: typeof AssembleFn }>("core/rule-set.js");
+  const { loadStarterPack } = await from<{ loadStarterPack: typeof StarterFn }>("core/starter-pack.js");
+  const state = await from<{ StateAccumulator: typeof AccumulatorClass; emptyState: CoreState }>(
+    "core/state.js",
+  );
+  const win = await from<{
+    selectorShapes: typeof ShapesFn;
+    WindowFeed: typeof WindowFeedClass;
+    WindowIndex: typeof WindowIndexClass;
+  }>("core/window-index.js");
+  const generated: RuleLoad[] = generatedRuleFiles().map(([file, text]) => loadRuleFile(file, text));
+  const broken = generated.filter((l) => !l.ok);
+  if (broken.length > 0)
+    throw new Error(`${name}: generated rules failed to load: ${JSON.stringify(broken[0])}`);
+  const ruleSet = assembleRuleSet({
+    starter: loadStarterPack(),
+    policy: [{ repo: "bench", loads: generated }],
+    shadowPeriod: 0,
+  });
+  return {
+    name,
+    evaluate,
+    StateAccumulator: state.StateAccumulator,
+    emptyState: state.emptyState,
+    WindowFeed: win.WindowFeed,
+    WindowIndex: win.WindowIndex,
+    ruleSet,
+    shapes: win.selectorShapes(ruleSet.rules.map((r) => r.rule)),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Tapes: one build's real answers over a chunk, recorded by an untimed pass, replayed by the variants.
+
+interface Call {
+  readonly fn: 0 | 1 | 2;
+  readonly field: IndexedField;
+  readonly selector: Selector;
+  readonly withinMs: number;
+}
+
+interface Tape {
+  /** Every read's answer, in the order the loop asks. */
+  answers: (number | boolean)[];
+  /** Every read, and where each row's reads start (one past the last row: the end). */
+  calls: Call[];
+  rowStarts: number[];
+  /** Per row and rule (row-major): what the rule's program answered. */
+  verdicts: unknown[];
+}
+
+const emptyTape = (): Tape => ({ answers: [], calls: [], rowStarts: [], verdicts: [] });
+
+/** The methods a build's `evaluate()` may call on a program (the baseline's one, or this checkout's). */
+type ProgramMethod = "evaluate" | "evaluateValue";
+type Answer = (method: ProgramMethod, vars: never, limit?: number) => unknown;
+
+/**
+ * A program whose evaluations by the loop answer through `answer`: one class, so the call site in
+ * `evaluate()` sees one shape for all 56 rules, as it does for the real programs. The loop calls one
+ * method (`evaluateValue` where the build has it, else `evaluate`); any other call (a plan measuring a
+ * type guard) goes to the real program.
+ */
+class TapedProgram {
+  private readonly taped: ProgramMethod;
+  constructor(
+    private readonly real: Record<ProgramMethod, (v: never, l?: number) => unknown> & { checked: unknown },
+    private readonly answer: Answer,
+  ) {
+    this.taped = typeof real.evaluateValue === "function" ? "evaluateValue" : "evaluate";
+  }
+  get checked(): unknown {
+    return this.real.checked;
+  }
+  evaluate(vars: never, limit?: number): unknown {
+    return this.taped === "evaluate" ? this.answer("evaluate", vars, limit) : this.real.evaluate(vars, limit);
+  }
+  evaluateValue(vars: never, limit?: number): unknown {
+    return this.answer("evaluateValue", vars, limit);
+  }
+}
+
+function withEvaluate(rule: ActiveRule, answer: Answer): ActiveRule {
+  const real = rule.rule.program as unknown as ConstructorParameters<typeof TapedProgram>[0];
+  const program = new TapedProgram(real, answer) as unknown as LoadedRule["program"];
+  return { ...rule, rule: { ...rule.rule, program } };
+}
+
+const withRules = (set: RuleSet, rules: readonly ActiveRule[]): RuleSet => ({ ...set, rules });
+
+/** One fold of rows through one build, with its own feed and state. */
+class Fold {
+  private readonly feed: WindowFeedClass;
+  private readonly acc: AccumulatorClass;
+  fires = 0;
+  cpuUs = 0;
+  constructor(
+    private readonly build: Build,
+    private readonly ruleSet: RuleSet,
+    private readonly readerFor: (feed: WindowFeedClass, row: JournalRow) => WindowReader,
+  ) {
+    this.feed = new build.WindowFeed(build.shapes);
+    this.acc = new build.StateAccumulator(build.emptyState);
+  }
+  /** The loop the live evaluator and a backtest run: feed the row, evaluate it, apply its delta. */
+  run(rows: readonly JournalRow[], onRow?: (i: number) => void): void {
+    const { evaluate } = this.build;
+    const cpu = process.cpuUsage();
+    for (let i = 0; i < rows.length; i++) {
+      const row = rows[i] as JournalRow;
+      onRow?.(i);
+      this.feed.add(row);
+      const outcome = evaluate(this.ruleSet, row, this.acc.current, this.readerFor(this.feed, row));
+      this.acc.apply(outcome.delta);
+      this.fires += outcome.fires.length;
+    }
+    const used = process.cpuUsage(cpu);
+    this.cpuUs += used.user + used.system;
+  }
+}
+
+/** The window feed alone, and the recorded reads made straight to it. */
+class FeedOnly {
+  private readonly feed: WindowFeedClass;
+  cpuUs = 0;
+  constructor(build: Build) {
+    this.feed = new build.WindowFeed(build.shapes);
+  }
+  run(rows: readonly JournalRow[], tape?: Tape): void {
+    const cpu = process.cpuUsage();
+    let sink = 0;
+    for (let i = 0; i < rows.length; i++) {
+      const row = rows[i] as JournalRow;
+      this.feed.add(row);
+      if (tape === undefined) continue;
+      const reader = this.feed.readerAt(row.at);
+      const end = tape.rowStarts[i + 1] as number;
+      for (let c = tape.rowStarts[i] as number; c < end; c++) {
+        const { fn, field, selector, withinMs } = tape.calls[c] as Call;
+        const v =
+          fn === 0
+            ? reader.count(selector, withinMs)
+            : fn === 1
+              ? reader.distinct(field, selector, withinMs)
+              : reader.exists(selector, withinMs);
+        if (v !== tape.answers[c])
+          throw new Error(`isolated read ${c} answered ${v}, not ${tape.answers[c]}`);
+        sink++;
+      }
+    }
+    const used = process.cpuUsage(cpu);
+    this.cpuUs += used.user + used.system;
+    if (sink < 0) console.log(sink);
+  }
+}
+
+type Variant = "full" | "tapeReader" | "tapeVerdicts" | "feedOnly" | "readsAlone";
+const VARIANTS: readonly Variant[] = ["full", "tapeReader", "tapeVerdicts", "feedOnly", "readsAlone"];
+
+interface VariantResult {
+  readonly cpuUs: number;
+  readonly rows: number;
+  readonly reads: number;
+}
+
+/**
+ * One variant of one build over `rows`, chunk by chunk: an untimed recording pass makes the chunk's
+ * tape first when the variant replays one. Each runs in a process of its own, so one variant's readers
+ * and programs never share a call site's feedback with another's.
+ */
+function runVariant(build: Build, variant: Variant, rows: readonly JournalRow[]): VariantResult {
+  const { ruleSet } = build;
+  const n = ruleSet.rules.length;
+  let tape = emptyTape();
+  let row = 0;
+  const recordingRules = ruleSet.rules.map((r, k) => {
+    const program = r.rule.program as unknown as Record<ProgramMethod, (v: never, l?: number) => unknown>;
+    return withEvaluate(r, (method, vars, limit) => {
+      const e = program[method].call(program, vars, limit);
+      tape.verdicts[row * n + k] = e;
+      return e;
+    });
+  });
+  // Verdicts are recorded through the same class that replays them; reads through the real programs.
+  const recording = new Fold(
+    build,
+    variant === "tapeVerdicts" ? withRules(ruleSet, recordingRules) : ruleSet,
+    (feed, r) => new Recorder(feed.readerAt(r.at), tape, variant === "readsAlone"),
+  );
+  let next = 0;
+  const tapeReader: WindowReader = new TapeReader(() => tape.answers[next++] as number | boolean);
+  const replayRules = ruleSet.rules.map((r, k) => withEvaluate(r, () => tape.verdicts[row * n + k]));
+  const fold =
+    variant === "full"
+      ? new Fold(build, ruleSet, (feed, r) => feed.readerAt(r.at))
+      : variant === "tapeReader"
+        ? new Fold(build, ruleSet, () => tapeReader)
+        : variant === "tapeVerdicts"
+          ? new Fold(build, withRules(ruleSet, replayRules), () => tapeReader)
+          : new FeedOnly(build);
+  // The tape is recorded over every row before the timed pass (switching between recording and replay
+  // chunk by chunk kept the loop's feedback changing under it); the isolated reads, which need every
+  // call's selector, go a chunk at a time so the tape stays small.
+  const chunkSize = variant === "readsAlone" ? CHUNK : rows.length;
+  let reads = 0;
+  for (let from = 0; from < rows.length; from += chunkSize) {
+    const chunk = rows.slice(from, from + chunkSize);
+    if (variant !== "full" && variant !== "feedOnly") {
+      tape = emptyTape();
+      recording.run(chunk, (i) => {
+        row = i;
+        tape.rowStarts.push(tape.calls.length);
+      });
+      tape.rowStarts.push(tape.calls.length);
+      reads += tape.answers.length;
+    }
+    // The recording's garbage is collected before the timed pass, in every variant alike.
+    globalThis.gc?.();
+    next = 0;
+    if (fold instanceof Fold)
+      fold.run(chunk, (i) => {
+        row = i;
+      });
+    else fold.run(chunk, variant === "readsAlone" ? tape : undefined);
+  }
+  return { cpuUs: fold.cpuUs, rows: rows.length, reads };
+}
+
+/** The real reader, every call and answer noted on the tape. */
+class Recorder implements WindowReader {
+  constructor(
+    private readonly reader: WindowReader,
+    private readonly tape: Tape,
+    private readonly withCalls: boolean,
+  ) {}
+  private note<V extends number | boolean>(
+    fn: 0 | 1 | 2,
+    field: IndexedField,
+    selector: Selector,
+    withinMs: number,
+    v: V,
+  ): V {
+    if (this.withCalls) this.tape.calls.push({ fn, field, selector, withinMs });
+    this.tape.answers.push(v);
+    return v;
+  }
+  count(s: Selector, w: number): number {
+    return this.note(0, "kind", s, w, this.reader.count(s, w));
+  }
+  distinct(f: IndexedField, s: Selector, w: number): number {
+    return this.note(1, f, s, w, this.reader.distinct(f, s, w));
+  }
+  exists(s: Selector, w: number): boolean {
+    return this.note(2, "kind", s, w, this.reader.exists(s, w));
+  }
+}
+
+/** Answers from the tape, in the order the loop asks. */
+class TapeReader implements WindowReader {
+  constructor(private readonly next: () => number | boolean) {}
+  count(): number {
+    return this.next() as number;
+  }
+  distinct(): number {
+    return this.next() as number;
+  }
+  exists(): boolean {
+    return this.next() as boolean;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+
+const int = (x: number) => Math.round(x).toLocaleString("en-US");
+const us = (cpuUs: number, rows: number) => (cpuUs / rows).toFixed(2);
+const pct = (x: number) => `${(100 * x).toFixed(0)}%`;
+
+const builds: Build[] = [await loadBuild("this checkout", CANDIDATE_DIR)];
+if (BASELINE !== "none") builds.push(await loadBuild(`baseline ${BASELINE}`, buildCommit(BASELINE)));
+const CHILD = process.env.BENCH_CHILD;
+if (CHILD !== undefined) {
+  // A breakdown variant in a process of its own: `<build index>:<variant>`, answered on stdout.
+  const [b, variant] = CHILD.split(":") as [string, Variant];
+  const result = runVariant(builds[Number(b)] as Build, variant, synthetic(BREAKDOWN_ROWS));
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+  process.exit(0);
+}
+
+const [candidate] = builds as [Build];
 console.log(
-  `node ${process.version}; ${ruleSet.rules.length} rules, ${shapes.length} selector shapes; ${ROWS} rows`,
+  `node ${process.version}; ${candidate.ruleSet.rules.length} rules, ${candidate.shapes.length} selector shapes; ${int(ROWS)} rows, chunks of ${int(CHUNK)}`,
 );
 
 // Memory of the window index at 7 days of rows (350,000 at 50,000 a day): the heap with the index alive
 // minus the heap once it is released.
-const week = synthetic(7 * PER_DAY);
-let index: WindowIndex | undefined = new WindowIndex(shapes);
-for (const row of week) index.add(row);
-const entries = index.size;
-globalThis.gc?.();
-const held = process.memoryUsage().heapUsed;
-index = undefined;
-globalThis.gc?.();
-const released = process.memoryUsage().heapUsed;
-const gcNote = globalThis.gc ? "" : " (run with --expose-gc for a steady figure)";
-console.log(
-  `window index at 7 days (${week.length} rows): ${entries} entries, ${((held - released) / 2 ** 20).toFixed(1)} MiB${gcNote}`,
-);
+{
+  const week = synthetic(7 * PER_DAY);
+  let index: WindowIndexClass | undefined = new candidate.WindowIndex(candidate.shapes);
+  for (const row of week) index.add(row);
+  const entries = index.size;
+  globalThis.gc?.();
+  const held = process.memoryUsage().heapUsed;
+  index = undefined;
+  globalThis.gc?.();
+  const released = process.memoryUsage().heapUsed;
+  const gcNote = globalThis.gc ? "" : " (run with --expose-gc for a steady figure)";
+  console.log(
+    `window index at 7 days (${week.length} rows): ${entries} entries, ${((held - released) / 2 ** 20).toFixed(1)} MiB${gcNote}`,
+  );
+}
 
 const rows = synthetic(ROWS);
-// Rows per second of this thread's CPU time as well as of the wall clock: "on one core" is the CPU
-// figure, and on a shared machine the wall clock also counts the time other processes held the core.
-// The loop is the one the live evaluator and a backtest run: add the row to the window feed, evaluate
-// it, apply its delta, act on its fires, and let the outcome go.
-const started = process.hrtime.bigint();
-const cpuStarted = process.cpuUsage();
-const feed = new WindowFeed(shapes);
-const state = new StateAccumulator(emptyState);
-let fires = 0;
-for (const row of rows) {
-  feed.add(row);
-  const outcome = evaluate(ruleSet, row, state.current, feed.readerAt(row.at));
-  state.apply(outcome.delta);
-  fires += outcome.fires.length;
+const folds = builds.map((b) => new Fold(b, b.ruleSet, (feed, row) => feed.readerAt(row.at)));
+const wall = process.hrtime.bigint();
+for (let from = 0; from < rows.length; from += CHUNK) {
+  const chunk = rows.slice(from, from + CHUNK);
+  // The builds take turns, so drift lands on both alike.
+  for (const f of folds) f.run(chunk);
 }
-const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-const cpu = process.cpuUsage(cpuStarted);
-const cpuSeconds = (cpu.user + cpu.system) / 1e6;
+const wallS = Number(process.hrtime.bigint() - wall) / 1e9;
+
 console.log(
-  `evaluate: ${(rows.length / cpuSeconds).toFixed(0)} rows per CPU-second (${cpuSeconds.toFixed(1)} s CPU); ${(rows.length / seconds).toFixed(0)} rows/s wall (${seconds.toFixed(1)} s); ${fires} fires`,
+  `\nevaluate() throughput, rows per CPU-second of this thread (${wallS.toFixed(0)} s wall for both):`,
 );
+const rate = (f: Fold) => rows.length / (f.cpuUs / 1e6);
+builds.forEach((b, i) => {
+  const f = folds[i] as Fold;
+  console.log(
+    `  ${b.name.padEnd(24)} ${int(rate(f)).padStart(8)} rows/CPU-s (${(f.cpuUs / 1e6).toFixed(1)} s CPU), ${f.fires} fires`,
+  );
+});
+if (folds[1] !== undefined) {
+  const ratio = rate(folds[0] as Fold) / rate(folds[1]);
+  console.log(
+    `  this checkout / baseline: ${ratio.toFixed(2)}x (goal ≥ 2x: ${ratio >= 2 ? "met" : "MISSED"})`,
+  );
+  if (folds[0]?.fires !== folds[1].fires) console.log("  the builds' fires DIFFER");
+}
+
+if (BREAKDOWN_ROWS > 0) {
+  // Variant by variant, the builds taking turns, each in a fresh process.
+  const results = builds.map(() => ({}) as Record<Variant, VariantResult>);
+  for (const variant of VARIANTS)
+    builds.forEach((_, b) => {
+      const out = execFileSync(process.execPath, [...process.execArgv, process.argv[1] as string], {
+        env: { ...process.env, BENCH_CHILD: `${b}:${variant}` },
+        encoding: "utf8",
+        stdio: ["ignore", "pipe", "inherit"],
+        maxBuffer: 1 << 20,
+      });
+      (results[b] as Record<Variant, VariantResult>)[variant] = JSON.parse(
+        out.trim().split("\n").pop() as string,
+      );
+    });
+  console.log(
+    `\nwhere a row's time goes, first ${int(BREAKDOWN_ROWS)} rows, µs of CPU per row, each part in its own process:`,
+  );
+  const header = [
+    "",
+    "row",
+    "feed",
+    "framework",
+    "CEL",
+    "reads",
+    "reads/row",
+    "ns/read loop",
+    "ns/read alone",
+    "framework %",
+  ];
+  console.log(`  ${header.map((h, i) => (i === 0 ? h.padEnd(24) : h.padStart(i > 5 ? 13 : 9))).join(" ")}`);
+  builds.forEach((build, b) => {
+    const r = results[b] as Record<Variant, VariantResult>;
+    const n = BREAKDOWN_ROWS;
+    const reads = r.tapeReader.reads;
+    const full = r.full.cpuUs;
+    const feed = r.feedOnly.cpuUs;
+    const framework = r.tapeVerdicts.cpuUs - feed;
+    const cel = r.tapeReader.cpuUs - r.tapeVerdicts.cpuUs;
+    const inLoop = full - r.tapeReader.cpuUs;
+    const alone = r.readsAlone.cpuUs - feed;
+    const cells = [
+      us(full, n),
+      us(feed, n),
+      us(framework, n),
+      us(cel, n),
+      us(inLoop, n),
+      (reads / n).toFixed(1),
+      ((inLoop * 1000) / reads).toFixed(0),
+      ((alone * 1000) / reads).toFixed(0),
+      pct(framework / full),
+    ];
+    console.log(`  ${build.name.padEnd(24)} ${cells.map((c, i) => c.padStart(i > 4 ? 13 : 9)).join(" ")}`);
+  });
+  console.log(
+    "  feed: adding rows to the window index; framework: evaluate() with every rule's verdict from a tape (no CEL, no reads);\n" +
+      "  CEL: the real programs over a reader answering from a tape; reads: the real reader in the loop, less that;\n" +
+      "  alone: the same reads made straight to the same fed reader, less the feed.",
+  );
+}

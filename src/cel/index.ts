@@ -68,7 +68,7 @@ export type {
 } from "./env.js";
 export { Env } from "./env.js";
 export type { CompileOptions, CompileResult, Evaluation } from "./program.js";
-export { compile, compileAst, Program } from "./program.js";
+export { COST_EXCEEDED, compile, compileAst, Program } from "./program.js";
 export { parseDuration, parseTimestamp } from "./runtime/time.js";
 export type { Result, Value } from "./runtime/values.js";
 export { CelError, CelMap, Duration, Timestamp, TypeValue, UInt } from "./runtime/values.js";

@@ -12,7 +12,7 @@ import type { Range } from "./cost/range.js";
 import type { Diagnostic } from "./diagnostics.js";
 import type { Env } from "./env.js";
 import { type ParseOptions, parse } from "./parser/parse.js";
-import { CelError, type Value } from "./runtime/values.js";
+import { CelError, type Result, type Value } from "./runtime/values.js";
 import type { Source } from "./source.js";
 import { formatType, type Type, typeEquals } from "./types.js";
 
@@ -22,9 +22,21 @@ export type Evaluation =
   | { readonly kind: "cost_exceeded"; readonly cost: number; readonly limit: number };
 
 const NO_SLOTS: Value[] = [];
+const NO_VARS: Activation = {};
+
+/** What `evaluateValue` gives for an evaluation stopped by its cost limit. */
+export const COST_EXCEEDED: unique symbol = Symbol("cost_exceeded");
+
+type SpareFrame = { vars: Activation; slots: Value[]; cost: number; limit: number };
 
 export class Program {
   private estimate: Range | undefined;
+  /**
+   * The frame evaluations reuse: the rules core evaluates every program on every row, and a frame made
+   * per evaluation was most of what it allocated. An evaluation that finds it taken (none can today: a
+   * program never runs itself) makes its own.
+   */
+  private spare: SpareFrame | undefined;
 
   constructor(
     readonly checked: CheckedAst,
@@ -45,13 +57,7 @@ export class Program {
 
   /** Runs the program over `vars`; stops with `cost_exceeded` once it has charged more than `costLimit`. */
   evaluate(vars: Activation, costLimit = Number.POSITIVE_INFINITY): Evaluation {
-    // Slots are written only by comprehensions; a program without one shares an empty array.
-    const frame: Frame = {
-      vars,
-      slots: this.slots === 0 ? NO_SLOTS : new Array(this.slots),
-      cost: 0,
-      limit: costLimit,
-    };
+    const frame = this.frame(vars, costLimit);
     try {
       const v = this.node(frame);
       return v instanceof CelError
@@ -60,7 +66,41 @@ export class Program {
     } catch (e) {
       if (e instanceof CostLimitExceeded) return { kind: "cost_exceeded", cost: e.cost, limit: e.limit };
       throw e;
+    } finally {
+      this.release(frame);
     }
+  }
+
+  /** `evaluate` for a caller that needs only the value: no record of the evaluation is made. */
+  evaluateValue(vars: Activation, costLimit = Number.POSITIVE_INFINITY): Result | typeof COST_EXCEEDED {
+    const frame = this.frame(vars, costLimit);
+    try {
+      return this.node(frame);
+    } catch (e) {
+      if (e instanceof CostLimitExceeded) return COST_EXCEEDED;
+      throw e;
+    } finally {
+      this.release(frame);
+    }
+  }
+
+  private frame(vars: Activation, limit: number): Frame {
+    const spare = this.spare;
+    if (spare === undefined)
+      // Slots are written only by comprehensions; a program without one shares an empty array.
+      return { vars, slots: this.slots === 0 ? NO_SLOTS : new Array(this.slots), cost: 0, limit };
+    this.spare = undefined;
+    spare.vars = vars;
+    spare.cost = 0;
+    spare.limit = limit;
+    return spare;
+  }
+
+  /** The frame back as the spare, holding on to nothing of its evaluation's variables. */
+  private release(frame: Frame): void {
+    const spare = frame as SpareFrame;
+    spare.vars = NO_VARS;
+    this.spare = spare;
   }
 }
 

@@ -3,8 +3,9 @@
  * (SPEC-0029 REQ-8) does it over a stretch of the journal through one rule, starting with no cooldowns
  * and no holds, its windows looking back into older rows. Same function, same rows, same fires.
  */
-import { evaluate } from "./evaluate.js";
+import { evaluate, evaluateReadsEvent } from "./evaluate.js";
 import type { JournalRow } from "./journal.js";
+import type { EventKind } from "./kinds.js";
 import type { Fire, HoldAction, RowOutcome } from "./outcome.js";
 import type { Level } from "./rule-file.js";
 import type { ActiveRule, RuleSet } from "./rule-set.js";
@@ -102,6 +103,11 @@ export class BacktestFold {
       ...(options.costLimit === undefined ? {} : { costLimit: options.costLimit }),
     };
     this.acc = new StateAccumulator({ ...emptyState, shadows: options.shadows ?? {} });
+  }
+
+  /** Whether evaluating a row of this kind and type reads its event beyond the type. */
+  readsEvent(kind: EventKind, type: string): boolean {
+    return evaluateReadsEvent(this.ruleSet, kind, type);
   }
 
   /** Evaluates the next row (seq order; `window` bound to it); returns the fires now complete. */

@@ -6,7 +6,7 @@
  * function over the same rows.
  */
 
-import type { Activation } from "../cel/index.js";
+import { type Activation, CelError, COST_EXCEEDED } from "../cel/index.js";
 import { COST_LIMIT, type LoadedRule } from "./compile-rule.js";
 import { MINUTE } from "./durations.js";
 import { StoreError, WINDOW } from "./environments.js";
@@ -16,20 +16,14 @@ import { EVENT_LAYOUTS, type EventKind } from "./kinds.js";
 import { renderMessage } from "./message.js";
 import type { Fire, Mode, PrimitiveCall, RowOutcome, RuleEvaluation } from "./outcome.js";
 import { planActions } from "./plan-actions.js";
+import { type PlannedRule, planOf, type RulePlan } from "./rule-plan.js";
 import {
   type ActiveRule,
   effectiveLevel as effectiveLevelOf,
   type RuleSet,
   skipsShadow,
 } from "./rule-set.js";
-import {
-  type CooldownEntry,
-  type CoreState,
-  cooldownKey,
-  holdKey,
-  type StateOp,
-  StateView,
-} from "./state.js";
+import { type CooldownEntry, type CoreState, holdKey, type StateOp, StateView } from "./state.js";
 import { type ResolvedTarget, resolveTarget } from "./targets.js";
 import type { IndexedField, Selector, WindowReader } from "./window.js";
 
@@ -86,13 +80,12 @@ function activation(kind: EventKind, event: EventFields, now: number, reader: Wi
 }
 
 function run(rule: LoadedRule, vars: Activation, limit: number): Verdict {
-  const r = rule.program.evaluate(vars, limit);
-  if (r.kind === "cost_exceeded") return { kind: "cost_exceeded" };
-  if (r.kind === "error")
-    return { kind: "error", store: r.error instanceof StoreError, message: r.error.message };
-  if (typeof r.value !== "boolean")
-    return { kind: "error", store: false, message: `when gave a ${typeof r.value}, not a bool` };
-  return r.value ? TRUE : FALSE;
+  const v = rule.program.evaluateValue(vars, limit);
+  if (v === false) return FALSE;
+  if (v === true) return TRUE;
+  if (v === COST_EXCEEDED) return { kind: "cost_exceeded" };
+  if (v instanceof CelError) return { kind: "error", store: v instanceof StoreError, message: v.message };
+  return { kind: "error", store: false, message: `when gave a ${typeof v}, not a bool` };
 }
 
 // Shared: almost every evaluation ends in one of these, and a row evaluates dozens of rules.
@@ -120,16 +113,36 @@ export function evaluate(
   trackRuns(row, current, emit);
   // Cooldowns that ran out by this row go first, so a fire on this row sets a fresh one that stays.
   if (row.kind === "tick" && sweepsCooldowns(row.at)) expireCooldowns(row, state, emit);
-  // Shadow clocks run on journal rows of every kind: a rule for a rare kind is not kept in shadow.
-  for (const active of ruleSet.rules) advanceShadow(active, ruleSet.shadowPeriod, row, current, emit);
+  const plan = planOf(ruleSet);
+  // Shadow clocks run on journal rows of every kind: a rule for a rare kind is not kept in shadow. Once
+  // every rule's shadow has completed in these records, no row changes them: the walk is skipped.
+  if (!plan.shadowsSettled(state.shadows)) {
+    let settled = true;
+    for (const p of plan.all)
+      settled = advanceShadow(p.active, ruleSet.shadowPeriod, row, current, emit) && settled;
+    if (settled) plan.settle(state.shadows);
+  }
   const limit = ruleSet.costLimit ?? COST_LIMIT;
+  const anyCostExceeded = current.anyCostExceeded();
   // Built for the first rule the row meets: most rows meet none (a backtest runs one rule over every row).
   let vars: Activation | undefined;
-  for (const active of ruleSet.rules) {
+  // A row of a kind no rule is written for (only a hand-built row can have one) meets no rule.
+  const rules = plan.byKind[row.kind] ?? [];
+  for (let i = 0; i < rules.length; i++) {
+    const planned = rules[i] as PlannedRule;
+    const { active } = planned;
     const { rule } = active;
-    if (rule.spec.on !== row.kind || (current.anyCostExceeded() && current.costExceeded(rule.hash))) continue;
+    if (anyCostExceeded && current.costExceeded(rule.hash)) continue;
+    if (planned.turnsAway(row.event.type, limit)) {
+      evaluations.push(active.falseEvaluation);
+      continue;
+    }
     vars ??= activation(row.kind, row.event, row.at, window);
     const verdict = run(rule, vars, limit);
+    if (verdict === FALSE) {
+      evaluations.push(active.falseEvaluation);
+      continue;
+    }
     const name = rule.spec.name;
     const hash = rule.hash;
     if (verdict.kind === "cost_exceeded") {
@@ -146,15 +159,11 @@ export function evaluate(
       });
       continue;
     }
-    if (!verdict.value) {
-      evaluations.push(active.falseEvaluation);
-      continue;
-    }
     const target = resolveTarget(rule.spec.target, row.kind, row.event);
-    const ckey = cooldownKey(rule.hash, target?.key ?? "");
+    const ckey = planned.cooldownKey(target?.key ?? "");
     const cooling = current.cooldown(ckey);
     if (cooling !== undefined && row.at < cooling.until) {
-      evaluations.push({ rule: name, hash, result: "suppressed", detail: cooling.fireId });
+      evaluations.push(planned.suppressedBy(cooling));
       continue;
     }
     const calls = primitiveCalls(rule, row, window, limit);
@@ -164,7 +173,7 @@ export function evaluate(
     evaluations.push({ rule: name, hash, result: "fired" });
   }
 
-  const releases = row.kind === "tick" ? reevaluateHolds(ruleSet, row, current, window, emit) : [];
+  const releases = row.kind === "tick" ? reevaluateHolds(ruleSet, plan, row, current, window, emit) : [];
   return { fires, evaluations, releases, delta };
 }
 
@@ -179,17 +188,20 @@ function advanceShadow(
   row: JournalRow,
   state: StateView,
   emit: (op: StateOp) => void,
-): void {
+): boolean {
   const { hash } = active.rule;
   let shadow = state.shadow(hash);
+  if (shadow?.completed === true) return true;
   if (shadow === undefined) {
     emit({ op: "shadow_since", hash, since: row.at });
     shadow = state.shadow(hash);
   }
-  if (shadow === undefined || shadow.completed) return;
+  if (shadow === undefined) return false;
   if (skipsShadow(active, shadowPeriod) || row.at >= shadow.since + shadowPeriod) {
     emit({ op: "shadow_completed", hash });
   }
+  // Completed on this row: the records are settled only once a later row finds them so.
+  return false;
 }
 
 function makeFire(
@@ -253,13 +265,14 @@ function makeFire(
 /** REQ-11 (a): on every tick, each hold re-evaluates its rule with the firing event and the tick's now. */
 function reevaluateHolds(
   ruleSet: RuleSet,
+  plan: RulePlan,
   row: JournalRow,
   state: StateView,
   window: WindowReader,
   emit: (op: StateOp) => void,
 ): RowOutcome["releases"] {
   const releases: RowOutcome["releases"][number][] = [];
-  const byHash = new Map(ruleSet.rules.map((r) => [r.rule.hash, r.rule]));
+  const { byHash } = plan;
   for (const [key, hold] of state.holds().sort(([a], [b]) => (a < b ? -1 : 1))) {
     const rule = byHash.get(hold.hash);
     if (rule === undefined) continue;
@@ -301,12 +314,26 @@ function expireCooldowns(row: JournalRow, state: CoreState, emit: (op: StateOp) 
     if ((state.cooldowns[key] as CooldownEntry).until <= row.at) emit({ op: "cooldown_expired", key });
 }
 
+/** The run_event types `trackRuns` reads the event of. */
+const RUN_TRACKING_TYPES: ReadonlySet<string> = new Set(["opened", "closed", "loop_stopped"]);
+
+/**
+ * Whether `evaluate` reads anything of a row of this kind and type but its `type`: it tracks runs from
+ * it, or some rule of its kind is not turned away by its type guard. A backtest leaves the other rows'
+ * events undecoded.
+ */
+export function evaluateReadsEvent(ruleSet: RuleSet, kind: EventKind, type: string): boolean {
+  if (kind === "run_event" && RUN_TRACKING_TYPES.has(type)) return true;
+  const limit = ruleSet.costLimit ?? COST_LIMIT;
+  return (planOf(ruleSet).byKind[kind] ?? []).some((p) => !p.turnsAway(type, limit));
+}
+
 /**
  * REQ-12: the run in flight per harness, from opened, closed and loop_stopped rows; and beside it every
  * hook-fed run in flight, several per harness.
  */
 function trackRuns(row: JournalRow, state: StateView, emit: (op: StateOp) => void): void {
-  if (row.kind !== "run_event") return;
+  if (row.kind !== "run_event" || !RUN_TRACKING_TYPES.has(row.event.type)) return;
   const harness = typeof row.event.harness === "string" ? row.event.harness : undefined;
   const run = typeof row.event.run === "string" ? row.event.run : undefined;
   if (harness === undefined || run === undefined) return;

@@ -123,6 +123,14 @@ export function selectorShapes(rules: readonly LoadedRule[]): SelectorShape[] {
 }
 
 /**
+ * Whether any of the shapes can index a row of this kind and event type, and so reads its event: a
+ * shape whose selectors all name a literal `type` indexes only rows of those types.
+ */
+export function shapesIndex(shapes: readonly SelectorShape[], kind: EventKind, type: string): boolean {
+  return shapes.some((s) => s.kind === kind && (s.literals.get("type")?.has(type) ?? true));
+}
+
+/**
  * Whether two lists of shapes index the same rows: same key sets, `distinct` fields and literal filters.
  * A reload keeps its window feed only then (a new literal value must not find its rows unindexed).
  */

@@ -14,11 +14,12 @@ import {
   type ReplayedFire,
   replayedFire,
 } from "../../core/backtest.js";
+import type { EventKind } from "../../core/kinds.js";
 import { loadRuleFile } from "../../core/load-rule.js";
 import { type ActiveRule, activeRule, type RuleSource } from "../../core/rule-set.js";
 import type { CoreState } from "../../core/state.js";
 import { MAX_WINDOW_MS } from "../../core/window.js";
-import { selectorShapes, WindowFeed } from "../../core/window-index.js";
+import { selectorShapes, shapesIndex, WindowFeed } from "../../core/window-index.js";
 import { RuleRefusedError } from "../errors.js";
 import { JournalTable } from "../store/journal-table.js";
 import type { Db } from "../store/open-store.js";
@@ -110,9 +111,29 @@ export function replay(db: Db, request: BacktestRequest, sink: BacktestSink): vo
     }
   };
   if (from !== undefined) {
-    const feed = new WindowFeed(selectorShapes([active.rule]));
+    const shapes = selectorShapes([active.rule]);
+    const feed = new WindowFeed(shapes);
     const windowFrom = journal.firstAdmittedAfter(stretchAfter - MAX_WINDOW_MS) ?? from;
-    for (const row of journal.rowsInRange(windowFrom, last)) {
+    // Only rows the windows index or the rule may read are decoded; a kind and type decide it once.
+    const decided = new Map<EventKind, Map<string, boolean>>();
+    // Most rows repeat the last row's kind and type: compared first, before the maps hash the type.
+    let previous: { kind: EventKind; type: string; reads: boolean } | undefined;
+    const readsEvent = (kind: EventKind, type: string): boolean => {
+      if (previous !== undefined && previous.kind === kind && previous.type === type) return previous.reads;
+      let byType = decided.get(kind);
+      if (byType === undefined) {
+        byType = new Map();
+        decided.set(kind, byType);
+      }
+      let reads = byType.get(type);
+      if (reads === undefined) {
+        reads = fold.readsEvent(kind, type) || shapesIndex(shapes, kind, type);
+        byType.set(type, reads);
+      }
+      previous = { kind, type, reads };
+      return reads;
+    };
+    for (const row of journal.rowsInRangeTyped(windowFrom, last, readsEvent)) {
       feed.add(row);
       if (row.at > stretchAfter) emit(fold.step(row, feed.readerAt(row.at)));
     }
