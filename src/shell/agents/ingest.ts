@@ -11,8 +11,8 @@
  * every call needs the observer token, which is how a hook proves it is one. A token bound to a harness
  * is good only for that harness's calls.
  */
-import type { ProducerSource } from "../../core/sources.js";
-import { sourceRefusal } from "../../core/sources.js";
+import type { RefusalReason } from "../../core/admission.js";
+import { type ProducerSource, sourceRefusal } from "../../core/sources.js";
 import type { AdmitOptions, AdmitResult } from "../journal/admit.js";
 import { mapClaudeCode } from "./claude-code-map.js";
 import { mapCodex, mapCodexNotify } from "./codex-map.js";
@@ -51,6 +51,8 @@ export interface IngestDeps {
   readonly verifyPatterns: () => readonly string[];
   /** Told of a verdict that could not be read (the call is then allowed). */
   readonly onError?: (what: string, e: unknown) => void;
+  /** Counts a refused row as Append's refusals are (`harness_rule_journal_rejected_total`, the log). */
+  readonly rejected?: (source: ProducerSource, reason: RefusalReason) => void;
 }
 
 export interface IngestRequest {
@@ -233,9 +235,17 @@ export class HookIngest {
       }
     }
     const refusal = sourceRefusal(plan.source, "run_event", plan.type);
-    if (refusal !== undefined) return { row: "rejected", note: refusal };
-    // Marked hook-fed by the daemon, not by the wire: a producer's Append cannot claim it.
-    const admit = () => this.deps.admit(plan.source, [wire], req.key, HOOK_FED).then(([r]) => r);
+    if (refusal !== undefined) {
+      this.deps.rejected?.(plan.source, "source_not_allowed");
+      return { row: "rejected", note: refusal };
+    }
+    // Marked hook-fed by the daemon, not by the wire: a producer's Append cannot claim it. A refusal
+    // is counted here, where it is known, whether or not the call waited for it.
+    const admit = () =>
+      this.deps.admit(plan.source, [wire], req.key, HOOK_FED).then(([r]) => {
+        if (r?.kind === "rejected") this.deps.rejected?.(plan.source, r.code);
+        return r;
+      });
     // A live call is answered once its row is queued, not committed: the commit is an fsync on the
     // agent's critical path, and a daemon killed in between loses the row as a hook that timed out
     // would. A spooled call waits for the commit, since it leaves the spool on this answer.

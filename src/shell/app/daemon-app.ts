@@ -253,6 +253,7 @@ export class DaemonApp {
           gitFacts: (cwd) => gitFacts.facts(cwd),
           verifyPatterns: () => daemon.configInForce.agents.verifyPatterns,
           onError: (what, e) => log.error({ err: (e as Error).message }, what),
+          rejected: (source, reason) => daemon.rejected(source, reason),
         }),
         (e) => log.error({ err: (e as Error).message }, "agent hook call failed"),
       );

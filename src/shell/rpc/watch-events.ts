@@ -86,6 +86,23 @@ export function watchEvents(deps: WatchEventsDeps): ServiceImpl<typeof RuleServi
     const stopListening = credentials.onReplace(endIfRevoked);
     // A reload may have landed between the tier check and the subscription.
     endIfRevoked(credentials.current);
+    // An issued token given a lifetime ends its stream when that runs out, not at the next change.
+    const expiresMs = credentials.current.issued?.find(
+      (t) => credential !== undefined && t.digest.equals(credential),
+    )?.expiresMs;
+    let expiry: NodeJS.Timeout | undefined;
+    const armExpiry = () => {
+      if (expiresMs === undefined || revoked) return;
+      // A timer waits at most 2^31 - 1 ms (about 24.8 days); a longer lifetime re-arms it.
+      expiry = setTimeout(
+        () => {
+          endIfRevoked(credentials.current);
+          armExpiry();
+        },
+        Math.min(Math.max(0, expiresMs - Date.now() + 1), 2 ** 31 - 1),
+      );
+    };
+    armExpiry();
     try {
       log.info({ watchers: bus.watchers }, "event watcher joined");
       yield {};
@@ -93,10 +110,11 @@ export function watchEvents(deps: WatchEventsDeps): ServiceImpl<typeof RuleServi
         yield d.kind === "event" ? d.event : { event: { case: "gap", value: { missed: BigInt(d.missed) } } };
     } finally {
       stopListening();
+      clearTimeout(expiry);
     }
     if (revoked)
       throw new ConnectError(
-        "the credential this stream was opened with was revoked by a reload",
+        "the credential this stream was opened with is no longer in force (revoked, expired, or gone from the config)",
         Code.PermissionDenied,
       );
   };

@@ -99,7 +99,7 @@ it("an [agents] stale_after shortened by a reload closes a quiet run on the next
   });
   daemons.push(d);
   const quiet = session("impl", "quiet");
-  await d.append("ledger", [quiet.opened()]);
+  await d.hookRows("ledger", [quiet.opened()]);
   offset += 3 * 3_600_000;
   await new Promise((r) => setTimeout(r, 300));
   expect(d.rows("closed")).toEqual([]);

@@ -12,11 +12,12 @@ import { claudeCode } from "./payloads.js";
 
 let fleet: TestFleet;
 let repo: string;
+let metricsUrl: string;
 
 beforeAll(async () => {
   repo = makeRepo();
   fleet = new TestFleet({ config: '[agents]\nlisten = ""' });
-  await fleet.start();
+  metricsUrl = /metrics (http:[^\s,]+)/.exec(await fleet.start())?.[1] as string;
 }, 30_000);
 
 afterAll(async () => {
@@ -119,11 +120,13 @@ describe("Hostile hook input", () => {
     expect(r.stderr).toBe("harness hook: session_id holds a control character; not recorded\n");
   });
 
-  it("a session id past the journal's bounds is refused by admission, the tool runs", async () => {
+  it("a session id past the journal's bounds is refused by admission, counted as Append's refusals are; the tool runs", async () => {
     const r = await runHook(fleet, "claude-code", JSON.stringify(claudeCode(repo, "s".repeat(300)).Stop));
     letsTheToolRun(r);
     expect(r.code).toBe(0);
     expect(r.stderr).toMatch(/^harness hook: the row was refused: .*longer than 256 characters/);
+    const metrics = await (await fetch(metricsUrl)).text();
+    expect(metrics).toContain('harness_rule_journal_rejected_total{source="observer",reason="too_long"} 1');
   });
 
   it("a payload that is JSON but no object, and one without a session", async () => {

@@ -158,6 +158,20 @@ describe("harness token", () => {
     expect(rows(f, "facts")).toEqual([{ source: "facts", type: "recorded" }]);
   });
 
+  it("an expiring read token's open WatchEvents stream ends when its lifetime runs out", async () => {
+    const f = await started();
+    const { file } = await create(f, ["--read", "--ttl", "3s"]);
+    const token = fs.readFileSync(file, "utf8").trim();
+    const reader = ruleClient({ socketPath: f.socketPath }, token).watchEvents({})[Symbol.asyncIterator]();
+    await reader.next();
+    const ended = await Promise.race([
+      reader.next().catch((e: Error) => e),
+      new Promise((r) => setTimeout(() => r("still open"), 10_000)),
+    ]);
+    expect(ended).toBeInstanceOf(Error);
+    expect((ended as Error).message).toMatch(/no longer in force \(revoked, expired/);
+  });
+
   it("an expired token is refused", async () => {
     const f = await started();
     const { file } = await create(f, ["--producer", "observer", "--ttl", "1s"]);
