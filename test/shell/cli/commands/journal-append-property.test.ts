@@ -128,35 +128,45 @@ describe("harness journal append, over generated input", () => {
   beforeAll(() => f.start());
   afterAll(() => f.dispose());
 
-  it("admits every valid line exactly once and refuses every bad one with its line number", async () => {
-    await fc.assert(
-      fc.asyncProperty(segments, (segs) => appendAndCheck(f, segs)),
-      { numRuns: runs(6) },
-    );
-  });
+  // Each case is a CLI run against a real daemon, so the timeout grows with the case count.
+  it(
+    "admits every valid line exactly once and refuses every bad one with its line number",
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(segments, (segs) => appendAndCheck(f, segs)),
+        { numRuns: runs(6) },
+      );
+    },
+    runs(6) * 20_000,
+  );
 
-  it("keeps that true through a SIGKILL of the daemon at a random commit and the client's retry", async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        segments,
-        fc.constantFrom("admit.beforeCommit", "admit.afterCommit"),
-        // Low, so that most inputs make enough commits to reach it.
-        fc.integer({ min: 1, max: 2 }),
-        async (segs, point, nth) => {
-          const g = new TestFleet();
-          try {
-            await g.start({ HARNESS_FAILPOINTS: `${point}@${nth}` });
-            await appendAndCheck(g, segs, async (done) => {
-              // The failpoint is reached only if the input makes that many commits.
-              await g.until(() => done() || !g.running, "the append or the daemon's death", 60_000);
-              if (!g.running) await g.start();
-            });
-          } finally {
-            await g.dispose();
-          }
-        },
-      ),
-      { numRuns: runs(4) },
-    );
-  });
+  // Each case starts a daemon twice besides the CLI run, sharing the cores with other files' daemons.
+  it(
+    "keeps that true through a SIGKILL of the daemon at a random commit and the client's retry",
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          segments,
+          fc.constantFrom("admit.beforeCommit", "admit.afterCommit"),
+          // Low, so that most inputs make enough commits to reach it.
+          fc.integer({ min: 1, max: 2 }),
+          async (segs, point, nth) => {
+            const g = new TestFleet();
+            try {
+              await g.start({ HARNESS_FAILPOINTS: `${point}@${nth}` });
+              await appendAndCheck(g, segs, async (done) => {
+                // The failpoint is reached only if the input makes that many commits.
+                await g.until(() => done() || !g.running, "the append or the daemon's death", 60_000);
+                if (!g.running) await g.start();
+              });
+            } finally {
+              await g.dispose();
+            }
+          },
+        ),
+        { numRuns: runs(4) },
+      );
+    },
+    runs(4) * 45_000,
+  );
 });
