@@ -198,6 +198,11 @@ export class TestFleet {
         stderr += d.toString();
       });
       child.on("exit", (code) => resolve({ code, stdout, stderr }));
+      // A CLI that exits before reading all its input makes this write fail (EPIPE): that is the CLI's
+      // outcome for the test to judge, not an unhandled error in the test worker.
+      child.stdin.on("error", (e: NodeJS.ErrnoException) => {
+        stderr += `[test harness: writing the CLI's stdin failed: ${e.code ?? e.message}]\n`;
+      });
       child.stdin.end(stdin);
     });
   }

@@ -91,7 +91,12 @@ export function rawPost(
       );
     };
     socket.setTimeout(timeoutMs, () => fail(new RawHttpError("timed out")));
-    socket.on("error", fail);
+    // A server may answer and close before it has read the whole body (a 404 or 413 does): the write
+    // then fails, but the answer already read is still the answer.
+    socket.on("error", (e) => {
+      settle(completeResponse);
+      fail(e);
+    });
     const settle = (parse: (data: Buffer) => RawResponse | undefined) => {
       if (settled) return;
       try {

@@ -81,7 +81,12 @@ describe("The daemon is down and nothing is lost", () => {
     const older = http.createServer((_req, res) => res.writeHead(404).end("not found"));
     await new Promise<void>((resolve) => older.listen(fleet.socketPath, resolve));
     try {
-      const r = await runHook(fleet, "claude-code", JSON.stringify(claudeCode(repo, "sess-404").Stop));
+      // A generous bound: the 404 server shares this worker, and under load the default 5 s can pass
+      // before it answers, which would be "cannot be reached", not the 404 this test is about.
+      const r = await runHook(fleet, "claude-code", JSON.stringify(claudeCode(repo, "sess-404").Stop), [
+        "--timeout",
+        "30000",
+      ]);
       expect(r.code).toBe(0);
       expect(r.stderr).toMatch(/^harness hook: the daemon answered HTTP 404; the call waits in .*spool/);
       expect(spoolOf(fleet).entries()).toHaveLength(1);
