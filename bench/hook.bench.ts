@@ -16,8 +16,10 @@
  * p90 is printed beside p99: on a shared machine one descheduled sample moves a p99 of 200 by hundreds
  * of ms, a p90 much less.
  * Env: RUNS (rounds, default 200, after 10 rounds of warm-up: p99 is the 2nd worst of 200 samples);
- * HARNESS_BIN (the `harness` executable to time, default this checkout's dist/shell/cli/bin.cjs; point
- * it at another build to compare before and after on the same machine).
+ * HARNESS_BIN (the `harness` executable to time, default this checkout's dist/shell/cli/bin.cjs);
+ * BASELINE_BIN (another build's bin.cjs, e.g. main's before a change, inside a checkout with node_modules:
+ * its daemon runs beside this one and its calls are timed in the same shuffled rounds, so the two builds
+ * meet the same load; the goals are judged on HARNESS_BIN's figures).
  */
 import { execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -28,6 +30,8 @@ import * as path from "node:path";
 const RUNS = Number(process.env.RUNS ?? 200);
 const WARMUP_ROUNDS = 10;
 const BIN = path.resolve(process.env.HARNESS_BIN ?? "dist/shell/cli/bin.cjs");
+const BASELINE_BIN =
+  process.env.BASELINE_BIN === undefined ? undefined : path.resolve(process.env.BASELINE_BIN);
 
 interface RunningDaemon {
   readonly socketPath: string;
@@ -36,8 +40,8 @@ interface RunningDaemon {
 }
 
 /** The daemon, in its own process; resolves once it says where it listens. */
-function startDaemon(env: NodeJS.ProcessEnv): Promise<RunningDaemon> {
-  const child = spawn(process.execPath, [BIN, "daemon"], {
+function startDaemon(bin: string, env: NodeJS.ProcessEnv): Promise<RunningDaemon> {
+  const child = spawn(process.execPath, [bin, "daemon"], {
     env,
     stdio: ["ignore", "ignore", "pipe"],
   });
@@ -196,44 +200,68 @@ const quantile = (xs: readonly number[], q: number): number => {
   return s[Math.min(s.length - 1, Math.ceil(q * s.length) - 1)] as number;
 };
 
-async function main(): Promise<void> {
-  if (!fs.existsSync(BIN)) throw new Error(`${BIN} is missing: run npm run build first`);
+/** A build under test: its daemon in a sandbox of its own, and its four timed calls. */
+interface Contender {
+  readonly kinds: Record<string, (n: number) => Promise<number>>;
+  stop(): Promise<void>;
+}
+
+async function contender(bin: string, suffix: string): Promise<Contender> {
   const box = sandbox();
-  const daemon = await startDaemon(box.env);
-  try {
-    const { hooksUrl } = daemon;
-    const tokens = {
-      observer: fs.readFileSync(box.observer, "utf8").trim(),
-      ledger: fs.readFileSync(box.ledger, "utf8").trim(),
-    };
-    const headers = { authorization: `Bearer ${tokens.observer}`, "x-harness-ledger-token": tokens.ledger };
-    const hookArgv = [
-      BIN,
-      "hook",
-      "claude-code",
-      "--harness",
-      "bench",
-      "--observer-token",
-      box.observer,
-      "--ledger-token",
-      box.ledger,
-      "--socket",
-      daemon.socketPath,
-    ];
-    const url = `${hooksUrl}claude-code?harness=bench`;
-    const kinds: Record<string, (n: number) => Promise<number>> = {
-      "bare node -e ''": () => timeProcess(["-e", ""], box.env),
-      "command PreToolUse": (n) =>
+  const daemon = await startDaemon(bin, box.env);
+  const tokens = {
+    observer: fs.readFileSync(box.observer, "utf8").trim(),
+    ledger: fs.readFileSync(box.ledger, "utf8").trim(),
+  };
+  const headers = { authorization: `Bearer ${tokens.observer}`, "x-harness-ledger-token": tokens.ledger };
+  const hookArgv = [
+    bin,
+    "hook",
+    "claude-code",
+    "--harness",
+    "bench",
+    "--observer-token",
+    box.observer,
+    "--ledger-token",
+    box.ledger,
+    "--socket",
+    daemon.socketPath,
+  ];
+  const url = `${daemon.hooksUrl}claude-code?harness=bench`;
+  return {
+    kinds: {
+      [`command PreToolUse${suffix}`]: (n) =>
         timeProcess(hookArgv, box.env, payloads(box.repo, "bench-command", n).PreToolUse),
-      "command PostToolUse": (n) =>
+      [`command PostToolUse${suffix}`]: (n) =>
         timeProcess(hookArgv, box.env, payloads(box.repo, "bench-command", n).PostToolUse),
-      "http PreToolUse": (n) => timeHttp(url, headers, payloads(box.repo, "bench-http", n).PreToolUse),
-      "http PostToolUse": (n) => timeHttp(url, headers, payloads(box.repo, "bench-http", n).PostToolUse),
+      [`http PreToolUse${suffix}`]: (n) =>
+        timeHttp(url, headers, payloads(box.repo, "bench-http", n).PreToolUse),
+      [`http PostToolUse${suffix}`]: (n) =>
+        timeHttp(url, headers, payloads(box.repo, "bench-http", n).PostToolUse),
+    },
+    stop: async () => {
+      await daemon.stop();
+      fs.rmSync(box.root, { recursive: true, force: true });
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  for (const bin of [BIN, BASELINE_BIN])
+    if (bin !== undefined && !fs.existsSync(bin))
+      throw new Error(`${bin} is missing: run npm run build first`);
+  const contenders = [await contender(BIN, "")];
+  if (BASELINE_BIN !== undefined) contenders.push(await contender(BASELINE_BIN, " [baseline]"));
+  try {
+    const env = { PATH: process.env.PATH };
+    const kinds: Record<string, (n: number) => Promise<number>> = {
+      "bare node -e ''": () => timeProcess(["-e", ""], env),
+      ...Object.assign({}, ...contenders.map((c) => c.kinds)),
     };
     const samples = new Map<string, number[]>(Object.keys(kinds).map((k) => [k, []]));
     const shuffle = shuffler(17);
     const loadBefore = load();
-    // Warm-up rounds, not counted: the page cache, the daemon's JIT and its git facts.
+    // Warm-up rounds, not counted: the page cache, the daemons' JIT and their git facts.
     for (let round = -WARMUP_ROUNDS; round < RUNS; round++)
       for (const name of shuffle(Object.keys(kinds))) {
         const ms = await (kinds[name] as (n: number) => Promise<number>)(round + WARMUP_ROUNDS);
@@ -244,6 +272,7 @@ async function main(): Promise<void> {
     const bareP50 = quantile(bare, 0.5);
     const bareP99 = quantile(bare, 0.99);
     console.log(`hook round trip, ${RUNS} rounds, ${os.cpus().length} CPUs, Node ${process.version}, ${BIN}`);
+    if (BASELINE_BIN !== undefined) console.log(`baseline: ${BASELINE_BIN}`);
     console.log(`load average before: ${loadBefore}; after: ${load()}`);
     console.log("kind                     p50 ms   p90 ms   p99 ms   p99 / bare p99");
     for (const [name, xs] of samples) {
@@ -253,7 +282,11 @@ async function main(): Promise<void> {
       );
     }
     const worst = (prefix: string) =>
-      Math.max(...[...samples].filter(([n]) => n.startsWith(prefix)).map(([, xs]) => quantile(xs, 0.99)));
+      Math.max(
+        ...[...samples]
+          .filter(([n]) => n.startsWith(prefix) && !n.endsWith("[baseline]"))
+          .map(([, xs]) => quantile(xs, 0.99)),
+      );
     const command = worst("command");
     const http = worst("http");
     console.log(
@@ -264,8 +297,7 @@ async function main(): Promise<void> {
     );
     console.log(`bare node start p50 ${bareP50.toFixed(1)} ms (the issue's figure for this machine: 138 ms)`);
   } finally {
-    await daemon.stop();
-    fs.rmSync(box.root, { recursive: true, force: true });
+    for (const c of contenders) await c.stop();
   }
 }
 

@@ -98,11 +98,17 @@ export interface DaemonDeps {
 
 /** Milliseconds the evaluator runs before it yields to producers and RPCs. */
 const EVAL_SLICE_MS = 20;
+/**
+ * How long the cursors of rows that changed nothing wait before they are stored on their own: a
+ * commit per such row would put an fsync on the event loop for every hook call that fires nothing.
+ */
+const CURSOR_SAVE_MS = 250;
 const PRUNE_EVERY_MS = 60 * MINUTE;
 const STOP_TIMEOUT_MS = 30_000;
 
 export class Daemon {
   private evalScheduled = false;
+  private cursorSave: NodeJS.Timeout | undefined;
   private closed = false;
   private readonly timers: NodeJS.Timeout[] = [];
   private tickTimer: NodeJS.Timeout | undefined;
@@ -368,7 +374,26 @@ export class Daemon {
       }
       this.deps.metrics.journalLag.set(this.evaluator.lagSeconds(this.deps.clock()));
       if (n > 0) this.scheduleEvaluation();
+      else this.scheduleCursorSave();
     });
+  }
+
+  /** Stores, a moment later, the cursors that rows which changed nothing advanced. */
+  private scheduleCursorSave(): void {
+    if (this.cursorSave !== undefined || this.closed) return;
+    if (!this.derivation.cursorsUnsaved && !this.evaluator.cursorUnsaved) return;
+    this.cursorSave = setTimeout(() => {
+      this.cursorSave = undefined;
+      if (this.closed) return;
+      try {
+        this.derivation.saveCursors();
+        this.evaluator.saveCursor();
+      } catch (e) {
+        // Nothing is lost: the rows are read again from the stored cursors. The next step tries again.
+        this.deps.log.error({ err: (e as Error).message }, "storing the cursors failed; retrying");
+        this.scheduleEvaluation();
+      }
+    }, CURSOR_SAVE_MS);
   }
 
   private readonly onHup = () => {
@@ -457,8 +482,11 @@ export class Daemon {
     process.off("SIGHUP", this.onHup);
     this.writer.close();
     while (this.derivation.step() + this.evaluator.step(1_000) > 0);
+    this.derivation.saveCursors();
+    this.evaluator.saveCursor();
     this.closed = true;
     if (this.tickTimer !== undefined) clearTimeout(this.tickTimer);
+    if (this.cursorSave !== undefined) clearTimeout(this.cursorSave);
     for (const t of this.timers) clearTimeout(t);
     await this.notifier?.drain();
     await this.notifier?.close();

@@ -6,6 +6,12 @@
  * Only after a commit are the committed rows handed to `dispatch`, which carries out the actions the
  * core planned: the evaluator decides none itself. After a restart it resumes after the stored cursor
  * with state read back from the store and windows rebuilt from the journal.
+ *
+ * Rows that changed nothing (no fire, release, state op or suppression) do not commit on their own: their
+ * cursor waits for the next commit, or for `saveCursor` (the daemon calls it a moment after such rows).
+ * A crash before then evaluates them again at the restart, as it does every row committed but not yet
+ * evaluated, and they again change nothing. Saving a commit per quiet row keeps an fsync off the event
+ * loop for every hook call that fires nothing (issue 17's latency).
  */
 import { evaluate } from "../../core/evaluate.js";
 import { clearHolds, releaseOnReload } from "../../core/holds.js";
@@ -43,7 +49,6 @@ export interface EvaluatorOptions {
 
 /** The outcomes of the rows evaluated since the last commit, gathered for the next one. */
 class UncommittedRows {
-  rows = 0;
   readonly ops: { at: number; op: StateOp }[] = [];
   readonly fires: Fire[] = [];
   readonly suppressed = new Map<string, { hash: string; rule: string; n: number }>();
@@ -52,7 +57,6 @@ class UncommittedRows {
 
   /** Adds a row's outcome; true when the row fired or released, and so commits before the next row. */
   add(row: JournalRow, outcome: RowOutcome): boolean {
-    this.rows++;
     for (const op of outcome.delta) this.ops.push({ at: row.at, op });
     this.fires.push(...outcome.fires);
     this.releases.push(...outcome.releases);
@@ -73,7 +77,11 @@ export class Evaluator {
   private shapes: readonly SelectorShape[];
   private feed!: WindowFeed;
   private acc!: StateAccumulator;
-  private cursorSeq = 0;
+  /** The cursor in the store. */
+  private savedSeq = 0;
+  /** The last row evaluated: past `savedSeq` by the quiet rows whose cursor waits (see above). */
+  private evaluatedSeq = 0;
+  private unsavedRows = 0;
   private lastAt = 0;
   private readonly quietBatch: number;
 
@@ -91,20 +99,27 @@ export class Evaluator {
   private resync(options: { readonly clearCostExceeded: boolean }): void {
     const { decisions, journal } = this.options;
     this.acc = new StateAccumulator(decisions.loadState(options));
-    this.cursorSeq = decisions.cursor();
-    this.lastAt = journal.atOf(this.cursorSeq) ?? 0;
+    this.savedSeq = decisions.cursor();
+    this.evaluatedSeq = this.savedSeq;
+    this.unsavedRows = 0;
+    this.lastAt = journal.atOf(this.savedSeq) ?? 0;
     this.rebuildFeed();
   }
 
   /** Windows look back up to 7 days from the cursor; the feed replays those rows from the journal. */
   private rebuildFeed(): void {
     this.feed = new WindowFeed(this.shapes);
-    for (const row of this.options.journal.rowsBetween(this.lastAt - MAX_WINDOW_MS, 0, this.cursorSeq))
+    for (const row of this.options.journal.rowsBetween(this.lastAt - MAX_WINDOW_MS, 0, this.evaluatedSeq))
       this.feed.add(row);
   }
 
+  /** The last row evaluated (its cursor may not be stored yet). */
   get cursor(): number {
-    return this.cursorSeq;
+    return this.evaluatedSeq;
+  }
+  /** Whether quiet rows were evaluated whose cursor is not yet stored. */
+  get cursorUnsaved(): boolean {
+    return this.evaluatedSeq > this.savedSeq;
   }
   get state(): CoreState {
     return this.acc.current;
@@ -123,7 +138,7 @@ export class Evaluator {
    * never started shows as behind, not as idle.
    */
   lagSeconds(now: number): number {
-    const at = this.lastAt > 0 ? this.lastAt : this.options.journal.rowsAfter(this.cursorSeq, 1)[0]?.at;
+    const at = this.lastAt > 0 ? this.lastAt : this.options.journal.rowsAfter(this.evaluatedSeq, 1)[0]?.at;
     return at === undefined ? 0 : Math.max(0, (now - at) / 1000);
   }
 
@@ -154,14 +169,28 @@ export class Evaluator {
   private commitBetweenRows(delta: readonly StateOp[], releases: readonly Release[]): void {
     if (delta.length === 0) return;
     const at = Math.max(this.lastAt, this.options.clock());
+    // Quiet rows evaluated before it commit their cursor with it: they changed nothing to keep.
     this.options.decisions.commit({
-      cursor: this.cursorSeq,
+      cursor: this.evaluatedSeq,
       ops: delta.map((op) => ({ at, op })),
       fires: [],
       suppressed: new Map(),
     });
+    this.savedSeq = this.evaluatedSeq;
+    this.unsavedRows = 0;
     this.acc.apply(delta);
     this.options.dispatch({ fires: [], releases, evaluations: [] });
+  }
+
+  /**
+   * Stores the cursor of the quiet rows evaluated since the last commit; throws when the commit fails
+   * (the rows are then evaluated again at the next start, which changes nothing).
+   */
+  saveCursor(): void {
+    if (!this.cursorUnsaved) return;
+    this.options.decisions.commit({ cursor: this.evaluatedSeq, ops: [], fires: [], suppressed: new Map() });
+    this.savedSeq = this.evaluatedSeq;
+    this.unsavedRows = 0;
   }
 
   /**
@@ -173,13 +202,12 @@ export class Evaluator {
     const started = performance.now();
     let evaluated = 0;
     let pending = new UncommittedRows();
-    let pendingCursor = this.cursorSeq;
     const flush = () => {
-      if (pending.rows === 0) return;
       const committed = pending;
       pending = new UncommittedRows();
+      const cursor = this.evaluatedSeq;
       const decisions: Decisions = {
-        cursor: pendingCursor,
+        cursor,
         ops: committed.ops,
         fires: committed.fires,
         suppressed: committed.suppressed,
@@ -189,15 +217,13 @@ export class Evaluator {
         this.options.decisions.commit(decisions);
       } catch (e) {
         this.resync({ clearCostExceeded: false });
-        throw new Error(
-          `evaluator: committing rows up to seq ${pendingCursor} failed: ${(e as Error).message}`,
-          {
-            cause: e,
-          },
-        );
+        throw new Error(`evaluator: committing rows up to seq ${cursor} failed: ${(e as Error).message}`, {
+          cause: e,
+        });
       }
       failpoint("eval.afterCommit");
-      this.cursorSeq = pendingCursor;
+      this.savedSeq = cursor;
+      this.unsavedRows = 0;
       // A hold is placed only by a fire, so a commit with no fire and no release has nothing to act on.
       if (committed.fires.length > 0 || committed.releases.length > 0) this.options.dispatch(committed);
     };
@@ -205,7 +231,7 @@ export class Evaluator {
     // Evaluation counts reach their counter at the end of the step, however the step ends.
     try {
       outer: while (performance.now() - started < budgetMs) {
-        const rows = this.options.journal.rowsAfter(pendingCursor, 256);
+        const rows = this.options.journal.rowsAfter(this.evaluatedSeq, 256);
         if (rows.length === 0) break;
         for (const row of rows) {
           this.feed.add(row);
@@ -214,17 +240,19 @@ export class Evaluator {
           metrics.evalDuration.observe((performance.now() - t0) / 1000);
           const acts = pending.add(row, outcome);
           this.acc.apply(outcome.delta);
-          pendingCursor = row.seq;
+          this.evaluatedSeq = row.seq;
+          this.unsavedRows++;
           this.lastAt = row.at;
           evaluated++;
           for (const e of outcome.evaluations) metrics.countEvaluation(e.rule, e.result);
           for (const f of outcome.fires)
             metrics.fires.inc({ rule: metrics.rule(f.rule), mode: f.mode, level: f.effectiveLevel });
-          if (acts || pending.rows >= this.quietBatch) flush();
+          if (acts || this.unsavedRows >= this.quietBatch) flush();
           if (performance.now() - started >= budgetMs) break outer;
         }
       }
-      flush();
+      // Quiet rows keep nothing but their cursor, which waits (see the module's comment).
+      if (pending.ops.length > 0 || pending.suppressed.size > 0) flush();
       return evaluated;
     } finally {
       metrics.flushEvaluations();

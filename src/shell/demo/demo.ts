@@ -19,7 +19,6 @@ import { needsEnforce } from "../../core/rule-set.js";
 import { PRODUCER_SOURCES, type ProducerSource } from "../../core/sources.js";
 import { DaemonApp, type DaemonOptions } from "../app/daemon-app.js";
 import { ruleClient } from "../rpc/client.js";
-import { DecisionStore } from "../store/decision-store.js";
 import type { Db } from "../store/open-store.js";
 import { type FireRow, RuleReads } from "../store/rule-reads.js";
 import type { SupervisorEvent } from "../supervisor/events.js";
@@ -191,14 +190,12 @@ export class RunningDaemon {
   private closed = false;
   /** The store's reads, on the daemon's own connection. */
   readonly reads: RuleReads;
-  private readonly decisions: DecisionStore;
 
   constructor(
     readonly daemon: DaemonApp,
     private readonly onClosed: () => void,
   ) {
     this.reads = new RuleReads(daemon.store.db);
-    this.decisions = new DecisionStore(daemon.store.db);
   }
 
   get db(): Db {
@@ -206,7 +203,7 @@ export class RunningDaemon {
   }
 
   private cursor(): number {
-    return this.decisions.cursor();
+    return this.daemon.daemon.view.cursor;
   }
 
   /** Resolves once the evaluator has evaluated (and committed) every row up to `seq`. */

@@ -6,6 +6,11 @@
  * (new in this version) starts at the journal's end, with its state rebuilt from the rows before: what
  * it would have derived from older rows is history, not news. That cursor is stored at once, before
  * anything is admitted, so a crash before its first derivation cannot make it skip a row.
+ *
+ * A stretch of rows that derived nothing does not commit on its own: the cursors wait for the next
+ * derivation, or for `saveCursors` (the daemon calls it a moment after). A crash before then replays
+ * those rows at the restart, and, the derivers' state being a function of the rows, they again derive
+ * nothing. That keeps a commit (an fsync on the event loop) off every row that derives nothing.
  */
 import type { JournalRow } from "../../core/journal.js";
 import type { DerivedCursors } from "../store/derived-cursors.js";
@@ -28,7 +33,9 @@ export interface DerivationDeps {
 const BATCH = 256;
 
 export class Derivation {
+  /** Each deriver's last row read; past its stored cursor while `unsaved`. */
   private readonly cursor = new Map<string, number>();
+  private unsaved = false;
   private built = false;
 
   constructor(private readonly deps: DerivationDeps) {}
@@ -52,6 +59,7 @@ export class Derivation {
   private rebuild(): void {
     const { journal, cursors, derivers } = this.deps;
     this.cursor.clear();
+    this.unsaved = false;
     let upTo = 0;
     for (const d of derivers) {
       d.reset();
@@ -99,17 +107,34 @@ export class Derivation {
       advanced.set(d.name, (rows.at(-1) as JournalRow).seq);
     }
     if (advanced.size === 0) return 0;
+    for (const [name, cursor] of advanced) this.cursor.set(name, cursor);
+    if (out.length === 0 && also.length === 0) this.unsaved = true;
+    else this.commit(out, also);
+    return read;
+  }
+
+  /** Whether rows were read that derived nothing and whose cursors are not yet stored. */
+  get cursorsUnsaved(): boolean {
+    return this.unsaved;
+  }
+
+  /** Stores the cursors of rows that derived nothing; throws when the commit fails. */
+  saveCursors(): void {
+    if (this.unsaved) this.commit([], []);
+  }
+
+  /** Commits `out` and `also` with every deriver's cursor. */
+  private commit(out: readonly DerivedRow[], also: readonly ((seqs: readonly number[]) => void)[]): void {
     try {
       this.deps.append(out, (seqs) => {
         for (const write of also) write(seqs);
-        for (const [name, cursor] of advanced) this.deps.cursors.set(name, cursor);
+        for (const [name, cursor] of this.cursor) this.deps.cursors.set(name, cursor);
       });
     } catch (e) {
       // The states have folded rows whose derivations did not commit: rebuild from the store next step.
       this.built = false;
       throw new Error(`deriving rows: the commit failed: ${(e as Error).message}`, { cause: e });
     }
-    for (const [name, cursor] of advanced) this.cursor.set(name, cursor);
-    return read;
+    this.unsaved = false;
   }
 }

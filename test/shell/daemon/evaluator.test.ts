@@ -130,6 +130,8 @@ function runLive(file: string, inputs: readonly Input[], restarts: ReadonlySet<n
   });
   writer?.close();
   while ((evaluator?.step(1_000) ?? 0) > 0);
+  // As the daemon's close does; the restarts above do not, as a crash would not.
+  evaluator?.saveCursor();
   const o = opened as OpenedStore;
   const rows = new JournalTable(o.db).rowsAfter(0, 1_000_000);
   const fires = o.db.prepare("SELECT * FROM rule_fires ORDER BY seq, fire_id").all() as Record<
@@ -204,6 +206,72 @@ describe("live evaluation through the store", () => {
     ).toBe(true);
     // Each case opens SQLite stores; the soak's 50x cases take minutes.
   }, 600_000);
+});
+
+describe("rows that change nothing", () => {
+  it("store their cursor only when saved or with the next commit, and a crash before evaluates them again", () => {
+    const file = tempStore();
+    const now = Date.parse("2026-11-01T00:00:00Z");
+    const open = () => {
+      const opened = openStore(file, "test");
+      const journal = new JournalTable(opened.db);
+      const metrics = new DaemonMetrics();
+      const writer = new JournalWriter(opened.db, journal, {
+        queueLimit: 100,
+        batchSize: 100,
+        clock: () => now,
+        metrics,
+        onCommitted: () => {},
+        onError: (e) => {
+          throw e;
+        },
+      });
+      const decisions = new DecisionStore(opened.db);
+      const evaluator = new Evaluator(ruleSet, {
+        journal,
+        decisions,
+        metrics,
+        clock: () => now,
+        dispatch: () => {},
+      });
+      return { opened, writer, decisions, evaluator };
+    };
+    const quiet = { type: "tool", harness: "impl", run: "impl#1", action: "edit", is_error: false };
+    const offer = (n: number, event: EventFields) => {
+      for (let i = 0; i < n; i++) d.writer.offer({ source: "observer", kind: "run_event", event });
+      d.writer.flush();
+    };
+    let d = open();
+    // The first rows change state (each rule's shadow starts), so they commit.
+    offer(2, quiet);
+    expect(d.evaluator.step(1_000)).toBe(2);
+    expect([d.evaluator.cursorUnsaved, d.decisions.cursor()]).toEqual([false, 2]);
+    offer(3, quiet);
+    expect(d.evaluator.step(1_000)).toBe(3);
+    expect([d.evaluator.cursor, d.evaluator.cursorUnsaved, d.decisions.cursor()]).toEqual([5, true, 2]);
+    // A crash: the three rows are evaluated again at the restart, and again change nothing.
+    d.writer.close();
+    d.opened.close();
+    d = open();
+    expect(d.evaluator.cursor).toBe(2);
+    expect(d.evaluator.step(1_000)).toBe(3);
+    expect(d.decisions.cursor()).toBe(2);
+    d.evaluator.saveCursor();
+    expect([d.evaluator.cursorUnsaved, d.decisions.cursor()]).toEqual([false, 5]);
+    // A row that fires commits the quiet rows' cursor with its own.
+    const failing = { ...quiet, action: "verify", is_error: true, digest: "d1", repo: "forge.example/o/r" };
+    offer(2, quiet);
+    offer(1, failing);
+    offer(1, { ...failing, run: "impl#2" });
+    d.evaluator.step(1_000);
+    const fired = d.opened.db.prepare("SELECT max(seq) AS seq FROM rule_fires").get() as {
+      seq: number | null;
+    };
+    expect(fired.seq).not.toBeNull();
+    expect(d.decisions.cursor()).toBeGreaterThanOrEqual(fired.seq as number);
+    d.writer.close();
+    d.opened.close();
+  });
 });
 
 describe("reloading the rule set", () => {
