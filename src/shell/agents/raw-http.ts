@@ -116,9 +116,13 @@ export function rawPost(
     socket.on("end", () => settle(parseResponse));
     // No half-close after the body: Node's server aborts a request whose client ended its side before
     // the answer was written. `Connection: close` has the server close once it has answered.
+    // Head and body in one writev: a server that answers from the head alone (a 404) and closes would
+    // otherwise reset the connection as the body arrives, and the answer would be lost with it.
     socket.on("connect", () => {
+      socket.cork();
       socket.write(head);
       socket.write(body);
+      socket.uncork();
     });
   });
 }
