@@ -79,6 +79,8 @@ export interface IngestResponse {
 }
 
 const HOOK_FED: AdmitOptions = { hookFed: true };
+/** A live call is answered once its row is queued (below), so its commit need not wait for the disk. */
+const HOOK_FED_LIVE: AdmitOptions = { hookFed: true, unsynced: true };
 // A run is `<harness>#<session>`, so a harness name holds no `#`; nor whitespace or control characters.
 const HARNESS_NAME = /^[^\s#\p{Cc}]{1,128}$/u;
 const MAX_KEY = 128;
@@ -242,10 +244,12 @@ export class HookIngest {
     // Marked hook-fed by the daemon, not by the wire: a producer's Append cannot claim it. A refusal
     // is counted here, where it is known, whether or not the call waited for it.
     const admit = () =>
-      this.deps.admit(plan.source, [wire], req.key, HOOK_FED).then(([r]) => {
-        if (r?.kind === "rejected") this.deps.rejected?.(plan.source, r.code);
-        return r;
-      });
+      this.deps
+        .admit(plan.source, [wire], req.key, req.key === undefined ? HOOK_FED_LIVE : HOOK_FED)
+        .then(([r]) => {
+          if (r?.kind === "rejected") this.deps.rejected?.(plan.source, r.code);
+          return r;
+        });
     // A live call is answered once its row is queued, not committed: the commit is an fsync on the
     // agent's critical path, and a daemon killed in between loses the row as a hook that timed out
     // would. A spooled call waits for the commit, since it leaves the spool on this answer.

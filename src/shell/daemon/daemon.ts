@@ -28,6 +28,7 @@ import { JournalTable } from "../store/journal-table.js";
 import { NotifyCooldowns } from "../store/notify-cooldowns.js";
 import type { OpenedStore } from "../store/open-store.js";
 import { JournalPruner } from "../store/retention.js";
+import { WalSync } from "../store/wal-sync.js";
 import { type Log, OncePer } from "../support/log.js";
 import type { DaemonMetrics } from "../support/metrics.js";
 import { ActionRunner, type ActionSinks } from "./actions.js";
@@ -125,6 +126,7 @@ export class Daemon {
   /** Notifiers a reload replaced, still delivering what they were given. */
   private readonly retiring = new Set<Promise<void>>();
   private readonly pruner: JournalPruner;
+  private readonly walSync: WalSync;
   private readonly rejectionLogged = new OncePer(HOUR);
 
   constructor(private readonly deps: DaemonDeps) {
@@ -166,6 +168,9 @@ export class Daemon {
         deps.onCommitted(committed);
       },
     });
+    this.walSync = new WalSync(store.db, `${store.path}-wal`, (e) =>
+      log.error({ err: e.message }, "syncing the store's WAL failed; the next commit syncs it"),
+    );
     this.writer = new JournalWriter(store.db, journal, {
       queueLimit: DEFAULT_QUEUE_LIMIT,
       batchSize: DEFAULT_BATCH_SIZE,
@@ -173,6 +178,7 @@ export class Daemon {
       metrics,
       onCommitted: () => this.scheduleEvaluation(),
       onError: (e) => log.error({ err: e.message }, "journal admission failed"),
+      unsynced: (commit) => this.walSync.unsynced(commit),
     });
     const runReads = new AgentRunReads(store.db);
     this.derivation = new Derivation({
@@ -386,8 +392,11 @@ export class Daemon {
       this.cursorSave = undefined;
       if (this.closed) return;
       try {
-        this.derivation.saveCursors();
-        this.evaluator.saveCursor();
+        // A cursor lost to a power cut makes rows that changed nothing read again: no need to wait.
+        this.walSync.unsynced(() => {
+          this.derivation.saveCursors();
+          this.evaluator.saveCursor();
+        });
       } catch (e) {
         // Nothing is lost: the rows are read again from the stored cursors. The next step tries again.
         this.deps.log.error({ err: (e as Error).message }, "storing the cursors failed; retrying");
@@ -492,5 +501,6 @@ export class Daemon {
     await this.notifier?.close();
     await Promise.all(this.retiring);
     await this.actions.drain();
+    await this.walSync.close();
   }
 }

@@ -20,6 +20,8 @@ export interface AdmitOptions {
    * (`core/hook-runs.ts`). Never set for a producer's Append, whose events may not carry the mark.
    */
   readonly hookFed?: boolean;
+  /** The caller answers before the commit, so the commit need not wait for the disk (a live hook call). */
+  readonly unsynced?: boolean;
 }
 
 /**
@@ -68,6 +70,7 @@ export function admitEvents(
   const { queued, result } = writer.offerGroup(
     offers,
     key === undefined ? undefined : { source, key, answer: (seqs) => JSON.stringify(admitted(seqs)) },
+    options.unsynced === true,
   );
   if (result === undefined) return Promise.resolve(answer(0, () => ({ kind: "dropped" })));
   return result.then(

@@ -4,7 +4,9 @@
  * backtest alike. The writer drains the queue in batches, stamping each batch with the admission clock,
  * made non-decreasing in seq order even when the wall clock steps back, and commits each batch in one
  * `BEGIN IMMEDIATE` transaction. A group of rows offered with an idempotency key (one Append request's)
- * is never split across batches, and its key commits in the transaction that commits its rows.
+ * is never split across batches, and its key commits in the transaction that commits its rows. A batch
+ * of groups offered `unsynced` (nobody waits for their commit) commits without waiting for the disk
+ * (`../store/wal-sync.ts`).
  */
 import type { EventFields } from "../../core/journal.js";
 import type { EventKind } from "../../core/kinds.js";
@@ -47,11 +49,14 @@ export interface JournalWriterOptions {
   /** Called after each committed batch with its last seq. */
   readonly onCommitted: (lastSeq: number) => void;
   readonly onError: (error: Error) => void;
+  /** Runs a commit without waiting for the disk; without it every batch waits. */
+  readonly unsynced?: <T>(commit: () => T) => T;
 }
 
 interface Queued {
   readonly offers: readonly Offer[];
   readonly key: GroupKey | undefined;
+  readonly unsynced: boolean;
   resolve(r: GroupResult): void;
   reject(e: Error): void;
 }
@@ -91,10 +96,12 @@ export class JournalWriter {
   /**
    * Offers rows as one group, committed together with `key`; returns at once. The queue takes the first
    * rows it has room for and drops the rest, as it would offered one by one: `queued` says how many.
+   * `unsynced`: the caller answers before the commit, so the commit need not wait for the disk.
    */
   offerGroup(
     offers: readonly Offer[],
     key: GroupKey | undefined,
+    unsynced = false,
   ): { readonly queued: number; readonly result: Promise<GroupResult> | undefined } {
     const room = this.closed ? 0 : Math.max(0, this.options.queueLimit - this.rows);
     const taken = offers.slice(0, room);
@@ -102,7 +109,7 @@ export class JournalWriter {
     if (taken.length === 0) return { queued: 0, result: undefined };
     let entry: Queued | undefined;
     const result = new Promise<GroupResult>((resolve, reject) => {
-      entry = { offers: taken, key, resolve, reject };
+      entry = { offers: taken, key, unsynced, resolve, reject };
     });
     this.queue.push(entry as Queued);
     this.rows += taken.length;
@@ -179,25 +186,30 @@ export class JournalWriter {
     this.rows -= rows;
     const at = Math.max(this.lastAt, this.options.clock());
     const results: GroupResult[] = [];
+    const { unsynced } = this.options;
+    const commitBatch = <T>(commit: () => T): T =>
+      unsynced !== undefined && batch.every((q) => q.unsynced) ? unsynced(commit) : commit();
     try {
-      this.db
-        .transaction(() => {
-          for (const q of batch) {
-            // A key already stored was committed by an earlier request: its rows are not appended again.
-            const stored = q.key === undefined ? undefined : this.appends.answer(q.key.source, q.key.key);
-            if (stored !== undefined) {
-              results.push({ kind: "repeated", answer: stored });
-              continue;
+      commitBatch(() =>
+        this.db
+          .transaction(() => {
+            for (const q of batch) {
+              // A key already stored was committed by an earlier request: its rows are not appended again.
+              const stored = q.key === undefined ? undefined : this.appends.answer(q.key.source, q.key.key);
+              if (stored !== undefined) {
+                results.push({ kind: "repeated", answer: stored });
+                continue;
+              }
+              const seqs = q.offers.map((o) =>
+                this.journal.append({ kind: o.kind, source: o.source, at, event: o.event }),
+              );
+              if (q.key !== undefined) this.appends.record(q.key.source, q.key.key, q.key.answer(seqs), at);
+              results.push({ kind: "committed", seqs });
             }
-            const seqs = q.offers.map((o) =>
-              this.journal.append({ kind: o.kind, source: o.source, at, event: o.event }),
-            );
-            if (q.key !== undefined) this.appends.record(q.key.source, q.key.key, q.key.answer(seqs), at);
-            results.push({ kind: "committed", seqs });
-          }
-          failpoint("admit.beforeCommit");
-        })
-        .immediate();
+            failpoint("admit.beforeCommit");
+          })
+          .immediate(),
+      );
     } catch (e) {
       const error = new Error(`journal: a batch of ${rows} rows was not admitted: ${(e as Error).message}`, {
         cause: e,
