@@ -1,7 +1,8 @@
 /**
  * Opening the one SQLite store (ADR-0037 as SPEC-0029 uses it): a 0600 file in a 0700 directory, WAL,
  * `synchronous=FULL` on the connection that commits decisions (better-sqlite3 leaves WAL databases at
- * NORMAL, which can roll back a committed decision on power loss and so repeat an action),
+ * NORMAL, which can roll back a committed decision on power loss and so repeat an action; the commits
+ * nobody waits on relax it, `wal-sync.ts`),
  * `foreign_keys=ON`, incremental auto-vacuum for retention, pragmas read back and checked. A corrupt
  * file or one of a newer schema is refused with a clear error, never recreated.
  */
