@@ -2,8 +2,9 @@
 import { Op } from "../operators.js";
 import { isError, type Result } from "../runtime/values.js";
 import { noSuchOverload } from "./dispatch.js";
-import type { Node } from "./frame.js";
-import { type Operand, operand, testField } from "./operands.js";
+import { type Frame, fitsWhole, type Node } from "./frame.js";
+import { LaidOut } from "./layout.js";
+import { type FieldTest, type Operand, operand, testField, testUnits } from "./operands.js";
 
 /** Where each operand of a flattened logical chain sat in the tree: an operand's index, or a pair. */
 export type Shape = number | readonly [Shape, Shape];
@@ -27,10 +28,11 @@ export function logical(operands: readonly Operand[], shape: Shape, stopOn: bool
     return typeof l !== "boolean" || typeof r !== "boolean" ? noSuchOverload(op) : proceed;
   };
   const n = operands.length;
-  return (f) => {
+  /** The chain from operand `start` on, every operand before it having given `proceed`. */
+  const from = (f: Frame, start: number): Result => {
     // Allocated only once an operand gives something other than `proceed` (an error, a non-bool).
     let values: Result[] | undefined;
-    for (let i = 0; i < n; i++) {
+    for (let i = start; i < n; i++) {
       const o = operands[i] as Operand;
       // A field test, a rule's commonest first operand (and often its last), taken straight.
       const v = o.kind === "test" ? testField(f, o) : operand(f, o);
@@ -43,6 +45,48 @@ export function logical(operands: readonly Operand[], shape: Shape, stopOn: bool
     }
     return values === undefined ? proceed : fold(shape, values);
   };
+  const general: Node = (f) => from(f, 0);
+  const tests = leadingTests(operands);
+  const first = tests[0];
+  if (first === undefined) return general;
+  const { variable, layout } = first;
+  const k = tests.length;
+  // The chain's leading field tests read one laid-out object: its slots are read with one check of
+  // the object, and the tests up to the deciding one (or all of them) are one straight-line segment,
+  // charged at once when it fits. Anything else (a field of another type, a cost that would cross the
+  // limit) runs the general chain from the start: nothing has been charged, and reads are pure.
+  return (f) => {
+    const o = f.vars[variable];
+    if (!(o instanceof LaidOut) || o.layout !== layout) return general(f);
+    const values = o.values;
+    let units = 0;
+    for (let i = 0; i < k; i++) {
+      const t = tests[i] as FieldTest;
+      const s = values[t.index];
+      if (typeof s !== "string") return general(f);
+      units += testUnits(t, s);
+      if ((t.negate ? s !== t.text : s === t.text) === stopOn) {
+        if (!fitsWhole(f, units)) return general(f);
+        f.cost += units;
+        return stopOn;
+      }
+    }
+    if (!fitsWhole(f, units)) return general(f);
+    f.cost += units;
+    return k === n ? proceed : from(f, k);
+  };
+}
+
+/** The chain's leading field tests of whole cost on one variable's laid-out slots. */
+function leadingTests(operands: readonly Operand[]): FieldTest[] {
+  const tests: FieldTest[] = [];
+  for (const o of operands) {
+    if (o.kind !== "test" || !o.segment || o.layout === undefined || o.index < 0) break;
+    const first = tests[0];
+    if (first !== undefined && (first.variable !== o.variable || first.layout !== o.layout)) break;
+    tests.push(o);
+  }
+  return tests;
 }
 
 export function conditional(test: Node, then: Node, otherwise: Node): Node {

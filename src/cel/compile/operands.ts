@@ -55,6 +55,8 @@ export function shaped(o: Operand): Operand {
     points: p.points ?? 0,
     negate: p.negate ?? false,
     segment: p.segment ?? false,
+    fixed: p.fixed ?? 0,
+    equal: p.equal ?? 0,
   };
   return all as Operand;
 }
@@ -75,6 +77,8 @@ interface OperandFields {
   readonly points: number;
   readonly negate: boolean;
   readonly segment: boolean;
+  readonly fixed: number;
+  readonly equal: number;
 }
 
 /** What running the operand's node would do, charge for charge. */
@@ -140,15 +144,19 @@ interface FieldRead extends FieldAccess {
 }
 
 /** `event.type == "closed"` (or `!=`): a string field against a string constant, read in place. */
-interface FieldTest extends ConstantText, FieldAccess {
+export interface FieldTest extends ConstantText, FieldAccess {
   readonly kind: "test";
-  /** A short constant of whole cost: the read and the comparison charge one fixed sum. */
+  /** A constant of whole cost: the read and the comparison charge one sum, `testUnits`. */
   readonly segment: boolean;
+  /** The read and the constant's own cost. */
+  readonly fixed: number;
+  /** The equality's units when the field equals the constant. */
+  readonly equal: number;
 }
 
 /**
- * The read and the comparison are one straight-line segment: with a short constant of whole cost,
- * both charges are made at once when they fit under the limit (`fitsWhole`), else one by one.
+ * The read and the comparison are one straight-line segment: with a constant of whole cost, both
+ * charges are made at once when they fit under the limit (`fitsWhole`), else one by one.
  */
 export function testField(f: Frame, t: FieldTest): Result {
   const x = fieldValue(f, t);
@@ -158,7 +166,7 @@ export function testField(f: Frame, t: FieldTest): Result {
   }
   const s = x as string;
   if (t.segment) {
-    const units = FIELD_UNITS + t.cost + (t.text.length === 0 || s.length === 0 ? 0 : COST.call);
+    const units = testUnits(t, s);
     if (fitsWhole(f, units)) {
       f.cost += units;
       return t.negate ? s !== t.text : s === t.text;
@@ -166,6 +174,17 @@ export function testField(f: Frame, t: FieldTest): Result {
   }
   charge(f, FIELD_UNITS);
   return equalsConstant(f, s, t);
+}
+
+/**
+ * What a field test charges in all when its field holds `s`: the read, the constant, and the
+ * equality (1 or 0 against a short constant; against a long one, its traversal, known at compile time
+ * when the strings are equal).
+ */
+export function testUnits(t: FieldTest, s: string): number {
+  const text = t.text;
+  if (text.length <= SHORT_CONSTANT) return t.fixed + (text.length === 0 || s.length === 0 ? 0 : COST.call);
+  return t.fixed + (s === text ? t.equal : constantEqualityUnits(s, text, t.points));
 }
 
 /** The `FieldTest` that `a == b` or `a != b` is, when it is one. */
@@ -188,7 +207,9 @@ export function fieldEquality(
     verbatim,
     layout,
     index,
-    segment: b.value.length <= SHORT_CONSTANT && Number.isInteger(b.cost),
+    segment: Number.isInteger(b.cost),
+    fixed: FIELD_UNITS + b.cost,
+    equal: constantEqualityUnits(b.value, b.value, codePointLength(b.value)),
     ...constantText(b.value, b.cost, negate),
   }) as FieldTest;
 }
