@@ -149,6 +149,9 @@ const VERBATIM_TYPEOF: Readonly<Partial<Record<Type["kind"], "string" | "boolean
   double: "number",
 };
 
+/** Whether `read` is the reader of a list of strings, which returns a list only when every element is a string. */
+export const readsStringList = (read: HostReader): boolean => read === stringList;
+
 /** A list of strings (`paths`, the commonest list field): each element checked, the list never copied. */
 function stringList(raw: unknown): Result {
   if (raw === undefined || raw === null) return EMPTY_LIST;

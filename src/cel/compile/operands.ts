@@ -225,7 +225,7 @@ export function readField(f: Frame, a: FieldAccess): Result {
 }
 
 /** What a field read charges: the variable and the select. */
-const FIELD_UNITS = 2 * COST.selectAndIdent;
+export const FIELD_UNITS = 2 * COST.selectAndIdent;
 
 /** A field's value, not charged: reading is pure, so a segment may read first and charge after. */
 function fieldValue(f: Frame, a: FieldAccess): Result {
