@@ -4,7 +4,15 @@ import { isError, type Result } from "../runtime/values.js";
 import { noSuchOverload } from "./dispatch.js";
 import { type Frame, fitsWhole, type Node } from "./frame.js";
 import { LaidOut } from "./layout.js";
-import { type FieldTest, type Operand, operand, testField, testUnits } from "./operands.js";
+import {
+  FIELD_UNITS,
+  type FieldRead,
+  type FieldTest,
+  type Operand,
+  operand,
+  testField,
+  testUnits,
+} from "./operands.js";
 
 /** Where each operand of a flattened logical chain sat in the tree: an operand's index, or a pair. */
 export type Shape = number | readonly [Shape, Shape];
@@ -51,7 +59,7 @@ export function logical(operands: readonly Operand[], shape: Shape, stopOn: bool
   if (first === undefined) return general;
   const { variable, layout } = first;
   const k = tests.length;
-  // The chain's leading field tests read one laid-out object: its slots are read with one check of
+  // The chain's leading field tests (and bool field reads) read one laid-out object: its slots are read with one check of
   // the object, and the tests up to the deciding one (or all of them) are one straight-line segment,
   // charged at once when it fits. Anything else (a field of another type, a cost that would cross the
   // limit) runs the general chain from the start: nothing has been charged, and reads are pure.
@@ -61,11 +69,20 @@ export function logical(operands: readonly Operand[], shape: Shape, stopOn: bool
     const values = o.values;
     let units = 0;
     for (let i = 0; i < k; i++) {
-      const t = tests[i] as FieldTest;
+      const t = tests[i] as FieldTest | FieldRead;
       const s = values[t.index];
-      if (typeof s !== "string") return general(f);
-      units += testUnits(t, s);
-      if ((t.negate ? s !== t.text : s === t.text) === stopOn) {
+      let v: boolean;
+      if (t.kind === "field") {
+        // A bool field as an operand (`event.is_error`): its read alone.
+        if (typeof s !== "boolean") return general(f);
+        units += FIELD_UNITS;
+        v = s;
+      } else {
+        if (typeof s !== "string") return general(f);
+        units += testUnits(t, s);
+        v = t.negate ? s !== t.text : s === t.text;
+      }
+      if (v === stopOn) {
         if (!fitsWhole(f, units)) return general(f);
         f.cost += units;
         return stopOn;
@@ -77,11 +94,14 @@ export function logical(operands: readonly Operand[], shape: Shape, stopOn: bool
   };
 }
 
-/** The chain's leading field tests of whole cost on one variable's laid-out slots. */
-function leadingTests(operands: readonly Operand[]): FieldTest[] {
-  const tests: FieldTest[] = [];
+/**
+ * The chain's leading field tests of whole cost and bool field reads, on one variable's laid-out slots.
+ */
+function leadingTests(operands: readonly Operand[]): (FieldTest | FieldRead)[] {
+  const tests: (FieldTest | FieldRead)[] = [];
   for (const o of operands) {
-    if (o.kind !== "test" || !o.segment || o.layout === undefined || o.index < 0) break;
+    const fits = (o.kind === "test" && o.segment) || (o.kind === "field" && o.verbatim === "boolean");
+    if (!fits || o.layout === undefined || o.index < 0) break;
     const first = tests[0];
     if (first !== undefined && (first.variable !== o.variable || first.layout !== o.layout)) break;
     tests.push(o);

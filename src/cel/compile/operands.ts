@@ -139,7 +139,7 @@ interface FieldAccess {
   readonly index: number;
 }
 
-interface FieldRead extends FieldAccess {
+export interface FieldRead extends FieldAccess {
   readonly kind: "field";
 }
 
@@ -275,6 +275,34 @@ interface RecordPlan {
    */
   readonly reads: boolean;
   readonly units: number;
+  /**
+   * Every computed value is a field of one variable that a laid-out object holds as its own CEL value
+   * (a string field's string): read straight from the object's slots, with one check of the object.
+   */
+  readonly laid: LaidReads | undefined;
+}
+
+interface LaidReads {
+  readonly variable: string;
+  readonly layout: Layout;
+  readonly slots: readonly number[];
+  /** The `typeof` each slot's value must have to be read as it is. */
+  readonly types: readonly string[];
+}
+
+function laidReads(steps: readonly Operand[]): LaidReads | undefined {
+  const first = steps[0];
+  if (first?.kind !== "field" || first.layout === undefined) return undefined;
+  const { variable, layout } = first;
+  const slots: number[] = [];
+  const types: string[] = [];
+  for (const s of steps) {
+    if (s.kind !== "field" || s.variable !== variable || s.layout !== layout || s.index < 0) return undefined;
+    if (s.verbatim === undefined) return undefined;
+    slots.push(s.index);
+    types.push(s.verbatim);
+  }
+  return { variable, layout, slots, types };
 }
 
 export function recordPlan(values: readonly Operand[]): RecordPlan {
@@ -290,7 +318,8 @@ export function recordPlan(values: readonly Operand[]): RecordPlan {
     }
   });
   const reads = steps.every((s) => s.kind === "field");
-  return { template, computed, steps, reads, units: COST.mapCreateBase + FIELD_UNITS * steps.length };
+  const units = COST.mapCreateBase + FIELD_UNITS * steps.length;
+  return { template, computed, steps, reads, units, laid: laidReads(steps) };
 }
 
 /** A record's values, charged as the map literal is: its creation, then each value. */
@@ -299,6 +328,25 @@ export function buildRecord(f: Frame, plan: RecordPlan): Result {
   // Copied by hand: for the few values of a selector this is cheaper than `slice`.
   const out: Value[] = [];
   for (let i = 0; i < template.length; i++) out.push(template[i] as Value);
+  const laid = plan.laid;
+  if (laid !== undefined) {
+    const o = f.vars[laid.variable];
+    if (o instanceof LaidOut && o.layout === laid.layout && fitsWhole(f, plan.units)) {
+      const values = o.values;
+      const { slots, types } = laid;
+      let j = 0;
+      for (; j < computed.length; j++) {
+        const v = values[slots[j] as number];
+        if (typeof v !== types[j]) break;
+        out[computed[j] as number] = v as Value;
+      }
+      // Else a value to convert or an error: the reads below, from the start, as for any object.
+      if (j === computed.length) {
+        f.cost += plan.units;
+        return out;
+      }
+    }
+  }
   if (plan.reads) {
     // Reads are pure: read first, then charge the segment, or its parts up to an error.
     for (let j = 0; j < computed.length; j++) {
