@@ -66,8 +66,28 @@ export const ours = standardEnv.extend({
   functions: [primitive("count", 2, 3n), primitive("distinct", 3, 2n), primitive("exists", 2, false)],
 });
 
+/**
+ * The event's type declared to @marcbachmann/cel-js as ours is declared to us: its fields typed, and the
+ * event handed over as an instance of its class (`MarcEvent`), built once outside the timed loop as
+ * ours is laid out once. Measured beside the untyped declaration (`event` as a `map`), this is its
+ * faster one: 10–20% on seven of the eight expressions, within noise on the eighth.
+ */
+export class MarcEvent {
+  constructor(fields: Readonly<Record<string, unknown>>) {
+    Object.assign(this, fields);
+  }
+}
+const MARC_FIELDS = {
+  ...Object.fromEntries(STRING_FIELDS.map((f) => [f, "string"])),
+  is_error: "bool",
+  exit_code: "int",
+  paths: "list<string>",
+  harnesses: "list<string>",
+  runs: "list<string>",
+};
 export const marc = new Environment({ homogeneousAggregateLiterals: false })
-  .registerVariable("event", "map")
+  .registerType("Event", { ctor: MarcEvent, fields: MARC_FIELDS })
+  .registerVariable("event", "Event")
   .registerVariable("now", "google.protobuf.Timestamp")
   .registerFunction("count(map, google.protobuf.Duration): int", () => 3n)
   .registerFunction("distinct(string, map, google.protobuf.Duration): int", () => 2n)
