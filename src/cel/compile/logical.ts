@@ -63,6 +63,45 @@ export function logical(operands: readonly Operand[], shape: Shape, stopOn: bool
   // the object, and the tests up to the deciding one (or all of them) are one straight-line segment,
   // charged at once when it fits. Anything else (a field of another type, a cost that would cross the
   // limit) runs the general chain from the start: nothing has been charged, and reads are pure.
+  // One or two string tests, the commonest leads, each have a closure of their own, written out:
+  // measured, the loop below cost a chain of two tests a quarter of its time.
+  const [t0, t1] = tests as [FieldTest, FieldTest | undefined];
+  if (k === 1 && t0.kind === "test") {
+    return (f) => {
+      const o = f.vars[variable];
+      if (!(o instanceof LaidOut) || o.layout !== layout) return general(f);
+      const s0 = o.values[t0.index];
+      if (typeof s0 !== "string") return general(f);
+      const units = testUnits(t0, s0);
+      if (!fitsWhole(f, units)) return general(f);
+      f.cost += units;
+      if ((t0.negate ? s0 !== t0.text : s0 === t0.text) === stopOn) return stopOn;
+      return n === 1 ? proceed : from(f, 1);
+    };
+  }
+  if (k === 2 && t0.kind === "test" && t1?.kind === "test") {
+    return (f) => {
+      const o = f.vars[variable];
+      if (!(o instanceof LaidOut) || o.layout !== layout) return general(f);
+      const values = o.values;
+      const s0 = values[t0.index];
+      if (typeof s0 !== "string") return general(f);
+      let units = testUnits(t0, s0);
+      if ((t0.negate ? s0 !== t0.text : s0 === t0.text) !== stopOn) {
+        const s1 = values[t1.index];
+        if (typeof s1 !== "string") return general(f);
+        units += testUnits(t1, s1);
+        if ((t1.negate ? s1 !== t1.text : s1 === t1.text) !== stopOn) {
+          if (!fitsWhole(f, units)) return general(f);
+          f.cost += units;
+          return n === 2 ? proceed : from(f, 2);
+        }
+      }
+      if (!fitsWhole(f, units)) return general(f);
+      f.cost += units;
+      return stopOn;
+    };
+  }
   return (f) => {
     const o = f.vars[variable];
     if (!(o instanceof LaidOut) || o.layout !== layout) return general(f);
