@@ -68,6 +68,8 @@ const EXPRESSIONS = [
   `event.type == "closed" && count({"type": "closed", "harness": event.harness, "outcome": "${LONG}"}, duration("24h")) >= 2`,
   'event.type == "tool" && event.is_error && distinct("run", {"type": "tool", "repo": event.harness, "digest": event.digest}, duration("2h")) >= 1 && !exists({"type": "tool", "digest": event.digest}, duration("2h"))',
   'count({"harness": event.harness, "digest": event.digest}, duration("1h")) < 2 || event.type == "x"',
+  'event.type == "tool" && event.outcome != "" && event.paths.exists(p, p.startsWith("internal/"))',
+  'event.type != "closed" || event.is_error',
   'event.paths.exists(p, p.startsWith("internal/"))',
   'event.paths.all(p, !p.endsWith("_test.go"))',
   'event.type == "tool" && event.paths.exists(p, p.endsWith("é.go"))',
