@@ -265,7 +265,7 @@ const SHORT_CONSTANT = 10;
  * How to build a map literal's values as an array: the values known at compile time and free to
  * compute are in place from the start (`template`); only the others (`steps`, at `computed`) run.
  */
-interface RecordPlan {
+export interface RecordPlan {
   readonly template: readonly Value[];
   readonly computed: readonly number[];
   readonly steps: readonly Operand[];
@@ -324,29 +324,17 @@ export function recordPlan(values: readonly Operand[]): RecordPlan {
 
 /** A record's values, charged as the map literal is: its creation, then each value. */
 export function buildRecord(f: Frame, plan: RecordPlan): Result {
+  if (plan.laid !== undefined && fitsWhole(f, plan.units)) {
+    const out = laidRecord(f, plan);
+    if (out !== undefined) {
+      f.cost += plan.units;
+      return out;
+    }
+  }
   const { template, computed, steps } = plan;
   // Copied by hand: for the few values of a selector this is cheaper than `slice`.
   const out: Value[] = [];
   for (let i = 0; i < template.length; i++) out.push(template[i] as Value);
-  const laid = plan.laid;
-  if (laid !== undefined) {
-    const o = f.vars[laid.variable];
-    if (o instanceof LaidOut && o.layout === laid.layout && fitsWhole(f, plan.units)) {
-      const values = o.values;
-      const { slots, types } = laid;
-      let j = 0;
-      for (; j < computed.length; j++) {
-        const v = values[slots[j] as number];
-        if (typeof v !== types[j]) break;
-        out[computed[j] as number] = v as Value;
-      }
-      // Else a value to convert or an error: the reads below, from the start, as for any object.
-      if (j === computed.length) {
-        f.cost += plan.units;
-        return out;
-      }
-    }
-  }
   if (plan.reads) {
     // Reads are pure: read first, then charge the segment, or its parts up to an error.
     for (let j = 0; j < computed.length; j++) {
@@ -366,6 +354,29 @@ export function buildRecord(f: Frame, plan: RecordPlan): Result {
     const v = operand(f, steps[j] as Operand);
     if (isError(v)) return v;
     out[computed[j] as number] = v;
+  }
+  return out;
+}
+
+/**
+ * A record of laid reads (`RecordPlan.laid`) from the slots of its laid-out object, not charged; undefined
+ * when the object is not laid out or a value is not its own CEL value (to convert, or an error), which
+ * the general build handles.
+ */
+export function laidRecord(f: Frame, plan: RecordPlan): Value[] | undefined {
+  const laid = plan.laid;
+  if (laid === undefined) return undefined;
+  const o = f.vars[laid.variable];
+  if (!(o instanceof LaidOut) || o.layout !== laid.layout) return undefined;
+  const { template, computed } = plan;
+  const out: Value[] = [];
+  for (let i = 0; i < template.length; i++) out.push(template[i] as Value);
+  const values = o.values;
+  const { slots, types } = laid;
+  for (let j = 0; j < computed.length; j++) {
+    const v = values[slots[j] as number];
+    if (typeof v !== types[j]) return undefined;
+    out[computed[j] as number] = v as Value;
   }
   return out;
 }
