@@ -147,51 +147,50 @@ export class Fault {
 }
 type Field = keyof Ev;
 type Selected = (e: Ev) => readonly unknown[] | Fault;
-const wrongType = new Fault("host value is not of the field's type");
+/** The one error the floor gives, compared by identity: a pointer test is the cheapest check. */
+export const FAULT = new Fault("host value is not of the field's type");
+const isFault = (v: unknown): v is Fault => v === FAULT;
 /** A string field: its value, `""` when unset, an error when it holds something else. */
-const str = (e: Ev, k: Field): string | Fault => {
-  const v: unknown = e[k];
-  return typeof v === "string" ? v : v === undefined || v === null ? "" : wrongType;
+const str = (v: unknown): string | Fault => {
+  return typeof v === "string" ? v : v === undefined || v === null ? "" : FAULT;
 };
 /** A bool field, likewise. */
-const bool = (e: Ev, k: Field): boolean | Fault => {
-  const v: unknown = e[k];
-  return typeof v === "boolean" ? v : v === undefined || v === null ? false : wrongType;
+const bool = (v: unknown): boolean | Fault => {
+  return typeof v === "boolean" ? v : v === undefined || v === null ? false : FAULT;
 };
 /** A list-of-strings field: the list when every element is a string, `[]` when unset. */
-const strings = (e: Ev, k: Field): readonly string[] | Fault => {
-  const v: unknown = e[k];
+const strings = (v: unknown): readonly string[] | Fault => {
   if (v === undefined || v === null) return [];
-  if (!Array.isArray(v)) return wrongType;
-  for (const x of v) if (typeof x !== "string") return wrongType;
+  if (!Array.isArray(v)) return FAULT;
+  for (const x of v) if (typeof x !== "string") return FAULT;
   return v as string[];
 };
 const eq =
   (k: Field, c: string): Fn =>
   (e) => {
-    const v = str(e, k);
-    return v instanceof Fault ? v : v === c;
+    const v = str(e[k]);
+    return isFault(v) ? v : v === c;
   };
 const ne =
   (k: Field, c: string): Fn =>
   (e) => {
-    const v = str(e, k);
-    return v instanceof Fault ? v : v !== c;
+    const v = str(e[k]);
+    return isFault(v) ? v : v !== c;
   };
 const isTrue =
   (k: Field): Fn =>
   (e) =>
-    bool(e, k);
+    bool(e[k]);
 const and =
   (...xs: Fn[]): Fn =>
   (e) => {
-    let fault: Fault | undefined;
-    for (const x of xs) {
-      const v = x(e);
+    let result: Answer = true;
+    for (let i = 0; i < xs.length; i++) {
+      const v = (xs[i] as Fn)(e);
       if (v === false) return false;
-      if (v instanceof Fault) fault ??= v;
+      if (isFault(v)) result = FAULT;
     }
-    return fault ?? true;
+    return result;
   };
 const answer =
   <V>(value: V) =>
@@ -201,16 +200,16 @@ const countAtLeast =
   (f: (selector: readonly unknown[]) => bigint, selected: Selected, n: bigint): Fn =>
   (e) => {
     const s = selected(e);
-    return s instanceof Fault ? s : f(s) >= n;
+    return isFault(s) ? s : f(s) >= n;
   };
 // Selectors as a careful hand writes them: each field read checked, then one array literal.
 const verifySelector =
   (isError: boolean): Selected =>
   (e) => {
-    const repo = str(e, "repo");
-    if (repo instanceof Fault) return repo;
-    const digest = str(e, "digest");
-    if (digest instanceof Fault) return digest;
+    const repo = str(e.repo);
+    if (isFault(repo)) return repo;
+    const digest = str(e.digest);
+    if (isFault(digest)) return digest;
     return ["tool", "verify", isError, repo, digest];
   };
 const verifyFailed = verifySelector(true);
@@ -218,8 +217,8 @@ const verifyPassed = verifySelector(false);
 const harnessSelector =
   (type: string, outcome?: string): Selected =>
   (e) => {
-    const harness = str(e, "harness");
-    if (harness instanceof Fault) return harness;
+    const harness = str(e.harness);
+    if (isFault(harness)) return harness;
     return outcome === undefined ? [type, harness] : [type, harness, outcome];
   };
 export const FLOOR: Record<string, Fn> = {
@@ -231,7 +230,7 @@ export const FLOOR: Record<string, Fn> = {
     countAtLeast(answer(2n), verifyFailed, 2n),
     (e) => {
       const s = verifyPassed(e);
-      return s instanceof Fault ? s : !answer(false)(s);
+      return isFault(s) ? s : !answer(false)(s);
     },
   ),
   "restart-into-same-failure": and(
@@ -241,10 +240,10 @@ export const FLOOR: Record<string, Fn> = {
     countAtLeast(
       answer(3n),
       (e) => {
-        const harness = str(e, "harness");
-        if (harness instanceof Fault) return harness;
-        const cause = str(e, "cause_digest");
-        if (cause instanceof Fault) return cause;
+        const harness = str(e.harness);
+        if (isFault(harness)) return harness;
+        const cause = str(e.cause_digest);
+        if (isFault(cause)) return cause;
         return ["closed", harness, "failed", cause];
       },
       3n,
@@ -261,10 +260,10 @@ export const FLOOR: Record<string, Fn> = {
     countAtLeast(
       answer(2n),
       (e) => {
-        const repo = str(e, "repo");
-        if (repo instanceof Fault) return repo;
-        const path = str(e, "path");
-        if (path instanceof Fault) return path;
+        const repo = str(e.repo);
+        if (isFault(repo)) return repo;
+        const path = str(e.path);
+        if (isFault(path)) return path;
         return ["edge_added", "edited", repo, path];
       },
       4n,
@@ -275,12 +274,12 @@ export const FLOOR: Record<string, Fn> = {
     countAtLeast(answer(3n), harnessSelector("loop_stopped"), 2n),
   ),
   "paths-exist": (e) => {
-    const ps = strings(e, "paths");
-    return ps instanceof Fault ? ps : ps.some((p) => p.startsWith("internal/"));
+    const ps = strings(e.paths);
+    return isFault(ps) ? ps : ps.some((p) => p.startsWith("internal/"));
   },
   "paths-all": (e) => {
-    const ps = strings(e, "paths");
-    return ps instanceof Fault ? ps : ps.every((p) => !p.endsWith("_test.go"));
+    const ps = strings(e.paths);
+    return isFault(ps) ? ps : ps.every((p) => !p.endsWith("_test.go"));
   },
 };
 
