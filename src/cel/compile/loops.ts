@@ -153,6 +153,9 @@ export function quantifiedTest(range: Operand, test: LoopTest, exists: boolean):
   const check = exists ? EXISTS_CHECK : ALL_CHECK;
   const step = check + tail;
   const negated = negation !== undefined;
+  const tl = text.length;
+  // The text's code units, which an element must have from its start (a prefix) or up to its end.
+  const codes = Int32Array.from({ length: tl }, (_, j) => text.charCodeAt(j));
   return (f) => {
     const o = f.vars[variable];
     if (!(o instanceof LaidOut) || o.layout !== layout) return general(f);
@@ -163,8 +166,13 @@ export function quantifiedTest(range: Operand, test: LoopTest, exists: boolean):
     for (let i = 0; i < n; i++) {
       const x: unknown = items[i];
       if (typeof x !== "string") return general(f);
-      if (decided < 0 && ((starts ? x.startsWith(text) : x.endsWith(text)) !== negated) === stopOn)
-        decided = i;
+      if (decided >= 0) continue;
+      // Code unit by code unit, as the string methods compare: for a text the engine cannot see as
+      // a constant it runs those as calls, which measured slower (paths-all 0.77x of them).
+      const from = starts ? 0 : x.length - tl;
+      let hit = from >= 0;
+      for (let j = 0; hit && j < tl; j++) hit = x.charCodeAt(from + j) === (codes[j] as number);
+      if ((hit !== negated) === stopOn) decided = i;
     }
     const steps = decided < 0 ? n : decided + 1;
     const units =
