@@ -373,8 +373,9 @@ class Compiler {
     });
     // The primitives take two or three arguments at a fixed cost, one of them a record: those get
     // closures without a loop, building the record in place.
+    const operands = operandsOf(thunks);
     if (typeof units === "number" && thunks.length === 2) {
-      const [a, b] = operandsOf(thunks) as [Operand, Operand];
+      const [a, b] = operands as [Operand, Operand];
       const [ra, rb] = plans;
       const general: Node = (f) => {
         const x = ra === undefined ? operand(f, a) : buildRecord(f, ra);
@@ -384,9 +385,9 @@ class Compiler {
         charge(f, units);
         return call(f.vars, [x, y]);
       };
-      const total = segmentUnits(plans, operandsOf(thunks), units);
+      const total = segmentUnits(plans, operands, units);
       if (total === undefined) return general;
-      const [va, vb] = constantValues(operandsOf(thunks));
+      const [va, vb] = constantValues(operands);
       // Constants and records of laid reads, then the call: one segment, charged at once when it
       // fits; otherwise, or for a record to convert, the general closure, nothing charged yet.
       return (f) => {
@@ -399,7 +400,7 @@ class Compiler {
       };
     }
     if (typeof units === "number" && thunks.length === 3) {
-      const [a, b, c] = operandsOf(thunks) as [Operand, Operand, Operand];
+      const [a, b, c] = operands as [Operand, Operand, Operand];
       const [ra, rb, rc] = plans;
       const general: Node = (f) => {
         const x = ra === undefined ? operand(f, a) : buildRecord(f, ra);
@@ -411,9 +412,9 @@ class Compiler {
         charge(f, units);
         return call(f.vars, [x, y, z]);
       };
-      const total = segmentUnits(plans, operandsOf(thunks), units);
+      const total = segmentUnits(plans, operands, units);
       if (total === undefined) return general;
-      const [va, vb, vc] = constantValues(operandsOf(thunks));
+      const [va, vb, vc] = constantValues(operands);
       return (f) => {
         const x = ra === undefined ? va : laidRecord(f, ra);
         if (x === undefined) return general(f);

@@ -199,6 +199,7 @@ export function fieldEquality(
     return undefined;
   if (typeof b.value !== "string") return undefined;
   const { variable, field, read, verbatim, layout, index } = a;
+  const text = constantText(b.value, b.cost, negate);
   return shaped({
     kind: "test",
     variable,
@@ -209,8 +210,8 @@ export function fieldEquality(
     index,
     segment: Number.isInteger(b.cost),
     fixed: FIELD_UNITS + b.cost,
-    equal: constantEqualityUnits(b.value, b.value, codePointLength(b.value)),
-    ...constantText(b.value, b.cost, negate),
+    equal: constantEqualityUnits(text.text, text.text, text.points),
+    ...text,
   }) as FieldTest;
 }
 
