@@ -102,34 +102,36 @@ export function logical(operands: readonly Operand[], shape: Shape, stopOn: bool
       return stopOn;
     };
   }
+  // A longer run: its first test written out, the rest in a loop.
   return (f) => {
     const o = f.vars[variable];
     if (!(o instanceof LaidOut) || o.layout !== layout) return general(f);
     const values = o.values;
     let units = 0;
-    for (let i = 0; i < k; i++) {
+    let decided = false;
+    if (t0.kind === "test") {
+      const s0 = values[t0.index];
+      if (typeof s0 !== "string") return general(f);
+      units = testUnits(t0, s0);
+      decided = (t0.negate ? s0 !== t0.text : s0 === t0.text) === stopOn;
+    }
+    for (let i = t0.kind === "test" ? 1 : 0; i < k && !decided; i++) {
       const t = tests[i] as FieldTest | FieldRead;
       const s = values[t.index];
-      let v: boolean;
       if (t.kind === "field") {
         // A bool field as an operand (`event.is_error`): its read alone.
         if (typeof s !== "boolean") return general(f);
         units += FIELD_UNITS;
-        v = s;
+        decided = s === stopOn;
       } else {
         if (typeof s !== "string") return general(f);
         units += testUnits(t, s);
-        v = t.negate ? s !== t.text : s === t.text;
-      }
-      if (v === stopOn) {
-        if (!fitsWhole(f, units)) return general(f);
-        f.cost += units;
-        return stopOn;
+        decided = (t.negate ? s !== t.text : s === t.text) === stopOn;
       }
     }
     if (!fitsWhole(f, units)) return general(f);
     f.cost += units;
-    return k === n ? proceed : from(f, k);
+    return decided ? stopOn : k === n ? proceed : from(f, k);
   };
 }
 
