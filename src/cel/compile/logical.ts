@@ -37,7 +37,7 @@ export function logical(operands: readonly Operand[], shape: Shape, stopOn: bool
   };
   const n = operands.length;
   /** The chain from operand `start` on, every operand before it having given `proceed`. */
-  const from = (f: Frame, start: number): Result => {
+  const from = (f: Frame, start = 0): Result => {
     // Allocated only once an operand gives something other than `proceed` (an error, a non-bool).
     let values: Result[] | undefined;
     for (let i = start; i < n; i++) {
@@ -53,7 +53,7 @@ export function logical(operands: readonly Operand[], shape: Shape, stopOn: bool
     }
     return values === undefined ? proceed : fold(shape, values);
   };
-  const general: Node = (f) => from(f, 0);
+  const general: Node = from;
   const tests = leadingTests(operands);
   const first = tests[0];
   if (first === undefined) return general;

@@ -155,8 +155,8 @@ export function quantifiedTest(range: Operand, test: LoopTest, exists: boolean):
   const negated = negation !== undefined;
   const tl = text.length;
   // The text's code units, which an element must have from its start (a prefix) or up to its end.
-  const codes = new Int32Array(tl);
-  for (let j = 0; j < tl; j++) codes[j] = text.charCodeAt(j);
+  const codes: number[] = [];
+  for (let j = 0; j < tl; j++) codes.push(text.charCodeAt(j));
   return (f) => {
     const o = f.vars[variable];
     if (!(o instanceof LaidOut) || o.layout !== layout) return general(f);

@@ -199,7 +199,8 @@ export function fieldEquality(
     return undefined;
   if (typeof b.value !== "string") return undefined;
   const { variable, field, read, verbatim, layout, index } = a;
-  const text = constantText(b.value, b.cost, negate);
+  const text = b.value;
+  const points = codePointLength(text);
   return shaped({
     kind: "test",
     variable,
@@ -210,8 +211,11 @@ export function fieldEquality(
     index,
     segment: Number.isInteger(b.cost),
     fixed: FIELD_UNITS + b.cost,
-    equal: constantEqualityUnits(text.text, text.text, text.points),
-    ...text,
+    equal: constantEqualityUnits(text, text, points),
+    text,
+    points,
+    cost: b.cost,
+    negate,
   }) as FieldTest;
 }
 
