@@ -66,8 +66,28 @@ export const ours = standardEnv.extend({
   functions: [primitive("count", 2, 3n), primitive("distinct", 3, 2n), primitive("exists", 2, false)],
 });
 
+/**
+ * The event's type declared to @marcbachmann/cel-js as ours is declared to us: its fields typed, and the
+ * event handed over as an instance of its class (`MarcEvent`), built once outside the timed loop as
+ * ours is laid out once. Measured beside the untyped declaration (`event` as a `map`), this is its
+ * faster one: 10–20% on seven of the eight expressions, within noise on the eighth.
+ */
+export class MarcEvent {
+  constructor(fields: Readonly<Record<string, unknown>>) {
+    Object.assign(this, fields);
+  }
+}
+const MARC_FIELDS = {
+  ...Object.fromEntries(STRING_FIELDS.map((f) => [f, "string"])),
+  is_error: "bool",
+  exit_code: "int",
+  paths: "list<string>",
+  harnesses: "list<string>",
+  runs: "list<string>",
+};
 export const marc = new Environment({ homogeneousAggregateLiterals: false })
-  .registerVariable("event", "map")
+  .registerType("Event", { ctor: MarcEvent, fields: MARC_FIELDS })
+  .registerVariable("event", "Event")
   .registerVariable("now", "google.protobuf.Timestamp")
   .registerFunction("count(map, google.protobuf.Duration): int", () => 3n)
   .registerFunction("distinct(string, map, google.protobuf.Duration): int", () => 2n)
@@ -111,64 +131,156 @@ const TYPE_OF: Record<string, Partial<typeof base>> = {
 export const eventFor = (name: string): typeof base => ({ ...base, ...TYPE_OF[name] });
 export const now = new Timestamp(1_800_000_000_000_000_000n);
 
-// The floor: closures a careful hand would write for each expression, with CEL's semantics (exact
-// strings, bigint counts) but no error values, no dispatch and no cost metering. A primitive call
-// computes its selector's values from the event, as the rule does, and hands them to a constant function.
+// The floor: closures a careful hand would write for each expression, with CEL's semantics under the
+// declared `Event` type but no dispatch and no cost metering: exact strings and bigint counts; an unset
+// field reads as its zero value (`""`, `false`, `[]`); a field holding a value of another type is an
+// error, as is a list with an element of another type (ours checks a `paths` read whole); `&&` gives
+// false if any operand is false, else the first error, as CEL's does. A primitive call computes its
+// selector's values from the event, as the rule does, and hands them to a constant function.
 export type Ev = typeof base;
-export type Fn = (e: Ev) => boolean;
-type Selected = (e: Ev) => readonly unknown[];
-const field = (k: keyof Ev) => (e: Ev) => e[k];
+/** A rule's answer: a bool, or the error CEL would give. */
+export type Answer = boolean | Fault;
+export type Fn = (e: Ev) => Answer;
+/** The floor's error value. */
+export class Fault {
+  constructor(readonly message: string) {}
+}
+type Field = keyof Ev;
+type Selected = (e: Ev) => readonly unknown[] | Fault;
+/** The one error the floor gives, compared by identity: a pointer test is the cheapest check. */
+export const FAULT = new Fault("host value is not of the field's type");
+const isFault = (v: unknown): v is Fault => v === FAULT;
+/** A string field: its value, `""` when unset, an error when it holds something else. */
+const str = (v: unknown): string | Fault => {
+  return typeof v === "string" ? v : v === undefined || v === null ? "" : FAULT;
+};
+/** A bool field, likewise. */
+const bool = (v: unknown): boolean | Fault => {
+  return typeof v === "boolean" ? v : v === undefined || v === null ? false : FAULT;
+};
+/** A list-of-strings field: the list when every element is a string, `[]` when unset. */
+const strings = (v: unknown): readonly string[] | Fault => {
+  if (v === undefined || v === null) return [];
+  if (!Array.isArray(v)) return FAULT;
+  for (const x of v) if (typeof x !== "string") return FAULT;
+  return v as string[];
+};
 const eq =
-  (get: (e: Ev) => unknown, v: unknown): Fn =>
+  (k: Field, c: string): Fn =>
+  (e) => {
+    const v = str(e[k]);
+    return isFault(v) ? v : v === c;
+  };
+const ne =
+  (k: Field, c: string): Fn =>
+  (e) => {
+    const v = str(e[k]);
+    return isFault(v) ? v : v !== c;
+  };
+const isTrue =
+  (k: Field): Fn =>
   (e) =>
-    get(e) === v;
+    bool(e[k]);
 const and =
   (...xs: Fn[]): Fn =>
-  (e) =>
-    xs.every((x) => x(e));
-const isTrue =
-  (get: (e: Ev) => unknown): Fn =>
-  (e) =>
-    get(e) === true;
+  (e) => {
+    let result: Answer = true;
+    for (let i = 0; i < xs.length; i++) {
+      const v = (xs[i] as Fn)(e);
+      if (v === false) return false;
+      if (isFault(v)) result = FAULT;
+    }
+    return result;
+  };
 const answer =
   <V>(value: V) =>
   (_selector: readonly unknown[]): V =>
     value;
 const countAtLeast =
   (f: (selector: readonly unknown[]) => bigint, selected: Selected, n: bigint): Fn =>
-  (e) =>
-    f(selected(e)) >= n;
+  (e) => {
+    const s = selected(e);
+    return isFault(s) ? s : f(s) >= n;
+  };
+// Selectors as a careful hand writes them: each field read checked, then one array literal.
+const verifySelector =
+  (isError: boolean): Selected =>
+  (e) => {
+    const repo = str(e.repo);
+    if (isFault(repo)) return repo;
+    const digest = str(e.digest);
+    if (isFault(digest)) return digest;
+    return ["tool", "verify", isError, repo, digest];
+  };
+const verifyFailed = verifySelector(true);
+const verifyPassed = verifySelector(false);
+const harnessSelector =
+  (type: string, outcome?: string): Selected =>
+  (e) => {
+    const harness = str(e.harness);
+    if (isFault(harness)) return harness;
+    return outcome === undefined ? [type, harness] : [type, harness, outcome];
+  };
 export const FLOOR: Record<string, Fn> = {
-  "same-file-collision": and(eq(field("type"), "collision_started"), eq(field("scope"), "file")),
+  "same-file-collision": and(eq("type", "collision_started"), eq("scope", "file")),
   "repeated-verify-failure": and(
-    eq(field("type"), "tool"),
-    eq(field("action"), "verify"),
-    isTrue(field("is_error")),
-    countAtLeast(answer(2n), (e) => ["tool", "verify", true, e.repo, e.digest], 2n),
-    (e) => !answer(false)(["tool", "verify", false, e.repo, e.digest]),
+    eq("type", "tool"),
+    eq("action", "verify"),
+    isTrue("is_error"),
+    countAtLeast(answer(2n), verifyFailed, 2n),
+    (e) => {
+      const s = verifyPassed(e);
+      return isFault(s) ? s : !answer(false)(s);
+    },
   ),
   "restart-into-same-failure": and(
-    eq(field("type"), "closed"),
-    eq(field("outcome"), "failed"),
-    (e) => e.cause_digest !== "",
-    countAtLeast(answer(3n), (e) => ["closed", e.harness, "failed", e.cause_digest], 3n),
+    eq("type", "closed"),
+    eq("outcome", "failed"),
+    ne("cause_digest", ""),
+    countAtLeast(
+      answer(3n),
+      (e) => {
+        const harness = str(e.harness);
+        if (isFault(harness)) return harness;
+        const cause = str(e.cause_digest);
+        if (isFault(cause)) return cause;
+        return ["closed", harness, "failed", cause];
+      },
+      3n,
+    ),
   ),
   "budget-exhaustion-recurring": and(
-    eq(field("type"), "closed"),
-    eq(field("outcome"), "budget_exceeded"),
-    countAtLeast(answer(3n), (e) => ["closed", e.harness, "budget_exceeded"], 2n),
+    eq("type", "closed"),
+    eq("outcome", "budget_exceeded"),
+    countAtLeast(answer(3n), harnessSelector("closed", "budget_exceeded"), 2n),
   ),
   "cross-run-churn": and(
-    eq(field("type"), "edge_added"),
-    eq(field("edge"), "edited"),
-    countAtLeast(answer(2n), (e) => ["edge_added", "edited", e.repo, e.path], 4n),
+    eq("type", "edge_added"),
+    eq("edge", "edited"),
+    countAtLeast(
+      answer(2n),
+      (e) => {
+        const repo = str(e.repo);
+        if (isFault(repo)) return repo;
+        const path = str(e.path);
+        if (isFault(path)) return path;
+        return ["edge_added", "edited", repo, path];
+      },
+      4n,
+    ),
   ),
   "loop-stop-recurs": and(
-    eq(field("type"), "loop_stopped"),
-    countAtLeast(answer(3n), (e) => ["loop_stopped", e.harness], 2n),
+    eq("type", "loop_stopped"),
+    countAtLeast(answer(3n), harnessSelector("loop_stopped"), 2n),
   ),
-  "paths-exist": (e) => e.paths.some((p) => p.startsWith("internal/")),
-  "paths-all": (e) => e.paths.every((p) => !p.endsWith("_test.go")),
+  "paths-exist": (e) => {
+    const ps = strings(e.paths);
+    return isFault(ps) ? ps : ps.some((p) => p.startsWith("internal/"));
+  },
+  "paths-all": (e) => {
+    const ps = strings(e.paths);
+    return isFault(ps) ? ps : ps.every((p) => !p.endsWith("_test.go"));
+  },
 };
 
 export const expressions = [

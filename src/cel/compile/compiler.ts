@@ -30,7 +30,16 @@ import { hostReader, layoutOf, verbatimTypeof } from "./host.js";
 import { LaidOut } from "./layout.js";
 import { conditional, logical, type Shape } from "./logical.js";
 import { quantifiedTest, quantifierLoop, rangeItems } from "./loops.js";
-import { buildRecord, type Operand, operand, readField, readSlot, recordPlan } from "./operands.js";
+import {
+  buildRecord,
+  laidRecord,
+  type Operand,
+  operand,
+  type RecordPlan,
+  readField,
+  readSlot,
+  recordPlan,
+} from "./operands.js";
 import { SPECIALISATIONS, type SpecialiseContext } from "./specialisations.js";
 
 export interface CompiledExpr {
@@ -364,10 +373,11 @@ class Compiler {
     });
     // The primitives take two or three arguments at a fixed cost, one of them a record: those get
     // closures without a loop, building the record in place.
+    const operands = operandsOf(thunks);
     if (typeof units === "number" && thunks.length === 2) {
-      const [a, b] = operandsOf(thunks) as [Operand, Operand];
+      const [a, b] = operands as [Operand, Operand];
       const [ra, rb] = plans;
-      return (f) => {
+      const general: Node = (f) => {
         const x = ra === undefined ? operand(f, a) : buildRecord(f, ra);
         if (isError(x)) return x;
         const y = rb === undefined ? operand(f, b) : buildRecord(f, rb);
@@ -375,11 +385,24 @@ class Compiler {
         charge(f, units);
         return call(f.vars, [x, y]);
       };
+      const total = segmentUnits(plans, operands, units);
+      if (total === undefined) return general;
+      const [va, vb] = constantValues(operands);
+      // Constants and records of laid reads, then the call: one segment, charged at once when it
+      // fits; otherwise, or for a record to convert, the general closure, nothing charged yet.
+      return (f) => {
+        const x = ra === undefined ? va : laidRecord(f, ra);
+        if (x === undefined) return general(f);
+        const y = rb === undefined ? vb : laidRecord(f, rb);
+        if (y === undefined || !fitsWhole(f, total)) return general(f);
+        f.cost += total;
+        return call(f.vars, [x, y]);
+      };
     }
     if (typeof units === "number" && thunks.length === 3) {
-      const [a, b, c] = operandsOf(thunks) as [Operand, Operand, Operand];
+      const [a, b, c] = operands as [Operand, Operand, Operand];
       const [ra, rb, rc] = plans;
-      return (f) => {
+      const general: Node = (f) => {
         const x = ra === undefined ? operand(f, a) : buildRecord(f, ra);
         if (isError(x)) return x;
         const y = rb === undefined ? operand(f, b) : buildRecord(f, rb);
@@ -387,6 +410,19 @@ class Compiler {
         const z = rc === undefined ? operand(f, c) : buildRecord(f, rc);
         if (isError(z)) return z;
         charge(f, units);
+        return call(f.vars, [x, y, z]);
+      };
+      const total = segmentUnits(plans, operands, units);
+      if (total === undefined) return general;
+      const [va, vb, vc] = constantValues(operands);
+      return (f) => {
+        const x = ra === undefined ? va : laidRecord(f, ra);
+        if (x === undefined) return general(f);
+        const y = rb === undefined ? vb : laidRecord(f, rb);
+        if (y === undefined) return general(f);
+        const z = rc === undefined ? vc : laidRecord(f, rc);
+        if (z === undefined || !fitsWhole(f, total)) return general(f);
+        f.cost += total;
         return call(f.vars, [x, y, z]);
       };
     }
@@ -503,6 +539,32 @@ class Compiler {
     };
   }
 }
+
+/**
+ * What a prepared call charges in all when each argument is a constant of whole cost or a record of
+ * laid reads (`RecordPlan.laid`): a fixed sum, known here; undefined when any argument is otherwise.
+ */
+function segmentUnits(
+  plans: readonly (RecordPlan | undefined)[],
+  operands: readonly Operand[],
+  units: number,
+): number | undefined {
+  let total = units;
+  for (let i = 0; i < operands.length; i++) {
+    const plan = plans[i];
+    const o = operands[i] as Operand;
+    if (plan !== undefined) {
+      if (plan.laid === undefined) return undefined;
+      total += plan.units;
+    } else if (o.kind === "constant" && Number.isInteger(o.cost)) total += o.cost;
+    else return undefined;
+  }
+  return Number.isInteger(total) ? total : undefined;
+}
+
+/** Each constant operand's value (null in the place of any other). */
+const constantValues = (operands: readonly Operand[]): Value[] =>
+  operands.map((o) => (o.kind === "constant" ? o.value : null));
 
 /** The keys of a map literal whose keys are distinct string literals, in source order. */
 function literalKeys(e: Expr): readonly string[] | undefined {

@@ -32,16 +32,25 @@ const EMPTY_LIST: readonly Value[] = Object.freeze([]);
 const wrong = (raw: unknown, type: string) =>
   new CelError(`host value of type ${typeof raw} is not a ${type}`);
 
+// The readers of the scalar types capture nothing: one each serves every field and variable of its type.
+const readInt: HostReader = (raw) => {
+  if (raw === undefined || raw === null) return 0n;
+  if (typeof raw === "bigint") return raw >= INT64_MIN && raw <= INT64_MAX ? raw : wrong(raw, "int");
+  if (typeof raw === "number" && Number.isSafeInteger(raw)) return BigInt(raw);
+  return wrong(raw, "int");
+};
+const readDouble: HostReader = (raw) =>
+  raw === undefined || raw === null ? 0 : typeof raw === "number" ? raw : wrong(raw, "double");
+const readBool: HostReader = (raw) =>
+  raw === undefined || raw === null ? false : typeof raw === "boolean" ? raw : wrong(raw, "bool");
+const readString: HostReader = (raw) =>
+  raw === undefined || raw === null ? "" : typeof raw === "string" ? raw : wrong(raw, "string");
+
 /** A converter for values declared with `type`; unset (`undefined` or `null`) reads as the zero value. */
 export function hostReader(type: Type): HostReader {
   switch (type.kind) {
     case "int":
-      return (raw) => {
-        if (raw === undefined || raw === null) return 0n;
-        if (typeof raw === "bigint") return raw >= INT64_MIN && raw <= INT64_MAX ? raw : wrong(raw, "int");
-        if (typeof raw === "number" && Number.isSafeInteger(raw)) return BigInt(raw);
-        return wrong(raw, "int");
-      };
+      return readInt;
     case "uint":
       return (raw) => {
         if (raw === undefined || raw === null) return new UInt(0n);
@@ -51,14 +60,11 @@ export function hostReader(type: Type): HostReader {
         return wrong(raw, "uint");
       };
     case "double":
-      return (raw) =>
-        raw === undefined || raw === null ? 0 : typeof raw === "number" ? raw : wrong(raw, "double");
+      return readDouble;
     case "bool":
-      return (raw) =>
-        raw === undefined || raw === null ? false : typeof raw === "boolean" ? raw : wrong(raw, "bool");
+      return readBool;
     case "string":
-      return (raw) =>
-        raw === undefined || raw === null ? "" : typeof raw === "string" ? raw : wrong(raw, "string");
+      return readString;
     case "bytes":
       return (raw) =>
         raw === undefined || raw === null
@@ -148,6 +154,9 @@ const VERBATIM_TYPEOF: Readonly<Partial<Record<Type["kind"], "string" | "boolean
   bool: "boolean",
   double: "number",
 };
+
+/** Whether `read` is the reader of a list of strings, which returns a list only when every element is a string. */
+export const readsStringList = (read: HostReader): boolean => read === stringList;
 
 /** A list of strings (`paths`, the commonest list field): each element checked, the list never copied. */
 function stringList(raw: unknown): Result {

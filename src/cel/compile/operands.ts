@@ -55,6 +55,8 @@ export function shaped(o: Operand): Operand {
     points: p.points ?? 0,
     negate: p.negate ?? false,
     segment: p.segment ?? false,
+    fixed: p.fixed ?? 0,
+    equal: p.equal ?? 0,
   };
   return all as Operand;
 }
@@ -75,6 +77,8 @@ interface OperandFields {
   readonly points: number;
   readonly negate: boolean;
   readonly segment: boolean;
+  readonly fixed: number;
+  readonly equal: number;
 }
 
 /** What running the operand's node would do, charge for charge. */
@@ -135,20 +139,24 @@ interface FieldAccess {
   readonly index: number;
 }
 
-interface FieldRead extends FieldAccess {
+export interface FieldRead extends FieldAccess {
   readonly kind: "field";
 }
 
 /** `event.type == "closed"` (or `!=`): a string field against a string constant, read in place. */
-interface FieldTest extends ConstantText, FieldAccess {
+export interface FieldTest extends ConstantText, FieldAccess {
   readonly kind: "test";
-  /** A short constant of whole cost: the read and the comparison charge one fixed sum. */
+  /** A constant of whole cost: the read and the comparison charge one sum, `testUnits`. */
   readonly segment: boolean;
+  /** The read and the constant's own cost. */
+  readonly fixed: number;
+  /** The equality's units when the field equals the constant. */
+  readonly equal: number;
 }
 
 /**
- * The read and the comparison are one straight-line segment: with a short constant of whole cost,
- * both charges are made at once when they fit under the limit (`fitsWhole`), else one by one.
+ * The read and the comparison are one straight-line segment: with a constant of whole cost, both
+ * charges are made at once when they fit under the limit (`fitsWhole`), else one by one.
  */
 export function testField(f: Frame, t: FieldTest): Result {
   const x = fieldValue(f, t);
@@ -158,7 +166,7 @@ export function testField(f: Frame, t: FieldTest): Result {
   }
   const s = x as string;
   if (t.segment) {
-    const units = FIELD_UNITS + t.cost + (t.text.length === 0 || s.length === 0 ? 0 : COST.call);
+    const units = testUnits(t, s);
     if (fitsWhole(f, units)) {
       f.cost += units;
       return t.negate ? s !== t.text : s === t.text;
@@ -166,6 +174,17 @@ export function testField(f: Frame, t: FieldTest): Result {
   }
   charge(f, FIELD_UNITS);
   return equalsConstant(f, s, t);
+}
+
+/**
+ * What a field test charges in all when its field holds `s`: the read, the constant, and the
+ * equality (1 or 0 against a short constant; against a long one, its traversal, known at compile time
+ * when the strings are equal).
+ */
+export function testUnits(t: FieldTest, s: string): number {
+  const text = t.text;
+  if (text.length <= SHORT_CONSTANT) return t.fixed + (text.length === 0 || s.length === 0 ? 0 : COST.call);
+  return t.fixed + (s === text ? t.equal : constantEqualityUnits(s, text, t.points));
 }
 
 /** The `FieldTest` that `a == b` or `a != b` is, when it is one. */
@@ -180,6 +199,8 @@ export function fieldEquality(
     return undefined;
   if (typeof b.value !== "string") return undefined;
   const { variable, field, read, verbatim, layout, index } = a;
+  const text = b.value;
+  const points = codePointLength(text);
   return shaped({
     kind: "test",
     variable,
@@ -188,8 +209,13 @@ export function fieldEquality(
     verbatim,
     layout,
     index,
-    segment: b.value.length <= SHORT_CONSTANT && Number.isInteger(b.cost),
-    ...constantText(b.value, b.cost, negate),
+    segment: Number.isInteger(b.cost),
+    fixed: FIELD_UNITS + b.cost,
+    equal: constantEqualityUnits(text, text, points),
+    text,
+    points,
+    cost: b.cost,
+    negate,
   }) as FieldTest;
 }
 
@@ -204,7 +230,7 @@ export function readField(f: Frame, a: FieldAccess): Result {
 }
 
 /** What a field read charges: the variable and the select. */
-const FIELD_UNITS = 2 * COST.selectAndIdent;
+export const FIELD_UNITS = 2 * COST.selectAndIdent;
 
 /** A field's value, not charged: reading is pure, so a segment may read first and charge after. */
 function fieldValue(f: Frame, a: FieldAccess): Result {
@@ -244,7 +270,7 @@ const SHORT_CONSTANT = 10;
  * How to build a map literal's values as an array: the values known at compile time and free to
  * compute are in place from the start (`template`); only the others (`steps`, at `computed`) run.
  */
-interface RecordPlan {
+export interface RecordPlan {
   readonly template: readonly Value[];
   readonly computed: readonly number[];
   readonly steps: readonly Operand[];
@@ -254,6 +280,34 @@ interface RecordPlan {
    */
   readonly reads: boolean;
   readonly units: number;
+  /**
+   * Every computed value is a field of one variable that a laid-out object holds as its own CEL value
+   * (a string field's string): read straight from the object's slots, with one check of the object.
+   */
+  readonly laid: LaidReads | undefined;
+}
+
+interface LaidReads {
+  readonly variable: string;
+  readonly layout: Layout;
+  readonly slots: readonly number[];
+  /** The `typeof` each slot's value must have to be read as it is. */
+  readonly types: readonly string[];
+}
+
+function laidReads(steps: readonly Operand[]): LaidReads | undefined {
+  const first = steps[0];
+  if (first?.kind !== "field" || first.layout === undefined) return undefined;
+  const { variable, layout } = first;
+  const slots: number[] = [];
+  const types: string[] = [];
+  for (const s of steps) {
+    if (s.kind !== "field" || s.variable !== variable || s.layout !== layout || s.index < 0) return undefined;
+    if (s.verbatim === undefined) return undefined;
+    slots.push(s.index);
+    types.push(s.verbatim);
+  }
+  return { variable, layout, slots, types };
 }
 
 export function recordPlan(values: readonly Operand[]): RecordPlan {
@@ -269,11 +323,19 @@ export function recordPlan(values: readonly Operand[]): RecordPlan {
     }
   });
   const reads = steps.every((s) => s.kind === "field");
-  return { template, computed, steps, reads, units: COST.mapCreateBase + FIELD_UNITS * steps.length };
+  const units = COST.mapCreateBase + FIELD_UNITS * steps.length;
+  return { template, computed, steps, reads, units, laid: laidReads(steps) };
 }
 
 /** A record's values, charged as the map literal is: its creation, then each value. */
 export function buildRecord(f: Frame, plan: RecordPlan): Result {
+  if (plan.laid !== undefined && fitsWhole(f, plan.units)) {
+    const out = laidRecord(f, plan);
+    if (out !== undefined) {
+      f.cost += plan.units;
+      return out;
+    }
+  }
   const { template, computed, steps } = plan;
   // Copied by hand: for the few values of a selector this is cheaper than `slice`.
   const out: Value[] = [];
@@ -297,6 +359,29 @@ export function buildRecord(f: Frame, plan: RecordPlan): Result {
     const v = operand(f, steps[j] as Operand);
     if (isError(v)) return v;
     out[computed[j] as number] = v;
+  }
+  return out;
+}
+
+/**
+ * A record of laid reads (`RecordPlan.laid`) from the slots of its laid-out object, not charged; undefined
+ * when the object is not laid out or a value is not its own CEL value (to convert, or an error), which
+ * the general build handles.
+ */
+export function laidRecord(f: Frame, plan: RecordPlan): Value[] | undefined {
+  const laid = plan.laid;
+  if (laid === undefined) return undefined;
+  const o = f.vars[laid.variable];
+  if (!(o instanceof LaidOut) || o.layout !== laid.layout) return undefined;
+  const { template, computed } = plan;
+  const out: Value[] = [];
+  for (let i = 0; i < template.length; i++) out.push(template[i] as Value);
+  const values = o.values;
+  const { slots, types } = laid;
+  for (let j = 0; j < computed.length; j++) {
+    const v = values[slots[j] as number];
+    if (typeof v !== types[j]) return undefined;
+    out[computed[j] as number] = v as Value;
   }
   return out;
 }

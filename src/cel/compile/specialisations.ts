@@ -223,6 +223,19 @@ const intOrdering: Specialisation = (call) => {
   const impl = o.impl;
   if (order === undefined || typeof units !== "number" || impl === undefined) return undefined;
   const [a, b] = call.operands as [Operand, Operand];
+  if (a.kind === "node" && b.kind === "constant" && b.cost === 0 && typeof b.value === "bigint") {
+    // `count(…) >= 2`: a computed int against a free constant, the constant read as it is.
+    const left = a.node;
+    const y = b.value;
+    return {
+      node: (f) => {
+        const x = left(f);
+        if (isError(x)) return x;
+        charge(f, units);
+        return typeof x === "bigint" ? order(x, y) : impl(x, y);
+      },
+    };
+  }
   return {
     node: (f) => {
       const x = operand(f, a);
