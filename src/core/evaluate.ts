@@ -6,7 +6,7 @@
  * function over the same rows.
  */
 
-import { type Activation, CelError, COST_EXCEEDED } from "../cel/index.js";
+import { type Activation, CelError, COST_EXCEEDED, type LaidOut } from "../cel/index.js";
 import { COST_LIMIT, type LoadedRule } from "./compile-rule.js";
 import { MINUTE } from "./durations.js";
 import { StoreError, WINDOW } from "./environments.js";
@@ -76,8 +76,14 @@ type Verdict =
  * a rule reads it, and most rules never read either.
  */
 function activation(kind: EventKind, event: EventFields, now: number, reader: WindowReader): Activation {
-  return { event: EVENT_LAYOUTS[kind].layOut(event), now, [WINDOW]: reader };
+  return activationOf(EVENT_LAYOUTS[kind].layOut(event), now, reader);
 }
+
+const activationOf = (event: LaidOut, now: number, reader: WindowReader): Activation => ({
+  event,
+  now,
+  [WINDOW]: reader,
+});
 
 function run(rule: LoadedRule, vars: Activation, limit: number): Verdict {
   const v = rule.program.evaluateValue(vars, limit);
@@ -125,6 +131,7 @@ export function evaluate(
   const limit = ruleSet.costLimit ?? COST_LIMIT;
   const anyCostExceeded = current.anyCostExceeded();
   // Built for the first rule the row meets: most rows meet none (a backtest runs one rule over every row).
+  let event: LaidOut | undefined;
   let vars: Activation | undefined;
   // A row of a kind no rule is written for (only a hand-built row can have one) meets no rule.
   const rules = plan.byKind[row.kind] ?? [];
@@ -137,7 +144,12 @@ export function evaluate(
       evaluations.push(active.falseEvaluation);
       continue;
     }
-    vars ??= activation(row.kind, row.event, row.at, window);
+    event ??= EVENT_LAYOUTS[row.kind].layOut(row.event);
+    if (planned.falseOn(event.values, limit)) {
+      evaluations.push(active.falseEvaluation);
+      continue;
+    }
+    vars ??= activationOf(event, row.at, window);
     const verdict = run(rule, vars, limit);
     if (verdict === FALSE) {
       evaluations.push(active.falseEvaluation);

@@ -10,7 +10,7 @@
 import { type Expr, Op } from "../cel/index.js";
 import type { LoadedRule } from "./compile-rule.js";
 import { WINDOW } from "./environments.js";
-import { EVENT_KINDS, type EventKind, MAX_IDENT } from "./kinds.js";
+import { EVENT_FIELDS, EVENT_KINDS, EVENT_LAYOUTS, type EventKind, MAX_IDENT } from "./kinds.js";
 import type { RuleEvaluation } from "./outcome.js";
 import type { ActiveRule, RuleSet } from "./rule-set.js";
 import { type CooldownEntry, type CoreState, cooldownKey } from "./state.js";
@@ -66,6 +66,67 @@ function typeGuard(rule: LoadedRule): { readonly type: string; readonly cost: nu
   return r.kind === "value" && r.value === false ? { type, cost: r.cost } : undefined;
 }
 
+/**
+ * An operand of a `when`'s top-level `&&` chain that tests one event field against a constant:
+ * `event.f == "…"` (either side) on a string field, `event.f` or `!event.f` on a bool field. Where the
+ * field holds a value of its type other than `want`, that operand is false, and so is the whole chain:
+ * CEL's `&&` is false as soon as any operand is, whatever the others give (errors included).
+ */
+interface FieldGuard {
+  /** The field's slot in its kind's layout (`EVENT_LAYOUTS`), where an unset field holds its zero value. */
+  readonly slot: number;
+  readonly want: string | boolean;
+}
+
+/** The operands of the top-level `&&` chain, in source order (the parser nests them either way). */
+function conjuncts(e: Expr, out: Expr[] = []): Expr[] {
+  if (e.kind === "call" && e.fn === Op.logicalAnd && e.target === undefined) {
+    for (const a of e.args) conjuncts(a, out);
+  } else out.push(e);
+  return out;
+}
+
+function fieldGuard(x: Expr, on: EventKind): FieldGuard | undefined {
+  const fieldOf = (y: Expr, type: "string" | "bool"): number | undefined => {
+    if (y.kind !== "select" || y.testOnly || y.operand.kind !== "ident" || y.operand.name !== "event")
+      return undefined;
+    if (EVENT_FIELDS[on][y.field]?.type.kind !== type) return undefined;
+    return EVENT_LAYOUTS[on].index.get(y.field);
+  };
+  if (x.kind === "select") {
+    const slot = fieldOf(x, "bool");
+    return slot === undefined ? undefined : { slot, want: true };
+  }
+  if (x.kind !== "call" || x.target !== undefined) return undefined;
+  if (x.fn === Op.logicalNot) {
+    const slot = fieldOf(x.args[0] as Expr, "bool");
+    return slot === undefined ? undefined : { slot, want: false };
+  }
+  if (x.fn !== Op.equals) return undefined;
+  const [a, b] = x.args as [Expr, Expr];
+  const text = (y: Expr) => (y.kind === "literal" && y.value.type === "string" ? y.value.value : undefined);
+  const slotA = fieldOf(a, "string");
+  const slotB = fieldOf(b, "string");
+  const want = slotA !== undefined ? text(b) : slotB !== undefined ? text(a) : undefined;
+  const slot = slotA ?? slotB;
+  return slot === undefined || want === undefined ? undefined : { slot, want };
+}
+
+/**
+ * A rule's field guards, and the least limit under which they may answer for the program: its
+ * estimate's upper bound. An evaluation of an admitted row (every row `evaluate` meets was admitted
+ * against the kinds' bounds, which the estimate assumes) charges at most that, so under such a limit
+ * it cannot stop with `cost_exceeded` before its false operand decides it.
+ */
+function fieldGuards(rule: LoadedRule): { readonly guards: readonly FieldGuard[]; readonly limit: number } {
+  const guards: FieldGuard[] = [];
+  for (const x of conjuncts(rule.program.checked.expr)) {
+    const g = fieldGuard(x, rule.spec.on);
+    if (g !== undefined) guards.push(g);
+  }
+  return { guards, limit: Number(rule.program.estimateCost().max) };
+}
+
 /** One rule as the loop meets it. */
 export class PlannedRule {
   /** Cooldown key by target key: a key built once is a string the state's lookups already know. */
@@ -74,9 +135,15 @@ export class PlannedRule {
   private suppressed: { readonly entry: CooldownEntry; readonly evaluation: RuleEvaluation } | undefined;
 
   private readonly guard: { readonly type: string; readonly cost: number } | undefined;
+  private readonly fieldGuards: readonly FieldGuard[];
+  /** The least limit under which `fieldGuards` answer for the program. */
+  private readonly fieldGuardLimit: number;
 
   constructor(readonly active: ActiveRule) {
     this.guard = typeGuard(active.rule);
+    const { guards, limit } = fieldGuards(active.rule);
+    this.fieldGuards = guards;
+    this.fieldGuardLimit = limit;
   }
 
   /**
@@ -86,6 +153,22 @@ export class PlannedRule {
   turnsAway(type: unknown, limit: number): boolean {
     const { guard } = this;
     return guard !== undefined && typeof type === "string" && type !== guard.type && limit >= guard.cost;
+  }
+
+  /**
+   * Whether the rule is false on an event laid out in its kind's layout without running it: some
+   * field guard finds a value of the field's type other than the one it needs, under a limit the
+   * program's whole evaluation fits in. A value of another type (a hand-built row) decides nothing.
+   */
+  falseOn(values: readonly unknown[], limit: number): boolean {
+    const guards = this.fieldGuards;
+    if (guards.length === 0 || limit < this.fieldGuardLimit) return false;
+    for (let i = 0; i < guards.length; i++) {
+      const { slot, want } = guards[i] as FieldGuard;
+      const v = values[slot];
+      if (v !== want && typeof v === typeof want) return true;
+    }
+    return false;
   }
 
   get rule(): LoadedRule {
