@@ -233,13 +233,20 @@ type Answer = (method: ProgramMethod, vars: never, limit?: number) => unknown;
 class TapedProgram {
   private readonly taped: ProgramMethod;
   constructor(
-    private readonly real: Record<ProgramMethod, (v: never, l?: number) => unknown> & { checked: unknown },
+    private readonly real: Record<ProgramMethod, (v: never, l?: number) => unknown> & {
+      checked: unknown;
+      estimateCost(): unknown;
+    },
     private readonly answer: Answer,
   ) {
     this.taped = typeof real.evaluateValue === "function" ? "evaluateValue" : "evaluate";
   }
   get checked(): unknown {
     return this.real.checked;
+  }
+  /** The real program's estimate: a plan reads it to decide where its field guards may answer. */
+  estimateCost(): unknown {
+    return this.real.estimateCost();
   }
   evaluate(vars: never, limit?: number): unknown {
     return this.taped === "evaluate" ? this.answer("evaluate", vars, limit) : this.real.evaluate(vars, limit);

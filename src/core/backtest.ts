@@ -3,7 +3,7 @@
  * (SPEC-0029 REQ-8) does it over a stretch of the journal through one rule, starting with no cooldowns
  * and no holds, its windows looking back into older rows. Same function, same rows, same fires.
  */
-import { evaluate, evaluateReadsEvent } from "./evaluate.js";
+import { evaluate, evaluateReadsEvent, guardedFields } from "./evaluate.js";
 import type { JournalRow } from "./journal.js";
 import type { EventKind } from "./kinds.js";
 import type { Fire, HoldAction, RowOutcome } from "./outcome.js";
@@ -105,9 +105,21 @@ export class BacktestFold {
     this.acc = new StateAccumulator({ ...emptyState, shadows: options.shadows ?? {} });
   }
 
-  /** Whether evaluating a row of this kind and type reads its event beyond the type. */
-  readsEvent(kind: EventKind, type: string): boolean {
-    return evaluateReadsEvent(this.ruleSet, kind, type);
+  /**
+   * Whether evaluating a row of this kind and type reads its event beyond the type and the fields
+   * `known` gives (`evaluateReadsEvent`).
+   */
+  readsEvent(
+    kind: EventKind,
+    type: string,
+    known?: (field: string) => string | boolean | undefined,
+  ): boolean {
+    return evaluateReadsEvent(this.ruleSet, kind, type, known);
+  }
+
+  /** The fields the rule's guards test on rows of this kind: worth knowing before a row is decoded. */
+  guardedFields(kind: EventKind): ReadonlySet<string> {
+    return guardedFields(this.ruleSet, kind);
   }
 
   /** Evaluates the next row (seq order; `window` bound to it); returns the fires now complete. */

@@ -330,14 +330,29 @@ function expireCooldowns(row: JournalRow, state: CoreState, emit: (op: StateOp) 
 const RUN_TRACKING_TYPES: ReadonlySet<string> = new Set(["opened", "closed", "loop_stopped"]);
 
 /**
- * Whether `evaluate` reads anything of a row of this kind and type but its `type`: it tracks runs from
- * it, or some rule of its kind is not turned away by its type guard. A backtest leaves the other rows'
- * events undecoded.
+ * Whether `evaluate` reads anything of a row of this kind and type but its `type` and the fields
+ * `known` gives (`undefined` for a field not known): it tracks runs from it, or some rule of its kind
+ * is turned away neither by its type guard nor by a field guard on a known field. A backtest leaves the
+ * other rows' events undecoded, carrying only their type and those known fields, on which every rule
+ * of the kind is turned away as it was here.
  */
-export function evaluateReadsEvent(ruleSet: RuleSet, kind: EventKind, type: string): boolean {
+export function evaluateReadsEvent(
+  ruleSet: RuleSet,
+  kind: EventKind,
+  type: string,
+  known: (field: string) => string | boolean | undefined = () => undefined,
+): boolean {
   if (kind === "run_event" && RUN_TRACKING_TYPES.has(type)) return true;
   const limit = ruleSet.costLimit ?? COST_LIMIT;
-  return (planOf(ruleSet).byKind[kind] ?? []).some((p) => !p.turnsAway(type, limit));
+  const field = (f: string) => (f === "type" ? type : known(f));
+  return (planOf(ruleSet).byKind[kind] ?? []).some(
+    (p) => !p.turnsAway(type, limit) && !p.falseOnKnown(field, limit),
+  );
+}
+
+/** The fields some rule of the set guards on (see `evaluateReadsEvent`), by kind. */
+export function guardedFields(ruleSet: RuleSet, kind: EventKind): ReadonlySet<string> {
+  return new Set((planOf(ruleSet).byKind[kind] ?? []).flatMap((p) => p.guardedFields));
 }
 
 /**

@@ -73,6 +73,7 @@ function typeGuard(rule: LoadedRule): { readonly type: string; readonly cost: nu
  * CEL's `&&` is false as soon as any operand is, whatever the others give (errors included).
  */
 interface FieldGuard {
+  readonly field: string;
   /** The field's slot in its kind's layout (`EVENT_LAYOUTS`), where an unset field holds its zero value. */
   readonly slot: number;
   readonly want: string | boolean;
@@ -87,29 +88,31 @@ function conjuncts(e: Expr, out: Expr[] = []): Expr[] {
 }
 
 function fieldGuard(x: Expr, on: EventKind): FieldGuard | undefined {
-  const fieldOf = (y: Expr, type: "string" | "bool"): number | undefined => {
+  /** The field `y` reads from the event, when it is a plain read of a field of this type. */
+  const fieldOf = (y: Expr, type: "string" | "bool"): { field: string; slot: number } | undefined => {
     if (y.kind !== "select" || y.testOnly || y.operand.kind !== "ident" || y.operand.name !== "event")
       return undefined;
     if (EVENT_FIELDS[on][y.field]?.type.kind !== type) return undefined;
-    return EVENT_LAYOUTS[on].index.get(y.field);
+    const slot = EVENT_LAYOUTS[on].index.get(y.field);
+    return slot === undefined ? undefined : { field: y.field, slot };
   };
   if (x.kind === "select") {
-    const slot = fieldOf(x, "bool");
-    return slot === undefined ? undefined : { slot, want: true };
+    const f = fieldOf(x, "bool");
+    return f === undefined ? undefined : { ...f, want: true };
   }
   if (x.kind !== "call" || x.target !== undefined) return undefined;
   if (x.fn === Op.logicalNot) {
-    const slot = fieldOf(x.args[0] as Expr, "bool");
-    return slot === undefined ? undefined : { slot, want: false };
+    const f = fieldOf(x.args[0] as Expr, "bool");
+    return f === undefined ? undefined : { ...f, want: false };
   }
   if (x.fn !== Op.equals) return undefined;
   const [a, b] = x.args as [Expr, Expr];
   const text = (y: Expr) => (y.kind === "literal" && y.value.type === "string" ? y.value.value : undefined);
-  const slotA = fieldOf(a, "string");
-  const slotB = fieldOf(b, "string");
-  const want = slotA !== undefined ? text(b) : slotB !== undefined ? text(a) : undefined;
-  const slot = slotA ?? slotB;
-  return slot === undefined || want === undefined ? undefined : { slot, want };
+  const fa = fieldOf(a, "string");
+  const fb = fieldOf(b, "string");
+  const want = fa !== undefined ? text(b) : fb !== undefined ? text(a) : undefined;
+  const f = fa ?? fb;
+  return f === undefined || want === undefined ? undefined : { ...f, want };
 }
 
 /**
@@ -169,6 +172,24 @@ export class PlannedRule {
       if (v !== want && typeof v === typeof want) return true;
     }
     return false;
+  }
+
+  /** The fields its field guards test. */
+  get guardedFields(): readonly string[] {
+    return this.fieldGuards.map((g) => g.field);
+  }
+
+  /**
+   * `falseOn` for a row whose fields are known only in part (a backtest reads some from the journal's
+   * columns before it decodes an event): `known` gives a field's value, or `undefined` where it is not
+   * known, which decides nothing.
+   */
+  falseOnKnown(known: (field: string) => string | boolean | undefined, limit: number): boolean {
+    if (limit < this.fieldGuardLimit) return false;
+    return this.fieldGuards.some(({ field, want }) => {
+      const v = known(field);
+      return v !== undefined && v !== want && typeof v === typeof want;
+    });
   }
 
   get rule(): LoadedRule {

@@ -14,14 +14,20 @@ import {
   type ReplayedFire,
   replayedFire,
 } from "../../core/backtest.js";
-import type { EventKind } from "../../core/kinds.js";
+import { EVENT_KINDS, type EventKind } from "../../core/kinds.js";
 import { loadRuleFile } from "../../core/load-rule.js";
 import { type ActiveRule, activeRule, type RuleSource } from "../../core/rule-set.js";
 import type { CoreState } from "../../core/state.js";
 import { MAX_WINDOW_MS } from "../../core/window.js";
-import { selectorShapes, shapesIndex, WindowFeed } from "../../core/window-index.js";
+import {
+  literalKeys,
+  type SelectorShape,
+  selectorShapes,
+  shapesIndex,
+  WindowFeed,
+} from "../../core/window-index.js";
 import { RuleRefusedError } from "../errors.js";
-import { JournalTable } from "../store/journal-table.js";
+import { type IndexedColumn, isIndexedColumn, JournalTable } from "../store/journal-table.js";
 import type { Db } from "../store/open-store.js";
 
 export interface BacktestRequest {
@@ -85,6 +91,16 @@ export function backtestRule(request: BacktestRequest): ActiveRule {
 /** Fires go out in batches of this many, so a noisy rule streams rather than arriving at the end. */
 const FIRE_BATCH = 256;
 
+/** The indexed columns worth reading before a row is decoded: those the guards and literal selectors test. */
+function screenColumns(fold: BacktestFold, shapes: readonly SelectorShape[]): IndexedColumn[] {
+  const wanted = new Set<string>();
+  for (const kind of EVENT_KINDS) {
+    for (const f of fold.guardedFields(kind)) wanted.add(f);
+    for (const k of literalKeys(shapes, kind)) wanted.add(k);
+  }
+  return [...wanted].filter(isIndexedColumn).sort();
+}
+
 export function replay(db: Db, request: BacktestRequest, sink: BacktestSink): void {
   const active = backtestRule(request);
   const journal = new JournalTable(db);
@@ -114,26 +130,29 @@ export function replay(db: Db, request: BacktestRequest, sink: BacktestSink): vo
     const shapes = selectorShapes([active.rule]);
     const feed = new WindowFeed(shapes);
     const windowFrom = journal.firstAdmittedAfter(stretchAfter - MAX_WINDOW_MS) ?? from;
-    // Only rows the windows index or the rule may read are decoded; a kind and type decide it once.
-    const decided = new Map<EventKind, Map<string, boolean>>();
-    // Most rows repeat the last row's kind and type: compared first, before the maps hash the type.
-    let previous: { kind: EventKind; type: string; reads: boolean } | undefined;
-    const readsEvent = (kind: EventKind, type: string): boolean => {
-      if (previous !== undefined && previous.kind === kind && previous.type === type) return previous.reads;
-      let byType = decided.get(kind);
-      if (byType === undefined) {
-        byType = new Map();
-        decided.set(kind, byType);
-      }
-      let reads = byType.get(type);
-      if (reads === undefined) {
-        reads = fold.readsEvent(kind, type) || shapesIndex(shapes, kind, type);
-        byType.set(type, reads);
-      }
-      previous = { kind, type, reads };
+    // Only rows the windows index or the rule may read are decoded: the kind, the type and the indexed
+    // columns the rule's guards or the windows' literal selectors test decide it, from the columns.
+    const columns = screenColumns(fold, shapes);
+    // Most rows repeat the last row's kind, type and columns: compared first, before deciding again.
+    let previous: { kind: EventKind; type: string; values: unknown[]; reads: boolean } | undefined;
+    const readsEvent = (
+      kind: EventKind,
+      type: string,
+      known: (column: string) => string | boolean | undefined,
+    ): boolean => {
+      const values = columns.map(known);
+      if (
+        previous !== undefined &&
+        previous.kind === kind &&
+        previous.type === type &&
+        values.every((v, i) => v === previous?.values[i])
+      )
+        return previous.reads;
+      const reads = fold.readsEvent(kind, type, known) || shapesIndex(shapes, kind, type, known);
+      previous = { kind, type, values, reads };
       return reads;
     };
-    for (const row of journal.rowsInRangeTyped(windowFrom, last, readsEvent)) {
+    for (const row of journal.rowsInRangeTyped(windowFrom, last, readsEvent, columns)) {
       feed.add(row);
       if (row.at > stretchAfter) emit(fold.step(row, feed.readerAt(row.at)));
     }

@@ -3,12 +3,20 @@
  * in a child table and the REQ-4 fields as JSON; read back in seq order as the core's `JournalRow`.
  * Appends run inside the caller's transaction, so a batch commits whole or not at all.
  */
+
+import type Database from "better-sqlite3";
 import type { EventFields, JournalRow } from "../../core/journal.js";
 import { indexRow } from "../../core/journal.js";
 import type { EventKind } from "../../core/kinds.js";
 import type { Source } from "../../core/sources.js";
 import type { Db } from "./open-store.js";
 import { INDEXED_COLUMNS } from "./schema.js";
+
+/** A REQ-5 indexed field stored as a column of its own. */
+export type IndexedColumn = (typeof INDEXED_COLUMNS)[number];
+
+export const isIndexedColumn = (s: string): s is IndexedColumn =>
+  (INDEXED_COLUMNS as readonly string[]).includes(s);
 
 export interface NewRow {
   readonly kind: EventKind;
@@ -23,6 +31,17 @@ interface StoredRow {
   kind: EventKind;
   at: number;
   event: string;
+}
+
+/** An undecoded row's event: its type and the non-NULL `columns` read beside it (`is_error` as a bool). */
+function knownFields(type: string, columns: readonly IndexedColumn[], r: readonly unknown[]): EventFields {
+  const event: Record<string, unknown> = { type };
+  columns.forEach((c, i) => {
+    const v = r[4 + i];
+    if (typeof v === "string") event[c] = v;
+    else if (typeof v === "number") event[c] = v !== 0;
+  });
+  return event as EventFields;
 }
 
 const toRow = (r: StoredRow): JournalRow => ({
@@ -40,7 +59,7 @@ export class JournalTable {
   private readonly lastStmt;
   private readonly firstAfterStmt;
   private readonly range;
-  private readonly typedRange;
+  private readonly typedRanges = new Map<string, Database.Statement<unknown[]>>();
 
   constructor(private readonly db: Db) {
     const cols = ["kind", "type", "at", "source", ...INDEXED_COLUMNS, "event"];
@@ -58,11 +77,6 @@ export class JournalTable {
     this.range = db
       .prepare(
         "SELECT seq, kind, at, event FROM rule_journal WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?",
-      )
-      .raw(true);
-    this.typedRange = db
-      .prepare(
-        "SELECT seq, kind, type, at, event FROM rule_journal WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?",
       )
       .raw(true);
     this.firstAfterStmt = db.prepare("SELECT min(seq) AS seq FROM rule_journal WHERE at > ?");
@@ -123,32 +137,67 @@ export class JournalTable {
 
   /**
    * Rows `fromSeq`..`toSeq` as `rowsInRange` reads them, but with the event decoded only where
-   * `readsEvent(kind, type)` says the reader needs more than its type (from the row's `type` column);
-   * the others carry `{ type }` alone. A backtest reads a month of rows and needs few of the events.
+   * `readsEvent(kind, type, known)` says the reader needs more than its type (from the row's `type`
+   * column) and the indexed `columns` (`known` gives a column's value, `undefined` where it is NULL);
+   * the others carry `{ type }` and those columns' values alone. A backtest reads a month of rows and
+   * needs few of the events.
    */
   *rowsInRangeTyped(
     fromSeq: number,
     toSeq: number,
-    readsEvent: (kind: EventKind, type: string) => boolean,
+    readsEvent: (
+      kind: EventKind,
+      type: string,
+      known: (column: string) => string | boolean | undefined,
+    ) => boolean,
+    columns: readonly IndexedColumn[] = [],
     page = 5_000,
   ): Generator<JournalRow> {
+    const statement = this.typedRangeWith(columns);
+    // The row being screened: `known` reads its columns, found by name once per call.
+    let current: unknown[] = [];
+    const known = (column: string): string | boolean | undefined => {
+      const at = columns.indexOf(column as IndexedColumn);
+      const v = at < 0 ? undefined : current[4 + at];
+      return typeof v === "string" ? v : typeof v === "number" ? v !== 0 : undefined;
+    };
     let after = fromSeq - 1;
     for (;;) {
-      const rows = this.typedRange.all(after, toSeq, page) as [number, EventKind, string, number, string][];
-      for (const [seq, kind, type, at, event] of rows)
+      const rows = statement.all(after, toSeq, page) as unknown[][];
+      for (const r of rows) {
+        const [seq, kind, type, at] = r as [number, EventKind, string, number];
+        current = r;
+        // A row stored without its type column is decoded: its type is in the event alone.
+        const decode = typeof type !== "string" || readsEvent(kind, type, known);
         yield {
           seq,
           kind,
           at,
-          // A row stored without its type column is decoded: its type is in the event alone.
-          event:
-            typeof type !== "string" || readsEvent(kind, type)
-              ? (JSON.parse(event) as EventFields)
-              : { type },
+          event: decode
+            ? (JSON.parse(r[r.length - 1] as string) as EventFields)
+            : knownFields(type, columns, r),
         };
+      }
       if (rows.length < page) return;
       after = (rows[rows.length - 1] as [number, ...unknown[]])[0];
     }
+  }
+
+  /** The typed range's statement reading `columns` too, prepared once per column list. */
+  private typedRangeWith(columns: readonly IndexedColumn[]) {
+    const key = columns.join(",");
+    let statement = this.typedRanges.get(key);
+    if (statement === undefined) {
+      // Column names come from INDEXED_COLUMNS only, never from input.
+      const extra = columns.map((c) => `, ${c}`).join("");
+      statement = this.db
+        .prepare(
+          `SELECT seq, kind, type, at${extra}, event FROM rule_journal WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?`,
+        )
+        .raw(true);
+      this.typedRanges.set(key, statement);
+    }
+    return statement;
   }
 
   /** The seq of the first row admitted after `at` (index-served), if any. */

@@ -38,7 +38,35 @@ describe("a replay over the store decodes only the events it reads", () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  for (const [file, text] of STARTER_FILES) {
+  /** Rules whose guards test columns after a primitive, one of them against a zero value (`false`). */
+  const GUARDED: [string, string][] = [
+    [
+      "rules/guarded-late.toml",
+      [
+        'name = "guarded-late"',
+        'description = "d"',
+        'on = "run_event"',
+        `when = 'exists({"type": "tool", "action": "edit"}, duration("1h")) && !event.is_error'`,
+        'level = "notify"',
+        'target = "harness"',
+        'message = "m"',
+      ].join("\n"),
+    ],
+    [
+      "rules/guarded-closed.toml",
+      [
+        'name = "guarded-closed"',
+        'description = "d"',
+        'on = "run_event"',
+        `when = 'exists({"type": "closed", "outcome": "failed"}, duration("2h")) && event.type == "closed" && event.outcome == "failed"'`,
+        'level = "notify"',
+        'target = "harness"',
+        'message = "m"',
+      ].join("\n"),
+    ],
+  ];
+
+  for (const [file, text] of [...STARTER_FILES, ...GUARDED]) {
     const name = path.basename(file, ".toml");
     it(`${name}: the fires and counts of a backtest over every row decoded`, () => {
       const request: BacktestRequest = {
