@@ -25,7 +25,12 @@ import type { LoadedRule, RuleLoad } from "../src/core/compile-rule.js";
 import type { evaluate as EvaluateFn } from "../src/core/evaluate.js";
 import type { JournalRow } from "../src/core/journal.js";
 import type { loadRuleFile as LoadRuleFileFn } from "../src/core/load-rule.js";
-import type { ActiveRule, assembleRuleSet as AssembleFn, RuleSet } from "../src/core/rule-set.js";
+import type {
+  ActiveRule,
+  assembleRuleSet as AssembleFn,
+  RuleSet,
+  ruleSetOf as RuleSetOfFn,
+} from "../src/core/rule-set.js";
 import type { loadStarterPack as StarterFn } from "../src/core/starter-pack.js";
 import type { StateAccumulator as AccumulatorClass, CoreState } from "../src/core/state.js";
 import type { IndexedField, Selector, WindowReader } from "../src/core/window.js";
@@ -160,6 +165,8 @@ interface Build {
   readonly WindowFeed: typeof WindowFeedClass;
   readonly WindowIndex: typeof WindowIndexClass;
   readonly ruleSet: RuleSet;
+  /** Absent in a build whose rule sets carry no plan (the baseline's). */
+  readonly ruleSetOf: typeof RuleSetOfFn | undefined;
   readonly shapes: readonly SelectorShape[];
 }
 
@@ -167,7 +174,10 @@ async function loadBuild(name: string, dir: string): Promise<Build> {
   const from = <T>(m: string) => importFrom<T>(dir, m);
   const { evaluate } = await from<{ evaluate: typeof EvaluateFn }>("core/evaluate.js");
   const { loadRuleFile } = await from<{ loadRuleFile: typeof LoadRuleFileFn }>("core/load-rule.js");
-  const { assembleRuleSet } = await from<{ assembleRuleSet: typeof AssembleFn }>("core/rule-set.js");
+  const { assembleRuleSet, ruleSetOf } = await from<{
+    assembleRuleSet: typeof AssembleFn;
+    ruleSetOf?: typeof RuleSetOfFn;
+  }>("core/rule-set.js");
   const { loadStarterPack } = await from<{ loadStarterPack: typeof StarterFn }>("core/starter-pack.js");
   const state = await from<{ StateAccumulator: typeof AccumulatorClass; emptyState: CoreState }>(
     "core/state.js",
@@ -194,6 +204,7 @@ async function loadBuild(name: string, dir: string): Promise<Build> {
     WindowFeed: win.WindowFeed,
     WindowIndex: win.WindowIndex,
     ruleSet,
+    ruleSetOf,
     shapes: win.selectorShapes(ruleSet.rules.map((r) => r.rule)),
   };
 }
@@ -262,7 +273,11 @@ function withEvaluate(rule: ActiveRule, answer: Answer): ActiveRule {
   return { ...rule, rule: { ...rule.rule, program } };
 }
 
-const withRules = (set: RuleSet, rules: readonly ActiveRule[]): RuleSet => ({ ...set, rules });
+/** The set with other rules, and (in a build whose sets carry their plan) a plan made for them. */
+function withRules(build: Build, rules: readonly ActiveRule[]): RuleSet {
+  const { plan: _, ...fields } = build.ruleSet;
+  return build.ruleSetOf?.({ ...fields, rules }) ?? ({ ...build.ruleSet, rules } as RuleSet);
+}
 
 /** One fold of rows through one build, with its own feed and state. */
 class Fold {
@@ -360,7 +375,7 @@ function runVariant(build: Build, variant: Variant, rows: readonly JournalRow[])
   // Verdicts are recorded through the same class that replays them; reads through the real programs.
   const recording = new Fold(
     build,
-    variant === "tapeVerdicts" ? withRules(ruleSet, recordingRules) : ruleSet,
+    variant === "tapeVerdicts" ? withRules(build, recordingRules) : ruleSet,
     (feed, r) => new Recorder(feed.readerAt(r.at), tape, variant === "readsAlone"),
   );
   let next = 0;
@@ -372,7 +387,7 @@ function runVariant(build: Build, variant: Variant, rows: readonly JournalRow[])
       : variant === "tapeReader"
         ? new Fold(build, ruleSet, () => tapeReader)
         : variant === "tapeVerdicts"
-          ? new Fold(build, withRules(ruleSet, replayRules), () => tapeReader)
+          ? new Fold(build, withRules(build, replayRules), () => tapeReader)
           : new FeedOnly(build);
   // The tape is recorded over every row before the timed pass (switching between recording and replay
   // chunk by chunk kept the loop's feedback changing under it); the isolated reads, which need every

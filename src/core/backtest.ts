@@ -8,7 +8,7 @@ import type { JournalRow } from "./journal.js";
 import type { EventKind } from "./kinds.js";
 import type { Fire, HoldAction, RowOutcome } from "./outcome.js";
 import type { Level } from "./rule-file.js";
-import type { ActiveRule, RuleSet } from "./rule-set.js";
+import { type ActiveRule, type RuleSet, ruleSetOf } from "./rule-set.js";
 import { type CoreState, emptyState, holdKey, StateAccumulator } from "./state.js";
 import type { WindowReader } from "./window.js";
 
@@ -95,13 +95,13 @@ export class BacktestFold {
   };
 
   constructor(rule: ActiveRule, options: BacktestOptions) {
-    this.ruleSet = {
+    this.ruleSet = ruleSetOf({
       rules: [rule],
       disabled: [],
       shadowPeriod: options.shadowPeriod,
       unknownEnforced: [],
       ...(options.costLimit === undefined ? {} : { costLimit: options.costLimit }),
-    };
+    });
     this.acc = new StateAccumulator({ ...emptyState, shadows: options.shadows ?? {} });
   }
 

@@ -16,10 +16,11 @@ import { EVENT_LAYOUTS, type EventKind } from "./kinds.js";
 import { renderMessage } from "./message.js";
 import type { Fire, Mode, PrimitiveCall, RowOutcome, RuleEvaluation } from "./outcome.js";
 import { planActions } from "./plan-actions.js";
-import { type PlannedRule, planOf, type RulePlan } from "./rule-plan.js";
+import type { PlannedRule, RulePlan } from "./rule-plan.js";
 import {
   type ActiveRule,
   effectiveLevel as effectiveLevelOf,
+  planOf,
   type RuleSet,
   skipsShadow,
 } from "./rule-set.js";

@@ -3,16 +3,15 @@
  * (in name order), the rules by hash for a tick's holds, each rule's cooldown keys, and the shadow
  * records in which every rule's shadow has already completed, so a row skips the per-rule lookups.
  *
- * A plan is kept beside the rule set's `rules` array (a spread copy of a set shares it) and is a cache
- * only: every answer it gives is the one a fresh lookup gives, so `evaluate` stays a function of its
- * arguments.
+ * A plan is made with its rule set (`ruleSetOf`) and is a cache only: every answer it gives is the one
+ * a fresh lookup gives, so `evaluate` stays a function of its arguments.
  */
 import { type Expr, Op } from "../cel/index.js";
+import type { ActiveRule } from "./active-rule.js";
 import type { LoadedRule } from "./compile-rule.js";
 import { WINDOW } from "./environments.js";
 import { EVENT_FIELDS, EVENT_KINDS, EVENT_LAYOUTS, type EventKind, MAX_IDENT } from "./kinds.js";
 import type { RuleEvaluation } from "./outcome.js";
-import type { ActiveRule, RuleSet } from "./rule-set.js";
 import { type CooldownEntry, type CoreState, cooldownKey } from "./state.js";
 
 /** Past this many target keys a rule's key cache starts again, so a month of runs cannot grow it. */
@@ -233,7 +232,7 @@ export class RulePlan {
    */
   private readonly settled = new WeakSet<CoreState["shadows"]>();
 
-  constructor(rules: readonly ActiveRule[]) {
+  constructor(readonly rules: readonly ActiveRule[]) {
     this.all = rules.map((r) => new PlannedRule(r));
     const byKind = {} as Record<EventKind, PlannedRule[]>;
     for (const kind of EVENT_KINDS) byKind[kind] = this.all.filter((p) => p.rule.spec.on === kind);
@@ -249,15 +248,4 @@ export class RulePlan {
   settle(shadows: CoreState["shadows"]): void {
     this.settled.add(shadows);
   }
-}
-
-const plans = new WeakMap<readonly ActiveRule[], RulePlan>();
-
-export function planOf(ruleSet: RuleSet): RulePlan {
-  let plan = plans.get(ruleSet.rules);
-  if (plan === undefined) {
-    plan = new RulePlan(ruleSet.rules);
-    plans.set(ruleSet.rules, plan);
-  }
-  return plan;
 }
