@@ -15,7 +15,7 @@
  * made inside the loop), every rule's program by one answering its recorded verdict (the difference is
  * CEL, with the primitives' call plumbing on CEL's side), and the loop with the window feed alone. A
  * read's isolated cost is the same recorded calls made straight to the same fed reader, row by row,
- * with nothing else in the loop.
+ * with nothing else in the loop, less the same walk of the recorded calls answering from the tape.
  *
  * Env: ROWS (default 1,000,000), BREAKDOWN_ROWS (default 150,000; 0 skips), BASELINE, CHUNK.
  */
@@ -310,14 +310,18 @@ class Fold {
   }
 }
 
-/** The window feed alone, and the recorded reads made straight to it. */
+/**
+ * The window feed alone; with a tape, the recorded reads made straight to it, or (`call` false) the
+ * same walk of the tape with every answer taken from it instead: the difference between the two is
+ * the reads alone, without the tape's bookkeeping.
+ */
 class FeedOnly {
   private readonly feed: WindowFeedClass;
   cpuUs = 0;
   constructor(build: Build) {
     this.feed = new build.WindowFeed(build.shapes);
   }
-  run(rows: readonly JournalRow[], tape?: Tape): void {
+  run(rows: readonly JournalRow[], tape?: Tape, call = true): void {
     const cpu = process.cpuUsage();
     let sink = 0;
     for (let i = 0; i < rows.length; i++) {
@@ -328,8 +332,9 @@ class FeedOnly {
       const end = tape.rowStarts[i + 1] as number;
       for (let c = tape.rowStarts[i] as number; c < end; c++) {
         const { fn, field, selector, withinMs } = tape.calls[c] as Call;
-        const v =
-          fn === 0
+        const v = !call
+          ? tape.answers[c]
+          : fn === 0
             ? reader.count(selector, withinMs)
             : fn === 1
               ? reader.distinct(field, selector, withinMs)
@@ -345,8 +350,17 @@ class FeedOnly {
   }
 }
 
-type Variant = "full" | "tapeReader" | "tapeVerdicts" | "feedOnly" | "readsAlone";
-const VARIANTS: readonly Variant[] = ["full", "tapeReader", "tapeVerdicts", "feedOnly", "readsAlone"];
+type Variant = "full" | "tapeReader" | "tapeVerdicts" | "feedOnly" | "readsAlone" | "tapeWalk";
+const VARIANTS: readonly Variant[] = [
+  "full",
+  "tapeReader",
+  "tapeVerdicts",
+  "feedOnly",
+  "readsAlone",
+  "tapeWalk",
+];
+/** The variants that walk every read's call, a chunk at a time. */
+const WALKS_CALLS = (v: Variant) => v === "readsAlone" || v === "tapeWalk";
 
 interface VariantResult {
   readonly cpuUs: number;
@@ -376,7 +390,7 @@ function runVariant(build: Build, variant: Variant, rows: readonly JournalRow[])
   const recording = new Fold(
     build,
     variant === "tapeVerdicts" ? withRules(build, recordingRules) : ruleSet,
-    (feed, r) => new Recorder(feed.readerAt(r.at), tape, variant === "readsAlone"),
+    (feed, r) => new Recorder(feed.readerAt(r.at), tape, WALKS_CALLS(variant)),
   );
   let next = 0;
   const tapeReader: WindowReader = new TapeReader(() => tape.answers[next++] as number | boolean);
@@ -392,7 +406,7 @@ function runVariant(build: Build, variant: Variant, rows: readonly JournalRow[])
   // The tape is recorded over every row before the timed pass (switching between recording and replay
   // chunk by chunk kept the loop's feedback changing under it); the isolated reads, which need every
   // call's selector, go a chunk at a time so the tape stays small.
-  const chunkSize = variant === "readsAlone" ? CHUNK : rows.length;
+  const chunkSize = WALKS_CALLS(variant) ? CHUNK : rows.length;
   let reads = 0;
   for (let from = 0; from < rows.length; from += chunkSize) {
     const chunk = rows.slice(from, from + chunkSize);
@@ -412,7 +426,7 @@ function runVariant(build: Build, variant: Variant, rows: readonly JournalRow[])
       fold.run(chunk, (i) => {
         row = i;
       });
-    else fold.run(chunk, variant === "readsAlone" ? tape : undefined);
+    else fold.run(chunk, WALKS_CALLS(variant) ? tape : undefined, variant === "readsAlone");
   }
   return { cpuUs: fold.cpuUs, rows: rows.length, reads };
 }
@@ -555,7 +569,9 @@ if (BREAKDOWN_ROWS > 0) {
     "reads",
     "reads/row",
     "ns/read loop",
+    "alone+tape",
     "ns/read alone",
+    "loop/alone",
     "framework %",
   ];
   console.log(`  ${header.map((h, i) => (i === 0 ? h.padEnd(24) : h.padStart(i > 5 ? 13 : 9))).join(" ")}`);
@@ -568,7 +584,8 @@ if (BREAKDOWN_ROWS > 0) {
     const framework = r.tapeVerdicts.cpuUs - feed;
     const cel = r.tapeReader.cpuUs - r.tapeVerdicts.cpuUs;
     const inLoop = full - r.tapeReader.cpuUs;
-    const alone = r.readsAlone.cpuUs - feed;
+    const withTape = r.readsAlone.cpuUs - feed;
+    const alone = r.readsAlone.cpuUs - r.tapeWalk.cpuUs;
     const cells = [
       us(full, n),
       us(feed, n),
@@ -577,7 +594,9 @@ if (BREAKDOWN_ROWS > 0) {
       us(inLoop, n),
       (reads / n).toFixed(1),
       ((inLoop * 1000) / reads).toFixed(0),
+      ((withTape * 1000) / reads).toFixed(0),
       ((alone * 1000) / reads).toFixed(0),
+      `${(inLoop / alone).toFixed(2)}x`,
       pct(framework / full),
     ];
     console.log(`  ${build.name.padEnd(24)} ${cells.map((c, i) => c.padStart(i > 4 ? 13 : 9)).join(" ")}`);
@@ -585,6 +604,7 @@ if (BREAKDOWN_ROWS > 0) {
   console.log(
     "  feed: adding rows to the window index; framework: evaluate() with every rule's verdict from a tape (no CEL, no reads);\n" +
       "  CEL: the real programs over a reader answering from a tape; reads: the real reader in the loop, less that;\n" +
-      "  alone: the same reads made straight to the same fed reader, less the feed.",
+      "  alone+tape: the same reads made straight to the same fed reader, less the feed (the tape's walk included);\n" +
+      "  alone: the same, less the same walk of the tape taking each answer from it (the read itself, as issue 4 measured it).",
   );
 }
