@@ -91,6 +91,19 @@ export function backtestRule(request: BacktestRequest): ActiveRule {
 /** Fires go out in batches of this many, so a noisy rule streams rather than arriving at the end. */
 const FIRE_BATCH = 256;
 
+/** Decisions by kind, then type, then each screened column's value. */
+type Decisions = Map<string | boolean | undefined, Decisions | boolean>;
+
+/** The next level of `node` under `key`, made on first use. */
+function child(node: Decisions, key: string | boolean | undefined): Decisions {
+  let next = node.get(key) as Decisions | undefined;
+  if (next === undefined) {
+    next = new Map();
+    node.set(key, next);
+  }
+  return next;
+}
+
 /** The indexed columns worth reading before a row is decoded: those the guards and literal selectors test. */
 function screenColumns(fold: BacktestFold, shapes: readonly SelectorShape[]): IndexedColumn[] {
   const wanted = new Set<string>();
@@ -133,23 +146,26 @@ export function replay(db: Db, request: BacktestRequest, sink: BacktestSink): vo
     // Only rows the windows index or the rule may read are decoded: the kind, the type and the indexed
     // columns the rule's guards or the windows' literal selectors test decide it, from the columns.
     const columns = screenColumns(fold, shapes);
-    // Most rows repeat the last row's kind, type and columns: compared first, before deciding again.
-    let previous: { kind: EventKind; type: string; values: unknown[]; reads: boolean } | undefined;
+    // Decided once per kind, type and column values, remembered in nested maps, one level for each.
+    const decided: Decisions = new Map();
     const readsEvent = (
       kind: EventKind,
       type: string,
-      known: (column: string) => string | boolean | undefined,
+      values: readonly (string | boolean | undefined)[],
     ): boolean => {
-      const values = columns.map(known);
-      if (
-        previous !== undefined &&
-        previous.kind === kind &&
-        previous.type === type &&
-        values.every((v, i) => v === previous?.values[i])
-      )
-        return previous.reads;
-      const reads = fold.readsEvent(kind, type, known) || shapesIndex(shapes, kind, type, known);
-      previous = { kind, type, values, reads };
+      // The path is kind, type, then each value; the last of them keys the decision itself.
+      let node = child(decided, kind);
+      let leafKey: string | boolean | undefined = type;
+      for (let i = 0; i < values.length; i++) {
+        node = child(node, leafKey);
+        leafKey = values[i];
+      }
+      let reads = node.get(leafKey) as boolean | undefined;
+      if (reads === undefined) {
+        const known = (f: string) => values[columns.indexOf(f as IndexedColumn)];
+        reads = fold.readsEvent(kind, type, known) || shapesIndex(shapes, kind, type, known);
+        node.set(leafKey, reads);
+      }
       return reads;
     };
     for (const row of journal.rowsInRangeTyped(windowFrom, last, readsEvent, columns)) {

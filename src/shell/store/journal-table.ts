@@ -33,14 +33,19 @@ interface StoredRow {
   event: string;
 }
 
-/** An undecoded row's event: its type and the non-NULL `columns` read beside it (`is_error` as a bool). */
-function knownFields(type: string, columns: readonly IndexedColumn[], r: readonly unknown[]): EventFields {
+/** An indexed column's value as the event holds it: a string, `is_error` as a bool, NULL as unset. */
+const columnValue = (v: unknown): string | boolean | undefined =>
+  typeof v === "string" ? v : typeof v === "number" ? v !== 0 : undefined;
+
+/** An undecoded row's event: its type and the set `columns` read beside it. */
+function knownFields(
+  type: string,
+  columns: readonly IndexedColumn[],
+  values: readonly (string | boolean | undefined)[],
+): EventFields {
   const event: Record<string, unknown> = { type };
-  columns.forEach((c, i) => {
-    const v = r[4 + i];
-    if (typeof v === "string") event[c] = v;
-    else if (typeof v === "number") event[c] = v !== 0;
-  });
+  for (let i = 0; i < columns.length; i++)
+    if (values[i] !== undefined) event[columns[i] as string] = values[i];
   return event as EventFields;
 }
 
@@ -137,45 +142,35 @@ export class JournalTable {
 
   /**
    * Rows `fromSeq`..`toSeq` as `rowsInRange` reads them, but with the event decoded only where
-   * `readsEvent(kind, type, known)` says the reader needs more than its type (from the row's `type`
-   * column) and the indexed `columns` (`known` gives a column's value, `undefined` where it is NULL);
-   * the others carry `{ type }` and those columns' values alone. A backtest reads a month of rows and
-   * needs few of the events.
+   * `readsEvent(kind, type, values)` says the reader needs more than its type (from the row's `type`
+   * column) and the indexed `columns` (`values`, in `columns` order: a string, `is_error` as a bool,
+   * `undefined` for NULL; an array refilled for each row); the others carry `{ type }` and those
+   * columns' values alone. A backtest reads a month of rows and needs few of the events.
    */
   *rowsInRangeTyped(
     fromSeq: number,
     toSeq: number,
-    readsEvent: (
-      kind: EventKind,
-      type: string,
-      known: (column: string) => string | boolean | undefined,
-    ) => boolean,
+    readsEvent: (kind: EventKind, type: string, values: readonly (string | boolean | undefined)[]) => boolean,
     columns: readonly IndexedColumn[] = [],
     page = 5_000,
   ): Generator<JournalRow> {
     const statement = this.typedRangeWith(columns);
-    // The row being screened: `known` reads its columns, found by name once per call.
-    let current: unknown[] = [];
-    const known = (column: string): string | boolean | undefined => {
-      const at = columns.indexOf(column as IndexedColumn);
-      const v = at < 0 ? undefined : current[4 + at];
-      return typeof v === "string" ? v : typeof v === "number" ? v !== 0 : undefined;
-    };
+    const values: (string | boolean | undefined)[] = columns.map(() => undefined);
     let after = fromSeq - 1;
     for (;;) {
       const rows = statement.all(after, toSeq, page) as unknown[][];
       for (const r of rows) {
         const [seq, kind, type, at] = r as [number, EventKind, string, number];
-        current = r;
+        for (let i = 0; i < values.length; i++) values[i] = columnValue(r[4 + i]);
         // A row stored without its type column is decoded: its type is in the event alone.
-        const decode = typeof type !== "string" || readsEvent(kind, type, known);
+        const decode = typeof type !== "string" || readsEvent(kind, type, values);
         yield {
           seq,
           kind,
           at,
           event: decode
             ? (JSON.parse(r[r.length - 1] as string) as EventFields)
-            : knownFields(type, columns, r),
+            : knownFields(type, columns, values),
         };
       }
       if (rows.length < page) return;
