@@ -91,6 +91,9 @@ export function backtestRule(request: BacktestRequest): ActiveRule {
 /** Fires go out in batches of this many, so a noisy rule streams rather than arriving at the end. */
 const FIRE_BATCH = 256;
 
+/** Past this many decisions remembered, a replay forgets them and decides again. */
+const MAX_DECISIONS = 4_096;
+
 /** Decisions by kind, then type, then each screened column's value. */
 type Decisions = Map<string | boolean | undefined, Decisions | boolean>;
 
@@ -146,8 +149,11 @@ export function replay(db: Db, request: BacktestRequest, sink: BacktestSink): vo
     // Only rows the windows index or the rule may read are decoded: the kind, the type and the indexed
     // columns the rule's guards or the windows' literal selectors test decide it, from the columns.
     const columns = screenColumns(fold, shapes);
-    // Decided once per kind, type and column values, remembered in nested maps, one level for each.
-    const decided: Decisions = new Map();
+    // Decided once per kind, type and column values, remembered in nested maps, one level for each;
+    // a column of many values (a literal `run`) could grow them a month long, so past a bound they
+    // start again.
+    let decided: Decisions = new Map();
+    let remembered = 0;
     const readsEvent = (
       kind: EventKind,
       type: string,
@@ -162,6 +168,10 @@ export function replay(db: Db, request: BacktestRequest, sink: BacktestSink): vo
       }
       let reads = node.get(leafKey) as boolean | undefined;
       if (reads === undefined) {
+        if (++remembered > MAX_DECISIONS) {
+          decided = new Map();
+          remembered = 0;
+        }
         const known = (f: string) => values[columns.indexOf(f as IndexedColumn)];
         reads = fold.readsEvent(kind, type, known) || shapesIndex(shapes, kind, type, known);
         node.set(leafKey, reads);
