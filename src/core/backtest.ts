@@ -3,7 +3,7 @@
  * (SPEC-0029 REQ-8) does it over a stretch of the journal through one rule, starting with no cooldowns
  * and no holds, its windows looking back into older rows. Same function, same rows, same fires.
  */
-import { evaluate, evaluateReadsEvent, guardedFields } from "./evaluate.js";
+import { evaluate, evaluateReadsEvent, guardedFields, typesRead } from "./evaluate.js";
 import type { JournalRow } from "./journal.js";
 import type { EventKind } from "./kinds.js";
 import type { Fire, HoldAction, RowOutcome } from "./outcome.js";
@@ -115,6 +115,11 @@ export class BacktestFold {
     known?: (field: string) => string | boolean | undefined,
   ): boolean {
     return evaluateReadsEvent(this.ruleSet, kind, type, known);
+  }
+
+  /** The event types of this kind whose rows `readsEvent` may answer true for (`typesRead`). */
+  typesRead(kind: EventKind): ReadonlySet<string> | "any" {
+    return typesRead(this.ruleSet, kind);
   }
 
   /** The fields the rule's guards test on rows of this kind: worth knowing before a row is decoded. */

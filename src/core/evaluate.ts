@@ -351,6 +351,21 @@ export function evaluateReadsEvent(
   );
 }
 
+/**
+ * The event types of this kind whose rows `evaluateReadsEvent` may answer true for, or `"any"`: the
+ * run-tracking types, and each rule's type guard (a rule without one may read any type).
+ */
+export function typesRead(ruleSet: RuleSet, kind: EventKind): ReadonlySet<string> | "any" {
+  const types = new Set(kind === "run_event" ? RUN_TRACKING_TYPES : []);
+  const limit = ruleSet.costLimit ?? COST_LIMIT;
+  for (const p of planOf(ruleSet).byKind[kind] ?? []) {
+    const type = p.typeLetThrough(limit);
+    if (type === undefined) return "any";
+    types.add(type);
+  }
+  return types;
+}
+
 /** The fields some rule of the set guards on (see `evaluateReadsEvent`), by kind. */
 export function guardedFields(ruleSet: RuleSet, kind: EventKind): ReadonlySet<string> {
   return new Set((planOf(ruleSet).byKind[kind] ?? []).flatMap((p) => p.guardedFields));

@@ -157,6 +157,12 @@ export class PlannedRule {
     return guard !== undefined && typeof type === "string" && type !== guard.type && limit >= guard.cost;
   }
 
+  /** The one event type `turnsAway` lets through under this limit, or `undefined` when it lets any. */
+  typeLetThrough(limit: number): string | undefined {
+    const { guard } = this;
+    return guard !== undefined && limit >= guard.cost ? guard.type : undefined;
+  }
+
   /**
    * Whether the rule is false on an event laid out in its kind's layout without running it: some
    * field guard finds a value of the field's type other than the one it needs, under a limit the

@@ -143,6 +143,18 @@ export function shapesIndex(
   });
 }
 
+/** The event types of this kind `shapesIndex` may answer true for, or `"any"` (a shape with no `type` literal). */
+export function shapeTypes(shapes: readonly SelectorShape[], kind: EventKind): ReadonlySet<string> | "any" {
+  const types = new Set<string>();
+  for (const s of shapes) {
+    if (s.kind !== kind) continue;
+    const literal = s.literals.get("type");
+    if (literal === undefined) return "any";
+    for (const t of literal) if (typeof t === "string") types.add(t);
+  }
+  return types;
+}
+
 /** The keys the shapes of this kind filter on by literal values, `type` aside. */
 export function literalKeys(shapes: readonly SelectorShape[], kind: EventKind): ReadonlySet<string> {
   return new Set(shapes.filter((s) => s.kind === kind).flatMap((s) => [...s.literals.keys()]));

@@ -24,6 +24,7 @@ import {
   type SelectorShape,
   selectorShapes,
   shapesIndex,
+  shapeTypes,
   WindowFeed,
 } from "../../core/window-index.js";
 import { RuleRefusedError } from "../errors.js";
@@ -178,7 +179,15 @@ export function replay(db: Db, request: BacktestRequest, sink: BacktestSink): vo
       }
       return reads;
     };
-    for (const row of journal.rowsInRangeTyped(windowFrom, last, readsEvent, columns)) {
+    // The types the rule or the windows may read, by kind: no other row's event text is read at all.
+    const decodable = new Map(
+      EVENT_KINDS.map((kind): [EventKind, ReadonlySet<string> | "any"] => {
+        const rule = fold.typesRead(kind);
+        const windows = shapeTypes(shapes, kind);
+        return [kind, rule === "any" || windows === "any" ? "any" : new Set([...rule, ...windows])];
+      }),
+    );
+    for (const row of journal.rowsInRangeTyped(windowFrom, last, readsEvent, columns, decodable)) {
       feed.add(row);
       if (row.at > stretchAfter) emit(fold.step(row, feed.readerAt(row.at)));
     }

@@ -15,6 +15,12 @@ import { INDEXED_COLUMNS } from "./schema.js";
 /** A REQ-5 indexed field stored as a column of its own. */
 export type IndexedColumn = (typeof INDEXED_COLUMNS)[number];
 
+/**
+ * The event types, by kind, whose rows a reader may need decoded (`"any"`: every type of the kind); a
+ * kind left out needs none.
+ */
+export type Decodable = ReadonlyMap<EventKind, ReadonlySet<string> | "any">;
+
 export const isIndexedColumn = (s: string): s is IndexedColumn =>
   (INDEXED_COLUMNS as readonly string[]).includes(s);
 
@@ -145,25 +151,30 @@ export class JournalTable {
    * `readsEvent(kind, type, values)` says the reader needs more than its type (from the row's `type`
    * column) and the indexed `columns` (`values`, in `columns` order: a string, `is_error` as a bool,
    * `undefined` for NULL; an array refilled for each row); the others carry `{ type }` and those
-   * columns' values alone. A backtest reads a month of rows and needs few of the events.
+   * columns' values alone. Where `decodable` is given, a row whose kind and type it rules out is not
+   * asked about and its event text is not even read. A backtest reads a month of rows and needs few
+   * of the events.
    */
   *rowsInRangeTyped(
     fromSeq: number,
     toSeq: number,
     readsEvent: (kind: EventKind, type: string, values: readonly (string | boolean | undefined)[]) => boolean,
     columns: readonly IndexedColumn[] = [],
+    decodable?: Decodable,
     page = 5_000,
   ): Generator<JournalRow> {
-    const statement = this.typedRangeWith(columns);
+    const { statement, params } = this.typedRangeWith(columns, decodable);
     const values: (string | boolean | undefined)[] = columns.map(() => undefined);
     let after = fromSeq - 1;
     for (;;) {
-      const rows = statement.all(after, toSeq, page) as unknown[][];
+      const rows = statement.all(...params, after, toSeq, page) as unknown[][];
       for (const r of rows) {
         const [seq, kind, type, at] = r as [number, EventKind, string, number];
         for (let i = 0; i < values.length; i++) values[i] = columnValue(r[4 + i]);
-        // A row stored without its type column is decoded: its type is in the event alone.
-        const decode = typeof type !== "string" || readsEvent(kind, type, values);
+        const text = r[r.length - 1];
+        // A row stored without its type column is decoded: its type is in the event alone. A row
+        // `decodable` rules out came without its event text.
+        const decode = text !== null && (typeof type !== "string" || readsEvent(kind, type, values));
         yield {
           seq,
           kind,
@@ -178,21 +189,37 @@ export class JournalTable {
     }
   }
 
-  /** The typed range's statement reading `columns` too, prepared once per column list. */
-  private typedRangeWith(columns: readonly IndexedColumn[]) {
-    const key = columns.join(",");
-    let statement = this.typedRanges.get(key);
-    if (statement === undefined) {
-      // Column names come from INDEXED_COLUMNS only, never from input.
-      const extra = columns.map((c) => `, ${c}`).join("");
-      statement = this.db
-        .prepare(
-          `SELECT seq, kind, type, at${extra}, event FROM rule_journal WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?`,
-        )
-        .raw(true);
-      this.typedRanges.set(key, statement);
+  /**
+   * The typed range's statement reading `columns` too, and the event text only of the rows
+   * `decodable` lets through (with the parameters that say which), prepared once per column list and
+   * shape of `decodable`.
+   */
+  private typedRangeWith(
+    columns: readonly IndexedColumn[],
+    decodable: Decodable | undefined,
+  ): { statement: Database.Statement<unknown[]>; params: unknown[] } {
+    // Column names come from INDEXED_COLUMNS only, never from input; kinds and types are parameters.
+    const extra = columns.map((c) => `, ${c}`).join("");
+    let event = "event";
+    const params: unknown[] = [];
+    if (decodable !== undefined) {
+      const terms = ["type IS NULL"];
+      for (const [kind, types] of decodable) {
+        if (types === "any") terms.push("kind = ?");
+        else if (types.size > 0)
+          terms.push(`(kind = ? AND type IN (${[...types].map(() => "?").join(", ")}))`);
+        else continue;
+        params.push(kind, ...(types === "any" ? [] : types));
+      }
+      event = `CASE WHEN ${terms.join(" OR ")} THEN event END`;
     }
-    return statement;
+    const sql = `SELECT seq, kind, type, at${extra}, ${event} FROM rule_journal WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?`;
+    let statement = this.typedRanges.get(sql);
+    if (statement === undefined) {
+      statement = this.db.prepare(sql).raw(true);
+      this.typedRanges.set(sql, statement);
+    }
+    return { statement, params };
   }
 
   /** The seq of the first row admitted after `at` (index-served), if any. */

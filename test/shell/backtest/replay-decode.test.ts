@@ -121,4 +121,29 @@ describe("a replay over the store decodes only the events it reads", () => {
       );
     });
   });
+
+  it("reads no event text of a kind and type the decodable types rule out, and asks nothing of such a row", () => {
+    const asked = new Set<string>();
+    const rows = [
+      ...journal.rowsInRangeTyped(
+        1,
+        last.seq,
+        (kind, type, values) => {
+          asked.add(`${kind}/${type}`);
+          return values[0] === "verify";
+        },
+        ["action"],
+        new Map([["run_event", new Set(["tool"])]]),
+      ),
+    ];
+    expect([...asked]).toEqual(["run_event/tool"]);
+    rows.forEach((r, i) => {
+      const full = all[i]?.event as Record<string, unknown>;
+      const decoded = r.kind === "run_event" && r.event.type === "tool" && full.action === "verify";
+      const known =
+        typeof full.action === "string" ? { type: full.type, action: full.action } : { type: full.type };
+      expect(r.event).toEqual(decoded ? full : known);
+    });
+    expect(rows.some((r) => r.event.action === "verify" && r.event.is_error !== undefined)).toBe(true);
+  });
 });
