@@ -15,7 +15,7 @@
  * made inside the loop), every rule's program by one answering its recorded verdict (the difference is
  * CEL, with the primitives' call plumbing on CEL's side), and the loop with the window feed alone. A
  * read's isolated cost is the same recorded calls made straight to the same fed reader, row by row,
- * with nothing else in the loop.
+ * with nothing else in the loop, less the same walk of the recorded calls answering from the tape.
  *
  * Env: ROWS (default 1,000,000), BREAKDOWN_ROWS (default 150,000; 0 skips), BASELINE, CHUNK.
  */
@@ -25,7 +25,12 @@ import type { LoadedRule, RuleLoad } from "../src/core/compile-rule.js";
 import type { evaluate as EvaluateFn } from "../src/core/evaluate.js";
 import type { JournalRow } from "../src/core/journal.js";
 import type { loadRuleFile as LoadRuleFileFn } from "../src/core/load-rule.js";
-import type { ActiveRule, assembleRuleSet as AssembleFn, RuleSet } from "../src/core/rule-set.js";
+import type {
+  ActiveRule,
+  assembleRuleSet as AssembleFn,
+  RuleSet,
+  ruleSetOf as RuleSetOfFn,
+} from "../src/core/rule-set.js";
 import type { loadStarterPack as StarterFn } from "../src/core/starter-pack.js";
 import type { StateAccumulator as AccumulatorClass, CoreState } from "../src/core/state.js";
 import type { IndexedField, Selector, WindowReader } from "../src/core/window.js";
@@ -160,6 +165,8 @@ interface Build {
   readonly WindowFeed: typeof WindowFeedClass;
   readonly WindowIndex: typeof WindowIndexClass;
   readonly ruleSet: RuleSet;
+  /** Absent in a build whose rule sets carry no plan (the baseline's). */
+  readonly ruleSetOf: typeof RuleSetOfFn | undefined;
   readonly shapes: readonly SelectorShape[];
 }
 
@@ -167,7 +174,10 @@ async function loadBuild(name: string, dir: string): Promise<Build> {
   const from = <T>(m: string) => importFrom<T>(dir, m);
   const { evaluate } = await from<{ evaluate: typeof EvaluateFn }>("core/evaluate.js");
   const { loadRuleFile } = await from<{ loadRuleFile: typeof LoadRuleFileFn }>("core/load-rule.js");
-  const { assembleRuleSet } = await from<{ assembleRuleSet: typeof AssembleFn }>("core/rule-set.js");
+  const { assembleRuleSet, ruleSetOf } = await from<{
+    assembleRuleSet: typeof AssembleFn;
+    ruleSetOf?: typeof RuleSetOfFn;
+  }>("core/rule-set.js");
   const { loadStarterPack } = await from<{ loadStarterPack: typeof StarterFn }>("core/starter-pack.js");
   const state = await from<{ StateAccumulator: typeof AccumulatorClass; emptyState: CoreState }>(
     "core/state.js",
@@ -194,6 +204,7 @@ async function loadBuild(name: string, dir: string): Promise<Build> {
     WindowFeed: win.WindowFeed,
     WindowIndex: win.WindowIndex,
     ruleSet,
+    ruleSetOf,
     shapes: win.selectorShapes(ruleSet.rules.map((r) => r.rule)),
   };
 }
@@ -233,13 +244,20 @@ type Answer = (method: ProgramMethod, vars: never, limit?: number) => unknown;
 class TapedProgram {
   private readonly taped: ProgramMethod;
   constructor(
-    private readonly real: Record<ProgramMethod, (v: never, l?: number) => unknown> & { checked: unknown },
+    private readonly real: Record<ProgramMethod, (v: never, l?: number) => unknown> & {
+      checked: unknown;
+      estimateCost(): unknown;
+    },
     private readonly answer: Answer,
   ) {
     this.taped = typeof real.evaluateValue === "function" ? "evaluateValue" : "evaluate";
   }
   get checked(): unknown {
     return this.real.checked;
+  }
+  /** The real program's estimate: a plan reads it to decide where its field guards may answer. */
+  estimateCost(): unknown {
+    return this.real.estimateCost();
   }
   evaluate(vars: never, limit?: number): unknown {
     return this.taped === "evaluate" ? this.answer("evaluate", vars, limit) : this.real.evaluate(vars, limit);
@@ -255,7 +273,11 @@ function withEvaluate(rule: ActiveRule, answer: Answer): ActiveRule {
   return { ...rule, rule: { ...rule.rule, program } };
 }
 
-const withRules = (set: RuleSet, rules: readonly ActiveRule[]): RuleSet => ({ ...set, rules });
+/** The set with other rules, and (in a build whose sets carry their plan) a plan made for them. */
+function withRules(build: Build, rules: readonly ActiveRule[]): RuleSet {
+  const { plan: _, ...fields } = build.ruleSet;
+  return build.ruleSetOf?.({ ...fields, rules }) ?? ({ ...build.ruleSet, rules } as RuleSet);
+}
 
 /** One fold of rows through one build, with its own feed and state. */
 class Fold {
@@ -288,14 +310,18 @@ class Fold {
   }
 }
 
-/** The window feed alone, and the recorded reads made straight to it. */
+/**
+ * The window feed alone; with a tape, the recorded reads made straight to it, or (`call` false) the
+ * same walk of the tape with every answer taken from it instead: the difference between the two is
+ * the reads alone, without the tape's bookkeeping.
+ */
 class FeedOnly {
   private readonly feed: WindowFeedClass;
   cpuUs = 0;
   constructor(build: Build) {
     this.feed = new build.WindowFeed(build.shapes);
   }
-  run(rows: readonly JournalRow[], tape?: Tape): void {
+  run(rows: readonly JournalRow[], tape?: Tape, call = true): void {
     const cpu = process.cpuUsage();
     let sink = 0;
     for (let i = 0; i < rows.length; i++) {
@@ -306,8 +332,9 @@ class FeedOnly {
       const end = tape.rowStarts[i + 1] as number;
       for (let c = tape.rowStarts[i] as number; c < end; c++) {
         const { fn, field, selector, withinMs } = tape.calls[c] as Call;
-        const v =
-          fn === 0
+        const v = !call
+          ? tape.answers[c]
+          : fn === 0
             ? reader.count(selector, withinMs)
             : fn === 1
               ? reader.distinct(field, selector, withinMs)
@@ -323,8 +350,17 @@ class FeedOnly {
   }
 }
 
-type Variant = "full" | "tapeReader" | "tapeVerdicts" | "feedOnly" | "readsAlone";
-const VARIANTS: readonly Variant[] = ["full", "tapeReader", "tapeVerdicts", "feedOnly", "readsAlone"];
+type Variant = "full" | "tapeReader" | "tapeVerdicts" | "feedOnly" | "readsAlone" | "tapeWalk";
+const VARIANTS: readonly Variant[] = [
+  "full",
+  "tapeReader",
+  "tapeVerdicts",
+  "feedOnly",
+  "readsAlone",
+  "tapeWalk",
+];
+/** The variants that walk every read's call, a chunk at a time. */
+const WALKS_CALLS = (v: Variant) => v === "readsAlone" || v === "tapeWalk";
 
 interface VariantResult {
   readonly cpuUs: number;
@@ -353,8 +389,8 @@ function runVariant(build: Build, variant: Variant, rows: readonly JournalRow[])
   // Verdicts are recorded through the same class that replays them; reads through the real programs.
   const recording = new Fold(
     build,
-    variant === "tapeVerdicts" ? withRules(ruleSet, recordingRules) : ruleSet,
-    (feed, r) => new Recorder(feed.readerAt(r.at), tape, variant === "readsAlone"),
+    variant === "tapeVerdicts" ? withRules(build, recordingRules) : ruleSet,
+    (feed, r) => new Recorder(feed.readerAt(r.at), tape, WALKS_CALLS(variant)),
   );
   let next = 0;
   const tapeReader: WindowReader = new TapeReader(() => tape.answers[next++] as number | boolean);
@@ -365,12 +401,12 @@ function runVariant(build: Build, variant: Variant, rows: readonly JournalRow[])
       : variant === "tapeReader"
         ? new Fold(build, ruleSet, () => tapeReader)
         : variant === "tapeVerdicts"
-          ? new Fold(build, withRules(ruleSet, replayRules), () => tapeReader)
+          ? new Fold(build, withRules(build, replayRules), () => tapeReader)
           : new FeedOnly(build);
   // The tape is recorded over every row before the timed pass (switching between recording and replay
   // chunk by chunk kept the loop's feedback changing under it); the isolated reads, which need every
   // call's selector, go a chunk at a time so the tape stays small.
-  const chunkSize = variant === "readsAlone" ? CHUNK : rows.length;
+  const chunkSize = WALKS_CALLS(variant) ? CHUNK : rows.length;
   let reads = 0;
   for (let from = 0; from < rows.length; from += chunkSize) {
     const chunk = rows.slice(from, from + chunkSize);
@@ -390,7 +426,7 @@ function runVariant(build: Build, variant: Variant, rows: readonly JournalRow[])
       fold.run(chunk, (i) => {
         row = i;
       });
-    else fold.run(chunk, variant === "readsAlone" ? tape : undefined);
+    else fold.run(chunk, WALKS_CALLS(variant) ? tape : undefined, variant === "readsAlone");
   }
   return { cpuUs: fold.cpuUs, rows: rows.length, reads };
 }
@@ -533,7 +569,9 @@ if (BREAKDOWN_ROWS > 0) {
     "reads",
     "reads/row",
     "ns/read loop",
+    "alone+tape",
     "ns/read alone",
+    "loop/alone",
     "framework %",
   ];
   console.log(`  ${header.map((h, i) => (i === 0 ? h.padEnd(24) : h.padStart(i > 5 ? 13 : 9))).join(" ")}`);
@@ -546,7 +584,8 @@ if (BREAKDOWN_ROWS > 0) {
     const framework = r.tapeVerdicts.cpuUs - feed;
     const cel = r.tapeReader.cpuUs - r.tapeVerdicts.cpuUs;
     const inLoop = full - r.tapeReader.cpuUs;
-    const alone = r.readsAlone.cpuUs - feed;
+    const withTape = r.readsAlone.cpuUs - feed;
+    const alone = r.readsAlone.cpuUs - r.tapeWalk.cpuUs;
     const cells = [
       us(full, n),
       us(feed, n),
@@ -555,7 +594,9 @@ if (BREAKDOWN_ROWS > 0) {
       us(inLoop, n),
       (reads / n).toFixed(1),
       ((inLoop * 1000) / reads).toFixed(0),
+      ((withTape * 1000) / reads).toFixed(0),
       ((alone * 1000) / reads).toFixed(0),
+      `${(inLoop / alone).toFixed(2)}x`,
       pct(framework / full),
     ];
     console.log(`  ${build.name.padEnd(24)} ${cells.map((c, i) => c.padStart(i > 4 ? 13 : 9)).join(" ")}`);
@@ -563,6 +604,7 @@ if (BREAKDOWN_ROWS > 0) {
   console.log(
     "  feed: adding rows to the window index; framework: evaluate() with every rule's verdict from a tape (no CEL, no reads);\n" +
       "  CEL: the real programs over a reader answering from a tape; reads: the real reader in the loop, less that;\n" +
-      "  alone: the same reads made straight to the same fed reader, less the feed.",
+      "  alone+tape: the same reads made straight to the same fed reader, less the feed (the tape's walk included);\n" +
+      "  alone: the same, less the same walk of the tape taking each answer from it (the read itself, as issue 4 measured it).",
   );
 }

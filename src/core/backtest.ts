@@ -3,12 +3,12 @@
  * (SPEC-0029 REQ-8) does it over a stretch of the journal through one rule, starting with no cooldowns
  * and no holds, its windows looking back into older rows. Same function, same rows, same fires.
  */
-import { evaluate, evaluateReadsEvent } from "./evaluate.js";
+import { evaluate, evaluateReadsEvent, guardedFields, typesRead } from "./evaluate.js";
 import type { JournalRow } from "./journal.js";
 import type { EventKind } from "./kinds.js";
 import type { Fire, HoldAction, RowOutcome } from "./outcome.js";
 import type { Level } from "./rule-file.js";
-import type { ActiveRule, RuleSet } from "./rule-set.js";
+import { type ActiveRule, type RuleSet, ruleSetOf } from "./rule-set.js";
 import { type CoreState, emptyState, holdKey, StateAccumulator } from "./state.js";
 import type { WindowReader } from "./window.js";
 
@@ -95,19 +95,36 @@ export class BacktestFold {
   };
 
   constructor(rule: ActiveRule, options: BacktestOptions) {
-    this.ruleSet = {
+    this.ruleSet = ruleSetOf({
       rules: [rule],
       disabled: [],
       shadowPeriod: options.shadowPeriod,
       unknownEnforced: [],
       ...(options.costLimit === undefined ? {} : { costLimit: options.costLimit }),
-    };
+    });
     this.acc = new StateAccumulator({ ...emptyState, shadows: options.shadows ?? {} });
   }
 
-  /** Whether evaluating a row of this kind and type reads its event beyond the type. */
-  readsEvent(kind: EventKind, type: string): boolean {
-    return evaluateReadsEvent(this.ruleSet, kind, type);
+  /**
+   * Whether evaluating a row of this kind and type reads its event beyond the type and the fields
+   * `known` gives (`evaluateReadsEvent`).
+   */
+  readsEvent(
+    kind: EventKind,
+    type: string,
+    known?: (field: string) => string | boolean | undefined,
+  ): boolean {
+    return evaluateReadsEvent(this.ruleSet, kind, type, known);
+  }
+
+  /** The event types of this kind whose rows `readsEvent` may answer true for (`typesRead`). */
+  typesRead(kind: EventKind): ReadonlySet<string> | "any" {
+    return typesRead(this.ruleSet, kind);
+  }
+
+  /** The fields the rule's guards test on rows of this kind: worth knowing before a row is decoded. */
+  guardedFields(kind: EventKind): ReadonlySet<string> {
+    return guardedFields(this.ruleSet, kind);
   }
 
   /** Evaluates the next row (seq order; `window` bound to it); returns the fires now complete. */

@@ -6,7 +6,7 @@
  * function over the same rows.
  */
 
-import { type Activation, CelError, COST_EXCEEDED } from "../cel/index.js";
+import { type Activation, CelError, COST_EXCEEDED, type LaidOut } from "../cel/index.js";
 import { COST_LIMIT, type LoadedRule } from "./compile-rule.js";
 import { MINUTE } from "./durations.js";
 import { StoreError, WINDOW } from "./environments.js";
@@ -16,10 +16,11 @@ import { EVENT_LAYOUTS, type EventKind } from "./kinds.js";
 import { renderMessage } from "./message.js";
 import type { Fire, Mode, PrimitiveCall, RowOutcome, RuleEvaluation } from "./outcome.js";
 import { planActions } from "./plan-actions.js";
-import { type PlannedRule, planOf, type RulePlan } from "./rule-plan.js";
+import type { PlannedRule, RulePlan } from "./rule-plan.js";
 import {
   type ActiveRule,
   effectiveLevel as effectiveLevelOf,
+  planOf,
   type RuleSet,
   skipsShadow,
 } from "./rule-set.js";
@@ -76,8 +77,14 @@ type Verdict =
  * a rule reads it, and most rules never read either.
  */
 function activation(kind: EventKind, event: EventFields, now: number, reader: WindowReader): Activation {
-  return { event: EVENT_LAYOUTS[kind].layOut(event), now, [WINDOW]: reader };
+  return activationOf(EVENT_LAYOUTS[kind].layOut(event), now, reader);
 }
+
+const activationOf = (event: LaidOut, now: number, reader: WindowReader): Activation => ({
+  event,
+  now,
+  [WINDOW]: reader,
+});
 
 function run(rule: LoadedRule, vars: Activation, limit: number): Verdict {
   const v = rule.program.evaluateValue(vars, limit);
@@ -125,6 +132,7 @@ export function evaluate(
   const limit = ruleSet.costLimit ?? COST_LIMIT;
   const anyCostExceeded = current.anyCostExceeded();
   // Built for the first rule the row meets: most rows meet none (a backtest runs one rule over every row).
+  let event: LaidOut | undefined;
   let vars: Activation | undefined;
   // A row of a kind no rule is written for (only a hand-built row can have one) meets no rule.
   const rules = plan.byKind[row.kind] ?? [];
@@ -137,7 +145,12 @@ export function evaluate(
       evaluations.push(active.falseEvaluation);
       continue;
     }
-    vars ??= activation(row.kind, row.event, row.at, window);
+    event ??= EVENT_LAYOUTS[row.kind].layOut(row.event);
+    if (planned.falseOn(event.values, limit)) {
+      evaluations.push(active.falseEvaluation);
+      continue;
+    }
+    vars ??= activationOf(event, row.at, window);
     const verdict = run(rule, vars, limit);
     if (verdict === FALSE) {
       evaluations.push(active.falseEvaluation);
@@ -318,14 +331,44 @@ function expireCooldowns(row: JournalRow, state: CoreState, emit: (op: StateOp) 
 const RUN_TRACKING_TYPES: ReadonlySet<string> = new Set(["opened", "closed", "loop_stopped"]);
 
 /**
- * Whether `evaluate` reads anything of a row of this kind and type but its `type`: it tracks runs from
- * it, or some rule of its kind is not turned away by its type guard. A backtest leaves the other rows'
- * events undecoded.
+ * Whether `evaluate` reads anything of a row of this kind and type but its `type` and the fields
+ * `known` gives (`undefined` for a field not known): it tracks runs from it, or some rule of its kind
+ * is turned away neither by its type guard nor by a field guard on a known field. A backtest leaves the
+ * other rows' events undecoded, carrying only their type and those known fields, on which every rule
+ * of the kind is turned away as it was here.
  */
-export function evaluateReadsEvent(ruleSet: RuleSet, kind: EventKind, type: string): boolean {
+export function evaluateReadsEvent(
+  ruleSet: RuleSet,
+  kind: EventKind,
+  type: string,
+  known: (field: string) => string | boolean | undefined = () => undefined,
+): boolean {
   if (kind === "run_event" && RUN_TRACKING_TYPES.has(type)) return true;
   const limit = ruleSet.costLimit ?? COST_LIMIT;
-  return (planOf(ruleSet).byKind[kind] ?? []).some((p) => !p.turnsAway(type, limit));
+  const field = (f: string) => (f === "type" ? type : known(f));
+  return (planOf(ruleSet).byKind[kind] ?? []).some(
+    (p) => !p.turnsAway(type, limit) && !p.falseOnKnown(field, limit),
+  );
+}
+
+/**
+ * The event types of this kind whose rows `evaluateReadsEvent` may answer true for, or `"any"`: the
+ * run-tracking types, and each rule's type guard (a rule without one may read any type).
+ */
+export function typesRead(ruleSet: RuleSet, kind: EventKind): ReadonlySet<string> | "any" {
+  const types = new Set(kind === "run_event" ? RUN_TRACKING_TYPES : []);
+  const limit = ruleSet.costLimit ?? COST_LIMIT;
+  for (const p of planOf(ruleSet).byKind[kind] ?? []) {
+    const type = p.typeLetThrough(limit);
+    if (type === undefined) return "any";
+    types.add(type);
+  }
+  return types;
+}
+
+/** The fields some rule of the set guards on (see `evaluateReadsEvent`), by kind. */
+export function guardedFields(ruleSet: RuleSet, kind: EventKind): ReadonlySet<string> {
+  return new Set((planOf(ruleSet).byKind[kind] ?? []).flatMap((p) => p.guardedFields));
 }
 
 /**

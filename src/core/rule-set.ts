@@ -3,29 +3,13 @@
  * one name in two policy repos disables both (`duplicate_name`); `[memory.rules] disable` disables
  * whatever the source (`operator`). Pure: the shell reads the files, this decides.
  */
-import type { LoadedRule, RuleLoad } from "./compile-rule.js";
-import type { RuleEvaluation } from "./outcome.js";
+import type { ActiveRule, RuleSource } from "./active-rule.js";
+import { activeRule } from "./active-rule.js";
+import type { RuleLoad } from "./compile-rule.js";
 import { atLeast, type DisableReason, type Level } from "./rule-file.js";
+import { RulePlan } from "./rule-plan.js";
 
-export type RuleSource = { readonly kind: "starter" } | { readonly kind: "policy"; readonly repo: string };
-
-export interface ActiveRule {
-  readonly rule: LoadedRule;
-  readonly source: RuleSource;
-  /** Listed in `[memory.rules] enforce`: may act at hold or stop. */
-  readonly enforced: boolean;
-  /** The record of an evaluation that comes out false, made once: most of a rule's evaluations do. */
-  readonly falseEvaluation: RuleEvaluation;
-}
-
-export function activeRule(rule: LoadedRule, source: RuleSource, enforced: boolean): ActiveRule {
-  return {
-    rule,
-    source,
-    enforced,
-    falseEvaluation: { rule: rule.spec.name, hash: rule.hash, result: "false" },
-  };
-}
+export { type ActiveRule, activeRule, type RuleSource } from "./active-rule.js";
 
 /** Hold and stop act only for a rule listed in `enforce` (REQ-10); annotate and notify need no listing. */
 export const needsEnforce = (level: Level): boolean => atLeast(level, "hold");
@@ -56,6 +40,24 @@ export interface RuleSet {
   readonly unknownEnforced: readonly string[];
   /** The per-evaluation cost limit; REQ-6's 5,000 unless a test injects a lower one. */
   readonly costLimit?: number;
+  /**
+   * What `evaluate` works out once for these `rules` (`rule-plan.ts`), made with the set by `ruleSetOf`.
+   * A copy of the set with other fields changed shares it; one with other rules needs its own.
+   */
+  readonly plan: RulePlan;
+}
+
+/** A rule set with its plan. */
+export function ruleSetOf(fields: Omit<RuleSet, "plan">): RuleSet {
+  return { ...fields, plan: new RulePlan(fields.rules) };
+}
+
+/**
+ * The set's plan: the one made with it, or, for a set whose `rules` were swapped in a copy, a fresh one
+ * (correct, but made on every call: build such a set with `ruleSetOf`).
+ */
+export function planOf(set: RuleSet): RulePlan {
+  return set.plan.rules === set.rules ? set.plan : new RulePlan(set.rules);
 }
 
 export interface RuleSetOptions {
@@ -112,10 +114,10 @@ export function assembleRuleSet(options: RuleSetOptions): RuleSet {
     }
   }
   const loaded = new Set(rules.map((r) => r.rule.spec.name));
-  return {
+  return ruleSetOf({
     rules,
     disabled,
     shadowPeriod: options.shadowPeriod,
     unknownEnforced: [...enforce].filter((n) => !loaded.has(n)),
-  };
+  });
 }

@@ -124,10 +124,40 @@ export function selectorShapes(rules: readonly LoadedRule[]): SelectorShape[] {
 
 /**
  * Whether any of the shapes can index a row of this kind and event type, and so reads its event: a
- * shape whose selectors all name a literal `type` indexes only rows of those types.
+ * shape whose selectors all name a literal `type` indexes only rows of those types, and likewise for
+ * each other literal key whose value `known` gives (`undefined`: not known, which rules nothing out).
  */
-export function shapesIndex(shapes: readonly SelectorShape[], kind: EventKind, type: string): boolean {
-  return shapes.some((s) => s.kind === kind && (s.literals.get("type")?.has(type) ?? true));
+export function shapesIndex(
+  shapes: readonly SelectorShape[],
+  kind: EventKind,
+  type: string,
+  known: (field: string) => string | boolean | undefined = () => undefined,
+): boolean {
+  return shapes.some((s) => {
+    if (s.kind !== kind) return false;
+    for (const [key, allowed] of s.literals) {
+      const v = key === "type" ? type : known(key);
+      if (v !== undefined && !allowed.has(v)) return false;
+    }
+    return true;
+  });
+}
+
+/** The event types of this kind `shapesIndex` may answer true for, or `"any"` (a shape with no `type` literal). */
+export function shapeTypes(shapes: readonly SelectorShape[], kind: EventKind): ReadonlySet<string> | "any" {
+  const types = new Set<string>();
+  for (const s of shapes) {
+    if (s.kind !== kind) continue;
+    const literal = s.literals.get("type");
+    if (literal === undefined) return "any";
+    for (const t of literal) if (typeof t === "string") types.add(t);
+  }
+  return types;
+}
+
+/** The keys the shapes of this kind filter on by literal values, `type` aside. */
+export function literalKeys(shapes: readonly SelectorShape[], kind: EventKind): ReadonlySet<string> {
+  return new Set(shapes.filter((s) => s.kind === kind).flatMap((s) => [...s.literals.keys()]));
 }
 
 /**

@@ -1,13 +1,16 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { WINDOW } from "../../src/core/environments.js";
 import { evaluate } from "../../src/core/evaluate.js";
 import type { JournalRow } from "../../src/core/journal.js";
+import { EVENT_LAYOUTS } from "../../src/core/kinds.js";
 import { loadRuleFile } from "../../src/core/load-rule.js";
-import { planOf } from "../../src/core/rule-plan.js";
-import { assembleRuleSet, type RuleSet } from "../../src/core/rule-set.js";
+import { PlannedRule } from "../../src/core/rule-plan.js";
+import { activeRule, assembleRuleSet, planOf, type RuleSet } from "../../src/core/rule-set.js";
 import { loadStarterPack } from "../../src/core/starter-pack.js";
 import { emptyState, StateAccumulator } from "../../src/core/state.js";
 import { scanReader } from "../../src/core/window.js";
+import { runs } from "../property-runs.js";
 
 const T0 = Date.parse("2026-10-01T00:00:00Z");
 const starter = (): RuleSet => assembleRuleSet({ starter: loadStarterPack(), policy: [], shadowPeriod: 0 });
@@ -22,7 +25,68 @@ const TYPES = [
   "x".repeat(256),
 ];
 
+/** Operands a `when` may chain with `&&`: field guards, and others that read, loop, fail or cost. */
+const OPERANDS = [
+  'event.type == "tool"',
+  '"closed" == event.type',
+  "event.is_error",
+  "!event.is_error",
+  'event.action == "verify"',
+  'event.outcome == ""',
+  'count({"type": "tool", "harness": event.harness}, duration("1h")) >= 1',
+  'event.paths.exists(p, p.startsWith("a"))',
+  "event.exit_code / 0 == 1",
+  'event.type != "tool"',
+];
+
+/** Events of admitted shapes, some fields unset, and a few with a value of another type (hand-built). */
+const events = fc.record(
+  {
+    type: fc.constantFrom("tool", "closed", "", "x".repeat(256), 5),
+    action: fc.constantFrom("verify", "read", ""),
+    is_error: fc.constantFrom(true, false, "yes"),
+    outcome: fc.constantFrom("", "failed"),
+    harness: fc.constantFrom("h1", "h2"),
+    paths: fc.array(fc.constantFrom("a/b", "c/d", "x".repeat(200)), { maxLength: 64 }),
+    exit_code: fc.constantFrom(0n, 1n),
+  },
+  { requiredKeys: [] },
+);
+
 describe("the rule plan", () => {
+  it("a field guard answers false only where the program, run whole, answers false within the limit", () => {
+    let guarded = 0;
+    fc.assert(
+      fc.property(
+        fc.array(fc.constantFrom(...OPERANDS), { minLength: 1, maxLength: 5 }),
+        events,
+        fc.constantFrom(1, 10, 100, 150, 300, 1_000, 5_000, Number.POSITIVE_INFINITY),
+        (operands, event, limit) => {
+          const load = loadRuleFile(
+            "rules/guarded.toml",
+            [
+              'name = "guarded"',
+              'description = "d"',
+              'on = "run_event"',
+              `when = '${operands.join(" && ")}'`,
+              'level = "notify"',
+              'target = "harness"',
+              'message = "m"',
+            ].join("\n"),
+          );
+          if (!load.ok) throw new Error(load.problem.message);
+          const planned = new PlannedRule(activeRule(load.rule, { kind: "policy", repo: "ops" }, false));
+          if (!planned.falseOn(EVENT_LAYOUTS.run_event.layOut(event).values, limit)) return;
+          guarded++;
+          const r = load.rule.program.evaluate({ event, now: T0, [WINDOW]: scanReader([], 0, T0) }, limit);
+          expect(r).toMatchObject({ kind: "value", value: false });
+        },
+      ),
+      { numRuns: runs(400) },
+    );
+    expect(guarded).toBeGreaterThan(0);
+  });
+
   it("a type guard turns a row away only where the rule's program answers false within the limit", () => {
     const set = starter();
     const guarded = planOf(set).all.filter((p) => p.turnsAway("no such type", Number.POSITIVE_INFINITY));

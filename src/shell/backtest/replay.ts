@@ -14,14 +14,21 @@ import {
   type ReplayedFire,
   replayedFire,
 } from "../../core/backtest.js";
-import type { EventKind } from "../../core/kinds.js";
+import { EVENT_KINDS, type EventKind } from "../../core/kinds.js";
 import { loadRuleFile } from "../../core/load-rule.js";
 import { type ActiveRule, activeRule, type RuleSource } from "../../core/rule-set.js";
 import type { CoreState } from "../../core/state.js";
 import { MAX_WINDOW_MS } from "../../core/window.js";
-import { selectorShapes, shapesIndex, WindowFeed } from "../../core/window-index.js";
+import {
+  literalKeys,
+  type SelectorShape,
+  selectorShapes,
+  shapesIndex,
+  shapeTypes,
+  WindowFeed,
+} from "../../core/window-index.js";
 import { RuleRefusedError } from "../errors.js";
-import { JournalTable } from "../store/journal-table.js";
+import { type IndexedColumn, isIndexedColumn, JournalTable } from "../store/journal-table.js";
 import type { Db } from "../store/open-store.js";
 
 export interface BacktestRequest {
@@ -85,6 +92,32 @@ export function backtestRule(request: BacktestRequest): ActiveRule {
 /** Fires go out in batches of this many, so a noisy rule streams rather than arriving at the end. */
 const FIRE_BATCH = 256;
 
+/** Past this many decisions remembered, a replay forgets them and decides again. */
+const MAX_DECISIONS = 4_096;
+
+/** Decisions by kind, then type, then each screened column's value. */
+type Decisions = Map<string | boolean | undefined, Decisions | boolean>;
+
+/** The next level of `node` under `key`, made on first use. */
+function child(node: Decisions, key: string | boolean | undefined): Decisions {
+  let next = node.get(key) as Decisions | undefined;
+  if (next === undefined) {
+    next = new Map();
+    node.set(key, next);
+  }
+  return next;
+}
+
+/** The indexed columns worth reading before a row is decoded: those the guards and literal selectors test. */
+function screenColumns(fold: BacktestFold, shapes: readonly SelectorShape[]): IndexedColumn[] {
+  const wanted = new Set<string>();
+  for (const kind of EVENT_KINDS) {
+    for (const f of fold.guardedFields(kind)) wanted.add(f);
+    for (const k of literalKeys(shapes, kind)) wanted.add(k);
+  }
+  return [...wanted].filter(isIndexedColumn).sort();
+}
+
 export function replay(db: Db, request: BacktestRequest, sink: BacktestSink): void {
   const active = backtestRule(request);
   const journal = new JournalTable(db);
@@ -114,26 +147,47 @@ export function replay(db: Db, request: BacktestRequest, sink: BacktestSink): vo
     const shapes = selectorShapes([active.rule]);
     const feed = new WindowFeed(shapes);
     const windowFrom = journal.firstAdmittedAfter(stretchAfter - MAX_WINDOW_MS) ?? from;
-    // Only rows the windows index or the rule may read are decoded; a kind and type decide it once.
-    const decided = new Map<EventKind, Map<string, boolean>>();
-    // Most rows repeat the last row's kind and type: compared first, before the maps hash the type.
-    let previous: { kind: EventKind; type: string; reads: boolean } | undefined;
-    const readsEvent = (kind: EventKind, type: string): boolean => {
-      if (previous !== undefined && previous.kind === kind && previous.type === type) return previous.reads;
-      let byType = decided.get(kind);
-      if (byType === undefined) {
-        byType = new Map();
-        decided.set(kind, byType);
+    // Only rows the windows index or the rule may read are decoded: the kind, the type and the indexed
+    // columns the rule's guards or the windows' literal selectors test decide it, from the columns.
+    const columns = screenColumns(fold, shapes);
+    // Decided once per kind, type and column values, remembered in nested maps, one level for each;
+    // a column of many values (a literal `run`) could grow them a month long, so past a bound they
+    // start again.
+    let decided: Decisions = new Map();
+    let remembered = 0;
+    const readsEvent = (
+      kind: EventKind,
+      type: string,
+      values: readonly (string | boolean | undefined)[],
+    ): boolean => {
+      // The path is kind, type, then each value; the last of them keys the decision itself.
+      let node = child(decided, kind);
+      let leafKey: string | boolean | undefined = type;
+      for (let i = 0; i < values.length; i++) {
+        node = child(node, leafKey);
+        leafKey = values[i];
       }
-      let reads = byType.get(type);
+      let reads = node.get(leafKey) as boolean | undefined;
       if (reads === undefined) {
-        reads = fold.readsEvent(kind, type) || shapesIndex(shapes, kind, type);
-        byType.set(type, reads);
+        if (++remembered > MAX_DECISIONS) {
+          decided = new Map();
+          remembered = 0;
+        }
+        const known = (f: string) => values[columns.indexOf(f as IndexedColumn)];
+        reads = fold.readsEvent(kind, type, known) || shapesIndex(shapes, kind, type, known);
+        node.set(leafKey, reads);
       }
-      previous = { kind, type, reads };
       return reads;
     };
-    for (const row of journal.rowsInRangeTyped(windowFrom, last, readsEvent)) {
+    // The types the rule or the windows may read, by kind: no other row's event text is read at all.
+    const decodable = new Map(
+      EVENT_KINDS.map((kind): [EventKind, ReadonlySet<string> | "any"] => {
+        const rule = fold.typesRead(kind);
+        const windows = shapeTypes(shapes, kind);
+        return [kind, rule === "any" || windows === "any" ? "any" : new Set([...rule, ...windows])];
+      }),
+    );
+    for (const row of journal.rowsInRangeTyped(windowFrom, last, readsEvent, columns, decodable)) {
       feed.add(row);
       if (row.at > stretchAfter) emit(fold.step(row, feed.readerAt(row.at)));
     }

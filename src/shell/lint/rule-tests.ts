@@ -11,7 +11,7 @@ import { fold } from "../../core/backtest.js";
 import type { LoadedRule } from "../../core/compile-rule.js";
 import { indexRow, type JournalRow } from "../../core/journal.js";
 import { type EventKind, isEventKind } from "../../core/kinds.js";
-import { activeRule, type RuleSet } from "../../core/rule-set.js";
+import { activeRule, ruleSetOf } from "../../core/rule-set.js";
 import { emptyState } from "../../core/state.js";
 import { tomlErrorMessage } from "../../core/toml-error.js";
 import { scanReader } from "../../core/window.js";
@@ -136,12 +136,12 @@ const pair = (f: ExpectedFire) => `(${f.seq}, ${JSON.stringify(f.target)})`;
 const list = (fs: readonly ExpectedFire[]) => (fs.length === 0 ? "no fire" : fs.map(pair).join(" "));
 
 function runCase(file: string, c: TestCase, rule: LoadedRule): Finding[] {
-  const ruleSet: RuleSet = {
+  const ruleSet = ruleSetOf({
     rules: [activeRule(rule, { kind: "policy", repo: "checkout" }, false)],
     disabled: [],
     shadowPeriod: 0,
     unknownEnforced: [],
-  };
+  });
   const indexed = c.rows.map(indexRow);
   const { outcomes } = fold(ruleSet, c.rows, emptyState, (row) => scanReader(indexed, row.seq, row.at));
   const errors = outcomes.flatMap((o, i) =>

@@ -3,12 +3,26 @@
  * in a child table and the REQ-4 fields as JSON; read back in seq order as the core's `JournalRow`.
  * Appends run inside the caller's transaction, so a batch commits whole or not at all.
  */
+
+import type Database from "better-sqlite3";
 import type { EventFields, JournalRow } from "../../core/journal.js";
 import { indexRow } from "../../core/journal.js";
 import type { EventKind } from "../../core/kinds.js";
 import type { Source } from "../../core/sources.js";
 import type { Db } from "./open-store.js";
 import { INDEXED_COLUMNS } from "./schema.js";
+
+/** A REQ-5 indexed field stored as a column of its own. */
+export type IndexedColumn = (typeof INDEXED_COLUMNS)[number];
+
+/**
+ * The event types, by kind, whose rows a reader may need decoded (`"any"`: every type of the kind); a
+ * kind left out needs none.
+ */
+export type Decodable = ReadonlyMap<EventKind, ReadonlySet<string> | "any">;
+
+export const isIndexedColumn = (s: string): s is IndexedColumn =>
+  (INDEXED_COLUMNS as readonly string[]).includes(s);
 
 export interface NewRow {
   readonly kind: EventKind;
@@ -23,6 +37,22 @@ interface StoredRow {
   kind: EventKind;
   at: number;
   event: string;
+}
+
+/** An indexed column's value as the event holds it: a string, `is_error` as a bool, NULL as unset. */
+const columnValue = (v: unknown): string | boolean | undefined =>
+  typeof v === "string" ? v : typeof v === "number" ? v !== 0 : undefined;
+
+/** An undecoded row's event: its type and the set `columns` read beside it. */
+function knownFields(
+  type: string,
+  columns: readonly IndexedColumn[],
+  values: readonly (string | boolean | undefined)[],
+): EventFields {
+  const event: Record<string, unknown> = { type };
+  for (let i = 0; i < columns.length; i++)
+    if (values[i] !== undefined) event[columns[i] as string] = values[i];
+  return event as EventFields;
 }
 
 const toRow = (r: StoredRow): JournalRow => ({
@@ -40,7 +70,7 @@ export class JournalTable {
   private readonly lastStmt;
   private readonly firstAfterStmt;
   private readonly range;
-  private readonly typedRange;
+  private readonly typedRanges = new Map<string, Database.Statement<unknown[]>>();
 
   constructor(private readonly db: Db) {
     const cols = ["kind", "type", "at", "source", ...INDEXED_COLUMNS, "event"];
@@ -58,11 +88,6 @@ export class JournalTable {
     this.range = db
       .prepare(
         "SELECT seq, kind, at, event FROM rule_journal WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?",
-      )
-      .raw(true);
-    this.typedRange = db
-      .prepare(
-        "SELECT seq, kind, type, at, event FROM rule_journal WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?",
       )
       .raw(true);
     this.firstAfterStmt = db.prepare("SELECT min(seq) AS seq FROM rule_journal WHERE at > ?");
@@ -123,32 +148,78 @@ export class JournalTable {
 
   /**
    * Rows `fromSeq`..`toSeq` as `rowsInRange` reads them, but with the event decoded only where
-   * `readsEvent(kind, type)` says the reader needs more than its type (from the row's `type` column);
-   * the others carry `{ type }` alone. A backtest reads a month of rows and needs few of the events.
+   * `readsEvent(kind, type, values)` says the reader needs more than its type (from the row's `type`
+   * column) and the indexed `columns` (`values`, in `columns` order: a string, `is_error` as a bool,
+   * `undefined` for NULL; an array refilled for each row); the others carry `{ type }` and those
+   * columns' values alone. Where `decodable` is given, a row whose kind and type it rules out is not
+   * asked about and its event text is not even read. A backtest reads a month of rows and needs few
+   * of the events.
    */
   *rowsInRangeTyped(
     fromSeq: number,
     toSeq: number,
-    readsEvent: (kind: EventKind, type: string) => boolean,
+    readsEvent: (kind: EventKind, type: string, values: readonly (string | boolean | undefined)[]) => boolean,
+    columns: readonly IndexedColumn[] = [],
+    decodable?: Decodable,
     page = 5_000,
   ): Generator<JournalRow> {
+    const { statement, params } = this.typedRangeWith(columns, decodable);
+    const values: (string | boolean | undefined)[] = columns.map(() => undefined);
     let after = fromSeq - 1;
     for (;;) {
-      const rows = this.typedRange.all(after, toSeq, page) as [number, EventKind, string, number, string][];
-      for (const [seq, kind, type, at, event] of rows)
+      const rows = statement.all(...params, after, toSeq, page) as unknown[][];
+      for (const r of rows) {
+        const [seq, kind, type, at] = r as [number, EventKind, string, number];
+        for (let i = 0; i < values.length; i++) values[i] = columnValue(r[4 + i]);
+        const text = r[r.length - 1];
+        // A row stored without its type column is decoded: its type is in the event alone. A row
+        // `decodable` rules out came without its event text.
+        const decode = text !== null && (typeof type !== "string" || readsEvent(kind, type, values));
         yield {
           seq,
           kind,
           at,
-          // A row stored without its type column is decoded: its type is in the event alone.
-          event:
-            typeof type !== "string" || readsEvent(kind, type)
-              ? (JSON.parse(event) as EventFields)
-              : { type },
+          event: decode
+            ? (JSON.parse(r[r.length - 1] as string) as EventFields)
+            : knownFields(type, columns, values),
         };
+      }
       if (rows.length < page) return;
       after = (rows[rows.length - 1] as [number, ...unknown[]])[0];
     }
+  }
+
+  /**
+   * The typed range's statement reading `columns` too, and the event text only of the rows
+   * `decodable` lets through (with the parameters that say which), prepared once per column list and
+   * shape of `decodable`.
+   */
+  private typedRangeWith(
+    columns: readonly IndexedColumn[],
+    decodable: Decodable | undefined,
+  ): { statement: Database.Statement<unknown[]>; params: unknown[] } {
+    // Column names come from INDEXED_COLUMNS only, never from input; kinds and types are parameters.
+    const extra = columns.map((c) => `, ${c}`).join("");
+    let event = "event";
+    const params: unknown[] = [];
+    if (decodable !== undefined) {
+      const terms = ["type IS NULL"];
+      for (const [kind, types] of decodable) {
+        if (types === "any") terms.push("kind = ?");
+        else if (types.size > 0)
+          terms.push(`(kind = ? AND type IN (${[...types].map(() => "?").join(", ")}))`);
+        else continue;
+        params.push(kind, ...(types === "any" ? [] : types));
+      }
+      event = `CASE WHEN ${terms.join(" OR ")} THEN event END`;
+    }
+    const sql = `SELECT seq, kind, type, at${extra}, ${event} FROM rule_journal WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?`;
+    let statement = this.typedRanges.get(sql);
+    if (statement === undefined) {
+      statement = this.db.prepare(sql).raw(true);
+      this.typedRanges.set(sql, statement);
+    }
+    return { statement, params };
   }
 
   /** The seq of the first row admitted after `at` (index-served), if any. */

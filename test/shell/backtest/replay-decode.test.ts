@@ -38,7 +38,35 @@ describe("a replay over the store decodes only the events it reads", () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  for (const [file, text] of STARTER_FILES) {
+  /** Rules whose guards test columns after a primitive, one of them against a zero value (`false`). */
+  const GUARDED: [string, string][] = [
+    [
+      "rules/guarded-late.toml",
+      [
+        'name = "guarded-late"',
+        'description = "d"',
+        'on = "run_event"',
+        `when = 'exists({"type": "tool", "action": "edit"}, duration("1h")) && !event.is_error'`,
+        'level = "notify"',
+        'target = "harness"',
+        'message = "m"',
+      ].join("\n"),
+    ],
+    [
+      "rules/guarded-closed.toml",
+      [
+        'name = "guarded-closed"',
+        'description = "d"',
+        'on = "run_event"',
+        `when = 'exists({"type": "closed", "outcome": "failed"}, duration("2h")) && event.type == "closed" && event.outcome == "failed"'`,
+        'level = "notify"',
+        'target = "harness"',
+        'message = "m"',
+      ].join("\n"),
+    ],
+  ];
+
+  for (const [file, text] of [...STARTER_FILES, ...GUARDED]) {
     const name = path.basename(file, ".toml");
     it(`${name}: the fires and counts of a backtest over every row decoded`, () => {
       const request: BacktestRequest = {
@@ -92,5 +120,30 @@ describe("a replay over the store decodes only the events it reads", () => {
         r.kind === "graph_event" && r.event.type === "edge_added" ? full?.event : { type: full?.event.type },
       );
     });
+  });
+
+  it("reads no event text of a kind and type the decodable types rule out, and asks nothing of such a row", () => {
+    const asked = new Set<string>();
+    const rows = [
+      ...journal.rowsInRangeTyped(
+        1,
+        last.seq,
+        (kind, type, values) => {
+          asked.add(`${kind}/${type}`);
+          return values[0] === "verify";
+        },
+        ["action"],
+        new Map([["run_event", new Set(["tool"])]]),
+      ),
+    ];
+    expect([...asked]).toEqual(["run_event/tool"]);
+    rows.forEach((r, i) => {
+      const full = all[i]?.event as Record<string, unknown>;
+      const decoded = r.kind === "run_event" && r.event.type === "tool" && full.action === "verify";
+      const known =
+        typeof full.action === "string" ? { type: full.type, action: full.action } : { type: full.type };
+      expect(r.event).toEqual(decoded ? full : known);
+    });
+    expect(rows.some((r) => r.event.action === "verify" && r.event.is_error !== undefined)).toBe(true);
   });
 });
