@@ -4,7 +4,8 @@
  * - command: a real `harness hook claude-code` process (dist/shell/cli/bin.cjs), payload on stdin, the
  *   daemon's answer on stdout, timed from spawn to exit;
  * - http: Claude Code's http hook, a POST to `[agents] listen`, timed from request to answer body.
- * Goals: the command path's p99 within 1.5x the bare start; the http path's p99 under 10% of it.
+ * Goals: the command path's p99 within 1.5x the bare start; the http path's p99 under 10% of it. Beside
+ * them, the http path's own floor: a null server in its own process, timed by the same client.
  *
  * Every round makes one call of each kind, in an order shuffled per round (a fixed seed), so a busy
  * neighbour lands on all kinds alike and no kind always follows the same one (a PostToolUse's commit
@@ -172,6 +173,25 @@ async function timeHttp(url: string, headers: Record<string, string>, body: stri
   return Number(process.hrtime.bigint() - start) / 1e6;
 }
 
+/**
+ * The http path's floor on this machine: a server in a process of its own that reads the body, parses
+ * it and answers 200 with nothing, timed by the same client. The hook's p99 cannot be far below it.
+ */
+const NULL_SERVER = `const s = require("node:http").createServer((req, res) => {
+  const c = [];
+  req.on("data", (d) => c.push(d));
+  req.on("end", () => { JSON.parse(Buffer.concat(c).toString()); res.end(""); });
+});
+s.listen(0, "127.0.0.1", () => process.stdout.write(String(s.address().port) + "\\n"));`;
+
+async function nullServer(): Promise<{ url: string; stop(): void }> {
+  const child = spawn(process.execPath, ["-e", NULL_SERVER], { stdio: ["ignore", "pipe", "inherit"] });
+  const port = await new Promise<string>((resolve) =>
+    child.stdout.once("data", (d) => resolve(String(d).trim())),
+  );
+  return { url: `http://127.0.0.1:${port}/`, stop: () => child.kill() };
+}
+
 /** The same shuffle on every run: a small LCG, so an order can be repeated. */
 function shuffler(seed: number): <T>(xs: readonly T[]) => T[] {
   let state = seed >>> 0;
@@ -252,10 +272,12 @@ async function main(): Promise<void> {
       throw new Error(`${bin} is missing: run npm run build first`);
   const contenders = [await contender(BIN, "")];
   if (BASELINE_BIN !== undefined) contenders.push(await contender(BASELINE_BIN, " [baseline]"));
+  const floor = await nullServer();
   try {
     const env = { PATH: process.env.PATH };
     const kinds: Record<string, (n: number) => Promise<number>> = {
       "bare node -e ''": () => timeProcess(["-e", ""], env),
+      "http null server": (n) => timeHttp(floor.url, {}, payloads("/repo", "bench-null", n).PostToolUse),
       ...Object.assign({}, ...contenders.map((c) => c.kinds)),
     };
     const samples = new Map<string, number[]>(Object.keys(kinds).map((k) => [k, []]));
@@ -284,7 +306,7 @@ async function main(): Promise<void> {
     const worst = (prefix: string) =>
       Math.max(
         ...[...samples]
-          .filter(([n]) => n.startsWith(prefix) && !n.endsWith("[baseline]"))
+          .filter(([n]) => n.startsWith(prefix) && !n.endsWith("[baseline]") && n !== "http null server")
           .map(([, xs]) => quantile(xs, 0.99)),
       );
     const command = worst("command");
@@ -295,8 +317,13 @@ async function main(): Promise<void> {
     console.log(
       `goal: http p99 < 10% of bare p99 (${(0.1 * bareP99).toFixed(1)} ms): ${http.toFixed(1)} ms, ${http < 0.1 * bareP99 ? "met" : "NOT met"}`,
     );
+    const nullP99 = quantile(samples.get("http null server") as number[], 0.99);
+    console.log(
+      `http path p99 ${http.toFixed(1)} ms against the null server's ${nullP99.toFixed(1)} ms, the floor of this client on this machine: ${(http / nullP99).toFixed(2)}x`,
+    );
     console.log(`bare node start p50 ${bareP50.toFixed(1)} ms (the issue's figure for this machine: 138 ms)`);
   } finally {
+    floor.stop();
     for (const c of contenders) await c.stop();
   }
 }
