@@ -20,7 +20,15 @@ export function buildCommit(commit: string): string {
   }).trim();
   const dir = path.join(os.tmpdir(), `harness-bench-${sha.slice(0, 12)}`);
   const done = path.join(dir, ".bench-build", "BUILT");
-  if (fs.existsSync(done)) return dir;
+  if (fs.existsSync(done)) {
+    // Built by another checkout, since removed: its node_modules link now points nowhere.
+    const modules = path.join(dir, "node_modules");
+    if (!fs.existsSync(modules)) {
+      fs.rmSync(modules, { force: true });
+      fs.symlinkSync(path.join(ROOT, "node_modules"), modules, "dir");
+    }
+    return dir;
+  }
   fs.rmSync(dir, { recursive: true, force: true });
   fs.mkdirSync(dir, { recursive: true });
   const tar = path.join(dir, "tree.tar");
