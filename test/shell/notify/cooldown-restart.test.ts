@@ -66,5 +66,9 @@ it("A restart inside a notify cooldown sends nothing twice", async () => {
   expect(await fail(3)).toBe("ok");
   await f.until(() => deliveries().length === 2, "the delivery after the cooldown");
   // The delivery files are listed in directory order, not delivery order; the waits above show the order.
-  expect(deliveries().map((d) => d.message).sort()).toEqual(["impl#1 failed", "impl#3 failed"]);
+  expect(
+    deliveries()
+      .map((d) => d.message)
+      .sort(),
+  ).toEqual(["impl#1 failed", "impl#3 failed"]);
 }, 60_000);
