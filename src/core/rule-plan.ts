@@ -78,6 +78,9 @@ interface FieldGuard {
   readonly want: string | boolean;
 }
 
+/** Whether a field's value `v` makes its guard's operand false: a value of the guard's type, not `want`. */
+const refutes = (v: unknown, want: string | boolean): boolean => v !== want && typeof v === typeof want;
+
 /** The operands of the top-level `&&` chain, in source order (the parser nests them either way). */
 function conjuncts(e: Expr, out: Expr[] = []): Expr[] {
   if (e.kind === "call" && e.fn === Op.logicalAnd && e.target === undefined) {
@@ -173,8 +176,7 @@ export class PlannedRule {
     if (guards.length === 0 || limit < this.fieldGuardLimit) return false;
     for (let i = 0; i < guards.length; i++) {
       const { slot, want } = guards[i] as FieldGuard;
-      const v = values[slot];
-      if (v !== want && typeof v === typeof want) return true;
+      if (refutes(values[slot], want)) return true;
     }
     return false;
   }
@@ -191,10 +193,8 @@ export class PlannedRule {
    */
   falseOnKnown(known: (field: string) => string | boolean | undefined, limit: number): boolean {
     if (limit < this.fieldGuardLimit) return false;
-    return this.fieldGuards.some(({ field, want }) => {
-      const v = known(field);
-      return v !== undefined && v !== want && typeof v === typeof want;
-    });
+    // `undefined` is of no guard's type, so a field not known refutes nothing.
+    return this.fieldGuards.some(({ field, want }) => refutes(known(field), want));
   }
 
   get rule(): LoadedRule {

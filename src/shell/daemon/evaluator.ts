@@ -81,7 +81,6 @@ export class Evaluator {
   private savedSeq = 0;
   /** The last row evaluated: past `savedSeq` by the quiet rows whose cursor waits (see above). */
   private evaluatedSeq = 0;
-  private unsavedRows = 0;
   private lastAt = 0;
   private readonly quietBatch: number;
 
@@ -101,7 +100,6 @@ export class Evaluator {
     this.acc = new StateAccumulator(decisions.loadState(options));
     this.savedSeq = decisions.cursor();
     this.evaluatedSeq = this.savedSeq;
-    this.unsavedRows = 0;
     this.lastAt = journal.atOf(this.savedSeq) ?? 0;
     this.rebuildFeed();
   }
@@ -177,7 +175,6 @@ export class Evaluator {
       suppressed: new Map(),
     });
     this.savedSeq = this.evaluatedSeq;
-    this.unsavedRows = 0;
     this.acc.apply(delta);
     this.options.dispatch({ fires: [], releases, evaluations: [] });
   }
@@ -190,7 +187,6 @@ export class Evaluator {
     if (!this.cursorUnsaved) return;
     this.options.decisions.commit({ cursor: this.evaluatedSeq, ops: [], fires: [], suppressed: new Map() });
     this.savedSeq = this.evaluatedSeq;
-    this.unsavedRows = 0;
   }
 
   /**
@@ -223,7 +219,6 @@ export class Evaluator {
       }
       failpoint("eval.afterCommit");
       this.savedSeq = cursor;
-      this.unsavedRows = 0;
       // A hold is placed only by a fire, so a commit with no fire and no release has nothing to act on.
       if (committed.fires.length > 0 || committed.releases.length > 0) this.options.dispatch(committed);
     };
@@ -241,13 +236,13 @@ export class Evaluator {
           const acts = pending.add(row, outcome);
           this.acc.apply(outcome.delta);
           this.evaluatedSeq = row.seq;
-          this.unsavedRows++;
           this.lastAt = row.at;
           evaluated++;
           for (const e of outcome.evaluations) metrics.countEvaluation(e.rule, e.result);
           for (const f of outcome.fires)
             metrics.fires.inc({ rule: metrics.rule(f.rule), mode: f.mode, level: f.effectiveLevel });
-          if (acts || this.unsavedRows >= this.quietBatch) flush();
+          // Every row is evaluated in seq order, so the seqs past the stored cursor count the rows.
+          if (acts || this.evaluatedSeq - this.savedSeq >= this.quietBatch) flush();
           if (performance.now() - started >= budgetMs) break outer;
         }
       }

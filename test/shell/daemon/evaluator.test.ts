@@ -14,12 +14,13 @@ import { loadStarterPack } from "../../../src/core/starter-pack.js";
 import { emptyState } from "../../../src/core/state.js";
 import { indexedWindows, selectorShapes } from "../../../src/core/window-index.js";
 import { Evaluator } from "../../../src/shell/daemon/evaluator.js";
-import { JournalWriter } from "../../../src/shell/journal/journal-writer.js";
+import type { JournalWriter } from "../../../src/shell/journal/journal-writer.js";
 import { DecisionStore } from "../../../src/shell/store/decision-store.js";
 import { JournalTable } from "../../../src/shell/store/journal-table.js";
 import { type OpenedStore, openStore } from "../../../src/shell/store/open-store.js";
 import { DaemonMetrics } from "../../../src/shell/support/metrics.js";
 import { runs } from "../../property-runs.js";
+import { testWriter } from "../journal/test-writer.js";
 import { plannedLines, recordedLines } from "../recorded-actions.js";
 
 const dirs: string[] = [];
@@ -95,15 +96,11 @@ function runLive(file: string, inputs: readonly Input[], restarts: ReadonlySet<n
     opened = openStore(file, "test");
     const journal = new JournalTable(opened.db);
     const metrics = new DaemonMetrics();
-    writer = new JournalWriter(opened.db, journal, {
+    writer = testWriter(opened.db, journal, {
       queueLimit: 100_000,
       batchSize: 7,
       clock: () => now,
       metrics,
-      onCommitted: () => {},
-      onError: (e) => {
-        throw e;
-      },
     });
     evaluator = new Evaluator(ruleSet, {
       journal,
@@ -216,15 +213,9 @@ describe("rows that change nothing", () => {
       const opened = openStore(file, "test");
       const journal = new JournalTable(opened.db);
       const metrics = new DaemonMetrics();
-      const writer = new JournalWriter(opened.db, journal, {
-        queueLimit: 100,
-        batchSize: 100,
+      const writer = testWriter(opened.db, journal, {
         clock: () => now,
         metrics,
-        onCommitted: () => {},
-        onError: (e) => {
-          throw e;
-        },
       });
       const decisions = new DecisionStore(opened.db);
       const evaluator = new Evaluator(ruleSet, {
@@ -305,15 +296,11 @@ describe("reloading the rule set", () => {
     let now = Date.parse("2026-11-01T00:00:00Z");
     const journal = new JournalTable(opened.db);
     const metrics = new DaemonMetrics();
-    const writer = new JournalWriter(opened.db, journal, {
+    const writer = testWriter(opened.db, journal, {
       queueLimit: 1_000,
       batchSize: 1,
       clock: () => now,
       metrics,
-      onCommitted: () => {},
-      onError: (e) => {
-        throw e;
-      },
     });
     const fired: string[] = [];
     // Before the reload the only selector of key set {type, harness} names type "tool": closed rows

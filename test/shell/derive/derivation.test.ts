@@ -10,11 +10,10 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { JournalRow } from "../../../src/core/journal.js";
 import { Derivation } from "../../../src/shell/derive/derivation.js";
 import type { Deriver } from "../../../src/shell/derive/deriver.js";
-import { JournalWriter } from "../../../src/shell/journal/journal-writer.js";
 import { DerivedCursors } from "../../../src/shell/store/derived-cursors.js";
 import { JournalTable } from "../../../src/shell/store/journal-table.js";
 import { openStore } from "../../../src/shell/store/open-store.js";
-import { DaemonMetrics } from "../../../src/shell/support/metrics.js";
+import { testWriter } from "../journal/test-writer.js";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -58,15 +57,8 @@ describe("Derivation", () => {
     const open = () => {
       const opened = openStore(file, "test");
       const journal = new JournalTable(opened.db);
-      const writer = new JournalWriter(opened.db, journal, {
-        queueLimit: 100,
-        batchSize: 100,
+      const writer = testWriter(opened.db, journal, {
         clock: () => Date.parse("2026-11-01T00:00:00Z"),
-        metrics: new DaemonMetrics(),
-        onCommitted: () => {},
-        onError: (e) => {
-          throw e;
-        },
       });
       const cursors = new DerivedCursors(opened.db);
       const derivation = new Derivation({

@@ -4,10 +4,9 @@
  */
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { JournalWriter } from "../../../src/shell/journal/journal-writer.js";
 import { JournalTable } from "../../../src/shell/store/journal-table.js";
 import { WalSync } from "../../../src/shell/store/wal-sync.js";
-import { DaemonMetrics } from "../../../src/shell/support/metrics.js";
+import { testWriter } from "../journal/test-writer.js";
 import { tempStores } from "./temp-stores.js";
 
 const { storeFile, open } = tempStores("harness-wal-sync-");
@@ -58,15 +57,8 @@ describe("the journal writer", () => {
     // Each commit, and whether it ran inside `unsynced`.
     const commits: string[] = [];
     let inside = false;
-    const writer = new JournalWriter(store.db, new JournalTable(store.db), {
-      queueLimit: 100,
-      batchSize: 100,
+    const writer = testWriter(store.db, new JournalTable(store.db), {
       clock: () => 1,
-      metrics: new DaemonMetrics(),
-      onCommitted: () => {},
-      onError: (e) => {
-        throw e;
-      },
       unsynced: (commit) => {
         inside = true;
         try {
