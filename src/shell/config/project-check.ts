@@ -2,7 +2,7 @@
  * The global-only check of project files (SPEC-0029 REQ-1, REQ-10): a cloned repository must not choose
  * the rules that watch it, so a project `harness.toml` may not declare `[policy_repo.*]`, `[memory*]` or
  * `[server]`, and a `harness_d` drop-in may hold `[harness.*]` tables only. `harness config check`
- * runs it, and the daemon runs it on any project file it is pointed at.
+ * runs it; the daemon reads no project file, so a supervisor that does (`harness up`) must run it too.
  */
 import { readdir, readFile, stat } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
