@@ -11,6 +11,7 @@
  * JavaScript's own thresholds are) with no leading zero in the exponent.
  */
 import { createHash } from "node:crypto";
+import { MAX_INPUT_DEPTH } from "./payload-bounds.js";
 
 /** A value no JSON document decodes to (a number that overflows float64 is refused by Go's decoder). */
 export class NotGoJsonError extends Error {
@@ -67,10 +68,18 @@ function goNumber(n: number): string {
   return String(n);
 }
 
-const utf8Order = (a: string, b: string): number => Buffer.compare(Buffer.from(a), Buffer.from(b));
+/** `keys` in the order of their UTF-8 bytes, each encoded once rather than at every comparison. */
+function utf8Sorted(keys: readonly string[]): string[] {
+  const encoded = keys.map((k) => ({ k, b: Buffer.from(k) }));
+  encoded.sort((x, y) => Buffer.compare(x.b, y.b));
+  return encoded.map((e) => e.k);
+}
 
-/** The exact bytes Go's `json.Marshal` writes for a value `JSON.parse` produced. */
-export function goJson(value: unknown): string {
+/**
+ * The exact bytes Go's `json.Marshal` writes for a value `JSON.parse` produced. Nesting past
+ * `MAX_INPUT_DEPTH` is refused (a `NotGoJsonError`) before the stack runs out.
+ */
+export function goJson(value: unknown, depth = 0): string {
   if (value === null) return "null";
   switch (typeof value) {
     case "string":
@@ -80,12 +89,13 @@ export function goJson(value: unknown): string {
     case "boolean":
       return value ? "true" : "false";
     case "object": {
-      if (Array.isArray(value)) return `[${value.map(goJson).join(",")}]`;
+      if (depth >= MAX_INPUT_DEPTH) throw new NotGoJsonError(`nesting deeper than ${MAX_INPUT_DEPTH}`);
+      if (Array.isArray(value)) return `[${value.map((v) => goJson(v, depth + 1)).join(",")}]`;
       const obj = value as Record<string, unknown>;
       // Go's map keys are the decoded strings, an unpaired surrogate already U+FFFD; sorting by their
       // UTF-8 bytes is not JavaScript's UTF-16 order above U+FFFF.
-      const keys = Object.keys(obj).sort(utf8Order);
-      return `{${keys.map((k) => `${goString(k)}:${goJson(obj[k])}`).join(",")}}`;
+      const keys = utf8Sorted(Object.keys(obj));
+      return `{${keys.map((k) => `${goString(k)}:${goJson(obj[k], depth + 1)}`).join(",")}}`;
     }
     default:
       throw new NotGoJsonError(`a ${typeof value} is not a JSON value`);
