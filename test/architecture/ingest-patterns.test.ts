@@ -48,6 +48,9 @@ const REVIEWED: Readonly<Record<string, Readonly<Record<string, string>>>> = {
     "/[<>*?$`]/": ONE_CHARACTER,
     "/[\\n\\r\\t]/": ONE_CHARACTER,
   },
+  "src/shell/agents/go-json-digest.ts": {
+    "/[<>&\\b\\f\\u2028\\u2029\\ud800-\\udfff]/": ONE_CHARACTER,
+  },
   "src/shell/agents/repo-paths.ts": {
     "/\\p{Cc}/u": ONE_CHARACTER,
     "/\\p{Surrogate}/u": `${ONE_CHARACTER} (a code point with the u flag)`,
