@@ -157,6 +157,9 @@ function viaJson(p: unknown): Payload | undefined {
   return text.length > MIB ? undefined : (JSON.parse(text) as Payload);
 }
 
+/** The most a mapped call can hold but for its session id and tool name: its paths, `cwd`, event name and a few fields. */
+const MAX_HELD = MAX_RAW_PATHS * (MAX_RAW_PATH * 6 + 3) + MAX_CWD * 6 + MAX_EVENT_NAME * 6 + 1024;
+
 /** Everything the mapping made is within its documented bounds. */
 function withinBounds(m: Mapped): void {
   if (!m.ok) {
@@ -165,6 +168,13 @@ function withinBounds(m: Mapped): void {
     return;
   }
   const { hook } = m;
+  // What the mapping holds of the payload, but for the ids admission bounds: a fixed size at most.
+  const held = JSON.stringify({
+    ...hook,
+    session: "",
+    row: hook.row?.type === "tool" ? { ...hook.row, tool: "" } : hook.row,
+  });
+  expect(held.length).toBeLessThanOrEqual(MAX_HELD);
   expect(hook.event.length).toBeLessThanOrEqual(MAX_EVENT_NAME);
   if (hook.cwd !== undefined) {
     expect(hook.cwd.length).toBeLessThanOrEqual(MAX_CWD);
