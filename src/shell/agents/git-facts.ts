@@ -150,10 +150,11 @@ class Pool {
   /** The task's result, or undefined when the queue is full (the task is not run). */
   run<T>(task: () => Promise<T>): Promise<T> | undefined {
     if (this.running >= this.limits.children && this.waiting.length >= this.limits.queued) return undefined;
-    const slot =
-      this.running < this.limits.children
-        ? Promise.resolve(this.running++)
-        : new Promise<void>((resolve) => this.waiting.push(resolve));
+    let slot: Promise<void>;
+    if (this.running < this.limits.children) {
+      this.running++;
+      slot = Promise.resolve();
+    } else slot = new Promise<void>((resolve) => this.waiting.push(resolve));
     this.report(this.running, this.waiting.length);
     return slot.then(task).finally(() => {
       const next = this.waiting.shift();
