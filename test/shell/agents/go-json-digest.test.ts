@@ -161,3 +161,16 @@ describe("Strings are encoded as the character-at-a-time encoder did (issue 26: 
     );
   });
 });
+
+describe("Bounded work (issue 26)", () => {
+  it("a tool_input nested 100,000 deep has no digest, and overflows no stack; 1,000 deep has one", () => {
+    const nest = (depth: number, wrap: (v: unknown) => unknown) => {
+      let v: unknown = 1;
+      for (let i = 0; i < depth; i++) v = wrap(v);
+      return v;
+    };
+    expect(inputDigest(nest(100_000, (v) => [v]))).toBeUndefined();
+    expect(inputDigest(nest(100_000, (v) => ({ a: v })))).toBeUndefined();
+    expect(inputDigest(nest(999, (v) => [v]))).toMatch(/^[0-9a-f]{64}$/);
+  });
+});
