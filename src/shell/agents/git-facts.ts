@@ -113,11 +113,18 @@ function fingerprint(file: string): string {
 
 /**
  * The nearest directory from `cwd` up to `/` holding a `.git` entry, with that entry's fingerprint;
- * undefined when `cwd` is no directory or no such directory exists. One pass over `cwd`: each parent
- * is a prefix of it, found by the previous `/`.
+ * undefined when `cwd` is no directory or no such directory exists. Walked up from `cwd`'s real path,
+ * as git walks up from its physical working directory (a symlink into a repository's subdirectory is in
+ * that repository). One pass over the path: each parent is a prefix of it, found by the previous `/`.
  */
-function nearestRepo(cwd: string): { dir: string; print: string } | undefined {
-  if (!fingerprint(cwd).startsWith("d:")) return undefined;
+function nearestRepo(given: string): { dir: string; print: string } | undefined {
+  let cwd: string;
+  try {
+    cwd = fs.realpathSync.native(given);
+  } catch {
+    return undefined;
+  }
+  if (!withinDepth(cwd, MAX_CWD_DEPTH) || !fingerprint(cwd).startsWith("d:")) return undefined;
   let end = cwd.length;
   while (end > 1 && cwd.endsWith("/", end)) end--;
   for (;;) {
@@ -202,7 +209,7 @@ export class GitFactsReader {
   facts(cwd: string): Promise<GitFacts> {
     const repo =
       cwd.length <= MAX_CWD && path.isAbsolute(cwd) && withinDepth(cwd, MAX_CWD_DEPTH)
-        ? nearestRepo(path.resolve(cwd))
+        ? nearestRepo(cwd)
         : undefined;
     if (repo === undefined) return this.answer("none", {});
     const cached = this.cache.get(repo.dir);

@@ -166,3 +166,16 @@ describe("git facts: bounded (issue 26, findings 3 and 6)", () => {
     expect(peak()).toBe(0);
   });
 });
+
+describe("git facts: where the repository is", () => {
+  it("a cwd reached through a symlink from outside any repository is in the repository it leads into, as git finds it", async () => {
+    const outside = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "harness-git-link-")));
+    try {
+      fs.symlinkSync(path.join(repo, "src"), path.join(outside, "link"));
+      const facts = await new GitFactsReader(env).facts(path.join(outside, "link"));
+      expect(facts).toMatchObject({ top: repo, branch: "feature" });
+    } finally {
+      fs.rmSync(outside, { recursive: true, force: true });
+    }
+  });
+});
