@@ -128,6 +128,17 @@ describe("issue 26: bounded work for every hook input", () => {
     }
   });
 
+  it("bounds: a hook_event_name of 100,000 characters is refused with one short line, never echoed; the tool runs", async () => {
+    const p = { ...claudeCode(repo, "b-event").Stop, hook_event_name: "E".repeat(100_000) };
+    const r = await runHook(fleet, "claude-code", JSON.stringify(p));
+    expect(r).toMatchObject({
+      code: 1,
+      stdout: "",
+      stderr: "harness hook: hook_event_name is longer than 256 characters; not recorded\n",
+    });
+    expect(rowsOf(fleet, "b-event")).toEqual([]);
+  });
+
   it("finding 3: a 10 KB and a 40 KB cwd, and one 200 components deep, are ignored at their bounds: answered, the row kept without repo facts; a file_path of 40 KB is dropped", async () => {
     const calls: [string, string][] = [
       ["f3-cwd-10k", "/a".repeat(5000)],
