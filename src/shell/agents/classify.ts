@@ -6,10 +6,11 @@
  * else (WebFetch, Task, MCP tools) is other. Pure: paths come out as the input wrote them, and
  * `repo-paths.ts` makes them repo-relative.
  *
- * Linear in its input by construction (issue 26): the only patterns are single-character classes and an
- * anchored one (`test/architecture/ingest-patterns.test.ts` holds the reviewed list); quotes and patch
- * headers are found by plain scans; a command past `MAX_COMMAND` is not parsed, and at most
- * `MAX_RAW_PATHS` paths of at most `MAX_RAW_PATH` are looked at (`payload-bounds.ts`).
+ * Linear in its input by construction (issue 26): the only patterns are single-character classes, a
+ * split on runs of whitespace and an anchored one (`test/architecture/ingest-patterns.test.ts` holds the
+ * reviewed list); quotes and patch headers are found by plain scans; a command past `MAX_COMMAND` is
+ * not parsed, and at most `MAX_RAW_PATHS` paths of at most `MAX_RAW_PATH` are looked at
+ * (`payload-bounds.ts`).
  */
 import { MAX_COMMAND, MAX_RAW_PATH, MAX_RAW_PATHS } from "./payload-bounds.js";
 
