@@ -23,6 +23,7 @@ const result = spawnSync(
     "test/shell/journal-query/count-journal.property.test.ts",
     "test/shell/graph/file-edges-property.test.ts",
     "test/shell/agents/go-json-digest.test.ts",
+    "test/shell/agents/mapping-bounds.property.test.ts",
     "test/shell/agents/install/settings-merge.test.ts",
   ],
   {

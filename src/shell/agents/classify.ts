@@ -5,7 +5,14 @@
  * segment of it only lists or searches, read when every segment only pages a file, else exec; anything
  * else (WebFetch, Task, MCP tools) is other. Pure: paths come out as the input wrote them, and
  * `repo-paths.ts` makes them repo-relative.
+ *
+ * Linear in its input by construction (issue 26): the only patterns are single-character classes, a
+ * split on runs of whitespace and an anchored one (`test/architecture/ingest-patterns.test.ts` holds the
+ * reviewed list); quotes and patch headers are found by plain scans; a command past `MAX_COMMAND` is
+ * not parsed, and at most `MAX_RAW_PATHS` paths of at most `MAX_RAW_PATH` are looked at
+ * (`payload-bounds.ts`).
  */
+import { MAX_COMMAND, MAX_RAW_PATH, MAX_RAW_PATHS } from "./payload-bounds.js";
 
 export type Action = "search" | "read" | "edit" | "exec" | "verify" | "other";
 
@@ -100,8 +107,9 @@ function segments(command: string, dropRedirects: boolean): { text: string; word
     .split(/[|;&\n]/)
     .map((text) => {
       const words = text.split(/\s+/).filter((w) => w !== "");
-      while (words.length > 0 && ENV_ASSIGNMENT.test(words[0] as string)) words.shift();
-      return { text, words };
+      let first = 0;
+      while (first < words.length && ENV_ASSIGNMENT.test(words[first] as string)) first++;
+      return { text, words: first === 0 ? words : words.slice(first) };
     })
     .filter((s) => s.words.length > 0 || s.text.includes(">"));
 }
@@ -167,6 +175,7 @@ function flagTakesValue(program: string, flag: string): boolean {
 /** The files a shell command pages: the file arguments of cat, head, tail, nl and `sed -n '…p' FILE`. */
 export function commandReadPaths(command: string): string[] {
   const paths = new Set<string>();
+  let looked = 0;
   for (const { text, words } of segments(command, false)) {
     if (text.includes(">") || words.length === 0) continue;
     const program = programOf(words[0] as string);
@@ -191,6 +200,7 @@ export function commandReadPaths(command: string): string[] {
         scriptArgs--;
         continue;
       }
+      if (++looked > MAX_RAW_PATHS) return [...paths].sort();
       if (/[<>*?$`]/.test(arg)) continue;
       const p = cleanPath(arg);
       if (p !== undefined) paths.add(p);
@@ -199,32 +209,73 @@ export function commandReadPaths(command: string): string[] {
   return [...paths].sort();
 }
 
-/** A path as a command or patch header writes it, stripped of quotes and `a/`, `b/`, `./` prefixes. */
+/** What a path is stripped of at both ends. */
+const STRIPPED = new Set(['"', "'", " ", ",", ";", ":", "(", ")", "[", "]", "{", "}"]);
+
+/**
+ * A path as a command or patch header writes it, stripped of quotes and `a/`, `b/`, `./` prefixes;
+ * undefined past `MAX_RAW_PATH`. A scan from each end: a pattern anchored at the end would be tried
+ * from every position of a long run of these characters, each try running to its end.
+ */
 function cleanPath(raw: string): string | undefined {
-  let p = raw.replace(/^["' ,;:()[\]{}]+|["' ,;:()[\]{}]+$/g, "").trim();
+  if (raw.length > MAX_RAW_PATH) return undefined;
+  let start = 0;
+  let end = raw.length;
+  while (start < end && STRIPPED.has(raw[start] as string)) start++;
+  while (end > start && STRIPPED.has(raw[end - 1] as string)) end--;
+  let p = raw.slice(start, end).trim();
   for (const prefix of ["a/", "b/", "./"]) if (p.startsWith(prefix)) p = p.slice(prefix.length);
   if (p === "" || p.includes("://") || /[\n\r\t]/.test(p) || p.startsWith("--") || p.startsWith("++"))
     return undefined;
   return p;
 }
 
-const PATCH_HEADER = /^\*\*\* (?:Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$/gm;
+const PATCH_HEADERS = ["*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: "];
 
-/** The files an `apply_patch` patch touches, from its `*** Add/Update/Delete File:` and `*** Move to:` headers. */
+/** A line terminator as a pattern's `^` and `$` see one (`\n`, `\r`, U+2028, U+2029). */
+const isLineEnd = (c: number): boolean => c === 0x0a || c === 0x0d || c === 0x2028 || c === 0x2029;
+
+/**
+ * The files an `apply_patch` patch touches, from its `*** Add/Update/Delete File:` and `*** Move to:`
+ * headers: a scan line by line, at most `MAX_RAW_PATHS` headers read.
+ */
 export function patchPaths(patch: string): string[] {
   const paths = new Set<string>();
-  for (const m of patch.matchAll(PATCH_HEADER)) {
-    const p = cleanPath((m[1] ?? m[2]) as string);
-    if (p !== undefined) paths.add(p);
+  let looked = 0;
+  for (let start = 0; start <= patch.length; ) {
+    let end = start;
+    while (end < patch.length && !isLineEnd(patch.charCodeAt(end))) end++;
+    if (patch.startsWith("*** ", start)) {
+      const header = PATCH_HEADERS.find((h) => patch.startsWith(h, start));
+      if (header !== undefined && end > start + header.length) {
+        if (++looked > MAX_RAW_PATHS) break;
+        const p = cleanPath(patch.slice(start + header.length, end));
+        if (p !== undefined) paths.add(p);
+      }
+    }
+    start = end + 1;
   }
   return [...paths].sort();
+}
+
+/** `apply_patch` as a shell command's first word, after any whitespace. */
+function runsApplyPatch(command: string): boolean {
+  const c = command.trimStart();
+  if (!c.startsWith("apply_patch")) return false;
+  const next = c.charCodeAt("apply_patch".length);
+  const wordChar =
+    (next >= 0x30 && next <= 0x39) ||
+    (next >= 0x41 && next <= 0x5a) ||
+    (next >= 0x61 && next <= 0x7a) ||
+    next === 0x5f;
+  return !wordChar;
 }
 
 /** The patch text of an `apply_patch` call, or of a shell call that runs `apply_patch` on a here-document. */
 function patchText(tool: string, input: Input): string | undefined {
   if (tool === "apply_patch") return firstString(input, "patch", "input", "command");
   const command = SHELL_TOOLS.has(tool) ? shellCommand(input) : "";
-  return /^\s*apply_patch\b/.test(command) && command.includes("*** Begin Patch") ? command : undefined;
+  return runsApplyPatch(command) && command.includes("*** Begin Patch") ? command : undefined;
 }
 
 /** The action of a call of `tool` with `input`; `verifyPatterns` are `[agents] verify_patterns`. */
@@ -236,6 +287,7 @@ export function toolAction(tool: string, input: unknown, verifyPatterns: readonl
     const i = asInput(input);
     if (patchText(tool, i) !== undefined) return "edit";
     const command = shellCommand(i);
+    if (command.length > MAX_COMMAND) return "exec";
     if (isVerifyCommand(command, verifyPatterns)) return "verify";
     if (isSearchCommand(command)) return "search";
     if (isReadCommand(command)) return "read";
@@ -251,12 +303,18 @@ export function toolAction(tool: string, input: unknown, verifyPatterns: readonl
 export function toolPaths(tool: string, input: unknown): string[] {
   const i = asInput(input);
   const strings = (...keys: string[]) =>
-    keys.flatMap((k) => (typeof i[k] === "string" && i[k] !== "" ? [i[k] as string] : []));
+    keys.flatMap((k) => {
+      const v = i[k];
+      return typeof v === "string" && v !== "" && v.length <= MAX_RAW_PATH ? [v] : [];
+    });
   const patch = patchText(tool, i);
   if (patch !== undefined) return patchPaths(patch);
   if (READ_TOOLS.has(tool)) return strings("file_path", "path");
   if (EDIT_TOOLS.has(tool)) return strings("file_path", "notebook_path", "path");
   if (SEARCH_TOOLS.has(tool)) return strings("path");
-  if (SHELL_TOOLS.has(tool)) return commandReadPaths(shellCommand(i));
+  if (SHELL_TOOLS.has(tool)) {
+    const command = shellCommand(i);
+    return command.length > MAX_COMMAND ? [] : commandReadPaths(command);
+  }
   return [];
 }

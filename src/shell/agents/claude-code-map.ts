@@ -103,7 +103,7 @@ export function mapClaudeCode(p: Payload, verifyPatterns: readonly string[]): Ma
       row = {
         source: "ledger",
         type: "closed",
-        ...((reason !== undefined && SESSION_END[reason]) || OTHER_END),
+        ...((reason !== undefined && Object.hasOwn(SESSION_END, reason) && SESSION_END[reason]) || OTHER_END),
       };
       break;
     }

@@ -11,6 +11,7 @@
  * JavaScript's own thresholds are) with no leading zero in the exponent.
  */
 import { createHash } from "node:crypto";
+import { MAX_INPUT_DEPTH } from "./payload-bounds.js";
 
 /** A value no JSON document decodes to (a number that overflows float64 is refused by Go's decoder). */
 export class NotGoJsonError extends Error {
@@ -20,43 +21,38 @@ export class NotGoJsonError extends Error {
   }
 }
 
-const HEX = "0123456789abcdef";
+/**
+ * What Go writes differently from `JSON.stringify`: `<`, `>`, `&`, U+2028, U+2029 escaped, `\b` and
+ * `\f` as `\u0008`, `\u000c`, and surrogates (an unpaired one as U+FFFD). One character class.
+ */
+const NOT_AS_JSON = /[<>&\b\f\u2028\u2029\ud800-\udfff]/;
 
+/** Characters `JSON.stringify` writes as they are and Go escapes. */
+const GO_ESCAPES: readonly (readonly [string, string])[] = [
+  ["<", "\\u003c"],
+  [">", "\\u003e"],
+  ["&", "\\u0026"],
+  ["\u2028", "\\u2028"],
+  ["\u2029", "\\u2029"],
+];
+
+/**
+ * `JSON.stringify`'s encoding, then Go's differences, each by the engine's own split and join: a loop
+ * in JavaScript costs a microsecond or more per escaped character, seconds on a large file's content.
+ */
 function goString(s: string): string {
-  let out = '"';
-  let start = 0;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    let escaped: string | undefined;
-    if (c < 0x20 || c === 0x22 || c === 0x5c || c === 0x3c || c === 0x3e || c === 0x26) {
-      escaped =
-        c === 0x22
-          ? '\\"'
-          : c === 0x5c
-            ? "\\\\"
-            : c === 0x0a
-              ? "\\n"
-              : c === 0x0d
-                ? "\\r"
-                : c === 0x09
-                  ? "\\t"
-                  : `\\u00${HEX[c >> 4]}${HEX[c & 0xf]}`;
-    } else if (c === 0x2028 || c === 0x2029) escaped = `\\u${c.toString(16)}`;
-    else if (c >= 0xd800 && c <= 0xdfff) {
-      // Go decodes an unpaired surrogate escape to U+FFFD and writes that character as is.
-      const pair = c <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00;
-      if (pair) {
-        i++;
-        continue;
-      }
-      escaped = "\ufffd";
-    }
-    if (escaped !== undefined) {
-      out += s.slice(start, i) + escaped;
-      start = i + 1;
-    }
-  }
-  return `${out + s.slice(start)}"`;
+  if (!NOT_AS_JSON.test(s)) return JSON.stringify(s);
+  // Go decodes an unpaired surrogate escape to U+FFFD and writes that character as is.
+  let out = JSON.stringify((s as string & { toWellFormed(): string }).toWellFormed()).slice(1, -1);
+  for (const [c, escaped] of GO_ESCAPES) if (out.includes(c)) out = out.split(c).join(escaped);
+  // Every backslash of the output opens an escape and only `\\` has a backslash second, so the pieces
+  // between `\\`s hold whole escapes: in them `\b` and `\f` are backspace and form feed.
+  if (out.includes("\\b") || out.includes("\\f"))
+    out = out
+      .split("\\\\")
+      .map((piece) => piece.split("\\b").join("\\u0008").split("\\f").join("\\u000c"))
+      .join("\\\\");
+  return `"${out}"`;
 }
 
 function goNumber(n: number): string {
@@ -67,10 +63,18 @@ function goNumber(n: number): string {
   return String(n);
 }
 
-const utf8Order = (a: string, b: string): number => Buffer.compare(Buffer.from(a), Buffer.from(b));
+/** `keys` in the order of their UTF-8 bytes, each encoded once rather than at every comparison. */
+function utf8Sorted(keys: readonly string[]): string[] {
+  const encoded = keys.map((k) => ({ k, b: Buffer.from(k) }));
+  encoded.sort((x, y) => Buffer.compare(x.b, y.b));
+  return encoded.map((e) => e.k);
+}
 
-/** The exact bytes Go's `json.Marshal` writes for a value `JSON.parse` produced. */
-export function goJson(value: unknown): string {
+/**
+ * The exact bytes Go's `json.Marshal` writes for a value `JSON.parse` produced. Nesting past
+ * `MAX_INPUT_DEPTH` is refused (a `NotGoJsonError`) before the stack runs out.
+ */
+export function goJson(value: unknown, depth = 0): string {
   if (value === null) return "null";
   switch (typeof value) {
     case "string":
@@ -80,12 +84,13 @@ export function goJson(value: unknown): string {
     case "boolean":
       return value ? "true" : "false";
     case "object": {
-      if (Array.isArray(value)) return `[${value.map(goJson).join(",")}]`;
+      if (depth >= MAX_INPUT_DEPTH) throw new NotGoJsonError(`nesting deeper than ${MAX_INPUT_DEPTH}`);
+      if (Array.isArray(value)) return `[${value.map((v) => goJson(v, depth + 1)).join(",")}]`;
       const obj = value as Record<string, unknown>;
       // Go's map keys are the decoded strings, an unpaired surrogate already U+FFFD; sorting by their
       // UTF-8 bytes is not JavaScript's UTF-16 order above U+FFFF.
-      const keys = Object.keys(obj).sort(utf8Order);
-      return `{${keys.map((k) => `${goString(k)}:${goJson(obj[k])}`).join(",")}}`;
+      const keys = utf8Sorted(Object.keys(obj));
+      return `{${keys.map((k) => `${goString(k)}:${goJson(obj[k], depth + 1)}`).join(",")}}`;
     }
     default:
       throw new NotGoJsonError(`a ${typeof value} is not a JSON value`);

@@ -5,6 +5,13 @@
  * facts and the time, and admits it.
  */
 import type { Action } from "./classify.js";
+import {
+  MAX_CWD,
+  MAX_CWD_DEPTH,
+  MAX_EVENT_NAME,
+  MAX_RESPONSE_PREFIX,
+  withinDepth,
+} from "./payload-bounds.js";
 
 export const ADAPTERS = ["claude-code", "codex", "codex-notify"] as const;
 /** The hook endpoint's adapters; `codex-notify` is Codex's legacy notify program, its rows `codex`'s. */
@@ -55,6 +62,8 @@ export type Mapped =
 export type Payload = Readonly<Record<string, unknown>>;
 
 const CONTROL = /\p{Cc}/u;
+/** 256 code points are at most 512 UTF-16 units: a longer id is refused at admission, unscanned. */
+const MAX_SESSION_SCANNED = 512;
 
 /** A payload's string field, or undefined when absent or not a string. */
 export const str = (p: Payload, key: string): string | undefined => {
@@ -62,7 +71,11 @@ export const str = (p: Payload, key: string): string | undefined => {
   return typeof v === "string" ? v : undefined;
 };
 
-/** The session id and event name every payload must carry, or why the payload cannot be used. */
+/**
+ * The session id and event name every payload must carry, or why the payload cannot be used. A session
+ * id past the journal's bound (256) is left to admission, which refuses its row and counts it; it is
+ * not scanned here.
+ */
 export function sessionOf(
   p: Payload,
   sessionKey: string,
@@ -70,16 +83,24 @@ export function sessionOf(
 ): { session: string; event: string } | { problem: string } {
   const session = str(p, sessionKey);
   if (session === undefined || session === "") return { problem: `the payload has no string ${sessionKey}` };
-  if (CONTROL.test(session)) return { problem: `${sessionKey} holds a control character` };
+  if (session.length <= MAX_SESSION_SCANNED && CONTROL.test(session))
+    return { problem: `${sessionKey} holds a control character` };
   const event = str(p, eventKey);
   if (event === undefined || event === "") return { problem: `the payload has no string ${eventKey}` };
+  if (event.length > MAX_EVENT_NAME)
+    return { problem: `${eventKey} is longer than ${MAX_EVENT_NAME} characters` };
   return { session, event };
 }
 
-/** The working directory a payload names, when it is an absolute path. */
+/**
+ * The working directory a payload names, when it is an absolute path within `MAX_CWD` characters and
+ * `MAX_CWD_DEPTH` components; any other is ignored (the row has no repo facts), checked before it is
+ * scanned.
+ */
 export const cwdOf = (p: Payload): string | undefined => {
   const cwd = str(p, "cwd");
-  return cwd?.startsWith("/") && !CONTROL.test(cwd) ? cwd : undefined;
+  if (cwd === undefined || cwd.length > MAX_CWD || !cwd.startsWith("/")) return undefined;
+  return withinDepth(cwd, MAX_CWD_DEPTH) && !CONTROL.test(cwd) ? cwd : undefined;
 };
 
 /**
@@ -89,7 +110,7 @@ export const cwdOf = (p: Payload): string | undefined => {
  */
 export function responseFailed(response: unknown): boolean {
   if (typeof response === "string") {
-    const m = /^Exit code:? (-?\d+)/.exec(response);
+    const m = /^Exit code:? (-?\d+)/.exec(response.slice(0, MAX_RESPONSE_PREFIX));
     return m !== null && Number(m[1]) !== 0;
   }
   if (typeof response !== "object" || response === null || Array.isArray(response)) return false;

@@ -238,7 +238,7 @@ export class DaemonApp {
         key?: string,
         options?: AdmitOptions,
       ) => daemon.admit(source, events, key, options);
-      const gitFacts = new GitFactsReader(env);
+      const gitFacts = new GitFactsReader(env, { metrics });
       const hooks = hookRequestListener(
         new HookIngest({
           admit,

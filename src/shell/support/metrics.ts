@@ -77,6 +77,28 @@ export class DaemonMetrics {
     labelNames: ["event", "result"] as const,
     registers: [this.registry],
   });
+  // The agent hooks' git facts (agents/git-facts.ts): its pool of git processes and its cache.
+  readonly gitFacts = new Counter({
+    name: "harness_agent_git_facts_total",
+    help: "Hook calls' git facts by how they were found: cached, read, late (the wait ran out), saturated (the pool's queue was full), none (no repository).",
+    labelNames: ["result"] as const,
+    registers: [this.registry],
+  });
+  readonly gitChildren = new Gauge({
+    name: "harness_agent_git_children",
+    help: "Git processes the hook git facts pool runs now.",
+    registers: [this.registry],
+  });
+  readonly gitQueued = new Gauge({
+    name: "harness_agent_git_queued",
+    help: "Git facts reads waiting for the pool.",
+    registers: [this.registry],
+  });
+  readonly gitCached = new Gauge({
+    name: "harness_agent_git_cached_repos",
+    help: "Repositories whose git facts are cached.",
+    registers: [this.registry],
+  });
   /**
    * Evaluations counted since the last `flushEvaluations`, by rule then result. A row evaluates dozens
    * of rules, and one labelled `inc` costs about 450 ns (prom-client hashes the labels on every call):

@@ -4,9 +4,15 @@
  */
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { GitFactsReader } from "../../../src/shell/agents/git-facts.js";
+import {
+  type FactsResult,
+  type GitFactsMetrics,
+  GitFactsReader,
+  type GitPoolLimits,
+} from "../../../src/shell/agents/git-facts.js";
 import { makeRepo } from "./hook-harness.js";
 
 const repo = makeRepo();
@@ -90,6 +96,86 @@ describe("git facts", () => {
       expect((await reader.facts(nested)).top).toBe(repo);
     } finally {
       fs.rmSync(path.join(repo, "vendor"), { recursive: true, force: true });
+    }
+  });
+});
+
+/** A reader whose reports are counted: how each call's facts were found, and the most children at once. */
+function countingReader(limits: Partial<GitPoolLimits>) {
+  const results: FactsResult[] = [];
+  let peakChildren = 0;
+  const metrics: GitFactsMetrics = {
+    gitFacts: { inc: ({ result }) => results.push(result) },
+    gitChildren: { set: (n) => (peakChildren = Math.max(peakChildren, n)) },
+    gitQueued: { set: () => undefined },
+    gitCached: { set: () => undefined },
+  };
+  return { reader: new GitFactsReader(env, { limits, metrics }), results, peak: () => peakChildren };
+}
+
+describe("git facts: bounded (issue 26, findings 3 and 6)", () => {
+  it("finding 6: past the pool's children and queue a call gets no facts at once, git not run for it", async () => {
+    const scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "harness-git-pool-")));
+    try {
+      const repos = ["a", "b", "c"].map((n) => {
+        fs.mkdirSync(path.join(scratch, n));
+        git(path.join(scratch, n), "init", "-q", "-b", n);
+        return path.join(scratch, n);
+      });
+      const { reader, results, peak } = countingReader({ children: 1, queued: 1 });
+      const facts = await Promise.all(repos.map((r) => reader.facts(r)));
+      expect(facts.map((f) => f.branch)).toEqual(["a", "b", undefined]);
+      expect(results.sort()).toEqual(["read", "read", "saturated"]);
+      expect(peak()).toBe(1);
+      // Not cached as empty: asked again, the third is read.
+      expect((await reader.facts(repos[2] as string)).branch).toBe("c");
+    } finally {
+      fs.rmSync(scratch, { recursive: true, force: true });
+    }
+  });
+
+  it("finding 6: a call waits at most waitMs, then goes on without facts; the read fills the cache for the next call", async () => {
+    const { reader, results } = countingReader({ waitMs: 0 });
+    expect(await reader.facts(repo)).toEqual({});
+    // Calls while the one read runs go on without facts too; once it is done, they are the cached ones.
+    let facts = await reader.facts(`${repo}/src`);
+    for (let i = 0; i < 500 && facts.branch === undefined; i++) {
+      await new Promise((r) => setTimeout(r, 10));
+      facts = await reader.facts(`${repo}/src`);
+    }
+    expect(facts.branch).toBe("feature");
+    expect(results[0]).toBe("late");
+    expect(results.at(-1)).toBe("cached");
+    expect(new Set(results)).toEqual(new Set(["late", "cached"]));
+  });
+
+  it("finding 6: the cache is keyed by the repository, not the cwd: its subdirectories run no git of their own", async () => {
+    const { reader, results } = countingReader({});
+    await reader.facts(repo);
+    for (const sub of ["src", "src/", "src/../src"])
+      expect((await reader.facts(`${repo}/${sub}`)).top).toBe(repo);
+    expect(results).toEqual(["read", "cached", "cached", "cached"]);
+  });
+
+  it("finding 3: a cwd past 4096 characters or 128 components, or in no repository, runs no git and has no facts", async () => {
+    const { reader, results, peak } = countingReader({});
+    expect(await reader.facts("/a".repeat(20_000))).toEqual({});
+    expect(await reader.facts(`${repo}${"/d".repeat(200)}`)).toEqual({});
+    expect(await reader.facts(os.tmpdir())).toEqual({});
+    expect(results).toEqual(["none", "none", "none"]);
+    expect(peak()).toBe(0);
+  });
+});
+
+describe("git facts: where the repository is", () => {
+  it("a cwd reached through a symlink from outside any repository is in the repository it leads into, as git finds it", async () => {
+    const outside = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "harness-git-link-")));
+    try {
+      fs.symlinkSync(path.join(repo, "src"), path.join(outside, "link"));
+      const facts = await new GitFactsReader(env).facts(path.join(outside, "link"));
+      expect(facts).toMatchObject({ top: repo, branch: "feature" });
+    } finally {
+      fs.rmSync(outside, { recursive: true, force: true });
     }
   });
 });

@@ -94,3 +94,83 @@ describe("A digest is a function of the value", () => {
     );
   });
 });
+
+/** e4eabc5's string encoder, a character at a time: the reference for the split-and-join one. */
+function goStringBefore(s: string): string {
+  const HEX = "0123456789abcdef";
+  let out = '"';
+  let start = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    let escaped: string | undefined;
+    if (c < 0x20 || c === 0x22 || c === 0x5c || c === 0x3c || c === 0x3e || c === 0x26) {
+      const short: Record<number, string> = { 34: '\\"', 92: "\\\\", 10: "\\n", 13: "\\r", 9: "\\t" };
+      escaped = short[c] ?? `\\u00${HEX[c >> 4]}${HEX[c & 0xf]}`;
+    } else if (c === 0x2028 || c === 0x2029) escaped = `\\u${c.toString(16)}`;
+    else if (c >= 0xd800 && c <= 0xdfff) {
+      const pair = c <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00;
+      if (pair) {
+        i++;
+        continue;
+      }
+      escaped = "\ufffd";
+    }
+    if (escaped !== undefined) {
+      out += s.slice(start, i) + escaped;
+      start = i + 1;
+    }
+  }
+  return `${out + s.slice(start)}"`;
+}
+
+describe("Strings are encoded as the character-at-a-time encoder did (issue 26: its cost per escape)", () => {
+  it("for any string, backslashes, control characters and lone surrogates included", () => {
+    const tricky = fc.constantFrom(
+      "\\",
+      "b",
+      "f",
+      "u",
+      "d800",
+      "\b",
+      "\f",
+      "<",
+      ">",
+      "&",
+      "\u2028",
+      "\u2029",
+      "\ud800",
+      "\udc00",
+      "\ud83d\ude00",
+      '"',
+      "\n",
+      "\u0001",
+      "\u007f",
+      "x",
+    );
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          fc.string({ unit: "binary" }),
+          fc.array(tricky).map((a) => a.join("")),
+        ),
+        (s) => {
+          expect(goJson(s)).toBe(goStringBefore(s));
+        },
+      ),
+      { numRuns: runs(500) },
+    );
+  });
+});
+
+describe("Bounded work (issue 26)", () => {
+  it("a tool_input nested 100,000 deep has no digest, and overflows no stack; 1,000 deep has one", () => {
+    const nest = (depth: number, wrap: (v: unknown) => unknown) => {
+      let v: unknown = 1;
+      for (let i = 0; i < depth; i++) v = wrap(v);
+      return v;
+    };
+    expect(inputDigest(nest(100_000, (v) => [v]))).toBeUndefined();
+    expect(inputDigest(nest(100_000, (v) => ({ a: v })))).toBeUndefined();
+    expect(inputDigest(nest(999, (v) => [v]))).toMatch(/^[0-9a-f]{64}$/);
+  });
+});

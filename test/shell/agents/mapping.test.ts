@@ -18,6 +18,9 @@ describe("SessionEnd's reason → outcome and reason", () => {
     ["bypass_permissions_disabled", "cancelled", "operator"],
     ["other", "interrupted", ""],
     ["something-new", "interrupted", ""],
+    // An Object.prototype key is no reason this table knows (e4eabc5 spread its function: no outcome).
+    ["constructor", "interrupted", ""],
+    ["__proto__", "interrupted", ""],
   ])("%s → %s %j", (reason, outcome, why) => {
     const m = mapClaudeCode({ ...claudeCode("/r").SessionEnd, reason }, []);
     expect(m).toMatchObject({ ok: true, hook: { row: { type: "closed", outcome, reason: why } } });
