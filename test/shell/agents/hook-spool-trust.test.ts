@@ -280,12 +280,20 @@ describe("finding 9: a session's rows are admitted in the order they were made",
     fs.writeFileSync(path.join(spool.dir, first as string), firstText, { mode: 0o600 });
 
     // The dead drainer's lock is taken over; a live call of sess-k0 races the drain that finishes it.
-    const [finisher, live] = await Promise.all([
-      runHook(fleet, "claude-code", JSON.stringify(claudeCode(repo, "sess-d2").Stop)),
-      runHook(fleet, "claude-code", JSON.stringify(bash("sess-k0", perSession))),
-    ]);
-    expect(finisher.code).toBe(0);
+    const finisher = startHook(fleet, "claude-code", JSON.stringify(claudeCode(repo, "sess-d2").Stop));
+    const lock = path.join(spool.dir, ".drain.lock");
+    const holds = () => {
+      try {
+        return fs.readFileSync(lock, "utf8") === String(finisher.child.pid);
+      } catch {
+        return false;
+      }
+    };
+    await fleet.until(() => holds() || spool.entries().length === 0, "the lock taken over", 20_000);
+    expect(spool.entries().length).toBeGreaterThan(0);
+    const live = await runHook(fleet, "claude-code", JSON.stringify(bash("sess-k0", perSession)));
     expect(live.code).toBe(0);
+    expect((await finisher.result).code).toBe(0);
     await drainAll(fleet);
     await fleet.until(
       () => callsStored(fleet, "sess-k0", perSession + 1).length >= perSession + 1,
