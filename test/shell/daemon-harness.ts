@@ -178,6 +178,11 @@ export class TestFleet {
     await this.exited();
   }
 
+  /** Sends the daemon `signal`: SIGSTOP and SIGCONT make a stall. */
+  signal(signal: NodeJS.Signals): void {
+    this.daemon?.kill(signal);
+  }
+
   get running(): boolean {
     return this.daemon !== undefined && this.daemon.exitCode === null && this.daemon.signalCode === null;
   }

@@ -17,6 +17,7 @@ import * as path from "node:path";
 import { globalConfigPath, socketPath, stateHome } from "../config/paths.js";
 import { unreachableAnswer } from "./hook-answer.js";
 import { type Gate, type HookAdapter, isHookAdapter, type Payload, rowPayload } from "./hook-event.js";
+import { forwarderKey, runOf } from "./hook-key.js";
 import {
   HOOK_AT_HEADER,
   HOOK_KEY_HEADER,
@@ -27,7 +28,7 @@ import {
   ROW_HEADER,
 } from "./hook-limits.js";
 import { RawHttpError, rawPost } from "./raw-http.js";
-import { Spool, type SpoolEntry } from "./spool.js";
+import { keyOf, MAX_TRIES, Spool, type SpoolEntry } from "./spool.js";
 
 export interface HookIo {
   readonly env: NodeJS.ProcessEnv;
@@ -126,8 +127,16 @@ interface Reply {
  */
 const answered = (reply: Reply): boolean => reply.status < 500 && reply.status !== 404;
 
-/** A failure to reach the daemon at all (as opposed to an answer it gave). */
-class Unreachable extends Error {}
+/** A failure to get an answer from the daemon (as opposed to an answer it gave). */
+class Unreachable extends Error {
+  constructor(
+    message: string,
+    /** Connected, or trying to, but no answer in time: the daemon may be up and stuck on this call. */
+    readonly timedOut: boolean,
+  ) {
+    super(message);
+  }
+}
 
 async function post(
   socket: string,
@@ -136,10 +145,11 @@ async function post(
   tokens: { observer: string; ledger: string },
   body: Uint8Array,
   deadline: number,
-  spooled?: { at: number; key: string },
+  /** The call's idempotency key, and for a spooled call when the hook received it. */
+  call: { key: string; at?: number },
 ): Promise<Reply> {
   const remaining = deadline - Date.now();
-  if (remaining <= 0) throw new Unreachable("timed out");
+  if (remaining <= 0) throw new Unreachable("timed out", true);
   try {
     const res = await rawPost(
       socket,
@@ -148,9 +158,8 @@ async function post(
         "Content-Type": "application/json",
         Authorization: `Bearer ${tokens.observer}`,
         [LEDGER_TOKEN_HEADER]: tokens.ledger,
-        ...(spooled === undefined
-          ? {}
-          : { [HOOK_AT_HEADER]: String(spooled.at), [HOOK_KEY_HEADER]: spooled.key }),
+        [HOOK_KEY_HEADER]: call.key,
+        ...(call.at === undefined ? {} : { [HOOK_AT_HEADER]: String(call.at) }),
       },
       body,
       remaining,
@@ -162,7 +171,7 @@ async function post(
       note: res.headers.get(NOTE_HEADER),
     };
   } catch (e) {
-    throw e instanceof RawHttpError ? new Unreachable(e.message) : e;
+    throw e instanceof RawHttpError ? new Unreachable(e.message, e.timedOut) : e;
   }
 }
 
@@ -216,23 +225,76 @@ function parseJsonObject(body: Buffer): Payload | undefined {
   }
 }
 
+/** The share of `--timeout` the spool may take before the call's own request: the rest is the call's. */
+const DRAIN_SHARE = 0.5;
+const LOCK_POLL_MS = 20;
 /**
- * Delivers the spool in order. False when the daemon could not be reached (the rest stays); entries
- * the daemon refuses go to `failed/`.
+ * A delivery that times out counts against its entry only if it was given this long, or was the
+ * drain's first (it had the whole share): one cut short by the end of the share says nothing of it.
  */
-async function drain(spool: Spool, socket: string, deadline: number, io: HookIo): Promise<boolean> {
-  if (spool.entries().length === 0) return true;
-  const unlock = spool.lock();
-  if (unlock === undefined) return true; // another call is delivering them
+const FAIR_TRY_MS = 1000;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The waiting entries of `run`: the calls of its session made before this one. */
+function waitingOf(spool: Spool, run: string | undefined): string[] {
+  if (run === undefined) return [];
+  return spool.entries().filter((name) => {
+    const e = spool.read(name);
+    return e !== undefined && isPayload(e.payload) && runOf(e.adapter, e.harness, e.payload) === run;
+  });
+}
+
+const isPayload = (v: unknown): v is Payload => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * The drain lock, or undefined. When another call holds it, this call waits for it only while one
+ * of its own session's calls is among the waiting ones (its rows must follow theirs), and not past
+ * `until`; a call of another session goes on at once, so a slow drain never delays it.
+ */
+async function lockFor(
+  spool: Spool,
+  run: string | undefined,
+  until: number,
+): Promise<(() => void) | undefined> {
+  let mine: string[] | undefined;
+  for (;;) {
+    const unlock = spool.lock();
+    if (unlock !== undefined) return unlock;
+    mine ??= waitingOf(spool, run);
+    const waiting = new Set(spool.entries());
+    if (!mine.some((name) => waiting.has(name)) || Date.now() + LOCK_POLL_MS >= until) return undefined;
+    await sleep(LOCK_POLL_MS);
+  }
+}
+
+/**
+ * Delivers the spool in order, until `until`. `unreachable` when the daemon could not be reached at
+ * all (the rest stays). An entry the daemon did not answer in time, or answered with a 5xx, has the
+ * failure counted and the drain stops there, leaving the call its own time; at `MAX_TRIES` failures
+ * it is set aside. Entries the daemon refuses go to `failed/`.
+ */
+async function drain(
+  spool: Spool,
+  socket: string,
+  until: number,
+  run: string | undefined,
+  io: HookIo,
+): Promise<"reached" | "unreachable"> {
+  if (spool.entries().length === 0) return "reached";
+  const unlock = await lockFor(spool, run, until);
+  if (unlock === undefined) return "reached"; // another call is delivering them
   const tokens = new Map<string, string | { problem: string }>();
   const token = (file: string) => {
     if (!tokens.has(file)) tokens.set(file, readToken(file));
     return tokens.get(file) as string | { problem: string };
   };
+  let first = true;
   try {
     // Entries spooled meanwhile by other calls are delivered too, until none is left.
     for (let names = spool.entries(); names.length > 0; names = spool.entries()) {
       for (const name of names) {
+        if (Date.now() >= until) return "reached";
         const entry = spool.read(name);
         const observer = entry === undefined ? undefined : token(entry.observer_token_file);
         const ledger = entry === undefined ? undefined : token(entry.ledger_token_file);
@@ -243,19 +305,33 @@ async function drain(spool: Spool, socket: string, deadline: number, io: HookIo)
           spool.fail(name);
           continue;
         }
+        const fair = first || until - Date.now() >= FAIR_TRY_MS;
+        first = false;
         const reply = await post(
           socket,
           entry.adapter,
           entry.harness,
           { observer, ledger },
           Buffer.from(JSON.stringify(entry.payload)),
-          deadline,
-          { at: entry.at, key: name.replace(/\.json$/, "") },
+          until,
+          { at: entry.at, key: keyOf(name, entry) },
         ).catch((e: unknown) => {
-          if (e instanceof Unreachable) return undefined;
+          if (e instanceof Unreachable) return e;
           throw e;
         });
-        if (reply === undefined || !answered(reply) || reply.row === "dropped") return false;
+        if (reply instanceof Unreachable && !reply.timedOut) return "unreachable";
+        if (!(reply instanceof Unreachable) && reply.status === 404) return "unreachable";
+        if (reply instanceof Unreachable && !fair) return "reached";
+        if (reply instanceof Unreachable || reply.status >= 500) {
+          const why =
+            reply instanceof Unreachable ? "was not answered in time" : `failed (HTTP ${reply.status})`;
+          if (spool.countTry(name, entry))
+            io.err(
+              `harness hook: delivering spooled call ${name} ${why} ${MAX_TRIES} times; set aside in ${spool.dir}/set-aside (harness agents spool list)`,
+            );
+          return "reached";
+        }
+        if (reply.row === "dropped") return "reached"; // the daemon's queue is full: the rest waits
         if (reply.status !== 200) {
           io.err(
             `harness hook: the daemon refused spooled call ${name}: ${reply.note ?? `HTTP ${reply.status}`}; kept in ${spool.dir}/failed`,
@@ -264,7 +340,7 @@ async function drain(spool: Spool, socket: string, deadline: number, io: HookIo)
         } else spool.remove(name);
       }
     }
-    return true;
+    return "reached";
   } finally {
     unlock();
   }
@@ -293,21 +369,31 @@ export async function runHook(argv: readonly string[], io: HookIo): Promise<numb
     io.err(`harness hook: ${problem}; not recorded, the tool runs`);
     return 1;
   }
-  const deadline = Date.now() + args.timeoutMs;
+  const start = Date.now();
+  const deadline = start + args.timeoutMs;
+  const drainUntil = start + Math.floor(args.timeoutMs * DRAIN_SHARE);
+  const payload = parseJsonObject(body);
+  const unusable = payload === undefined ? "is not a JSON object" : missingIds(args.adapter, payload);
+  // Sent with the live request and kept with a spooled copy: delivered twice, admitted once.
+  const key = forwarderKey(args.adapter, args.harness, payload ?? {});
+  const run =
+    payload === undefined || unusable !== undefined ? undefined : runOf(args.adapter, args.harness, payload);
+  const gate = gateOf(args.adapter, payload);
   const spool = new Spool(spoolDir(io.env));
   let socket = args.socket ?? socketPath(io.env);
   let fallback: Awaited<ReturnType<typeof configFallback>> | undefined;
-  const send = () =>
-    drain(spool, socket, deadline, io).then((reached) =>
-      reached
-        ? post(socket, args.adapter, args.harness, { observer, ledger }, body, deadline).catch(
-            (e: unknown) => {
-              if (e instanceof Unreachable) return undefined;
-              throw e;
-            },
-          )
-        : undefined,
+  // `behind`: a call of this session still waits in the spool, so this one's row may not be admitted
+  // before it. A PreToolUse records no row, so it still asks the daemon for its verdict.
+  const send = async (): Promise<Reply | "behind" | undefined> => {
+    if ((await drain(spool, socket, drainUntil, run, io)) === "unreachable") return undefined;
+    if (gate !== "tool" && waitingOf(spool, run).length > 0) return "behind";
+    return post(socket, args.adapter, args.harness, { observer, ledger }, body, deadline, { key }).catch(
+      (e: unknown) => {
+        if (e instanceof Unreachable) return undefined;
+        throw e;
+      },
     );
+  };
   let reply = await send();
   if (reply === undefined && args.socket === undefined) {
     // The config may name another socket: read only now, so the usual call never parses it.
@@ -317,25 +403,28 @@ export async function runHook(argv: readonly string[], io: HookIo): Promise<numb
       reply = await send();
     }
   }
+  const spoolIt = (cause: string) =>
+    spoolCall(spool, { args, payload: payload as Payload, key, at: start }, io, cause);
+  if (reply === "behind") {
+    spoolIt("an earlier call of its session waits in the spool");
+    return 0;
+  }
   if (reply !== undefined && answered(reply)) {
     if (reply.note !== undefined || reply.status !== 200)
       io.err(`harness hook: ${reply.note ?? `the daemon answered HTTP ${reply.status}`}`);
     if (reply.status !== 200) return 1;
-    if (reply.row === "dropped") spoolCall(spool, args, body, io, false);
+    if (reply.row === "dropped" && payload !== undefined) spoolIt("the daemon's queue was full");
     if (reply.body !== "") io.out(reply.body);
     return 0;
   }
   fallback ??= await configFallback(args, io.env);
   if (fallback.problem !== undefined) io.err(`harness hook: ${fallback.problem}`);
-  const payload = parseJsonObject(body);
   const why = reply === undefined ? `cannot be reached at ${socket}` : `answered HTTP ${reply.status}`;
-  const unusable = payload === undefined ? "is not a JSON object" : missingIds(args.adapter, payload);
   if (unusable !== undefined) {
     io.err(`harness hook: the payload ${unusable}, and the daemon ${why}; not recorded, the tool runs`);
     return 1;
   }
-  const gate = gateOf(args.adapter, payload as Payload);
-  if (gate !== "tool") spoolCall(spool, args, body, io, true, why);
+  if (gate !== "tool") spoolIt(`the daemon ${why}`);
   else
     io.err(
       `harness hook: the daemon ${why}; PreToolUse ${fallback.onUnreachable === "deny" ? "denied" : "allowed"} by [agents] on_unreachable`,
@@ -345,24 +434,25 @@ export async function runHook(argv: readonly string[], io: HookIo): Promise<numb
   return 0;
 }
 
-function spoolCall(
-  spool: Spool,
-  args: HookArgs,
-  body: Buffer,
-  io: HookIo,
-  unreachable: boolean,
-  why = "",
-): void {
-  const payload = parseJsonObject(body);
-  if (payload === undefined) return;
+/** A call to spool: its payload, its idempotency key and when the hook received it. */
+interface SpooledCall {
+  readonly args: HookArgs;
+  readonly payload: Payload;
+  readonly key: string;
+  readonly at: number;
+}
+
+function spoolCall(spool: Spool, call: SpooledCall, io: HookIo, cause: string): void {
+  const { args } = call;
   const entry: SpoolEntry = {
     v: 1,
     adapter: args.adapter,
     harness: args.harness,
     observer_token_file: args.observerTokenFile,
     ledger_token_file: args.ledgerTokenFile,
-    at: Date.now(),
-    payload: rowPayload(payload),
+    at: call.at,
+    key: call.key,
+    payload: rowPayload(call.payload),
   };
   let spooled: boolean;
   try {
@@ -373,7 +463,6 @@ function spoolCall(
     );
     return;
   }
-  const cause = unreachable ? `the daemon ${why}` : "the daemon's queue was full";
   io.err(
     spooled
       ? `harness hook: ${cause}; the call waits in ${spool.dir} for the next call that reaches it`

@@ -26,6 +26,7 @@ import {
   type RowPlan,
   rowAdapter,
 } from "./hook-event.js";
+import { payloadKey } from "./hook-key.js";
 import { MAX_HOOK_PAYLOAD_BYTES } from "./hook-limits.js";
 import { repoPaths } from "./repo-paths.js";
 import type { RunVerdict, RunVerdicts } from "./run-verdict.js";
@@ -61,9 +62,12 @@ export interface IngestRequest {
   readonly observerToken?: string;
   readonly ledgerToken?: string;
   readonly body: Uint8Array;
-  /** A spooled call: when the hook received it. Its row carries this `at`, and no verdict is asked. */
+  /**
+   * A spooled call: when the hook received it (the event's own `at`), and no verdict is asked. Its
+   * absence is what marks a live call.
+   */
   readonly at?: number;
-  /** A spooled call's idempotency key: delivered twice, admitted once. */
+  /** The call's idempotency key: delivered twice, admitted once. Derived from the payload when absent. */
   readonly key?: string;
 }
 
@@ -84,6 +88,9 @@ const HOOK_FED_LIVE: AdmitOptions = { hookFed: true, unsynced: true };
 // A run is `<harness>#<session>`, so a harness name holds no `#`; nor whitespace or control characters.
 const HARNESS_NAME = /^[^\s#\p{Cc}]{1,128}$/u;
 const MAX_KEY = 128;
+
+/** A call made now, its agent waiting for the answer; a spooled one carries the time it was made. */
+const isLive = (req: IngestRequest): boolean => req.at === undefined;
 
 const refuse = (status: IngestResponse["status"], note: string): IngestResponse => ({
   status,
@@ -164,10 +171,13 @@ export class HookIngest {
       if (ledger !== undefined) return refuse(401, ledger);
     }
     const run = `${req.harness}#${hook.session}`;
+    // The http hook sends no key: the payload's own ids give one where they name the call.
+    const key = req.key ?? payloadKey(req.adapter, req.harness, parsed);
+    const keyed = key === undefined ? req : { ...req, key };
     const admitted =
-      hook.row === undefined ? { row: "none" as const } : await this.admitRow(req, hook, hook.row, run);
+      hook.row === undefined ? { row: "none" as const } : await this.admitRow(keyed, hook, hook.row, run);
     // A spooled call is history: its answer has no reader, and asking would deliver a pending stop to nobody.
-    const verdict = req.key === undefined ? this.verdict(req.harness, run) : { kind: "allow" as const };
+    const verdict = isLive(req) ? this.verdict(req.harness, run) : { kind: "allow" as const };
     const note =
       admitted.note ??
       (hook.unknown === true
@@ -244,19 +254,16 @@ export class HookIngest {
     // Marked hook-fed by the daemon, not by the wire: a producer's Append cannot claim it. A refusal
     // is counted here, where it is known, whether or not the call waited for it.
     const admit = () =>
-      this.deps
-        .admit(plan.source, [wire], req.key, req.key === undefined ? HOOK_FED_LIVE : HOOK_FED)
-        .then(([r]) => {
-          if (r?.kind === "rejected") this.deps.rejected?.(plan.source, r.code);
-          return r;
-        });
+      this.deps.admit(plan.source, [wire], req.key, isLive(req) ? HOOK_FED_LIVE : HOOK_FED).then(([r]) => {
+        if (r?.kind === "rejected") this.deps.rejected?.(plan.source, r.code);
+        return r;
+      });
     // A live call is answered once its row is queued, not committed: the commit is an fsync on the
     // agent's critical path, and a daemon killed in between loses the row as a hook that timed out
     // would. A spooled call waits for the commit, since it leaves the spool on this answer.
-    const result =
-      req.key === undefined
-        ? await queuedOrSettled(admit, (e) => this.deps.onError?.("committing a hook row", e))
-        : await admit();
+    const result = isLive(req)
+      ? await queuedOrSettled(admit, (e) => this.deps.onError?.("committing a hook row", e))
+      : await admit();
     if (result === "queued") return { row: "admitted" };
     switch (result?.kind) {
       case "admitted":

@@ -18,7 +18,11 @@ export interface RawResponse {
 
 /** A failure to get an answer at all: no socket, refused, reset, timed out, or not HTTP. */
 export class RawHttpError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /** No answer within the time given: unlike a refused connection, the server may be up but stuck. */
+    readonly timedOut = false,
+  ) {
     super(message);
     this.name = "RawHttpError";
   }
@@ -90,7 +94,7 @@ export function rawPost(
         e instanceof RawHttpError ? e : new RawHttpError((e as NodeJS.ErrnoException).code ?? e.message),
       );
     };
-    socket.setTimeout(timeoutMs, () => fail(new RawHttpError("timed out")));
+    socket.setTimeout(timeoutMs, () => fail(new RawHttpError("timed out", true)));
     // A server may answer and close before it has read the whole body (a 404 or 413 does): the write
     // then fails, but the answer already read is still the answer.
     socket.on("error", (e) => {

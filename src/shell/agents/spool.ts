@@ -5,13 +5,18 @@
  *
  * Files, for `harness doctor` and the operator:
  * - `<time>-<pid>-<n>.json`, one call each: `{"v":1, adapter, harness, observer_token_file,
- *   ledger_token_file, at, payload}`. `payload` holds only what a row is built from (`rowPayload`): the
- *   ids, the tool's name and input, never a prompt or the tool's output. The spool's depth is the
- *   number of these. Names sort in the order the calls were made.
+ *   ledger_token_file, at, key, tries, payload}`. `payload` holds only what a row is built from
+ *   (`rowPayload`): the ids, the tool's name and input, never a prompt or the tool's output. `key` is
+ *   the call's idempotency key (`hook-key.ts`), sent with its live request too; `tries` counts the
+ *   deliveries that timed out or failed in the daemon. The spool's depth is the number of these.
+ *   Names sort in the order the calls were made.
  * - `overflow`: how many calls were not spooled because the spool was full (a decimal number, absent
  *   when none).
  * - `failed/`: entries the daemon refused (bad payload, a credential it no longer accepts), kept for
  *   the operator rather than retried forever.
+ * - `set-aside/`: entries whose delivery failed `MAX_TRIES` times (timed out, or a 5xx): kept for the
+ *   operator (`harness agents spool list|retry|drop`), so that one call the daemon cannot take never
+ *   holds up the calls behind it.
  * - `.drain.lock`: held by the call delivering the spool.
  *
  * Bounded: at most `MAX_SPOOL_ENTRIES` entries and `MAX_SPOOL_BYTES` bytes; beyond, calls are counted
@@ -22,6 +27,8 @@ import * as path from "node:path";
 
 export const MAX_SPOOL_ENTRIES = 1000;
 export const MAX_SPOOL_BYTES = 32 * 1024 * 1024;
+/** Failed deliveries (a timeout, a 5xx) after which an entry is set aside. */
+export const MAX_TRIES = 3;
 /** A drain lock older than this was left by a call that died: taken over. */
 const STALE_LOCK_MS = 30_000;
 
@@ -33,8 +40,23 @@ export interface SpoolEntry {
   readonly ledger_token_file: string;
   /** When the hook received the call, ms since the epoch. */
   readonly at: number;
+  /** The call's idempotency key; entries spooled before keys were sent have none (see `keyOf`). */
+  readonly key?: string;
+  /** Deliveries that failed in the daemon (a timeout, a 5xx); absent for none. */
+  readonly tries?: number;
   readonly payload: unknown;
 }
+
+/** Where an entry is: waiting, set aside after `MAX_TRIES` failures, or refused by the daemon. */
+export type SpoolPlace = "waiting" | "set-aside" | "failed";
+const SUBDIR: Readonly<Record<SpoolPlace, string>> = {
+  waiting: "",
+  "set-aside": "set-aside",
+  failed: "failed",
+};
+
+/** An entry's idempotency key: its own, or (spooled by an older forwarder) its name. */
+export const keyOf = (name: string, entry: SpoolEntry): string => entry.key ?? name.replace(/\.json$/, "");
 
 const ENTRY = /^\d{15}-\d+-\d+\.json$/;
 let counter = 0;
@@ -42,11 +64,11 @@ let counter = 0;
 export class Spool {
   constructor(readonly dir: string) {}
 
-  /** The waiting entries' names, oldest first. */
-  entries(): string[] {
+  /** The names of the entries in `place` (waiting unless said), oldest first. */
+  entries(place: SpoolPlace = "waiting"): string[] {
     try {
       return fs
-        .readdirSync(this.dir)
+        .readdirSync(path.join(this.dir, SUBDIR[place]))
         .filter((f) => ENTRY.test(f))
         .sort();
     } catch {
@@ -82,9 +104,9 @@ export class Spool {
     return true;
   }
 
-  read(name: string): SpoolEntry | undefined {
+  read(name: string, place: SpoolPlace = "waiting"): SpoolEntry | undefined {
     try {
-      const e = JSON.parse(fs.readFileSync(path.join(this.dir, name), "utf8")) as SpoolEntry;
+      const e = JSON.parse(fs.readFileSync(path.join(this.dir, SUBDIR[place], name), "utf8")) as SpoolEntry;
       return e.v === 1 && typeof e.adapter === "string" && typeof e.harness === "string" ? e : undefined;
     } catch {
       return undefined;
@@ -98,12 +120,57 @@ export class Spool {
 
   /** Refused by the daemon or unreadable: kept in `failed/` for the operator. */
   fail(name: string): void {
-    const failed = path.join(this.dir, "failed");
-    fs.mkdirSync(failed, { recursive: true, mode: 0o700 });
+    if (!this.move(name, "waiting", "failed")) this.remove(name);
+  }
+
+  /**
+   * Counts a failed delivery of a waiting entry; at `MAX_TRIES` it is set aside. The count is written
+   * aside and renamed over the entry, so a kill leaves the old count or the new, never half an entry.
+   * Whether it was set aside.
+   */
+  countTry(name: string, entry: SpoolEntry): boolean {
+    const tries = (entry.tries ?? 0) + 1;
+    if (tries >= MAX_TRIES) {
+      this.rewrite(name, "waiting", { ...entry, tries });
+      this.move(name, "waiting", "set-aside");
+      return true;
+    }
+    this.rewrite(name, "waiting", { ...entry, tries });
+    return false;
+  }
+
+  /** An entry set aside or refused, back in the spool with no tries counted: the next call delivers it. */
+  retry(name: string, from: Exclude<SpoolPlace, "waiting">): boolean {
+    const entry = ENTRY.test(name) ? this.read(name, from) : undefined;
+    if (entry === undefined) return false;
+    const { tries: _, ...fresh } = entry;
+    this.rewrite(name, from, fresh);
+    return this.move(name, from, "waiting");
+  }
+
+  /** Deletes an entry for good. */
+  drop(name: string, place: SpoolPlace): boolean {
+    const file = path.join(this.dir, SUBDIR[place], name);
+    if (!ENTRY.test(name) || !fs.existsSync(file)) return false;
+    fs.rmSync(file, { force: true });
+    return true;
+  }
+
+  private rewrite(name: string, place: SpoolPlace, entry: SpoolEntry): void {
+    const file = path.join(this.dir, SUBDIR[place], name);
+    const tmp = path.join(this.dir, SUBDIR[place], `.${name}.tmp`);
+    fs.writeFileSync(tmp, JSON.stringify(entry), { mode: 0o600 });
+    fs.renameSync(tmp, file);
+  }
+
+  private move(name: string, from: SpoolPlace, to: SpoolPlace): boolean {
+    if (!ENTRY.test(name)) return false;
+    fs.mkdirSync(path.join(this.dir, SUBDIR[to]), { recursive: true, mode: 0o700 });
     try {
-      fs.renameSync(path.join(this.dir, name), path.join(failed, name));
+      fs.renameSync(path.join(this.dir, SUBDIR[from], name), path.join(this.dir, SUBDIR[to], name));
+      return true;
     } catch {
-      this.remove(name);
+      return false;
     }
   }
 

@@ -57,6 +57,8 @@ interface AgentsCliOptions {
   user?: boolean;
   mode?: string;
   dryRun?: boolean;
+  entry?: string;
+  all?: boolean;
 }
 
 interface RulesOptions extends ClientOptions {
@@ -445,7 +447,7 @@ cli
 cli
   .command(
     "agents <verb> [agent]",
-    "Hook adapters that feed Claude Code or Codex sessions into the journal (docs/agents.md). Verbs: install claude-code|codex --harness NAME, uninstall claude-code|codex --harness NAME",
+    "Hook adapters that feed Claude Code or Codex sessions into the journal (docs/agents.md). Verbs: install claude-code|codex --harness NAME, uninstall claude-code|codex --harness NAME, spool list|retry|drop [--entry NAME | --all]",
   )
   .option("--harness <name>", "The harness the agent's sessions run as")
   .option("--project <dir>", "Write the project's settings under DIR (default: the current directory)")
@@ -454,10 +456,21 @@ cli
   .option("--dry-run", "Say what would change; mint, revoke and write nothing")
   .option("--socket <path>", "The daemon's socket")
   .option("--config <path>", "The global config")
+  .option("--entry <name>", "spool retry|drop: the spooled call, as spool list names it")
+  .option("--all", "spool retry|drop: every call set aside or refused")
   .option("--json", "Print the result as JSON")
   .action(async (verb: string, agent: string | undefined, o: ClientOptions & AgentsCliOptions) => {
+    if (verb === "spool") {
+      const { runAgentsSpool } = await import("./commands/agents-spool.js");
+      process.exitCode = runAgentsSpool(
+        agent,
+        { json: o.json, entry: o.entry === undefined ? undefined : String(o.entry), all: o.all },
+        io,
+      );
+      return;
+    }
     if (verb !== "install" && verb !== "uninstall") {
-      unknownVerb("agents", verb, "install, uninstall");
+      unknownVerb("agents", verb, "install, uninstall, spool");
       return;
     }
     const { runAgents } = await import("./commands/agents.js");

@@ -50,6 +50,7 @@ it("an [agents] listen changed by a reload is named as needing a restart", async
 });
 
 /** A Claude Code PostToolUse of Bash `command`, posted to the daemon's hook endpoint on its socket. */
+let calls = 0;
 async function postBash(d: AgentsDaemon, sessionId: string, command: string): Promise<void> {
   const [observer, ledger] = (["observer", "ledger"] as const).map((s) =>
     fs.readFileSync(d.fleet.tokens.get(s) as string, "utf8").trim(),
@@ -59,6 +60,8 @@ async function postBash(d: AgentsDaemon, sessionId: string, command: string): Pr
     tool_name: "Bash",
     tool_input: { command },
     tool_response: { stdout: "", stderr: "", interrupted: false },
+    // Each call its own id: one id twice would be one call, admitted once.
+    tool_use_id: `toolu_${calls++}`,
   });
   const status = await new Promise<number>((resolve, reject) => {
     const req = http.request(

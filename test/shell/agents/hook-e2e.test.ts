@@ -142,7 +142,12 @@ describe("Fixture payloads replayed through real harness hook processes", () => 
     });
     expect(http.status).toBe(200);
     expect(await http.text()).toBe("");
-    const command = await runHook(fleet, "claude-code", JSON.stringify(payload));
+    // Another call (the same payload twice would be one call, admitted once: hook-spool.test.ts).
+    const command = await runHook(
+      fleet,
+      "claude-code",
+      JSON.stringify({ ...payload, tool_use_id: "toolu_2" }),
+    );
     expect(command).toMatchObject({ code: 0, stdout: "", stderr: "" });
     await fleet.until(() => rowsOf(fleet, "sess-same").length === 2, "both rows");
     const [a, b] = rowsOf(fleet, "sess-same");

@@ -82,7 +82,12 @@ it("A stopped run ends at its next tool call, and its later prompts are refused"
   await f.start();
   try {
     const payloads = claudeCode(repo, "sess-stop");
-    for (const p of [payloads.SessionStart, payloads.PostToolUseFailure, payloads.PostToolUseFailure])
+    // Two failed tool calls: two tool_use_ids (one id twice would be one call, admitted once).
+    for (const p of [
+      payloads.SessionStart,
+      payloads.PostToolUseFailure,
+      { ...payloads.PostToolUseFailure, tool_use_id: "toolu_03" },
+    ])
       expect((await runHook(f, "claude-code", JSON.stringify(p))).code).toBe(0);
     await f.until(
       () => f.query("SELECT 1 FROM rule_fires WHERE rule = 'error-streak-stops'").length === 1,
@@ -141,7 +146,12 @@ it("A mixed fleet: a rule stop reaches a hook-fed run at its next hook call, and
     expect(tools.code, tools.stderr).toBe(0);
     // A hand-run agent with hooks.
     const payloads = claudeCode(repo, "sess-mixed");
-    for (const p of [payloads.SessionStart, payloads.PostToolUseFailure, payloads.PostToolUseFailure])
+    // Two failed tool calls: two tool_use_ids (one id twice would be one call, admitted once).
+    for (const p of [
+      payloads.SessionStart,
+      payloads.PostToolUseFailure,
+      { ...payloads.PostToolUseFailure, tool_use_id: "toolu_03" },
+    ])
       expect((await runHook(f, "claude-code", JSON.stringify(p))).code).toBe(0);
     await f.until(
       () => f.query("SELECT 1 FROM rule_fires WHERE rule = 'error-streak-stops'").length === 2,

@@ -2,7 +2,7 @@
  * What agents-ingest's end-to-end tests share: a temporary git repository, a real `harness hook` process
  * (the built `bin.cjs`) against a `TestFleet`, and the journal's run_event rows.
  */
-import { execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -45,39 +45,50 @@ export function runHook(
   stdin: string | Buffer,
   extra: readonly string[] = [],
 ): Promise<CliResult> {
-  return new Promise((resolve) => {
-    const child = spawn(
-      process.execPath,
-      [
-        BIN,
-        "hook",
-        adapter,
-        "--harness",
-        "impl",
-        "--observer-token",
-        fleet.tokens.get("observer") as string,
-        "--ledger-token",
-        fleet.tokens.get("ledger") as string,
-        "--socket",
-        fleet.socketPath,
-        ...extra,
-      ],
-      { env: fleet.env, stdio: ["pipe", "pipe", "pipe"] },
-    );
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => {
-      stdout += d.toString();
-    });
-    child.stderr.on("data", (d: Buffer) => {
-      stderr += d.toString();
-    });
-    child.stdin.on("error", () => {
-      // The hook may stop reading a payload past its bound.
-    });
-    child.on("exit", (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(stdin);
+  return startHook(fleet, adapter, stdin, extra).result;
+}
+
+/** A `harness hook` process, for a test that must signal it; `result` once it exits. */
+export function startHook(
+  fleet: TestFleet,
+  adapter: string,
+  stdin: string | Buffer,
+  extra: readonly string[] = [],
+): { readonly child: ChildProcess; readonly result: Promise<CliResult> } {
+  const child = spawn(
+    process.execPath,
+    [
+      BIN,
+      "hook",
+      adapter,
+      "--harness",
+      "impl",
+      "--observer-token",
+      fleet.tokens.get("observer") as string,
+      "--ledger-token",
+      fleet.tokens.get("ledger") as string,
+      "--socket",
+      fleet.socketPath,
+      ...extra,
+    ],
+    { env: fleet.env, stdio: ["pipe", "pipe", "pipe"] },
+  );
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (d: Buffer) => {
+    stdout += d.toString();
   });
+  child.stderr.on("data", (d: Buffer) => {
+    stderr += d.toString();
+  });
+  child.stdin.on("error", () => {
+    // The hook may stop reading a payload past its bound.
+  });
+  const result = new Promise<CliResult>((resolve) =>
+    child.on("exit", (code) => resolve({ code, stdout, stderr })),
+  );
+  child.stdin.end(stdin);
+  return { child, result };
 }
 
 export const rowsOf = (fleet: TestFleet, session?: string): Row[] =>

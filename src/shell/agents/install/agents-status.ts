@@ -31,6 +31,8 @@ export interface SpoolStatus {
   readonly overflow: number;
   /** Calls the daemon refused, kept for the operator. */
   readonly failed: number;
+  /** Calls whose delivery kept failing (timed out, 5xx), set aside for the operator. */
+  readonly setAside: number;
 }
 
 export interface AgentsStatus {
@@ -46,7 +48,7 @@ const SPOOL_ENTRY = /^\d{15}-\d+-\d+\.json$/;
 /**
  * The spool's state, from the files agents-ingest documents in `agents/spool.ts`: one
  * `<time>-<pid>-<n>.json` per waiting call, `overflow` holding the count of calls dropped when it was
- * full, `failed/` the calls the daemon refused.
+ * full, `failed/` the calls the daemon refused, `set-aside/` those whose delivery kept failing.
  */
 export function readSpoolStatus(env: NodeJS.ProcessEnv): SpoolStatus {
   const dir = path.join(agentsStateDir(env), "spool");
@@ -64,7 +66,13 @@ export function readSpoolStatus(env: NodeJS.ProcessEnv): SpoolStatus {
   } catch {
     // No overflow file: nothing was dropped.
   }
-  return { dir, depth: count(dir), overflow, failed: count(path.join(dir, "failed")) };
+  return {
+    dir,
+    depth: count(dir),
+    overflow,
+    failed: count(path.join(dir, "failed")),
+    setAside: count(path.join(dir, "set-aside")),
+  };
 }
 
 function checkAdapter(install: InstallEntry, record: InstallRecord): InstalledAdapter {

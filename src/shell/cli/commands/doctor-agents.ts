@@ -6,6 +6,7 @@
  * It warns of what stops hooks reaching the journal; it never fails doctor on its own.
  */
 import { type AgentsStatus, agentsStatus } from "../../agents/install/agents-status.js";
+import { MAX_TRIES } from "../../agents/spool.js";
 import type { LastRow } from "../../rpc/gen/harness/v1/agent_status_pb.js";
 import { iso } from "../io.js";
 import { printable } from "../render/printable.js";
@@ -58,7 +59,7 @@ export async function agentsCheck(
   const harnesses = [...new Set(status.adapters.map((a) => a.install.harness))];
   if (harnesses.length > 0 && lastRows !== undefined)
     findings.push(...(await lastRowFindings(harnesses, lastRows)));
-  findings.push(...spoolFindings(status));
+  findings.push(...spoolFindings(status, lastRows !== undefined));
   const worst: Status = findings.some((f) => f.status === "warn") ? "warn" : "pass";
   return {
     name: "agents",
@@ -97,12 +98,26 @@ async function lastRowFindings(
   });
 }
 
-function spoolFindings({ spool, adapters }: AgentsStatus): { status: Status; message: string }[] {
+/**
+ * The spool's row. Calls waiting while the daemon answers are not waiting for it: the next hook call
+ * delivers them, or their delivery is failing (each failure counted; at the limit they are set aside).
+ */
+function spoolFindings(
+  { spool, adapters }: AgentsStatus,
+  daemonUp: boolean,
+): { status: Status; message: string }[] {
   const out: { status: Status; message: string }[] = [];
   if (spool.depth > 0)
     out.push({
       status: "warn",
-      message: `${plural(spool.depth, "hook call")} spooled in ${spool.dir}, waiting for the daemon (the next hook call that reaches it delivers them, in order)`,
+      message: daemonUp
+        ? `${plural(spool.depth, "hook call")} spooled in ${spool.dir} though the daemon answers: the next hook call delivers them, in order; if they stay, their delivery is failing (harness agents spool list)`
+        : `${plural(spool.depth, "hook call")} spooled in ${spool.dir}, waiting for the daemon (the next hook call that reaches it delivers them, in order)`,
+    });
+  if (spool.setAside > 0)
+    out.push({
+      status: "warn",
+      message: `${plural(spool.setAside, "spooled hook call")} set aside in ${spool.dir}/set-aside: delivering ${spool.setAside === 1 ? "it" : "each"} failed ${MAX_TRIES} times (timed out or a daemon error); harness agents spool list, then retry or drop`,
     });
   if (spool.overflow > 0)
     out.push({

@@ -205,7 +205,8 @@ describe("harness agents install and uninstall", () => {
     expect(r.stdout).toMatch(
       / pass: impl: last row seq \d+ run_event\/tool from observer \(claude-code\), run impl#s1, at \d{4}-/,
     );
-    expect(r.stdout).toContain(` warn: 2 hook calls spooled in ${spool}, waiting for the daemon`);
+    // The daemon answers: the calls are not waiting for it (issue 26, finding 2).
+    expect(r.stdout).toContain(` warn: 2 hook calls spooled in ${spool} though the daemon answers`);
     expect(r.stdout).toContain(" warn: 3 hook calls dropped: the spool was full\n");
     const j = json<{ checks: { name: string; status: string; findings: unknown[] }[] }>(
       await f.cli(["doctor", "--json"]),
@@ -404,7 +405,7 @@ describe("harness agents install and uninstall", () => {
       ],
       [
         ["agents", "remove", "codex"],
-        "harness agents: unknown verb 'remove' (expected: install, uninstall)\n",
+        "harness agents: unknown verb 'remove' (expected: install, uninstall, spool)\n",
       ],
     ];
     for (const [args, stderr] of cases) {
