@@ -398,7 +398,7 @@ describe("the stale run closer", () => {
   it("closes a hook-fed run that sent nothing for stale_after, on the minute tick", async () => {
     let offset = 0;
     const clock = () => Date.now() + offset;
-    const d = await start({ clock, tickMs: 100, config: '[agents]\nstale_after = "12h"' });
+    const d = await start({ clock, tickMs: 100, config: '[agents]\nlisten = ""\nstale_after = "12h"' });
     const quiet = session("impl", "quiet");
     const busy = session("impl", "busy");
     const supervised = { harness: "nightly", run: "nightly#1" };
