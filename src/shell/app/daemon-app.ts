@@ -245,28 +245,26 @@ export class DaemonApp {
         options?: AdmitOptions,
       ) => daemon.admit(source, events, key, options);
       const gitFacts = new GitFactsReader(env);
-      // Answered on the socket and the TCP listener alike: how a client tells this daemon from a squatter.
-      const hooks = withChallenge(
-        new HookChallenge(),
-        hookRequestListener(
-          new HookIngest({
-            admit,
-            // Config-file producer credentials and `harness token`'s, bound to a harness or not.
-            identify: (token) => {
-              const d = identifyCaller(`Bearer ${token}`, "socket", credentials.current, clock());
-              if (!d.ok || d.caller.role !== "producer") return undefined;
-              const { source, harness } = d.caller;
-              return harness === undefined ? { source } : { source, harness };
-            },
-            verdicts: runVerdicts,
-            gitFacts: (cwd) => gitFacts.facts(cwd),
-            verifyPatterns: () => daemon.configInForce.agents.verifyPatterns,
-            onError: (what, e) => log.error({ err: (e as Error).message }, what),
-            rejected: (source, reason) => daemon.rejected(source, reason),
-          }),
-          (e) => log.error({ err: (e as Error).message }, "agent hook call failed"),
-        ),
+      const hooks = hookRequestListener(
+        new HookIngest({
+          admit,
+          // Config-file producer credentials and `harness token`'s, bound to a harness or not.
+          identify: (token) => {
+            const d = identifyCaller(`Bearer ${token}`, "socket", credentials.current, clock());
+            if (!d.ok || d.caller.role !== "producer") return undefined;
+            const { source, harness } = d.caller;
+            return harness === undefined ? { source } : { source, harness };
+          },
+          verdicts: runVerdicts,
+          gitFacts: (cwd) => gitFacts.facts(cwd),
+          verifyPatterns: () => daemon.configInForce.agents.verifyPatterns,
+          onError: (what, e) => log.error({ err: (e as Error).message }, what),
+          rejected: (source, reason) => daemon.rejected(source, reason),
+        }),
+        (e) => log.error({ err: (e as Error).message }, "agent hook call failed"),
       );
+      // Answered on the socket and the TCP listener alike: how a client tells this daemon from a squatter.
+      const hookRoutes = withChallenge(new HookChallenge(), hooks);
       // Every listener the config names is bound or the daemon does not start (issue 26): a squatter on
       // a port would be handed what is sent there. Those bound before a failure are closed again.
       const bindError = (key: string, address: string) => (e: unknown) => {
@@ -274,7 +272,7 @@ export class DaemonApp {
       };
       const rpc = await startRpcServer({
         socketPath,
-        socketRoutes: { prefix: HOOK_PATH_PREFIX, handler: hooks },
+        socketRoutes: { prefix: HOOK_PATH_PREFIX, handler: hookRoutes },
         ...(server.listen === undefined ? {} : { tcpListen: `${server.listen.host}:${server.listen.port}` }),
         credentials,
         admit,
@@ -345,7 +343,7 @@ export class DaemonApp {
       const hookListener =
         agentsListen === undefined
           ? undefined
-          : await startHookListener(agentsListen.host, agentsListen.port, hooks).catch(
+          : await startHookListener(agentsListen.host, agentsListen.port, hookRoutes).catch(
               bindError("[agents] listen", hostPortText(agentsListen)),
             );
       daemon.start();
