@@ -428,7 +428,9 @@ function listenError(key: string, address: string, e: unknown): DaemonStartError
   const code = (cause as NodeJS.ErrnoException).code;
   const port = Number(address.slice(address.lastIndexOf(":") + 1));
   const why =
-    code === "EADDRINUSE" ? `the address is in use, held by ${portHolder(port)}` : (cause as Error).message;
+    code === "EADDRINUSE"
+      ? `the address is in use, held by ${portHolder(port)}; free it, or give ${key} another address`
+      : (cause as Error).message;
   return new DaemonStartError(`cannot listen on ${key} ${address}: ${why}`, { cause: e });
 }
 

@@ -49,7 +49,7 @@ interface DoctorJson {
   readonly checks: readonly { readonly name: string; readonly status: string; readonly detail: string }[];
 }
 
-it("finding 8: a daemon whose [agents] listen or metrics port another process holds exits non-zero, naming the address and the holder", async () => {
+it("finding 8: a daemon whose [agents] listen, metrics or [server] listen port another process holds exits non-zero, naming the address and the holder", async () => {
   const port = await freePort();
   await squat(net.createServer(), port);
   const hooks = fleet(`[agents]\nlisten = "127.0.0.1:${port}"`);
@@ -70,6 +70,22 @@ it("finding 8: a daemon whose [agents] listen or metrics port another process ho
   expect(await metrics.exited()).toBe(1);
   expect(failedMetrics).toContain(`cannot listen on [server] metrics_listen 127.0.0.1:${port}`);
   expect(failedMetrics).toContain(`held by pid ${process.pid}`);
+
+  const tcp = fleet("");
+  fs.writeFileSync(
+    configFile(tcp),
+    fs
+      .readFileSync(configFile(tcp), "utf8")
+      .replace(
+        'metrics_listen = "127.0.0.1:0"',
+        `metrics_listen = "127.0.0.1:0"\nlisten = "127.0.0.1:${port}"`,
+      ),
+  );
+  const failedTcp = await tcp.start().catch((e: Error) => e.message);
+  expect(await tcp.exited()).toBe(1);
+  expect(failedTcp).toContain(`cannot listen on [server] listen 127.0.0.1:${port}: the address is in use`);
+  // Nothing of the failed start is left listening: its socket is free for the next daemon.
+  expect(fs.existsSync(tcp.socketPath)).toBe(false);
 });
 
 it("finding 8: agents install --mode http and doctor pass on the daemon's own endpoint, and refuse a squatter, writing nothing", async () => {
