@@ -244,6 +244,8 @@ async function withDaemon<T>(
       'metrics_listen = ""',
       "[server.producers]",
       ...files,
+      "[agents]",
+      'listen = ""',
     ].join("\n"),
   );
   try {

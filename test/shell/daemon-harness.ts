@@ -4,6 +4,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import * as fs from "node:fs";
+import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -23,9 +24,17 @@ export interface CliResult {
 
 export interface FleetOptions {
   readonly enforce?: readonly string[];
-  /** Extra lines for the global config. */
+  /**
+   * Extra lines for the global config. An `[agents]` table in them must set `listen` (`""` or a port
+   * 0 address); without one the fleet adds `[agents] listen = ""`.
+   */
   readonly config?: string;
-  /** No config file at all: the daemon runs on defaults. */
+  /**
+   * No settings: the daemon runs on defaults, but for the two listeners with fixed default ports, which
+   * a test daemon never binds (another test's daemon, or the host's, may hold them, and a daemon that
+   * cannot bind a listener exits): the config file says only `metrics_listen` on port 0 and
+   * `[agents] listen = ""`.
+   */
   readonly noConfig?: boolean;
   /** Policy rules beside the starter pack (`test/fixtures/daemon/daemon-with-rules.ts` runs the daemon). */
   readonly rules?: readonly { readonly name: string; readonly text: string }[];
@@ -40,6 +49,26 @@ export interface FleetOptions {
   readonly gateway?: boolean;
   /** `[memory.rules] shadow_period` for the test rules (default "0s": they act at once). */
   readonly shadowPeriod?: string;
+}
+
+/** A loopback port free at the time of asking (for a config that must name a port, not 0). */
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** A test daemon's `[agents]` table: the default port 7434 is never bound by tests. */
+const NO_HOOK_LISTENER = '[agents]\nlisten = ""';
+
+/** The `[agents]` table to add after `extra`: none when `extra` has one, which must then set `listen`. */
+function agentsTable(extra: string | undefined): string {
+  if (extra === undefined || !/^\[agents\]$/m.test(extra)) return NO_HOOK_LISTENER;
+  if (!/^listen = /m.test(extra))
+    throw new Error("a test fleet's [agents] table must set listen (\"\" or port 0): 7434 is the host's");
+  return "";
 }
 
 export class TestFleet {
@@ -83,7 +112,14 @@ export class TestFleet {
       fs.mkdirSync(this.rulesDir);
       for (const r of options.rules) fs.writeFileSync(path.join(this.rulesDir, `${r.name}.toml`), r.text);
     }
-    if (options.noConfig === true) return;
+    if (options.noConfig === true) {
+      fs.mkdirSync(path.join(this.root, "config", "harness"), { recursive: true });
+      fs.writeFileSync(
+        path.join(this.root, "config", "harness", "harness.toml"),
+        `[server]\nmetrics_listen = "127.0.0.1:0"\n${NO_HOOK_LISTENER}\n`,
+      );
+      return;
+    }
     for (const source of ["observer", "ledger", "loopguard", "graph", "facts"] as const) {
       const file = path.join(this.root, `${source}.token`);
       fs.writeFileSync(file, `${source}-${"x".repeat(40)}-${path.basename(this.root)}\n`, { mode: 0o600 });
@@ -111,6 +147,7 @@ export class TestFleet {
         "[server.producers]",
         ...[...this.tokens].map(([s, f]) => `${s} = ${JSON.stringify(f)}`),
         options.config ?? "",
+        agentsTable(options.config),
       ].join("\n"),
     );
   }

@@ -3,7 +3,7 @@
  * hook's stdout with exit 0, and Claude Code as an http hook's response body). Exit code 2 is never
  * used: a deny is always a decision with its reason, so an exit code alone never blocks by accident.
  *
- * - held (a run opened after a hold): PreToolUse denied, the reason naming the rule, the fire and the
+ * - held (a run first seen after a hold): PreToolUse denied, the reason naming the rule, the fire and the
  *   clear command; other events go on.
  * - stopped: Claude Code's PreToolUse is denied and the turn ended (`continue: false`, `stopReason`);
  *   a prompt is blocked; any other event ends the turn. Codex rejects `continue: false` on PreToolUse,

@@ -7,12 +7,15 @@
  *   transaction the stop is recorded delivered (a rule's stop action `ok`) and the run's `closed` row is
  *   written, `cancelled` / `rule_stop` for a rule, `cancelled` / `operator` for the loop guard (as the
  *   reference supervisor closes a loop-guard stop). Every later call of the run is answered `stopped`.
- * - `held`: a hold is on the harness and the run was opened after it (its `opened` row's seq is after
- *   the seq of the row whose fire placed the hold). A run opened before the hold keeps working, as
- *   REQ-11 says of a running process ("a process already running SHALL NOT be stopped by the hold"). A
- *   run the journal has no `opened` row for was first seen mid-flight (started before the hooks were
- *   installed, or its SessionStart lost): it was already running, so it is not held either. Only a
- *   session whose start the daemon saw after the hold is provably new.
+ * - `held`: a hold is on the harness and the run was first seen after it: the seq of its first row of
+ *   any type is after the seq of the row whose fire placed the hold, or it has no committed row yet
+ *   (first seen now, which is after the hold). A run first seen before the hold keeps working, as
+ *   REQ-11 says of a running process ("a process already running SHALL NOT be stopped by the hold").
+ *   The first row, not the `opened` row: a SessionStart can be set aside in the spool, arrive late or
+ *   never arrive (an http hook may never deliver it), and a missing `opened` row must not let a new
+ *   session through a hold (issue 26). A session already running when the hooks were installed is
+ *   first seen at its first hook call, so it is held if that call comes after the hold: the daemon
+ *   cannot tell it from a new one, and it fails closed.
  * - `allow` otherwise.
  *
  * `peek` answers the same without delivering anything: it is what the read-tier `CheckRun` RPC calls. A
@@ -37,7 +40,7 @@ export type RunVerdict =
 
 export interface RunVerdicts {
   /**
-   * What a hook call of this run may do now. A hold bites only on runs opened after it (REQ-11).
+   * What a hook call of this run may do now. A hold bites only on runs first seen after it (REQ-11).
    * Delivers a pending stop (records it delivered and closes the run cancelled / rule_stop) when it
    * answers `stopped` for the first time.
    */
@@ -77,17 +80,16 @@ export class StoreRunVerdicts implements RunVerdicts {
 
   private held(harness: string, run: string): RunVerdict {
     const { reads } = this.deps;
-    let opened: number | undefined | null = null;
+    // Read once, and only when a hold is on the harness; no row yet: first seen now, after every hold.
+    let seen: number | undefined | null = null;
     let first: Hold | undefined;
     for (const hold of Object.values(this.deps.holds())) {
       if (hold.harness !== harness) continue;
-      if (opened === null) opened = reads.openedSeq(run);
-      // First seen mid-flight: a running process, which no hold stops (REQ-11).
-      if (opened === undefined) return ALLOW;
+      if (seen === null) seen = reads.firstSeq(run);
       const placed = reads.fireSeq(hold.fireId);
-      // A fire log row is never deleted while its hold is on, so `placed` is known; were it not, the
-      // hold bites (fail closed).
-      if (placed !== undefined && opened < placed) continue;
+      // Seen before the hold: a running process, which no hold stops (REQ-11). A fire log row is never
+      // deleted while its hold is on, so `placed` is known; were it not, the hold bites (fail closed).
+      if (seen !== undefined && placed !== undefined && seen < placed) continue;
       if (first === undefined || hold.since < first.since) first = hold;
     }
     if (first === undefined) return ALLOW;

@@ -10,6 +10,7 @@ import { MINUTE } from "../../core/durations.js";
 import type { RuleSet } from "../../core/rule-set.js";
 import type { ProducerSource } from "../../core/sources.js";
 import { GitFactsReader } from "../agents/git-facts.js";
+import { HookChallenge, withChallenge } from "../agents/hook-challenge.js";
 import { type HookListener, hookRequestListener, startHookListener } from "../agents/hook-http-server.js";
 import { HOOK_PATH_PREFIX } from "../agents/hook-limits.js";
 import { HookIngest } from "../agents/ingest.js";
@@ -67,6 +68,7 @@ import { type OpenedStore, openStore } from "../store/open-store.js";
 import { TokenStore } from "../store/token-store.js";
 import { createLog, type Log } from "../support/log.js";
 import { DaemonMetrics } from "../support/metrics.js";
+import { portHolder } from "../support/port-holder.js";
 import { packageVersion } from "../support/version.js";
 import { type MetricsServer, serveMetrics } from "./metrics-server.js";
 
@@ -133,6 +135,8 @@ export class DaemonApp {
       options.storePath ?? defaultStorePath(env),
       `harness daemon (pid ${process.pid})`,
     );
+    /** What is listening so far, closed again if the start fails. */
+    const opened: (() => Promise<void>)[] = [];
     try {
       const metrics = new DaemonMetrics();
       const custom = options.loadRules;
@@ -165,7 +169,8 @@ export class DaemonApp {
         store,
         configAtStart: config,
         rulesAtStart: await loadRules(config),
-        readConfig: () => readConfig(configPath, env, false),
+        // A file gone since start is an error unless the operator asked for defaults (issue 26).
+        readConfig: ({ defaults }) => readConfig(configPath, env, !defaults, true),
         loadRules,
         loadServed: async (c) => {
           const next = await loadCredentials(credentialFiles(c));
@@ -217,7 +222,8 @@ export class DaemonApp {
         version: packageVersion(),
         supervisorStopConfigured: () => daemon.configInForce.supervisor.stop !== undefined,
         clear: (harness, rule) => daemon.clear(harness, rule),
-        reload: () => daemon.reload(),
+        reload: (defaults) => daemon.reload({ defaults }),
+        lastReloadFailure: () => daemon.lastReloadFailure,
         // Refused unless the config the reload reads declares the repo (the sync command read the same
         // file, but the daemon may be running an older one).
         policySynced: (repo, commit) =>
@@ -257,9 +263,16 @@ export class DaemonApp {
         }),
         (e) => log.error({ err: (e as Error).message }, "agent hook call failed"),
       );
+      // Answered on the socket and the TCP listener alike: how a client tells this daemon from a squatter.
+      const hookRoutes = withChallenge(new HookChallenge(), hooks);
+      // Every listener the config names is bound or the daemon does not start (issue 26): a squatter on
+      // a port would be handed what is sent there. Those bound before a failure are closed again.
+      const bindError = (key: string, address: string) => (e: unknown) => {
+        throw listenError(key, address, e);
+      };
       const rpc = await startRpcServer({
         socketPath,
-        socketRoutes: { prefix: HOOK_PATH_PREFIX, handler: hooks },
+        socketRoutes: { prefix: HOOK_PATH_PREFIX, handler: hookRoutes },
         ...(server.listen === undefined ? {} : { tcpListen: `${server.listen.host}:${server.listen.port}` }),
         credentials,
         admit,
@@ -294,7 +307,14 @@ export class DaemonApp {
             )
             .service(AgentStatusService, agentStatusService(store.db))
             .service(JournalQueryService, journalQueryService(queries)),
+      }).catch((e: unknown) => {
+        // The socket's own errors say what they are; a TCP listener's gets its key and holder.
+        const tcp = server.listen;
+        throw tcp !== undefined && (e as Error).message.startsWith("cannot listen on TCP")
+          ? listenError("[server] listen", hostPortText(tcp), e)
+          : e;
       });
+      opened.push(() => rpc.close());
       const gateway = await startGateway(mcpSocketPath(socketPath), {
         identify: (token) => gatewayCaller(tokens.identify(token)),
         ruleMiners: () => daemon.configInForce.memory.ruleMiners,
@@ -304,6 +324,7 @@ export class DaemonApp {
         clock,
         log,
       });
+      opened.push(() => gateway.close());
       const metricsServer =
         server.metricsListen === undefined
           ? undefined
@@ -316,17 +337,15 @@ export class DaemonApp {
                   : digestToken(await readTokenFile(server.metricsTokenFile)),
               metrics,
               beforeScrape: () => metrics.journalLag.set(daemon.view.lagSeconds(clock())),
-              log,
-            });
+            }).catch(bindError("[server] metrics_listen", hostPortText(server.metricsListen)));
+      if (metricsServer !== undefined) opened.push(() => metricsServer.close());
       const agentsListen = config.agents.listen;
-      // Another daemon (a test's, a second store's) may hold the port: the socket path still works.
       const hookListener =
         agentsListen === undefined
           ? undefined
-          : await startHookListener(agentsListen.host, agentsListen.port, hooks).catch((e: Error) => {
-              log.warn({ err: e.message }, "[agents] listen: the http hook endpoint is not listening");
-              return undefined;
-            });
+          : await startHookListener(agentsListen.host, agentsListen.port, hookRoutes).catch(
+              bindError("[agents] listen", hostPortText(agentsListen)),
+            );
       daemon.start();
       return new DaemonApp(
         daemon,
@@ -345,6 +364,7 @@ export class DaemonApp {
         hookListener,
       );
     } catch (e) {
+      for (const close of opened.reverse()) await close().catch(() => undefined);
       store.close();
       throw e;
     }
@@ -367,8 +387,8 @@ export class DaemonApp {
     return this.daemon.admit(source, events);
   }
 
-  reload() {
-    return this.daemon.reload();
+  reload(options: { readonly defaults?: boolean } = {}) {
+    return this.daemon.reload(options);
   }
 
   /** Stops listening, commits what is queued, waits for running actions, closes the store. */
@@ -399,8 +419,33 @@ function credentialFiles(config: GlobalConfig): CredentialFiles {
   };
 }
 
-async function readConfig(file: string, env: NodeJS.ProcessEnv, required: boolean): Promise<GlobalConfig> {
+const hostPortText = (a: { host: string; port: number }): string =>
+  a.host.includes(":") ? `[${a.host}]:${a.port}` : `${a.host}:${a.port}`;
+
+/** A listener the config names that could not be bound: the address, and who holds it when in use. */
+function listenError(key: string, address: string, e: unknown): DaemonStartError {
+  const cause = (e as { cause?: unknown }).cause ?? e;
+  const code = (cause as NodeJS.ErrnoException).code;
+  const port = Number(address.slice(address.lastIndexOf(":") + 1));
+  const why =
+    code === "EADDRINUSE"
+      ? `the address is in use, held by ${portHolder(port)}; free it, or give ${key} another address`
+      : (cause as Error).message;
+  return new DaemonStartError(`cannot listen on ${key} ${address}: ${why}`, { cause: e });
+}
+
+/** The config, for a start or (`reload`) a reload, where a missing required file says how to go on. */
+async function readConfig(
+  file: string,
+  env: NodeJS.ProcessEnv,
+  required: boolean,
+  reload = false,
+): Promise<GlobalConfig> {
   const r = await readGlobalConfig(file, env, { required });
+  if (!r.ok && !r.found && reload)
+    throw new DaemonStartError(
+      `config ${file} does not exist; the config in force stays (\`harness reload --defaults\` reloads on all defaults)`,
+    );
   if (!r.ok) throw new DaemonStartError(`config ${file}:\n${r.errors.map(formatConfigError).join("\n")}`);
   return r.config;
 }

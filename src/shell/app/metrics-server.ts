@@ -1,11 +1,10 @@
 /**
  * `/metrics` over HTTP (SPEC-0029 REQ-20), on `[server] metrics_listen`, behind `metrics_token_file`'s
- * bearer token when one is set. A busy port does not keep the rules from running: the daemon says so and
- * goes on without it.
+ * bearer token when one is set. A port it cannot bind is an error the daemon exits with (issue 26): a
+ * listener the config names and the operator relies on is never quietly missing.
  */
 import * as http from "node:http";
 import { bearerMatches, type TokenDigest } from "../rpc/credentials.js";
-import type { Log } from "../support/log.js";
 import type { DaemonMetrics } from "../support/metrics.js";
 
 export interface MetricsServer {
@@ -21,9 +20,8 @@ export async function serveMetrics(options: {
   readonly metrics: DaemonMetrics;
   /** Brings the gauges read at scrape time up to date. */
   readonly beforeScrape: () => void;
-  readonly log: Log;
-}): Promise<MetricsServer | undefined> {
-  const { host, port, token, metrics, log } = options;
+}): Promise<MetricsServer> {
+  const { host, port, token, metrics } = options;
   const server = http.createServer((req, res) => {
     if (req.url !== "/metrics") {
       res.writeHead(404).end();
@@ -39,12 +37,10 @@ export async function serveMetrics(options: {
       (e: Error) => res.writeHead(500).end(e.message),
     );
   });
-  return new Promise((resolve) => {
-    server.once("error", (e) => {
-      log.warn({ host, port, err: e.message }, "metrics listener not started");
-      resolve(undefined);
-    });
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
     server.listen(port, host, () => {
+      server.off("error", reject);
       const a = server.address();
       const address = typeof a === "object" && a !== null ? `${host}:${a.port}` : `${host}:${port}`;
       resolve({

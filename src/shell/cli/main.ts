@@ -300,9 +300,13 @@ cli
   .option("--socket <path>", "The daemon's socket")
   .option("--config <path>", "The global config")
   .option("--json", "Print the result as JSON")
-  .action(async (o: ClientOptions) => {
+  .option("--defaults", "Reload on all defaults when the daemon's config file is gone (else an error)")
+  .action(async (o: ClientOptions & { defaults?: boolean }) => {
     const { runReload } = await import("./commands/reload.js");
-    process.exitCode = await runReload({ socket: o.socket, config: o.config, json: o.json }, io);
+    process.exitCode = await runReload(
+      { socket: o.socket, config: o.config, json: o.json, defaults: o.defaults },
+      io,
+    );
   });
 
 cli

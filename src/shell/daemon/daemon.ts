@@ -36,6 +36,12 @@ import { type Committed, Evaluator } from "./evaluator.js";
 import type { EvaluatorView } from "./evaluator-view.js";
 
 /** What a reload reports (`harness reload`). */
+/** A reload that failed: its error, and when (ms). */
+export interface ReloadFailure {
+  readonly error: string;
+  readonly at: number;
+}
+
 export interface ReloadReport {
   readonly loaded: number;
   readonly disabled: readonly { readonly name: string; readonly reason: string; readonly message: string }[];
@@ -68,8 +74,11 @@ export interface DaemonDeps {
   readonly configAtStart: GlobalConfig;
   /** The rule set and clones loaded from `configAtStart`. */
   readonly rulesAtStart: RuleSetLoad;
-  /** Rereads the global config, for a reload; rejects when it does not load. */
-  readonly readConfig: () => Promise<GlobalConfig>;
+  /**
+   * Rereads the global config, for a reload; rejects when it does not load, or when the file is gone
+   * and `defaults` was not asked for (a mistaken `mv` must not swap in defaults: issue 26).
+   */
+  readonly readConfig: (options: { readonly defaults: boolean }) => Promise<GlobalConfig>;
   /** How a config becomes a rule set, at every reload. */
   readonly loadRules: (config: GlobalConfig) => Promise<RuleSetLoad>;
   /**
@@ -118,6 +127,7 @@ export class Daemon {
   private inForce: GlobalConfig;
   private clones: readonly PolicyCloneStatus[];
   private restartKeys: readonly string[] = [];
+  private reloadFailure: ReloadFailure | undefined;
   private readonly writer: JournalWriter;
   private readonly evaluator: Evaluator;
   private readonly derivation: Derivation;
@@ -272,6 +282,10 @@ export class Daemon {
   /** The keys the last reload found changed that only a restart applies. */
   get needsRestart(): readonly string[] {
     return this.restartKeys;
+  }
+  /** Why the last reload failed, until one succeeds (`harness doctor` fails on it). */
+  get lastReloadFailure(): ReloadFailure | undefined {
+    return this.reloadFailure;
   }
   /** Each declared policy repo's clone as the last load found it (REQ-2's gate), in name order. */
   get policyClones(): readonly PolicyCloneStatus[] {
@@ -442,8 +456,8 @@ export class Daemon {
    * `harness reload` and SIGHUP: the config and rule set reread, swapped in between two rows. Reloads
    * run one at a time, so two never interleave their reads of the clones.
    */
-  reload(): Promise<ReloadReport> {
-    return this.queueReload(() => undefined);
+  reload(options: { readonly defaults?: boolean } = {}): Promise<ReloadReport> {
+    return this.queueReload(() => undefined, options.defaults === true);
   }
 
   /**
@@ -451,17 +465,23 @@ export class Daemon {
    * check and the reload read the config once, so no edit can land between them (`harness policy sync`
    * asks for a reload only if the config the daemon reads declares the synced repo).
    */
-  queueReload(admit: (config: GlobalConfig) => void): Promise<ReloadReport> {
-    const next = this.reloading.then(() => this.reloadNow(admit));
+  queueReload(admit: (config: GlobalConfig) => void, defaults = false): Promise<ReloadReport> {
+    const next = this.reloading.then(() => this.reloadNow(admit, defaults));
     this.reloading = next.catch(() => undefined);
     return next;
   }
 
-  private async reloadNow(admit: (config: GlobalConfig) => void): Promise<ReloadReport> {
-    const config = await this.deps.readConfig();
+  private async reloadNow(admit: (config: GlobalConfig) => void, defaults: boolean): Promise<ReloadReport> {
+    // A failure to read or load is remembered until a reload succeeds; `admit`'s refusal is an answer
+    // to its caller about the request, not a fault of the config.
+    const failed = (e: unknown): never => {
+      this.reloadFailure = { error: (e as Error).message, at: this.deps.clock() };
+      throw e;
+    };
+    const config = await this.deps.readConfig({ defaults }).catch(failed);
     admit(config);
-    const { ruleSet, clones } = await this.deps.loadRules(config);
-    const serve = await this.deps.loadServed(config);
+    const { ruleSet, clones } = await this.deps.loadRules(config).catch(failed);
+    const serve = await this.deps.loadServed(config).catch(failed);
     // Nothing has changed until here. The swap, which commits the holds it releases, goes first: if it
     // throws, the credentials and actions in force stay as they were too.
     // The evaluator runs whole rows between turns of the event loop, so this lands between two rows.
@@ -471,6 +491,7 @@ export class Daemon {
     this.reconfigureActions(config);
     this.inForce = config;
     this.restartKeys = needsRestart(this.deps.configAtStart, config);
+    this.reloadFailure = undefined;
     this.reportRuleSet(ruleSet, clones);
     this.deps.log[this.restartKeys.length === 0 ? "info" : "warn"](
       { loaded: ruleSet.rules.length, released: released.length, needs_restart: this.restartKeys },

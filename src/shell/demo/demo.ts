@@ -130,6 +130,11 @@ export class Sandbox {
       "[server.producers]",
       ...files,
       "",
+      // The demo feeds no agent hooks, and a daemon that cannot bind a listener exits: the operator's
+      // own daemon may hold the default port.
+      "[agents]",
+      'listen = ""',
+      "",
     ];
     fs.writeFileSync(this.configPath, config.join("\n"), { mode: 0o600 });
   }

@@ -25,7 +25,7 @@ import {
 } from "../../core/rule-set.js";
 import { levelDerivation, type RuleState, ruleState, ruleStateCounts } from "../../core/rule-state.js";
 import type { CoreState } from "../../core/state.js";
-import type { ReloadReport } from "../daemon/daemon.js";
+import type { ReloadFailure, ReloadReport } from "../daemon/daemon.js";
 import type { EvaluatorView } from "../daemon/evaluator-view.js";
 import {
   HoldNotFoundError,
@@ -66,8 +66,13 @@ export interface RuleServiceDeps {
   readonly supervisorStopConfigured: () => boolean;
   /** `harness rules clear`: releases and commits the holds on `harness` (by `rule`, if given). */
   readonly clear: (harness: string, rule: string | undefined) => void;
-  /** `harness reload`; rejects when the config cannot be read, leaving the set in force. */
-  readonly reload: () => Promise<ReloadReport>;
+  /**
+   * `harness reload`; rejects when the config cannot be read (or is gone and `defaults` is false),
+   * leaving the set in force.
+   */
+  readonly reload: (defaults: boolean) => Promise<ReloadReport>;
+  /** Why the last reload failed, until one succeeds. */
+  readonly lastReloadFailure?: () => ReloadFailure | undefined;
   /** `harness policy sync` after a fast-forward: a reload with the synced clone; rejects an unknown repo. */
   readonly policySynced: (repo: string, commit: string) => Promise<ReloadReport>;
   /** Each declared policy repo's clone as the last load found it (REQ-2's gate), in name order. */
@@ -120,11 +125,11 @@ export function ruleService(
         return { released };
       }),
 
-    reload: () =>
+    reload: (req) =>
       serve("Reload", async () => {
         let r: ReloadReport;
         try {
-          r = await deps.reload();
+          r = await deps.reload(req.defaults);
         } catch (e) {
           throw new ReloadFailedError(e as Error);
         }
@@ -356,6 +361,7 @@ export function ruleService(
           unknownStops7d: reads.stopsSince("unknown", now - 7 * DAY),
           policyClones: deps.policyClones().map((c) => ({ name: c.name, state: c.state, detail: c.detail })),
           needsRestart: [...deps.needsRestart()],
+          ...reloadFailureFields(deps.lastReloadFailure?.()),
         };
       }),
   };
@@ -384,6 +390,9 @@ function firesForward(reads: RuleReads, afterSeq: number, limit: number) {
   const more = budget.truncated && (last === undefined || reads.firesAfterSeq(last.seq, 1).length > 0);
   return { fires, truncated: more, nextAfterSeq: BigInt(last?.seq ?? afterSeq) };
 }
+
+const reloadFailureFields = (f: ReloadFailure | undefined) =>
+  f === undefined ? {} : { lastReloadError: f.error, lastReloadFailedAtMs: BigInt(f.at) };
 
 const reloadResponse = (r: ReloadReport) => ({
   ...r,

@@ -1,23 +1,25 @@
 /**
- * What a hook-fed run's verdict reads (`agents/run-verdict.ts`), on every hook call, each by index: the
- * seq of the run's `opened` row, and the seq of the row whose fire placed a hold.
+ * What a hook-fed run's verdict reads (`agents/run-verdict.ts`), on every hook call while a hold is on,
+ * each one index seek: the seq of the run's first row of any type (`rule_journal_run`), and the seq of
+ * the row whose fire placed the hold.
  */
 import type { Db } from "./open-store.js";
 
 export class AgentRunReads {
-  private readonly opened;
+  private readonly first;
   private readonly fire;
 
   constructor(private readonly db: Db) {
-    this.opened = db.prepare(
-      "SELECT min(seq) AS seq FROM rule_journal WHERE run = ? AND kind = 'run_event' AND type = 'opened'",
+    // ORDER BY … LIMIT 1 on (run, seq): one seek whatever the run's length.
+    this.first = db.prepare(
+      "SELECT seq FROM rule_journal WHERE run = ? AND run IS NOT NULL ORDER BY seq LIMIT 1",
     );
     this.fire = db.prepare("SELECT seq FROM rule_fires WHERE fire_id = ?");
   }
 
-  /** The seq of the run's first `opened` row, if the journal holds one. */
-  openedSeq(run: string): number | undefined {
-    return (this.opened.get(run) as { seq: number | null }).seq ?? undefined;
+  /** The seq of the run's first committed row of any type, if the journal holds one. */
+  firstSeq(run: string): number | undefined {
+    return (this.first.get(run) as { seq: number } | undefined)?.seq;
   }
 
   /**

@@ -300,5 +300,11 @@ const V9 = `
 ALTER TABLE agent_run_stops ADD COLUMN outcome TEXT CHECK (outcome IN ('delivered', 'closed_first'));
 `;
 
-export const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6, V7, V8, V9];
+// V10: each run's first row of any type, found by index on every hook call while a hold is on (issue 26):
+// a session first seen after the hold began is held whether or not its `opened` row ever arrived.
+const V10 = `
+CREATE INDEX rule_journal_run ON rule_journal (run, seq) WHERE run IS NOT NULL;
+`;
+
+export const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10];
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -83,10 +83,15 @@ async function postBash(d: AgentsDaemon, sessionId: string, command: string): Pr
 }
 
 it("an [agents] verify_patterns changed by a reload classifies the next hook call's command", async () => {
-  const d = await AgentsDaemon.start();
+  const d = await AgentsDaemon.start({ config: '[agents]\nlisten = ""\nverify_patterns = []' });
   daemons.push(d);
   await postBash(d, "s1", "just check --all");
-  appendConfig(d, '[agents]\nverify_patterns = ["just check"]');
+  fs.writeFileSync(
+    configFile(d),
+    fs
+      .readFileSync(configFile(d), "utf8")
+      .replace(/^verify_patterns = \[\]$/m, 'verify_patterns = ["just check"]'),
+  );
   expect((await d.app.reload()).needsRestart).toEqual([]);
   await postBash(d, "s1", "just check --all");
   await d.settled();
@@ -98,7 +103,7 @@ it("an [agents] stale_after shortened by a reload closes a quiet run on the next
   const d = await AgentsDaemon.start({
     clock: () => Date.now() + offset,
     tickMs: 100,
-    config: '[agents]\nstale_after = "12h"',
+    config: '[agents]\nlisten = ""\nstale_after = "12h"',
   });
   daemons.push(d);
   const quiet = session("impl", "quiet");

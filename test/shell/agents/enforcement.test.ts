@@ -100,27 +100,31 @@ describe("holds on hook-fed runs", () => {
     expect((await d.checkRun("impl", s2.run)).verdict).toBe(RunVerdict.ALLOW);
   });
 
-  it("A session first seen mid-flight is not stopped by a hold", async () => {
+  it("finding 9: a session first seen after the hold is held though its opened row never arrives; one first seen before it keeps working", async () => {
     const d = await start({ rules: [FAILURES_HOLD], enforce: ["tool-failures-hold"] });
     const s1 = session("impl", "s1");
+    // Seen before the hold by a tool call alone (started before the hooks were installed, or its start
+    // lost): a running process, which REQ-11 does not stop.
+    const before = session("impl", "before");
+    await d.hookRows("observer", [before.tool({})]);
     await d.hookRows("ledger", [s1.opened()]);
     await d.hookRows("observer", [s1.tool({ is_error: true }), s1.tool({ is_error: true })]);
     await d.until(
       () => d.query("SELECT 1 FROM rule_holds WHERE released_at IS NULL").length === 1,
       "the hold",
     );
-    // Sessions whose SessionStart the daemon never saw (started before the hooks were installed, or
-    // their start lost), first seen after the hold by a tool call, or by nothing but this PreToolUse:
-    // each was already running, and REQ-11 stops no running process.
-    const midFlight = session("impl", "mid");
-    await d.hookRows("observer", [midFlight.tool({})]);
-    expect(d.check("impl", midFlight.run)).toEqual({ kind: "allow" });
-    expect((await d.checkRun("impl", midFlight.run)).verdict).toBe(RunVerdict.ALLOW);
-    expect(d.check("impl", "impl#first-call")).toEqual({ kind: "allow" });
-    // A session whose start the daemon saw after the hold is new: held.
-    const fresh = session("impl", "fresh");
-    await d.hookRows("ledger", [fresh.opened()]);
-    expect(d.check("impl", fresh.run).kind).toBe("held");
+    expect(d.check("impl", before.run)).toEqual({ kind: "allow" });
+    expect((await d.checkRun("impl", before.run)).verdict).toBe(RunVerdict.ALLOW);
+    // First seen after the hold, by a tool row or by nothing but this call: no opened row lets it
+    // through.
+    const late = session("impl", "late");
+    await d.hookRows("observer", [late.tool({})]);
+    expect(d.check("impl", late.run).kind).toBe("held");
+    expect((await d.checkRun("impl", late.run)).verdict).toBe(RunVerdict.HELD);
+    expect(d.check("impl", "impl#first-call").kind).toBe("held");
+    // Its SessionStart arriving late (from the spool) changes nothing.
+    await d.hookRows("ledger", [late.opened()]);
+    expect(d.check("impl", late.run).kind).toBe("held");
   });
 
   it("A session already running is not stopped by a hold", async () => {
@@ -394,7 +398,7 @@ describe("the stale run closer", () => {
   it("closes a hook-fed run that sent nothing for stale_after, on the minute tick", async () => {
     let offset = 0;
     const clock = () => Date.now() + offset;
-    const d = await start({ clock, tickMs: 100, config: '[agents]\nstale_after = "12h"' });
+    const d = await start({ clock, tickMs: 100, config: '[agents]\nlisten = ""\nstale_after = "12h"' });
     const quiet = session("impl", "quiet");
     const busy = session("impl", "busy");
     const supervised = { harness: "nightly", run: "nightly#1" };

@@ -1,7 +1,7 @@
 /**
  * Holds bite on real agents (issue 17), end to end: real `harness hook claude-code` processes against
- * a real `harness daemon` whose enforced starter rule holds the harness. A session opened after the
- * hold has its PreToolUse denied, naming the rule, the fire and the clear command; after
+ * a real `harness daemon` whose enforced starter rule holds the harness. A session first seen after the
+ * hold (its SessionStart arrived or not) has its PreToolUse denied, naming the rule, the fire and the clear command; after
  * `harness rules clear`, the same call is allowed. Stops reach hook-fed runs at their next hook call,
  * beside a supervisor's runs stopped through `[supervisor] stop`.
  */
@@ -58,19 +58,54 @@ it("A held harness cannot start working: a new session's tool call is denied unt
   expect(reason).toContain("budget-exhaustion-recurring");
   expect(reason).toContain("harness rules clear impl");
 
-  // A session whose SessionStart never reached the daemon was already running: not held (REQ-11).
-  const midFlight = await runHook(
-    fleet,
-    "claude-code",
-    JSON.stringify(claudeCode(repo, "sess-mid").PreToolUse),
-  );
-  expect(midFlight.code).toBe(0);
-  expect(midFlight.stdout).not.toContain('"deny"');
-
   expect((await fleet.cli(["rules", "clear", "impl"])).code).toBe(0);
   const allowed = await runHook(fleet, "claude-code", JSON.stringify(payloads.PreToolUse));
   expect(allowed.code).toBe(0);
   expect(allowed.stdout).not.toContain('"deny"');
+});
+
+it("finding 9: while a hold is on, a new session whose SessionStart never arrives has its first PreToolUse held, and a session seen before the hold keeps working (REQ-11)", async () => {
+  const f = new TestFleet({ enforce: ["budget-exhaustion-recurring"], config: '[agents]\nlisten = ""' });
+  await f.start();
+  try {
+    // Seen before the hold by a tool call alone: its SessionStart never reached the daemon.
+    const before = claudeCode(repo, "sess-before");
+    expect((await runHook(f, "claude-code", JSON.stringify(before.PostToolUse))).code).toBe(0);
+    await f.until(() => rowsOf(f, "sess-before").length === 1, "the earlier session's row");
+
+    const ledger = f.tokens.get("ledger") as string;
+    const appended = await f.cli(
+      ["journal", "append", "--token-file", ledger],
+      jsonl([budgetExceeded(1), budgetExceeded(2)]),
+    );
+    expect(appended.code, appended.stderr).toBe(0);
+    await f.until(
+      () => f.query("SELECT 1 FROM rule_holds WHERE harness = 'impl' AND released_at IS NULL").length === 1,
+      "the hold on impl",
+    );
+
+    // A new session whose SessionStart was set aside or lost: its first call is its first row.
+    const lost = await runHook(f, "claude-code", JSON.stringify(claudeCode(repo, "sess-lost").PreToolUse));
+    expect(lost.code).toBe(0);
+    const answer = JSON.parse(lost.stdout);
+    expect(answer.hookSpecificOutput).toMatchObject({
+      hookEventName: "PreToolUse",
+      permissionDecision: "deny",
+    });
+    expect(answer.hookSpecificOutput.permissionDecisionReason).toContain("harness rules clear impl");
+    // Once its first row is in the journal (after the hold), its calls are still held.
+    const lostPayloads = claudeCode(repo, "sess-lost");
+    expect((await runHook(f, "claude-code", JSON.stringify(lostPayloads.PostToolUse))).code).toBe(0);
+    await f.until(() => rowsOf(f, "sess-lost").length === 1, "the new session's row");
+    const again = await runHook(f, "claude-code", JSON.stringify(lostPayloads.PreToolUse));
+    expect(JSON.parse(again.stdout).hookSpecificOutput?.permissionDecision).toBe("deny");
+
+    const running = await runHook(f, "claude-code", JSON.stringify(before.PreToolUse));
+    expect(running.code).toBe(0);
+    expect(running.stdout).not.toContain('"deny"');
+  } finally {
+    await f.dispose();
+  }
 });
 
 it("A stopped run ends at its next tool call, and its later prompts are refused", async () => {

@@ -23,7 +23,7 @@ const closed = (harness: string, n: number, outcome: string, extra: Record<strin
 });
 
 describe("harness daemon, a real process driven by the real CLI", () => {
-  it("runs with no config at all and prints where its store, socket and metrics are", async () => {
+  it("runs on default settings and prints where its store, socket and metrics are", async () => {
     const f = fleet({ noConfig: true });
     const said = await f.start();
     expect(said).toContain(`store ${f.storePath}`);

@@ -374,3 +374,79 @@ describe("a daemon without producer credentials", () => {
     ]);
   });
 });
+
+describe("finding 11: reload refuses what it cannot read", () => {
+  const budgetExceeded = (n: number) => ({
+    kind: "run_event",
+    type: "closed",
+    harness: "impl",
+    run: `impl#budget-${n}`,
+    outcome: "budget_exceeded",
+  });
+  const holdsOn = (f: TestFleet) =>
+    f.query("SELECT 1 FROM rule_holds WHERE harness = 'impl' AND released_at IS NULL").length;
+  const doctor = async (f: TestFleet) => {
+    const r = await f.cli(["doctor", "--json"]);
+    const checks = (
+      JSON.parse(r.stdout) as {
+        checks: { name: string; status: string; detail: string; findings: { message: string }[] }[];
+      }
+    ).checks;
+    return { code: r.code, reload: checks.find((c) => c.name === "reload") };
+  };
+
+  it("finding 11: with the config file gone, harness reload fails, the config in force stays (producers accepted, no hold released) and doctor fails until a good reload", async () => {
+    const f = await started({ enforce: ["budget-exhaustion-recurring"] });
+    const ledger = f.tokens.get("ledger") as string;
+    const appended = await f.cli(
+      ["journal", "append", "--token-file", ledger],
+      jsonl([budgetExceeded(1), budgetExceeded(2)]),
+    );
+    expect(appended.code, appended.stderr).toBe(0);
+    await f.until(() => holdsOn(f) === 1, "the hold on impl");
+
+    const moved = `${configFile(f)}.moved`;
+    fs.renameSync(configFile(f), moved);
+    const r = await f.cli(["reload"]);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain(`config ${configFile(f)} does not exist`);
+    expect(r.stderr).toContain("harness reload --defaults");
+    // The config in force stays: its producer still appends, and the hold is still on.
+    expect((await append(f, ledger, "still")).code).toBe(0);
+    expect(holdsOn(f)).toBe(1);
+    const failed = await doctor(f);
+    expect(failed.code).toBe(1);
+    expect(failed.reload?.status).toBe("fail");
+    expect(failed.reload?.findings.map((x) => x.message).join("\n")).toContain("does not exist");
+
+    fs.renameSync(moved, configFile(f));
+    expect((await f.cli(["reload"])).code).toBe(0);
+    expect((await doctor(f)).reload?.status).toBe("pass");
+    expect(holdsOn(f)).toBe(1);
+
+    // Asked for, defaults are what the operator gets.
+    fs.renameSync(configFile(f), moved);
+    const defaults = await f.cli(["reload", "--defaults"]);
+    expect(defaults.code, defaults.stderr).toBe(0);
+    expect((await doctor(f)).reload?.status).toBe("pass");
+  });
+
+  it("finding 11: a SIGHUP reload that fails makes doctor fail, naming the error, until a good reload", async () => {
+    const f = await started();
+    const lock = JSON.parse(fs.readFileSync(`${f.storePath}.lock`, "utf8")) as { pid: number };
+    const good = fs.readFileSync(configFile(f), "utf8");
+    fs.writeFileSync(configFile(f), `${good}\n[notify\n`);
+    process.kill(lock.pid, "SIGHUP");
+    await f.until(() => f.daemonStdout.includes("reload failed"), "the failed reload's log line");
+    const failed = await doctor(f);
+    expect(failed.code).toBe(1);
+    expect(failed.reload?.status).toBe("fail");
+    expect(failed.reload?.findings.map((x) => x.message).join("\n")).toContain(configFile(f));
+    expect((await append(f, f.tokens.get("ledger") as string, "still")).code).toBe(0);
+
+    fs.writeFileSync(configFile(f), good);
+    process.kill(lock.pid, "SIGHUP");
+    await f.until(() => (f.daemonStdout.match(/rule set loaded/g) ?? []).length === 2, "the good reload");
+    expect((await doctor(f)).reload?.status).toBe("pass");
+  });
+});

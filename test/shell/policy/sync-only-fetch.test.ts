@@ -67,6 +67,8 @@ describe("REQ-1: the daemon never touches a policy repo's remote", () => {
         'shadow_period = "0s"',
         "[server]",
         'metrics_listen = ""',
+        "[agents]",
+        'listen = ""',
         "[policy_repo.ops]",
         `remote = ${JSON.stringify(remote.bare)}`,
         "",

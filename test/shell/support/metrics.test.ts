@@ -126,7 +126,7 @@ describe("a metrics listener with a token", () => {
       const configPath = path.join(fleet.root, "harness.toml");
       fs.writeFileSync(
         configPath,
-        `[server]\nmetrics_listen = "127.0.0.1:0"\nmetrics_token_file = ${JSON.stringify(tokenFile)}\n`,
+        `[server]\nmetrics_listen = "127.0.0.1:0"\nmetrics_token_file = ${JSON.stringify(tokenFile)}\n[agents]\nlisten = ""\n`,
       );
       const daemon = await DaemonApp.start({
         env: fleet.env,

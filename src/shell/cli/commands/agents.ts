@@ -2,11 +2,14 @@
  * `harness agents install|uninstall claude-code|codex --harness NAME [--project DIR | --user]
  * [--mode http|command] [--dry-run] [--json]` (docs/agents.md): writes or removes the agent's hook
  * entries and the harness's producer tokens (`agents/install/install.ts` does the work). Exit 0 done
- * (also when nothing needed changing), 1 a settings file or the record of installs that cannot be used
- * (nothing written), 2 usage or an unreadable control token, 3 no daemon answers, 4 the daemon refused.
+ * (also when nothing needed changing), 1 a settings file or the record of installs that cannot be used,
+ * or, in http mode, another process answering on `[agents] listen` (nothing written), 2 usage or an
+ * unreadable control token, 3 no daemon answers (or, in http mode, nothing listens on `[agents]
+ * listen`), 4 the daemon refused.
  */
 import * as fs from "node:fs";
 import { fileURLToPath } from "node:url";
+import { proveHookEndpoint } from "../../agents/hook-challenge.js";
 import { RESERVED_NAMES } from "../../agents/install/agent-paths.js";
 import { HARNESS_NAME, HOOK_MODES, type HookMode, isAgentKind } from "../../agents/install/hook-entries.js";
 import {
@@ -81,6 +84,39 @@ function launcher(): string[] {
 
 type Verb = "install" | "uninstall";
 
+/**
+ * Why http hooks must not be pointed at `listen`, or undefined when the endpoint there proves to be the
+ * daemon on `socketPath` (`agents/hook-challenge.ts`): Claude Code would post the harness's tokens to
+ * whatever answers.
+ */
+async function squatRefusal(
+  listen: string,
+  socketPath: string,
+): Promise<{ readonly code: number; readonly message: string } | undefined> {
+  // Off: install itself says http mode needs the endpoint.
+  if (listen === "") return undefined;
+  const proof = await proveHookEndpoint(listen, socketPath);
+  switch (proof.kind) {
+    case "this_daemon":
+      return undefined;
+    case "other":
+      return {
+        code: EXIT.failed,
+        message: `the hook endpoint is not this daemon: ${proof.detail}; http hooks would hand it their tokens (use --mode command, or free the port and restart the daemon)`,
+      };
+    case "none":
+      return {
+        code: EXIT.unreachable,
+        message: `${proof.detail}: start the daemon with [agents] listen = "${listen}" first, so install can check the endpoint is the daemon`,
+      };
+    case "no_daemon":
+      return {
+        code: EXIT.unreachable,
+        message: `${proof.detail}: http mode needs the running daemon, to check the endpoint is the daemon`,
+      };
+  }
+}
+
 const isDirectory = (dir: string): boolean => {
   try {
     return fs.statSync(dir).isDirectory();
@@ -146,6 +182,13 @@ export async function runAgents(
     issuer = got.issuer;
     return issuer;
   };
+  if (verb === "install" && mode === "http" && agent === "claude-code") {
+    const refused = await squatRefusal(agentsListen(target.config), target.socketPath);
+    if (refused !== undefined) {
+      io.err(`harness ${command}: ${refused.message}; nothing was written`);
+      return refused.code;
+    }
+  }
   try {
     if (verb === "install") {
       const report = await install(

@@ -4,7 +4,9 @@
  * disabled one; warns when a rule is disabled, a harness is held, a policy clone is dirty, off its branch
  * or missing, journal rows were dropped since start, a rule stop went undelivered or ended unknown, or
  * the evaluator lags behind the journal. The agents row (`doctor-agents.ts`) shows the hook adapters
- * installed, each harness's last row and the hook spool. Exit 1 on a fail, 3 when no daemon answers, 0
+ * installed, each harness's last row and the hook spool. The reload row (`doctor-reload.ts`) fails
+ * after a failed reload until a good one; the listen row (`doctor-hook-endpoint.ts`) fails when
+ * another process answers on `[agents] listen`. Exit 1 on a fail, 3 when no daemon answers, 0
  * otherwise.
  */
 import { formatDuration } from "../../../core/durations.js";
@@ -14,6 +16,8 @@ import { failed } from "../client.js";
 import { type Common, EXIT, type Io, iso } from "../io.js";
 import { clientTarget } from "../target.js";
 import { agentsCheck } from "./doctor-agents.js";
+import { hookEndpointCheck } from "./doctor-hook-endpoint.js";
+import { reloadCheck } from "./doctor-reload.js";
 
 export type Status = "pass" | "warn" | "fail";
 
@@ -145,6 +149,8 @@ export async function runDoctor(options: Common, io: Io): Promise<number> {
         findings: [],
       },
       rulesCheck(status, holds),
+      reloadCheck(status),
+      await hookEndpointCheck(target.config, target.socketPath),
       await agentsCheck(io.env, async (harnesses) => {
         const res = await agentStatusClient({ socketPath: target.socketPath }).lastRows({
           harnesses: [...harnesses],

@@ -1,4 +1,9 @@
-/** `harness reload`: the daemon rereads its config and rule set and swaps it in between two rows. */
+/**
+ * `harness reload [--defaults]`: the daemon rereads its config and rule set and swaps it in between two
+ * rows. A config file that is gone is an error (the config in force stays, and `doctor` fails until a
+ * good reload) unless `--defaults` asks for all defaults: a mistaken `mv` must not release holds or
+ * refuse producers.
+ */
 import { ConnectError } from "@connectrpc/connect";
 import { ruleClient, unreachable } from "../../rpc/client.js";
 import { EXIT } from "../io.js";
@@ -9,6 +14,7 @@ export async function runReload(
     readonly socket?: string | undefined;
     readonly config?: string | undefined;
     readonly json?: boolean | undefined;
+    readonly defaults?: boolean | undefined;
   },
   io: {
     readonly env: NodeJS.ProcessEnv;
@@ -23,7 +29,9 @@ export async function runReload(
     return EXIT.usage;
   }
   try {
-    const r = await ruleClient({ socketPath: target.socketPath }, control.token).reload({});
+    const r = await ruleClient({ socketPath: target.socketPath }, control.token).reload({
+      defaults: options.defaults === true,
+    });
     if (options.json === true)
       io.out(
         JSON.stringify({

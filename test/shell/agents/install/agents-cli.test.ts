@@ -9,7 +9,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type CliResult, jsonl, TestFleet } from "../../daemon-harness.js";
+import { type CliResult, freePort, jsonl, TestFleet } from "../../daemon-harness.js";
 
 const json = <T>(r: CliResult): T => {
   if (r.code !== 0) throw new Error(`exit ${r.code}: ${r.stderr}`);
@@ -51,8 +51,16 @@ describe("harness agents install and uninstall", () => {
   const local = path.join(project, ".claude", "settings.local.json");
   const committed = path.join(project, ".claude", "settings.json");
   const tokens = async () => json<TokenListJson>(await f.cli(["token", "list", "--all", "--json"])).tokens;
+  /** `[agents] listen`'s port: http mode checks the endpoint there is this daemon. */
+  let port = 0;
 
   beforeAll(async () => {
+    port = await freePort();
+    const config = path.join(f.root, "config", "harness", "harness.toml");
+    fs.writeFileSync(
+      config,
+      fs.readFileSync(config, "utf8").replace(/^listen = ""$/m, `listen = "127.0.0.1:${port}"`),
+    );
     await f.start();
     fs.mkdirSync(path.join(project, ".claude"), { recursive: true });
   });
@@ -339,7 +347,7 @@ describe("harness agents install and uninstall", () => {
     const ledger = fs.readFileSync(r.tokens.ledger.file, "utf8").trim();
     expect(hooks.PreToolUse?.[0]?.hooks[0]).toEqual({
       type: "http",
-      url: "http://127.0.0.1:7434/hooks/claude-code?harness=web",
+      url: `http://127.0.0.1:${port}/hooks/claude-code?harness=web`,
       headers: { Authorization: `Bearer ${observer}`, "X-Harness-Ledger-Token": ledger },
       timeout: 5,
     });

@@ -24,7 +24,7 @@ it("a SIGTERM during start closes the daemon cleanly once it has started", async
   fs.mkdirSync(path.join(env.XDG_CONFIG_HOME, "harness"), { recursive: true });
   fs.writeFileSync(
     path.join(env.XDG_CONFIG_HOME, "harness", "harness.toml"),
-    '[server]\nmetrics_listen = ""\n',
+    '[server]\nmetrics_listen = ""\n[agents]\nlisten = ""\n',
   );
   const start = DaemonApp.start.bind(DaemonApp);
   let started: DaemonApp | undefined;

@@ -1,0 +1,53 @@
+/**
+ * `harness doctor`'s `listen` row (issue 26, port squat): when the config names `[agents] listen`,
+ * the endpoint there must prove to be the daemon answering on the socket (`agents/hook-challenge.ts`).
+ * Another process answering there fails doctor: Claude Code's http hooks would post their tokens to
+ * it. Nothing listening warns (the daemon may run another config until a restart).
+ */
+import { proveHookEndpoint } from "../../agents/hook-challenge.js";
+import type { GlobalConfig } from "../../config/global-config.js";
+import { printable } from "../render/printable.js";
+
+export interface HookEndpointCheck {
+  readonly name: "listen";
+  readonly status: "pass" | "warn" | "fail";
+  readonly detail: string;
+  readonly findings: readonly never[];
+}
+
+const check = (status: HookEndpointCheck["status"], detail: string): HookEndpointCheck => ({
+  name: "listen",
+  status,
+  detail: printable(detail),
+  findings: [],
+});
+
+/** The row for `config`'s `[agents] listen`, asked of the daemon on `socketPath`. */
+export async function hookEndpointCheck(
+  config: GlobalConfig | undefined,
+  socketPath: string,
+): Promise<HookEndpointCheck> {
+  const listen = config?.agents.listen;
+  if (listen === undefined)
+    return check(
+      "pass",
+      config === undefined ? "not checked: the config does not load" : 'off ([agents] listen = "")',
+    );
+  const address = listen.host.includes(":")
+    ? `[${listen.host}]:${listen.port}`
+    : `${listen.host}:${listen.port}`;
+  const proof = await proveHookEndpoint(address, socketPath);
+  switch (proof.kind) {
+    case "this_daemon":
+      return check("pass", `${address} answers as this daemon`);
+    case "other":
+      return check(
+        "fail",
+        `${proof.detail}; Claude Code's http hooks would hand it their tokens: free the port and restart the daemon, or install the hooks with --mode command`,
+      );
+    case "none":
+      return check("warn", `${proof.detail}: the daemon runs another [agents] listen until it restarts`);
+    case "no_daemon":
+      return check("warn", `not checked: ${proof.detail}`);
+  }
+}
