@@ -152,17 +152,18 @@ describe("finding 2: a poison call in the spool fails no one open", () => {
         () => d.query("SELECT 1 FROM rule_holds WHERE harness = 'impl' AND released_at IS NULL").length === 1,
         "the hold on impl",
       );
+      // 6 s: the poison's drain takes at most half, and the call's own half holds on a loaded machine.
       const alpha = claudeCode(repo, "sess-alpha");
       const opened = await runHook(fleet, "claude-code", JSON.stringify(alpha.SessionStart), [
         "--timeout",
-        "2000",
+        "6000",
       ]);
       expect(opened.code).toBe(0);
       expect(opened.stderr).not.toMatch(/waits in/);
       for (let i = 0; i < MAX_TRIES - 1; i++) {
         const pre = await runHook(fleet, "claude-code", JSON.stringify(alpha.PreToolUse), [
           "--timeout",
-          "2000",
+          "6000",
         ]);
         expect(pre.code).toBe(0);
         expect(decision(pre.stdout)).toBe("deny");
