@@ -178,6 +178,11 @@ export class TestFleet {
     await this.exited();
   }
 
+  /** The daemon's process id, while it runs. */
+  get pid(): number | undefined {
+    return this.running ? this.daemon?.pid : undefined;
+  }
+
   get running(): boolean {
     return this.daemon !== undefined && this.daemon.exitCode === null && this.daemon.signalCode === null;
   }
