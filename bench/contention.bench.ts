@@ -7,7 +7,8 @@
  * p99 as a ratio to the idle p99 (issue 26's goal: at most 5×).
  *
  * The store is built with raw inserts (not measured) and the evaluator's cursor set to its last row, so
- * the daemon starts without catching up. Env: ROWS, IDLE_CALLS (default 200), BASELINE (a commit, e.g.
+ * the daemon starts without catching up. Env: ROWS, IDLE_CALLS (default 200), HOOK_CALLS (default 100;
+ * 0 shows the scans' share alone), BASELINE (a commit, e.g.
  * e4eabc5: its build, made by `baseline-build.ts`, is run the same way first).
  */
 import { execFileSync, spawn } from "node:child_process";
@@ -26,7 +27,7 @@ const ROWS = Number(process.env.ROWS ?? 1_000_000);
 const IDLE_CALLS = Number(process.env.IDLE_CALLS ?? 200);
 const SESSIONS = 5;
 const SCANS_PER_SESSION = 2;
-const HOOK_CALLS = 100;
+const HOOK_CALLS = Number(process.env.HOOK_CALLS ?? 100);
 const DAY = 86_400_000;
 
 const cliOf = (buildDir: string) => path.join(buildDir, ".bench-build", "src", "shell", "cli", "main.js");

@@ -24,6 +24,7 @@ const result = spawnSync(
     "test/shell/graph/file-edges-property.test.ts",
     "test/shell/agents/go-json-digest.test.ts",
     "test/shell/agents/install/settings-merge.test.ts",
+    "test/shell/gateway/listener-caps.soak.test.ts",
   ],
   {
     stdio: "inherit",
