@@ -115,8 +115,8 @@ export class TestFleet {
     );
   }
 
-  /** Starts `harness daemon` and resolves once it says where it listens. */
-  async start(extraEnv: NodeJS.ProcessEnv = {}): Promise<string> {
+  /** Starts `harness daemon` and resolves once it says where it listens (a large store takes longer). */
+  async start(extraEnv: NodeJS.ProcessEnv = {}, timeoutMs = 15_000): Promise<string> {
     this.daemonStderr = "";
     this.daemonStdout = "";
     const argv =
@@ -139,7 +139,10 @@ export class TestFleet {
       this.daemonStdout += d.toString();
     });
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`daemon did not start: ${this.daemonStderr}`)), 15_000);
+      const timer = setTimeout(
+        () => reject(new Error(`daemon did not start: ${this.daemonStderr}`)),
+        timeoutMs,
+      );
       child.stderr?.on("data", (d: Buffer) => {
         this.daemonStderr += d.toString();
         if (/harness daemon: store /.test(this.daemonStderr)) {
