@@ -152,8 +152,8 @@ export class TestFleet {
     );
   }
 
-  /** Starts `harness daemon` and resolves once it says where it listens. */
-  async start(extraEnv: NodeJS.ProcessEnv = {}): Promise<string> {
+  /** Starts `harness daemon` and resolves once it says where it listens (a large store takes longer). */
+  async start(extraEnv: NodeJS.ProcessEnv = {}, timeoutMs = 15_000): Promise<string> {
     this.daemonStderr = "";
     this.daemonStdout = "";
     const argv =
@@ -176,7 +176,10 @@ export class TestFleet {
       this.daemonStdout += d.toString();
     });
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`daemon did not start: ${this.daemonStderr}`)), 15_000);
+      const timer = setTimeout(
+        () => reject(new Error(`daemon did not start: ${this.daemonStderr}`)),
+        timeoutMs,
+      );
       child.stderr?.on("data", (d: Buffer) => {
         this.daemonStderr += d.toString();
         if (/harness daemon: store /.test(this.daemonStderr)) {
@@ -218,6 +221,11 @@ export class TestFleet {
   /** Sends the daemon `signal`: SIGSTOP and SIGCONT make a stall. */
   signal(signal: NodeJS.Signals): void {
     this.daemon?.kill(signal);
+  }
+
+  /** The daemon's process id, while it runs. */
+  get pid(): number | undefined {
+    return this.running ? this.daemon?.pid : undefined;
   }
 
   get running(): boolean {

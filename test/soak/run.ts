@@ -25,6 +25,7 @@ const result = spawnSync(
     "test/shell/agents/go-json-digest.test.ts",
     "test/shell/agents/mapping-bounds.property.test.ts",
     "test/shell/agents/install/settings-merge.test.ts",
+    "test/shell/gateway/listener-caps.soak.test.ts",
   ],
   {
     stdio: "inherit",

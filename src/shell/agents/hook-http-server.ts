@@ -6,6 +6,10 @@
  * forwarder posts the same request over the daemon's Unix socket. The answer body is the agent's
  * decision JSON (empty: no decision); `X-Harness-Row` and `X-Harness-Note` tell the forwarder what
  * became of the row.
+ *
+ * The observer token is checked from the headers before a byte of the body is read (issue 26): a caller
+ * without one is answered 401 at once, so no unauthenticated body is buffered. Which harness a token is
+ * bound to is still checked by the ingest, after mapping, as for every call.
  */
 import * as http from "node:http";
 import type * as net from "node:net";
@@ -45,20 +49,16 @@ function sendResponse(res: http.ServerResponse, r: IngestResponse): void {
   });
 }
 
+function tooLarge(req: http.IncomingMessage, res: http.ServerResponse): void {
+  send(res, 413, "", {
+    [NOTE_HEADER]: `the payload is larger than ${MAX_HOOK_PAYLOAD_BYTES} bytes; not recorded`,
+    connection: "close",
+  });
+  req.resume();
+}
+
 /** The body, or undefined (and a 413 sent) when it passes the bound. */
 function readBody(req: http.IncomingMessage, res: http.ServerResponse): Promise<Buffer | undefined> {
-  const tooLarge = () => {
-    send(res, 413, "", {
-      [NOTE_HEADER]: `the payload is larger than ${MAX_HOOK_PAYLOAD_BYTES} bytes; not recorded`,
-      connection: "close",
-    });
-    req.resume();
-  };
-  const declared = Number(req.headers["content-length"] ?? "0");
-  if (declared > MAX_HOOK_PAYLOAD_BYTES) {
-    tooLarge();
-    return Promise.resolve(undefined);
-  }
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -68,7 +68,7 @@ function readBody(req: http.IncomingMessage, res: http.ServerResponse): Promise<
       size += chunk.length;
       if (size > MAX_HOOK_PAYLOAD_BYTES) {
         over = true;
-        tooLarge();
+        tooLarge(req, res);
         resolve(undefined);
       } else chunks.push(chunk);
     });
@@ -86,8 +86,29 @@ const header = (req: http.IncomingMessage, name: string): string | undefined => 
   return typeof v === "string" ? v : undefined;
 };
 
+/** What the endpoint asks before it reads a body. */
+export interface HookGate {
+  /** Whether the token is one the daemon knows for the observer producer (the ingest's identify). */
+  readonly isObserver: (token: string) => boolean;
+  /** Told of each call answered 401 from its headers. */
+  readonly unauthenticated?: () => void;
+}
+
+/** Why the bearer token cannot call at all, in the ingest's words, or undefined when it may. */
+function refusedToken(bearer: string | undefined, gate: HookGate): string | undefined {
+  if (bearer === undefined)
+    return "the Authorization bearer token (the observer producer credential) is missing";
+  if (!gate.isObserver(bearer))
+    return "the Authorization bearer token is not one the daemon knows for the observer producer";
+  return undefined;
+}
+
 /** Handles `POST /hooks/<adapter>`; `onError` hears of a failure the caller is answered 500 for. */
-export function hookRequestListener(ingest: HookIngest, onError: (e: unknown) => void): http.RequestListener {
+export function hookRequestListener(
+  ingest: HookIngest,
+  onError: (e: unknown) => void,
+  gate: HookGate,
+): http.RequestListener {
   return (req, res) => {
     const url = new URL(req.url ?? "/", "http://hooks.invalid");
     const adapter = url.pathname.startsWith(HOOK_PATH_PREFIX)
@@ -105,7 +126,19 @@ export function hookRequestListener(ingest: HookIngest, onError: (e: unknown) =>
       req.resume();
       return;
     }
+    // Both answered from the headers, before any of the body is read.
+    if (Number(req.headers["content-length"] ?? "0") > MAX_HOOK_PAYLOAD_BYTES) {
+      tooLarge(req, res);
+      return;
+    }
     const bearer = /^Bearer (\S+)$/.exec(header(req, "authorization") ?? "")?.[1];
+    const refused = refusedToken(bearer, gate);
+    if (refused !== undefined) {
+      gate.unauthenticated?.();
+      send(res, 401, "", { [ROW_HEADER]: "none", [NOTE_HEADER]: refused, connection: "close" });
+      req.resume();
+      return;
+    }
     const at = Number(header(req, HOOK_AT_HEADER));
     const key = header(req, HOOK_KEY_HEADER);
     void readBody(req, res)
@@ -137,13 +170,19 @@ export interface HookListener {
   close(): Promise<void>;
 }
 
+/** The most connections `[agents] listen` holds open; one more is closed at once (issue 26). */
+export const MAX_HOOK_CONNECTIONS = 128;
+
 /** Starts `[agents] listen`: the http hook endpoint alone, on a loopback address. */
 export function startHookListener(
   host: string,
   port: number,
   listener: http.RequestListener,
+  refused: () => void = () => {},
 ): Promise<HookListener> {
   const server = http.createServer(listener);
+  server.maxConnections = MAX_HOOK_CONNECTIONS;
+  server.on("drop", refused);
   // A hook's request is small and answered at once; a slow client may not hold a connection open.
   server.requestTimeout = 30_000;
   server.headersTimeout = 10_000;

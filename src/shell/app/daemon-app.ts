@@ -32,7 +32,7 @@ import { type GatewayServer, startGateway } from "../gateway/gateway-server.js";
 import { mcpSocketPath } from "../gateway/protocol.js";
 import { FileEdgeProjector } from "../graph/file-edges.js";
 import type { AdmitOptions, AdmitResult } from "../journal/admit.js";
-import { JournalQueries } from "../journal-query/journal-queries.js";
+import { JournalQueryPool } from "../journal-query/journal-query-pool.js";
 import { type RuleSetLoad, servedRuleSets } from "../policy/rule-source.js";
 import { ProposalIntake } from "../proposals/propose-rule.js";
 import { agentService } from "../rpc/agent-service.js";
@@ -118,6 +118,7 @@ export class DaemonApp {
     private readonly watchers: EventBus<WatchEvent>,
     private readonly rpc: RpcServer,
     private readonly backtests: BacktestRunner,
+    private readonly journalReads: JournalQueryPool,
     private readonly metricsServer: MetricsServer | undefined,
     /** The MCP gateway (REQ-15) on its own socket beside the RPC socket. */
     readonly gateway: GatewayServer,
@@ -234,7 +235,10 @@ export class DaemonApp {
         policyClones: () => daemon.policyClones,
         needsRestart: () => daemon.needsRestart,
       });
-      const queries = new JournalQueries(store.db);
+      // Gateway and RPC journal scans run in workers over their own read-only connections (issue 26).
+      const queries = new JournalQueryPool(store.path, (reason) =>
+        metrics.journalReadsRefused.inc({ reason }),
+      );
       const backtest = backtestMethod({ runner: backtests, evaluator: daemon.view, clock, retentionMs });
       // Append's admission, and the hook endpoint's (a run's `closed` row revokes its gateway tokens
       // when it commits: `derive/closed-run-tokens.ts`).
@@ -245,16 +249,17 @@ export class DaemonApp {
         options?: AdmitOptions,
       ) => daemon.admit(source, events, key, options);
       const gitFacts = new GitFactsReader(env, { metrics });
+      // Config-file producer credentials and `harness token`'s, bound to a harness or not.
+      const identifyProducer = (token: string) => {
+        const d = identifyCaller(`Bearer ${token}`, "socket", credentials.current, clock());
+        if (!d.ok || d.caller.role !== "producer") return undefined;
+        const { source, harness } = d.caller;
+        return harness === undefined ? { source } : { source, harness };
+      };
       const hooks = hookRequestListener(
         new HookIngest({
           admit,
-          // Config-file producer credentials and `harness token`'s, bound to a harness or not.
-          identify: (token) => {
-            const d = identifyCaller(`Bearer ${token}`, "socket", credentials.current, clock());
-            if (!d.ok || d.caller.role !== "producer") return undefined;
-            const { source, harness } = d.caller;
-            return harness === undefined ? { source } : { source, harness };
-          },
+          identify: identifyProducer,
           verdicts: runVerdicts,
           gitFacts: (cwd) => gitFacts.facts(cwd),
           verifyPatterns: () => daemon.configInForce.agents.verifyPatterns,
@@ -262,6 +267,10 @@ export class DaemonApp {
           rejected: (source, reason) => daemon.rejected(source, reason),
         }),
         (e) => log.error({ err: (e as Error).message }, "agent hook call failed"),
+        {
+          isObserver: (token) => identifyProducer(token)?.source === "observer",
+          unauthenticated: () => metrics.hookCallsUnauthenticated.inc(),
+        },
       );
       // Answered on the socket and the TCP listener alike: how a client tells this daemon from a squatter.
       const hookRoutes = withChallenge(new HookChallenge(), hooks);
@@ -270,12 +279,14 @@ export class DaemonApp {
       const bindError = (key: string, address: string) => (e: unknown) => {
         throw listenError(key, address, e);
       };
+      const refusedConnection = (listener: string) => metrics.connectionsRefused.inc({ listener });
       const rpc = await startRpcServer({
         socketPath,
         socketRoutes: { prefix: HOOK_PATH_PREFIX, handler: hookRoutes },
         ...(server.listen === undefined ? {} : { tcpListen: `${server.listen.host}:${server.listen.port}` }),
         credentials,
         admit,
+        refused: refusedConnection,
         rejected: (source, reason, events) => daemon.rejected(source, reason, events),
         routes: (router) =>
           router
@@ -315,15 +326,22 @@ export class DaemonApp {
           : e;
       });
       opened.push(() => rpc.close());
-      const gateway = await startGateway(mcpSocketPath(socketPath), {
-        identify: (token) => gatewayCaller(tokens.identify(token)),
-        ruleMiners: () => daemon.configInForce.memory.ruleMiners,
-        proposals,
-        rules: { ...rules, backtest },
-        journal: queries,
-        clock,
-        log,
-      });
+      const gateway = await startGateway(
+        mcpSocketPath(socketPath),
+        {
+          identify: (token) => gatewayCaller(tokens.identify(token)),
+          ruleMiners: () => daemon.configInForce.memory.ruleMiners,
+          proposals,
+          rules: { ...rules, backtest },
+          journal: queries,
+          clock,
+          log,
+        },
+        {
+          refused: (what) =>
+            what === "session" ? metrics.gatewaySessionsRefused.inc() : refusedConnection("gateway"),
+        },
+      );
       opened.push(() => gateway.close());
       const metricsServer =
         server.metricsListen === undefined
@@ -343,9 +361,9 @@ export class DaemonApp {
       const hookListener =
         agentsListen === undefined
           ? undefined
-          : await startHookListener(agentsListen.host, agentsListen.port, hookRoutes).catch(
-              bindError("[agents] listen", hostPortText(agentsListen)),
-            );
+          : await startHookListener(agentsListen.host, agentsListen.port, hookRoutes, () =>
+              refusedConnection("hooks_http"),
+            ).catch(bindError("[agents] listen", hostPortText(agentsListen)));
       daemon.start();
       return new DaemonApp(
         daemon,
@@ -359,6 +377,7 @@ export class DaemonApp {
         watchers,
         rpc,
         backtests,
+        queries,
         metricsServer,
         gateway,
         hookListener,
@@ -400,6 +419,7 @@ export class DaemonApp {
     await this.rpc.close();
     await this.hookListener?.close();
     await this.backtests.close();
+    await this.journalReads.close();
     await this.daemon.close();
     await this.metricsServer?.close();
     this.store.close();

@@ -5,12 +5,15 @@
  * here. A connection first presents its caller's token (`protocol.ts`); the daemon identifies the
  * caller from it alone. A connection whose token is unknown, revoked or expired is answered with an
  * error to its `initialize` and closed, so the agent sees the refusal at initialisation.
+ *
+ * Bounded (issue 26): at most `MAX_GATEWAY_SESSIONS` sessions at once, the next refused the same way with
+ * the reason; at most `MAX_GATEWAY_CONNECTIONS` connections at once (sessions and connections still
+ * presenting a token), the next closed unanswered. Both refusals are counted.
  */
 import * as net from "node:net";
-import { PassThrough } from "node:stream";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { DEFAULT_READ_MAX_BYTES } from "../rpc/limits.js";
-import { listenOnSocket, prepareSocketPath } from "../rpc/server.js";
+import { capConnections, listenOnSocket, prepareSocketPath } from "../rpc/server.js";
+import { SocketLineTransport } from "./line-transport.js";
 import { decodePreamble, MAX_PREAMBLE_BYTES } from "./protocol.js";
 import { openSession } from "./session.js";
 import type { GatewayDeps } from "./session-context.js";
@@ -19,6 +22,18 @@ import type { GatewayDeps } from "./session-context.js";
 const PREAMBLE_TIMEOUT_MS = 10_000;
 /** JSON-RPC's code for a server-defined error: the token was refused. */
 const TOKEN_REFUSED = -32001;
+/** JSON-RPC's code for a server-defined error: the gateway has its most sessions open. */
+const SESSIONS_FULL = -32002;
+/** One MCP session costs about 140 KB; 256 of them bound the gateway near 36 MB. */
+export const MAX_GATEWAY_SESSIONS = 256;
+/** Sessions plus room for connections still presenting their token. */
+export const MAX_GATEWAY_CONNECTIONS = MAX_GATEWAY_SESSIONS + 32;
+
+export interface GatewayCaps {
+  readonly maxSessions?: number;
+  /** Told of each connection or session refused for a cap. */
+  readonly refused?: (what: "connection" | "session") => void;
+}
 
 export interface GatewayServer {
   readonly socketPath: string;
@@ -27,21 +42,39 @@ export interface GatewayServer {
   close(): Promise<void>;
 }
 
-export async function startGateway(socketPath: string, deps: GatewayDeps): Promise<GatewayServer> {
+export async function startGateway(
+  socketPath: string,
+  deps: GatewayDeps,
+  caps: GatewayCaps = {},
+): Promise<GatewayServer> {
   const open = new Set<net.Socket>();
+  const maxSessions = caps.maxSessions ?? MAX_GATEWAY_SESSIONS;
+  let sessions = 0;
+  const admitSession = (socket: net.Socket): boolean => {
+    if (sessions >= maxSessions) {
+      caps.refused?.("session");
+      return false;
+    }
+    sessions++;
+    socket.once("close", () => sessions--);
+    return true;
+  };
   const server = net.createServer((socket) => {
     open.add(socket);
     socket.on("close", () => open.delete(socket));
     // A peer that goes away mid-write is the end of its session, not a fault of the daemon.
     socket.on("error", () => socket.destroy());
-    accept(socket, deps);
+    accept(socket, deps, admitSession, maxSessions);
   });
+  capConnections(server, maxSessions + (MAX_GATEWAY_CONNECTIONS - MAX_GATEWAY_SESSIONS), () =>
+    caps.refused?.("connection"),
+  );
   await prepareSocketPath(socketPath);
   await listenOnSocket(server, socketPath);
   return {
     socketPath,
     get sessions() {
-      return open.size;
+      return sessions;
     },
     close: () =>
       new Promise<void>((resolve) => {
@@ -52,14 +85,20 @@ export async function startGateway(socketPath: string, deps: GatewayDeps): Promi
 }
 
 /** Reads the preamble, then opens the caller's session or refuses it. */
-function accept(socket: net.Socket, deps: GatewayDeps): void {
+function accept(
+  socket: net.Socket,
+  deps: GatewayDeps,
+  admitSession: (socket: net.Socket) => boolean,
+  maxSessions: number,
+): void {
   let buffered = Buffer.alloc(0);
   const timer = setTimeout(() => socket.destroy(), PREAMBLE_TIMEOUT_MS);
   const onData = (chunk: Buffer): void => {
     buffered = Buffer.concat([buffered, chunk]);
     const newline = buffered.indexOf(0x0a);
     if (newline < 0) {
-      if (buffered.length > MAX_PREAMBLE_BYTES) refuse(socket, Buffer.alloc(0), "no token was presented");
+      if (buffered.length > MAX_PREAMBLE_BYTES)
+        refuse(socket, Buffer.alloc(0), TOKEN_REFUSED, tokenRefusal("no token was presented"));
       return;
     }
     socket.off("data", onData);
@@ -69,19 +108,31 @@ function accept(socket: net.Socket, deps: GatewayDeps): void {
     const caller = token === undefined ? undefined : deps.identify(token);
     if (token === undefined || caller === undefined) {
       deps.log.info({}, "gateway connection refused: unknown, revoked or expired token");
-      refuse(socket, rest, "the token in HARNESS_MCP_TOKEN is unknown, revoked or expired");
+      refuse(
+        socket,
+        rest,
+        TOKEN_REFUSED,
+        tokenRefusal("the token in HARNESS_MCP_TOKEN is unknown, revoked or expired"),
+      );
       return;
     }
-    const input = new PassThrough();
-    input.write(rest);
-    socket.on("data", (c: Buffer) => input.write(c));
+    if (!admitSession(socket)) {
+      deps.log.warn({ harness: caller.harness, run: caller.run }, "gateway session refused: sessions full");
+      refuse(
+        socket,
+        rest,
+        SESSIONS_FULL,
+        `harness gateway: ${maxSessions} sessions are open, the most it holds; try again when one has ended.`,
+      );
+      return;
+    }
     const end = () => socket.destroy();
     const { server, miner } = openSession(caller, token, deps, end);
-    const transport = new StdioServerTransport(input, socket, { maxBufferSize: DEFAULT_READ_MAX_BYTES });
+    const transport = new SocketLineTransport(socket, rest, DEFAULT_READ_MAX_BYTES);
     socket.on("close", () => {
       void server.close();
     });
-    // A message over the limit or not JSON-RPC ends the session; the relay then exits.
+    // A message over the limit ends the session; the relay then exits.
     transport.onerror = (e) => {
       deps.log.info({ harness: caller.harness, run: caller.run, err: e.message }, "gateway session error");
     };
@@ -102,13 +153,15 @@ function accept(socket: net.Socket, deps: GatewayDeps): void {
   socket.on("data", onData);
 }
 
+const tokenRefusal = (why: string): string =>
+  `harness gateway: ${why}. Ask the operator for a gateway token (harness token create --gateway) and pass it to harness mcp in HARNESS_MCP_TOKEN.`;
+
 /**
  * Answers the connection's first request (its `initialize`) with a JSON-RPC error saying why, then
  * closes it: the client's `connect` fails with that message rather than with a bare closed pipe.
  */
-function refuse(socket: net.Socket, rest: Buffer, why: string): void {
+function refuse(socket: net.Socket, rest: Buffer, code: number, message: string): void {
   let buffered = rest;
-  const message = `harness gateway: ${why}. Ask the operator for a gateway token (harness token create --gateway) and pass it to harness mcp in HARNESS_MCP_TOKEN.`;
   const answer = (): boolean => {
     const newline = buffered.indexOf(0x0a);
     if (newline < 0) {
@@ -121,7 +174,7 @@ function refuse(socket: net.Socket, rest: Buffer, why: string): void {
     } catch {
       id = null;
     }
-    socket.end(`${JSON.stringify({ jsonrpc: "2.0", id, error: { code: TOKEN_REFUSED, message } })}\n`);
+    socket.end(`${JSON.stringify({ jsonrpc: "2.0", id, error: { code, message } })}\n`);
     return true;
   };
   if (answer()) return;

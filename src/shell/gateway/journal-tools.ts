@@ -2,7 +2,9 @@
  * The gateway's journal tools (SPEC-0029 REQ-15): query_journal (rows by kind, type, indexed fields
  * and time, identifiers only, at most 1,000 a call) and count_journal (a REQ-5 primitive evaluated as a
  * rule's would be on the last committed row). Both call `JournalQueries`, the code JournalQueryService
- * serves. A rule miner reads the whole journal; any other caller only its own harness's rows.
+ * serves, in the daemon's journal query workers (`journal-query-pool.ts`), keyed by the session so one
+ * session cannot take every worker. A rule miner reads the whole journal; any other caller only its own
+ * harness's rows.
  */
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
@@ -63,7 +65,7 @@ export function registerJournalTools(server: McpServer, session: SessionContext)
     },
     (args) =>
       session.guard("query_journal", async () => {
-        const answer = journal.query(
+        const answer = await journal.query(
           {
             ...(args.kind === undefined ? {} : { kind: args.kind }),
             ...(args.type === undefined ? {} : { type: args.type }),
@@ -74,6 +76,7 @@ export function registerJournalTools(server: McpServer, session: SessionContext)
             ...(args.limit === undefined ? {} : { limit: args.limit }),
           },
           scope,
+          session,
         );
         const rows = answer.rows.map((r) => ({
           seq: r.seq,
@@ -109,7 +112,7 @@ export function registerJournalTools(server: McpServer, session: SessionContext)
     },
     (args) =>
       session.guard("count_journal", async () => {
-        const answer = journal.count(
+        const answer = await journal.count(
           {
             fn: args.fn,
             ...(args.field === undefined ? {} : { field: args.field }),
@@ -117,6 +120,7 @@ export function registerJournalTools(server: McpServer, session: SessionContext)
             within: args.within,
           },
           scope,
+          session,
         );
         return dataResult("count_journal", {
           fn: answer.fn,

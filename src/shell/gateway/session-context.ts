@@ -5,7 +5,7 @@
  */
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import type { JournalQueries } from "../journal-query/journal-queries.js";
+import type { JournalReads } from "../journal-query/journal-query-pool.js";
 import type { ProposalIntake } from "../proposals/propose-rule.js";
 import type { RuleService } from "../rpc/gen/harness/v1/rules_pb.js";
 import type { Log } from "../support/log.js";
@@ -23,7 +23,7 @@ export interface GatewayDeps {
   readonly ruleMiners: () => readonly string[];
   readonly proposals: Pick<ProposalIntake, "propose">;
   readonly rules: RuleReadHandlers;
-  readonly journal: JournalQueries;
+  readonly journal: JournalReads;
   readonly clock: () => number;
   readonly log: Log;
 }

@@ -165,12 +165,14 @@ export class JournalQueries {
     if (!("nanos" in within)) throw new InvalidArgumentError("within", within.message);
     const withinMs = Number(within.nanos / 1_000_000n);
     const last = this.journal.last();
-    const rows = this.reads.windowRows(kind, columns, last.at - withinMs, last.seq, MAX_COUNT_ROWS);
-    if (rows.length > MAX_COUNT_ROWS)
+    // Counted first, reading no event: a window over the bound is refused before a row is decoded.
+    const afterAt = last.at - withinMs;
+    if (this.reads.windowCount(kind, columns, afterAt, last.seq, MAX_COUNT_ROWS) > MAX_COUNT_ROWS)
       throw new InvalidArgumentError(
         "selector",
         `the window holds more than ${MAX_COUNT_ROWS.toLocaleString("en-US")} ${kind} rows the store cannot tell apart for this selector; narrow it (a harness, a type) or shorten the window`,
       );
+    const rows = this.reads.windowRows(kind, columns, afterAt, last.seq, MAX_COUNT_ROWS);
     const reader = scanReader(rows.map(indexRow), last.seq, last.at);
     const result = compiled.program.evaluate(
       { event: { type: "" }, now: last.at, [WINDOW]: reader },

@@ -14,6 +14,8 @@ import type { TokenKind } from "../store/token-store.js";
 
 /** The shortest token accepted, in bytes (the control plane's rule for TCP callers, applied to all). */
 export const MIN_TOKEN_BYTES = 32;
+/** The most a token file may hold: a token and its newline are far shorter. */
+export const MAX_TOKEN_FILE_BYTES = 4096;
 
 /** Where each credential's token is read from: `[server.producers]`, `read_token_file`, `control_token_file`. */
 export interface CredentialFiles {
@@ -132,15 +134,25 @@ export function bearerMatches(authorization: string | undefined, expected: Token
   return token !== undefined && timingSafeEqual(digestToken(token), expected);
 }
 
-/** The token a credential file holds, refused when the file is open to group or others, or too short. */
+/**
+ * The token a credential file holds, refused when the file is not a regular file, is open to group or
+ * others, is larger than `MAX_TOKEN_FILE_BYTES`, or holds too short a token.
+ */
 export async function readTokenFile(file: string): Promise<string> {
   let content: string;
   try {
-    // Stat the opened file rather than the path, so the mode checked is that of the bytes read.
-    const handle = await open(file, "r");
+    // Stat the opened file rather than the path, so the mode checked is that of the bytes read. Opened
+    // non-blocking: opening a FIFO for reading otherwise waits for a writer, and the caller hangs.
+    const handle = await open(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
     try {
       const stat = await handle.stat();
-      if (!stat.isFile()) throw new CredentialError(file, "not a regular file");
+      if (!stat.isFile())
+        throw new CredentialError(file, "not a regular file (a FIFO, device or directory holds no token)");
+      if (stat.size > MAX_TOKEN_FILE_BYTES)
+        throw new CredentialError(
+          file,
+          `is ${stat.size} bytes long; a token file holds at most ${MAX_TOKEN_FILE_BYTES}`,
+        );
       if ((stat.mode & 0o077) !== 0)
         throw new CredentialError(
           file,

@@ -1,10 +1,12 @@
 /**
  * JournalQueryService (read tier): the journal rows and windowed counts the MCP gateway's
  * query_journal and count_journal tools read, for the operator's clients, through the same
- * `JournalQueries`. A read caller is the operator's: it sees every harness's rows.
+ * `JournalQueries`, in the daemon's journal query workers. A read caller is the operator's: it sees
+ * every harness's rows.
  */
 import type { ServiceImpl } from "@connectrpc/connect";
-import type { JournalQueries, Term } from "../journal-query/journal-queries.js";
+import type { Term } from "../journal-query/journal-queries.js";
+import type { JournalReads } from "../journal-query/journal-query-pool.js";
 import type { JournalQueryService } from "./gen/harness/v1/journal_query_pb.js";
 import type { SelectorTerm } from "./gen/harness/v1/rules_pb.js";
 import { serve } from "./status.js";
@@ -17,11 +19,11 @@ const termOut = ([field, value]: readonly [string, string | boolean]) => ({
   value: typeof value === "boolean" ? { case: "flag" as const, value } : { case: "text" as const, value },
 });
 
-export function journalQueryService(queries: JournalQueries): ServiceImpl<typeof JournalQueryService> {
+export function journalQueryService(queries: JournalReads): ServiceImpl<typeof JournalQueryService> {
   return {
     queryJournal: (req) =>
-      serve("QueryJournal", () => {
-        const answer = queries.query({
+      serve("QueryJournal", async () => {
+        const answer = await queries.query({
           kind: req.kind,
           type: req.type,
           fields: termsOf(req.fields),
@@ -45,8 +47,8 @@ export function journalQueryService(queries: JournalQueries): ServiceImpl<typeof
         };
       }),
     countJournal: (req) =>
-      serve("CountJournal", () => {
-        const answer = queries.count({
+      serve("CountJournal", async () => {
+        const answer = await queries.count({
           fn: req.fn,
           field: req.field,
           selector: termsOf(req.selector),

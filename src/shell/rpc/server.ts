@@ -39,6 +39,24 @@ export interface RpcServerOptions {
    * which authenticates its own callers): not RPC methods, so no tier applies.
    */
   readonly socketRoutes?: { readonly prefix: string; readonly handler: http.RequestListener };
+  /** The most connections each listener holds open; one more is closed at once. */
+  readonly maxConnections?: { readonly socket: number; readonly tcp: number };
+  /** Told of each connection a listener closed at once for its cap. */
+  readonly refused?: (listener: Listener) => void;
+}
+
+/**
+ * The caps on open connections (issue 26): the socket carries every local client and the command hook's
+ * calls, so it takes more than the opt-in TCP listener. Connect clients keep connections alive, so a cap
+ * counts clients more than calls.
+ */
+export const MAX_SOCKET_CONNECTIONS = 256;
+export const MAX_TCP_CONNECTIONS = 128;
+
+/** Makes `server` close at once each connection past `max`, telling `refused`. */
+export function capConnections(server: net.Server, max: number, refused: () => void): void {
+  server.maxConnections = max;
+  server.on("drop", refused);
 }
 
 export interface RpcServer {
@@ -81,12 +99,17 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
       ? socketRpc
       : (req, res) => (req.url?.startsWith(extra.prefix) === true ? extra.handler : socketRpc)(req, res),
   );
+  const refused = options.refused ?? (() => {});
+  capConnections(socketServer, options.maxConnections?.socket ?? MAX_SOCKET_CONNECTIONS, () =>
+    refused("socket"),
+  );
   await prepareSocketPath(options.socketPath);
   await listenOnSocket(socketServer, options.socketPath);
   const servers = [socketServer];
   let tcpAddress: string | undefined;
   if (options.tcpListen !== undefined) {
     const tcpServer = http.createServer(handler("tcp"));
+    capConnections(tcpServer, options.maxConnections?.tcp ?? MAX_TCP_CONNECTIONS, () => refused("tcp"));
     try {
       tcpAddress = await listenOnTcp(tcpServer, options.tcpListen);
     } catch (e) {

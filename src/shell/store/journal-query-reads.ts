@@ -83,23 +83,49 @@ export class JournalQueryReads {
     toSeq: number,
     max: number,
   ): JournalRow[] {
-    const where = ["kind = ?", "at > ?", "seq <= ?"];
-    const params: (string | number)[] = [kind, afterAt, toSeq];
-    for (const c of ["type", ...INDEXED_COLUMNS] as const) {
-      const v = columns[c];
-      if (typeof v === "string" && v !== "") {
-        where.push(`${c} = ?`);
-        params.push(v);
-      }
-    }
+    const { where, params } = windowWhere(kind, columns, afterAt, toSeq);
     const rows = this.db
-      .prepare(
-        `SELECT seq, kind, at, event FROM rule_journal WHERE ${where.join(" AND ")} ORDER BY seq LIMIT ?`,
-      )
+      .prepare(`SELECT seq, kind, at, event FROM rule_journal WHERE ${where} ORDER BY seq LIMIT ?`)
       .raw(true)
       .all(...params, max + 1) as [number, EventKind, number, string][];
     return rows.map(([seq, k, at, event]) => ({ seq, kind: k, at, event: JSON.parse(event) as EventFields }));
   }
+
+  /**
+   * How many rows `windowRows` would read, counting no further than `max + 1`: it reads no event text,
+   * so a window too large to count is refused before any row of it is decoded.
+   */
+  windowCount(
+    kind: EventKind,
+    columns: Readonly<Partial<Record<IndexedColumn | "type", string>>>,
+    afterAt: number,
+    toSeq: number,
+    max: number,
+  ): number {
+    const { where, params } = windowWhere(kind, columns, afterAt, toSeq);
+    return this.db
+      .prepare(`SELECT COUNT(*) FROM (SELECT 1 FROM rule_journal WHERE ${where} LIMIT ?)`)
+      .pluck()
+      .get(...params, max + 1) as number;
+  }
+}
+
+function windowWhere(
+  kind: EventKind,
+  columns: Readonly<Partial<Record<IndexedColumn | "type", string>>>,
+  afterAt: number,
+  toSeq: number,
+): { where: string; params: (string | number)[] } {
+  const where = ["kind = ?", "at > ?", "seq <= ?"];
+  const params: (string | number)[] = [kind, afterAt, toSeq];
+  for (const c of ["type", ...INDEXED_COLUMNS] as const) {
+    const v = columns[c];
+    if (typeof v === "string" && v !== "") {
+      where.push(`${c} = ?`);
+      params.push(v);
+    }
+  }
+  return { where: where.join(" AND "), params };
 }
 
 function whereOf(filter: JournalFilter): { where: string; params: (string | number)[] } {

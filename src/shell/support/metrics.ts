@@ -71,6 +71,28 @@ export class DaemonMetrics {
     labelNames: ["result"] as const,
     registers: [this.registry],
   });
+  readonly connectionsRefused = new Counter({
+    name: "harness_connections_refused_total",
+    help: "Connections a listener closed at once because it had its most open (socket, tcp, hooks_http, gateway).",
+    labelNames: ["listener"] as const,
+    registers: [this.registry],
+  });
+  readonly gatewaySessionsRefused = new Counter({
+    name: "harness_gateway_sessions_refused_total",
+    help: "Gateway sessions refused because the gateway had its most sessions open.",
+    registers: [this.registry],
+  });
+  readonly journalReadsRefused = new Counter({
+    name: "harness_journal_reads_refused_total",
+    help: "query_journal, count_journal and JournalQueryService calls refused: queue_full, caller_busy or timeout.",
+    labelNames: ["reason"] as const,
+    registers: [this.registry],
+  });
+  readonly hookCallsUnauthenticated = new Counter({
+    name: "harness_hook_unauthenticated_total",
+    help: "Hook calls answered 401 from their headers alone, their body not read.",
+    registers: [this.registry],
+  });
   readonly notifyDeliveries = new Counter({
     name: "harness_notify_deliveries_total",
     help: "Notify hook deliveries by event and result.",

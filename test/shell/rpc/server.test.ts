@@ -341,3 +341,34 @@ describe("starting the server", () => {
     expect(() => statSync(socketPath)).toThrow(/ENOENT/);
   });
 });
+
+describe("connection caps (issue 26, finding 7)", () => {
+  it("finding 7: the socket and the TCP listener close the connection past their cap and tell who refused it", async () => {
+    const refused: string[] = [];
+    const server = await startRpcServer({
+      socketPath: join(dir.path, "run", "harness.sock"),
+      tcpListen: "127.0.0.1:0",
+      credentials,
+      admit: recordingAdmit().admit,
+      maxConnections: { socket: 2, tcp: 2 },
+      refused: (listener) => refused.push(listener),
+    });
+    servers.push(server);
+    const [host, port] = [server.tcpAddress?.split(":")[0], Number(server.tcpAddress?.split(":")[1])];
+    const open = (connect: () => net.Socket) =>
+      new Promise<net.Socket>((resolve, reject) => {
+        const s = connect();
+        s.once("connect", () => resolve(s));
+        s.once("error", reject);
+      });
+    const closed = (s: net.Socket) => new Promise<void>((resolve) => s.once("close", () => resolve()));
+    for (const connect of [() => net.connect(server.socketPath), () => net.connect(port, host)]) {
+      const held = [await open(connect), await open(connect)];
+      const extra = await open(connect);
+      await closed(extra);
+      expect(held.every((s) => !s.destroyed)).toBe(true);
+      for (const s of held) s.destroy();
+    }
+    expect(refused).toEqual(["socket", "tcp"]);
+  });
+});

@@ -90,6 +90,8 @@ export async function runJournalAppend(
   const client = journalClient({ socketPath: target.socketPath }, token);
   let admitted = 0;
   let failed = 0;
+  /** The first line of the batch whose answer has not come: where a failed run leaves off. */
+  let unanswered: number | undefined;
   let batch: { n: number; kind: string; event: JsonObject }[] = [];
   let batchBytes = 0;
   const report = (n: number, outcome: string, detail?: string) => {
@@ -103,6 +105,7 @@ export async function runJournalAppend(
     const sent = batch;
     batch = [];
     batchBytes = 0;
+    unanswered = sent[0]?.n;
     const res = await appendRetrying(client, {
       events: sent.map(({ kind, event }) => ({ kind, event })),
       idempotencyKey: randomUUID(),
@@ -121,6 +124,7 @@ export async function runJournalAppend(
         );
       }
     });
+    unanswered = undefined;
   };
   try {
     for await (const line of jsonLines(input)) {
@@ -154,8 +158,11 @@ export async function runJournalAppend(
     }
     await send();
   } catch (e) {
+    // What was admitted before the daemon went away stays admitted: say how much, and where to resume.
+    const from =
+      unanswered === undefined ? "" : `; from line ${unanswered} on, nothing is known to be admitted`;
     io.err(
-      `harness journal append: ${unreachable(e) ? `no daemon answers on ${target.socketPath}` : (e as Error).message}`,
+      `harness journal append: ${unreachable(e) ? `no daemon answers on ${target.socketPath}` : (e as Error).message}; ${admitted} admitted, ${failed} not before that${from}`,
     );
     return unreachable(e) ? EXIT.unreachable : EXIT.failed;
   }
