@@ -15,6 +15,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { globalConfigPath, socketPath, stateHome } from "../config/paths.js";
+import { readTokenFileSync } from "../support/token-file.js";
 import { unreachableAnswer } from "./hook-answer.js";
 import { type Gate, type HookAdapter, isHookAdapter, type Payload, rowPayload } from "./hook-event.js";
 import { forwarderKey, runOf } from "./hook-key.js";
@@ -102,15 +103,8 @@ function parseArgs(argv: readonly string[]): HookArgs | string {
 
 /** A token file's token, or why it cannot be used (its text is never printed). */
 function readToken(file: string): string | { problem: string } {
-  try {
-    const st = fs.statSync(file);
-    if ((st.mode & 0o077) !== 0)
-      return { problem: `${file} is readable by group or others; run chmod 600 ${file}` };
-    const token = fs.readFileSync(file, "utf8").trim();
-    return /^[\x21-\x7e]+$/.test(token) ? token : { problem: `${file} does not hold a token` };
-  } catch (e) {
-    return { problem: `cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}` };
-  }
+  const read = readTokenFileSync(file);
+  return "token" in read ? read.token : { problem: read.problem };
 }
 
 interface Reply {

@@ -24,6 +24,8 @@ export interface TokenIssuer {
 /** A token file's token (surrounding whitespace ignored), undefined when there is no such file. */
 export function readTokenIfPresent(file: string): string | undefined {
   try {
+    // A FIFO in its place would hold the install on a read that never ends.
+    if (!fs.statSync(file).isFile()) throw new Error(`${file} is not a regular file; a token file is one`);
     const token = fs.readFileSync(file, "utf8").trim();
     return token === "" ? undefined : token;
   } catch (e) {
