@@ -9,7 +9,7 @@
 import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { CLI } from "../daemon-harness.js";
 import { OWNER, ProposeWorld, REPO } from "./propose-fixture.js";
 import type { ForgeKind } from "./test-forge.js";
@@ -57,6 +57,13 @@ describe.each<ForgeKind>(["github", "gitea"])("the forge credential and untruste
     await shared.reset();
     return shared;
   };
+  // A test that failed (a timeout, say) may have left a command running against the world: the next
+  // test gets a new one.
+  afterEach(async (ctx) => {
+    if (ctx.task.result?.state !== "fail") return;
+    await shared?.dispose();
+    shared = undefined;
+  });
   afterAll(async () => {
     await shared?.dispose();
   });

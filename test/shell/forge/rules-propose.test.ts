@@ -33,8 +33,15 @@ describe.each<ForgeKind>(["github", "gitea"])("harness rules propose on %s", (ki
     w = shared;
     return w;
   };
-  afterEach(() => {
+  afterEach(async (ctx) => {
     if (w === undefined) return;
+    // A test that failed (a timeout, say) may have left a command running against the world: the next
+    // test gets a new one.
+    if (ctx.task.result?.state === "fail") {
+      await w.dispose();
+      shared = w = undefined;
+      return;
+    }
     // Whatever a test did, nothing merged, approved or armed auto-merge.
     expect(
       w.forge.requests.filter((r) => /\/merge|auto.?merge|\/reviews$/.test(r.path) && r.method !== "GET"),
