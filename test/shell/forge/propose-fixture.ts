@@ -8,6 +8,7 @@
 import * as fs from "node:fs";
 import * as http from "node:http";
 import * as path from "node:path";
+import Database from "better-sqlite3";
 import { expect } from "vitest";
 import { type CliResult, jsonl, TestFleet } from "../daemon-harness.js";
 import { type ForgeKind, TestForge } from "./test-forge.js";
@@ -17,6 +18,8 @@ export const REPO = "policy";
 export const BOT = "harness-bot";
 export const REVIEWER = "alice";
 export const MINER = "miner";
+/** The forge's labels on the policy repo; the config asks for the first. */
+const LABELS = ["harness-rules", "rules"];
 
 export interface ProposeSetup {
   readonly reviewers?: readonly string[];
@@ -31,31 +34,18 @@ export class ProposeWorld {
   readonly fleet: TestFleet;
   readonly token: string;
   readonly credentialFile: string;
+  private readonly maxPerWeek: number;
 
   private constructor(forge: TestForge, setup: ProposeSetup) {
     this.forge = forge;
     this.token = forge.addUser(BOT);
     forge.addUser(REVIEWER);
-    forge.createRepo(OWNER, REPO, setup.files ?? {}, ["harness-rules", "rules"]);
-    const config = [
-      "[memory]",
-      `rule_miners = ["${MINER}"]`,
-      "[policy_repo.ops]",
-      `remote = "${forge.remoteOf(OWNER, REPO)}"`,
-      `credential_file = "@CREDENTIAL@"`,
-      `reviewers = ${JSON.stringify(setup.reviewers ?? [REVIEWER])}`,
-      'labels = ["harness-rules"]',
-      `public = ${setup.public ?? false}`,
-      `max_proposals_per_week = ${setup.maxPerWeek ?? 3}`,
-    ].join("\n");
-    this.fleet = new TestFleet({ gateway: true, config });
+    forge.createRepo(OWNER, REPO, setup.files ?? {}, LABELS);
+    this.maxPerWeek = setup.maxPerWeek ?? 3;
+    this.fleet = new TestFleet({ gateway: true, config: `[memory]\nrule_miners = ["${MINER}"]\n` });
     this.credentialFile = path.join(this.fleet.root, "forge.token");
     fs.writeFileSync(this.credentialFile, `${this.token}\n`, { mode: 0o600 });
-    const configFile = path.join(this.fleet.root, "config", "harness", "harness.toml");
-    fs.writeFileSync(
-      configFile,
-      fs.readFileSync(configFile, "utf8").replace("@CREDENTIAL@", this.credentialFile),
-    );
+    fs.appendFileSync(this.configFile, this.policyRepo(setup));
     fs.writeFileSync(path.join(this.fleet.root, ".gitconfig"), `[http]\n\tsslCAInfo = ${forge.caFile}\n`);
     (this.fleet.env as Record<string, string>).NODE_EXTRA_CA_CERTS = forge.caFile;
   }
@@ -74,6 +64,58 @@ export class ProposeWorld {
       throw e;
     }
     return w;
+  }
+
+  private get configFile(): string {
+    return path.join(this.fleet.root, "config", "harness", "harness.toml");
+  }
+
+  /** The config's `[policy_repo.ops]`, the last section of the file. */
+  private policyRepo(setup: ProposeSetup): string {
+    return [
+      "[policy_repo.ops]",
+      `remote = "${this.forge.remoteOf(OWNER, REPO)}"`,
+      `credential_file = ${JSON.stringify(this.credentialFile)}`,
+      `reviewers = ${JSON.stringify(setup.reviewers ?? [REVIEWER])}`,
+      `labels = ${JSON.stringify(LABELS.slice(0, 1))}`,
+      `public = ${setup.public ?? false}`,
+      `max_proposals_per_week = ${this.maxPerWeek}`,
+      "",
+    ].join("\n");
+  }
+
+  /**
+   * Makes this world what `start(kind, setup)` makes, without a new daemon, forge or ledger: a file's
+   * tests share one world (a daemon start and its setup took longer than most tests' own work), each
+   * beginning with a reset. The forge forgets its pull requests and requests and gets the policy repo
+   * afresh; the store loses every proposal, pull request and rejection it recorded (ids count from p-1
+   * again, as `INTEGER PRIMARY KEY` does on an empty table); the proposal clone is removed; the config's
+   * `[policy_repo.ops]` and the credential file are written anew. The daemon reads only the repo's name
+   * and `max_proposals_per_week` of that section (RecordProposal's cap), so a setup may change the rest
+   * of it (read by `harness rules propose`) without a reload, but not the cap. The journal keeps what
+   * earlier tests appended (the three over-budget closes, and whatever a test added).
+   */
+  async reset(setup: ProposeSetup = {}): Promise<void> {
+    if ((setup.maxPerWeek ?? 3) !== this.maxPerWeek)
+      throw new Error("max_proposals_per_week is the daemon's too: start a world of its own for it");
+    this.forge.reset();
+    this.forge.createRepo(OWNER, REPO, setup.files ?? {}, LABELS);
+    const config = fs.readFileSync(this.configFile, "utf8");
+    fs.writeFileSync(
+      this.configFile,
+      config.slice(0, config.indexOf("[policy_repo.ops]")) + this.policyRepo(setup),
+    );
+    fs.writeFileSync(this.credentialFile, `${this.token}\n`, { mode: 0o600 });
+    fs.rmSync(path.join(this.fleet.root, "state", "harness", "proposals"), { recursive: true, force: true });
+    const db = new Database(this.fleet.storePath);
+    try {
+      db.pragma("busy_timeout = 10000");
+      db.exec(
+        "DELETE FROM rule_proposals; DELETE FROM rule_proposal_pulls; DELETE FROM rule_proposal_rejections;",
+      );
+    } finally {
+      db.close();
+    }
   }
 
   async ledger(rows: readonly Record<string, unknown>[]): Promise<void> {

@@ -6,7 +6,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import Database from "better-sqlite3";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { renderRuleFile } from "../../../src/shell/proposals/propose-rule.js";
 import {
   BOT,
@@ -24,19 +24,32 @@ const BRANCH = "harness-rules/budget-notify";
 const T = 60_000;
 
 describe.each<ForgeKind>(["github", "gitea"])("harness rules propose on %s", (kind) => {
+  // One daemon and forge for the file's tests on this forge, reset before each (`ProposeWorld.reset`).
+  let shared: ProposeWorld | undefined;
   let w: ProposeWorld | undefined;
   const world = async (setup: ProposeSetup = {}) => {
-    w = await ProposeWorld.start(kind, setup);
+    shared ??= await ProposeWorld.start(kind);
+    await shared.reset(setup);
+    w = shared;
     return w;
   };
-  afterEach(async () => {
+  afterEach(async (ctx) => {
     if (w === undefined) return;
+    // A test that failed (a timeout, say) may have left a command running against the world: the next
+    // test gets a new one.
+    if (ctx.task.result?.state === "fail") {
+      await w.dispose();
+      shared = w = undefined;
+      return;
+    }
     // Whatever a test did, nothing merged, approved or armed auto-merge.
     expect(
       w.forge.requests.filter((r) => /\/merge|auto.?merge|\/reviews$/.test(r.path) && r.method !== "GET"),
     ).toEqual([]);
-    await w.dispose();
     w = undefined;
+  });
+  afterAll(async () => {
+    await shared?.dispose();
   });
 
   it(
