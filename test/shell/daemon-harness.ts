@@ -148,6 +148,8 @@ export class TestFleet {
         ...[...this.tokens].map(([s, f]) => `${s} = ${JSON.stringify(f)}`),
         options.config ?? "",
         agentsTable(options.config),
+        // Ends with a newline: a test may append a table of its own.
+        "",
       ].join("\n"),
     );
   }
