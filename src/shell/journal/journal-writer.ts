@@ -5,8 +5,8 @@
  * made non-decreasing in seq order even when the wall clock steps back, and commits each batch in one
  * `BEGIN IMMEDIATE` transaction. A group of rows offered with an idempotency key (one Append request's)
  * is never split across batches, and its key commits in the transaction that commits its rows. A batch
- * of groups offered `unsynced` (nobody waits for their commit) commits without waiting for the disk
- * (`../store/wal-sync.ts`).
+ * of groups offered `unsynced` (answered at their commit, not after the disk's fsync) commits without
+ * waiting for the disk (`../store/wal-sync.ts`).
  */
 import type { EventFields } from "../../core/journal.js";
 import type { EventKind } from "../../core/kinds.js";
@@ -96,7 +96,7 @@ export class JournalWriter {
   /**
    * Offers rows as one group, committed together with `key`; returns at once. The queue takes the first
    * rows it has room for and drops the rest, as it would offered one by one: `queued` says how many.
-   * `unsynced`: the caller answers before the commit, so the commit need not wait for the disk.
+   * `unsynced`: the commit need not wait for the disk (`../store/wal-sync.ts`).
    */
   offerGroup(
     offers: readonly Offer[],
