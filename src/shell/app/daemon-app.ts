@@ -227,6 +227,7 @@ export class DaemonApp {
           }),
         policyClones: () => daemon.policyClones,
         needsRestart: () => daemon.needsRestart,
+        storeWrite: () => ({ path: store.path, failure: daemon.storeWrite.current }),
       });
       const queries = new JournalQueries(store.db);
       const backtest = backtestMethod({ runner: backtests, evaluator: daemon.view, clock, retentionMs });
