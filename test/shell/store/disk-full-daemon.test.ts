@@ -20,8 +20,8 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-/** A fleet whose whole state home is a fresh tmpfs of `size` bytes. */
-async function fleetOnTmpfs(size: number): Promise<{ fleet: TestFleet; disk: Tmpfs }> {
+/** A fleet whose whole state home is a fresh tmpfs of `size` bytes, its daemon not yet started. */
+function fleetOnTmpfs(size: number): { fleet: TestFleet; disk: Tmpfs } {
   const fleet = new TestFleet({ config: '[agents]\nlisten = ""' });
   cleanups.push(() => fleet.dispose());
   const disk = mountTmpfs(path.join(fleet.root, "state"), size);
@@ -29,7 +29,6 @@ async function fleetOnTmpfs(size: number): Promise<{ fleet: TestFleet; disk: Tmp
     await fleet.kill();
     disk.unmount();
   });
-  await fleet.start();
   return { fleet, disk };
 }
 
@@ -86,7 +85,8 @@ describe("finding 4: a full disk during a hook burst", () => {
   it.skipIf(unavailable !== undefined)(
     `finding 4: on a full tmpfs (store and spool) no hook call is answered admitted unless its row is stored, and doctor fails naming the store${unavailable === undefined ? "" : ` (skipped: ${unavailable})`}`,
     async () => {
-      const { fleet, disk } = await fleetOnTmpfs(16 << 20);
+      const { fleet, disk } = fleetOnTmpfs(16 << 20);
+      await fleet.start();
       const warm = await burst(fleet, ["warm-0", "warm-1"]);
       expect(warm.map((r) => r.stderr)).toEqual(["", ""]);
 
@@ -124,5 +124,24 @@ describe("finding 4: a full disk during a hook burst", () => {
       expect(fs.existsSync(fleet.storePath)).toBe(true);
     },
     120_000,
+  );
+
+  it.skipIf(unavailable !== undefined)(
+    `finding 4: a daemon started on a full disk exits naming the file it could not write${unavailable === undefined ? "" : ` (skipped: ${unavailable})`}`,
+    async () => {
+      const { fleet, disk } = fleetOnTmpfs(1 << 20);
+      fs.mkdirSync(path.join(disk.dir, "harness"), { mode: 0o700 });
+      disk.fill();
+      const started = await fleet.start().then(
+        () => "started",
+        (e: Error) => e.message,
+      );
+      // The lock file or the store, whichever the full disk stopped first: never a bare `ENOSPC … write`.
+      expect(started).toMatch(
+        new RegExp(
+          `^daemon exited 1: harness daemon: (cannot write the lock file ${fleet.storePath}\\.lock: ENOSPC|store ${fleet.storePath}: (database or disk is full|disk I/O error))`,
+        ),
+      );
+    },
   );
 });
