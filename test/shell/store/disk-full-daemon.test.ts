@@ -123,7 +123,8 @@ describe("finding 4: a full disk during a hook burst", () => {
       expect(all.length).toBe(new Set(all).size);
       expect(fs.existsSync(fleet.storePath)).toBe(true);
     },
-    120_000,
+    // Each call is a process start; the soak's 300 need their time, npm test's 24 much less.
+    30_000 + CALLS * 800,
   );
 
   it.skipIf(unavailable !== undefined)(
