@@ -3,9 +3,10 @@
  * queue drops the row and counts it per source, so a dropped row is dropped for everyone, live and
  * backtest alike. The queue is shared fairly: the rows of one harness (a row's `harness`, else its
  * source) may fill at most a share of it (`SHARE_DIVISOR`), so one flooding agent leaves room for the
- * others' rows; a harness at its full share has its rows dropped, counted per source apart too. The writer drains the queue in batches, stamping each batch with the admission clock,
- * made non-decreasing in seq order even when the wall clock steps back, and commits each batch in one
- * `BEGIN IMMEDIATE` transaction. A group of rows offered with an idempotency key (one Append request's)
+ * others' rows; a harness at its full share has its rows dropped, counted per source apart too. The
+ * writer drains the queue in batches, stamping each batch with the admission clock, made non-decreasing
+ * in seq order even when the wall clock steps back, and commits each batch in one `BEGIN IMMEDIATE`
+ * transaction. A group of rows offered with an idempotency key (one Append request's)
  * is never split across batches, and its key commits in the transaction that commits its rows. A batch
  * of groups offered `unsynced` (answered at their commit, not after the disk's fsync) commits without
  * waiting for the disk (`../store/wal-sync.ts`).
@@ -64,13 +65,13 @@ interface Queued {
 }
 
 export const DEFAULT_QUEUE_LIMIT = 10_000;
+export const DEFAULT_BATCH_SIZE = 1_000;
 /** One harness may hold 1/4 of the queue: three flooding together still leave a quarter to the rest. */
 export const SHARE_DIVISOR = 4;
 
 /** Whose share of the queue a row takes: its harness's, or its source's when it names none. */
 export const tenantOf = (o: Offer): string =>
   typeof o.event.harness === "string" ? `harness:${o.event.harness}` : `source:${o.source}`;
-export const DEFAULT_BATCH_SIZE = 1_000;
 
 export class JournalWriter {
   private queue: Queued[] = [];
