@@ -355,6 +355,7 @@ describe("doctor on a fleet with rule trouble", () => {
     expect(j.checks.map((c) => [c.name, c.status])).toEqual([
       ["daemon", "pass"],
       ["rules", "fail"],
+      ["store", "pass"],
       ["agents", "pass"],
     ]);
     const listed = json<{ rules: Record<string, unknown>[] }>(await f.cli(["rules", "list", "--json"])).rules;
