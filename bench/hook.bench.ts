@@ -20,7 +20,9 @@
  * HARNESS_BIN (the `harness` executable to time, default this checkout's dist/shell/cli/bin.cjs);
  * BASELINE_BIN (another build's bin.cjs, e.g. main's before a change, inside a checkout with node_modules:
  * its daemon runs beside this one and its calls are timed in the same shuffled rounds, so the two builds
- * meet the same load; the goals are judged on HARNESS_BIN's figures).
+ * meet the same load; the goals are judged on HARNESS_BIN's figures); or BASELINE (a commit, e.g.
+ * `BASELINE=e4eabc5`, issue 26's before: hook rows answered once queued, not once committed): that
+ * commit's tree exported with `git archive` and built once under the temp dir, its bin.cjs the baseline.
  */
 import { execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -32,7 +34,39 @@ const RUNS = Number(process.env.RUNS ?? 200);
 const WARMUP_ROUNDS = 10;
 const BIN = path.resolve(process.env.HARNESS_BIN ?? "dist/shell/cli/bin.cjs");
 const BASELINE_BIN =
-  process.env.BASELINE_BIN === undefined ? undefined : path.resolve(process.env.BASELINE_BIN);
+  process.env.BASELINE_BIN !== undefined
+    ? path.resolve(process.env.BASELINE_BIN)
+    : process.env.BASELINE !== undefined
+      ? baselineBin(process.env.BASELINE)
+      : undefined;
+
+/** `commit`'s `harness` executable, built now unless an earlier run built it (`baseline-build.ts`'s way). */
+function baselineBin(commit: string): string {
+  const sha = execFileSync("git", ["rev-parse", "--verify", `${commit}^{commit}`], {
+    encoding: "utf8",
+  }).trim();
+  const dir = path.join(os.tmpdir(), `harness-hook-baseline-${sha.slice(0, 12)}`);
+  const bin = path.join(dir, "dist", "shell", "cli", "bin.cjs");
+  const modules = path.join(dir, "node_modules");
+  if (fs.existsSync(bin)) {
+    // Built by another checkout, since removed: its node_modules link now points nowhere.
+    if (!fs.existsSync(modules)) {
+      fs.rmSync(modules, { force: true });
+      fs.symlinkSync(path.resolve("node_modules"), modules, "dir");
+    }
+    return bin;
+  }
+  fs.rmSync(dir, { recursive: true, force: true });
+  fs.mkdirSync(dir, { recursive: true });
+  const tar = path.join(dir, "tree.tar");
+  execFileSync("git", ["archive", "--format=tar", "-o", tar, sha]);
+  execFileSync("tar", ["-xf", tar, "-C", dir]);
+  fs.rmSync(tar);
+  fs.symlinkSync(path.resolve("node_modules"), modules, "dir");
+  process.stderr.write(`building ${commit} (${sha.slice(0, 12)}) in ${dir} …\n`);
+  execFileSync("npm", ["run", "-s", "build"], { cwd: dir, stdio: "inherit" });
+  return bin;
+}
 
 interface RunningDaemon {
   readonly socketPath: string;

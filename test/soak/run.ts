@@ -1,6 +1,7 @@
 /**
  * `npm run soak`: the property tests with many more cases and a printed seed, and the crash matrix (on
- * the built CLI) at more positions, its batch order varied by that seed. Replay a failure with
+ * the built CLI) at more positions, its batch order varied by that seed, and the disk-full hook burst at
+ * full size. Replay a failure with
  * `FC_SEED=<seed> PROPERTY_RUNS_FACTOR=<factor> npx vitest run <file>`.
  */
 import { spawnSync } from "node:child_process";
@@ -26,6 +27,9 @@ const result = spawnSync(
     "test/shell/agents/mapping-bounds.property.test.ts",
     "test/shell/agents/install/settings-merge.test.ts",
     "test/shell/gateway/listener-caps.soak.test.ts",
+    // A hook burst of 300 calls onto a full tmpfs (24 in npm test).
+    "test/shell/store/disk-full-daemon.test.ts",
+    "test/shell/journal/fair-share.test.ts",
   ],
   {
     stdio: "inherit",

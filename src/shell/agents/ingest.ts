@@ -71,11 +71,15 @@ export interface IngestRequest {
   readonly key?: string;
 }
 
-export type RowOutcome = "admitted" | "none" | "rejected" | "dropped";
+/** `unstored`: admitted to the queue, but its commit failed (answered 503). */
+export type RowOutcome = "admitted" | "none" | "rejected" | "dropped" | "unstored";
 
 export interface IngestResponse {
-  /** 200 answered; 400 a payload that cannot be used; 401 a missing or wrong token; 413 too large. */
-  readonly status: 200 | 400 | 401 | 413;
+  /**
+   * 200 answered; 400 a payload that cannot be used; 401 a missing or wrong token; 413 too large; 503
+   * the row could not be stored (the hook should keep the call: nothing was acknowledged).
+   */
+  readonly status: 200 | 400 | 401 | 413 | 503;
   readonly answer: HookAnswer;
   readonly row: RowOutcome;
   /** Why nothing was recorded, for the hook's stderr: never payload text. */
@@ -83,7 +87,7 @@ export interface IngestResponse {
 }
 
 const HOOK_FED: AdmitOptions = { hookFed: true };
-/** A live call is answered once its row is queued (below), so its commit need not wait for the disk. */
+/** A live call waits for its row's commit, but not for the disk (`../store/wal-sync.ts`). */
 const HOOK_FED_LIVE: AdmitOptions = { hookFed: true, unsynced: true };
 // A run is `<harness>#<session>`, so a harness name holds no `#`; nor whitespace or control characters.
 const HARNESS_NAME = /^[^\s#\p{Cc}]{1,128}$/u;
@@ -129,22 +133,14 @@ function mapPayload(adapter: HookAdapter, p: Payload, verifyPatterns: readonly s
 }
 
 /**
- * What admission said, if it said so at once (a refusal or a full queue resolve in microtasks, before
- * any commit); otherwise `queued`, the commit's failure going to `onFailure`. The writer commits in a
- * `setImmediate` scheduled by the offer, so this one, scheduled before it, answers first: the hook's
- * answer is written before the commit's fsync holds the event loop.
+ * A row that was queued but not committed (the store could not write it): nothing is acknowledged, and
+ * the answer is a 503, so the command hook spools the call (as for a daemon that failed) and Claude
+ * Code's http hook reports a failed hook (`hook-forwarder.ts`, docs/agents-mapping.md).
  */
-function queuedOrSettled(
-  admit: () => Promise<AdmitResult | undefined>,
-  onFailure: (e: unknown) => void,
-): Promise<AdmitResult | undefined | "queued"> {
-  const queued = new Promise<"queued">((resolve) => setImmediate(() => resolve("queued")));
-  const admitted = admit();
-  admitted.then((r) => {
-    if (r?.kind === "rejected" && r.code === "store_error") onFailure(new Error(r.reason));
-  }, onFailure);
-  return Promise.race([admitted, queued]);
-}
+const notStored = (reason: string): { row: RowOutcome; note: string } => ({
+  row: "unstored",
+  note: `the journal could not store the row (${reason}); not recorded`,
+});
 
 export class HookIngest {
   constructor(private readonly deps: IngestDeps) {}
@@ -184,7 +180,7 @@ export class HookIngest {
         ? `unknown ${req.adapter} event ${JSON.stringify(hook.event)}; not recorded`
         : undefined);
     return {
-      status: 200,
+      status: admitted.row === "unstored" ? 503 : 200,
       answer: hookAnswer(req.adapter, req.harness, hook.gate, verdict),
       row: admitted.row,
       ...(note === undefined ? {} : { note }),
@@ -251,24 +247,24 @@ export class HookIngest {
       this.deps.rejected?.(plan.source, "source_not_allowed");
       return { row: "rejected", note: refusal };
     }
-    // Marked hook-fed by the daemon, not by the wire: a producer's Append cannot claim it. A refusal
-    // is counted here, where it is known, whether or not the call waited for it.
-    const admit = () =>
-      this.deps.admit(plan.source, [wire], req.key, isLive(req) ? HOOK_FED_LIVE : HOOK_FED).then(([r]) => {
-        if (r?.kind === "rejected") this.deps.rejected?.(plan.source, r.code);
-        return r;
-      });
-    // A live call is answered once its row is queued, not committed: the commit is an fsync on the
-    // agent's critical path, and a daemon killed in between loses the row as a hook that timed out
-    // would. A spooled call waits for the commit, since it leaves the spool on this answer.
-    const result = isLive(req)
-      ? await queuedOrSettled(admit, (e) => this.deps.onError?.("committing a hook row", e))
-      : await admit();
-    if (result === "queued") return { row: "admitted" };
+    // Marked hook-fed by the daemon, not by the wire: a producer's Append cannot claim it. Every call
+    // is answered after its row's commit, so `admitted` means stored; a live call's commit does not
+    // wait for the disk (no fsync on the agent's critical path), a spooled call's does.
+    const [result] = await this.deps.admit(
+      plan.source,
+      [wire],
+      req.key,
+      isLive(req) ? HOOK_FED_LIVE : HOOK_FED,
+    );
+    if (result?.kind === "rejected") this.deps.rejected?.(plan.source, result.code);
     switch (result?.kind) {
       case "admitted":
         return { row: "admitted" };
       case "rejected":
+        if (result.code === "store_error") {
+          this.deps.onError?.("committing a hook row", new Error(result.reason));
+          return notStored(result.reason);
+        }
         return { row: "rejected", note: `the row was refused: ${result.reason}` };
       default:
         return { row: "dropped", note: "the journal's queue is full; the row was dropped" };

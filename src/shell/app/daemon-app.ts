@@ -234,6 +234,7 @@ export class DaemonApp {
           }),
         policyClones: () => daemon.policyClones,
         needsRestart: () => daemon.needsRestart,
+        storeWrite: () => ({ path: store.path, failure: daemon.storeWrite.current }),
       });
       // Gateway and RPC journal scans run in workers over their own read-only connections (issue 26).
       const queries = new JournalQueryPool(store.path, (reason) =>

@@ -28,6 +28,7 @@ import { JournalTable } from "../store/journal-table.js";
 import { NotifyCooldowns } from "../store/notify-cooldowns.js";
 import type { OpenedStore } from "../store/open-store.js";
 import { JournalPruner } from "../store/retention.js";
+import { StoreWriteHealth } from "../store/store-write-health.js";
 import { WalSync } from "../store/wal-sync.js";
 import { type Log, OncePer } from "../support/log.js";
 import type { DaemonMetrics } from "../support/metrics.js";
@@ -137,6 +138,8 @@ export class Daemon {
   private readonly retiring = new Set<Promise<void>>();
   private readonly pruner: JournalPruner;
   private readonly walSync: WalSync;
+  /** What the journal's last batch found of the store's writes (`harness doctor` fails on a failure). */
+  readonly storeWrite: StoreWriteHealth;
   private readonly rejectionLogged = new OncePer(HOUR);
 
   constructor(private readonly deps: DaemonDeps) {
@@ -178,6 +181,7 @@ export class Daemon {
         deps.onCommitted(committed);
       },
     });
+    this.storeWrite = new StoreWriteHealth(store.path, clock);
     this.walSync = new WalSync(store.db, `${store.path}-wal`, (e) =>
       log.error({ err: e.message }, "syncing the store's WAL failed; the next commit syncs it"),
     );
@@ -186,8 +190,14 @@ export class Daemon {
       batchSize: DEFAULT_BATCH_SIZE,
       clock,
       metrics,
-      onCommitted: () => this.scheduleEvaluation(),
-      onError: (e) => log.error({ err: e.message }, "journal admission failed"),
+      onCommitted: () => {
+        this.storeWrite.succeeded();
+        this.scheduleEvaluation();
+      },
+      onError: (e) => {
+        this.storeWrite.failed(e);
+        log.error({ err: e.message, store: store.path }, "journal admission failed");
+      },
       unsynced: (commit) => this.walSync.unsynced(commit),
     });
     const runReads = new AgentRunReads(store.db);

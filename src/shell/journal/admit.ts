@@ -20,7 +20,7 @@ export interface AdmitOptions {
    * (`core/hook-runs.ts`). Never set for a producer's Append, whose events may not carry the mark.
    */
   readonly hookFed?: boolean;
-  /** The caller answers before the commit, so the commit need not wait for the disk (a live hook call). */
+  /** The commit need not wait for the disk (a live hook call, answered at its commit, `../store/wal-sync.ts`). */
   readonly unsynced?: boolean;
 }
 

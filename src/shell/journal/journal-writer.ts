@@ -1,12 +1,15 @@
 /**
  * Admission (SPEC-0029 REQ-7): producers offer rows to a bounded in-memory queue and never wait; a full
  * queue drops the row and counts it per source, so a dropped row is dropped for everyone, live and
- * backtest alike. The writer drains the queue in batches, stamping each batch with the admission clock,
- * made non-decreasing in seq order even when the wall clock steps back, and commits each batch in one
- * `BEGIN IMMEDIATE` transaction. A group of rows offered with an idempotency key (one Append request's)
+ * backtest alike. The queue is shared fairly: the rows of one harness (a row's `harness`, else its
+ * source) may fill at most a share of it (`SHARE_DIVISOR`), so one flooding agent leaves room for the
+ * others' rows; a harness at its full share has its rows dropped, counted per source apart too. The
+ * writer drains the queue in batches, stamping each batch with the admission clock, made non-decreasing
+ * in seq order even when the wall clock steps back, and commits each batch in one `BEGIN IMMEDIATE`
+ * transaction. A group of rows offered with an idempotency key (one Append request's)
  * is never split across batches, and its key commits in the transaction that commits its rows. A batch
- * of groups offered `unsynced` (nobody waits for their commit) commits without waiting for the disk
- * (`../store/wal-sync.ts`).
+ * of groups offered `unsynced` (answered at their commit, not after the disk's fsync) commits without
+ * waiting for the disk (`../store/wal-sync.ts`).
  */
 import type { EventFields } from "../../core/journal.js";
 import type { EventKind } from "../../core/kinds.js";
@@ -63,11 +66,19 @@ interface Queued {
 
 export const DEFAULT_QUEUE_LIMIT = 10_000;
 export const DEFAULT_BATCH_SIZE = 1_000;
+/** One harness may hold 1/4 of the queue: three flooding together still leave a quarter to the rest. */
+export const SHARE_DIVISOR = 4;
+
+/** Whose share of the queue a row takes: its harness's, or its source's when it names none. */
+export const tenantOf = (o: Offer): string =>
+  typeof o.event.harness === "string" ? `harness:${o.event.harness}` : `source:${o.source}`;
 
 export class JournalWriter {
   private queue: Queued[] = [];
   /** Rows in the queue: a group counts each of its rows. */
   private rows = 0;
+  /** Rows in the queue by tenant (`tenantOf`); a tenant with none has no entry. */
+  private readonly byTenant = new Map<string, number>();
   private readonly appends: JournalAppends;
   private scheduled = false;
   private closed = false;
@@ -96,15 +107,14 @@ export class JournalWriter {
   /**
    * Offers rows as one group, committed together with `key`; returns at once. The queue takes the first
    * rows it has room for and drops the rest, as it would offered one by one: `queued` says how many.
-   * `unsynced`: the caller answers before the commit, so the commit need not wait for the disk.
+   * `unsynced`: the commit need not wait for the disk (`../store/wal-sync.ts`).
    */
   offerGroup(
     offers: readonly Offer[],
     key: GroupKey | undefined,
     unsynced = false,
   ): { readonly queued: number; readonly result: Promise<GroupResult> | undefined } {
-    const room = this.closed ? 0 : Math.max(0, this.options.queueLimit - this.rows);
-    const taken = offers.slice(0, room);
+    const taken = this.take(offers);
     for (const o of offers.slice(taken.length)) this.options.metrics.journalDropped.inc({ source: o.source });
     if (taken.length === 0) return { queued: 0, result: undefined };
     let entry: Queued | undefined;
@@ -115,6 +125,39 @@ export class JournalWriter {
     this.rows += taken.length;
     this.schedule();
     return { queued: taken.length, result };
+  }
+
+  /**
+   * The first offers the queue has room for, each within its tenant's share; counts them queued. The
+   * first that does not fit ends the group's part, so a group keeps its order (`admit.ts`).
+   */
+  private take(offers: readonly Offer[]): readonly Offer[] {
+    if (this.closed) return [];
+    const share = Math.max(1, Math.floor(this.options.queueLimit / SHARE_DIVISOR));
+    let n = 0;
+    for (const o of offers) {
+      if (this.rows + n >= this.options.queueLimit) break;
+      const tenant = tenantOf(o);
+      const held = this.byTenant.get(tenant) ?? 0;
+      if (held >= share) {
+        for (const d of offers.slice(n)) this.options.metrics.journalShareDropped.inc({ source: d.source });
+        break;
+      }
+      this.byTenant.set(tenant, held + 1);
+      n++;
+    }
+    return offers.slice(0, n);
+  }
+
+  /** Rows leave the queue (committed or failed): their tenants' shares free up. */
+  private release(batch: readonly Queued[]): void {
+    for (const q of batch)
+      for (const o of q.offers) {
+        const tenant = tenantOf(o);
+        const held = (this.byTenant.get(tenant) ?? 0) - 1;
+        if (held > 0) this.byTenant.set(tenant, held);
+        else this.byTenant.delete(tenant);
+      }
   }
 
   /** The answer stored for a group's key by an earlier commit, or undefined. */
@@ -184,6 +227,7 @@ export class JournalWriter {
     }
     const batch = this.queue.splice(0, take);
     this.rows -= rows;
+    this.release(batch);
     const at = Math.max(this.lastAt, this.options.clock());
     const results: GroupResult[] = [];
     const { unsynced } = this.options;

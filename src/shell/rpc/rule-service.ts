@@ -37,6 +37,7 @@ import {
 } from "../errors.js";
 import type { Db } from "../store/open-store.js";
 import { type FireRow, RuleReads } from "../store/rule-reads.js";
+import type { StoreWriteFailure } from "../store/store-write-health.js";
 import type { DaemonMetrics } from "../support/metrics.js";
 import type { RuleInfoSchema, RuleService } from "./gen/harness/v1/rules_pb.js";
 import {
@@ -78,6 +79,8 @@ export interface RuleServiceDeps {
   /** Each declared policy repo's clone as the last load found it (REQ-2's gate), in name order. */
   /** The config keys the last reload found changed that only a restart applies. */
   readonly needsRestart: () => readonly string[];
+  /** The store's file, and its last write's failure while no later write succeeded. */
+  readonly storeWrite: () => { readonly path: string; readonly failure: StoreWriteFailure | undefined };
   readonly policyClones: () => readonly {
     readonly name: string;
     readonly state: string;
@@ -362,6 +365,7 @@ export function ruleService(
           policyClones: deps.policyClones().map((c) => ({ name: c.name, state: c.state, detail: c.detail })),
           needsRestart: [...deps.needsRestart()],
           ...reloadFailureFields(deps.lastReloadFailure?.()),
+          ...storeWriteStatus(deps.storeWrite()),
         };
       }),
   };
@@ -393,6 +397,13 @@ function firesForward(reads: RuleReads, afterSeq: number, limit: number) {
 
 const reloadFailureFields = (f: ReloadFailure | undefined) =>
   f === undefined ? {} : { lastReloadError: f.error, lastReloadFailedAtMs: BigInt(f.at) };
+
+const storeWriteStatus = (w: ReturnType<RuleServiceDeps["storeWrite"]>) => ({
+  storePath: w.path,
+  storeWriteError: w.failure?.error ?? "",
+  storeWriteFailingSinceMs: BigInt(w.failure?.sinceMs ?? 0),
+  storeWriteFailures: w.failure?.failures ?? 0,
+});
 
 const reloadResponse = (r: ReloadReport) => ({
   ...r,

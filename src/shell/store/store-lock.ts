@@ -38,8 +38,15 @@ export function acquireStoreLock(store: string, owner: string): StoreLock {
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       const fd = fs.openSync(file, "wx", 0o600);
-      fs.writeSync(fd, JSON.stringify({ pid: process.pid, owner }));
-      fs.closeSync(fd);
+      try {
+        fs.writeSync(fd, JSON.stringify({ pid: process.pid, owner }));
+      } catch (e) {
+        // A full disk says only `ENOSPC … write`: the operator needs the file it could not write.
+        fs.rmSync(file, { force: true });
+        throw new Error(`cannot write the lock file ${file}: ${(e as Error).message}`, { cause: e });
+      } finally {
+        fs.closeSync(fd);
+      }
       heldHere.add(file);
       let held = true;
       return {

@@ -54,6 +54,12 @@ export class DaemonMetrics {
     labelNames: ["source"] as const,
     registers: [this.registry],
   });
+  readonly journalShareDropped = new Counter({
+    name: "harness_rule_journal_share_dropped_total",
+    help: "Rows dropped because their harness held its full share of the journal queue, by source (also in harness_rule_journal_dropped_total).",
+    labelNames: ["source"] as const,
+    registers: [this.registry],
+  });
   readonly journalRejected = new Counter({
     name: "harness_rule_journal_rejected_total",
     help: "Events Append refused, by source and reason (a closed set: REFUSAL_REASONS in core/admission.ts).",

@@ -29,6 +29,7 @@ import { journalClient } from "../../../src/shell/rpc/client.js";
 import { readTokenFile } from "../../../src/shell/rpc/credentials.js";
 import { makeRepo } from "../agents/hook-harness.js";
 import { ERROR_STREAK_STOPS, TestFleet } from "../daemon-harness.js";
+import { mountTmpfs, tmpfsUnavailable } from "../store/tmpfs.js";
 
 const ENFORCE = ["budget-exhaustion-recurring", "restart-into-same-failure"];
 
@@ -398,4 +399,86 @@ describe.each(SCENARIOS)("crash matrix, $name", (sc) => {
             "a crash after an action started leaves its outcome unknown",
           ).toBe(true);
       });
+});
+
+const noTmpfs = tmpfsUnavailable();
+
+/**
+ * Disk full during a hook burst (issue 26): four writers' live hook calls while the state home's tmpfs
+ * fills, then a SIGKILL and a restart with room again. Every call answered admitted is stored, once;
+ * every other was answered 503 `unstored` (its forwarder would spool it).
+ */
+describe("crash matrix, disk full during a hook burst", () => {
+  it.skipIf(noTmpfs !== undefined)(
+    `0 acknowledged rows lost, 0 duplicated, through a full disk and a SIGKILL${noTmpfs === undefined ? "" : ` (skipped: ${noTmpfs})`}`,
+    async () => {
+      const f = new TestFleet({ config: '[agents]\nlisten = ""' });
+      fleets.push(f);
+      const disk = mountTmpfs(path.join(f.root, "state"), 16 << 20);
+      try {
+        await f.start();
+        const observer = await readTokenFile(f.tokens.get("observer") as string);
+        const ledger = await readTokenFile(f.tokens.get("ledger") as string);
+        const answers = new Map<string, { status: number; row: string | undefined }>();
+        const call = async (session: string) => {
+          const res = await rawPost(
+            f.socketPath,
+            `${HOOK_PATH_PREFIX}claude-code?harness=w${session.split("-")[1]}`,
+            {
+              "Content-Type": "application/json",
+              Authorization: `Bearer ${observer}`,
+              [LEDGER_TOKEN_HEADER]: ledger,
+            },
+            Buffer.from(
+              JSON.stringify({
+                session_id: session,
+                hook_event_name: "UserPromptSubmit",
+                cwd: repo,
+                prompt: "p",
+              }),
+            ),
+            5_000,
+          );
+          answers.set(session, { status: res.status, row: res.headers.get(ROW_HEADER) ?? undefined });
+        };
+        const writers = (from: number, to: number) =>
+          Promise.all(
+            [0, 1, 2, 3].map(async (w) => {
+              for (let i = from; i < to; i++) await call(`s-${w}-${i}`);
+            }),
+          );
+        await writers(0, 5);
+        disk.fill();
+        await writers(5, 15);
+        await f.kill();
+        disk.unfill();
+        await f.start();
+        await writers(15, 20);
+        await f.stop();
+
+        const sessions = f
+          .query<{ seq: number; event: string }>(
+            "SELECT seq, event FROM rule_journal WHERE kind = 'run_event' ORDER BY seq",
+          )
+          .map((r) => String((JSON.parse(r.event) as { session?: unknown }).session));
+        expect(new Set(sessions).size, "no row is stored twice").toBe(sessions.length);
+        const stored = new Set(sessions);
+        const admitted = [...answers].filter(([, a]) => a.row === "admitted").map(([s]) => s);
+        for (const s of admitted) expect(stored.has(s), `${s} was answered admitted`).toBe(true);
+        for (const [s, a] of answers)
+          if (a.row !== "admitted") {
+            expect(a, s).toEqual({ status: 503, row: "unstored" });
+            expect(stored.has(s), `${s} was answered unstored`).toBe(false);
+          }
+        expect(
+          [...answers.values()].filter((a) => a.row === "unstored").length,
+          "the disk filled",
+        ).toBeGreaterThan(0);
+        expect(admitted.filter((s) => Number(s.split("-")[2]) >= 15)).toHaveLength(20);
+      } finally {
+        await f.kill();
+        disk.unmount();
+      }
+    },
+  );
 });

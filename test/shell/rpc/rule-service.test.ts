@@ -355,6 +355,7 @@ describe("doctor on a fleet with rule trouble", () => {
     expect(j.checks.map((c) => [c.name, c.status])).toEqual([
       ["daemon", "pass"],
       ["rules", "fail"],
+      ["store", "pass"],
       ["reload", "pass"],
       ["listen", "pass"],
       ["agents", "pass"],

@@ -1,7 +1,7 @@
 /**
  * `harness doctor` (SPEC-0029 REQ-19's rules row), through `RuleService.GetStatus` and `ListHolds`: is the
  * daemon reachable, and is the rule set healthy. Fails when an enforce name matches no rule or names a
- * disabled one; warns when a rule is disabled, a harness is held, a policy clone is dirty, off its branch
+ * disabled one, or while the store cannot write (`storeWriteCheck`); warns when a rule is disabled, a harness is held, a policy clone is dirty, off its branch
  * or missing, journal rows were dropped since start, a rule stop went undelivered or ended unknown, or
  * the evaluator lags behind the journal. The agents row (`doctor-agents.ts`) shows the hook adapters
  * installed, each harness's last row and the hook spool. The reload row (`doctor-reload.ts`) fails
@@ -132,6 +132,26 @@ function rulesCheck(s: GetStatusResponse, holds: readonly HoldRecord[]): Check {
   };
 }
 
+/**
+ * Whether the daemon's store can write, as its last write found: a failed write (a full disk, a
+ * read-only file) fails, naming the store and the error, until a later write succeeds.
+ */
+export function storeWriteCheck(s: GetStatusResponse): Check {
+  if (s.storeWriteError === "")
+    return { name: "store", status: "pass", detail: `writes to ${s.storePath}`, findings: [] };
+  return {
+    name: "store",
+    status: "fail",
+    detail: `cannot write ${s.storePath}`,
+    findings: [
+      {
+        status: "fail",
+        message: `${plural(s.storeWriteFailures, "write")} failed since ${iso(s.storeWriteFailingSinceMs)}: ${s.storeWriteError}; rows are not admitted (hook calls are answered 503 and wait in their spool) until the store can write again`,
+      },
+    ],
+  };
+}
+
 const cloneState = (state: string): string => (state === "off_branch" ? "off its branch" : state);
 
 export async function runDoctor(options: Common, io: Io): Promise<number> {
@@ -149,6 +169,7 @@ export async function runDoctor(options: Common, io: Io): Promise<number> {
         findings: [],
       },
       rulesCheck(status, holds),
+      storeWriteCheck(status),
       reloadCheck(status),
       await hookEndpointCheck(target.config, target.socketPath),
       await agentsCheck(io.env, async (harnesses) => {
