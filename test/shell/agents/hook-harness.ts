@@ -84,8 +84,9 @@ export function startHook(
   child.stdin.on("error", () => {
     // The hook may stop reading a payload past its bound.
   });
+  // On `close`, not `exit`: a line the hook wrote last may still be in the pipe when it exits.
   const result = new Promise<CliResult>((resolve) =>
-    child.on("exit", (code) => resolve({ code, stdout, stderr })),
+    child.on("close", (code) => resolve({ code, stdout, stderr })),
   );
   child.stdin.end(stdin);
   return { child, result };
