@@ -11,3 +11,8 @@ if (seed !== undefined) fc.configureGlobal({ seed });
 export function runs(base: number): number {
   return Math.max(1, Math.round(base * (Number.isFinite(factor) && factor > 0 ? factor : 1)));
 }
+
+/** A test's timeout for a property whose cases each cost real work (a process, say): scaled like its runs. */
+export function runsTimeout(baseMs: number): number {
+  return runs(baseMs);
+}
