@@ -111,7 +111,7 @@ export class DaemonApp {
     readonly metrics: DaemonMetrics,
     /** propose_rule (REQ-15), for the gateway to call in this process: no RPC stores a proposal. */
     readonly proposals: ProposalIntake,
-    /** What a hook-fed run's hook call may do (issue 17): the ingest endpoint asks it on every call. */
+    /** What a hook-fed run's hook call may do: the ingest endpoint asks it on every call. */
     readonly runVerdicts: StoreRunVerdicts,
     /** The tokens this daemon issued (`harness token`); the gateway asks it who holds one. */
     readonly tokens: IssuedTokens,
@@ -170,7 +170,8 @@ export class DaemonApp {
         store,
         configAtStart: config,
         rulesAtStart: await loadRules(config),
-        // A file gone since start is an error unless the operator asked for defaults (issue 26).
+        // A file gone since start is an error unless the operator asked for defaults: a mistaken `mv`
+        // must not swap them in.
         readConfig: ({ defaults }) => readConfig(configPath, env, !defaults, true),
         loadRules,
         loadServed: async (c) => {
@@ -236,7 +237,8 @@ export class DaemonApp {
         needsRestart: () => daemon.needsRestart,
         storeWrite: () => ({ path: store.path, failure: daemon.storeWrite.current }),
       });
-      // Gateway and RPC journal scans run in workers over their own read-only connections (issue 26).
+      // Gateway and RPC journal scans run in workers over their own read-only connections: a long scan
+      // never holds the event loop that admits rows and answers hooks.
       const queries = new JournalQueryPool(store.path, (reason) =>
         metrics.journalReadsRefused.inc({ reason }),
       );
@@ -275,7 +277,7 @@ export class DaemonApp {
       );
       // Answered on the socket and the TCP listener alike: how a client tells this daemon from a squatter.
       const hookRoutes = withChallenge(new HookChallenge(), hooks);
-      // Every listener the config names is bound or the daemon does not start (issue 26): a squatter on
+      // Every listener the config names is bound or the daemon does not start: a squatter on
       // a port would be handed what is sent there. Those bound before a failure are closed again.
       const bindError = (key: string, address: string) => (e: unknown) => {
         throw listenError(key, address, e);

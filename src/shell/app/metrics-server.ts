@@ -1,6 +1,6 @@
 /**
  * `/metrics` over HTTP (SPEC-0029 REQ-20), on `[server] metrics_listen`, behind `metrics_token_file`'s
- * bearer token when one is set. A port it cannot bind is an error the daemon exits with (issue 26): a
+ * bearer token when one is set. A port it cannot bind is an error the daemon exits with: a
  * listener the config names and the operator relies on is never quietly missing.
  */
 import * as http from "node:http";

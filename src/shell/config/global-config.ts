@@ -76,7 +76,7 @@ export interface GlobalConfig {
     /** Unset: stops are recorded undelivered. */
     readonly stop: readonly string[] | undefined;
   };
-  /** The daemon's own graph projection (issue 17); global-only. */
+  /** `[graph]`: the daemon's own graph projection (`graph/file-edges.ts`); global-only. */
   readonly graph: {
     /** Derive `edited` edges and file collisions from hook-fed runs' rows. */
     readonly projectFileEdges: boolean;
@@ -95,7 +95,7 @@ export interface GlobalConfig {
     /** Each producer source's credential file. */
     readonly producers: Readonly<Partial<Record<ProducerSource, string>>>;
   };
-  /** `[agents]` (issue 17): agent hooks. Global only. */
+  /** `[agents]`: agent hooks. Global only. */
   readonly agents: {
     /** Claude Code's http hook endpoint, loopback only; unset when `listen = ""`. */
     readonly listen: HostPort | undefined;

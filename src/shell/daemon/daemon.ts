@@ -77,7 +77,7 @@ export interface DaemonDeps {
   readonly rulesAtStart: RuleSetLoad;
   /**
    * Rereads the global config, for a reload; rejects when it does not load, or when the file is gone
-   * and `defaults` was not asked for (a mistaken `mv` must not swap in defaults: issue 26).
+   * and `defaults` was not asked for (a mistaken `mv` must not swap in defaults).
    */
   readonly readConfig: (options: { readonly defaults: boolean }) => Promise<GlobalConfig>;
   /** How a config becomes a rule set, at every reload. */

@@ -11,7 +11,7 @@
  * cursor waits for the next commit, or for `saveCursor` (the daemon calls it a moment after such rows).
  * A crash before then evaluates them again at the restart, as it does every row committed but not yet
  * evaluated, and they again change nothing. Saving a commit per quiet row keeps an fsync off the event
- * loop for every hook call that fires nothing (issue 17's latency).
+ * loop for every hook call that fires nothing: an agent waits on its hook's answer.
  */
 import { evaluate } from "../../core/evaluate.js";
 import { clearHolds, releaseOnReload } from "../../core/holds.js";

@@ -6,9 +6,10 @@
  * caller from it alone. A connection whose token is unknown, revoked or expired is answered with an
  * error to its `initialize` and closed, so the agent sees the refusal at initialisation.
  *
- * Bounded (issue 26): at most `MAX_GATEWAY_SESSIONS` sessions at once, the next refused the same way with
- * the reason; at most `MAX_GATEWAY_CONNECTIONS` connections at once (sessions and connections still
- * presenting a token), the next closed unanswered. Both refusals are counted.
+ * Bounded, so no client can exhaust the daemon: at most `MAX_GATEWAY_SESSIONS` sessions at once, the
+ * next refused the same way with the reason; at most `MAX_GATEWAY_CONNECTIONS` connections at once
+ * (sessions and connections still presenting a token), the next closed unanswered. Both refusals are
+ * counted.
  */
 import * as net from "node:net";
 import { DEFAULT_READ_MAX_BYTES } from "../rpc/limits.js";

@@ -1,6 +1,6 @@
 /**
  * One gateway session's MCP transport: newline-delimited JSON-RPC over its socket, as MCP's stdio
- * transport frames it, with every line answered (issue 26, finding 12). The SDK's stdio transport drops
+ * transport frames it, with every line answered. The SDK's stdio transport drops
  * a line it cannot use and leaves its caller waiting; this one answers, as JSON-RPC 2.0 asks:
  * a line that is not JSON gets -32700 (Parse error), a batch -32600 (Invalid Request: MCP 2025-06-18
  * removed batching, and the SDK in use handles one message at a time), and JSON that is not a JSON-RPC

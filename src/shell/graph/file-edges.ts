@@ -1,5 +1,5 @@
 /**
- * The file-edge projector (issue 17, `[graph] project_file_edges`, default on): the fleet graph that
+ * The file-edge projector (`[graph] project_file_edges`, default on): the fleet graph that
  * would send graph_event rows is not in this repository, so the daemon derives the ones the starter
  * rules `same-file-collision` and `cross-run-churn` need from hook-fed runs' committed rows (source
  * `graph`, node ids encoded as `core/targets.ts` does):

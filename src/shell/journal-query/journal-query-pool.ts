@@ -1,6 +1,6 @@
 /**
  * Where the daemon runs the journal reads of the MCP gateway's query_journal and count_journal and of
- * JournalQueryService (issue 26, finding 5): in two worker threads, each with its own read-only
+ * JournalQueryService: in two worker threads, each with its own read-only
  * connection, so a scan never stalls admission, hook answers or another client's call. What a scan may
  * cost is bounded before it runs: a call waits in a queue of at most `MAX_WAITING_QUERIES`, one caller
  * (a gateway session) has at most `MAX_QUERIES_PER_CALLER` in flight or waiting, and a call running

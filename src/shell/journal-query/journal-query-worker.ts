@@ -1,6 +1,6 @@
 /**
  * A journal query worker thread: `JournalQueries` over its own read-only connection to the store, so a
- * scan of a million rows never holds the daemon's event loop (issue 26, finding 5). It answers one job
+ * scan of a million rows never holds the daemon's event loop. It answers one job
  * at a time, in the order the pool posts them, and lives until the pool terminates it.
  */
 import { parentPort, workerData } from "node:worker_threads";

@@ -1,5 +1,5 @@
 /**
- * AgentService (issue 17, `proto/harness/v1/agents.proto`): `CheckRun`, what a hook call of a hook-fed
+ * AgentService (`proto/harness/v1/agents.proto`): `CheckRun`, what a hook call of a hook-fed
  * run may do now. Read tier, so it only reports: the verdict comes from `peek`, which delivers nothing.
  * Delivering a stop closes the run, a write only the ingest path makes, answering the agent's hook with
  * the run's producer credentials; a reader looking must not spend the stop the hook should receive.

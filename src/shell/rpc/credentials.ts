@@ -49,7 +49,7 @@ export interface Credentials {
   readonly producers: ReadonlyMap<ProducerSource, TokenDigest>;
   /** Grants the read tier (what a socket caller without a token has) to TCP callers. */
   readonly read?: TokenDigest;
-  /** Grants the control tier (issue 6), on the socket or over TCP. */
+  /** Grants the control tier, on the socket or over TCP. */
   readonly control?: TokenDigest;
   /** The tokens the daemon issued that are in force. */
   readonly issued?: readonly IssuedCredential[];

@@ -1,5 +1,5 @@
 /**
- * `JournalService.Append`: producers' one way into the journal (issue 5, a deliberate exception to
+ * `JournalService.Append`: producers' one way into the journal (a deliberate exception to
  * REQ-17 that `docs/security.md` explains). The caller is a producer credential bound to one source
  * (`tiers.ts`); this handler refuses rows that source may not produce, so such a row never reaches the
  * journal, and hands the rest to the injected `admit`, which checks each against the event format

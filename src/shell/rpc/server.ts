@@ -46,9 +46,9 @@ export interface RpcServerOptions {
 }
 
 /**
- * The caps on open connections (issue 26): the socket carries every local client and the command hook's
- * calls, so it takes more than the opt-in TCP listener. Connect clients keep connections alive, so a cap
- * counts clients more than calls.
+ * The caps on open connections, so no client can exhaust the daemon's descriptors: the socket carries
+ * every local client and the command hook's calls, so it takes more than the opt-in TCP listener.
+ * Connect clients keep connections alive, so a cap counts clients more than calls.
  */
 export const MAX_SOCKET_CONNECTIONS = 256;
 export const MAX_TCP_CONNECTIONS = 128;

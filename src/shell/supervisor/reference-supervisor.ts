@@ -1,6 +1,6 @@
 /**
  * The reference supervisor: a small simulated supervisor that keeps the daemon's contract with the
- * supervisor it serves (issue 5, "Actions"; SPEC-0029 REQ-11, REQ-12). `harness demo` drives it, the
+ * supervisor it serves (SPEC-0029 REQ-11, REQ-12). `harness demo` drives it, the
  * tests run it against a real daemon, and it is the worked example behind `docs/supervisor.md`. Its
  * harnesses are simulated (nothing is spawned), but everything it tells the daemon goes through the
  * daemon's public API, exactly as a real supervisor's would.

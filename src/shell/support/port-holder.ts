@@ -1,5 +1,5 @@
 /**
- * Who holds a TCP port the daemon could not bind (issue 26: a squatter on `[agents] listen` would be
+ * Who holds a TCP port the daemon could not bind (a squatter on `[agents] listen` would be
  * handed the hooks' tokens), for the error the daemon exits with. Linux only, best effort: the
  * listening socket's inode and owner from `/proc/net/tcp{,6}`, then the process whose open files
  * include that socket, where `/proc/<pid>/fd` is readable (another user's is not: then only the uid is

@@ -1,5 +1,5 @@
 /**
- * `harness doctor`'s agents row (issue 17, docs/agents.md): the hook adapters installed per harness (from
+ * `harness doctor`'s agents row (docs/agents.md): the hook adapters installed per harness (from
  * the record `harness agents install` keeps, checked against the settings files it wrote and the token
  * files), each harness's last journal row (AgentStatusService.LastRows; skipped when no daemon answers),
  * and the command hook's spool: its depth, the calls it dropped when full, the calls the daemon refused.

@@ -1,5 +1,5 @@
 /**
- * `harness doctor`'s `listen` row (issue 26, port squat): when the config names `[agents] listen`,
+ * `harness doctor`'s `listen` row, against a squatter on the port: when the config names `[agents] listen`,
  * the endpoint there must prove to be the daemon answering on the socket (`agents/hook-challenge.ts`).
  * Another process answering there fails doctor: Claude Code's http hooks would post their tokens to
  * it. Nothing listening warns (the daemon may run another config until a restart).

@@ -1,5 +1,5 @@
 /**
- * `harness doctor`'s reload row (issue 26): a reload that failed (`harness reload`, or a SIGHUP whose
+ * `harness doctor`'s reload row: a reload that failed (`harness reload`, or a SIGHUP whose
  * failure only the log says) leaves the daemon on the config loaded before it, while the file on disk
  * says something else; doctor fails, naming the error, until a reload succeeds.
  */

@@ -2,7 +2,7 @@
 // @generated from file harness/v1/agent_status.proto (package harness.v1, syntax proto3)
 /* eslint-disable */
 
-// What `harness doctor` shows of the harnesses whose agents feed the journal through hooks (issue 17):
+// What `harness doctor` shows of the harnesses whose agents feed the journal through hooks:
 // read tier, like the rest of the operator's view.
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";

@@ -2,7 +2,7 @@
 // @generated from file harness/v1/agents.proto (package harness.v1, syntax proto3)
 /* eslint-disable */
 
-// AgentService (issue 17): what the daemon says of hook-fed runs, the runs of agents (Claude Code,
+// AgentService: what the daemon says of hook-fed runs, the runs of agents (Claude Code,
 // Codex) whose only link to the daemon is their hooks. Read tier: it reports, and changes nothing. The
 // daemon's ingest endpoint answers the hooks themselves from the same verdict, and only it delivers a
 // stop (docs/agents-enforcement.md).

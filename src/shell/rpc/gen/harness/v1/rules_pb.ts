@@ -1290,8 +1290,7 @@ export type GetStatusResponse = Message<"harness.v1.GetStatusResponse"> & {
   undeliveredStops7d: number;
 
   /**
-   * The policy clones and their state; empty while none is configured (policy repos load with the
-   * policy-repo issue).
+   * The policy clones and their state; empty while no policy repo is configured.
    *
    * @generated from field: repeated harness.v1.PolicyClone policy_clones = 18;
    */
