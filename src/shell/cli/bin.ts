@@ -9,7 +9,7 @@
  * command is `main.ts`, imported as the ES module it is.
  */
 if (process.argv[2] === "hook") {
-  void Promise.all([import("../agents/hook-forwarder.js"), import("../agents/hook-stdio.js")]).then(
+  void Promise.all([import("../agents/forwarder/hook-forwarder.js"), import("../agents/forwarder/hook-stdio.js")]).then(
     async ([{ runHook }, { readStdin, writeAll }]) => {
       const writes: Promise<void>[] = [];
       const code = await runHook(process.argv.slice(3), {

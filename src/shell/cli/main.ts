@@ -438,8 +438,8 @@ cli
   .option("--config <path>", "The global config ([agents] on_unreachable, [server] socket)")
   .option("--timeout <ms>", "How long to wait for the daemon (default 5000)")
   .action(async () => {
-    const { runHook } = await import("../agents/hook-forwarder.js");
-    const { readStdin } = await import("../agents/hook-stdio.js");
+    const { runHook } = await import("../agents/forwarder/hook-forwarder.js");
+    const { readStdin } = await import("../agents/forwarder/hook-stdio.js");
     process.exitCode = await runHook(process.argv.slice(process.argv.indexOf("hook") + 1), {
       env: process.env,
       stdin: (limit) => readStdin(limit, () => process.stdin),

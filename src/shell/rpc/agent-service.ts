@@ -10,7 +10,7 @@ import { type AgentService, RunVerdict, StopCause } from "./gen/harness/v1/agent
 import { checkLength } from "./requests.js";
 import { serve } from "./status.js";
 
-/** A hook-fed run's verdict, as `agents/run-verdict.ts` gives it (rpc does not import agents/). */
+/** A hook-fed run's verdict, as `agents/enforcement/run-verdict.ts` gives it (rpc does not import agents/). */
 export type RunVerdictView =
   | { readonly kind: "allow" }
   | { readonly kind: "held"; readonly rule: string; readonly fireId: string; readonly clearCommand: string }

@@ -12,7 +12,7 @@ import {
   type GitFactsMetrics,
   GitFactsReader,
   type GitPoolLimits,
-} from "../../../src/shell/agents/git-facts.js";
+} from "../../../src/shell/agents/ingest/git-facts.js";
 import { makeRepo } from "./hook-harness.js";
 
 const repo = makeRepo();

@@ -5,7 +5,7 @@
 import * as fs from "node:fs";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { goJson, inputDigest } from "../../../src/shell/agents/go-json-digest.js";
+import { goJson, inputDigest } from "../../../src/shell/agents/ingest/go-json-digest.js";
 import { runs } from "../../property-runs.js";
 
 interface Vector {

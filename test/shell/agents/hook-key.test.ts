@@ -5,7 +5,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { forwarderKey, payloadKey, runOf } from "../../../src/shell/agents/hook-key.js";
+import { forwarderKey, payloadKey, runOf } from "../../../src/shell/agents/ingest/hook-key.js";
 
 const tool = (id: string, event = "PostToolUse") => ({
   session_id: "s1",

@@ -9,10 +9,10 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { MAX_PATH, MAX_PATHS } from "../../../src/core/kinds.js";
-import { patchPaths } from "../../../src/shell/agents/classify.js";
-import { mapClaudeCode } from "../../../src/shell/agents/claude-code-map.js";
-import { mapCodex, mapCodexNotify } from "../../../src/shell/agents/codex-map.js";
-import type { Mapped, Payload } from "../../../src/shell/agents/hook-event.js";
+import { patchPaths } from "../../../src/shell/agents/ingest/classify.js";
+import { mapClaudeCode } from "../../../src/shell/agents/adapters/claude-code.js";
+import { mapCodex, mapCodexNotify } from "../../../src/shell/agents/adapters/codex.js";
+import type { Mapped, Payload } from "../../../src/shell/agents/ingest/hook-event.js";
 import {
   MAX_CWD,
   MAX_CWD_DEPTH,
@@ -20,8 +20,8 @@ import {
   MAX_RAW_PATH,
   MAX_RAW_PATHS,
   withinDepth,
-} from "../../../src/shell/agents/payload-bounds.js";
-import { repoPaths } from "../../../src/shell/agents/repo-paths.js";
+} from "../../../src/shell/agents/ingest/payload-bounds.js";
+import { repoPaths } from "../../../src/shell/agents/ingest/repo-paths.js";
 import { runs } from "../../property-runs.js";
 
 const MIB = 1024 * 1024;

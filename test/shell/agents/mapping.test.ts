@@ -3,10 +3,10 @@
  * tool's response reports, the remote's normal form, and the answers in each agent's decision format.
  */
 import { describe, expect, it } from "vitest";
-import { mapClaudeCode, OTHER_END, SESSION_END } from "../../../src/shell/agents/claude-code-map.js";
-import { normalizeRemote } from "../../../src/shell/agents/git-facts.js";
-import { hookAnswer } from "../../../src/shell/agents/hook-answer.js";
-import { responseFailed, rowPayload } from "../../../src/shell/agents/hook-event.js";
+import { mapClaudeCode, OTHER_END, SESSION_END } from "../../../src/shell/agents/adapters/claude-code.js";
+import { normalizeRemote } from "../../../src/shell/agents/ingest/git-facts.js";
+import { hookAnswer } from "../../../src/shell/agents/ingest/hook-answer.js";
+import { responseFailed, rowPayload } from "../../../src/shell/agents/ingest/hook-event.js";
 import { claudeCode } from "./payloads.js";
 
 describe("SessionEnd's reason → outcome and reason", () => {

@@ -4,7 +4,7 @@
  * and hook calls go through the real ingest and the real journal writer.
  */
 import { describe, expect, it } from "vitest";
-import { HookIngest, type IngestResponse } from "../../../src/shell/agents/ingest.js";
+import { HookIngest, type IngestResponse } from "../../../src/shell/agents/ingest/ingest.js";
 import { admitEvents } from "../../../src/shell/journal/admit.js";
 import { JournalTable } from "../../../src/shell/store/journal-table.js";
 import type { Db } from "../../../src/shell/store/open-store.js";

@@ -42,11 +42,11 @@ export interface AgentsStatus {
   readonly spool: SpoolStatus;
 }
 
-/** A spooled call's file name, as agents-ingest's `agents/spool.ts` writes it. */
+/** A spooled call's file name, as agents-ingest's `agents/forwarder/spool.ts` writes it. */
 const SPOOL_ENTRY = /^\d{15}-\d+-\d+\.json$/;
 
 /**
- * The spool's state, from the files agents-ingest documents in `agents/spool.ts`: one
+ * The spool's state, from the files agents-ingest documents in `agents/forwarder/spool.ts`: one
  * `<time>-<pid>-<n>.json` per waiting call, `overflow` holding the count of calls dropped when it was
  * full, `failed/` the calls the daemon refused, `set-aside/` those whose delivery kept failing.
  */

@@ -1,6 +1,6 @@
 /**
  * `harness agents spool list|retry|drop [--entry NAME | --all] [--json]` (docs/cli.md): the command
- * hook's spool on this machine (`agents/spool.ts`), read and changed without the daemon. `list` shows
+ * hook's spool on this machine (`agents/forwarder/spool.ts`), read and changed without the daemon. `list` shows
  * every call waiting, set aside (its delivery failed `MAX_TRIES` times) or refused by the daemon;
  * `retry` puts set-aside or refused calls back in line (the next hook call delivers them, in order,
  * with their own idempotency key, so a call the daemon did store is not stored twice); `drop` deletes
@@ -8,7 +8,7 @@
  */
 import { rfc3339Seconds } from "../../../core/instants.js";
 import { agentsStateDir } from "../../agents/install/agent-paths.js";
-import { Spool, type SpoolEntry, type SpoolPlace } from "../../agents/spool.js";
+import { Spool, type SpoolEntry, type SpoolPlace } from "../../agents/forwarder/spool.js";
 import { type Common, EXIT, type Io, table } from "../io.js";
 
 export interface SpoolOptions extends Common {

@@ -9,7 +9,7 @@
  */
 import * as fs from "node:fs";
 import { fileURLToPath } from "node:url";
-import { proveHookEndpoint } from "../../agents/hook-challenge.js";
+import { proveHookEndpoint } from "../../agents/ingest/hook-challenge.js";
 import { RESERVED_NAMES } from "../../agents/install/agent-paths.js";
 import { HARNESS_NAME, HOOK_MODES, type HookMode, isAgentKind } from "../../agents/install/hook-entries.js";
 import {
@@ -86,7 +86,7 @@ type Verb = "install" | "uninstall";
 
 /**
  * Why http hooks must not be pointed at `listen`, or undefined when the endpoint there proves to be the
- * daemon on `socketPath` (`agents/hook-challenge.ts`): Claude Code would post the harness's tokens to
+ * daemon on `socketPath` (`agents/ingest/hook-challenge.ts`): Claude Code would post the harness's tokens to
  * whatever answers.
  */
 async function squatRefusal(

@@ -5,12 +5,12 @@
  * transaction, records the run stopped (`agent-run-stops`), so the run's next hook call answers stopped.
  * It consults no rule and no rule configures it; rules see its trips only as `loop_stopped` rows.
  */
-import { HOOK_FED_FIELD, isHookFed } from "../../core/hook-runs.js";
-import type { JournalRow } from "../../core/journal.js";
-import type { Derived, Deriver } from "../derive/deriver.js";
-import { EndedRuns } from "../derive/ended-runs.js";
-import type { AgentRunStops } from "../store/agent-run-stops.js";
-import { LOOP_THRESHOLD, LoopGuard } from "../supervisor/loop-guard.js";
+import { HOOK_FED_FIELD, isHookFed } from "../../../core/hook-runs.js";
+import type { JournalRow } from "../../../core/journal.js";
+import type { Derived, Deriver } from "../../derive/deriver.js";
+import { EndedRuns } from "../../derive/ended-runs.js";
+import type { AgentRunStops } from "../../store/agent-run-stops.js";
+import { LOOP_THRESHOLD, LoopGuard } from "../../supervisor/loop-guard.js";
 
 const str = (v: unknown): string => (typeof v === "string" ? v : "");
 

@@ -10,7 +10,7 @@
  *   so there the tool is only denied (every call, until the run ends).
  */
 import type { Gate, HookAdapter } from "./hook-event.js";
-import type { RunVerdict } from "./run-verdict.js";
+import type { RunVerdict } from "../enforcement/run-verdict.js";
 
 /** What the hook prints on stdout (empty: no decision, the agent goes on). */
 export type HookAnswer = string;

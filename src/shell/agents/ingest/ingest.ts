@@ -11,11 +11,11 @@
  * every call needs the observer token, which is how a hook proves it is one. A token bound to a harness
  * is good only for that harness's calls.
  */
-import type { RefusalReason } from "../../core/admission.js";
-import { type ProducerSource, sourceRefusal } from "../../core/sources.js";
-import type { AdmitOptions, AdmitResult } from "../journal/admit.js";
-import { mapClaudeCode } from "./claude-code-map.js";
-import { mapCodex, mapCodexNotify } from "./codex-map.js";
+import type { RefusalReason } from "../../../core/admission.js";
+import { type ProducerSource, sourceRefusal } from "../../../core/sources.js";
+import type { AdmitOptions, AdmitResult } from "../../journal/admit.js";
+import { mapClaudeCode } from "../adapters/claude-code.js";
+import { mapCodex, mapCodexNotify } from "../adapters/codex.js";
 import type { GitFacts } from "./git-facts.js";
 import { ALLOW, type HookAnswer, hookAnswer } from "./hook-answer.js";
 import {
@@ -29,7 +29,7 @@ import {
 import { payloadKey } from "./hook-key.js";
 import { MAX_HOOK_PAYLOAD_BYTES } from "./hook-limits.js";
 import { repoPaths } from "./repo-paths.js";
-import type { RunVerdict, RunVerdicts } from "./run-verdict.js";
+import type { RunVerdict, RunVerdicts } from "../enforcement/run-verdict.js";
 
 /** Who a presented token is: a producer source, bound to one harness or to any. */
 export interface TokenIdentity {

@@ -16,8 +16,8 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { MAX_IDENT } from "../../core/kinds.js";
-import { git, notFound } from "../policy/git.js";
+import { MAX_IDENT } from "../../../core/kinds.js";
+import { git, notFound } from "../../policy/git.js";
 import { MAX_CWD, MAX_CWD_DEPTH, MAX_REMOTE_URL, withinDepth } from "./payload-bounds.js";
 
 export interface GitFacts {

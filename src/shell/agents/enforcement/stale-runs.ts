@@ -6,11 +6,11 @@
  * (each row's admission `at`), so a replay of the journal rebuilds the same state.
  */
 
-import type { Millis } from "../../core/durations.js";
-import { HOOK_FED_FIELD, isHookFed } from "../../core/hook-runs.js";
-import type { JournalRow } from "../../core/journal.js";
-import type { Derived, Deriver } from "../derive/deriver.js";
-import { EndedRuns } from "../derive/ended-runs.js";
+import type { Millis } from "../../../core/durations.js";
+import { HOOK_FED_FIELD, isHookFed } from "../../../core/hook-runs.js";
+import type { JournalRow } from "../../../core/journal.js";
+import type { Derived, Deriver } from "../../derive/deriver.js";
+import { EndedRuns } from "../../derive/ended-runs.js";
 
 interface OpenRun {
   readonly harness: string;

@@ -6,8 +6,8 @@
  * mark. Codex has no SessionEnd: its runs are closed by the daemon when they go quiet.
  */
 
-import { toolRow } from "./claude-code-map.js";
-import { cwdOf, type Mapped, type Payload, responseFailed, sessionOf, str } from "./hook-event.js";
+import { toolRow } from "./claude-code.js";
+import { cwdOf, type Mapped, type Payload, responseFailed, sessionOf, str } from "../ingest/hook-event.js";
 
 const MARKS: Readonly<Record<string, "user-message" | "compaction" | "subagent" | "turn-end">> = {
   UserPromptSubmit: "user-message",

@@ -6,8 +6,8 @@
  * prompt, the tool's output or a message. `docs/agents-mapping.md` is the table in prose.
  */
 
-import { toolAction, toolPaths } from "./classify.js";
-import { inputDigest } from "./go-json-digest.js";
+import { toolAction, toolPaths } from "../ingest/classify.js";
+import { inputDigest } from "../ingest/go-json-digest.js";
 import {
   cwdOf,
   type Gate,
@@ -17,7 +17,7 @@ import {
   responseFailed,
   sessionOf,
   str,
-} from "./hook-event.js";
+} from "../ingest/hook-event.js";
 
 /** SessionEnd's `reason` → the closed row's outcome and reason; anything else is `OTHER_END`. */
 export const SESSION_END: Readonly<Record<string, { readonly outcome: string; readonly reason: string }>> = {

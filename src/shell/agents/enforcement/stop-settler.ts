@@ -4,9 +4,9 @@
  * stop is settled then, in the transaction that commits this deriver's cursor past that row, and a
  * rule's stop action is recorded `undelivered`. It derives no row.
  */
-import type { JournalRow } from "../../core/journal.js";
-import type { Derived, Deriver } from "../derive/deriver.js";
-import type { AgentRunStops } from "../store/agent-run-stops.js";
+import type { JournalRow } from "../../../core/journal.js";
+import type { Derived, Deriver } from "../../derive/deriver.js";
+import type { AgentRunStops } from "../../store/agent-run-stops.js";
 
 export class StopSettler implements Deriver {
   readonly name = "stop-settler";

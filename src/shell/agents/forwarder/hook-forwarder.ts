@@ -14,11 +14,11 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { globalConfigPath, socketPath, stateHome } from "../config/paths.js";
-import { readTokenFileSync } from "../support/token-file.js";
-import { unreachableAnswer } from "./hook-answer.js";
-import { type Gate, type HookAdapter, isHookAdapter, type Payload, rowPayload } from "./hook-event.js";
-import { forwarderKey, runOf } from "./hook-key.js";
+import { globalConfigPath, socketPath, stateHome } from "../../config/paths.js";
+import { readTokenFileSync } from "../../support/token-file.js";
+import { unreachableAnswer } from "../ingest/hook-answer.js";
+import { type Gate, type HookAdapter, isHookAdapter, type Payload, rowPayload } from "../ingest/hook-event.js";
+import { forwarderKey, runOf } from "../ingest/hook-key.js";
 import {
   HOOK_AT_HEADER,
   HOOK_KEY_HEADER,
@@ -27,7 +27,7 @@ import {
   MAX_HOOK_PAYLOAD_BYTES,
   NOTE_HEADER,
   ROW_HEADER,
-} from "./hook-limits.js";
+} from "../ingest/hook-limits.js";
 import { RawHttpError, rawPost } from "./raw-http.js";
 import { keyOf, MAX_TRIES, Spool, type SpoolEntry } from "./spool.js";
 

@@ -13,7 +13,7 @@
  */
 import { realpathSync } from "node:fs";
 import * as path from "node:path";
-import { MAX_PATH, MAX_PATHS } from "../../core/kinds.js";
+import { MAX_PATH, MAX_PATHS } from "../../../core/kinds.js";
 import { MAX_MISSING_COMPONENTS, MAX_RAW_PATH, MAX_RAW_PATHS } from "./payload-bounds.js";
 
 const CONTROL = /\p{Cc}/u;
