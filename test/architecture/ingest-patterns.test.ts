@@ -16,8 +16,10 @@ const REPO = fileURLToPath(new URL("../..", import.meta.url));
 /** The files a hook payload's fields pass through before its row is admitted. */
 const INGEST_PATH = [
   "src/shell/agents/ingest/ingest.ts",
+  "src/shell/agents/ingest/harness-name.ts",
   "src/shell/agents/ingest/hook-limits.ts",
   "src/shell/agents/ingest/hook-event.ts",
+  "src/shell/agents/adapters/hooks-protocol.ts",
   "src/shell/agents/adapters/claude-code.ts",
   "src/shell/agents/adapters/codex.ts",
   "src/shell/agents/ingest/classify.ts",
@@ -33,8 +35,8 @@ const ANCHORED =
 
 /** file → pattern (as written) → why it is linear. */
 const REVIEWED: Readonly<Record<string, Readonly<Record<string, string>>>> = {
-  "src/shell/agents/ingest/ingest.ts": {
-    "/^[^\\s#\\p{Cc}]{1,128}$/u": `${ANCHORED}; at most 129 characters looked at`,
+  "src/shell/agents/ingest/harness-name.ts": {
+    "/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/": `${ANCHORED}; at most 129 characters looked at`,
   },
   "src/shell/agents/ingest/hook-event.ts": {
     "/\\p{Cc}/u": ONE_CHARACTER,

@@ -5,7 +5,16 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { forwarderKey, payloadKey, runOf } from "../../../src/shell/agents/ingest/hook-key.js";
+import { AGENTS } from "../../../src/shell/agents/adapters/registry.js";
+import type { HookFormat } from "../../../src/shell/agents/ingest/hook-format.js";
+import * as keys from "../../../src/shell/agents/ingest/hook-key.js";
+
+type Payload = Readonly<Record<string, unknown>>;
+const format = (name: string) => AGENTS.hook(name) as HookFormat;
+const payloadKey = (name: string, harness: string, p: Payload) => keys.payloadKey(format(name), harness, p);
+const forwarderKey = (name: string, harness: string, p: Payload) =>
+  keys.forwarderKey(format(name), harness, p);
+const runOf = (name: string, harness: string, p: Payload) => keys.runOf(format(name), harness, p);
 
 const tool = (id: string, event = "PostToolUse") => ({
   session_id: "s1",

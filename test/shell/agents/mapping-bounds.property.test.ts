@@ -9,9 +9,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { MAX_PATH, MAX_PATHS } from "../../../src/core/kinds.js";
-import { patchPaths } from "../../../src/shell/agents/ingest/classify.js";
 import { mapClaudeCode } from "../../../src/shell/agents/adapters/claude-code.js";
 import { mapCodex, mapCodexNotify } from "../../../src/shell/agents/adapters/codex.js";
+import { patchPaths } from "../../../src/shell/agents/ingest/classify.js";
 import type { Mapped, Payload } from "../../../src/shell/agents/ingest/hook-event.js";
 import {
   MAX_CWD,

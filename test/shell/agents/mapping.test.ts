@@ -3,10 +3,13 @@
  * tool's response reports, the remote's normal form, and the answers in each agent's decision format.
  */
 import { describe, expect, it } from "vitest";
+import type { RunVerdict } from "../../../src/core/run-verdict.js";
 import { mapClaudeCode, OTHER_END, SESSION_END } from "../../../src/shell/agents/adapters/claude-code.js";
+import { AGENTS } from "../../../src/shell/agents/adapters/registry.js";
 import { normalizeRemote } from "../../../src/shell/agents/ingest/git-facts.js";
-import { hookAnswer } from "../../../src/shell/agents/ingest/hook-answer.js";
-import { responseFailed, rowPayload } from "../../../src/shell/agents/ingest/hook-event.js";
+import { hookAnswer as answer } from "../../../src/shell/agents/ingest/hook-answer.js";
+import { type Gate, responseFailed, rowPayload } from "../../../src/shell/agents/ingest/hook-event.js";
+import type { HookFormat } from "../../../src/shell/agents/ingest/hook-format.js";
 import { claudeCode } from "./payloads.js";
 
 describe("SessionEnd's reason → outcome and reason", () => {
@@ -55,7 +58,7 @@ describe("a failure the response reports", () => {
 
   it("a spooled payload keeps only the row's keys, and maps to the same row", () => {
     const p = { ...claudeCode("/r").PostToolUse, tool_response: { exit_code: 3, stdout: "secret" } };
-    const kept = rowPayload(p);
+    const kept = rowPayload(p, (AGENTS.hook("claude-code") as HookFormat).ids);
     expect(Object.keys(kept).sort()).toEqual([
       "cwd",
       "hook_event_name",
@@ -90,6 +93,8 @@ describe("the origin remote as host/owner/name", () => {
 });
 
 describe("answers in the agent's own decision format", () => {
+  const hookAnswer = (name: string, harness: string, gate: Gate, v: RunVerdict) =>
+    answer(AGENTS.hook(name) as HookFormat, harness, gate, v);
   const held = { kind: "held", rule: "r1", fireId: "f-9", clearCommand: "harness rules clear impl" } as const;
   const stopped = { kind: "stopped", rule: "r2", fireId: "f-10", by: "rule" } as const;
   const json = (s: string) => JSON.parse(s) as Record<string, unknown>;

@@ -1,16 +1,15 @@
 /**
- * Claude Code's hook payloads as journal rows (issue 17, section 1; its hooks reference gives the
- * shapes): SessionStart opens the run, SessionEnd closes it, PostToolUse and PostToolUseFailure are tool
- * calls, UserPromptSubmit, PreCompact, SubagentStart and Stop are marks, PreToolUse records nothing and
- * only asks the verdict. Only identifiers, flags, the input's digest and its paths are read: never the
- * prompt, the tool's output or a message. `docs/agents-mapping.md` is the table in prose.
+ * Claude Code: its hook payloads as journal rows (its hooks reference gives the shapes): SessionStart
+ * opens the run, SessionEnd closes it, PostToolUse and PostToolUseFailure are tool calls,
+ * UserPromptSubmit, PreCompact, SubagentStart and Stop are marks, PreToolUse records nothing and only
+ * asks the verdict. Only identifiers, flags, the input's digest and its paths are read: never the
+ * prompt, the tool's output or a message. `docs/agents-mapping.md` is the table in prose. Its hooks run
+ * as commands or post over http, from `.claude/settings.local.json` in a project (never the committed
+ * `settings.json`) or `~/.claude/settings.json`.
  */
-
-import { toolAction, toolPaths } from "../ingest/classify.js";
-import { inputDigest } from "../ingest/go-json-digest.js";
+import { join, resolve } from "node:path";
 import {
   cwdOf,
-  type Gate,
   type Mapped,
   type Payload,
   type RowPlan,
@@ -18,6 +17,17 @@ import {
   sessionOf,
   str,
 } from "../ingest/hook-event.js";
+import type { HookFormat } from "../ingest/hook-format.js";
+import { type AgentAdapter, homeDir } from "./adapter.js";
+import {
+  decisionJson,
+  EVENT_KEY,
+  eventGate,
+  markOf,
+  openedRow,
+  SESSION_KEY,
+  toolRow,
+} from "./hooks-protocol.js";
 
 /** SessionEnd's `reason` → the closed row's outcome and reason; anything else is `OTHER_END`. */
 export const SESSION_END: Readonly<Record<string, { readonly outcome: string; readonly reason: string }>> = {
@@ -32,13 +42,6 @@ export const SESSION_END: Readonly<Record<string, { readonly outcome: string; re
 };
 /** `other`, a reason this table does not know, or none: the session ended without saying why. */
 export const OTHER_END = { outcome: "interrupted", reason: "" } as const;
-
-const MARKS: Readonly<Record<string, "user-message" | "compaction" | "subagent" | "turn-end">> = {
-  UserPromptSubmit: "user-message",
-  PreCompact: "compaction",
-  SubagentStart: "subagent",
-  Stop: "turn-end",
-};
 
 /** Events Claude Code sends that record nothing (PreToolUse only asks the verdict). */
 const QUIET_EVENTS = new Set([
@@ -65,39 +68,17 @@ const QUIET_EVENTS = new Set([
   "Setup",
 ]);
 
-const gateOf = (event: string): Gate =>
-  event === "PreToolUse" ? "tool" : event === "UserPromptSubmit" ? "prompt" : "turn";
-
-/** A tool event's row: action, error, digest and paths from `tool_name` and `tool_input`. */
-export function toolRow(p: Payload, isError: boolean, verifyPatterns: readonly string[]): RowPlan | string {
-  const tool = str(p, "tool_name");
-  if (tool === undefined || tool === "") return "the payload has no string tool_name";
-  const input = p.tool_input;
-  const digest = inputDigest(input);
-  return {
-    source: "observer",
-    type: "tool",
-    tool,
-    action: toolAction(tool, input, verifyPatterns),
-    isError,
-    ...(digest === undefined ? {} : { digest }),
-    paths: toolPaths(tool, input),
-  };
-}
-
 export function mapClaudeCode(p: Payload, verifyPatterns: readonly string[]): Mapped {
-  const id = sessionOf(p, "session_id", "hook_event_name");
+  const id = sessionOf(p, SESSION_KEY, EVENT_KEY);
   if ("problem" in id) return { ok: false, problem: id.problem };
   const { session, event } = id;
   const cwd = cwdOf(p);
-  const base = { event, session, ...(cwd === undefined ? {} : { cwd }), gate: gateOf(event) };
+  const base = { event, session, ...(cwd === undefined ? {} : { cwd }) };
   let row: RowPlan | string | undefined;
   switch (event) {
-    case "SessionStart": {
-      const trigger = str(p, "source");
-      row = { source: "ledger", type: "opened", ...(trigger === undefined ? {} : { trigger }) };
+    case "SessionStart":
+      row = openedRow(p);
       break;
-    }
     case "SessionEnd": {
       const reason = str(p, "reason");
       row = {
@@ -114,7 +95,7 @@ export function mapClaudeCode(p: Payload, verifyPatterns: readonly string[]): Ma
       row = toolRow(p, true, verifyPatterns);
       break;
     default: {
-      const mark = Object.hasOwn(MARKS, event) ? MARKS[event] : undefined;
+      const mark = markOf(event);
       if (mark !== undefined) row = { source: "observer", type: "mark", mark };
       else if (!QUIET_EVENTS.has(event)) return { ok: true, hook: { ...base, unknown: true } };
     }
@@ -122,3 +103,49 @@ export function mapClaudeCode(p: Payload, verifyPatterns: readonly string[]): Ma
   if (typeof row === "string") return { ok: false, problem: row };
   return { ok: true, hook: { ...base, ...(row === undefined ? {} : { row }) } };
 }
+
+const NAME = "claude-code";
+
+const hook: HookFormat = {
+  name: NAME,
+  agent: NAME,
+  ids: {
+    session: SESSION_KEY,
+    event: EVENT_KEY,
+    calls: [
+      { key: "tool_use_id", prefix: "tool:" },
+      { key: "prompt_id", prefix: "prompt:", events: ["UserPromptSubmit"] },
+    ],
+  },
+  payloadFrom: "stdin",
+  gate: eventGate,
+  map: mapClaudeCode,
+  answer: (gate, refusal) => decisionJson(gate, refusal, { endTurnAtTool: true }),
+};
+
+export const claudeCode: AgentAdapter = {
+  name: NAME,
+  title: "Claude Code",
+  hooks: [hook],
+  install: {
+    // SessionEnd runs while the agent exits, on a short budget of its own.
+    events: {
+      SessionStart: 10,
+      SessionEnd: 5,
+      UserPromptSubmit: 10,
+      PreToolUse: 10,
+      PostToolUse: 10,
+      PostToolUseFailure: 10,
+      PreCompact: 10,
+      SubagentStart: 10,
+      Stop: 10,
+    },
+    modes: ["command", "http"],
+    settingsFile: (scope, env, cwd) =>
+      scope.kind === "user"
+        ? join(homeDir(env), ".claude", "settings.json")
+        : join(resolve(cwd, scope.dir), ".claude", "settings.local.json"),
+    settingsShape: "hooks-by-event",
+    notes: [],
+  },
+};

@@ -1,5 +1,5 @@
 /**
- * What a hook call of a hook-fed run may do (issue 17; SPEC-0029 REQ-11, REQ-12), decided by the daemon
+ * What a hook call of a hook-fed run may do (SPEC-0029 REQ-11, REQ-12), decided by the daemon
  * from the store, never guessed by the hook:
  *
  * - `stopped`: an enforced stop fired for the run (or for its harness while it was in flight), or the
@@ -13,7 +13,7 @@
  *   REQ-11 says of a running process ("a process already running SHALL NOT be stopped by the hold").
  *   The first row, not the `opened` row: a SessionStart can be set aside in the spool, arrive late or
  *   never arrive (an http hook may never deliver it), and a missing `opened` row must not let a new
- *   session through a hold (issue 26). A session already running when the hooks were installed is
+ *   session through a hold. A session already running when the hooks were installed is
  *   first seen at its first hook call, so it is held if that call comes after the hold: the daemon
  *   cannot tell it from a new one, and it fails closed.
  * - `allow` otherwise.
@@ -23,20 +23,11 @@
  * agent, acts on the answer, so only it delivers (and a stop is never spent on a look).
  */
 import { HOOK_FED_FIELD } from "../../../core/hook-runs.js";
+import { clearCommand, type RunVerdict } from "../../../core/run-verdict.js";
 import type { Hold } from "../../../core/state.js";
 import type { AppendDerived } from "../../derive/deriver.js";
 import type { AgentRunReads } from "../../store/agent-run-reads.js";
 import type { AgentRunStop, AgentRunStops } from "../../store/agent-run-stops.js";
-
-export type RunVerdict =
-  | { readonly kind: "allow" }
-  | { readonly kind: "held"; readonly rule: string; readonly fireId: string; readonly clearCommand: string }
-  | {
-      readonly kind: "stopped";
-      readonly rule: string;
-      readonly fireId: string;
-      readonly by: "rule" | "loop_guard";
-    };
 
 export interface RunVerdicts {
   /**
@@ -55,8 +46,6 @@ export interface RunVerdictDeps {
   readonly append: AppendDerived;
   readonly clock: () => number;
 }
-
-export const clearCommand = (harness: string): string => `harness rules clear ${harness}`;
 
 const ALLOW: RunVerdict = { kind: "allow" };
 

@@ -1,5 +1,5 @@
 /**
- * The stale run closer (issue 17): a hook-fed run has no supervisor to close it when its agent dies
+ * The stale run closer: a hook-fed run has no supervisor to close it when its agent dies
  * without a SessionEnd (killed, the machine slept, the hook timed out). A run that sends nothing for
  * `[agents] stale_after` (default 12h) is closed `interrupted`, reason `stale`, by the daemon on the
  * first minute tick after, as a `closed` row of source `ledger`. Idle time is measured in journal time

@@ -1,9 +1,10 @@
 /**
- * `harness hook claude-code|codex|codex-notify`: the command hook, a thin forwarder. It reads the hook's
- * payload (stdin, capped; Codex's notify gives it as the last argument), posts it unchanged to the
- * daemon's hook endpoint over the Unix socket as raw HTTP/1.1 (`raw-http.ts`), and prints the daemon's answer. The
- * mapping to rows is the daemon's (`ingest.ts`), so this module loads no CEL, SQLite, CLI framework or
- * RPC library: Node built-ins and a few small modules of this folder. `bin.ts` dispatches here before
+ * `harness hook <format>` (a hook format of the adapter registry): the command hook, a thin forwarder.
+ * It reads the hook's payload (stdin, capped, or the last argument for a format that gets it there),
+ * posts it unchanged to the daemon's hook endpoint over the Unix socket as raw HTTP/1.1
+ * (`raw-http.ts`), and prints the daemon's answer. The mapping to rows is the daemon's
+ * (`../ingest/ingest.ts`), so this module loads no CEL, SQLite, CLI framework or RPC library: Node
+ * built-ins, the adapters' records and a few small modules of agents/. `bin.ts` dispatches here before
  * anything else is imported, and the build bundles it into `bin.cjs` (`scripts/bundle-bin.ts`).
  *
  * When the daemon cannot be reached within `--timeout` (default 5 s), the call is spooled (`spool.ts`)
@@ -16,8 +17,10 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { globalConfigPath, socketPath, stateHome } from "../../config/paths.js";
 import { readTokenFileSync } from "../../support/token-file.js";
+import { type AdapterRegistry, AGENTS } from "../adapters/registry.js";
 import { unreachableAnswer } from "../ingest/hook-answer.js";
-import { type Gate, type HookAdapter, isHookAdapter, type Payload, rowPayload } from "../ingest/hook-event.js";
+import { type Payload, rowPayload, str } from "../ingest/hook-event.js";
+import type { HookFormat, HookFormats } from "../ingest/hook-format.js";
 import { forwarderKey, runOf } from "../ingest/hook-key.js";
 import {
   HOOK_AT_HEADER,
@@ -40,29 +43,29 @@ export interface HookIo {
 }
 
 interface HookArgs {
-  readonly adapter: HookAdapter;
+  readonly format: HookFormat;
   readonly harness: string;
   readonly observerTokenFile: string;
   readonly ledgerTokenFile: string;
   readonly socket?: string;
   readonly config?: string;
   readonly timeoutMs: number;
-  /** codex-notify: the payload, given as the last argument. */
+  /** The payload, for a format that gets it as the last argument. */
   readonly payloadArg?: string;
 }
 
 const DEFAULT_TIMEOUT_MS = 5000;
-const USAGE =
-  "usage: harness hook claude-code|codex|codex-notify --harness NAME --observer-token FILE --ledger-token FILE [--socket PATH] [--config PATH] [--timeout MS] [JSON]";
+const usage = (formats: HookFormats): string =>
+  `usage: harness hook ${formats.hookNames.join("|")} --harness NAME --observer-token FILE --ledger-token FILE [--socket PATH] [--config PATH] [--timeout MS] [JSON]`;
 
 /** The spool's directory under a state home: `$XDG_STATE_HOME/harness/agents/spool`. */
 export const spoolDir = (env: NodeJS.ProcessEnv): string =>
   path.join(stateHome(env), "harness", "agents", "spool");
 
-function parseArgs(argv: readonly string[]): HookArgs | string {
-  const [adapter, ...rest] = argv;
-  if (adapter === undefined || !isHookAdapter(adapter))
-    return `unknown adapter ${JSON.stringify(adapter ?? "")}`;
+function parseArgs(argv: readonly string[], formats: HookFormats): HookArgs | string {
+  const [name, ...rest] = argv;
+  const format = name === undefined ? undefined : formats.hook(name);
+  if (format === undefined) return `unknown adapter ${JSON.stringify(name ?? "")}`;
   const flags = new Map<string, string>();
   const positional: string[] = [];
   for (let i = 0; i < rest.length; i++) {
@@ -90,14 +93,14 @@ function parseArgs(argv: readonly string[]): HookArgs | string {
   const config = flags.get("config");
   const payloadArg = positional.at(-1);
   return {
-    adapter,
+    format,
     harness,
     observerTokenFile: path.resolve(observer),
     ledgerTokenFile: path.resolve(ledger),
     ...(socket === undefined ? {} : { socket }),
     ...(config === undefined ? {} : { config }),
     timeoutMs: timeout,
-    ...(adapter === "codex-notify" && payloadArg !== undefined ? { payloadArg } : {}),
+    ...(format.payloadFrom === "argument" && payloadArg !== undefined ? { payloadArg } : {}),
   };
 }
 
@@ -134,7 +137,8 @@ class Unreachable extends Error {
 
 async function post(
   socket: string,
-  adapter: string,
+  /** The hook format's name: its endpoint's path. */
+  hook: string,
   harness: string,
   tokens: { observer: string; ledger: string },
   body: Uint8Array,
@@ -147,7 +151,7 @@ async function post(
   try {
     const res = await rawPost(
       socket,
-      `${HOOK_PATH_PREFIX}${adapter}?harness=${encodeURIComponent(harness)}`,
+      `${HOOK_PATH_PREFIX}${hook}?harness=${encodeURIComponent(harness)}`,
       {
         "Content-Type": "application/json",
         Authorization: `Bearer ${tokens.observer}`,
@@ -198,15 +202,9 @@ async function configFallback(
   }
 }
 
-function gateOf(adapter: HookAdapter, p: Payload | undefined): Gate {
-  const event = adapter === "codex-notify" ? undefined : p?.hook_event_name;
-  return event === "PreToolUse" ? "tool" : event === "UserPromptSubmit" ? "prompt" : "turn";
-}
-
 /** Why a payload could never become a row (no session or event name), so is not worth spooling. */
-function missingIds(adapter: HookAdapter, p: Payload): string | undefined {
-  const keys = adapter === "codex-notify" ? ["thread-id", "type"] : ["session_id", "hook_event_name"];
-  const missing = keys.find((k) => typeof p[k] !== "string" || p[k] === "");
+function missingIds(format: HookFormat, p: Payload): string | undefined {
+  const missing = [format.ids.session, format.ids.event].find((k) => typeof p[k] !== "string" || p[k] === "");
   return missing === undefined ? undefined : `has no string ${missing}`;
 }
 
@@ -231,11 +229,17 @@ const FAIR_TRY_MS = 1000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The waiting entries of `run`: the calls of its session made before this one. */
-function waitingOf(spool: Spool, run: string | undefined): string[] {
+function waitingOf(spool: Spool, run: string | undefined, formats: HookFormats): string[] {
   if (run === undefined) return [];
   return spool.entries().filter((name) => {
     const e = spool.read(name);
-    return e !== undefined && isPayload(e.payload) && runOf(e.adapter, e.harness, e.payload) === run;
+    const format = e === undefined ? undefined : formats.hook(e.adapter);
+    return (
+      e !== undefined &&
+      format !== undefined &&
+      isPayload(e.payload) &&
+      runOf(format, e.harness, e.payload) === run
+    );
   });
 }
 
@@ -250,12 +254,13 @@ async function lockFor(
   spool: Spool,
   run: string | undefined,
   until: number,
+  formats: HookFormats,
 ): Promise<(() => void) | undefined> {
   let mine: string[] | undefined;
   for (;;) {
     const unlock = spool.lock();
     if (unlock !== undefined) return unlock;
-    mine ??= waitingOf(spool, run);
+    mine ??= waitingOf(spool, run, formats);
     const waiting = new Set(spool.entries());
     if (!mine.some((name) => waiting.has(name)) || Date.now() + LOCK_POLL_MS >= until) return undefined;
     await sleep(LOCK_POLL_MS);
@@ -274,9 +279,10 @@ async function drain(
   until: number,
   run: string | undefined,
   io: HookIo,
+  formats: HookFormats,
 ): Promise<"reached" | "unreachable"> {
   if (spool.entries().length === 0) return "reached";
-  const unlock = await lockFor(spool, run, until);
+  const unlock = await lockFor(spool, run, until, formats);
   if (unlock === undefined) return "reached"; // another call is delivering them
   const tokens = new Map<string, string | { problem: string }>();
   const token = (file: string) => {
@@ -340,10 +346,18 @@ async function drain(
   }
 }
 
-export async function runHook(argv: readonly string[], io: HookIo): Promise<number> {
-  const args = parseArgs(argv);
+/**
+ * One command hook call, its format found in `agents` (the registry this build knows, unless a caller
+ * hands another): the exit code.
+ */
+export async function runCommandHook(
+  argv: readonly string[],
+  io: HookIo,
+  agents: AdapterRegistry = AGENTS,
+): Promise<number> {
+  const args = parseArgs(argv, agents);
   if (typeof args === "string") {
-    io.err(`harness hook: ${args}\n${USAGE}`);
+    io.err(`harness hook: ${args}\n${usage(agents)}`);
     return 1;
   }
   const body =
@@ -367,21 +381,22 @@ export async function runHook(argv: readonly string[], io: HookIo): Promise<numb
   const deadline = start + args.timeoutMs;
   const drainUntil = start + Math.floor(args.timeoutMs * DRAIN_SHARE);
   const payload = parseJsonObject(body);
-  const unusable = payload === undefined ? "is not a JSON object" : missingIds(args.adapter, payload);
+  const { format } = args;
+  const unusable = payload === undefined ? "is not a JSON object" : missingIds(format, payload);
   // Sent with the live request and kept with a spooled copy: delivered twice, admitted once.
-  const key = forwarderKey(args.adapter, args.harness, payload ?? {});
+  const key = forwarderKey(format, args.harness, payload ?? {});
   const run =
-    payload === undefined || unusable !== undefined ? undefined : runOf(args.adapter, args.harness, payload);
-  const gate = gateOf(args.adapter, payload);
+    payload === undefined || unusable !== undefined ? undefined : runOf(format, args.harness, payload);
+  const gate = format.gate(payload === undefined ? undefined : str(payload, format.ids.event));
   const spool = new Spool(spoolDir(io.env));
   let socket = args.socket ?? socketPath(io.env);
   let fallback: Awaited<ReturnType<typeof configFallback>> | undefined;
   // `behind`: a call of this session still waits in the spool, so this one's row may not be admitted
   // before it. A PreToolUse records no row, so it still asks the daemon for its verdict.
   const send = async (): Promise<Reply | "behind" | undefined> => {
-    if ((await drain(spool, socket, drainUntil, run, io)) === "unreachable") return undefined;
-    if (gate !== "tool" && waitingOf(spool, run).length > 0) return "behind";
-    return post(socket, args.adapter, args.harness, { observer, ledger }, body, deadline, { key }).catch(
+    if ((await drain(spool, socket, drainUntil, run, io, agents)) === "unreachable") return undefined;
+    if (gate !== "tool" && waitingOf(spool, run, agents).length > 0) return "behind";
+    return post(socket, format.name, args.harness, { observer, ledger }, body, deadline, { key }).catch(
       (e: unknown) => {
         if (e instanceof Unreachable) return undefined;
         throw e;
@@ -423,7 +438,7 @@ export async function runHook(argv: readonly string[], io: HookIo): Promise<numb
     io.err(
       `harness hook: the daemon ${why}; PreToolUse ${fallback.onUnreachable === "deny" ? "denied" : "allowed"} by [agents] on_unreachable`,
     );
-  const answer = unreachableAnswer(args.adapter, gate, fallback.onUnreachable);
+  const answer = unreachableAnswer(format, gate, fallback.onUnreachable);
   if (answer !== "") io.out(answer);
   return 0;
 }
@@ -440,13 +455,13 @@ function spoolCall(spool: Spool, call: SpooledCall, io: HookIo, cause: string): 
   const { args } = call;
   const entry: SpoolEntry = {
     v: 1,
-    adapter: args.adapter,
+    adapter: args.format.name,
     harness: args.harness,
     observer_token_file: args.observerTokenFile,
     ledger_token_file: args.ledgerTokenFile,
     at: call.at,
     key: call.key,
-    payload: rowPayload(call.payload),
+    payload: rowPayload(call.payload, args.format.ids),
   };
   let spooled: boolean;
   try {

@@ -6,7 +6,7 @@
  * else (WebFetch, Task, MCP tools) is other. Pure: paths come out as the input wrote them, and
  * `repo-paths.ts` makes them repo-relative.
  *
- * Linear in its input by construction (issue 26): the only patterns are single-character classes, a
+ * Linear in its input by construction: the only patterns are single-character classes, a
  * split on runs of whitespace and an anchored one (`test/architecture/ingest-patterns.test.ts` holds the
  * reviewed list); quotes and patch headers are found by plain scans; a command past `MAX_COMMAND` is
  * not parsed, and at most `MAX_RAW_PATHS` paths of at most `MAX_RAW_PATH` are looked at
@@ -14,7 +14,8 @@
  */
 import { MAX_COMMAND, MAX_RAW_PATH, MAX_RAW_PATHS } from "./payload-bounds.js";
 
-export type Action = "search" | "read" | "edit" | "exec" | "verify" | "other";
+/** A tool call's class, the `action` field of its row. */
+export type ToolClass = "search" | "read" | "edit" | "exec" | "verify" | "other";
 
 /** The supervisor's built-in test and build patterns, matched as lower-case substrings. */
 export const DEFAULT_VERIFY_PATTERNS: readonly string[] = [
@@ -279,7 +280,7 @@ function patchText(tool: string, input: Input): string | undefined {
 }
 
 /** The action of a call of `tool` with `input`; `verifyPatterns` are `[agents] verify_patterns`. */
-export function toolAction(tool: string, input: unknown, verifyPatterns: readonly string[] = []): Action {
+export function toolAction(tool: string, input: unknown, verifyPatterns: readonly string[] = []): ToolClass {
   if (READ_TOOLS.has(tool)) return "read";
   if (EDIT_TOOLS.has(tool)) return "edit";
   if (SEARCH_TOOLS.has(tool)) return "search";

@@ -7,7 +7,7 @@
  * loop (a spawn) and three processes' CPU. What the answer is read from is checked by `stat` on every
  * call instead (`Witness`), a few microseconds.
  *
- * Bounded whatever the callers send (issue 26): the answer is cached per repository, keyed by the
+ * Bounded whatever the callers send: the answer is cached per repository, keyed by the
  * nearest directory above the `cwd` that holds a `.git` (found by `stat`, so a `cwd` in no repository
  * runs no git at all), at most `cached` of them; git runs in a pool of at most `children` processes with
  * at most `queued` reads waiting, a read past that gets no facts; and a call waits at most `waitMs` for

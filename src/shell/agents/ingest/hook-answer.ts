@@ -1,70 +1,65 @@
 /**
- * The answer to a hook call, in the agent's own decision format (both agents read it as the command
- * hook's stdout with exit 0, and Claude Code as an http hook's response body). Exit code 2 is never
- * used: a deny is always a decision with its reason, so an exit code alone never blocks by accident.
+ * The answer to a hook call: what the run's verdict refuses at the call's gate, then written in the
+ * agent's own format by its hook format's `answer` (`hook-format.ts`). Exit code 2 is never used: a refusal is
+ * always a decision with its reason, so an exit code alone never blocks by accident.
  *
- * - held (a run first seen after a hold): PreToolUse denied, the reason naming the rule, the fire and the
- *   clear command; other events go on.
- * - stopped: Claude Code's PreToolUse is denied and the turn ended (`continue: false`, `stopReason`);
- *   a prompt is blocked; any other event ends the turn. Codex rejects `continue: false` on PreToolUse,
- *   so there the tool is only denied (every call, until the run ends).
+ * - held (a run first seen after a hold): the tool about to run is denied, the reason naming the rule,
+ *   the fire and the clear command; other events go on.
+ * - stopped: the turn ends, and the tool or prompt at hand is refused with it (as far as the agent's
+ *   format allows), every call until the run ends.
  */
-import type { Gate, HookAdapter } from "./hook-event.js";
-import type { RunVerdict } from "../enforcement/run-verdict.js";
+import { heldSentence, type RunVerdict, type StoppedVerdict } from "../../../core/run-verdict.js";
+import type { Gate } from "./hook-event.js";
 
 /** What the hook prints on stdout (empty: no decision, the agent goes on). */
 export type HookAnswer = string;
 
 export const ALLOW: HookAnswer = "";
 
-export function heldReason(harness: string, v: Extract<RunVerdict, { kind: "held" }>): string {
-  return `harness ${harness} is held by rule ${v.rule} (fire ${v.fireId}); new sessions may not run tools until an operator runs: ${v.clearCommand}`;
+/** `deny`: the tool about to run is refused; `stop`: the turn ends, refusing what is at hand. */
+export interface Refusal {
+  readonly kind: "deny" | "stop";
+  readonly reason: string;
 }
 
-export function stoppedReason(v: Extract<RunVerdict, { kind: "stopped" }>): string {
+export function stoppedReason(v: StoppedVerdict): string {
   const by = v.by === "loop_guard" ? "the loop guard" : `rule ${v.rule}`;
   return `this run was stopped by ${by} (fire ${v.fireId})`;
 }
 
-const deny = (reason: string) => ({
-  hookSpecificOutput: {
-    hookEventName: "PreToolUse",
-    permissionDecision: "deny",
-    permissionDecisionReason: reason,
-  },
-});
+/** The answer, in an agent's own format, to a call at `gate` (no refusal: the call goes on). */
+export type AnswerFormat = (gate: Gate, refusal: Refusal | undefined) => HookAnswer;
 
-/** The answer for a call at `gate` of a run with verdict `v`. */
-export function hookAnswer(adapter: HookAdapter, harness: string, gate: Gate, v: RunVerdict): HookAnswer {
-  if (adapter === "codex-notify") return ALLOW; // fire-and-forget: nothing reads an answer
+/** What verdict `v` refuses at `gate`, or undefined when the call goes on. */
+export function refusalOf(harness: string, gate: Gate, v: RunVerdict): Refusal | undefined {
   switch (v.kind) {
     case "allow":
-      return ALLOW;
+      return undefined;
     case "held":
-      return gate === "tool" ? JSON.stringify(deny(heldReason(harness, v))) : ALLOW;
-    case "stopped": {
-      const reason = stoppedReason(v);
-      if (gate === "tool")
-        return JSON.stringify(
-          adapter === "codex" ? deny(reason) : { continue: false, stopReason: reason, ...deny(reason) },
-        );
-      if (gate === "prompt")
-        return JSON.stringify({ continue: false, stopReason: reason, decision: "block", reason });
-      return JSON.stringify({ continue: false, stopReason: reason });
-    }
+      return gate === "tool" ? { kind: "deny", reason: heldSentence(harness, v) } : undefined;
+    case "stopped":
+      return { kind: "stop", reason: stoppedReason(v) };
   }
 }
 
-/** The answer when the daemon cannot be reached and `[agents] on_unreachable = "deny"`: tools only. */
+/** The answer for a call at `gate` of a run with verdict `v`, in `format`'s own words. */
+export const hookAnswer = (
+  format: { readonly answer: AnswerFormat },
+  harness: string,
+  gate: Gate,
+  v: RunVerdict,
+): HookAnswer => format.answer(gate, refusalOf(harness, gate, v));
+
+/** The answer when the daemon cannot be reached: `[agents] on_unreachable = "deny"` refuses tools only. */
 export function unreachableAnswer(
-  adapter: HookAdapter,
+  format: { readonly answer: AnswerFormat },
   gate: Gate,
   onUnreachable: "allow" | "deny",
 ): HookAnswer {
-  if (onUnreachable === "allow" || gate !== "tool" || adapter === "codex-notify") return ALLOW;
-  return JSON.stringify(
-    deny(
+  if (onUnreachable === "allow" || gate !== "tool") return ALLOW;
+  return format.answer(gate, {
+    kind: "deny",
+    reason:
       'the harness rules daemon cannot be reached, and [agents] on_unreachable = "deny" refuses tools until it can',
-    ),
-  );
+  });
 }

@@ -1,6 +1,6 @@
 /**
  * Proof that the http hook endpoint on `[agents] listen` is this daemon, not a process squatting on the
- * port (issue 26: Claude Code's http hooks post the observer and ledger tokens, and every payload, to
+ * port (Claude Code's http hooks post the observer and ledger tokens, and every payload, to
  * whoever answers there). Each daemon draws a secret at start, kept in memory only. `GET
  * /hooks/challenge?nonce=N` answers HMAC-SHA256(secret, N), on the TCP listener and on the daemon's Unix
  * socket alike. A client (`harness agents install --mode http`, `harness doctor`) sends a fresh random
@@ -12,8 +12,8 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import * as http from "node:http";
+import { CHALLENGE_PATH } from "./hook-limits.js";
 
-export const CHALLENGE_PATH = "/hooks/challenge";
 /** A nonce is 32 random bytes as hex; anything else is refused unread. */
 const NONCE = /^[0-9a-f]{64}$/;
 /** An answer is 32 bytes as hex; a longer body is not one. */

@@ -1,10 +1,10 @@
 /**
  * What one agent hook call means to the journal, whichever agent sent it: at most one row (its source,
- * type and fields, its paths still as the agent wrote them) and what a verdict may refuse. The adapters
- * (`claude-code-map.ts`, `codex-map.ts`) build it from the payload; `ingest.ts` adds the run, the git
- * facts and the time, and admits it.
+ * type and fields, its paths still as the agent wrote them). Each agent's adapter
+ * (`../adapters/`) builds it from the payload; `ingest.ts` adds the run, the git facts and the time, and
+ * admits it. The helpers below read a payload's fields within `payload-bounds.ts`.
  */
-import type { Action } from "./classify.js";
+import type { ToolClass } from "./classify.js";
 import {
   MAX_CWD,
   MAX_CWD_DEPTH,
@@ -13,13 +13,22 @@ import {
   withinDepth,
 } from "./payload-bounds.js";
 
-export const ADAPTERS = ["claude-code", "codex", "codex-notify"] as const;
-/** The hook endpoint's adapters; `codex-notify` is Codex's legacy notify program, its rows `codex`'s. */
-export type HookAdapter = (typeof ADAPTERS)[number];
-export const isHookAdapter = (s: string): s is HookAdapter => (ADAPTERS as readonly string[]).includes(s);
-/** The `adapter` a row carries. */
-export const rowAdapter = (a: HookAdapter): "claude-code" | "codex" =>
-  a === "claude-code" ? "claude-code" : "codex";
+/** A payload key whose value names one call among its session's. */
+export interface CallId {
+  readonly key: string;
+  /** Written before the id in the call's key, so ids of different keys never meet. */
+  readonly prefix: string;
+  /** The events it names a call of; every event when absent. */
+  readonly events?: readonly string[];
+}
+
+/** Where a payload names its session, its event and, for some events, the call itself. */
+export interface HookIds {
+  readonly session: string;
+  readonly event: string;
+  /** Tried in order: the first that applies to the event and is present names the call. */
+  readonly calls: readonly CallId[];
+}
 
 export type MarkType = "user-message" | "compaction" | "subagent" | "turn-end";
 
@@ -31,7 +40,7 @@ export type RowPlan =
       readonly source: "observer";
       readonly type: "tool";
       readonly tool: string;
-      readonly action: Action;
+      readonly action: ToolClass;
       readonly isError: boolean;
       readonly digest?: string;
       /** As the call wrote them: absolute, or relative to `cwd`. */
@@ -39,18 +48,17 @@ export type RowPlan =
     };
 
 /**
- * What a verdict may refuse at this call: `tool` a tool about to run (PreToolUse), `prompt` a prompt
- * about to be processed, `turn` nothing but the turn's going on (any other event of a stopped run).
+ * What a verdict may refuse at a call: `tool` a tool about to run (PreToolUse), `prompt` a prompt about
+ * to be processed, `turn` nothing but the turn's going on (any other event of a stopped run).
  */
 export type Gate = "tool" | "prompt" | "turn";
 
 export interface HookEvent {
-  /** The hook's event name as the agent sent it (`agent-turn-complete` for Codex's notify). */
+  /** The hook's event name as the agent sent it. */
   readonly event: string;
   readonly session: string;
   readonly cwd?: string;
   readonly row?: RowPlan;
-  readonly gate: Gate;
   /** Set for an event this adapter does not know: the call is answered, nothing is recorded. */
   readonly unknown?: true;
 }
@@ -123,10 +131,11 @@ export function responseFailed(response: unknown): boolean {
   return false;
 }
 
-/** Payload keys a row may be built from; everything else (prompts, output, messages) is left behind. */
+/**
+ * Payload keys a row may be built from, beside the format's own ids; everything else (prompts, output,
+ * messages) is left behind.
+ */
 const ROW_KEYS = [
-  "session_id",
-  "hook_event_name",
   "cwd",
   "tool_name",
   "tool_input",
@@ -137,19 +146,17 @@ const ROW_KEYS = [
   "agent_type",
   "turn_id",
   "is_interrupt",
-  "type",
-  "thread-id",
-  "turn-id",
 ];
 
 /**
- * What of a payload is kept when it must wait (the forwarder's spool): the keys a row is built from, and
- * of `tool_response` only what `responseFailed` reads. Mapping the result gives the same row as the
- * whole payload.
+ * What of a payload is kept when it must wait (the forwarder's spool): the keys a row is built from, its
+ * format's ids, and of `tool_response` only what `responseFailed` reads. Mapping the result gives the
+ * same row as the whole payload.
  */
-export function rowPayload(p: Payload): Payload {
+export function rowPayload(p: Payload, ids: HookIds): Payload {
   const out: Record<string, unknown> = {};
-  for (const key of ROW_KEYS) if (Object.hasOwn(p, key)) out[key] = p[key];
+  for (const key of [ids.session, ids.event, ...ROW_KEYS, ...ids.calls.map((c) => c.key)])
+    if (Object.hasOwn(p, key)) out[key] = p[key];
   if (Object.hasOwn(p, "tool_response"))
     out.tool_response = responseFailed(p.tool_response) ? { is_error: true } : {};
   return out;

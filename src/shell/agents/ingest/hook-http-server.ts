@@ -7,13 +7,13 @@
  * decision JSON (empty: no decision); `X-Harness-Row` and `X-Harness-Note` tell the forwarder what
  * became of the row.
  *
- * The observer token is checked from the headers before a byte of the body is read (issue 26): a caller
+ * The observer token is checked from the headers before a byte of the body is read: a caller
  * without one is answered 401 at once, so no unauthenticated body is buffered. Which harness a token is
  * bound to is still checked by the ingest, after mapping, as for every call.
  */
 import * as http from "node:http";
 import type * as net from "node:net";
-import { isHookAdapter } from "./hook-event.js";
+import type { HookFormats } from "./hook-format.js";
 import {
   HOOK_AT_HEADER,
   HOOK_KEY_HEADER,
@@ -103,21 +103,24 @@ function refusedToken(bearer: string | undefined, gate: HookGate): string | unde
   return undefined;
 }
 
-/** Handles `POST /hooks/<adapter>`; `onError` hears of a failure the caller is answered 500 for. */
+/**
+ * Handles `POST /hooks/<format>` for each of `formats` (the adapter registry's); `onError` hears of a
+ * failure the caller is answered 500 for.
+ */
 export function hookRequestListener(
   ingest: HookIngest,
   onError: (e: unknown) => void,
   gate: HookGate,
+  formats: HookFormats,
 ): http.RequestListener {
+  const paths = formats.hookNames.map((name) => `${HOOK_PATH_PREFIX}${name}`).join(", ");
   return (req, res) => {
     const url = new URL(req.url ?? "/", "http://hooks.invalid");
-    const adapter = url.pathname.startsWith(HOOK_PATH_PREFIX)
-      ? url.pathname.slice(HOOK_PATH_PREFIX.length)
-      : "";
-    if (!isHookAdapter(adapter)) {
-      send(res, 404, "", {
-        [NOTE_HEADER]: "hook paths are /hooks/claude-code, /hooks/codex, /hooks/codex-notify",
-      });
+    const format = url.pathname.startsWith(HOOK_PATH_PREFIX)
+      ? formats.hook(url.pathname.slice(HOOK_PATH_PREFIX.length))
+      : undefined;
+    if (format === undefined) {
+      send(res, 404, "", { [NOTE_HEADER]: `hook paths are ${paths}` });
       req.resume();
       return;
     }
@@ -145,7 +148,7 @@ export function hookRequestListener(
       .then(async (body) => {
         if (body === undefined) return;
         const r = await ingest.handle({
-          adapter,
+          format,
           harness: url.searchParams.get("harness") ?? "",
           ...(bearer === undefined ? {} : { observerToken: bearer }),
           ...(header(req, LEDGER_TOKEN_HEADER) === undefined
@@ -170,7 +173,7 @@ export interface HookListener {
   close(): Promise<void>;
 }
 
-/** The most connections `[agents] listen` holds open; one more is closed at once (issue 26). */
+/** The most connections `[agents] listen` holds open; one more is closed at once. */
 export const MAX_HOOK_CONNECTIONS = 128;
 
 /** Starts `[agents] listen`: the http hook endpoint alone, on a loopback address. */

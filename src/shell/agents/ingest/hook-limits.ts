@@ -20,3 +20,5 @@ export const ROW_HEADER = "x-harness-row";
 export const NOTE_HEADER = "x-harness-note";
 
 export const HOOK_PATH_PREFIX = "/hooks/";
+/** Where the daemon proves it is the endpoint (`hook-challenge.ts`): no hook format may be called this. */
+export const CHALLENGE_PATH = "/hooks/challenge";

@@ -1,8 +1,9 @@
 /**
- * The daemon's ingest of agent hook calls (issue 17): the hook's raw payload in, at most one journal row
+ * The daemon's ingest of agent hook calls: the hook's raw payload in, at most one journal row
  * admitted through the same admission path as `JournalService.Append` (the source's permissions, the
  * kind's fields and bounds, the bounded queue), and the agent's answer out, from the run's verdict. The
- * mapping lives here once, so the http hook and the command forwarder give the same rows byte for byte.
+ * mapping runs here once, by the call's hook format (`hook-format.ts`), so the http hook and the
+ * command forwarder give the same rows byte for byte.
  *
  * Only what a row may hold is kept: identifiers, the action, flags, the input's digest and its
  * repo-relative paths. The payload's prompt, tool output and messages are read by nobody.
@@ -12,24 +13,18 @@
  * is good only for that harness's calls.
  */
 import type { RefusalReason } from "../../../core/admission.js";
+import type { RunVerdict } from "../../../core/run-verdict.js";
 import { type ProducerSource, sourceRefusal } from "../../../core/sources.js";
 import type { AdmitOptions, AdmitResult } from "../../journal/admit.js";
-import { mapClaudeCode } from "../adapters/claude-code.js";
-import { mapCodex, mapCodexNotify } from "../adapters/codex.js";
+import type { RunVerdicts } from "../enforcement/run-verdict.js";
 import type { GitFacts } from "./git-facts.js";
+import { HARNESS_NAME_RULE, isHarnessName } from "./harness-name.js";
 import { ALLOW, type HookAnswer, hookAnswer } from "./hook-answer.js";
-import {
-  type HookAdapter,
-  type HookEvent,
-  type Mapped,
-  type Payload,
-  type RowPlan,
-  rowAdapter,
-} from "./hook-event.js";
+import type { HookEvent, Payload, RowPlan } from "./hook-event.js";
+import type { HookFormat } from "./hook-format.js";
 import { payloadKey } from "./hook-key.js";
 import { MAX_HOOK_PAYLOAD_BYTES } from "./hook-limits.js";
 import { repoPaths } from "./repo-paths.js";
-import type { RunVerdict, RunVerdicts } from "../enforcement/run-verdict.js";
 
 /** Who a presented token is: a producer source, bound to one harness or to any. */
 export interface TokenIdentity {
@@ -57,7 +52,8 @@ export interface IngestDeps {
 }
 
 export interface IngestRequest {
-  readonly adapter: HookAdapter;
+  /** The format the call came in: its endpoint's. */
+  readonly format: HookFormat;
   readonly harness: string;
   readonly observerToken?: string;
   readonly ledgerToken?: string;
@@ -72,7 +68,7 @@ export interface IngestRequest {
 }
 
 /** `unstored`: admitted to the queue, but its commit failed (answered 503). */
-export type RowOutcome = "admitted" | "none" | "rejected" | "dropped" | "unstored";
+export type HookRowOutcome = "admitted" | "none" | "rejected" | "dropped" | "unstored";
 
 export interface IngestResponse {
   /**
@@ -81,7 +77,7 @@ export interface IngestResponse {
    */
   readonly status: 200 | 400 | 401 | 413 | 503;
   readonly answer: HookAnswer;
-  readonly row: RowOutcome;
+  readonly row: HookRowOutcome;
   /** Why nothing was recorded, for the hook's stderr: never payload text. */
   readonly note?: string;
 }
@@ -89,8 +85,6 @@ export interface IngestResponse {
 const HOOK_FED: AdmitOptions = { hookFed: true };
 /** A live call waits for its row's commit, but not for the disk (`../store/wal-sync.ts`). */
 const HOOK_FED_LIVE: AdmitOptions = { hookFed: true, unsynced: true };
-// A run is `<harness>#<session>`, so a harness name holds no `#`; nor whitespace or control characters.
-const HARNESS_NAME = /^[^\s#\p{Cc}]{1,128}$/u;
 const MAX_KEY = 128;
 
 /** A call made now, its agent waiting for the answer; a spooled one carries the time it was made. */
@@ -121,23 +115,12 @@ function parsePayload(body: Uint8Array): Payload | string {
   return value as Payload;
 }
 
-function mapPayload(adapter: HookAdapter, p: Payload, verifyPatterns: readonly string[]): Mapped {
-  switch (adapter) {
-    case "claude-code":
-      return mapClaudeCode(p, verifyPatterns);
-    case "codex":
-      return mapCodex(p, verifyPatterns);
-    case "codex-notify":
-      return mapCodexNotify(p);
-  }
-}
-
 /**
  * A row that was queued but not committed (the store could not write it): nothing is acknowledged, and
  * the answer is a 503, so the command hook spools the call (as for a daemon that failed) and Claude
  * Code's http hook reports a failed hook (`hook-forwarder.ts`, docs/agents-mapping.md).
  */
-const notStored = (reason: string): { row: RowOutcome; note: string } => ({
+const notStored = (reason: string): { row: HookRowOutcome; note: string } => ({
   row: "unstored",
   note: `the journal could not store the row (${reason}); not recorded`,
 });
@@ -146,11 +129,7 @@ export class HookIngest {
   constructor(private readonly deps: IngestDeps) {}
 
   async handle(req: IngestRequest): Promise<IngestResponse> {
-    if (!HARNESS_NAME.test(req.harness))
-      return refuse(
-        400,
-        "the harness name must be 1 to 128 characters without '#', whitespace or control characters",
-      );
+    if (!isHarnessName(req.harness)) return refuse(400, `the harness name must be ${HARNESS_NAME_RULE}`);
     if (req.key !== undefined && (req.key === "" || req.key.length > MAX_KEY))
       return refuse(400, `the idempotency key must be 1 to ${MAX_KEY} characters`);
     if (req.body.byteLength > MAX_HOOK_PAYLOAD_BYTES)
@@ -159,7 +138,8 @@ export class HookIngest {
     if (caller !== undefined) return refuse(401, caller);
     const parsed = parsePayload(req.body);
     if (typeof parsed === "string") return refuse(400, `${parsed}; not recorded`);
-    const mapped = mapPayload(req.adapter, parsed, this.deps.verifyPatterns());
+    const { format } = req;
+    const mapped = format.map(parsed, this.deps.verifyPatterns());
     if (!mapped.ok) return refuse(400, `${mapped.problem}; not recorded`);
     const hook = mapped.hook;
     if (hook.row?.source === "ledger") {
@@ -168,7 +148,7 @@ export class HookIngest {
     }
     const run = `${req.harness}#${hook.session}`;
     // The http hook sends no key: the payload's own ids give one where they name the call.
-    const key = req.key ?? payloadKey(req.adapter, req.harness, parsed);
+    const key = req.key ?? payloadKey(format, req.harness, parsed);
     const keyed = key === undefined ? req : { ...req, key };
     const admitted =
       hook.row === undefined ? { row: "none" as const } : await this.admitRow(keyed, hook, hook.row, run);
@@ -177,11 +157,11 @@ export class HookIngest {
     const note =
       admitted.note ??
       (hook.unknown === true
-        ? `unknown ${req.adapter} event ${JSON.stringify(hook.event)}; not recorded`
+        ? `unknown ${format.name} event ${JSON.stringify(hook.event)}; not recorded`
         : undefined);
     return {
       status: admitted.row === "unstored" ? 503 : 200,
-      answer: hookAnswer(req.adapter, req.harness, hook.gate, verdict),
+      answer: hookAnswer(format, req.harness, format.gate(hook.event), verdict),
       row: admitted.row,
       ...(note === undefined ? {} : { note }),
     };
@@ -205,7 +185,7 @@ export class HookIngest {
     hook: HookEvent,
     plan: RowPlan,
     run: string,
-  ): Promise<{ row: RowOutcome; note?: string }> {
+  ): Promise<{ row: HookRowOutcome; note?: string }> {
     const facts = hook.cwd === undefined ? {} : await this.deps.gitFacts(hook.cwd);
     const wire: Record<string, unknown> = {
       kind: "run_event",
@@ -213,7 +193,7 @@ export class HookIngest {
       ...(req.at === undefined ? {} : { at: new Date(req.at).toISOString() }),
       harness: req.harness,
       run,
-      adapter: rowAdapter(req.adapter),
+      adapter: req.format.agent,
       ...(facts.repo === undefined ? {} : { repo: facts.repo }),
       ...(facts.branch === undefined ? {} : { branch: facts.branch }),
       session: hook.session,

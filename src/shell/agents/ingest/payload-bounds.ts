@@ -1,5 +1,5 @@
 /**
- * How much of a hook payload's fields the mapping reads (issue 26): each bound is checked before any
+ * How much of a hook payload's fields the mapping reads: each bound is checked before any
  * other work on its field, so the work one call costs is bounded by these numbers, not by what a
  * producer sends. docs/security.md ("Bounds on what producers send") is this table in prose. Lengths
  * are UTF-16 code units (`string.length`), checked before anything scans the string; the journal's own
