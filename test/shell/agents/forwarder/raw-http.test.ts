@@ -8,7 +8,7 @@ import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { RawHttpError, rawPost } from "../../../src/shell/agents/forwarder/raw-http.js";
+import { RawHttpError, rawPost } from "../../../../src/shell/agents/forwarder/raw-http.js";
 
 const dirs: string[] = [];
 const servers: net.Server[] = [];

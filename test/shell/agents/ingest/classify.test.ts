@@ -4,7 +4,7 @@
  * to its test and build patterns.
  */
 import { describe, expect, it } from "vitest";
-import { patchPaths, toolAction, toolPaths } from "../../../src/shell/agents/ingest/classify.js";
+import { patchPaths, toolAction, toolPaths } from "../../../../src/shell/agents/ingest/classify.js";
 
 const bash = (command: string, patterns: readonly string[] = []) => toolAction("Bash", { command }, patterns);
 

@@ -12,8 +12,8 @@ import {
   type GitFactsMetrics,
   GitFactsReader,
   type GitPoolLimits,
-} from "../../../src/shell/agents/ingest/git-facts.js";
-import { makeRepo } from "./hook-harness.js";
+} from "../../../../src/shell/agents/ingest/git-facts.js";
+import { makeRepo } from "../hook-harness.js";
 
 const repo = makeRepo();
 afterAll(() => fs.rmSync(repo, { recursive: true, force: true }));

@@ -5,8 +5,8 @@
 import * as fs from "node:fs";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { goJson, inputDigest } from "../../../src/shell/agents/ingest/go-json-digest.js";
-import { runs } from "../../property-runs.js";
+import { goJson, inputDigest } from "../../../../src/shell/agents/ingest/go-json-digest.js";
+import { runs } from "../../../property-runs.js";
 
 interface Vector {
   readonly input: unknown;
@@ -16,7 +16,7 @@ interface Vector {
 
 const VECTORS_FILE = "/work/shared/digest-vectors.json";
 // The vectors as committed beside the tests, so the suite does not depend on the shared folder.
-const LOCAL_VECTORS = new URL("../../fixtures/agents/digest-vectors.json", import.meta.url);
+const LOCAL_VECTORS = new URL("../../../fixtures/agents/digest-vectors.json", import.meta.url);
 
 const vectors = (): Vector[] => {
   const file = fs.existsSync(LOCAL_VECTORS) ? LOCAL_VECTORS : VECTORS_FILE;

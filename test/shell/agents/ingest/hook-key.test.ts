@@ -5,9 +5,9 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { AGENTS } from "../../../src/shell/agents/adapters/registry.js";
-import type { HookFormat } from "../../../src/shell/agents/ingest/hook-format.js";
-import * as keys from "../../../src/shell/agents/ingest/hook-key.js";
+import { AGENTS } from "../../../../src/shell/agents/adapters/registry.js";
+import type { HookFormat } from "../../../../src/shell/agents/ingest/hook-format.js";
+import * as keys from "../../../../src/shell/agents/ingest/hook-key.js";
 
 type Payload = Readonly<Record<string, unknown>>;
 const format = (name: string) => AGENTS.hook(name) as HookFormat;

@@ -6,7 +6,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterEach, expect, it } from "vitest";
-import { keyOf, MAX_TRIES, Spool, type SpoolEntry } from "../../../src/shell/agents/forwarder/spool.js";
+import { keyOf, MAX_TRIES, Spool, type SpoolEntry } from "../../../../src/shell/agents/forwarder/spool.js";
 
 const dirs: string[] = [];
 afterEach(() => {

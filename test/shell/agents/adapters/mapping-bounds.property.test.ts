@@ -8,11 +8,11 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { MAX_PATH, MAX_PATHS } from "../../../src/core/kinds.js";
-import { mapClaudeCode } from "../../../src/shell/agents/adapters/claude-code.js";
-import { mapCodex, mapCodexNotify } from "../../../src/shell/agents/adapters/codex.js";
-import { patchPaths } from "../../../src/shell/agents/ingest/classify.js";
-import type { Mapped, Payload } from "../../../src/shell/agents/ingest/hook-event.js";
+import { MAX_PATH, MAX_PATHS } from "../../../../src/core/kinds.js";
+import { mapClaudeCode } from "../../../../src/shell/agents/adapters/claude-code.js";
+import { mapCodex, mapCodexNotify } from "../../../../src/shell/agents/adapters/codex.js";
+import { patchPaths } from "../../../../src/shell/agents/ingest/classify.js";
+import type { Mapped, Payload } from "../../../../src/shell/agents/ingest/hook-event.js";
 import {
   MAX_CWD,
   MAX_CWD_DEPTH,
@@ -20,9 +20,9 @@ import {
   MAX_RAW_PATH,
   MAX_RAW_PATHS,
   withinDepth,
-} from "../../../src/shell/agents/ingest/payload-bounds.js";
-import { repoPaths } from "../../../src/shell/agents/ingest/repo-paths.js";
-import { runs } from "../../property-runs.js";
+} from "../../../../src/shell/agents/ingest/payload-bounds.js";
+import { repoPaths } from "../../../../src/shell/agents/ingest/repo-paths.js";
+import { runs } from "../../../property-runs.js";
 
 const MIB = 1024 * 1024;
 

@@ -5,7 +5,7 @@
 import { randomBytes } from "node:crypto";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { HookChallenge } from "../../../src/shell/agents/ingest/hook-challenge.js";
+import { HookChallenge } from "../../../../src/shell/agents/ingest/hook-challenge.js";
 
 const nonce = () => randomBytes(32).toString("hex");
 

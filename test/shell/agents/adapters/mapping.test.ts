@@ -3,14 +3,14 @@
  * tool's response reports, the remote's normal form, and the answers in each agent's decision format.
  */
 import { describe, expect, it } from "vitest";
-import type { RunVerdict } from "../../../src/core/run-verdict.js";
-import { mapClaudeCode, OTHER_END, SESSION_END } from "../../../src/shell/agents/adapters/claude-code.js";
-import { AGENTS } from "../../../src/shell/agents/adapters/registry.js";
-import { normalizeRemote } from "../../../src/shell/agents/ingest/git-facts.js";
-import { hookAnswer as answer } from "../../../src/shell/agents/ingest/hook-answer.js";
-import { type Gate, responseFailed, rowPayload } from "../../../src/shell/agents/ingest/hook-event.js";
-import type { HookFormat } from "../../../src/shell/agents/ingest/hook-format.js";
-import { claudeCode } from "./payloads.js";
+import type { RunVerdict } from "../../../../src/core/run-verdict.js";
+import { mapClaudeCode, OTHER_END, SESSION_END } from "../../../../src/shell/agents/adapters/claude-code.js";
+import { AGENTS } from "../../../../src/shell/agents/adapters/registry.js";
+import { normalizeRemote } from "../../../../src/shell/agents/ingest/git-facts.js";
+import { hookAnswer as answer } from "../../../../src/shell/agents/ingest/hook-answer.js";
+import { type Gate, responseFailed, rowPayload } from "../../../../src/shell/agents/ingest/hook-event.js";
+import type { HookFormat } from "../../../../src/shell/agents/ingest/hook-format.js";
+import { claudeCode } from "../payloads.js";
 
 describe("SessionEnd's reason → outcome and reason", () => {
   it.each([
