@@ -7,7 +7,7 @@
  * to 1 MiB; a super-linear step would show as a ratio growing with the size. Medians of alternating
  * batches (`measureSideBySide`).
  */
-import { mapClaudeCode } from "../src/shell/agents/claude-code-map.js";
+import { mapClaudeCode } from "../src/shell/agents/adapters/claude-code.js";
 import { type Measurement, measureSideBySide } from "./measure.js";
 
 const KIB = 1024;

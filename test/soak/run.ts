@@ -23,8 +23,8 @@ const result = spawnSync(
     "test/shell/daemon/crash-matrix.test.ts",
     "test/shell/journal-query/count-journal.property.test.ts",
     "test/shell/graph/file-edges-property.test.ts",
-    "test/shell/agents/go-json-digest.test.ts",
-    "test/shell/agents/mapping-bounds.property.test.ts",
+    "test/shell/agents/ingest/go-json-digest.test.ts",
+    "test/shell/agents/adapters/mapping-bounds.property.test.ts",
     "test/shell/agents/install/settings-merge.test.ts",
     "test/shell/gateway/listener-caps.soak.test.ts",
     // A hook burst of 300 calls onto a full tmpfs (24 in npm test).

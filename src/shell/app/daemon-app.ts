@@ -9,15 +9,20 @@
 import { MINUTE } from "../../core/durations.js";
 import type { RuleSet } from "../../core/rule-set.js";
 import type { ProducerSource } from "../../core/sources.js";
-import { GitFactsReader } from "../agents/git-facts.js";
-import { HookChallenge, withChallenge } from "../agents/hook-challenge.js";
-import { type HookListener, hookRequestListener, startHookListener } from "../agents/hook-http-server.js";
-import { HOOK_PATH_PREFIX } from "../agents/hook-limits.js";
-import { HookIngest } from "../agents/ingest.js";
-import { HookLoopGuard } from "../agents/loop-guard.js";
-import { StoreRunVerdicts } from "../agents/run-verdict.js";
-import { StaleRunCloser } from "../agents/stale-runs.js";
-import { StopSettler } from "../agents/stop-settler.js";
+import { type AdapterRegistry, AGENTS } from "../agents/adapters/registry.js";
+import { HookLoopGuard } from "../agents/enforcement/loop-guard.js";
+import { StoreRunVerdicts } from "../agents/enforcement/run-verdict.js";
+import { StaleRunCloser } from "../agents/enforcement/stale-runs.js";
+import { StopSettler } from "../agents/enforcement/stop-settler.js";
+import { GitFactsReader } from "../agents/ingest/git-facts.js";
+import { HookChallenge, withChallenge } from "../agents/ingest/hook-challenge.js";
+import {
+  type HookListener,
+  hookRequestListener,
+  startHookListener,
+} from "../agents/ingest/hook-http-server.js";
+import { HOOK_PATH_PREFIX } from "../agents/ingest/hook-limits.js";
+import { HookIngest } from "../agents/ingest/ingest.js";
 import { BacktestRunner } from "../backtest/backtest-runner.js";
 import { formatConfigError } from "../config/config-error.js";
 import { type GlobalConfig, readGlobalConfig } from "../config/global-config.js";
@@ -90,6 +95,8 @@ export interface DaemonOptions {
    * policy clones: for tests that need rules without a policy repo.
    */
   readonly loadRules?: (config: GlobalConfig) => RuleSet;
+  /** The agents whose hooks the endpoint serves: the registry this build knows, unless a test adds one. */
+  readonly agents?: AdapterRegistry;
 }
 
 export class DaemonStartError extends Error {
@@ -274,6 +281,7 @@ export class DaemonApp {
           isObserver: (token) => identifyProducer(token)?.source === "observer",
           unauthenticated: () => metrics.hookCallsUnauthenticated.inc(),
         },
+        options.agents ?? AGENTS,
       );
       // Answered on the socket and the TCP listener alike: how a client tells this daemon from a squatter.
       const hookRoutes = withChallenge(new HookChallenge(), hooks);

@@ -9,17 +9,18 @@
  * command is `main.ts`, imported as the ES module it is.
  */
 if (process.argv[2] === "hook") {
-  void Promise.all([import("../agents/hook-forwarder.js"), import("../agents/hook-stdio.js")]).then(
-    async ([{ runHook }, { readStdin, writeAll }]) => {
-      const writes: Promise<void>[] = [];
-      const code = await runHook(process.argv.slice(3), {
-        env: process.env,
-        stdin: (limit) => readStdin(limit, () => process.stdin),
-        out: (text) => writes.push(writeAll(1, text, () => process.stdout)),
-        err: (line) => writes.push(writeAll(2, `${line}\n`, () => process.stderr)),
-      });
-      await Promise.all(writes);
-      process.exit(code);
-    },
-  );
+  void Promise.all([
+    import("../agents/forwarder/hook-forwarder.js"),
+    import("../agents/forwarder/hook-stdio.js"),
+  ]).then(async ([{ runCommandHook }, { readStdin, writeAll }]) => {
+    const writes: Promise<void>[] = [];
+    const code = await runCommandHook(process.argv.slice(3), {
+      env: process.env,
+      stdin: (limit) => readStdin(limit, () => process.stdin),
+      out: (text) => writes.push(writeAll(1, text, () => process.stdout)),
+      err: (line) => writes.push(writeAll(2, `${line}\n`, () => process.stderr)),
+    });
+    await Promise.all(writes);
+    process.exit(code);
+  });
 } else void import("./main.js");

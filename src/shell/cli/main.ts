@@ -5,6 +5,7 @@
  * for the CEL parser, the store and the daemon to ask one question.
  */
 import { cac } from "cac";
+import { AGENTS } from "../agents/adapters/registry.js";
 import { packageVersion } from "../support/version.js";
 
 const cli = cac("harness");
@@ -428,7 +429,7 @@ cli
 cli
   .command(
     "hook <adapter> [json]",
-    "An agent's command hook (claude-code, codex, codex-notify): forwards the payload on stdin to the daemon and prints its answer (docs/agents-mapping.md)",
+    `An agent's command hook (${AGENTS.hookNames.join(", ")}): forwards the payload on stdin to the daemon and prints its answer (docs/agents-mapping.md)`,
   )
   .allowUnknownOptions()
   .option("--harness <name>", "The harness the agent runs as")
@@ -438,9 +439,9 @@ cli
   .option("--config <path>", "The global config ([agents] on_unreachable, [server] socket)")
   .option("--timeout <ms>", "How long to wait for the daemon (default 5000)")
   .action(async () => {
-    const { runHook } = await import("../agents/hook-forwarder.js");
-    const { readStdin } = await import("../agents/hook-stdio.js");
-    process.exitCode = await runHook(process.argv.slice(process.argv.indexOf("hook") + 1), {
+    const { runCommandHook } = await import("../agents/forwarder/hook-forwarder.js");
+    const { readStdin } = await import("../agents/forwarder/hook-stdio.js");
+    process.exitCode = await runCommandHook(process.argv.slice(process.argv.indexOf("hook") + 1), {
       env: process.env,
       stdin: (limit) => readStdin(limit, () => process.stdin),
       out: (text) => process.stdout.write(text),
@@ -451,12 +452,18 @@ cli
 cli
   .command(
     "agents <verb> [agent]",
-    "Hook adapters that feed Claude Code or Codex sessions into the journal (docs/agents.md). Verbs: install claude-code|codex --harness NAME, uninstall claude-code|codex --harness NAME, spool list|retry|drop [--entry NAME | --all]",
+    `Hook adapters that feed ${AGENTS.agents.map((a) => a.title).join(" or ")} sessions into the journal (docs/agents.md). Verbs: install ${AGENTS.agentNames.join("|")} --harness NAME, uninstall ${AGENTS.agentNames.join("|")} --harness NAME, spool list|retry|drop [--entry NAME | --all]`,
   )
   .option("--harness <name>", "The harness the agent's sessions run as")
   .option("--project <dir>", "Write the project's settings under DIR (default: the current directory)")
   .option("--user", "Write the operator's own settings (~/.claude/settings.json, ~/.codex/hooks.json)")
-  .option("--mode <mode>", "install: command (a hook process per call; spools) or http (Claude Code only)")
+  .option(
+    "--mode <mode>",
+    `install: command (a hook process per call; spools) or http (${AGENTS.agents
+      .filter((a) => a.install.modes.includes("http"))
+      .map((a) => a.title)
+      .join(", ")} only)`,
+  )
   .option("--dry-run", "Say what would change; mint, revoke and write nothing")
   .option("--socket <path>", "The daemon's socket")
   .option("--config <path>", "The global config")

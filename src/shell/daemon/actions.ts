@@ -160,7 +160,7 @@ export class ActionRunner {
     };
     const command = this.sinks.stopCommand;
     // Hook-fed runs (rows the daemon's hook ingest admitted, `core/hook-runs.ts`) have no supervisor: the
-    // stop waits for each run's next hook call, which answers it (agents/run-verdict.ts), and the action
+    // stop waits for each run's next hook call, which answers it (agents/enforcement/run-verdict.ts), and the action
     // stays started until then. Every other run is the supervisor's, stopped through `[supervisor] stop`.
     if (action.sessions !== undefined && action.sessions.length > 0) {
       this.log.error({ ...ctx, runs: action.sessions }, "rule stop (delivered at the runs' next hook call)");

@@ -1,5 +1,5 @@
 /**
- * What a hook-fed run's verdict reads (`agents/run-verdict.ts`), on every hook call while a hold is on,
+ * What a hook-fed run's verdict reads (`agents/enforcement/run-verdict.ts`), on every hook call while a hold is on,
  * each one index seek: the seq of the run's first row of any type (`rule_journal_run`), and the seq of
  * the row whose fire placed the hold.
  */

@@ -2,7 +2,7 @@
  * Commits that need not wait for the disk. The store commits with `synchronous = FULL`: each commit
  * fsyncs the WAL on the event loop, a few ms on this kind of disk, during which every hook call and RPC
  * waits. Two kinds of commit need not wait for it:
- * - a live hook call's row, answered once committed (`agents/ingest.ts`) but before the fsync: a crash
+ * - a live hook call's row, answered once committed (`agents/ingest/ingest.ts`) but before the fsync: a crash
  *   of the daemon cannot lose it, a power cut before the fsync can, as one before the call would;
  * - cursors stored for rows that changed nothing: a power cut makes those rows read again, to the same
  *   nothing.

@@ -105,7 +105,7 @@ export class DaemonMetrics {
     labelNames: ["event", "result"] as const,
     registers: [this.registry],
   });
-  // The agent hooks' git facts (agents/git-facts.ts): its pool of git processes and its cache.
+  // The agent hooks' git facts (agents/ingest/git-facts.ts): its pool of git processes and its cache.
   readonly gitFacts = new Counter({
     name: "harness_agent_git_facts_total",
     help: "Hook calls' git facts by how they were found: cached, read, late (the wait ran out), saturated (the pool's queue was full), none (no repository).",

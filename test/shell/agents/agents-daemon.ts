@@ -13,6 +13,7 @@ import { loadRuleFile } from "../../../src/core/load-rule.js";
 import { assembleRuleSet } from "../../../src/core/rule-set.js";
 import type { ProducerSource } from "../../../src/core/sources.js";
 import { loadStarterPack } from "../../../src/core/starter-pack.js";
+import type { AdapterRegistry } from "../../../src/shell/agents/adapters/registry.js";
 import { DaemonApp } from "../../../src/shell/app/daemon-app.js";
 import { agentClient, journalClient } from "../../../src/shell/rpc/client.js";
 import { readTokenFile } from "../../../src/shell/rpc/credentials.js";
@@ -24,6 +25,8 @@ export const REPO = "forge.example/org/reduit";
 export interface AgentsDaemonOptions extends FleetOptions {
   readonly clock?: () => number;
   readonly tickMs?: number;
+  /** The agents the hook endpoint serves, when a test registers one of its own. */
+  readonly agents?: AdapterRegistry;
 }
 
 export class AgentsDaemon {
@@ -42,6 +45,7 @@ export class AgentsDaemon {
         log: createLog({ level: "silent" }),
         ...(options.clock === undefined ? {} : { clock: options.clock }),
         ...(options.tickMs === undefined ? {} : { tickMs: options.tickMs }),
+        ...(options.agents === undefined ? {} : { agents: options.agents }),
         loadRules: (config) => {
           const { enforce, disable, shadowPeriod } = config.memory.rules;
           return assembleRuleSet({

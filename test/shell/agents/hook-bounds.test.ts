@@ -10,7 +10,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { GIT_POOL } from "../../../src/shell/agents/git-facts.js";
+import { GIT_POOL } from "../../../src/shell/agents/ingest/git-facts.js";
 import { ruleClient } from "../../../src/shell/rpc/client.js";
 import { readTokenFile } from "../../../src/shell/rpc/credentials.js";
 import { TestFleet } from "../daemon-harness.js";

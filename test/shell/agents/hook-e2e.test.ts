@@ -6,7 +6,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { inputDigest } from "../../../src/shell/agents/go-json-digest.js";
+import { inputDigest } from "../../../src/shell/agents/ingest/go-json-digest.js";
 import { TestFleet } from "../daemon-harness.js";
 import { makeRepo, PASSWORD, rowsOf, runHook } from "./hook-harness.js";
 import { claudeCode, codex, codexNotify, SECRET_TEXT } from "./payloads.js";

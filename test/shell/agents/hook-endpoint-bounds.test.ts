@@ -6,7 +6,7 @@
  */
 import * as http from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MAX_HOOK_PAYLOAD_BYTES } from "../../../src/shell/agents/hook-limits.js";
+import { MAX_HOOK_PAYLOAD_BYTES } from "../../../src/shell/agents/ingest/hook-limits.js";
 import { TestFleet } from "../daemon-harness.js";
 
 let fleet: TestFleet;

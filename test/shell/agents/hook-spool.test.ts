@@ -7,7 +7,7 @@ import * as fs from "node:fs";
 import * as http from "node:http";
 import * as path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { Spool } from "../../../src/shell/agents/spool.js";
+import { Spool } from "../../../src/shell/agents/forwarder/spool.js";
 import { TestFleet } from "../daemon-harness.js";
 import { makeRepo, rowsOf, runHook } from "./hook-harness.js";
 import { claudeCode, codex } from "./payloads.js";

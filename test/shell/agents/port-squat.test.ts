@@ -1,7 +1,7 @@
 /**
  * Finding 8 of issue 26, port squat, against real daemons: a daemon that cannot bind a listener its
  * config names exits non-zero, naming the address and the holder; `harness agents install --mode http`
- * and `harness doctor` prove the endpoint on `[agents] listen` is this daemon (`agents/hook-challenge.ts`)
+ * and `harness doctor` prove the endpoint on `[agents] listen` is this daemon (`agents/ingest/hook-challenge.ts`)
  * and refuse a squatter, here a server answering the challenge with a secret of its own, as another
  * harness daemon on the port would.
  */
@@ -10,7 +10,7 @@ import * as http from "node:http";
 import * as net from "node:net";
 import * as path from "node:path";
 import { afterEach, expect, it } from "vitest";
-import { HookChallenge, withChallenge } from "../../../src/shell/agents/hook-challenge.js";
+import { HookChallenge, withChallenge } from "../../../src/shell/agents/ingest/hook-challenge.js";
 import { freePort, TestFleet } from "../daemon-harness.js";
 
 const cleanups: (() => Promise<void>)[] = [];

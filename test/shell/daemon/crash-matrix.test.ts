@@ -22,8 +22,8 @@ import {
   HOOK_PATH_PREFIX,
   LEDGER_TOKEN_HEADER,
   ROW_HEADER,
-} from "../../../src/shell/agents/hook-limits.js";
-import { rawPost } from "../../../src/shell/agents/raw-http.js";
+} from "../../../src/shell/agents/ingest/hook-limits.js";
+import { rawPost } from "../../../src/shell/agents/forwarder/raw-http.js";
 import { FileEdgeProjector } from "../../../src/shell/graph/file-edges.js";
 import { journalClient } from "../../../src/shell/rpc/client.js";
 import { readTokenFile } from "../../../src/shell/rpc/credentials.js";

@@ -12,7 +12,7 @@ import * as http from "node:http";
 import * as net from "node:net";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MAX_HOOK_CONNECTIONS } from "../../../src/shell/agents/hook-http-server.js";
+import { MAX_HOOK_CONNECTIONS } from "../../../src/shell/agents/ingest/hook-http-server.js";
 import { MAX_GATEWAY_SESSIONS } from "../../../src/shell/gateway/gateway-server.js";
 import { encodePreamble, mcpSocketPath } from "../../../src/shell/gateway/protocol.js";
 import { MAX_APPEND_BATCH } from "../../../src/shell/rpc/limits.js";

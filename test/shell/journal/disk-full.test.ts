@@ -4,7 +4,9 @@
  * and hook calls go through the real ingest and the real journal writer.
  */
 import { describe, expect, it } from "vitest";
-import { HookIngest, type IngestResponse } from "../../../src/shell/agents/ingest.js";
+import { AGENTS } from "../../../src/shell/agents/adapters/registry.js";
+import type { HookFormat } from "../../../src/shell/agents/ingest/hook-format.js";
+import { HookIngest, type IngestResponse } from "../../../src/shell/agents/ingest/ingest.js";
 import { admitEvents } from "../../../src/shell/journal/admit.js";
 import { JournalTable } from "../../../src/shell/store/journal-table.js";
 import type { Db } from "../../../src/shell/store/open-store.js";
@@ -43,7 +45,7 @@ function ingestOn(db: Db, health?: StoreWriteHealth) {
 /** A UserPromptSubmit of its own session: one mark row, told apart by the session. */
 const call = (ingest: HookIngest, session: string, key?: string): Promise<IngestResponse> =>
   ingest.handle({
-    adapter: "claude-code",
+    format: AGENTS.hook("claude-code") as HookFormat,
     harness: "alpha",
     observerToken: "obs",
     ledgerToken: "led",

@@ -6,8 +6,10 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
+import type { AgentAdapter } from "../adapters/adapter.js";
+import { type AdapterRegistry, AGENTS } from "../adapters/registry.js";
 import { agentsStateDir, installRecordPath } from "./agent-paths.js";
-import { HOOK_EVENTS, isOurHandler } from "./hook-entries.js";
+import { isOurHandler } from "./hook-entries.js";
 import { type InstallEntry, type InstallRecord, readInstallRecord } from "./install-record.js";
 import { member, nodeValue, parseJsonText } from "./json-text.js";
 import { readSettings } from "./settings-file.js";
@@ -42,11 +44,11 @@ export interface AgentsStatus {
   readonly spool: SpoolStatus;
 }
 
-/** A spooled call's file name, as agents-ingest's `agents/spool.ts` writes it. */
+/** A spooled call's file name, as `../forwarder/spool.ts` writes it. */
 const SPOOL_ENTRY = /^\d{15}-\d+-\d+\.json$/;
 
 /**
- * The spool's state, from the files agents-ingest documents in `agents/spool.ts`: one
+ * The spool's state, from the files `../forwarder/spool.ts` documents: one
  * `<time>-<pid>-<n>.json` per waiting call, `overflow` holding the count of calls dropped when it was
  * full, `failed/` the calls the daemon refused, `set-aside/` those whose delivery kept failing.
  */
@@ -75,8 +77,26 @@ export function readSpoolStatus(env: NodeJS.ProcessEnv): SpoolStatus {
   };
 }
 
-function checkAdapter(install: InstallEntry, record: InstallRecord): InstalledAdapter {
-  const expected = Object.keys(HOOK_EVENTS[install.agent]).length;
+function checkAdapter(
+  install: InstallEntry,
+  record: InstallRecord,
+  agents: AdapterRegistry,
+): InstalledAdapter {
+  const agent = agents.agent(install.agent);
+  if (agent === undefined)
+    return {
+      install,
+      present: 0,
+      expected: 0,
+      problem: `this harness knows no agent ${install.agent}`,
+      missingTokenFiles: [],
+    };
+  return checkInstalled(install, record, agent);
+}
+
+function checkInstalled(install: InstallEntry, record: InstallRecord, agent: AgentAdapter): InstalledAdapter {
+  const events = Object.keys(agent.install.events);
+  const expected = events.length;
   const tokens = record.tokens[install.harness];
   // A command hook reads its token files; an http hook carries its tokens in the settings file itself.
   const tokenFiles =
@@ -90,14 +110,14 @@ function checkAdapter(install: InstallEntry, record: InstallRecord): InstalledAd
     const hooks = root.kind === "object" ? member(root, "hooks")?.value : undefined;
     let present = 0;
     if (hooks?.kind === "object")
-      for (const event of Object.keys(HOOK_EVENTS[install.agent])) {
+      for (const event of events) {
         const groups = member(hooks, event)?.value;
         const value = groups === undefined ? undefined : nodeValue(text, groups);
         if (
           Array.isArray(value) &&
           value.some(
             (g: { hooks?: unknown }) =>
-              Array.isArray(g?.hooks) && g.hooks.some((h) => isOurHandler(h, install.agent, install.harness)),
+              Array.isArray(g?.hooks) && g.hooks.some((h) => isOurHandler(h, agent, install.harness)),
           )
         )
           present++;
@@ -108,11 +128,16 @@ function checkAdapter(install: InstallEntry, record: InstallRecord): InstalledAd
   }
 }
 
-export function agentsStatus(env: NodeJS.ProcessEnv): AgentsStatus {
+/** What is installed, checked against the agents of `agents` (the registry this build knows by default). */
+export function agentsStatus(env: NodeJS.ProcessEnv, agents: AdapterRegistry = AGENTS): AgentsStatus {
   const spool = readSpoolStatus(env);
   try {
     const record = readInstallRecord(installRecordPath(env));
-    return { adapters: record.installs.map((i) => checkAdapter(i, record)), recordProblem: undefined, spool };
+    return {
+      adapters: record.installs.map((i) => checkAdapter(i, record, agents)),
+      recordProblem: undefined,
+      spool,
+    };
   } catch (e) {
     return { adapters: [], recordProblem: (e as Error).message, spool };
   }

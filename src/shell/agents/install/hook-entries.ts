@@ -1,55 +1,21 @@
 /**
  * The hook entries `harness agents install` writes, and how it knows them again. One matcher group per
- * event, without a matcher (it matches every tool), holding one handler:
- * - command mode: `<node> <harness CLI> hook <agent> --harness NAME --observer-token FILE --ledger-token
- *   FILE --socket PATH`, every word single-quoted for the shell (the seam with agents-ingest's forwarder);
- * - http mode (Claude Code only): a POST to `http://<[agents] listen>/hooks/claude-code?harness=NAME`
+ * event the agent's record names, without a matcher (it matches every tool), holding one handler:
+ * - command mode: `<node> <harness CLI> hook <hook> --harness NAME --observer-token FILE --ledger-token
+ *   FILE --socket PATH`, every word single-quoted for the shell (the seam with the forwarder), `<hook>`
+ *   the agent's first hook format;
+ * - http mode (an agent whose hooks can post): a POST to `http://<[agents] listen>/hooks/<hook>?harness=NAME`
  *   with the two producer tokens in its headers.
- * A handler is ours when its command ends with our `hook <agent> --harness NAME …` words, or its URL is
+ * A handler is ours when its command ends with our `hook <hook> --harness NAME …` words, or its URL is
  * our endpoint for that harness: whatever node, script, token or socket path it names, so a moved state
  * directory or an upgraded Node still leaves uninstall able to find it, and nobody else's hook matches.
  */
 import { shellWord } from "../../support/shell-word.js";
-
-export const AGENTS = ["claude-code", "codex"] as const;
-export type AgentKind = (typeof AGENTS)[number];
-export const isAgentKind = (s: string): s is AgentKind => (AGENTS as readonly string[]).includes(s);
-
-export const HOOK_MODES = ["command", "http"] as const;
-export type HookMode = (typeof HOOK_MODES)[number];
-
-/**
- * The events each agent's mapping needs (agents-ingest's `claude-code-map.ts`, `codex-map.ts`), with the
- * timeout in seconds Claude Code or Codex gives the hook. The command hook's forwarder gives up on the
- * daemon well within these (then spools, and answers by `[agents] on_unreachable`); SessionEnd runs while
- * the agent exits, on a short budget of its own. A hook that times out lets the tool run.
- */
-export const HOOK_EVENTS: Readonly<Record<AgentKind, Readonly<Record<string, number>>>> = {
-  "claude-code": {
-    SessionStart: 10,
-    SessionEnd: 5,
-    UserPromptSubmit: 10,
-    PreToolUse: 10,
-    PostToolUse: 10,
-    PostToolUseFailure: 10,
-    PreCompact: 10,
-    SubagentStart: 10,
-    Stop: 10,
-  },
-  codex: {
-    SessionStart: 10,
-    UserPromptSubmit: 10,
-    PreToolUse: 10,
-    PostToolUse: 10,
-    Stop: 10,
-  },
-};
+import type { AgentAdapter } from "../adapters/adapter.js";
+import { HOOK_PATH_PREFIX } from "../ingest/hook-limits.js";
 
 /** An http hook posts to the daemon on loopback: a few seconds is already a daemon that is not answering. */
 const HTTP_TIMEOUT_SECONDS = 5;
-
-/** A harness name that is also a safe directory name for its token files. */
-export const HARNESS_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
 /** One shell word as `shellWord` writes it. */
 const WORD = String.raw`(?:[A-Za-z0-9_./:=@%+-]+|'(?:[^']|'\\'')*')`;
@@ -76,7 +42,7 @@ export interface HttpHook {
 }
 
 export interface HookTarget {
-  readonly agent: AgentKind;
+  readonly agent: AgentAdapter;
   readonly harness: string;
   readonly hook: CommandHook | HttpHook;
 }
@@ -87,15 +53,18 @@ export interface HookEntry {
   readonly group: { readonly hooks: readonly Record<string, unknown>[] };
 }
 
-export const httpUrl = (listen: string, agent: AgentKind, harness: string): string =>
-  `http://${listen}/hooks/${agent}?harness=${encodeURIComponent(harness)}`;
+/** The name its hooks are installed under: the agent's first hook format's. */
+const hookName = (agent: AgentAdapter): string => agent.hooks[0].name;
+
+export const httpUrl = (listen: string, agent: AgentAdapter, harness: string): string =>
+  `http://${listen}${HOOK_PATH_PREFIX}${hookName(agent)}?harness=${encodeURIComponent(harness)}`;
 
 export function hookCommand(target: HookTarget & { readonly hook: CommandHook }): string {
   const { hook } = target;
   return [
     ...hook.launcher,
     "hook",
-    target.agent,
+    hookName(target.agent),
     "--harness",
     target.harness,
     "--observer-token",
@@ -112,7 +81,7 @@ export function hookCommand(target: HookTarget & { readonly hook: CommandHook })
 /** The entries an install writes, one per event the agent's mapping needs. */
 export function hookEntries(target: HookTarget): HookEntry[] {
   const { hook } = target;
-  return Object.entries(HOOK_EVENTS[target.agent]).map(([event, timeout]) => ({
+  return Object.entries(target.agent.install.events).map(([event, timeout]) => ({
     event,
     group: {
       hooks: [
@@ -133,12 +102,12 @@ export function hookEntries(target: HookTarget): HookEntry[] {
 }
 
 /** Whether a handler of a settings file is one `install` wrote for this agent and harness. */
-export function isOurHandler(handler: unknown, agent: AgentKind, harness: string): boolean {
+export function isOurHandler(handler: unknown, agent: AgentAdapter, harness: string): boolean {
   if (typeof handler !== "object" || handler === null) return false;
   const h = handler as Record<string, unknown>;
   if (h.type === "command" && typeof h.command === "string") {
     const tail = new RegExp(
-      `(?:^| )${shellWord("hook")} ${shellWord(agent)} ${shellWord("--harness")} ${escapeRegExp(shellWord(harness))} ` +
+      `(?:^| )${shellWord("hook")} ${shellWord(hookName(agent))} ${shellWord("--harness")} ${escapeRegExp(shellWord(harness))} ` +
         `${shellWord("--observer-token")} ${WORD} ${shellWord("--ledger-token")} ${WORD} ${shellWord("--socket")} ${WORD}$`,
     );
     return tail.test(h.command);
@@ -152,7 +121,7 @@ export function isOurHandler(handler: unknown, agent: AgentKind, harness: string
     }
     return (
       url.protocol === "http:" &&
-      url.pathname === `/hooks/${agent}` &&
+      url.pathname === `${HOOK_PATH_PREFIX}${hookName(agent)}` &&
       url.search === `?harness=${encodeURIComponent(harness)}`
     );
   }

@@ -8,11 +8,12 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { HOOK_MODES, type HookMode } from "../adapters/adapter.js";
 import type { ProducerRole } from "./agent-paths.js";
-import { AGENTS, type AgentKind, HOOK_MODES, type HookMode } from "./hook-entries.js";
 
 export interface InstallEntry {
-  readonly agent: AgentKind;
+  /** The agent's name (an agent this build does not know is kept, and doctor says so). */
+  readonly agent: string;
   readonly harness: string;
   readonly scope: "project" | "user";
   /** The settings file, absolute. */
@@ -55,7 +56,7 @@ function entryOf(v: unknown): InstallEntry | undefined {
   const e = v as Record<string, unknown>;
   if (
     !isString(e.agent) ||
-    !(AGENTS as readonly string[]).includes(e.agent) ||
+    e.agent === "" ||
     !isString(e.harness) ||
     (e.scope !== "project" && e.scope !== "user") ||
     !isString(e.file) ||

@@ -11,25 +11,16 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { gitTest } from "../../policy/git.js";
 import { writeTokenFile } from "../../rpc/credentials.js";
+import type { AgentAdapter, HookMode, Scope } from "../adapters/adapter.js";
 import {
   backupsDir,
   harnessTokenDir,
   installRecordPath,
   PRODUCER_ROLES,
   type ProducerRole,
-  type Scope,
-  settingsFilePath,
   tokenFilePath,
 } from "./agent-paths.js";
-import {
-  type AgentKind,
-  HOOK_EVENTS,
-  type HookMode,
-  type HookTarget,
-  hookEntries,
-  isOurHandler,
-  type TokenFiles,
-} from "./hook-entries.js";
+import { type HookTarget, hookEntries, isOurHandler, type TokenFiles } from "./hook-entries.js";
 import {
   findInstall,
   type InstallEntry,
@@ -45,7 +36,8 @@ import { backUp, located, readSettings, writeSettings } from "./settings-file.js
 import { isEmptySettings, mergeEntries, removeEntries } from "./settings-merge.js";
 
 export interface AgentsRequest {
-  readonly agent: AgentKind;
+  /** The agent, as the adapter registry has it. */
+  readonly agent: AgentAdapter;
   readonly harness: string;
   readonly scope: Scope;
   readonly dryRun: boolean;
@@ -72,7 +64,7 @@ export interface TokenReport {
 }
 
 export interface InstallReport {
-  readonly agent: AgentKind;
+  readonly agent: string;
   readonly harness: string;
   readonly scope: Scope["kind"];
   readonly file: string;
@@ -87,7 +79,7 @@ export interface InstallReport {
 }
 
 export interface UninstallReport {
-  readonly agent: AgentKind;
+  readonly agent: string;
   readonly harness: string;
   readonly scope: Scope["kind"];
   readonly file: string;
@@ -113,11 +105,7 @@ export class AgentsUsageError extends Error {
   }
 }
 
-/** What Codex needs after an install before the hooks run. */
-export const CODEX_TRUST_NOTE =
-  "Codex runs these hooks only once they are trusted: open /hooks in Codex and trust them (any later change to the file makes them untrusted again)";
-
-const ours = (agent: AgentKind, harness: string) => (h: unknown) => isOurHandler(h, agent, harness);
+const ours = (agent: AgentAdapter, harness: string) => (h: unknown) => isOurHandler(h, agent, harness);
 
 const tokenFiles = (env: NodeJS.ProcessEnv, harness: string): TokenFiles => ({
   observer: tokenFilePath(env, harness, "observer"),
@@ -141,13 +129,16 @@ function target(req: InstallRequest, tokens: TokenFiles): HookTarget {
 }
 
 export async function install(req: InstallRequest, issuer: TokenIssuer): Promise<InstallReport> {
-  if (req.mode === "http" && req.agent !== "claude-code")
-    throw new AgentsUsageError("--mode http is for Claude Code only: Codex runs command hooks alone");
+  const { modes } = req.agent.install;
+  if (!modes.includes(req.mode))
+    throw new AgentsUsageError(
+      `--mode ${req.mode} is not for ${req.agent.title}: it runs ${modes.join(" or ")} hooks alone`,
+    );
   if (req.mode === "http" && req.listen === "")
     throw new AgentsUsageError(
       '--mode http needs the daemon\'s hook endpoint, but [agents] listen is "" (off)',
     );
-  const file = settingsFilePath(req.agent, req.scope, req.env, req.cwd);
+  const file = req.agent.install.settingsFile(req.scope, req.env, req.cwd);
   const text = readSettings(file);
   const recordFile = installRecordPath(req.env);
   let record = readInstallRecord(recordFile);
@@ -171,8 +162,8 @@ export async function install(req: InstallRequest, issuer: TokenIssuer): Promise
     observer: { file: files.observer, id: reuse ? recorded?.observer.id : undefined, minted: !reuse },
     ledger: { file: files.ledger, id: reuse ? recorded?.ledger.id : undefined, minted: !reuse },
   };
-  const events = Object.keys(HOOK_EVENTS[req.agent]);
-  const notes = req.agent === "codex" ? [CODEX_TRUST_NOTE] : [];
+  const events = Object.keys(req.agent.install.events);
+  const notes = [...req.agent.install.notes];
   if (
     req.scope.kind === "project" &&
     (await gitIgnores(path.resolve(req.cwd, req.scope.dir), file, req.env)) === false
@@ -180,7 +171,7 @@ export async function install(req: InstallRequest, issuer: TokenIssuer): Promise
     notes.push(
       `${file} ${req.mode === "http" ? "holds the hook tokens" : "names paths on this machine"} and git does not ignore it in this repository: add it to .git/info/exclude (or .gitignore) so it is never committed`,
     );
-  const existing = findInstall(record, { agent: req.agent, harness: req.harness, file });
+  const existing = findInstall(record, { agent: req.agent.name, harness: req.harness, file });
   if (req.dryRun)
     return {
       ...base(req, file),
@@ -211,7 +202,7 @@ export async function install(req: InstallRequest, issuer: TokenIssuer): Promise
     : mergeEntries(text, hookEntries(target(req, values)), ours(req.agent, req.harness));
   let backup: string | undefined;
   if (merged.changed) {
-    if (text !== undefined) backup = backUp(file, backupsDir(req.env), req.agent, req.now());
+    if (text !== undefined) backup = backUp(file, backupsDir(req.env), req.agent.name, req.now());
     writeSettings(file, merged.text, {
       newMode: req.mode === "http" ? 0o600 : 0o644,
       narrow: req.mode === "http",
@@ -222,7 +213,7 @@ export async function install(req: InstallRequest, issuer: TokenIssuer): Promise
     writeInstallRecord(
       recordFile,
       withInstall(record, {
-        agent: req.agent,
+        agent: req.agent.name,
         harness: req.harness,
         scope: req.scope.kind,
         file,
@@ -239,7 +230,7 @@ export async function install(req: InstallRequest, issuer: TokenIssuer): Promise
 }
 
 const base = (req: AgentsRequest, file: string) => ({
-  agent: req.agent,
+  agent: req.agent.name,
   harness: req.harness,
   scope: req.scope.kind,
   file,
@@ -247,10 +238,10 @@ const base = (req: AgentsRequest, file: string) => ({
 });
 
 export async function uninstall(req: AgentsRequest, issuer: TokenIssuer): Promise<UninstallReport> {
-  const file = settingsFilePath(req.agent, req.scope, req.env, req.cwd);
+  const file = req.agent.install.settingsFile(req.scope, req.env, req.cwd);
   const recordFile = installRecordPath(req.env);
   let record = readInstallRecord(recordFile);
-  const key = { agent: req.agent, harness: req.harness, file };
+  const key = { agent: req.agent.name, harness: req.harness, file };
   const entry = findInstall(record, key);
   const text = readSettings(file);
   const removed =
@@ -283,7 +274,7 @@ export async function uninstall(req: AgentsRequest, issuer: TokenIssuer): Promis
   if (tokenReport.state === "revoked" && tokenReport.ids.length > 0) await issuer.revoke(tokenReport.ids);
   let backup: string | undefined;
   if (removed?.changed === true) {
-    backup = backUp(file, backupsDir(req.env), req.agent, req.now());
+    backup = backUp(file, backupsDir(req.env), req.agent.name, req.now());
     if (fileRemoved) fs.rmSync(file);
     else writeSettings(file, removed.text, { newMode: 0o644, narrow: false });
   }

@@ -1,14 +1,15 @@
 /**
  * `harness agents spool list|retry|drop [--entry NAME | --all] [--json]` (docs/cli.md): the command
- * hook's spool on this machine (`agents/spool.ts`), read and changed without the daemon. `list` shows
- * every call waiting, set aside (its delivery failed `MAX_TRIES` times) or refused by the daemon;
- * `retry` puts set-aside or refused calls back in line (the next hook call delivers them, in order,
- * with their own idempotency key, so a call the daemon did store is not stored twice); `drop` deletes
- * them. Exit 0 done, 1 no such entry, 2 usage.
+ * hook's spool on this machine (`agents/forwarder/spool.ts`), read and changed without the daemon.
+ * `list` shows every call waiting, set aside (its delivery failed `MAX_TRIES` times) or refused by the
+ * daemon; `retry` puts set-aside or refused calls back in line (the next hook call delivers them, in
+ * order, with their own idempotency key, so a call the daemon did store is not stored twice); `drop`
+ * deletes them. Exit 0 done, 1 no such entry, 2 usage.
  */
 import { rfc3339Seconds } from "../../../core/instants.js";
+import { AGENTS } from "../../agents/adapters/registry.js";
+import { Spool, type SpoolEntry, type SpoolPlace } from "../../agents/forwarder/spool.js";
 import { agentsStateDir } from "../../agents/install/agent-paths.js";
-import { Spool, type SpoolEntry, type SpoolPlace } from "../../agents/spool.js";
 import { type Common, EXIT, type Io, table } from "../io.js";
 
 export interface SpoolOptions extends Common {
@@ -25,9 +26,11 @@ function described(entry: SpoolEntry | undefined): { event: string; session: str
     unknown
   >;
   const text = (v: unknown) => (typeof v === "string" ? v.slice(0, 80) : "");
+  // Where its format names them; an entry of a format this build does not know shows neither.
+  const ids = entry === undefined ? undefined : AGENTS.hook(entry.adapter)?.ids;
   return {
-    event: text(p.hook_event_name ?? p.type),
-    session: text(p.session_id ?? p["thread-id"]),
+    event: ids === undefined ? "" : text(p[ids.event]),
+    session: ids === undefined ? "" : text(p[ids.session]),
   };
 }
 

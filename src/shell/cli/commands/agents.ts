@@ -1,7 +1,8 @@
 /**
- * `harness agents install|uninstall claude-code|codex --harness NAME [--project DIR | --user]
+ * `harness agents install|uninstall AGENT --harness NAME [--project DIR | --user]
  * [--mode http|command] [--dry-run] [--json]` (docs/agents.md): writes or removes the agent's hook
- * entries and the harness's producer tokens (`agents/install/install.ts` does the work). Exit 0 done
+ * entries and the harness's producer tokens (`agents/install/install.ts` does the work), AGENT one of
+ * the adapter registry's (`agents/adapters/registry.ts`). Exit 0 done
  * (also when nothing needed changing), 1 a settings file or the record of installs that cannot be used,
  * or, in http mode, another process answering on `[agents] listen` (nothing written), 2 usage or an
  * unreadable control token, 3 no daemon answers (or, in http mode, nothing listens on `[agents]
@@ -9,9 +10,11 @@
  */
 import * as fs from "node:fs";
 import { fileURLToPath } from "node:url";
-import { proveHookEndpoint } from "../../agents/hook-challenge.js";
+import { HOOK_MODES, type HookMode } from "../../agents/adapters/adapter.js";
+import { type AdapterRegistry, AGENTS } from "../../agents/adapters/registry.js";
+import { HARNESS_NAME_RULE, isHarnessName } from "../../agents/ingest/harness-name.js";
+import { proveHookEndpoint } from "../../agents/ingest/hook-challenge.js";
 import { RESERVED_NAMES } from "../../agents/install/agent-paths.js";
-import { HARNESS_NAME, HOOK_MODES, type HookMode, isAgentKind } from "../../agents/install/hook-entries.js";
 import {
   AgentsUsageError,
   type InstallReport,
@@ -86,7 +89,7 @@ type Verb = "install" | "uninstall";
 
 /**
  * Why http hooks must not be pointed at `listen`, or undefined when the endpoint there proves to be the
- * daemon on `socketPath` (`agents/hook-challenge.ts`): Claude Code would post the harness's tokens to
+ * daemon on `socketPath` (`agents/ingest/hook-challenge.ts`): Claude Code would post the harness's tokens to
  * whatever answers.
  */
 async function squatRefusal(
@@ -127,23 +130,22 @@ const isDirectory = (dir: string): boolean => {
 
 export async function runAgents(
   verb: Verb,
-  agent: string | undefined,
+  agentName: string | undefined,
   options: AgentsOptions,
   io: Io,
   issuerFor: IssuerFor = daemonIssuer,
+  agents: AdapterRegistry = AGENTS,
 ): Promise<number> {
   const command = `agents ${verb}`;
   const usage = (message: string): number => {
     io.err(`harness ${command}: ${message}`);
     return EXIT.usage;
   };
-  if (agent === undefined || !isAgentKind(agent)) return usage("the agent must be claude-code or codex");
+  const agent = agentName === undefined ? undefined : agents.agent(agentName);
+  if (agent === undefined) return usage(`the agent must be ${agents.agentNames.join(" or ")}`);
   const harness = options.harness;
   if (harness === undefined || harness === "") return usage("--harness NAME is required");
-  if (!HARNESS_NAME.test(harness))
-    return usage(
-      "--harness must be 1 to 128 letters, digits, '.', '_' or '-', starting with a letter or digit (it names a directory)",
-    );
+  if (!isHarnessName(harness)) return usage(`--harness must be ${HARNESS_NAME_RULE} (it names a directory)`);
   if (RESERVED_NAMES.has(harness))
     return usage(`--harness ${harness} is a name the agents state directory uses itself; choose another`);
   if (options.user === true && options.project !== undefined)
@@ -182,7 +184,7 @@ export async function runAgents(
     issuer = got.issuer;
     return issuer;
   };
-  if (verb === "install" && mode === "http" && agent === "claude-code") {
+  if (verb === "install" && mode === "http" && (agent.install.modes as readonly string[]).includes(mode)) {
     const refused = await squatRefusal(agentsListen(target.config), target.socketPath);
     if (refused !== undefined) {
       io.err(`harness ${command}: ${refused.message}; nothing was written`);

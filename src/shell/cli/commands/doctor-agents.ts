@@ -5,8 +5,9 @@
  * and the command hook's spool: its depth, the calls it dropped when full, the calls the daemon refused.
  * It warns of what stops hooks reaching the journal; it never fails doctor on its own.
  */
+
+import { MAX_TRIES } from "../../agents/forwarder/spool.js";
 import { type AgentsStatus, agentsStatus } from "../../agents/install/agents-status.js";
-import { MAX_TRIES } from "../../agents/spool.js";
 import type { LastRow } from "../../rpc/gen/harness/v1/agent_status_pb.js";
 import { iso } from "../io.js";
 import { printable } from "../render/printable.js";

@@ -1,10 +1,10 @@
 /**
  * `harness doctor`'s `listen` row, against a squatter on the port: when the config names `[agents] listen`,
- * the endpoint there must prove to be the daemon answering on the socket (`agents/hook-challenge.ts`).
+ * the endpoint there must prove to be the daemon answering on the socket (`agents/ingest/hook-challenge.ts`).
  * Another process answering there fails doctor: Claude Code's http hooks would post their tokens to
  * it. Nothing listening warns (the daemon may run another config until a restart).
  */
-import { proveHookEndpoint } from "../../agents/hook-challenge.js";
+import { proveHookEndpoint } from "../../agents/ingest/hook-challenge.js";
 import type { GlobalConfig } from "../../config/global-config.js";
 import { printable } from "../render/printable.js";
 

@@ -409,7 +409,7 @@ describe("harness agents install and uninstall", () => {
       ],
       [
         ["agents", "install", "codex", "--harness", "x", "--project", project, "--mode", "http"],
-        "harness agents install: --mode http is for Claude Code only: Codex runs command hooks alone\n",
+        "harness agents install: --mode http is not for Codex: it runs command hooks alone\n",
       ],
       [
         ["agents", "remove", "codex"],

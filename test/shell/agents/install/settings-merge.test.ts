@@ -6,9 +6,9 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import type { AgentAdapter } from "../../../../src/shell/agents/adapters/adapter.js";
+import { AGENTS } from "../../../../src/shell/agents/adapters/registry.js";
 import {
-  type AgentKind,
-  HOOK_EVENTS,
   type HookTarget,
   hookEntries,
   isOurHandler,
@@ -21,8 +21,11 @@ import {
 } from "../../../../src/shell/agents/install/settings-merge.js";
 import { runs } from "../../../property-runs.js";
 
-const commandTarget = (agent: AgentKind, harness = "impl"): HookTarget => ({
-  agent,
+const agent = (name: string): AgentAdapter => AGENTS.agent(name) as AgentAdapter;
+const events = (name: string): string[] => Object.keys(agent(name).install.events);
+
+const commandTarget = (name: string, harness = "impl"): HookTarget => ({
+  agent: agent(name),
   harness,
   hook: {
     mode: "command",
@@ -36,7 +39,7 @@ const commandTarget = (agent: AgentKind, harness = "impl"): HookTarget => ({
 });
 
 const httpTarget = (harness = "impl"): HookTarget => ({
-  agent: "claude-code",
+  agent: agent("claude-code"),
   harness,
   hook: {
     mode: "http",
@@ -70,9 +73,7 @@ describe("settings merge", () => {
     const installed = install(EXISTING, target);
     expect(installed.changed).toBe(true);
     const value = JSON.parse(installed.text) as { hooks: Record<string, { hooks: { command: string }[] }[]> };
-    expect(Object.keys(value.hooks).sort()).toEqual(
-      [...Object.keys(HOOK_EVENTS["claude-code"]), "Notification"].sort(),
-    );
+    expect(Object.keys(value.hooks).sort()).toEqual([...events("claude-code"), "Notification"].sort());
     // The operator's own PreToolUse group comes first, untouched; ours follows it.
     expect(value.hooks.PreToolUse?.map((g) => g.hooks[0]?.command)).toEqual([
       "./lint-bash.sh",
@@ -81,7 +82,7 @@ describe("settings merge", () => {
     // Written in the file's style: what JSON.stringify(…, null, 2) would write for the merged value.
     expect(installed.text).toBe(`${JSON.stringify(value, null, 2)}\n`);
     const removed = uninstall(installed.text, target, installed.created);
-    expect(removed.removed).toBe(Object.keys(HOOK_EVENTS["claude-code"]).length);
+    expect(removed.removed).toBe(events("claude-code").length);
     expect(removed.text).toBe(EXISTING);
   });
 
@@ -97,7 +98,7 @@ describe("settings merge", () => {
     const target = commandTarget("codex");
     const created = install(undefined, target);
     expect(created.changed).toBe(true);
-    expect(created.created).toEqual(["hooks", ...Object.keys(HOOK_EVENTS.codex).map((e) => `hooks.${e}`)]);
+    expect(created.created).toEqual(["hooks", ...events("codex").map((e) => `hooks.${e}`)]);
     expect(Object.keys((JSON.parse(created.text) as { hooks: object }).hooks)).toEqual([
       "SessionStart",
       "UserPromptSubmit",
@@ -149,7 +150,8 @@ describe("settings merge", () => {
   });
 
   it("recognises only our words: another tool's `hook` command is not ours", () => {
-    const ours = (command: string) => isOurHandler({ type: "command", command }, "claude-code", "impl");
+    const ours = (command: string) =>
+      isOurHandler({ type: "command", command }, agent("claude-code"), "impl");
     expect(ours("x hook claude-code --harness impl --observer-token a --ledger-token b --socket s")).toBe(
       true,
     );
@@ -162,7 +164,7 @@ describe("settings merge", () => {
     expect(ours("other hook codex --harness impl --observer-token a --ledger-token b --socket s")).toBe(
       false,
     );
-    const http = (url: string) => isOurHandler({ type: "http", url }, "claude-code", "impl");
+    const http = (url: string) => isOurHandler({ type: "http", url }, agent("claude-code"), "impl");
     expect(http("http://127.0.0.1:9/hooks/claude-code?harness=impl")).toBe(true);
     expect(http("http://127.0.0.1:9/hooks/claude-code?harness=impl&x=1")).toBe(false);
     expect(http("https://example.com/hooks")).toBe(false);

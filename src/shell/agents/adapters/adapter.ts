@@ -1,0 +1,49 @@
+/**
+ * One agent's record: what `harness agents install` writes for it, and the formats its hooks call the
+ * daemon in (`../ingest/hook-format.ts`: ids, gate, mapping, answer). Each agent is one module of this
+ * folder exporting its record; `registry.ts` lists them, and the ingest, the forwarder, the endpoint,
+ * install, doctor and the CLI know an agent only through it.
+ */
+import { homedir } from "node:os";
+import { isAbsolute } from "node:path";
+import type { HookFormat } from "../ingest/hook-format.js";
+
+export const HOOK_MODES = ["command", "http"] as const;
+/** `command`: a hook process per call (`harness hook`), which spools; `http`: the agent posts itself. */
+export type HookMode = (typeof HOOK_MODES)[number];
+
+/** Where install writes: a project directory, or the operator's own (user) settings. */
+export type Scope = { readonly kind: "project"; readonly dir: string } | { readonly kind: "user" };
+
+export interface InstallTarget {
+  /**
+   * The events install hooks, each with the timeout in seconds the agent gives the hook: what the
+   * mapping needs. The command hook's forwarder gives up on the daemon well within these.
+   */
+  readonly events: Readonly<Record<string, number>>;
+  /** The hook modes the agent runs. */
+  readonly modes: readonly HookMode[];
+  /** The settings file the agent reads its hooks from, for a scope (a project dir made absolute). */
+  readonly settingsFile: (scope: Scope, env: NodeJS.ProcessEnv, cwd: string) => string;
+  /**
+   * The settings file's shape: `hooks-by-event` is `{"hooks": {"<Event>": [{"hooks": [handler]}]}}`
+   * beside other keys, the one install merges into (`../install/settings-merge.ts`).
+   */
+  readonly settingsShape: "hooks-by-event";
+  /** What the operator must do after an install before the hooks run. */
+  readonly notes: readonly string[];
+}
+
+export interface AgentAdapter {
+  /** `harness agents install <name>`, and the `adapter` of the agent's rows. */
+  readonly name: string;
+  /** As the operator knows the agent, for messages. */
+  readonly title: string;
+  /** The formats its hooks call in; the first is the one install writes. */
+  readonly hooks: readonly [HookFormat, ...HookFormat[]];
+  readonly install: InstallTarget;
+}
+
+/** The operator's home directory: `$HOME` when it is absolute, else the system's. */
+export const homeDir = (env: NodeJS.ProcessEnv): string =>
+  env.HOME !== undefined && isAbsolute(env.HOME) ? env.HOME : homedir();

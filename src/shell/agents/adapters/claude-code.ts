@@ -1,0 +1,151 @@
+/**
+ * Claude Code: its hook payloads as journal rows (its hooks reference gives the shapes): SessionStart
+ * opens the run, SessionEnd closes it, PostToolUse and PostToolUseFailure are tool calls,
+ * UserPromptSubmit, PreCompact, SubagentStart and Stop are marks, PreToolUse records nothing and only
+ * asks the verdict. Only identifiers, flags, the input's digest and its paths are read: never the
+ * prompt, the tool's output or a message. `docs/agents-mapping.md` is the table in prose. Its hooks run
+ * as commands or post over http, from `.claude/settings.local.json` in a project (never the committed
+ * `settings.json`) or `~/.claude/settings.json`.
+ */
+import { join, resolve } from "node:path";
+import {
+  cwdOf,
+  type Mapped,
+  type Payload,
+  type RowPlan,
+  responseFailed,
+  sessionOf,
+  str,
+} from "../ingest/hook-event.js";
+import type { HookFormat } from "../ingest/hook-format.js";
+import { type AgentAdapter, homeDir } from "./adapter.js";
+import {
+  decisionJson,
+  EVENT_KEY,
+  eventGate,
+  markOf,
+  openedRow,
+  SESSION_KEY,
+  toolRow,
+} from "./hooks-protocol.js";
+
+/** SessionEnd's `reason` → the closed row's outcome and reason; anything else is `OTHER_END`. */
+export const SESSION_END: Readonly<Record<string, { readonly outcome: string; readonly reason: string }>> = {
+  // The user left at the prompt: the session's normal end.
+  prompt_input_exit: { outcome: "success", reason: "" },
+  // `/clear` and `/resume` end this session for another that takes its place.
+  clear: { outcome: "replaced", reason: "" },
+  resume: { outcome: "replaced", reason: "" },
+  // Ended by the user's account or permission settings rather than by the work.
+  logout: { outcome: "cancelled", reason: "operator" },
+  bypass_permissions_disabled: { outcome: "cancelled", reason: "operator" },
+};
+/** `other`, a reason this table does not know, or none: the session ended without saying why. */
+export const OTHER_END = { outcome: "interrupted", reason: "" } as const;
+
+/** Events Claude Code sends that record nothing (PreToolUse only asks the verdict). */
+const QUIET_EVENTS = new Set([
+  "PreToolUse",
+  "PermissionRequest",
+  "PermissionDenied",
+  "PostToolBatch",
+  "Notification",
+  "SubagentStop",
+  "StopFailure",
+  "PostCompact",
+  "CwdChanged",
+  "FileChanged",
+  "WorktreeCreate",
+  "WorktreeRemove",
+  "InstructionsLoaded",
+  "UserPromptExpansion",
+  "Elicitation",
+  "ElicitationResult",
+  "ConfigChange",
+  "TeammateIdle",
+  "TaskCompleted",
+  "TaskCreated",
+  "Setup",
+]);
+
+export function mapClaudeCode(p: Payload, verifyPatterns: readonly string[]): Mapped {
+  const id = sessionOf(p, SESSION_KEY, EVENT_KEY);
+  if ("problem" in id) return { ok: false, problem: id.problem };
+  const { session, event } = id;
+  const cwd = cwdOf(p);
+  const base = { event, session, ...(cwd === undefined ? {} : { cwd }) };
+  let row: RowPlan | string | undefined;
+  switch (event) {
+    case "SessionStart":
+      row = openedRow(p);
+      break;
+    case "SessionEnd": {
+      const reason = str(p, "reason");
+      row = {
+        source: "ledger",
+        type: "closed",
+        ...((reason !== undefined && Object.hasOwn(SESSION_END, reason) && SESSION_END[reason]) || OTHER_END),
+      };
+      break;
+    }
+    case "PostToolUse":
+      row = toolRow(p, responseFailed(p.tool_response), verifyPatterns);
+      break;
+    case "PostToolUseFailure":
+      row = toolRow(p, true, verifyPatterns);
+      break;
+    default: {
+      const mark = markOf(event);
+      if (mark !== undefined) row = { source: "observer", type: "mark", mark };
+      else if (!QUIET_EVENTS.has(event)) return { ok: true, hook: { ...base, unknown: true } };
+    }
+  }
+  if (typeof row === "string") return { ok: false, problem: row };
+  return { ok: true, hook: { ...base, ...(row === undefined ? {} : { row }) } };
+}
+
+const NAME = "claude-code";
+
+const hook: HookFormat = {
+  name: NAME,
+  agent: NAME,
+  ids: {
+    session: SESSION_KEY,
+    event: EVENT_KEY,
+    calls: [
+      { key: "tool_use_id", prefix: "tool:" },
+      { key: "prompt_id", prefix: "prompt:", events: ["UserPromptSubmit"] },
+    ],
+  },
+  payloadFrom: "stdin",
+  gate: eventGate,
+  map: mapClaudeCode,
+  answer: (gate, refusal) => decisionJson(gate, refusal, { endTurnAtTool: true }),
+};
+
+export const claudeCode: AgentAdapter = {
+  name: NAME,
+  title: "Claude Code",
+  hooks: [hook],
+  install: {
+    // SessionEnd runs while the agent exits, on a short budget of its own.
+    events: {
+      SessionStart: 10,
+      SessionEnd: 5,
+      UserPromptSubmit: 10,
+      PreToolUse: 10,
+      PostToolUse: 10,
+      PostToolUseFailure: 10,
+      PreCompact: 10,
+      SubagentStart: 10,
+      Stop: 10,
+    },
+    modes: ["command", "http"],
+    settingsFile: (scope, env, cwd) =>
+      scope.kind === "user"
+        ? join(homeDir(env), ".claude", "settings.json")
+        : join(resolve(cwd, scope.dir), ".claude", "settings.local.json"),
+    settingsShape: "hooks-by-event",
+    notes: [],
+  },
+};

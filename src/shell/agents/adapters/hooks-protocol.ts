@@ -1,0 +1,83 @@
+/**
+ * What Claude Code's hooks and Codex's (which follow the same protocol) share: the payload's
+ * `session_id` and `hook_event_name`, the events that are marks, the gate each event is, a tool call's
+ * row and the decision JSON both read as the hook's answer (their hooks references give the shapes).
+ */
+import { toolAction, toolPaths } from "../ingest/classify.js";
+import { inputDigest } from "../ingest/go-json-digest.js";
+import { ALLOW, type HookAnswer, type Refusal } from "../ingest/hook-answer.js";
+import { type Gate, type MarkType, type Payload, type RowPlan, str } from "../ingest/hook-event.js";
+
+export const SESSION_KEY = "session_id";
+export const EVENT_KEY = "hook_event_name";
+
+/** The events that record a mark row. */
+export const MARKS: Readonly<Record<string, MarkType>> = {
+  UserPromptSubmit: "user-message",
+  PreCompact: "compaction",
+  SubagentStart: "subagent",
+  Stop: "turn-end",
+};
+
+export const markOf = (event: string): MarkType | undefined =>
+  Object.hasOwn(MARKS, event) ? MARKS[event] : undefined;
+
+/** PreToolUse asks before a tool runs, UserPromptSubmit before a prompt is read; the rest is the turn. */
+export const eventGate = (event: string | undefined): Gate =>
+  event === "PreToolUse" ? "tool" : event === "UserPromptSubmit" ? "prompt" : "turn";
+
+/** SessionStart's row: the run opened, by its `source` (startup, resume, …). */
+export function openedRow(p: Payload): RowPlan {
+  const trigger = str(p, "source");
+  return { source: "ledger", type: "opened", ...(trigger === undefined ? {} : { trigger }) };
+}
+
+/** A tool event's row: its class, error, digest and paths from `tool_name` and `tool_input`. */
+export function toolRow(p: Payload, isError: boolean, verifyPatterns: readonly string[]): RowPlan | string {
+  const tool = str(p, "tool_name");
+  if (tool === undefined || tool === "") return "the payload has no string tool_name";
+  const input = p.tool_input;
+  const digest = inputDigest(input);
+  return {
+    source: "observer",
+    type: "tool",
+    tool,
+    action: toolAction(tool, input, verifyPatterns),
+    isError,
+    ...(digest === undefined ? {} : { digest }),
+    paths: toolPaths(tool, input),
+  };
+}
+
+const deny = (reason: string) => ({
+  hookSpecificOutput: {
+    hookEventName: "PreToolUse",
+    permissionDecision: "deny",
+    permissionDecisionReason: reason,
+  },
+});
+
+/**
+ * The decision JSON: a denied tool is a PreToolUse `deny` with its reason; a stop is `continue: false`
+ * with a `stopReason`, blocking a prompt, and at a tool a `deny` beside it, or (`endTurnAtTool` false,
+ * for an agent that rejects `continue: false` on PreToolUse) the `deny` alone.
+ */
+export function decisionJson(
+  gate: Gate,
+  refusal: Refusal | undefined,
+  options: { readonly endTurnAtTool: boolean },
+): HookAnswer {
+  if (refusal === undefined) return ALLOW;
+  const { reason } = refusal;
+  if (refusal.kind === "deny") return gate === "tool" ? JSON.stringify(deny(reason)) : ALLOW;
+  switch (gate) {
+    case "tool":
+      return JSON.stringify(
+        options.endTurnAtTool ? { continue: false, stopReason: reason, ...deny(reason) } : deny(reason),
+      );
+    case "prompt":
+      return JSON.stringify({ continue: false, stopReason: reason, decision: "block", reason });
+    case "turn":
+      return JSON.stringify({ continue: false, stopReason: reason });
+  }
+}

@@ -1,0 +1,77 @@
+/**
+ * The loop guard for hook-fed runs (SPEC-0029 REQ-12, as the supervisor's, `../supervisor/loop-guard.ts`):
+ * eight identical tool calls (same tool and digest) in an unbroken streak in one run trip it. It derives
+ * a `loop_stopped` row (source `loopguard`) from the committed tool row that tripped it and, in the same
+ * transaction, records the run stopped (`agent-run-stops`), so the run's next hook call answers stopped.
+ * It consults no rule and no rule configures it; rules see its trips only as `loop_stopped` rows.
+ */
+import { HOOK_FED_FIELD, isHookFed } from "../../../core/hook-runs.js";
+import type { JournalRow } from "../../../core/journal.js";
+import type { Derived, Deriver } from "../../derive/deriver.js";
+import { EndedRuns } from "../../derive/ended-runs.js";
+import type { AgentRunStops } from "../../store/agent-run-stops.js";
+import { LOOP_THRESHOLD, LoopGuard } from "../../supervisor/loop-guard.js";
+
+const str = (v: unknown): string => (typeof v === "string" ? v : "");
+
+export class HookLoopGuard implements Deriver {
+  readonly name = "loop-guard";
+  readonly kinds = ["run_event"] as const;
+  readonly enabled = () => true;
+  /** A guard per run in flight, dropped when the run closes or trips. */
+  private guards = new Map<string, LoopGuard>();
+  /** Runs that tripped or closed: a stopped run's late tool rows neither trip it again nor start a streak. */
+  private readonly ended = new EndedRuns();
+
+  constructor(
+    private readonly stops: AgentRunStops,
+    private readonly clock: () => number,
+  ) {}
+
+  reset(): void {
+    this.guards = new Map();
+    this.ended.clear();
+  }
+
+  private end(run: string): void {
+    this.guards.delete(run);
+    this.ended.add(run);
+  }
+
+  derive(row: JournalRow): Derived | undefined {
+    const e = row.event;
+    const run = str(e.run);
+    const harness = str(e.harness);
+    if (run === "" || harness === "") return undefined;
+    if (e.type === "closed") {
+      this.end(run);
+      return undefined;
+    }
+    if (!isHookFed(e) || this.ended.has(run) || (e.type !== "mark" && e.type !== "tool")) return undefined;
+    let guard = this.guards.get(run);
+    if (guard === undefined) {
+      guard = new LoopGuard(LOOP_THRESHOLD);
+      this.guards.set(run, guard);
+    }
+    if (e.type === "mark") {
+      guard.mark(harness, run, str(e.mark));
+      return undefined;
+    }
+    if (guard.tool(harness, run, str(e.tool), str(e.digest)) === undefined) return undefined;
+    this.end(run);
+    const event = {
+      type: "loop_stopped",
+      harness,
+      run,
+      adapter: str(e.adapter),
+      ...(typeof e.session === "string" ? { session: e.session } : {}),
+      tool: str(e.tool),
+      digest: str(e.digest),
+      [HOOK_FED_FIELD]: true,
+    };
+    return {
+      rows: [{ source: "loopguard", kind: "run_event", event }],
+      also: ([seq]) => this.stops.loopGuardStop({ run, harness, loopSeq: seq as number, at: this.clock() }),
+    };
+  }
+}

@@ -1,0 +1,128 @@
+/**
+ * What a hook call of a hook-fed run may do (SPEC-0029 REQ-11, REQ-12), decided by the daemon
+ * from the store, never guessed by the hook:
+ *
+ * - `stopped`: an enforced stop fired for the run (or for its harness while it was in flight), or the
+ *   loop guard tripped on it. The first hook call answered `stopped` delivers the stop: in one
+ *   transaction the stop is recorded delivered (a rule's stop action `ok`) and the run's `closed` row is
+ *   written, `cancelled` / `rule_stop` for a rule, `cancelled` / `operator` for the loop guard (as the
+ *   reference supervisor closes a loop-guard stop). Every later call of the run is answered `stopped`.
+ * - `held`: a hold is on the harness and the run was first seen after it: the seq of its first row of
+ *   any type is after the seq of the row whose fire placed the hold, or it has no committed row yet
+ *   (first seen now, which is after the hold). A run first seen before the hold keeps working, as
+ *   REQ-11 says of a running process ("a process already running SHALL NOT be stopped by the hold").
+ *   The first row, not the `opened` row: a SessionStart can be set aside in the spool, arrive late or
+ *   never arrive (an http hook may never deliver it), and a missing `opened` row must not let a new
+ *   session through a hold. A session already running when the hooks were installed is
+ *   first seen at its first hook call, so it is held if that call comes after the hold: the daemon
+ *   cannot tell it from a new one, and it fails closed.
+ * - `allow` otherwise.
+ *
+ * `peek` answers the same without delivering anything: it is what the read-tier `CheckRun` RPC calls. A
+ * reader may look; only the ingest path, which holds the run's producer credentials and answers the
+ * agent, acts on the answer, so only it delivers (and a stop is never spent on a look).
+ */
+import { HOOK_FED_FIELD } from "../../../core/hook-runs.js";
+import { clearCommand, type RunVerdict } from "../../../core/run-verdict.js";
+import type { Hold } from "../../../core/state.js";
+import type { AppendDerived } from "../../derive/deriver.js";
+import type { AgentRunReads } from "../../store/agent-run-reads.js";
+import type { AgentRunStop, AgentRunStops } from "../../store/agent-run-stops.js";
+
+export interface RunVerdicts {
+  /**
+   * What a hook call of this run may do now. A hold bites only on runs first seen after it (REQ-11).
+   * Delivers a pending stop (records it delivered and closes the run cancelled / rule_stop) when it
+   * answers `stopped` for the first time.
+   */
+  check(harness: string, run: string): RunVerdict;
+}
+
+export interface RunVerdictDeps {
+  readonly reads: AgentRunReads;
+  readonly stops: AgentRunStops;
+  /** The holds as last committed (the evaluator's state). */
+  readonly holds: () => Readonly<Record<string, Hold>>;
+  readonly append: AppendDerived;
+  readonly clock: () => number;
+}
+
+const ALLOW: RunVerdict = { kind: "allow" };
+
+export class StoreRunVerdicts implements RunVerdicts {
+  constructor(private readonly deps: RunVerdictDeps) {}
+
+  check(harness: string, run: string): RunVerdict {
+    const stop = this.deps.stops.get(run);
+    if (stop !== undefined) {
+      if (stop.deliveredAt === undefined) this.deliver(stop);
+      return stopped(stop);
+    }
+    return this.held(harness, run);
+  }
+
+  /** The verdict `check` would give, delivering nothing. */
+  peek(harness: string, run: string): RunVerdict {
+    const stop = this.deps.stops.get(run);
+    return stop !== undefined ? stopped(stop) : this.held(harness, run);
+  }
+
+  private held(harness: string, run: string): RunVerdict {
+    const { reads } = this.deps;
+    // Read once, and only when a hold is on the harness; no row yet: first seen now, after every hold.
+    let seen: number | undefined | null = null;
+    let first: Hold | undefined;
+    for (const hold of Object.values(this.deps.holds())) {
+      if (hold.harness !== harness) continue;
+      if (seen === null) seen = reads.firstSeq(run);
+      const placed = reads.fireSeq(hold.fireId);
+      // Seen before the hold: a running process, which no hold stops (REQ-11). A fire log row is never
+      // deleted while its hold is on, so `placed` is known; were it not, the hold bites (fail closed).
+      if (seen !== undefined && placed !== undefined && seen < placed) continue;
+      if (first === undefined || hold.since < first.since) first = hold;
+    }
+    if (first === undefined) return ALLOW;
+    return { kind: "held", rule: first.rule, fireId: first.fireId, clearCommand: clearCommand(harness) };
+  }
+
+  /** The stop delivered and the run closed, in one transaction with the `closed` row. */
+  private deliver(stop: AgentRunStop): void {
+    const at = this.deps.clock();
+    const byRule = stop.by === "rule";
+    this.deps.append(
+      [
+        {
+          source: "ledger",
+          kind: "run_event",
+          event: {
+            type: "closed",
+            harness: stop.harness,
+            run: stop.run,
+            ...sessionOf(stop),
+            outcome: "cancelled",
+            reason: byRule ? "rule_stop" : "operator",
+            [HOOK_FED_FIELD]: true,
+          },
+        },
+      ],
+      () => {
+        this.deps.stops.delivered(stop, at);
+      },
+    );
+  }
+}
+
+/** The run's session: a hook-fed run is `<harness>#<session>` (`ingest.ts`). */
+const sessionOf = (stop: AgentRunStop): { session?: string } => {
+  const prefix = `${stop.harness}#`;
+  return stop.run.startsWith(prefix) && stop.run.length > prefix.length
+    ? { session: stop.run.slice(prefix.length) }
+    : {};
+};
+
+const stopped = (stop: AgentRunStop): RunVerdict => ({
+  kind: "stopped",
+  rule: stop.rule,
+  fireId: stop.fireId,
+  by: stop.by,
+});

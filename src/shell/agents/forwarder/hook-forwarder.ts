@@ -1,0 +1,480 @@
+/**
+ * `harness hook <format>` (a hook format of the adapter registry): the command hook, a thin forwarder.
+ * It reads the hook's payload (stdin, capped, or the last argument for a format that gets it there),
+ * posts it unchanged to the daemon's hook endpoint over the Unix socket as raw HTTP/1.1
+ * (`raw-http.ts`), and prints the daemon's answer. The mapping to rows is the daemon's
+ * (`../ingest/ingest.ts`), so this module loads no CEL, SQLite, CLI framework or RPC library: Node
+ * built-ins, the adapters' records and a few small modules of agents/. `bin.ts` dispatches here before
+ * anything else is imported, and the build bundles it into `bin.cjs` (`scripts/bundle-bin.ts`).
+ *
+ * When the daemon cannot be reached within `--timeout` (default 5 s), the call is spooled (`spool.ts`)
+ * and PreToolUse is answered by `[agents] on_unreachable` (default allow). Waiting calls are delivered,
+ * in order, before the call's own by the next call that reaches the daemon. The exit code is 0, or 1 for
+ * a call that could not be used (a clear line on stderr says why); never 2, which would block a tool
+ * with no reason.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { globalConfigPath, socketPath, stateHome } from "../../config/paths.js";
+import { readTokenFileSync } from "../../support/token-file.js";
+import { type AdapterRegistry, AGENTS } from "../adapters/registry.js";
+import { unreachableAnswer } from "../ingest/hook-answer.js";
+import { type Payload, rowPayload, str } from "../ingest/hook-event.js";
+import type { HookFormat, HookFormats } from "../ingest/hook-format.js";
+import { forwarderKey, runOf } from "../ingest/hook-key.js";
+import {
+  HOOK_AT_HEADER,
+  HOOK_KEY_HEADER,
+  HOOK_PATH_PREFIX,
+  LEDGER_TOKEN_HEADER,
+  MAX_HOOK_PAYLOAD_BYTES,
+  NOTE_HEADER,
+  ROW_HEADER,
+} from "../ingest/hook-limits.js";
+import { RawHttpError, rawPost } from "./raw-http.js";
+import { keyOf, MAX_TRIES, Spool, type SpoolEntry } from "./spool.js";
+
+export interface HookIo {
+  readonly env: NodeJS.ProcessEnv;
+  /** The payload on stdin, at most `limit` bytes; `undefined` when it is longer (`hook-stdio.ts`). */
+  readonly stdin: (limit: number) => Promise<Buffer | undefined>;
+  readonly out: (text: string) => void;
+  readonly err: (line: string) => void;
+}
+
+interface HookArgs {
+  readonly format: HookFormat;
+  readonly harness: string;
+  readonly observerTokenFile: string;
+  readonly ledgerTokenFile: string;
+  readonly socket?: string;
+  readonly config?: string;
+  readonly timeoutMs: number;
+  /** The payload, for a format that gets it as the last argument. */
+  readonly payloadArg?: string;
+}
+
+const DEFAULT_TIMEOUT_MS = 5000;
+const usage = (formats: HookFormats): string =>
+  `usage: harness hook ${formats.hookNames.join("|")} --harness NAME --observer-token FILE --ledger-token FILE [--socket PATH] [--config PATH] [--timeout MS] [JSON]`;
+
+/** The spool's directory under a state home: `$XDG_STATE_HOME/harness/agents/spool`. */
+export const spoolDir = (env: NodeJS.ProcessEnv): string =>
+  path.join(stateHome(env), "harness", "agents", "spool");
+
+function parseArgs(argv: readonly string[], formats: HookFormats): HookArgs | string {
+  const [name, ...rest] = argv;
+  const format = name === undefined ? undefined : formats.hook(name);
+  if (format === undefined) return `unknown adapter ${JSON.stringify(name ?? "")}`;
+  const flags = new Map<string, string>();
+  const positional: string[] = [];
+  for (let i = 0; i < rest.length; i++) {
+    const a = rest[i] as string;
+    const eq = a.indexOf("=");
+    if (a.startsWith("--") && eq > 0) flags.set(a.slice(2, eq), a.slice(eq + 1));
+    else if (a.startsWith("--")) {
+      const v = rest[i + 1];
+      if (v === undefined) return `${a} needs a value`;
+      flags.set(a.slice(2), v);
+      i++;
+    } else positional.push(a);
+  }
+  for (const name of flags.keys())
+    if (!["harness", "observer-token", "ledger-token", "socket", "config", "timeout"].includes(name))
+      return `unknown option --${name}`;
+  const harness = flags.get("harness");
+  const observer = flags.get("observer-token");
+  const ledger = flags.get("ledger-token");
+  if (harness === undefined || observer === undefined || ledger === undefined)
+    return "--harness, --observer-token and --ledger-token are required";
+  const timeout = Number(flags.get("timeout") ?? DEFAULT_TIMEOUT_MS);
+  if (!Number.isSafeInteger(timeout) || timeout < 1) return "--timeout must be a positive number of ms";
+  const socket = flags.get("socket");
+  const config = flags.get("config");
+  const payloadArg = positional.at(-1);
+  return {
+    format,
+    harness,
+    observerTokenFile: path.resolve(observer),
+    ledgerTokenFile: path.resolve(ledger),
+    ...(socket === undefined ? {} : { socket }),
+    ...(config === undefined ? {} : { config }),
+    timeoutMs: timeout,
+    ...(format.payloadFrom === "argument" && payloadArg !== undefined ? { payloadArg } : {}),
+  };
+}
+
+/** A token file's token, or why it cannot be used (its text is never printed). */
+function readToken(file: string): string | { problem: string } {
+  const read = readTokenFileSync(file);
+  return "token" in read ? read.token : { problem: read.problem };
+}
+
+interface Reply {
+  readonly status: number;
+  readonly body: string;
+  readonly row: string | undefined;
+  readonly note: string | undefined;
+}
+
+/**
+ * Whether the daemon's hook endpoint answered: a 5xx is the daemon failing, and a 404 a daemon without
+ * the endpoint (not yet upgraded, or started without it); both are treated as unreachable, so the call
+ * waits in the spool rather than being lost.
+ */
+const answered = (reply: Reply): boolean => reply.status < 500 && reply.status !== 404;
+
+/** A failure to get an answer from the daemon (as opposed to an answer it gave). */
+class Unreachable extends Error {
+  constructor(
+    message: string,
+    /** Connected, or trying to, but no answer in time: the daemon may be up and stuck on this call. */
+    readonly timedOut: boolean,
+  ) {
+    super(message);
+  }
+}
+
+async function post(
+  socket: string,
+  /** The hook format's name: its endpoint's path. */
+  hook: string,
+  harness: string,
+  tokens: { observer: string; ledger: string },
+  body: Uint8Array,
+  deadline: number,
+  /** The call's idempotency key, and for a spooled call when the hook received it. */
+  call: { key: string; at?: number },
+): Promise<Reply> {
+  const remaining = deadline - Date.now();
+  if (remaining <= 0) throw new Unreachable("timed out", true);
+  try {
+    const res = await rawPost(
+      socket,
+      `${HOOK_PATH_PREFIX}${hook}?harness=${encodeURIComponent(harness)}`,
+      {
+        "Content-Type": "application/json",
+        Authorization: `Bearer ${tokens.observer}`,
+        [LEDGER_TOKEN_HEADER]: tokens.ledger,
+        [HOOK_KEY_HEADER]: call.key,
+        ...(call.at === undefined ? {} : { [HOOK_AT_HEADER]: String(call.at) }),
+      },
+      body,
+      remaining,
+    );
+    return {
+      status: res.status,
+      body: res.body.toString("utf8"),
+      row: res.headers.get(ROW_HEADER),
+      note: res.headers.get(NOTE_HEADER),
+    };
+  } catch (e) {
+    throw e instanceof RawHttpError ? new Unreachable(e.message, e.timedOut) : e;
+  }
+}
+
+/** `[agents] on_unreachable` and `[server] socket` from the global config: read only when needed. */
+async function configFallback(
+  args: HookArgs,
+  env: NodeJS.ProcessEnv,
+): Promise<{ onUnreachable: "allow" | "deny"; socket?: string; problem?: string }> {
+  const file = args.config ?? globalConfigPath(env);
+  let text: string;
+  try {
+    text = fs.readFileSync(file, "utf8");
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return { onUnreachable: "allow" };
+    return { onUnreachable: "allow", problem: `cannot read ${file}` };
+  }
+  try {
+    const { parse } = await import("smol-toml");
+    const doc = parse(text) as { agents?: { on_unreachable?: unknown }; server?: { socket?: unknown } };
+    const on = doc.agents?.on_unreachable;
+    const socket = doc.server?.socket;
+    return {
+      onUnreachable: on === "deny" ? "deny" : "allow",
+      ...(typeof socket === "string" && socket !== ""
+        ? { socket: path.resolve(path.dirname(file), socket) }
+        : {}),
+    };
+  } catch {
+    return { onUnreachable: "allow", problem: `${file} is not valid TOML (harness config check says where)` };
+  }
+}
+
+/** Why a payload could never become a row (no session or event name), so is not worth spooling. */
+function missingIds(format: HookFormat, p: Payload): string | undefined {
+  const missing = [format.ids.session, format.ids.event].find((k) => typeof p[k] !== "string" || p[k] === "");
+  return missing === undefined ? undefined : `has no string ${missing}`;
+}
+
+function parseJsonObject(body: Buffer): Payload | undefined {
+  try {
+    const v: unknown = JSON.parse(body.toString("utf8"));
+    return typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Payload) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The share of `--timeout` the spool may take before the call's own request: the rest is the call's. */
+const DRAIN_SHARE = 0.5;
+const LOCK_POLL_MS = 20;
+/**
+ * A delivery that times out counts against its entry only if it was given this long, or was the
+ * drain's first (it had the whole share): one cut short by the end of the share says nothing of it.
+ */
+const FAIR_TRY_MS = 1000;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The waiting entries of `run`: the calls of its session made before this one. */
+function waitingOf(spool: Spool, run: string | undefined, formats: HookFormats): string[] {
+  if (run === undefined) return [];
+  return spool.entries().filter((name) => {
+    const e = spool.read(name);
+    const format = e === undefined ? undefined : formats.hook(e.adapter);
+    return (
+      e !== undefined &&
+      format !== undefined &&
+      isPayload(e.payload) &&
+      runOf(format, e.harness, e.payload) === run
+    );
+  });
+}
+
+const isPayload = (v: unknown): v is Payload => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * The drain lock, or undefined. When another call holds it, this call waits for it only while one
+ * of its own session's calls is among the waiting ones (its rows must follow theirs), and not past
+ * `until`; a call of another session goes on at once, so a slow drain never delays it.
+ */
+async function lockFor(
+  spool: Spool,
+  run: string | undefined,
+  until: number,
+  formats: HookFormats,
+): Promise<(() => void) | undefined> {
+  let mine: string[] | undefined;
+  for (;;) {
+    const unlock = spool.lock();
+    if (unlock !== undefined) return unlock;
+    mine ??= waitingOf(spool, run, formats);
+    const waiting = new Set(spool.entries());
+    if (!mine.some((name) => waiting.has(name)) || Date.now() + LOCK_POLL_MS >= until) return undefined;
+    await sleep(LOCK_POLL_MS);
+  }
+}
+
+/**
+ * Delivers the spool in order, until `until`. `unreachable` when the daemon could not be reached at
+ * all (the rest stays). An entry the daemon did not answer in time, or answered with a 5xx, has the
+ * failure counted and the drain stops there, leaving the call its own time; at `MAX_TRIES` failures
+ * it is set aside. Entries the daemon refuses go to `failed/`.
+ */
+async function drain(
+  spool: Spool,
+  socket: string,
+  until: number,
+  run: string | undefined,
+  io: HookIo,
+  formats: HookFormats,
+): Promise<"reached" | "unreachable"> {
+  if (spool.entries().length === 0) return "reached";
+  const unlock = await lockFor(spool, run, until, formats);
+  if (unlock === undefined) return "reached"; // another call is delivering them
+  const tokens = new Map<string, string | { problem: string }>();
+  const token = (file: string) => {
+    if (!tokens.has(file)) tokens.set(file, readToken(file));
+    return tokens.get(file) as string | { problem: string };
+  };
+  let first = true;
+  try {
+    // Entries spooled meanwhile by other calls are delivered too, until none is left.
+    for (let names = spool.entries(); names.length > 0; names = spool.entries()) {
+      for (const name of names) {
+        if (Date.now() >= until) return "reached";
+        const entry = spool.read(name);
+        const observer = entry === undefined ? undefined : token(entry.observer_token_file);
+        const ledger = entry === undefined ? undefined : token(entry.ledger_token_file);
+        if (entry === undefined || typeof observer !== "string" || typeof ledger !== "string") {
+          io.err(
+            `harness hook: spooled call ${name} cannot be delivered (unreadable, or its token files are); kept in ${spool.dir}/failed`,
+          );
+          spool.fail(name);
+          continue;
+        }
+        const fair = first || until - Date.now() >= FAIR_TRY_MS;
+        first = false;
+        const reply = await post(
+          socket,
+          entry.adapter,
+          entry.harness,
+          { observer, ledger },
+          Buffer.from(JSON.stringify(entry.payload)),
+          until,
+          { at: entry.at, key: keyOf(name, entry) },
+        ).catch((e: unknown) => {
+          if (e instanceof Unreachable) return e;
+          throw e;
+        });
+        if (reply instanceof Unreachable && !reply.timedOut) return "unreachable";
+        if (!(reply instanceof Unreachable) && reply.status === 404) return "unreachable";
+        if (reply instanceof Unreachable && !fair) return "reached";
+        if (reply instanceof Unreachable || reply.status >= 500) {
+          const why =
+            reply instanceof Unreachable ? "was not answered in time" : `failed (HTTP ${reply.status})`;
+          if (spool.countTry(name, entry))
+            io.err(
+              `harness hook: delivering spooled call ${name} ${why} ${MAX_TRIES} times; set aside in ${spool.dir}/set-aside (harness agents spool list)`,
+            );
+          return "reached";
+        }
+        if (reply.row === "dropped") return "reached"; // the daemon's queue is full: the rest waits
+        if (reply.status !== 200) {
+          io.err(
+            `harness hook: the daemon refused spooled call ${name}: ${reply.note ?? `HTTP ${reply.status}`}; kept in ${spool.dir}/failed`,
+          );
+          spool.fail(name);
+        } else spool.remove(name);
+      }
+    }
+    return "reached";
+  } finally {
+    unlock();
+  }
+}
+
+/**
+ * One command hook call, its format found in `agents` (the registry this build knows, unless a caller
+ * hands another): the exit code.
+ */
+export async function runCommandHook(
+  argv: readonly string[],
+  io: HookIo,
+  agents: AdapterRegistry = AGENTS,
+): Promise<number> {
+  const args = parseArgs(argv, agents);
+  if (typeof args === "string") {
+    io.err(`harness hook: ${args}\n${usage(agents)}`);
+    return 1;
+  }
+  const body =
+    args.payloadArg !== undefined
+      ? Buffer.from(args.payloadArg, "utf8")
+      : await io.stdin(MAX_HOOK_PAYLOAD_BYTES);
+  if (body === undefined || body.byteLength > MAX_HOOK_PAYLOAD_BYTES) {
+    io.err(
+      `harness hook: the payload is larger than ${MAX_HOOK_PAYLOAD_BYTES} bytes; not recorded, the tool runs`,
+    );
+    return 1;
+  }
+  const observer = readToken(args.observerTokenFile);
+  const ledger = readToken(args.ledgerTokenFile);
+  if (typeof observer !== "string" || typeof ledger !== "string") {
+    const problem = typeof observer !== "string" ? observer.problem : (ledger as { problem: string }).problem;
+    io.err(`harness hook: ${problem}; not recorded, the tool runs`);
+    return 1;
+  }
+  const start = Date.now();
+  const deadline = start + args.timeoutMs;
+  const drainUntil = start + Math.floor(args.timeoutMs * DRAIN_SHARE);
+  const payload = parseJsonObject(body);
+  const { format } = args;
+  const unusable = payload === undefined ? "is not a JSON object" : missingIds(format, payload);
+  // Sent with the live request and kept with a spooled copy: delivered twice, admitted once.
+  const key = forwarderKey(format, args.harness, payload ?? {});
+  const run =
+    payload === undefined || unusable !== undefined ? undefined : runOf(format, args.harness, payload);
+  const gate = format.gate(payload === undefined ? undefined : str(payload, format.ids.event));
+  const spool = new Spool(spoolDir(io.env));
+  let socket = args.socket ?? socketPath(io.env);
+  let fallback: Awaited<ReturnType<typeof configFallback>> | undefined;
+  // `behind`: a call of this session still waits in the spool, so this one's row may not be admitted
+  // before it. A PreToolUse records no row, so it still asks the daemon for its verdict.
+  const send = async (): Promise<Reply | "behind" | undefined> => {
+    if ((await drain(spool, socket, drainUntil, run, io, agents)) === "unreachable") return undefined;
+    if (gate !== "tool" && waitingOf(spool, run, agents).length > 0) return "behind";
+    return post(socket, format.name, args.harness, { observer, ledger }, body, deadline, { key }).catch(
+      (e: unknown) => {
+        if (e instanceof Unreachable) return undefined;
+        throw e;
+      },
+    );
+  };
+  let reply = await send();
+  if (reply === undefined && args.socket === undefined) {
+    // The config may name another socket: read only now, so the usual call never parses it.
+    fallback = await configFallback(args, io.env);
+    if (fallback.socket !== undefined && fallback.socket !== socket) {
+      socket = fallback.socket;
+      reply = await send();
+    }
+  }
+  const spoolIt = (cause: string) =>
+    spoolCall(spool, { args, payload: payload as Payload, key, at: start }, io, cause);
+  if (reply === "behind") {
+    spoolIt("an earlier call of its session waits in the spool");
+    return 0;
+  }
+  if (reply !== undefined && answered(reply)) {
+    if (reply.note !== undefined || reply.status !== 200)
+      io.err(`harness hook: ${reply.note ?? `the daemon answered HTTP ${reply.status}`}`);
+    if (reply.status !== 200) return 1;
+    if (reply.row === "dropped" && payload !== undefined) spoolIt("the daemon's queue was full");
+    if (reply.body !== "") io.out(reply.body);
+    return 0;
+  }
+  fallback ??= await configFallback(args, io.env);
+  if (fallback.problem !== undefined) io.err(`harness hook: ${fallback.problem}`);
+  const why = reply === undefined ? `cannot be reached at ${socket}` : `answered HTTP ${reply.status}`;
+  if (unusable !== undefined) {
+    io.err(`harness hook: the payload ${unusable}, and the daemon ${why}; not recorded, the tool runs`);
+    return 1;
+  }
+  if (gate !== "tool") spoolIt(`the daemon ${why}`);
+  else
+    io.err(
+      `harness hook: the daemon ${why}; PreToolUse ${fallback.onUnreachable === "deny" ? "denied" : "allowed"} by [agents] on_unreachable`,
+    );
+  const answer = unreachableAnswer(format, gate, fallback.onUnreachable);
+  if (answer !== "") io.out(answer);
+  return 0;
+}
+
+/** A call to spool: its payload, its idempotency key and when the hook received it. */
+interface SpooledCall {
+  readonly args: HookArgs;
+  readonly payload: Payload;
+  readonly key: string;
+  readonly at: number;
+}
+
+function spoolCall(spool: Spool, call: SpooledCall, io: HookIo, cause: string): void {
+  const { args } = call;
+  const entry: SpoolEntry = {
+    v: 1,
+    adapter: args.format.name,
+    harness: args.harness,
+    observer_token_file: args.observerTokenFile,
+    ledger_token_file: args.ledgerTokenFile,
+    at: call.at,
+    key: call.key,
+    payload: rowPayload(call.payload, args.format.ids),
+  };
+  let spooled: boolean;
+  try {
+    spooled = spool.add(entry);
+  } catch (e) {
+    io.err(
+      `harness hook: cannot spool the call in ${spool.dir}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}; it is lost`,
+    );
+    return;
+  }
+  io.err(
+    spooled
+      ? `harness hook: ${cause}; the call waits in ${spool.dir} for the next call that reaches it`
+      : `harness hook: ${cause}, and the spool ${spool.dir} is full; the call is dropped and counted in its overflow file`,
+  );
+}

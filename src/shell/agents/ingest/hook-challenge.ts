@@ -1,0 +1,119 @@
+/**
+ * Proof that the http hook endpoint on `[agents] listen` is this daemon, not a process squatting on the
+ * port (Claude Code's http hooks post the observer and ledger tokens, and every payload, to
+ * whoever answers there). Each daemon draws a secret at start, kept in memory only. `GET
+ * /hooks/challenge?nonce=N` answers HMAC-SHA256(secret, N), on the TCP listener and on the daemon's Unix
+ * socket alike. A client (`harness agents install --mode http`, `harness doctor`) sends a fresh random
+ * nonce to both and requires the two answers to be equal: the socket is the daemon (owner-only, 0600),
+ * so an equal answer from the TCP port comes from a process holding the daemon's secret. A squatter
+ * never sees the secret and cannot compute the answer; a nonce it has seen is never asked again. The
+ * one relay left, forwarding the challenge to the daemon's socket, needs the socket, which only the
+ * daemon's own user can open, and that user can read the token files anyway.
+ */
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import * as http from "node:http";
+import { CHALLENGE_PATH } from "./hook-limits.js";
+
+/** A nonce is 32 random bytes as hex; anything else is refused unread. */
+const NONCE = /^[0-9a-f]{64}$/;
+/** An answer is 32 bytes as hex; a longer body is not one. */
+const MAX_ANSWER_BYTES = 64;
+const TIMEOUT_MS = 3_000;
+
+export class HookChallenge {
+  private readonly secret = randomBytes(32);
+
+  /** The answer to `nonce`, or undefined when it is not a nonce. */
+  answer(nonce: string): string | undefined {
+    if (!NONCE.test(nonce)) return undefined;
+    return createHmac("sha256", this.secret).update(`harness hook challenge\0${nonce}`).digest("hex");
+  }
+}
+
+/** Answers `GET /hooks/challenge?nonce=N`; every other request goes to `next`. */
+export function withChallenge(challenge: HookChallenge, next: http.RequestListener): http.RequestListener {
+  return (req, res) => {
+    const url = new URL(req.url ?? "/", "http://hooks.invalid");
+    if (url.pathname !== CHALLENGE_PATH) {
+      next(req, res);
+      return;
+    }
+    req.resume();
+    const answer = req.method === "GET" ? challenge.answer(url.searchParams.get("nonce") ?? "") : undefined;
+    if (answer === undefined) {
+      res.writeHead(400, { "content-length": 0 }).end();
+      return;
+    }
+    res.writeHead(200, { "content-type": "text/plain", "content-length": answer.length }).end(answer);
+  };
+}
+
+export type EndpointProof =
+  /** The endpoint answered as the daemon on the socket. */
+  | { readonly kind: "this_daemon" }
+  /** Something answers on the address, but not with the daemon's answer: another process holds it. */
+  | { readonly kind: "other"; readonly detail: string }
+  /** Nothing accepts connections on the address. */
+  | { readonly kind: "none"; readonly detail: string }
+  /** The daemon's socket did not answer the challenge, so nothing can be proved. */
+  | { readonly kind: "no_daemon"; readonly detail: string };
+
+type Answer = { readonly status: number; readonly body: string } | { readonly error: NodeJS.ErrnoException };
+
+function ask(
+  target: { socketPath: string } | { host: string; port: number },
+  nonce: string,
+): Promise<Answer> {
+  return new Promise((resolve) => {
+    const req = http.request(
+      { ...target, path: `${CHALLENGE_PATH}?nonce=${nonce}`, method: "GET", timeout: TIMEOUT_MS },
+      (res) => {
+        let body = "";
+        res.setEncoding("latin1");
+        res.on("data", (chunk: string) => {
+          body += chunk;
+          if (body.length > MAX_ANSWER_BYTES) res.destroy();
+        });
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+        res.on("error", () => resolve({ status: res.statusCode ?? 0, body: "" }));
+      },
+    );
+    req.on("timeout", () => req.destroy(Object.assign(new Error("timed out"), { code: "ETIMEDOUT" })));
+    req.on("error", (error: NodeJS.ErrnoException) => resolve({ error }));
+    req.end();
+  });
+}
+
+const equal = (a: string, b: string): boolean =>
+  a.length === b.length && timingSafeEqual(Buffer.from(a, "latin1"), Buffer.from(b, "latin1"));
+
+/** `host:port` or `[v6]:port` split; the config loader has checked the form. */
+function hostPort(listen: string): { host: string; port: number } {
+  const i = listen.lastIndexOf(":");
+  const host = listen.slice(0, i);
+  return { host: host.startsWith("[") ? host.slice(1, -1) : host, port: Number(listen.slice(i + 1)) };
+}
+
+/** Whether the endpoint at `listen` (`host:port`) is the daemon answering on `socketPath`. */
+export async function proveHookEndpoint(listen: string, socketPath: string): Promise<EndpointProof> {
+  const nonce = randomBytes(32).toString("hex");
+  const expected = await ask({ socketPath }, nonce);
+  if ("error" in expected || expected.status !== 200 || expected.body.length !== 64)
+    return {
+      kind: "no_daemon",
+      detail:
+        "error" in expected
+          ? `no daemon answers on ${socketPath} (${expected.error.code ?? expected.error.message})`
+          : `the daemon on ${socketPath} does not answer the hook endpoint's challenge (HTTP ${expected.status}; an older harness?)`,
+    };
+  const got = await ask(hostPort(listen), nonce);
+  if ("error" in got)
+    return got.error.code === "ECONNREFUSED"
+      ? { kind: "none", detail: `nothing listens on ${listen}` }
+      : { kind: "other", detail: `${listen} did not answer the challenge (${got.error.code ?? "error"})` };
+  if (got.status === 200 && equal(got.body, expected.body)) return { kind: "this_daemon" };
+  return {
+    kind: "other",
+    detail: `${listen} answers, but not as the daemon on ${socketPath} (HTTP ${got.status}): another process holds the port`,
+  };
+}

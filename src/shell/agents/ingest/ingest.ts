@@ -1,0 +1,262 @@
+/**
+ * The daemon's ingest of agent hook calls: the hook's raw payload in, at most one journal row
+ * admitted through the same admission path as `JournalService.Append` (the source's permissions, the
+ * kind's fields and bounds, the bounded queue), and the agent's answer out, from the run's verdict. The
+ * mapping runs here once, by the call's hook format (`hook-format.ts`), so the http hook and the
+ * command forwarder give the same rows byte for byte.
+ *
+ * Only what a row may hold is kept: identifiers, the action, flags, the input's digest and its
+ * repo-relative paths. The payload's prompt, tool output and messages are read by nobody.
+ *
+ * Credentials: tool and mark rows need the observer token, opened and closed rows the ledger token;
+ * every call needs the observer token, which is how a hook proves it is one. A token bound to a harness
+ * is good only for that harness's calls.
+ */
+import type { RefusalReason } from "../../../core/admission.js";
+import type { RunVerdict } from "../../../core/run-verdict.js";
+import { type ProducerSource, sourceRefusal } from "../../../core/sources.js";
+import type { AdmitOptions, AdmitResult } from "../../journal/admit.js";
+import type { RunVerdicts } from "../enforcement/run-verdict.js";
+import type { GitFacts } from "./git-facts.js";
+import { HARNESS_NAME_RULE, isHarnessName } from "./harness-name.js";
+import { ALLOW, type HookAnswer, hookAnswer } from "./hook-answer.js";
+import type { HookEvent, Payload, RowPlan } from "./hook-event.js";
+import type { HookFormat } from "./hook-format.js";
+import { payloadKey } from "./hook-key.js";
+import { MAX_HOOK_PAYLOAD_BYTES } from "./hook-limits.js";
+import { repoPaths } from "./repo-paths.js";
+
+/** Who a presented token is: a producer source, bound to one harness or to any. */
+export interface TokenIdentity {
+  readonly source: ProducerSource;
+  readonly harness?: string;
+}
+
+export interface IngestDeps {
+  /** The same admission `JournalService.Append` uses; the ingest's rows are marked hook-fed there. */
+  readonly admit: (
+    source: ProducerSource,
+    events: readonly unknown[],
+    key: string | undefined,
+    options: AdmitOptions,
+  ) => Promise<readonly AdmitResult[]>;
+  readonly identify: (token: string) => TokenIdentity | undefined;
+  readonly verdicts: RunVerdicts;
+  readonly gitFacts: (cwd: string) => Promise<GitFacts>;
+  /** `[agents] verify_patterns`, read on every call so a reload applies. */
+  readonly verifyPatterns: () => readonly string[];
+  /** Told of a verdict that could not be read (the call is then allowed). */
+  readonly onError?: (what: string, e: unknown) => void;
+  /** Counts a refused row as Append's refusals are (`harness_rule_journal_rejected_total`, the log). */
+  readonly rejected?: (source: ProducerSource, reason: RefusalReason) => void;
+}
+
+export interface IngestRequest {
+  /** The format the call came in: its endpoint's. */
+  readonly format: HookFormat;
+  readonly harness: string;
+  readonly observerToken?: string;
+  readonly ledgerToken?: string;
+  readonly body: Uint8Array;
+  /**
+   * A spooled call: when the hook received it (the event's own `at`), and no verdict is asked. Its
+   * absence is what marks a live call.
+   */
+  readonly at?: number;
+  /** The call's idempotency key: delivered twice, admitted once. Derived from the payload when absent. */
+  readonly key?: string;
+}
+
+/** `unstored`: admitted to the queue, but its commit failed (answered 503). */
+export type HookRowOutcome = "admitted" | "none" | "rejected" | "dropped" | "unstored";
+
+export interface IngestResponse {
+  /**
+   * 200 answered; 400 a payload that cannot be used; 401 a missing or wrong token; 413 too large; 503
+   * the row could not be stored (the hook should keep the call: nothing was acknowledged).
+   */
+  readonly status: 200 | 400 | 401 | 413 | 503;
+  readonly answer: HookAnswer;
+  readonly row: HookRowOutcome;
+  /** Why nothing was recorded, for the hook's stderr: never payload text. */
+  readonly note?: string;
+}
+
+const HOOK_FED: AdmitOptions = { hookFed: true };
+/** A live call waits for its row's commit, but not for the disk (`../store/wal-sync.ts`). */
+const HOOK_FED_LIVE: AdmitOptions = { hookFed: true, unsynced: true };
+const MAX_KEY = 128;
+
+/** A call made now, its agent waiting for the answer; a spooled one carries the time it was made. */
+const isLive = (req: IngestRequest): boolean => req.at === undefined;
+
+const refuse = (status: IngestResponse["status"], note: string): IngestResponse => ({
+  status,
+  answer: ALLOW,
+  row: "none",
+  note,
+});
+
+function parsePayload(body: Uint8Array): Payload | string {
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(body);
+  } catch {
+    return "the payload is not UTF-8 text";
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return "the payload is not JSON";
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    return "the payload is not a JSON object";
+  return value as Payload;
+}
+
+/**
+ * A row that was queued but not committed (the store could not write it): nothing is acknowledged, and
+ * the answer is a 503, so the command hook spools the call (as for a daemon that failed) and Claude
+ * Code's http hook reports a failed hook (`hook-forwarder.ts`, docs/agents-mapping.md).
+ */
+const notStored = (reason: string): { row: HookRowOutcome; note: string } => ({
+  row: "unstored",
+  note: `the journal could not store the row (${reason}); not recorded`,
+});
+
+export class HookIngest {
+  constructor(private readonly deps: IngestDeps) {}
+
+  async handle(req: IngestRequest): Promise<IngestResponse> {
+    if (!isHarnessName(req.harness)) return refuse(400, `the harness name must be ${HARNESS_NAME_RULE}`);
+    if (req.key !== undefined && (req.key === "" || req.key.length > MAX_KEY))
+      return refuse(400, `the idempotency key must be 1 to ${MAX_KEY} characters`);
+    if (req.body.byteLength > MAX_HOOK_PAYLOAD_BYTES)
+      return refuse(413, `the payload is larger than ${MAX_HOOK_PAYLOAD_BYTES} bytes; not recorded`);
+    const caller = this.authorized(req.observerToken, "observer", req.harness);
+    if (caller !== undefined) return refuse(401, caller);
+    const parsed = parsePayload(req.body);
+    if (typeof parsed === "string") return refuse(400, `${parsed}; not recorded`);
+    const { format } = req;
+    const mapped = format.map(parsed, this.deps.verifyPatterns());
+    if (!mapped.ok) return refuse(400, `${mapped.problem}; not recorded`);
+    const hook = mapped.hook;
+    if (hook.row?.source === "ledger") {
+      const ledger = this.authorized(req.ledgerToken, "ledger", req.harness);
+      if (ledger !== undefined) return refuse(401, ledger);
+    }
+    const run = `${req.harness}#${hook.session}`;
+    // The http hook sends no key: the payload's own ids give one where they name the call.
+    const key = req.key ?? payloadKey(format, req.harness, parsed);
+    const keyed = key === undefined ? req : { ...req, key };
+    const admitted =
+      hook.row === undefined ? { row: "none" as const } : await this.admitRow(keyed, hook, hook.row, run);
+    // A spooled call is history: its answer has no reader, and asking would deliver a pending stop to nobody.
+    const verdict = isLive(req) ? this.verdict(req.harness, run) : { kind: "allow" as const };
+    const note =
+      admitted.note ??
+      (hook.unknown === true
+        ? `unknown ${format.name} event ${JSON.stringify(hook.event)}; not recorded`
+        : undefined);
+    return {
+      status: admitted.row === "unstored" ? 503 : 200,
+      answer: hookAnswer(format, req.harness, format.gate(hook.event), verdict),
+      row: admitted.row,
+      ...(note === undefined ? {} : { note }),
+    };
+  }
+
+  /** Why `token` may not act as `source` for `harness`, or undefined when it may. */
+  private authorized(token: string | undefined, source: ProducerSource, harness: string): string | undefined {
+    const header = source === "observer" ? "the Authorization bearer token" : "the ledger token";
+    if (token === undefined || token === "")
+      return `${header} (the ${source} producer credential) is missing`;
+    const id = this.deps.identify(token);
+    if (id === undefined || id.source !== source)
+      return `${header} is not one the daemon knows for the ${source} producer`;
+    if (id.harness !== undefined && id.harness !== harness)
+      return `${header} is bound to another harness than ${harness}`;
+    return undefined;
+  }
+
+  private async admitRow(
+    req: IngestRequest,
+    hook: HookEvent,
+    plan: RowPlan,
+    run: string,
+  ): Promise<{ row: HookRowOutcome; note?: string }> {
+    const facts = hook.cwd === undefined ? {} : await this.deps.gitFacts(hook.cwd);
+    const wire: Record<string, unknown> = {
+      kind: "run_event",
+      type: plan.type,
+      ...(req.at === undefined ? {} : { at: new Date(req.at).toISOString() }),
+      harness: req.harness,
+      run,
+      adapter: req.format.agent,
+      ...(facts.repo === undefined ? {} : { repo: facts.repo }),
+      ...(facts.branch === undefined ? {} : { branch: facts.branch }),
+      session: hook.session,
+    };
+    switch (plan.type) {
+      case "opened":
+        if (plan.trigger !== undefined) wire.trigger = plan.trigger;
+        break;
+      case "closed":
+        wire.outcome = plan.outcome;
+        wire.reason = plan.reason;
+        break;
+      case "mark":
+        wire.mark = plan.mark;
+        break;
+      case "tool": {
+        wire.tool = plan.tool;
+        wire.action = plan.action;
+        wire.is_error = plan.isError;
+        if (plan.digest !== undefined) wire.digest = plan.digest;
+        const paths =
+          facts.realTop === undefined || hook.cwd === undefined
+            ? []
+            : repoPaths(plan.paths, hook.cwd, facts.realTop);
+        if (paths.length > 0) wire.paths = paths;
+        break;
+      }
+    }
+    const refusal = sourceRefusal(plan.source, "run_event", plan.type);
+    if (refusal !== undefined) {
+      this.deps.rejected?.(plan.source, "source_not_allowed");
+      return { row: "rejected", note: refusal };
+    }
+    // Marked hook-fed by the daemon, not by the wire: a producer's Append cannot claim it. Every call
+    // is answered after its row's commit, so `admitted` means stored; a live call's commit does not
+    // wait for the disk (no fsync on the agent's critical path), a spooled call's does.
+    const [result] = await this.deps.admit(
+      plan.source,
+      [wire],
+      req.key,
+      isLive(req) ? HOOK_FED_LIVE : HOOK_FED,
+    );
+    if (result?.kind === "rejected") this.deps.rejected?.(plan.source, result.code);
+    switch (result?.kind) {
+      case "admitted":
+        return { row: "admitted" };
+      case "rejected":
+        if (result.code === "store_error") {
+          this.deps.onError?.("committing a hook row", new Error(result.reason));
+          return notStored(result.reason);
+        }
+        return { row: "rejected", note: `the row was refused: ${result.reason}` };
+      default:
+        return { row: "dropped", note: "the journal's queue is full; the row was dropped" };
+    }
+  }
+
+  private verdict(harness: string, run: string): RunVerdict {
+    try {
+      return this.deps.verdicts.check(harness, run);
+    } catch (e) {
+      this.deps.onError?.("reading the run's verdict", e);
+      return { kind: "allow" };
+    }
+  }
+}
