@@ -35,8 +35,7 @@ import {
   UnknownFireError,
   UnknownRuleError,
 } from "../errors.js";
-import type { Db } from "../store/open-store.js";
-import { type FireRow, RuleReads } from "../store/rule-reads.js";
+import type { FireRow, RuleReads } from "../store/rule-reads.js";
 import type { StoreWriteFailure } from "../store/store-write-health.js";
 import type { DaemonMetrics } from "../support/metrics.js";
 import type { RuleInfoSchema, RuleService } from "./gen/harness/v1/rules_pb.js";
@@ -56,8 +55,8 @@ type RuleInfoInit = MessageInitShape<typeof RuleInfoSchema>;
 
 export interface RuleServiceDeps {
   readonly evaluator: EvaluatorView;
-  /** The daemon's store connection; the service only reads through it. */
-  readonly db: Db;
+  /** The store's fire log, actions, annotations and holds, read on the daemon's connection. */
+  readonly reads: RuleReads;
   readonly metrics: Pick<DaemonMetrics, "journalRows" | "journalDropped">;
   /** The daemon's clock, ms. */
   readonly clock: () => number;
@@ -95,7 +94,7 @@ export interface RuleServiceDeps {
 export function ruleService(
   deps: RuleServiceDeps,
 ): Omit<ServiceImpl<typeof RuleService>, "backtest" | "watchEvents" | "listProposals" | "recordProposal"> {
-  const reads = new RuleReads(deps.db);
+  const { reads } = deps;
   const rules = () => deps.evaluator.rules;
   const state = () => deps.evaluator.state;
 
