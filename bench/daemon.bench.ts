@@ -28,6 +28,7 @@ import { JournalWriter } from "../src/shell/journal/journal-writer.js";
 import { journalClient } from "../src/shell/rpc/client.js";
 import type { AppendResponse } from "../src/shell/rpc/gen/harness/v1/journal_pb.js";
 import { DecisionStore, type Decisions } from "../src/shell/store/decision-store.js";
+import { JournalCommits } from "../src/shell/store/journal-commits.js";
 import { JournalTable } from "../src/shell/store/journal-table.js";
 import { type Db, type OpenedStore, openStore, openStoreReadOnly } from "../src/shell/store/open-store.js";
 import { INDEXED_COLUMNS } from "../src/shell/store/schema.js";
@@ -311,7 +312,7 @@ async function admitWriter(events: readonly EventFields[]): Promise<number> {
   const tmp = tempDir();
   const store = openStore(path.join(tmp.dir, "harness.db"), "daemon bench");
   try {
-    const writer = new JournalWriter(store.db, new JournalTable(store.db), {
+    const writer = new JournalWriter(new JournalCommits(store.db), {
       queueLimit: events.length,
       batchSize: BATCH,
       clock: Date.now,
@@ -588,7 +589,7 @@ function backtestSection(): void {
           gc();
           const t0 = now();
           let n = 0;
-          replay(store.db, request, {
+          replay(new JournalTable(store.db), request, {
             start: () => {},
             fires: (fs) => {
               n += fs.length;

@@ -66,11 +66,8 @@ import { type RpcServer, startRpcServer } from "../rpc/server.js";
 import { identifyCaller } from "../rpc/tiers.js";
 import { tokenService } from "../rpc/token-service.js";
 import { committedEvents, eventCount, type WatchEvent, watchEvents } from "../rpc/watch-events.js";
-import { AgentRunReads } from "../store/agent-run-reads.js";
-import { AgentRunStops } from "../store/agent-run-stops.js";
-import { LastGoodCommits } from "../store/last-good-commits.js";
 import { type OpenedStore, openStore } from "../store/open-store.js";
-import { TokenStore } from "../store/token-store.js";
+import { Stores } from "../store/stores.js";
 import { createLog, type Log } from "../support/log.js";
 import { DaemonMetrics } from "../support/metrics.js";
 import { portHolder } from "../support/port-holder.js";
@@ -112,6 +109,8 @@ export class DaemonApp {
   private constructor(
     readonly daemon: Daemon,
     readonly store: OpenedStore,
+    /** The store's objects, over the daemon's connection. */
+    readonly stores: Stores,
     readonly socketPath: string,
     /** The global config file the daemon reads (it may not exist: defaults). */
     readonly configPath: string,
@@ -143,6 +142,7 @@ export class DaemonApp {
       options.storePath ?? defaultStorePath(env),
       `harness daemon (pid ${process.pid})`,
     );
+    const stores = new Stores(store);
     /** What is listening so far, closed again if the start fails. */
     const opened: (() => Promise<void>)[] = [];
     try {
@@ -150,10 +150,10 @@ export class DaemonApp {
       const custom = options.loadRules;
       const loadRules: (config: GlobalConfig) => Promise<RuleSetLoad> =
         custom === undefined
-          ? servedRuleSets(new LastGoodCommits(store.db), env, clock)
+          ? servedRuleSets(stores.lastGoodCommits, env, clock)
           : async (c) => ({ ruleSet: custom(c), clones: [] });
       const watchers = new EventBus<WatchEvent>();
-      const records = committedRecords(store.db);
+      const records = committedRecords(stores.ruleReads);
       /** A failure to read a commit's events back costs the watchers a gap, not the rules their actions. */
       const publish = (committed: Committed) => {
         if (watchers.watchers === 0) return;
@@ -166,15 +166,15 @@ export class DaemonApp {
       };
       const { server } = config;
       ensureControlToken(server.controlTokenFile);
-      const tokens = new IssuedTokens(new TokenStore(store.db), clock);
+      const tokens = new IssuedTokens(stores.tokens, clock);
       const credentials = new CredentialHolder(
         await loadCredentials(credentialFiles(config)),
         tokens.credentials,
       );
       tokens.onChange((issued) => credentials.replaceIssued(issued));
-      const runStops = new AgentRunStops(store.db);
+      const runStops = stores.agentRunStops;
       const daemon = new Daemon({
-        store,
+        stores,
         configAtStart: config,
         rulesAtStart: await loadRules(config),
         // A file gone since start is an error unless the operator asked for defaults: a mistaken `mv`
@@ -201,7 +201,7 @@ export class DaemonApp {
         ],
       });
       const runVerdicts = new StoreRunVerdicts({
-        reads: new AgentRunReads(store.db),
+        reads: stores.agentRuns,
         stops: runStops,
         holds: () => daemon.view.state.holds,
         append: daemon.appendDerived,
@@ -212,7 +212,8 @@ export class DaemonApp {
       // The pruner keeps the retention the daemon started with; so do the backtests' checks.
       const retentionMs = () => config.memory.rules.journalRetention;
       const proposals = new ProposalIntake({
-        db: store.db,
+        proposals: stores.proposals,
+        evidence: stores.evidence,
         evaluator: daemon.view,
         backtests,
         metrics,
@@ -224,7 +225,7 @@ export class DaemonApp {
       const socketPath = options.socketPath ?? config.server.socket;
       const rules = ruleService({
         evaluator: daemon.view,
-        db: store.db,
+        reads: stores.ruleReads,
         metrics,
         clock,
         startedAt: clock(),
@@ -305,7 +306,7 @@ export class DaemonApp {
             .service(RuleService, {
               ...rules,
               ...proposalService({
-                db: store.db,
+                proposals: stores.proposals,
                 clock,
                 policyRepos: () => daemon.configInForce.policyRepos,
                 log,
@@ -327,7 +328,7 @@ export class DaemonApp {
                 },
               }),
             )
-            .service(AgentStatusService, agentStatusService(store.db))
+            .service(AgentStatusService, agentStatusService(stores.agents))
             .service(JournalQueryService, journalQueryService(queries)),
       }).catch((e: unknown) => {
         // The socket's own errors say what they are; a TCP listener's gets its key and holder.
@@ -379,6 +380,7 @@ export class DaemonApp {
       return new DaemonApp(
         daemon,
         store,
+        stores,
         socketPath,
         configPath,
         metrics,

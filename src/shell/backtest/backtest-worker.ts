@@ -6,6 +6,7 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { RuleRefusedError } from "../errors.js";
 import { openStoreReadOnly } from "../store/open-store.js";
+import { Stores } from "../store/stores.js";
 import type { WorkerInput, WorkerMessage } from "./backtest-runner.js";
 import { replay } from "./replay.js";
 
@@ -15,7 +16,7 @@ const post = (m: WorkerMessage) => parentPort?.postMessage(m);
 try {
   const store = openStoreReadOnly(storePath);
   try {
-    replay(store.db, request, {
+    replay(new Stores(store).journal, request, {
       start: (start) => post({ part: "start", start }),
       fires: (fires) => post({ part: "fires", fires }),
       summary: (counts) => post({ part: "summary", counts }),

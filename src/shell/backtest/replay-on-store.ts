@@ -11,9 +11,8 @@ import { readGlobalConfig } from "../config/global-config.js";
 import { storePath as defaultStorePath, globalConfigPath } from "../config/paths.js";
 import { RuleRefusedError } from "../errors.js";
 import { servedRuleSets } from "../policy/rule-source.js";
-import { readShadows } from "../store/decision-store.js";
-import { LastGoodCommits } from "../store/last-good-commits.js";
 import { openStoreReadOnly } from "../store/open-store.js";
+import { Stores } from "../store/stores.js";
 import { backtestRequest, sinceRefusal } from "./backtest-request.js";
 import { type BacktestReport, type BacktestStart, replay } from "./replay.js";
 
@@ -64,7 +63,8 @@ export async function replayOnStore(
   }
   notice(`no daemon answers; replaying over ${store.path} (read-only)`);
   try {
-    const lastGood = new LastGoodCommits(store.db);
+    const stores = new Stores(store);
+    const lastGood = stores.lastGoodCommits;
     // Read-only: which commit a dirty clone serves is the daemon's to record.
     const rules = servedRuleSets(
       { get: (repo) => lastGood.get(repo), record: () => undefined },
@@ -78,12 +78,12 @@ export async function replayOnStore(
       sinceMs,
       nowMs: Date.now(),
       ruleSet,
-      shadows: readShadows(store.db),
+      shadows: stores.shadows(),
     });
     let start: BacktestStart | undefined;
     const fires: ReplayedFire[] = [];
     let counts: BacktestCounts | undefined;
-    replay(store.db, backtest, {
+    replay(stores.journal, backtest, {
       start: (s) => {
         start = s;
       },

@@ -3,7 +3,8 @@
  * journal read page by page in seq order, each row fed to the rule's windows and, when it was admitted
  * inside the stretch, through the core's `BacktestFold`. The week before the stretch only fills the
  * windows, so they look back into older rows exactly as they did live. Nothing is written: the caller
- * hands this a read-only connection (the daemon's backtest worker, or the CLI when the daemon is down).
+ * hands this the journal of a read-only store (the daemon's backtest worker, or the CLI when the daemon
+ * is down).
  *
  * Everything in and out is plain data, so a worker thread can take the request and post the parts.
  */
@@ -28,8 +29,7 @@ import {
   WindowFeed,
 } from "../../core/window-index.js";
 import { RuleRefusedError } from "../errors.js";
-import { type IndexedColumn, isIndexedColumn, JournalTable } from "../store/journal-table.js";
-import type { Db } from "../store/open-store.js";
+import { type IndexedColumn, isIndexedColumn, type ReplaySource } from "../store/journal-table.js";
 
 export interface BacktestRequest {
   /** The file as messages name it (`rules/churn.toml`), and its text. */
@@ -118,9 +118,8 @@ function screenColumns(fold: BacktestFold, shapes: readonly SelectorShape[]): In
   return [...wanted].filter(isIndexedColumn).sort();
 }
 
-export function replay(db: Db, request: BacktestRequest, sink: BacktestSink): void {
+export function replay(journal: ReplaySource, request: BacktestRequest, sink: BacktestSink): void {
   const active = backtestRule(request);
-  const journal = new JournalTable(db);
   const stretchAfter = request.nowMs - request.sinceMs;
   const from = journal.firstAdmittedAfter(stretchAfter);
   const last = journal.last().seq;

@@ -20,16 +20,11 @@ import { DEFAULT_BATCH_SIZE, DEFAULT_QUEUE_LIMIT, JournalWriter } from "../journ
 import { Notifier, notifyConfig } from "../notify/index.js";
 import type { PolicyCloneStatus } from "../policy/clone-rules.js";
 import type { RuleSetLoad } from "../policy/rule-source.js";
-import { AgentRunReads } from "../store/agent-run-reads.js";
 import type { AgentRunStops } from "../store/agent-run-stops.js";
-import { DecisionStore } from "../store/decision-store.js";
-import { DerivedCursors } from "../store/derived-cursors.js";
-import { JournalTable } from "../store/journal-table.js";
-import { NotifyCooldowns } from "../store/notify-cooldowns.js";
-import type { OpenedStore } from "../store/open-store.js";
-import { JournalPruner } from "../store/retention.js";
+import type { JournalPruner } from "../store/retention.js";
 import { StoreWriteHealth } from "../store/store-write-health.js";
-import { WalSync } from "../store/wal-sync.js";
+import type { Stores } from "../store/stores.js";
+import type { WalSync } from "../store/wal-sync.js";
 import { type Log, OncePer } from "../support/log.js";
 import type { DaemonMetrics } from "../support/metrics.js";
 import { ActionRunner, type ActionSinks } from "./actions.js";
@@ -70,7 +65,8 @@ export const needsRestart = (atStart: GlobalConfig, next: GlobalConfig): string[
   RESTART_KEYS.filter(([, value]) => !isDeepStrictEqual(value(atStart), value(next))).map(([key]) => key);
 
 export interface DaemonDeps {
-  readonly store: OpenedStore;
+  /** The store's objects, over the daemon's one connection. */
+  readonly stores: Stores;
   /** The config the daemon starts with; a reload replaces all of it but what only a restart changes. */
   readonly configAtStart: GlobalConfig;
   /** The rule set and clones loaded from `configAtStart`. */
@@ -143,10 +139,10 @@ export class Daemon {
   private readonly rejectionLogged = new OncePer(HOUR);
 
   constructor(private readonly deps: DaemonDeps) {
-    const { store, configAtStart: config, log, clock, metrics } = deps;
+    const { stores, configAtStart: config, log, clock, metrics } = deps;
     this.inForce = config;
     this.clones = deps.rulesAtStart.clones;
-    const decisions = new DecisionStore(store.db);
+    const decisions = stores.decisions;
     const interrupted = decisions.settleInterrupted(clock());
     if (interrupted.undelivered > 0)
       log.warn(
@@ -158,7 +154,7 @@ export class Daemon {
         { actions: interrupted.unknown },
         "actions running at the last stop are recorded unknown: they may have run",
       );
-    const journal = new JournalTable(store.db);
+    const journal = stores.journal;
     this.notifier = this.newNotifier(config.notify);
     this.actions = new ActionRunner(decisions, this.sinks(config), log, clock, deps.runStops);
     const once = new OncePer(HOUR);
@@ -181,11 +177,11 @@ export class Daemon {
         deps.onCommitted(committed);
       },
     });
-    this.storeWrite = new StoreWriteHealth(store.path, clock);
-    this.walSync = new WalSync(store.db, `${store.path}-wal`, (e) =>
+    this.storeWrite = new StoreWriteHealth(stores.path, clock);
+    this.walSync = stores.walSync((e) =>
       log.error({ err: e.message }, "syncing the store's WAL failed; the next commit syncs it"),
     );
-    this.writer = new JournalWriter(store.db, journal, {
+    this.writer = new JournalWriter(stores.journalCommits, {
       queueLimit: DEFAULT_QUEUE_LIMIT,
       batchSize: DEFAULT_BATCH_SIZE,
       clock,
@@ -196,27 +192,27 @@ export class Daemon {
       },
       onError: (e) => {
         this.storeWrite.failed(e);
-        log.error({ err: e.message, store: store.path }, "journal admission failed");
+        log.error({ err: e.message, store: stores.path }, "journal admission failed");
       },
       unsynced: (commit) => this.walSync.unsynced(commit),
     });
-    const runReads = new AgentRunReads(store.db);
+    const runReads = stores.agentRuns;
     this.derivation = new Derivation({
       journal,
-      cursors: new DerivedCursors(store.db),
+      cursors: stores.cursors,
       append: this.appendDerived,
       derivers: deps.derivers(() => this.inForce),
       // The derivers keep state about runs in flight: a rebuild replays from the oldest one's opening.
       replayFrom: () => runReads.replayFrom(decisions.cursor(), HOUR),
     });
     this.derivation.start();
-    this.pruner = new JournalPruner(store.db, config.memory.rules.journalRetention);
+    this.pruner = stores.pruner(config.memory.rules.journalRetention);
     this.reportRuleSet(deps.rulesAtStart.ruleSet, this.clones);
   }
 
   /** The hook `[notify]` configures, or undefined when it names no command. */
   private newNotifier(notify: GlobalConfig["notify"]): Notifier | undefined {
-    const { store, log, clock, metrics, env } = this.deps;
+    const { stores, log, clock, metrics, env } = this.deps;
     if (notify.command === undefined) return undefined;
     return new Notifier(
       notifyConfig({
@@ -228,7 +224,7 @@ export class Daemon {
       {
         now: clock,
         env,
-        cooldowns: new NotifyCooldowns(store.db),
+        cooldowns: stores.notifyCooldowns,
         onCooldownError: (e) => log.error({ err: e.message }, "notify cooldown store failed"),
         onStart: (e) => {
           if (e.event === "rule_fired") this.actions.notifyStarted(e.fireId);

@@ -19,8 +19,7 @@ import { needsEnforce } from "../../core/rule-set.js";
 import { PRODUCER_SOURCES, type ProducerSource } from "../../core/sources.js";
 import { DaemonApp, type DaemonOptions } from "../app/daemon-app.js";
 import { ruleClient } from "../rpc/client.js";
-import type { Db } from "../store/open-store.js";
-import { type FireRow, RuleReads } from "../store/rule-reads.js";
+import type { FireRow, RuleReads } from "../store/rule-reads.js";
 import type { SupervisorEvent } from "../supervisor/events.js";
 import { FleetJournal } from "../supervisor/fleet-journal.js";
 import { ReferenceSupervisor } from "../supervisor/reference-supervisor.js";
@@ -200,11 +199,7 @@ export class RunningDaemon {
     readonly daemon: DaemonApp,
     private readonly onClosed: () => void,
   ) {
-    this.reads = new RuleReads(daemon.store.db);
-  }
-
-  get db(): Db {
-    return this.daemon.store.db;
+    this.reads = daemon.stores.ruleReads;
   }
 
   private cursor(): number {

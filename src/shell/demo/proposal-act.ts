@@ -10,7 +10,6 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { DaemonApp } from "../app/daemon-app.js";
-import { ProposalStore } from "../store/proposal-store.js";
 import type { Narrator } from "./demo.js";
 import { LocalForge, type LocalPull } from "./local-forge.js";
 
@@ -109,16 +108,11 @@ async function declareRepo(d: ProposalActDeps, remote: string, token: string): P
 
 /** The proposal the pass will take: one a miner already stored, or the scripted miner's. */
 async function storedProposal(d: ProposalActDeps): Promise<string> {
-  const store = new ProposalStore(d.daemon.store.db);
-  const waiting = store.list({ state: "stored", after: 0 }, 1)[0];
+  const { stores } = d.daemon;
+  const waiting = stores.proposals.list({ state: "stored", after: 0 }, 1)[0];
   if (waiting !== undefined) return waiting.id;
-  const runs = d.daemon.store.db
-    .prepare(
-      "SELECT run FROM rule_journal WHERE kind = 'run_event' AND type = 'closed' AND outcome = 'budget_exceeded' GROUP BY run ORDER BY min(seq) LIMIT 5",
-    )
-    .all() as { run: string }[];
-  if (runs.length === 0) throw new Error("the scripted miner found no run closed over budget");
-  const evidence = runs.map((r) => r.run);
+  const evidence = stores.journalQueries.runsClosedWith("budget_exceeded", 5);
+  if (evidence.length === 0) throw new Error("the scripted miner found no run closed over budget");
   const answer = await d.daemon.proposals.propose({
     callerRun: MINER_RUN,
     rule: PROPOSED_RULE,

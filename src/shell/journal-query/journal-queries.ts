@@ -17,9 +17,8 @@ import { type EventKind, isEventKind } from "../../core/kinds.js";
 import { primitiveRules } from "../../core/primitive-rules.js";
 import { isIndexedField, scanReader } from "../../core/window.js";
 import { InvalidArgumentError } from "../errors.js";
-import { type IndexedColumn, type JournalIdsRow, JournalQueryReads } from "../store/journal-query-reads.js";
-import { JournalTable } from "../store/journal-table.js";
-import type { Db } from "../store/open-store.js";
+import type { IndexedColumn, JournalIdsRow, JournalQueryReads } from "../store/journal-query-reads.js";
+import type { JournalTable } from "../store/journal-table.js";
 import { INDEXED_COLUMNS } from "../store/schema.js";
 
 /** Rows one query returns unless the caller asks for fewer, and the most it may ask for. */
@@ -76,13 +75,11 @@ export interface Scope {
 }
 
 export class JournalQueries {
-  private readonly reads: JournalQueryReads;
-  private readonly journal: JournalTable;
-
-  constructor(db: Db) {
-    this.reads = new JournalQueryReads(db);
-    this.journal = new JournalTable(db);
-  }
+  constructor(
+    private readonly reads: JournalQueryReads,
+    /** The journal's last row: where a count's window ends. */
+    private readonly journal: Pick<JournalTable, "last">,
+  ) {}
 
   query(req: QueryRequest, scope?: Scope): QueryAnswer {
     const limit = req.limit === undefined || req.limit === 0 ? DEFAULT_QUERY_ROWS : req.limit;

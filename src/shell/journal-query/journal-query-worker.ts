@@ -6,12 +6,13 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { InvalidArgumentError } from "../errors.js";
 import { openStoreReadOnly } from "../store/open-store.js";
+import { Stores } from "../store/stores.js";
 import { JournalQueries } from "./journal-queries.js";
 import type { QueryJob, QueryReply, QueryWorkerInput } from "./journal-query-pool.js";
 
 const { storePath } = workerData as QueryWorkerInput;
-const store = openStoreReadOnly(storePath);
-const queries = new JournalQueries(store.db);
+const stores = new Stores(openStoreReadOnly(storePath));
+const queries = new JournalQueries(stores.journalQueries, stores.journal);
 
 parentPort?.on("message", (job: QueryJob) => {
   let reply: QueryReply;

@@ -9,14 +9,15 @@
  * transaction. A group of rows offered with an idempotency key (one Append request's)
  * is never split across batches, and its key commits in the transaction that commits its rows. A batch
  * of groups offered `unsynced` (answered at their commit, not after the disk's fsync) commits without
- * waiting for the disk (`../store/wal-sync.ts`).
+ * waiting for the disk (`../store/wal-sync.ts`). Rows another journal admitted (`journal import`) are
+ * committed by the same clock, keeping the admission times they carry where those do not decrease.
  */
 import type { EventFields } from "../../core/journal.js";
 import type { EventKind } from "../../core/kinds.js";
 import type { Source } from "../../core/sources.js";
-import { JournalAppends } from "../store/journal-appends.js";
+import type { JournalAppends } from "../store/journal-appends.js";
+import type { JournalCommits } from "../store/journal-commits.js";
 import type { JournalTable } from "../store/journal-table.js";
-import type { Db } from "../store/open-store.js";
 import { failpoint } from "../support/failpoints.js";
 import type { DaemonMetrics } from "../support/metrics.js";
 
@@ -25,6 +26,16 @@ export interface Offer {
   readonly kind: EventKind;
   readonly event: EventFields;
 }
+
+/** A row from another journal, with the time it was admitted at there when it carries one. */
+export interface ImportedOffer extends Offer {
+  readonly admittedAt?: number;
+}
+
+/** What became of an imported row: committed, or refused for a time earlier than the row before it's. */
+export type ImportResult =
+  | { readonly kind: "committed"; readonly seq: number }
+  | { readonly kind: "refused" };
 
 export type OfferResult =
   | { readonly kind: "queued"; readonly seq: Promise<number> }
@@ -79,18 +90,19 @@ export class JournalWriter {
   private rows = 0;
   /** Rows in the queue by tenant (`tenantOf`); a tenant with none has no entry. */
   private readonly byTenant = new Map<string, number>();
+  private readonly journal: JournalTable;
   private readonly appends: JournalAppends;
   private scheduled = false;
   private closed = false;
   private lastAt: number;
 
   constructor(
-    private readonly db: Db,
-    private readonly journal: JournalTable,
+    private readonly store: JournalCommits,
     private readonly options: JournalWriterOptions,
   ) {
-    this.lastAt = journal.last().at;
-    this.appends = new JournalAppends(db);
+    this.journal = store.journal;
+    this.appends = store.appends;
+    this.lastAt = this.journal.last().at;
   }
 
   /** Offers one row; returns at once. */
@@ -195,23 +207,56 @@ export class JournalWriter {
    * Throws when the commit fails; nothing of it is then in the store.
    */
   appendNow(offers: readonly Offer[], also: (seqs: readonly number[]) => void): readonly number[] {
-    const at = Math.max(this.lastAt, this.options.clock());
-    const seqs = this.db
-      .transaction(() => {
-        const seqs = offers.map((o) =>
-          this.journal.append({ kind: o.kind, source: o.source, at, event: o.event }),
-        );
-        also(seqs);
-        if (offers.length > 0) failpoint("derive.beforeCommit");
-        return seqs;
-      })
-      .immediate();
+    const at = this.stamp();
+    const seqs = this.store.commit(() => {
+      const seqs = offers.map((o) =>
+        this.journal.append({ kind: o.kind, source: o.source, at, event: o.event }),
+      );
+      also(seqs);
+      if (offers.length > 0) failpoint("derive.beforeCommit");
+      return seqs;
+    });
     if (offers.length === 0) return seqs;
     failpoint("derive.afterCommit");
     this.lastAt = at;
     for (const o of offers) this.options.metrics.journalRows.inc({ source: o.source });
     this.options.onCommitted(seqs.at(-1) as number);
     return seqs;
+  }
+
+  /**
+   * Rows another journal admitted (`harness journal import`), committed now, outside the queue, in one
+   * transaction. A row carrying the time it was admitted at there keeps it, unless that is earlier than
+   * the row before it: such a row is refused and left out, the others commit. A row carrying none is
+   * stamped as a batch is. Throws when the commit fails; nothing of it is then in the store.
+   */
+  importNow(rows: readonly ImportedOffer[]): readonly ImportResult[] {
+    let lastAt = this.lastAt;
+    const results = this.store.commit(() =>
+      rows.map((o): ImportResult => {
+        if (o.admittedAt !== undefined && o.admittedAt < lastAt) return { kind: "refused" };
+        const at = o.admittedAt ?? Math.max(lastAt, this.options.clock());
+        lastAt = at;
+        return {
+          kind: "committed",
+          seq: this.journal.append({ kind: o.kind, source: o.source, at, event: o.event }),
+        };
+      }),
+    );
+    this.lastAt = lastAt;
+    let lastSeq: number | undefined;
+    results.forEach((r, i) => {
+      if (r.kind !== "committed") return;
+      this.options.metrics.journalRows.inc({ source: (rows[i] as ImportedOffer).source });
+      lastSeq = r.seq;
+    });
+    if (lastSeq !== undefined) this.options.onCommitted(lastSeq);
+    return results;
+  }
+
+  /** A batch's admission time: the clock, kept non-decreasing in seq order when it steps back. */
+  private stamp(): number {
+    return Math.max(this.lastAt, this.options.clock());
   }
 
   /** Commits up to one batch; schedules itself again while rows remain, so producers get a turn. */
@@ -228,31 +273,29 @@ export class JournalWriter {
     const batch = this.queue.splice(0, take);
     this.rows -= rows;
     this.release(batch);
-    const at = Math.max(this.lastAt, this.options.clock());
+    const at = this.stamp();
     const results: GroupResult[] = [];
     const { unsynced } = this.options;
     const commitBatch = <T>(commit: () => T): T =>
       unsynced !== undefined && batch.every((q) => q.unsynced) ? unsynced(commit) : commit();
     try {
       commitBatch(() =>
-        this.db
-          .transaction(() => {
-            for (const q of batch) {
-              // A key already stored was committed by an earlier request: its rows are not appended again.
-              const stored = q.key === undefined ? undefined : this.appends.answer(q.key.source, q.key.key);
-              if (stored !== undefined) {
-                results.push({ kind: "repeated", answer: stored });
-                continue;
-              }
-              const seqs = q.offers.map((o) =>
-                this.journal.append({ kind: o.kind, source: o.source, at, event: o.event }),
-              );
-              if (q.key !== undefined) this.appends.record(q.key.source, q.key.key, q.key.answer(seqs), at);
-              results.push({ kind: "committed", seqs });
+        this.store.commit(() => {
+          for (const q of batch) {
+            // A key already stored was committed by an earlier request: its rows are not appended again.
+            const stored = q.key === undefined ? undefined : this.appends.answer(q.key.source, q.key.key);
+            if (stored !== undefined) {
+              results.push({ kind: "repeated", answer: stored });
+              continue;
             }
-            failpoint("admit.beforeCommit");
-          })
-          .immediate(),
+            const seqs = q.offers.map((o) =>
+              this.journal.append({ kind: o.kind, source: o.source, at, event: o.event }),
+            );
+            if (q.key !== undefined) this.appends.record(q.key.source, q.key.key, q.key.answer(seqs), at);
+            results.push({ kind: "committed", seqs });
+          }
+          failpoint("admit.beforeCommit");
+        }),
       );
     } catch (e) {
       const error = new Error(`journal: a batch of ${rows} rows was not admitted: ${(e as Error).message}`, {

@@ -13,8 +13,7 @@
  * subject), so resolving an id never scans the journal.
  */
 import { encodeComponent, fileNode, runNode } from "../../core/targets.js";
-import { EvidenceReads } from "../store/evidence-reads.js";
-import type { Db } from "../store/open-store.js";
+import type { EvidenceReads } from "../store/evidence-reads.js";
 
 const FIRE = /^f-[0-9]{1,16}-[0-9]{1,6}$/;
 const JOURNAL_ROW = /^seq:([1-9][0-9]{0,15})$/;
@@ -61,11 +60,7 @@ function fileOfNode(key: string): { readonly repo: string; readonly path: string
 
 /** Resolves evidence ids against the store, on the daemon's connection. */
 export class EvidenceResolver {
-  private readonly reads: EvidenceReads;
-
-  constructor(db: Db) {
-    this.reads = new EvidenceReads(db);
-  }
+  constructor(private readonly reads: EvidenceReads) {}
 
   /** The first id, in the order given, that resolves to nothing; undefined when all resolve. */
   firstUnresolved(ids: readonly string[]): string | undefined {

@@ -38,8 +38,8 @@ import {
   SentinelError,
   UnknownEvidenceError,
 } from "../errors.js";
-import type { Db } from "../store/open-store.js";
-import { FIRST_FIRES, type ProposalBacktest, ProposalStore } from "../store/proposal-store.js";
+import type { EvidenceReads } from "../store/evidence-reads.js";
+import { FIRST_FIRES, type ProposalBacktest, type ProposalStore } from "../store/proposal-store.js";
 import type { Log } from "../support/log.js";
 import type { DaemonMetrics } from "../support/metrics.js";
 import { EvidenceResolver } from "./evidence.js";
@@ -102,8 +102,10 @@ export interface ProposeRuleResult {
 }
 
 export interface ProposalIntakeDeps {
-  /** The daemon's store connection: the intake reads evidence and writes proposals through it. */
-  readonly db: Db;
+  /** Where proposals are stored, on the daemon's store connection. */
+  readonly proposals: ProposalStore;
+  /** What evidence ids may name, on the same connection. */
+  readonly evidence: EvidenceReads;
   readonly evaluator: EvaluatorView;
   readonly backtests: Pick<BacktestRunner, "run">;
   readonly metrics: Pick<DaemonMetrics, "proposals">;
@@ -120,8 +122,8 @@ export class ProposalIntake {
   private readonly evidence: EvidenceResolver;
 
   constructor(private readonly deps: ProposalIntakeDeps) {
-    this.store = new ProposalStore(deps.db);
-    this.evidence = new EvidenceResolver(deps.db);
+    this.store = deps.proposals;
+    this.evidence = new EvidenceResolver(deps.evidence);
   }
 
   /**

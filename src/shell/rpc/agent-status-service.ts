@@ -4,8 +4,7 @@
  */
 import type { ServiceImpl } from "@connectrpc/connect";
 import { InvalidArgumentError } from "../errors.js";
-import { AgentReads } from "../store/agent-reads.js";
-import type { Db } from "../store/open-store.js";
+import type { AgentReads } from "../store/agent-reads.js";
 import type { AgentStatusService } from "./gen/harness/v1/agent_status_pb.js";
 import { checkLength } from "./requests.js";
 import { serve } from "./status.js";
@@ -13,8 +12,7 @@ import { serve } from "./status.js";
 /** The most harnesses one LastRows request may name. */
 const MAX_HARNESSES = 100;
 
-export function agentStatusService(db: Db): ServiceImpl<typeof AgentStatusService> {
-  const reads = new AgentReads(db);
+export function agentStatusService(reads: AgentReads): ServiceImpl<typeof AgentStatusService> {
   return {
     lastRows: (req) =>
       serve("LastRows", () => {

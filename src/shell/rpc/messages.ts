@@ -6,8 +6,7 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { CoreState, Hold } from "../../core/state.js";
 import type { StoredPrimitive } from "../store/decision-store.js";
-import type { Db } from "../store/open-store.js";
-import { type ActionRow, type FireRow, type HoldRow, RuleReads } from "../store/rule-reads.js";
+import type { ActionRow, FireRow, HoldRow, RuleReads } from "../store/rule-reads.js";
 import type {
   ActionOutcomeSchema,
   FireInfoSchema,
@@ -122,8 +121,7 @@ export interface CommittedRecords {
   hold(fireId: string): HoldRecordInit | undefined;
 }
 
-export function committedRecords(db: Db): CommittedRecords {
-  const reads = new RuleReads(db);
+export function committedRecords(reads: RuleReads): CommittedRecords {
   return {
     fire: (fireId) => {
       const row = reads.fire(fireId);

@@ -11,13 +11,12 @@ import { DAY } from "../../core/durations.js";
 import type { PolicyRepoConfig } from "../config/global-config.js";
 import { InvalidArgumentError, UnknownPolicyRepoError } from "../errors.js";
 import { RECORDABLE, recordProposal } from "../proposals/record-proposal.js";
-import type { Db } from "../store/open-store.js";
 import {
   FIRST_FIRES,
   isProposalState,
   type Proposal,
   type ProposalBacktest,
-  ProposalStore,
+  type ProposalStore,
   type PullRequest,
   proposalNumber,
   type Rejection,
@@ -33,8 +32,8 @@ import { checkLength, limitOf, withinBudget } from "./requests.js";
 import { serve } from "./status.js";
 
 export interface ProposalServiceDeps {
-  /** The daemon's store connection. */
-  readonly db: Db;
+  /** The proposals, on the daemon's store connection. */
+  readonly proposals: ProposalStore;
   readonly clock: () => number;
   /** The policy repos of the config as last loaded. */
   readonly policyRepos: () => readonly PolicyRepoConfig[];
@@ -50,7 +49,7 @@ const MAX_URL = 2_048;
 export function proposalService(
   deps: ProposalServiceDeps,
 ): Pick<ServiceImpl<typeof RuleService>, "listProposals" | "recordProposal"> {
-  const store = new ProposalStore(deps.db);
+  const store = deps.proposals;
   const declared = (name: string): PolicyRepoConfig => {
     checkLength(name, "policy repo");
     const repo = deps.policyRepos().find((r) => r.name === name);

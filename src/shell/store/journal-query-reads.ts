@@ -44,6 +44,16 @@ export class JournalQueryReads {
     this.pathsOf = db.prepare("SELECT path FROM rule_journal_paths WHERE seq = ? ORDER BY ord").pluck();
   }
 
+  /** The first `limit` runs with a `closed` row of `outcome`, in the order of the first such row. */
+  runsClosedWith(outcome: string, limit: number): string[] {
+    return this.db
+      .prepare(
+        "SELECT run FROM rule_journal WHERE kind = 'run_event' AND type = 'closed' AND outcome = ? GROUP BY run ORDER BY min(seq) LIMIT ?",
+      )
+      .pluck()
+      .all(outcome, limit) as string[];
+  }
+
   /** Up to `limit` rows after `afterSeq` matching `filter`, in seq order: identifiers only. */
   rows(filter: JournalFilter, limit: number): JournalIdsRow[] {
     const { where, params } = whereOf(filter);

@@ -62,6 +62,9 @@ const toRow = (r: StoredRow): JournalRow => ({
   event: JSON.parse(r.event) as EventFields,
 });
 
+/** What a backtest replays (`../backtest/replay.ts`): the journal's bounds and its rows, typed and screened. */
+export type ReplaySource = Pick<JournalTable, "firstAdmittedAfter" | "last" | "rowsInRangeTyped">;
+
 export class JournalTable {
   private readonly insertRow;
   private readonly insertPath;

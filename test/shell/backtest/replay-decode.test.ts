@@ -81,7 +81,7 @@ describe("a replay over the store decodes only the events it reads", () => {
       };
       const fires: unknown[] = [];
       let counts: unknown;
-      replay(store.db, request, {
+      replay(new JournalTable(store.db), request, {
         start: () => {},
         fires: (fs) => fires.push(...fs),
         summary: (c) => {

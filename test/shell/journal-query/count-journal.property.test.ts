@@ -16,8 +16,14 @@ import { loadRuleFile } from "../../../src/core/load-rule.js";
 import { indexedWindows, selectorShapes } from "../../../src/core/window-index.js";
 import { JournalQueries, type Term } from "../../../src/shell/journal-query/journal-queries.js";
 import { JournalTable } from "../../../src/shell/store/journal-table.js";
-import { openStore } from "../../../src/shell/store/open-store.js";
+import { type OpenedStore, openStore } from "../../../src/shell/store/open-store.js";
+import { Stores } from "../../../src/shell/store/stores.js";
 import { runs } from "../../property-runs.js";
+
+const queriesOn = (store: OpenedStore): JournalQueries => {
+  const stores = new Stores(store);
+  return new JournalQueries(stores.journalQueries, stores.journal);
+};
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), "harness-count-journal-"));
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
@@ -95,7 +101,7 @@ describe("count_journal", () => {
                 written.push({ seq, at, kind: "run_event", event });
               }
             })();
-            const answer = new JournalQueries(store.db).count(c);
+            const answer = queriesOn(store).count(c);
             const last = written.at(-1) as JournalRow;
             expect(answer.lastSeq).toBe(last.seq);
             expect(answer.nowMs).toBe(last.at);
@@ -122,7 +128,7 @@ describe("count_journal", () => {
   it("refuses a selector or window a rule could not write, with the compiler's reason", () => {
     const store = openStore(path.join(root, `s${stores++}.db`), "test");
     try {
-      const q = new JournalQueries(store.db);
+      const q = queriesOn(store);
       expect(() => q.count({ selector: [["type", "closed"]], within: "8d" })).toThrow(/from 1m to 7d/);
       expect(() => q.count({ selector: [["summary", "x"]], within: "1h" })).toThrow(/not an indexed field/);
       expect(() => q.count({ selector: [["is_error", "yes"]], within: "1h" })).toThrow(/true or false/);

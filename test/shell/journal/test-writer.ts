@@ -1,5 +1,6 @@
 /** A journal writer for tests that drive it by hand: nothing to tell after a commit, and a failed one thrown. */
 import { JournalWriter, type JournalWriterOptions } from "../../../src/shell/journal/journal-writer.js";
+import { JournalCommits } from "../../../src/shell/store/journal-commits.js";
 import type { JournalTable } from "../../../src/shell/store/journal-table.js";
 import type { Db } from "../../../src/shell/store/open-store.js";
 import { DaemonMetrics } from "../../../src/shell/support/metrics.js";
@@ -9,7 +10,7 @@ export function testWriter(
   journal: JournalTable,
   options: Pick<JournalWriterOptions, "clock"> & Partial<JournalWriterOptions>,
 ): JournalWriter {
-  return new JournalWriter(db, journal, {
+  return new JournalWriter(new JournalCommits(db, journal), {
     queueLimit: 100,
     batchSize: 100,
     metrics: new DaemonMetrics(),

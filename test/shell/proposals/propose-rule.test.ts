@@ -26,6 +26,7 @@ import {
   type ProposeRuleCall,
   renderRuleFile,
 } from "../../../src/shell/proposals/propose-rule.js";
+import { EvidenceReads } from "../../../src/shell/store/evidence-reads.js";
 import { JournalTable } from "../../../src/shell/store/journal-table.js";
 import { type OpenedStore, openStore } from "../../../src/shell/store/open-store.js";
 import { ProposalStore } from "../../../src/shell/store/proposal-store.js";
@@ -112,7 +113,7 @@ function inlineBacktests(s: OpenedStore): Pick<BacktestRunner, "run"> {
   return {
     run: (request) => {
       const parts: WorkerMessage[] = [];
-      replay(s.db, request, {
+      replay(new JournalTable(s.db), request, {
         start: (start) => parts.push({ part: "start", start }),
         fires: (fires) => parts.push({ part: "fires", fires }),
         summary: (counts) => parts.push({ part: "summary", counts }),
@@ -140,7 +141,8 @@ function intake(s: OpenedStore): ProposalIntake {
     lagSeconds: () => 0,
   };
   return new ProposalIntake({
-    db: s.db,
+    proposals: new ProposalStore(s.db),
+    evidence: new EvidenceReads(s.db),
     evaluator,
     backtests: inlineBacktests(s),
     metrics: new DaemonMetrics(),
@@ -178,7 +180,7 @@ async function refusal(p: Promise<unknown>): Promise<SentinelError> {
 
 describe("evidence ids", () => {
   it("resolve to runs, journal rows, fires and graph nodes the store holds, and nothing else", () => {
-    const resolver = new EvidenceResolver(seeded().db);
+    const resolver = new EvidenceResolver(new EvidenceReads(seeded().db));
     const resolving = [
       "nightly#1",
       "seq:1",

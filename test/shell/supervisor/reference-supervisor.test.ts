@@ -113,7 +113,7 @@ class TestFleet {
 
   rows(harness: string): JournalRow[] {
     return (
-      this.daemon.db
+      this.daemon.daemon.store.db
         .prepare(
           "SELECT seq, type, source, run, outcome, event FROM rule_journal WHERE harness = ? ORDER BY seq",
         )
@@ -122,13 +122,13 @@ class TestFleet {
   }
 
   fires(rule: string) {
-    return this.daemon.db
+    return this.daemon.daemon.store.db
       .prepare("SELECT fire_id, seq, run, harness, action FROM rule_fires WHERE rule = ? ORDER BY seq")
       .all(rule) as { fire_id: string; seq: number; run: string; harness: string; action: string }[];
   }
 
   actions(fireId: string) {
-    return this.daemon.db
+    return this.daemon.daemon.store.db
       .prepare("SELECT action, state FROM rule_actions WHERE fire_id = ? ORDER BY action")
       .all(fireId) as { action: string; state: string }[];
   }

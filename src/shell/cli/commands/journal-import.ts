@@ -1,15 +1,25 @@
 /**
  * `harness journal import FILE`: the lines `journal append` takes, written into a store no daemon
- * holds (for seeding a demo or migrating history), with the same admission checks. Each line may carry
- * `admitted_at`, which must not decrease, and `source` (default: the source that writes its kind).
+ * holds (for seeding a demo or migrating history), with the same admission checks, committed by the
+ * daemon's own journal writer. Each line may carry `admitted_at`, which must not decrease (the writer
+ * keeps it, or refuses the line), and `source` (default: the source that writes its kind).
  */
 import * as fs from "node:fs";
 import { defaultSource, isProducerSource, type Source, sourceRefusal } from "../../../core/sources.js";
 import { storePath as defaultStorePath } from "../../config/paths.js";
 import { parseRfc3339, parseWireEvent } from "../../journal/event-format.js";
-import { jsonLines } from "../../journal/json-lines.js";
-import { JournalTable } from "../../store/journal-table.js";
+import {
+  DEFAULT_BATCH_SIZE,
+  DEFAULT_QUEUE_LIMIT,
+  type ImportedOffer,
+  type ImportResult,
+  JournalWriter,
+} from "../../journal/journal-writer.js";
+import { jsonLines, type Line } from "../../journal/json-lines.js";
+import type { JournalCommits } from "../../store/journal-commits.js";
 import { openStore } from "../../store/open-store.js";
+import { Stores } from "../../store/stores.js";
+import { DaemonMetrics } from "../../support/metrics.js";
 import { EXIT } from "../io.js";
 
 interface Io {
@@ -41,68 +51,37 @@ export async function runJournalImport(
     io.err(`harness journal import: ${(e as Error).message}`);
     return EXIT.failed;
   }
-  const journal = new JournalTable(store.db);
-  let lastAt = journal.last().at;
+  const writer = importWriter(new Stores(store).journalCommits);
   let imported = 0;
   let failed = 0;
   const refuse = (n: number, why: string) => {
     failed++;
     io.err(`${file}:${n}: ${why}`);
   };
-  try {
-    const insert = store.db.transaction((rows: { kind: Parameters<JournalTable["append"]>[0] }[]) => {
-      for (const r of rows) journal.append(r.kind);
-    });
-    let pending: { kind: Parameters<JournalTable["append"]>[0] }[] = [];
-    for await (const line of jsonLines(input)) {
-      if ("error" in line) {
-        refuse(line.n, line.error);
+  // The lines since the last commit, in order: refused already, or offered with the text of their
+  // `admitted_at`, which the writer may yet refuse.
+  let pending: Pending[] = [];
+  const commit = () => {
+    const offered = pending.filter((p) => "offer" in p);
+    const results = writer.importNow(offered.map((p) => p.offer));
+    let k = 0;
+    for (const p of pending) {
+      if (!("offer" in p)) {
+        refuse(p.n, p.why);
         continue;
       }
-      const parsed = parseWireEvent(line.value, { importLine: true });
-      if (!parsed.ok) {
-        refuse(line.n, parsed.problems.map((p) => p.message).join("; "));
-        continue;
-      }
-      const obj = line.value as Record<string, unknown>;
-      let at = lastAt;
-      if (obj.admitted_at !== undefined) {
-        const t = typeof obj.admitted_at === "string" ? parseRfc3339(obj.admitted_at) : undefined;
-        if (t === undefined) {
-          refuse(line.n, "admitted_at must be an RFC 3339 time");
-          continue;
-        }
-        if (t < lastAt) {
-          refuse(
-            line.n,
-            `admitted_at ${obj.admitted_at} is earlier than the row before it; it must not decrease`,
-          );
-          continue;
-        }
-        at = t;
-      } else at = Math.max(lastAt, Date.now());
-      let source: Source = defaultSource(parsed.kind, parsed.event.type);
-      if (obj.source !== undefined) {
-        if (typeof obj.source !== "string" || !(isProducerSource(obj.source) || obj.source === "tick")) {
-          refuse(line.n, `source must be one of observer, ledger, loopguard, graph, facts, tick`);
-          continue;
-        }
-        source = obj.source as Source;
-      }
-      const refusal = sourceRefusal(source, parsed.kind, parsed.event.type);
-      if (refusal !== undefined) {
-        refuse(line.n, refusal);
-        continue;
-      }
-      lastAt = at;
-      pending.push({ kind: { kind: parsed.kind, source, at, event: parsed.event } });
-      imported++;
-      if (pending.length >= 1_000) {
-        insert.immediate(pending);
-        pending = [];
-      }
+      const r = results[k++] as ImportResult;
+      if (r.kind === "committed") imported++;
+      else refuse(p.n, `admitted_at ${p.admittedAt} is earlier than the row before it; it must not decrease`);
     }
-    insert.immediate(pending);
+    pending = [];
+  };
+  try {
+    for await (const line of jsonLines(input)) {
+      pending.push(importLine(line));
+      if (pending.length >= IMPORT_BATCH) commit();
+    }
+    commit();
   } catch (e) {
     io.err(`harness journal import: ${(e as Error).message}`);
     store.close();
@@ -112,4 +91,56 @@ export async function runJournalImport(
   if (options.json === true) io.out(JSON.stringify({ imported, refused: failed }));
   else io.err(`harness journal import: ${imported} rows imported, ${failed} refused`);
   return failed === 0 ? EXIT.ok : EXIT.failed;
+}
+
+/** Lines committed together: one transaction each, as the writer's batches. */
+const IMPORT_BATCH = 1_000;
+
+/** A line refused by its own checks, or offered to the writer with its `admitted_at` as written. */
+type Pending =
+  | { readonly n: number; readonly why: string }
+  | { readonly n: number; readonly offer: ImportedOffer; readonly admittedAt: string };
+
+/** The daemon's writer, committing the lines of a store no daemon holds, where nobody waits on a commit. */
+function importWriter(store: JournalCommits): JournalWriter {
+  return new JournalWriter(store, {
+    queueLimit: DEFAULT_QUEUE_LIMIT,
+    batchSize: DEFAULT_BATCH_SIZE,
+    clock: Date.now,
+    metrics: new DaemonMetrics(),
+    onCommitted: () => {},
+    onError: () => {},
+  });
+}
+
+/** One line checked as `journal append` checks an event, with its `admitted_at` and `source`. */
+function importLine(line: Line): Pending {
+  if ("error" in line) return { n: line.n, why: line.error };
+  const { n } = line;
+  const parsed = parseWireEvent(line.value, { importLine: true });
+  if (!parsed.ok) return { n, why: parsed.problems.map((p) => p.message).join("; ") };
+  const obj = line.value as Record<string, unknown>;
+  let admittedAt: number | undefined;
+  if (obj.admitted_at !== undefined) {
+    admittedAt = typeof obj.admitted_at === "string" ? parseRfc3339(obj.admitted_at) : undefined;
+    if (admittedAt === undefined) return { n, why: "admitted_at must be an RFC 3339 time" };
+  }
+  let source: Source = defaultSource(parsed.kind, parsed.event.type);
+  if (obj.source !== undefined) {
+    if (typeof obj.source !== "string" || !(isProducerSource(obj.source) || obj.source === "tick"))
+      return { n, why: "source must be one of observer, ledger, loopguard, graph, facts, tick" };
+    source = obj.source as Source;
+  }
+  const refusal = sourceRefusal(source, parsed.kind, parsed.event.type);
+  if (refusal !== undefined) return { n, why: refusal };
+  return {
+    n,
+    offer: {
+      kind: parsed.kind,
+      source,
+      event: parsed.event,
+      ...(admittedAt === undefined ? {} : { admittedAt }),
+    },
+    admittedAt: String(obj.admitted_at),
+  };
 }

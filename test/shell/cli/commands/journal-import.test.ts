@@ -2,7 +2,7 @@
  * `harness journal import` with the built CLI: a line that is not UTF-8 text or holds a control
  * character is refused as `FILE:LINE: reason`, never stored rewritten as U+FFFD, and the others are
  * imported; a byte order mark is accepted at the start of the first line only. A line keeps the
- * hook-fed mark of the journal it came from.
+ * hook-fed mark of the journal it came from, and its `admitted_at` unless that decreases.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -64,5 +64,17 @@ describe("harness journal import", () => {
     expect(
       f.query("SELECT json_extract(event, '$.hook_fed') AS mark FROM rule_journal WHERE run = 'impl#7'"),
     ).toEqual([{ mark: 1 }]);
+  });
+
+  it("refuses a line whose admitted_at is earlier than the row before it, and imports the rest", async () => {
+    const admitted = (run: string, at: string) => `${opened(run).slice(0, -1)},"admitted_at":"${at}"}`;
+    const r = await importFile(
+      "admitted.jsonl",
+      `${admitted("impl#9", "2099-01-01T00:00:02Z")}\n${admitted("impl#10", "2099-01-01T00:00:01Z")}\n${opened("impl#11")}\n`,
+    );
+    expect(r.refusals).toEqual([
+      ":2: admitted_at 2099-01-01T00:00:01Z is earlier than the row before it; it must not decrease",
+    ]);
+    expect(runs().slice(-2)).toEqual([{ run: "impl#9" }, { run: "impl#11" }]);
   });
 });

@@ -1,0 +1,122 @@
+/**
+ * RuleService's fire-log methods: ListFires (a filtered page, newest first, or a forward page after a
+ * seq), ExplainFire (a fire with the row it was made on, if retention kept it) and CountFires (fires per
+ * rule and hour), all read from the store's fire log.
+ */
+import type { JsonObject } from "@bufbuild/protobuf";
+import { DAY, HOUR } from "../../core/durations.js";
+import type { Level } from "../../core/rule-file.js";
+import { levelDerivation } from "../../core/rule-state.js";
+import { InvalidArgumentError, UnknownFireError } from "../errors.js";
+import type { FireRow, RuleReads } from "../store/rule-reads.js";
+import { fireInfo, primitivesOf } from "./messages.js";
+import { checkLength, limitOf, sinceOf, withinBudget } from "./requests.js";
+import type { RuleServiceDeps, RuleServiceImpl } from "./rule-service-deps.js";
+import { serve } from "./status.js";
+
+/** What of a fire counts against a response's budget. */
+const fireText = (r: FireRow): string[] => [r.message, r.target_key ?? "", r.harness ?? "", r.run ?? ""];
+
+export function fireMethods(
+  deps: Pick<RuleServiceDeps, "evaluator" | "reads" | "clock">,
+): Pick<RuleServiceImpl, "listFires" | "explainFire" | "countFires"> {
+  const { reads } = deps;
+  return {
+    listFires: (req) =>
+      serve("ListFires", () => {
+        const limit = limitOf(req.limit, "fire");
+        checkLength(req.rule, "rule");
+        checkLength(req.harness, "harness");
+        const sinceMs = sinceOf(req.sinceMs);
+        if (req.afterSeq !== undefined) {
+          if (req.rule !== "" || req.harness !== "" || sinceMs !== 0)
+            throw new InvalidArgumentError("", "ListFires with after_seq takes no rule, harness or since_ms");
+          const page = firesForward(reads, sinceOf(req.afterSeq), limit);
+          return { ...page, fires: page.fires.map((r) => fireInfo(r, reads.actions(r.fire_id))) };
+        }
+        const rows = reads.fires(
+          {
+            ...(req.rule === "" ? {} : { rule: req.rule }),
+            ...(req.harness === "" ? {} : { harness: req.harness }),
+            sinceMs,
+          },
+          limit + 1,
+        );
+        const { kept, truncated } = withinBudget(rows, limit, fireText);
+        return { fires: kept.map((r) => fireInfo(r, reads.actions(r.fire_id))), truncated };
+      }),
+
+    explainFire: (req) =>
+      serve(`ExplainFire ${req.fireId}`, () => {
+        checkLength(req.fireId, "fire id");
+        const row = reads.fire(req.fireId);
+        if (row === undefined) throw new UnknownFireError(req.fireId);
+        const journalRow = reads.journalRow(row.seq);
+        const loaded = deps.evaluator.rules.rules.find(
+          (r) => r.rule.spec.name === row.rule && r.rule.hash === row.hash,
+        );
+        return {
+          fire: fireInfo(row, reads.actions(row.fire_id)),
+          when: loaded?.rule.normalizedWhen ?? "",
+          ...(journalRow === undefined
+            ? { rowPruned: true }
+            : {
+                row: {
+                  seq: BigInt(journalRow.seq),
+                  kind: journalRow.kind,
+                  type: journalRow.type,
+                  atMs: BigInt(journalRow.at),
+                  source: journalRow.source,
+                  event: JSON.parse(journalRow.event) as JsonObject,
+                },
+              }),
+          // `now` is the row's admission time (REQ-7), which the fire keeps even when the row is gone.
+          nowMs: BigInt(row.at),
+          primitives: primitivesOf(row),
+          levelDerivation: levelDerivation(
+            row.declared_level as Level,
+            row.effective_level as Level,
+            row.mode === "shadow",
+          ),
+        };
+      }),
+
+    countFires: (req) =>
+      serve("CountFires", () => {
+        const since = sinceOf(req.sinceMs);
+        if (since > 7 * DAY)
+          throw new InvalidArgumentError("", `since_ms ${since} is longer than the 7 days CountFires counts`);
+        const now = deps.clock();
+        const fromMs = Math.floor((now - (since === 0 ? DAY : since)) / HOUR) * HOUR;
+        return {
+          counts: reads.fireCounts(fromMs).map((c) => ({
+            rule: c.rule,
+            mode: c.mode,
+            hourMs: BigInt(c.hour),
+            fires: c.fires,
+          })),
+          nowMs: BigInt(now),
+          fromMs: BigInt(fromMs),
+        };
+      }),
+  };
+}
+
+/**
+ * One forward page of the fire log after `afterSeq`: at most `limit` fires within the response budget,
+ * cut at a row boundary so that `next_after_seq` loses no fire; a row with more fires than fit (more
+ * than `limit` rules fired on it) is carried whole.
+ */
+function firesForward(reads: RuleReads, afterSeq: number, limit: number) {
+  const rows = reads.firesAfterSeq(afterSeq, limit + 1);
+  const budget = withinBudget(rows, limit, fireText);
+  let fires: FireRow[] = budget.kept;
+  if (budget.truncated) {
+    const cut = rows[fires.length] as FireRow;
+    const whole = fires.filter((r) => r.seq !== cut.seq);
+    fires = whole.length > 0 ? whole : reads.firesAtSeq(cut.seq);
+  }
+  const last = fires[fires.length - 1];
+  const more = budget.truncated && (last === undefined || reads.firesAfterSeq(last.seq, 1).length > 0);
+  return { fires, truncated: more, nextAfterSeq: BigInt(last?.seq ?? afterSeq) };
+}

@@ -1,0 +1,76 @@
+/**
+ * RuleService's GetStatus: the daemon's one status answer (`harness status`, `harness doctor`): the
+ * journal's size and last row, admissions and drops since start, the evaluator's cursor and lag, the
+ * rule set's counts and what disabled rules, stops that may not have run, the policy clones, a reload's
+ * or a store write's failure.
+ */
+import { DAY } from "../../core/durations.js";
+import { ruleState, ruleStateCounts } from "../../core/rule-state.js";
+import type { ReloadFailure } from "../daemon/daemon.js";
+import type { RuleServiceDeps, RuleServiceImpl } from "./rule-service-deps.js";
+import { serve } from "./status.js";
+
+export function statusMethod(deps: RuleServiceDeps): RuleServiceImpl["getStatus"] {
+  const { evaluator, reads } = deps;
+  const bySource = async (counter: RuleServiceDeps["metrics"]["journalRows"]) =>
+    (await counter.get()).values
+      .map((v) => ({ source: String(v.labels.source ?? ""), rows: BigInt(v.value) }))
+      .sort((a, b) => (a.source < b.source ? -1 : 1));
+  return () =>
+    serve("GetStatus", async () => {
+      const now = deps.clock();
+      const set = evaluator.rules;
+      const current = evaluator.state;
+      const last = reads.journal.last();
+      const costExceeded = set.rules.flatMap((r) => {
+        const s = ruleState(r, set, current);
+        return s.state === "disabled" ? [{ r, ...s }] : [];
+      });
+      const counts = ruleStateCounts(set, current);
+      return {
+        version: deps.version,
+        startedAtMs: BigInt(deps.startedAt),
+        nowMs: BigInt(now),
+        journalRows: BigInt(reads.journalRows()),
+        lastSeq: BigInt(last.seq),
+        lastAtMs: BigInt(last.at),
+        admittedSinceStart: await bySource(deps.metrics.journalRows),
+        droppedSinceStart: await bySource(deps.metrics.journalDropped),
+        evaluatorCursor: BigInt(evaluator.cursor),
+        lagSeconds: evaluator.lagSeconds(now),
+        holdsActive: Object.keys(current.holds).length,
+        rulesActive: counts.active,
+        rulesShadow: counts.shadow,
+        disabled: [
+          ...set.disabled.map((d) => ({ name: d.name, reason: d.reason, message: d.message })),
+          ...costExceeded.map((x) => ({
+            name: x.r.rule.spec.name,
+            reason: x.disabledReason,
+            message: x.disabledMessage,
+          })),
+        ],
+        unknownEnforced: [...set.unknownEnforced],
+        enforcedDisabled: [
+          ...set.disabled.filter((d) => set.unknownEnforced.includes(d.name)).map((d) => d.name),
+          ...costExceeded.filter((x) => x.r.enforced).map((x) => x.r.rule.spec.name),
+        ].sort(),
+        supervisorStopConfigured: deps.supervisorStopConfigured(),
+        undeliveredStops7d: reads.stopsSince("undelivered", now - 7 * DAY),
+        unknownStops7d: reads.stopsSince("unknown", now - 7 * DAY),
+        policyClones: deps.policyClones().map((c) => ({ name: c.name, state: c.state, detail: c.detail })),
+        needsRestart: [...deps.needsRestart()],
+        ...reloadFailureFields(deps.lastReloadFailure?.()),
+        ...storeWriteStatus(deps.storeWrite()),
+      };
+    });
+}
+
+const reloadFailureFields = (f: ReloadFailure | undefined) =>
+  f === undefined ? {} : { lastReloadError: f.error, lastReloadFailedAtMs: BigInt(f.at) };
+
+const storeWriteStatus = (w: ReturnType<RuleServiceDeps["storeWrite"]>) => ({
+  storePath: w.path,
+  storeWriteError: w.failure?.error ?? "",
+  storeWriteFailingSinceMs: BigInt(w.failure?.sinceMs ?? 0),
+  storeWriteFailures: w.failure?.failures ?? 0,
+});
