@@ -8,7 +8,6 @@ import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
-import Database from "better-sqlite3";
 import type { ProducerSource } from "../../src/core/sources.js";
 
 export const CLI = fileURLToPath(new URL("../../dist/shell/cli/main.js", import.meta.url));
@@ -257,16 +256,6 @@ export class TestFleet {
       });
       child.stdin.end(stdin);
     });
-  }
-
-  /** A read-only look at the store. */
-  query<T>(sql: string, ...params: unknown[]): T[] {
-    const db = new Database(this.storePath, { readonly: true, fileMustExist: true });
-    try {
-      return db.prepare(sql).all(...params) as T[];
-    } finally {
-      db.close();
-    }
   }
 
   /** Polls until `done` holds (the daemon works asynchronously). */

@@ -6,6 +6,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { seededRandom } from "../../src/shell/demo/fleet-sim.js";
+import { evaluatorCursor } from "../support/store-reads.js";
 import type { TestFleet } from "./daemon-harness.js";
 
 const REPO = "forge.example/org/reduit";
@@ -157,7 +158,7 @@ export async function evaluateMonthLive(fleet: TestFleet): Promise<number> {
   if (imported.code !== 0) throw new Error(`journal import exited ${imported.code}: ${imported.stderr}`);
   await fleet.start();
   await fleet.until(
-    () => (fleet.query<{ cursor: number }>("SELECT cursor FROM evaluator")[0]?.cursor ?? 0) >= lines.length,
+    () => evaluatorCursor(fleet) >= lines.length,
     "the evaluator to reach the imported month",
     120_000,
   );

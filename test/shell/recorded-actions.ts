@@ -5,6 +5,7 @@
  * a test that records the stop commands passes the runs they were given, others compare without.
  */
 import type { FireAction } from "../../src/core/outcome.js";
+import { actions, annotations, fires, holds, type StoreAt } from "../support/store-reads.js";
 
 const ORDER = ["annotate", "notify", "hold", "stop"];
 const byLevel = (a: string, b: string) =>
@@ -27,27 +28,21 @@ export const plannedLines = (actions: readonly FireAction[], stopRuns: boolean):
   actions.map((a) => line(a, stopRuns));
 
 /**
- * Each fire's recorded actions by fire id, in level order: its annotation, its rule_actions rows, the
- * hold it placed; `stopRuns` by fire id when the test recorded the stop commands.
+ * Each fire's recorded actions by fire id, in level order: its annotation, its recorded notify and
+ * stop actions, the hold it placed; `stopRuns` by fire id when the test recorded the stop commands.
  */
-export function recordedLines(
-  query: (sql: string) => readonly Record<string, unknown>[],
-  stopRuns?: ReadonlyMap<string, string>,
-): Map<string, string[]> {
+export function recordedLines(store: StoreAt, stopRuns?: ReadonlyMap<string, string>): Map<string, string[]> {
   const out = new Map<string, string[]>();
-  const add = (fireId: unknown, line: string) => {
-    const id = String(fireId);
+  const add = (id: string, line: string) => {
     out.set(id, [...(out.get(id) ?? []), line]);
   };
-  for (const r of query("SELECT fire_id FROM rule_fires")) out.set(String(r.fire_id), []);
-  for (const r of query("SELECT fire_id, node FROM rule_annotations")) add(r.fire_id, `annotate ${r.node}`);
-  for (const r of query("SELECT fire_id, harness FROM rule_holds")) add(r.fire_id, `hold ${r.harness}`);
-  for (const r of query(
-    "SELECT a.fire_id, a.action, f.harness FROM rule_actions a JOIN rule_fires f USING (fire_id)",
-  )) {
+  for (const r of fires(store)) out.set(r.fire_id, []);
+  for (const r of annotations(store)) add(r.fire_id, `annotate ${r.node}`);
+  for (const r of holds(store)) add(r.fire_id, `hold ${r.harness}`);
+  for (const r of actions(store)) {
     if (r.action === "notify") add(r.fire_id, "notify");
     else if (stopRuns === undefined) add(r.fire_id, `stop ${r.harness}`);
-    else add(r.fire_id, `stop ${r.harness} ${stopRuns.get(String(r.fire_id))}`);
+    else add(r.fire_id, `stop ${r.harness} ${stopRuns.get(r.fire_id)}`);
   }
   for (const lines of out.values()) lines.sort(byLevel);
   return out;

@@ -17,7 +17,9 @@ import type { AdapterRegistry } from "../../../src/shell/agents/adapters/registr
 import { DaemonApp } from "../../../src/shell/app/daemon-app.js";
 import { agentClient, journalClient } from "../../../src/shell/rpc/client.js";
 import { readTokenFile } from "../../../src/shell/rpc/credentials.js";
+import type { Db } from "../../../src/shell/store/open-store.js";
 import { createLog } from "../../../src/shell/support/log.js";
+import { derivedCursors, journalRows, lastRow } from "../../support/store-reads.js";
 import { type FleetOptions, TestFleet } from "../daemon-harness.js";
 
 export const REPO = "forge.example/org/reduit";
@@ -101,32 +103,22 @@ export class AgentsDaemon {
     return agentClient({ socketPath: this.fleet.socketPath }).checkRun({ harness, run });
   }
 
-  query<T>(sql: string, ...params: unknown[]): T[] {
-    return this.app.store.db.prepare(sql).all(...params) as T[];
+  /** The daemon's own store connection, for the test's reads (`test/support/store-reads.ts`). */
+  get db(): Db {
+    return this.app.store.db;
   }
 
   /** Every row of `type` (run_event unless `kind` says), its event parsed, in seq order. */
   rows(type: string, kind = "run_event"): (Record<string, unknown> & { seq: number; source: string })[] {
-    return this.query<{ seq: number; source: string; event: string }>(
-      "SELECT seq, source, event FROM rule_journal WHERE kind = ? AND type = ? ORDER BY seq",
-      kind,
-      type,
-    ).map((r) => ({ ...(JSON.parse(r.event) as Record<string, unknown>), seq: r.seq, source: r.source }));
+    return journalRows(this, { kind, type }).map((r) => ({ ...r.event, seq: r.seq, source: r.source }));
   }
 
   /** Waits until the evaluator and the derivers have passed every row. */
   async settled(): Promise<void> {
     await this.until(() => {
-      const last = this.app.store.db.prepare("SELECT max(seq) AS s FROM rule_journal").get() as {
-        s: number | null;
-      };
-      const cursors = this.query<{ cursor: number }>("SELECT cursor FROM derived_cursors");
-      const head = last.s ?? 0;
-      return (
-        this.app.daemon.view.cursor === head &&
-        cursors.length === 5 &&
-        cursors.every((c) => c.cursor === head)
-      );
+      const head = lastRow(this).seq;
+      const cursors = derivedCursors(this);
+      return this.app.daemon.view.cursor === head && cursors.length === 5 && cursors.every((c) => c === head);
     }, "the evaluator and the derivers to pass every row");
   }
 

@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { HOUR, MINUTE } from "../../../src/core/durations.js";
 import { runNode } from "../../../src/core/targets.js";
 import { RunVerdict, StopCause } from "../../../src/shell/rpc/gen/harness/v1/agents_pb.js";
+import { actions, agentRunStops, annotations, fires, holds } from "../../support/store-reads.js";
 import { AgentsDaemon, REPO, session } from "./agents-daemon.js";
 
 const daemons: AgentsDaemon[] = [];
@@ -69,11 +70,8 @@ describe("holds on hook-fed runs", () => {
       s1.tool({ is_error: true }),
       s1.tool({ is_error: true, digest: "1".repeat(64) }),
     ]);
-    await d.until(
-      () => d.query("SELECT 1 FROM rule_holds WHERE released_at IS NULL").length === 1,
-      "the hold",
-    );
-    const fireId = d.query<{ fire_id: string }>("SELECT fire_id FROM rule_holds")[0]?.fire_id as string;
+    await d.until(() => holds(d, { inForce: true }).length === 1, "the hold");
+    const fireId = holds(d)[0]?.fire_id as string;
 
     const s2 = session("impl", "s2");
     await d.hookRows("ledger", [s2.opened()]);
@@ -109,10 +107,7 @@ describe("holds on hook-fed runs", () => {
     await d.hookRows("observer", [before.tool({})]);
     await d.hookRows("ledger", [s1.opened()]);
     await d.hookRows("observer", [s1.tool({ is_error: true }), s1.tool({ is_error: true })]);
-    await d.until(
-      () => d.query("SELECT 1 FROM rule_holds WHERE released_at IS NULL").length === 1,
-      "the hold",
-    );
+    await d.until(() => holds(d, { inForce: true }).length === 1, "the hold");
     expect(d.check("impl", before.run)).toEqual({ kind: "allow" });
     expect((await d.checkRun("impl", before.run)).verdict).toBe(RunVerdict.ALLOW);
     // First seen after the hold, by a tool row or by nothing but this call: no opened row lets it
@@ -132,10 +127,7 @@ describe("holds on hook-fed runs", () => {
     const s1 = session("impl", "s1");
     await d.hookRows("ledger", [s1.opened()]);
     await d.hookRows("observer", [s1.tool({ is_error: true }), s1.tool({ is_error: true })]);
-    await d.until(
-      () => d.query("SELECT 1 FROM rule_holds WHERE released_at IS NULL").length === 1,
-      "the hold",
-    );
+    await d.until(() => holds(d, { inForce: true }).length === 1, "the hold");
     const s2 = session("impl", "s2");
     await d.hookRows("ledger", [s2.opened()]);
     expect(d.check("impl", s1.run)).toEqual({ kind: "allow" });
@@ -156,13 +148,11 @@ describe("stops on hook-fed runs", () => {
     await d.hookRows("ledger", [a.opened(), b.opened()]);
     await d.hookRows("observer", [a.tool({ digest: "f".repeat(64) })]);
     await d.settled();
-    const fire = d.query<{ fire_id: string; action: string }>(
-      "SELECT fire_id, action FROM rule_fires WHERE rule = 'forbidden-command-stops'",
-    );
-    expect(fire).toEqual([{ fire_id: expect.any(String), action: "stop" }]);
+    const fire = fires(d, { rule: "forbidden-command-stops" });
+    expect(fire.map((x) => x.action)).toEqual(["stop"]);
     const fireId = fire[0]?.fire_id as string;
     await d.until(
-      () => d.query("SELECT 1 FROM rule_actions WHERE action = 'stop' AND state = 'started'").length === 1,
+      () => actions(d, { action: "stop", state: "started" }).length === 1,
       "the stop waiting for the run's next hook call",
     );
     // CheckRun reports it and delivers nothing.
@@ -186,9 +176,9 @@ describe("stops on hook-fed runs", () => {
         source: "ledger",
       },
     ]);
-    expect(
-      d.query("SELECT state, detail FROM rule_actions WHERE fire_id = ? AND action = 'stop'", fireId),
-    ).toEqual([{ state: "ok", detail: `delivered to ${a.run} at its next hook call` }]);
+    expect(actions(d, { fireId, action: "stop" }).map((x) => ({ state: x.state, detail: x.detail }))).toEqual(
+      [{ state: "ok", detail: `delivered to ${a.run} at its next hook call` }],
+    );
     // Every later call of the run stays stopped, and the run is closed once.
     expect(d.check("impl", a.run)).toEqual(stopped);
     expect(d.check("impl", a.run)).toEqual(stopped);
@@ -204,13 +194,10 @@ describe("stops on hook-fed runs", () => {
     const a = session("impl", "a");
     await d.hookRows("ledger", [a.opened()]);
     await d.hookRows("observer", [a.tool({ digest: "f".repeat(64) })]);
-    await d.until(
-      () => d.query("SELECT 1 FROM rule_actions WHERE action = 'stop' AND state = 'started'").length === 1,
-      "the stop waiting",
-    );
+    await d.until(() => actions(d, { action: "stop", state: "started" }).length === 1, "the stop waiting");
     await d.hookRows("ledger", [a.closed("success", "logout")]);
     await d.settled();
-    expect(d.query("SELECT state, detail FROM rule_actions WHERE action = 'stop'")).toEqual([
+    expect(actions(d, { action: "stop" }).map((x) => ({ state: x.state, detail: x.detail }))).toEqual([
       { state: "undelivered", detail: `${a.run} closed before its next hook call` },
     ]);
     // A late call of the run is still refused, and closes nothing again.
@@ -228,10 +215,10 @@ describe("stops on hook-fed runs", () => {
     await d.hookRows("ledger", [a.opened(), b.opened()]);
     await d.hookRows("observer", [a.tool({ digest: "f".repeat(64) })]);
     await d.until(
-      () => d.query("SELECT 1 FROM rule_actions WHERE action = 'stop' AND state = 'started'").length === 1,
+      () => actions(d, { action: "stop", state: "started" }).length === 1,
       "the stop waiting for both runs' next hook calls",
     );
-    const action = () => d.query("SELECT state, detail FROM rule_actions WHERE action = 'stop'");
+    const action = () => actions(d, { action: "stop" }).map((x) => ({ state: x.state, detail: x.detail }));
     expect(action()).toEqual([
       {
         state: "started",
@@ -255,11 +242,9 @@ describe("stops on hook-fed runs", () => {
         detail: `delivered to ${a.run} at its next hook call; ${b.run} closed before its next hook call`,
       },
     ]);
-    expect(
-      d.query("SELECT run, outcome, delivered_at IS NOT NULL AS settled FROM agent_run_stops ORDER BY run"),
-    ).toEqual([
-      { run: a.run, outcome: "delivered", settled: 1 },
-      { run: b.run, outcome: "closed_first", settled: 1 },
+    expect(agentRunStops(d)).toEqual([
+      { run: a.run, outcome: "delivered", settled: true },
+      { run: b.run, outcome: "closed_first", settled: true },
     ]);
     // A late call of the closed run is still refused, and closes nothing.
     expect(d.check("impl", b.run).kind).toBe("stopped");
@@ -276,7 +261,7 @@ describe("stops on hook-fed runs", () => {
     // A late tool row of the closed session (PostToolUse after SessionEnd).
     await d.hookRows("observer", [a.tool({ digest: "f".repeat(64) })]);
     await d.settled();
-    expect(d.query("SELECT action FROM rule_fires")).toEqual([{ action: "target_gone" }]);
+    expect(fires(d).map((x) => x.action)).toEqual(["target_gone"]);
     expect(d.check("impl", a.run).kind).not.toBe("stopped");
   });
 });
@@ -326,9 +311,7 @@ describe("the loop guard on hook-fed runs", () => {
       expect(d.check("worker", s.run).kind).toBe("stopped");
     }
     await d.until(() => d.fleet.delivered().some((p) => p.rule === "loop-stop-recurs"), "rule_fired");
-    expect(d.query("SELECT action FROM rule_fires WHERE rule = 'loop-stop-recurs'")).toEqual([
-      { action: "notify" },
-    ]);
+    expect(fires(d, { rule: "loop-stop-recurs" }).map((x) => x.action)).toEqual(["notify"]);
   });
 });
 
@@ -364,11 +347,11 @@ describe("starter rules on hook rows", () => {
       [runNode(impl.run), `file:${REPO}:README.md`],
       [runNode(review.run), `file:${REPO}:internal/writer.go`],
     ]);
-    await d.until(() => d.query("SELECT 1 FROM rule_annotations").length > 0, "the annotation");
+    await d.until(() => annotations(d).length > 0, "the annotation");
     expect(
-      d.query(
-        "SELECT f.rule, a.node FROM rule_annotations a JOIN rule_fires f USING (fire_id) WHERE f.rule = 'same-file-collision'",
-      ),
+      annotations(d)
+        .filter((x) => x.rule === "same-file-collision")
+        .map((x) => ({ rule: x.rule, node: x.node })),
     ).toEqual([{ rule: "same-file-collision", node: runNode(review.run) }]);
 
     await d.hookRows("ledger", [review.closed()]);

@@ -7,6 +7,7 @@
 import * as http from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_HOOK_PAYLOAD_BYTES } from "../../../src/shell/agents/ingest/hook-limits.js";
+import { journalCount } from "../../support/store-reads.js";
 import { TestFleet } from "../daemon-harness.js";
 
 let fleet: TestFleet;
@@ -21,8 +22,7 @@ beforeAll(async () => {
 
 afterAll(() => fleet.dispose());
 
-const runEvents = () =>
-  fleet.query<{ n: number }>("SELECT COUNT(*) AS n FROM rule_journal WHERE kind = 'run_event'")[0]?.n;
+const runEvents = () => journalCount(fleet, { kind: "run_event" });
 
 describe("[agents] listen", () => {
   it("serves the hook endpoint only: an RPC method there gets 404, not an answer", async () => {

@@ -7,6 +7,7 @@
  */
 import * as fs from "node:fs";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { actions, fires, holds } from "../../support/store-reads.js";
 import { ERROR_STREAK_STOPS, jsonl, TestFleet } from "../daemon-harness.js";
 import { makeRepo, rowsOf, runHook } from "./hook-harness.js";
 import { claudeCode } from "./payloads.js";
@@ -40,10 +41,7 @@ it("A held harness cannot start working: a new session's tool call is denied unt
     jsonl([budgetExceeded(1), budgetExceeded(2)]),
   );
   expect(appended.code, appended.stderr).toBe(0);
-  await fleet.until(
-    () => fleet.query("SELECT 1 FROM rule_holds WHERE harness = 'impl' AND released_at IS NULL").length === 1,
-    "the hold on impl",
-  );
+  await fleet.until(() => holds(fleet, { harness: "impl", inForce: true }).length === 1, "the hold on impl");
   const payloads = claudeCode(repo, "sess-held");
   expect((await runHook(fleet, "claude-code", JSON.stringify(payloads.SessionStart))).code).toBe(0);
 
@@ -79,10 +77,7 @@ it("finding 9: while a hold is on, a new session whose SessionStart never arrive
       jsonl([budgetExceeded(1), budgetExceeded(2)]),
     );
     expect(appended.code, appended.stderr).toBe(0);
-    await f.until(
-      () => f.query("SELECT 1 FROM rule_holds WHERE harness = 'impl' AND released_at IS NULL").length === 1,
-      "the hold on impl",
-    );
+    await f.until(() => holds(f, { harness: "impl", inForce: true }).length === 1, "the hold on impl");
 
     // A new session whose SessionStart was set aside or lost: its first call is its first row.
     const lost = await runHook(f, "claude-code", JSON.stringify(claudeCode(repo, "sess-lost").PreToolUse));
@@ -124,10 +119,7 @@ it("A stopped run ends at its next tool call, and its later prompts are refused"
       { ...payloads.PostToolUseFailure, tool_use_id: "toolu_03" },
     ])
       expect((await runHook(f, "claude-code", JSON.stringify(p))).code).toBe(0);
-    await f.until(
-      () => f.query("SELECT 1 FROM rule_fires WHERE rule = 'error-streak-stops'").length === 1,
-      "the stop",
-    );
+    await f.until(() => fires(f, { rule: "error-streak-stops" }).length === 1, "the stop");
 
     const stopped = JSON.parse((await runHook(f, "claude-code", JSON.stringify(payloads.PreToolUse))).stdout);
     expect(stopped.continue).toBe(false);
@@ -188,10 +180,7 @@ it("A mixed fleet: a rule stop reaches a hook-fed run at its next hook call, and
       { ...payloads.PostToolUseFailure, tool_use_id: "toolu_03" },
     ])
       expect((await runHook(f, "claude-code", JSON.stringify(p))).code).toBe(0);
-    await f.until(
-      () => f.query("SELECT 1 FROM rule_fires WHERE rule = 'error-streak-stops'").length === 2,
-      "both stops",
-    );
+    await f.until(() => fires(f, { rule: "error-streak-stops" }).length === 2, "both stops");
     await f.until(() => f.stopped().length === 1, "the supervisor's stop");
     expect(f.stopped()[0]?.slice(0, 3)).toEqual(["nightly", "nightly#41", "error-streak-stops"]);
 
@@ -204,9 +193,7 @@ it("A mixed fleet: a rule stop reaches a hook-fed run at its next hook call, and
     );
     // The supervisor was asked to stop its own run only.
     expect(f.stopped().map((a) => a[1])).toEqual(["nightly#41"]);
-    expect(
-      f.query<{ state: string }>("SELECT state FROM rule_actions WHERE action = 'stop' ORDER BY state"),
-    ).toEqual([{ state: "ok" }, { state: "ok" }]);
+    expect(actions(f, { action: "stop" }).map((a) => a.state)).toEqual(["ok", "ok"]);
   } finally {
     await f.dispose();
   }

@@ -7,6 +7,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
+import { journalRows } from "../../support/store-reads.js";
 import type { CliResult, TestFleet } from "../daemon-harness.js";
 
 export const BIN = fileURLToPath(new URL("../../../dist/shell/cli/bin.cjs", import.meta.url));
@@ -93,9 +94,12 @@ export function startHook(
 }
 
 export const rowsOf = (fleet: TestFleet, session?: string): Row[] =>
-  fleet
-    .query<{ seq: number; type: string; source: string; event: string }>(
-      "SELECT seq, type, source, event FROM rule_journal WHERE kind = 'run_event' ORDER BY seq",
-    )
-    .map((r) => ({ ...r, raw: r.event, event: JSON.parse(r.event) as Record<string, unknown> }))
+  journalRows(fleet, { kind: "run_event" })
+    .map((r) => ({
+      seq: r.seq,
+      type: r.type,
+      source: r.source,
+      raw: JSON.stringify(r.event),
+      event: r.event,
+    }))
     .filter((r) => session === undefined || r.event.session === session);

@@ -15,6 +15,7 @@ import { inputDigest } from "../../../src/shell/agents/ingest/go-json-digest.js"
 import { HOOK_PATH_PREFIX, LEDGER_TOKEN_HEADER } from "../../../src/shell/agents/ingest/hook-limits.js";
 import { HookIngest, type IngestRequest } from "../../../src/shell/agents/ingest/ingest.js";
 import { agentsCheck } from "../../../src/shell/cli/commands/doctor-agents.js";
+import { holds } from "../../support/store-reads.js";
 import { jsonl, TestFleet } from "../daemon-harness.js";
 import { AgentsDaemon } from "./agents-daemon.js";
 import { makeRepo, rowsOf, runHook, startHook } from "./hook-harness.js";
@@ -148,10 +149,7 @@ describe("finding 2: a poison call in the spool fails no one open", () => {
       expect(spool.entries()).toHaveLength(1);
 
       await d.append("ledger", [budgetExceeded(1), budgetExceeded(2)]);
-      await d.until(
-        () => d.query("SELECT 1 FROM rule_holds WHERE harness = 'impl' AND released_at IS NULL").length === 1,
-        "the hold on impl",
-      );
+      await d.until(() => holds(d, { harness: "impl", inForce: true }).length === 1, "the hold on impl");
       // 6 s: the poison's drain takes at most half, and the call's own half holds on a loaded machine.
       const alpha = claudeCode(repo, "sess-alpha");
       const opened = await runHook(fleet, "claude-code", JSON.stringify(alpha.SessionStart), [
@@ -225,8 +223,7 @@ describe("finding 9: a session's rows are admitted in the order they were made",
     );
     expect(appended.code, appended.stderr).toBe(0);
     await fleet.until(
-      () =>
-        fleet.query("SELECT 1 FROM rule_holds WHERE harness = 'impl' AND released_at IS NULL").length === 1,
+      () => holds(fleet, { harness: "impl", inForce: true }).length === 1,
       "the hold on impl",
     );
     await fleet.stop();

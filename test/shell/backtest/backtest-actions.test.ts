@@ -17,6 +17,7 @@ import { selectorShapes, WindowFeed } from "../../../src/core/window-index.js";
 import { readShadows } from "../../../src/shell/store/decision-store.js";
 import { JournalTable } from "../../../src/shell/store/journal-table.js";
 import { openStoreReadOnly } from "../../../src/shell/store/open-store.js";
+import { evaluatorCursor, fires } from "../../support/store-reads.js";
 import { TestFleet } from "../daemon-harness.js";
 import { evaluateMonthLive } from "../fleet-month.js";
 import { plannedLines, recordedLines } from "../recorded-actions.js";
@@ -71,7 +72,7 @@ const loadedRules = (): ActiveRule[] => [
 function backtestEach(storePath: string, rules: readonly ActiveRule[]) {
   const store = openStoreReadOnly(storePath);
   try {
-    const cursor = (store.db.prepare("SELECT cursor FROM evaluator").get() as { cursor: number }).cursor;
+    const cursor = evaluatorCursor(store);
     const shadows = readShadows(store.db);
     const folds = rules.map((active) => ({
       name: active.rule.spec.name,
@@ -115,24 +116,12 @@ interface LiveFire {
 function liveFires(storePath: string, stopRuns: ReadonlyMap<string, string>): LiveFire[] {
   const store = openStoreReadOnly(storePath);
   try {
-    const lines = recordedLines((sql) => store.db.prepare(sql).all() as Record<string, unknown>[], stopRuns);
-    const rows = store.db
-      .prepare(
-        "SELECT fire_id, seq, rule, action, effective_level, harness FROM rule_fires ORDER BY seq, fire_id",
-      )
-      .all() as {
-      fire_id: string;
-      seq: number;
-      rule: string;
-      action: string;
-      effective_level: Level;
-      harness: string | null;
-    }[];
-    return rows.map((r) => ({
+    const lines = recordedLines(store, stopRuns);
+    return fires(store).map((r) => ({
       seq: r.seq,
       rule: r.rule,
       action: r.action,
-      level: r.effective_level,
+      level: r.effective_level as Level,
       harness: r.harness ?? undefined,
       actions: lines.get(r.fire_id) ?? [],
     }));

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { STARTER_FILES } from "../../../src/core/starter-pack.generated.js";
 import { ruleClient } from "../../../src/shell/rpc/client.js";
 import { ErrorDetailSchema, ErrorReason } from "../../../src/shell/rpc/gen/harness/v1/rules_pb.js";
+import { fires } from "../../support/store-reads.js";
 import { TestFleet } from "../daemon-harness.js";
 import { evaluateMonthLive } from "../fleet-month.js";
 
@@ -63,10 +64,7 @@ describe("harness rules backtest over a month of fleet", () => {
       expect(result.code, result.stderr).toBe(0);
       const replayed = result.json();
       expect(replayed.ran_on).toBe("daemon");
-      const live = fleet.query<{ seq: number; target_key: string | null }>(
-        "SELECT seq, target_key FROM rule_fires WHERE rule = ? ORDER BY seq, fire_id",
-        name,
-      );
+      const live = fires(fleet, { rule: name });
       // Not a vacuous month: every starter rule fired live.
       expect(live.length, `${name} fired live`).toBeGreaterThan(0);
       expect(

@@ -7,10 +7,10 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import * as path from "node:path";
-import Database from "better-sqlite3";
 import { beforeAll, describe, expect, it } from "vitest";
 import { runDemo } from "../../../src/shell/cli/commands/demo.js";
 import { stopEntryPath } from "../../../src/shell/supervisor/stop-command.js";
+import { proposals } from "../../support/store-reads.js";
 import { CLI } from "../daemon-harness.js";
 
 beforeAll(() => {
@@ -139,13 +139,12 @@ describe("harness demo's proposal loop", () => {
       expect(pulls).toHaveLength(1);
       const body = pulls[0]?.body ?? "";
       expect(body.match(/<!-- harness-rules /g)).toHaveLength(1);
-      const db = new Database(path.join(dir as string, "state", "harness", "harness.db"), { readonly: true });
-      const stored = db
-        .prepare("SELECT name, expression_hash AS hash, state FROM rule_proposals WHERE id = 1")
-        .get() as { name: string; hash: string; state: string };
-      db.close();
-      expect(stored).toMatchObject({ name, state: "opened" });
-      expect(body.split("\n")[0]).toBe(`<!-- harness-rules name=${stored.name} hash=${stored.hash} -->`);
+      const [stored] = proposals({ storePath: path.join(dir as string, "state", "harness", "harness.db") });
+      if (stored === undefined) throw new Error("the demo stored no proposal");
+      expect(stored).toMatchObject({ id: "p-1", name, state: "opened" });
+      expect(body.split("\n")[0]).toBe(
+        `<!-- harness-rules name=${stored.name} hash=${stored.expressionHash} -->`,
+      );
       expect(pulls[0]).toMatchObject({
         head: `harness-rules/${stored.name}`,
         reviewers: ["alice"],

@@ -9,6 +9,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { STARTER_FILES } from "../../../src/core/starter-pack.generated.js";
+import { actionsInFlight, fires } from "../../support/store-reads.js";
 import { jsonl, TestFleet } from "../daemon-harness.js";
 
 /** Times, hashes and the store's path vary from run to run; the layout around them must not. */
@@ -40,13 +41,10 @@ describe("the human output of harness rules", () => {
       jsonl(rows),
     );
     expect(r.code, r.stderr).toBe(0);
-    await f.until(() => f.query("SELECT 1 FROM rule_fires").length === 1, "the budget fire");
-    fireId = f.query<{ fire_id: string }>("SELECT fire_id FROM rule_fires")[0]?.fire_id ?? "";
+    await f.until(() => fires(f).length === 1, "the budget fire");
+    fireId = fires(f)[0]?.fire_id ?? "";
     // explain shows the action's outcome: wait for the hook to have run, so the golden file has one.
-    await f.until(
-      () => f.query("SELECT 1 FROM rule_actions WHERE state IN ('pending', 'started')").length === 0,
-      "the notify action's outcome",
-    );
+    await f.until(() => actionsInFlight(f) === 0, "the notify action's outcome");
   });
   afterAll(() => f.dispose());
 

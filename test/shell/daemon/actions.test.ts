@@ -9,6 +9,7 @@ import { AgentRunStops } from "../../../src/shell/store/agent-run-stops.js";
 import { DecisionStore } from "../../../src/shell/store/decision-store.js";
 import { type OpenedStore, openStore } from "../../../src/shell/store/open-store.js";
 import { createLog } from "../../../src/shell/support/log.js";
+import { actions } from "../../support/store-reads.js";
 
 const opened: OpenedStore[] = [];
 afterEach(() => {
@@ -44,21 +45,11 @@ describe("ActionRunner's record of a notification", () => {
       "test",
     );
     opened.push(s);
-    s.db
-      .prepare(
-        `INSERT INTO rule_fires (fire_id, seq, at, rule, hash, kind, type, declared_level, effective_level, mode,
-           action, message, primitives)
-         VALUES ('f1', 1, 0, 'r', 'h', 'run_event', 'closed', 'notify', 'notify', 'active', 'notify', 'm', '[]')`,
-      )
-      .run();
-    s.db
-      .prepare(
-        "INSERT INTO rule_actions (fire_id, action, state, updated_at) VALUES ('f1', 'notify', 'pending', 0)",
-      )
-      .run();
+    const decisions = new DecisionStore(s.db);
+    decisions.commit({ cursor: 1, ops: [], fires: [fire], suppressed: new Map() });
     const queued: NotifyEvent[] = [];
     const runner = new ActionRunner(
-      new DecisionStore(s.db),
+      decisions,
       {
         notify: (e) => queued.push(e),
         wantsEvent: () => true,
@@ -70,8 +61,7 @@ describe("ActionRunner's record of a notification", () => {
       () => 5,
       new AgentRunStops(s.db),
     );
-    const state = () =>
-      (s.db.prepare("SELECT state FROM rule_actions WHERE fire_id = 'f1'").get() as { state: string }).state;
+    const state = () => actions(s, { fireId: "f1" })[0]?.state;
     runner.dispatch({ fires: [fire], releases: [], evaluations: [] });
     expect(queued.map((e) => e.fireId)).toEqual(["f1"]);
     // A crash now finds it pending: its hook never ran, so it is recorded undelivered, not unknown.

@@ -27,6 +27,16 @@ import { rawPost } from "../../../src/shell/agents/forwarder/raw-http.js";
 import { FileEdgeProjector } from "../../../src/shell/graph/file-edges.js";
 import { journalClient } from "../../../src/shell/rpc/client.js";
 import { readTokenFile } from "../../../src/shell/rpc/credentials.js";
+import {
+  actionsInFlight,
+  coreRows,
+  derivedCursors,
+  evaluatorCursor,
+  fires,
+  journalRows,
+  lastRow,
+  actions as recordedActions,
+} from "../../support/store-reads.js";
 import { makeRepo } from "../agents/hook-harness.js";
 import { ERROR_STREAK_STOPS, TestFleet } from "../daemon-harness.js";
 import { mountTmpfs, tmpfsUnavailable } from "../store/tmpfs.js";
@@ -266,11 +276,10 @@ async function send(f: TestFleet, batch: Batch): Promise<boolean> {
 }
 
 const settled = (f: TestFleet) => {
-  const cursor = f.query<{ cursor: number }>("SELECT cursor FROM evaluator")[0]?.cursor;
-  const last = f.query<{ last: number | null }>("SELECT max(seq) AS last FROM rule_journal")[0]?.last;
-  const open = f.query("SELECT 1 FROM rule_actions WHERE state IN ('pending', 'started')");
-  const derived = f.query<{ cursor: number }>("SELECT cursor FROM derived_cursors");
-  return cursor === (last ?? 0) && open.length === 0 && derived.every((d) => d.cursor === (last ?? 0));
+  const last = lastRow(f).seq;
+  return (
+    evaluatorCursor(f) === last && actionsInFlight(f) === 0 && derivedCursors(f).every((c) => c === last)
+  );
 };
 
 describe.each(SCENARIOS)("crash matrix, $name", (sc) => {
@@ -304,11 +313,7 @@ describe.each(SCENARIOS)("crash matrix, $name", (sc) => {
         await f.until(() => settled(f), "evaluation after the restart");
         await f.stop();
 
-        const rows = f
-          .query<{ seq: number; at: number; kind: JournalRow["kind"]; event: string }>(
-            "SELECT seq, at, kind, event FROM rule_journal ORDER BY seq",
-          )
-          .map((r) => ({ seq: r.seq, at: r.at, kind: r.kind, event: JSON.parse(r.event) }));
+        const rows = coreRows(f);
         expect(rows.map((r) => r.seq)).toEqual(rows.map((_, i) => i + 1));
         for (let i = 1; i < rows.length; i++)
           expect((rows[i] as JournalRow).at).toBeGreaterThanOrEqual((rows[i - 1] as JournalRow).at);
@@ -326,9 +331,7 @@ describe.each(SCENARIOS)("crash matrix, $name", (sc) => {
         const expected = fold(ruleSet, rows, emptyState, indexedWindows(rows, shapes)).outcomes.flatMap(
           (o) => o.fires,
         );
-        const live = f.query<{ fire_id: string; rule: string; action: string }>(
-          "SELECT fire_id, rule, action FROM rule_fires ORDER BY seq, fire_id",
-        );
+        const live = fires(f).map((x) => ({ fire_id: x.fire_id, rule: x.rule, action: x.action }));
         expect(live).toEqual(expected.map((x) => ({ fire_id: x.id, rule: x.rule, action: x.action })));
         expect(live.length).toBeGreaterThan(0);
 
@@ -348,9 +351,7 @@ describe.each(SCENARIOS)("crash matrix, $name", (sc) => {
           .filter((d) => d.event === "rule_fired")
           .map((d) => d.fire_id as string);
         expect(new Set(deliveries).size, "no fire is delivered twice").toBe(deliveries.length);
-        const actions = f.query<{ fire_id: string; action: string; state: string }>(
-          "SELECT fire_id, action, state FROM rule_actions",
-        );
+        const actions = recordedActions(f);
         for (const a of actions)
           expect(["ok", "undelivered", "unknown"], `${a.fire_id} ${a.action}`).toContain(a.state);
         for (const a of actions.filter((x) => x.state === "ok" && x.action === "notify"))
@@ -456,11 +457,7 @@ describe("crash matrix, disk full during a hook burst", () => {
         await writers(15, 20);
         await f.stop();
 
-        const sessions = f
-          .query<{ seq: number; event: string }>(
-            "SELECT seq, event FROM rule_journal WHERE kind = 'run_event' ORDER BY seq",
-          )
-          .map((r) => String((JSON.parse(r.event) as { session?: unknown }).session));
+        const sessions = journalRows(f, { kind: "run_event" }).map((r) => String(r.event.session));
         expect(new Set(sessions).size, "no row is stored twice").toBe(sessions.length);
         const stored = new Set(sessions);
         const admitted = [...answers].filter(([, a]) => a.row === "admitted").map(([s]) => s);

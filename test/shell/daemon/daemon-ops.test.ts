@@ -1,6 +1,14 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import {
+  actions,
+  evaluatorCursor,
+  fires,
+  holds,
+  journalCount,
+  journalRows,
+} from "../../support/store-reads.js";
 import { HOOKS, jsonl, TestFleet } from "../daemon-harness.js";
 
 const fleets: TestFleet[] = [];
@@ -21,10 +29,8 @@ describe("the daemon's loop", () => {
     const f = new TestFleet();
     fleets.push(f);
     await f.start({ HARNESS_TICK_MS: "200" });
-    await f.until(() => f.query("SELECT 1 FROM rule_journal WHERE kind = 'tick'").length >= 3, "three ticks");
-    const ticks = f.query<{ source: string; type: string }>(
-      "SELECT source, type FROM rule_journal WHERE kind = 'tick'",
-    );
+    await f.until(() => journalCount(f, { kind: "tick" }) >= 3, "three ticks");
+    const ticks = journalRows(f, { kind: "tick" });
     expect(ticks.every((t) => t.source === "tick" && t.type === "tick")).toBe(true);
   });
 
@@ -37,10 +43,7 @@ describe("the daemon's loop", () => {
       ["journal", "append", "--token-file", ledger],
       jsonl([budget("nightly", 1), budget("nightly", 2)]),
     );
-    await f.until(
-      () => f.query("SELECT 1 FROM rule_holds WHERE released_at IS NULL").length === 1,
-      "the hold",
-    );
+    await f.until(() => holds(f, { inForce: true }).length === 1, "the hold");
     const config = path.join(f.root, "config", "harness", "harness.toml");
     fs.writeFileSync(
       config,
@@ -48,10 +51,7 @@ describe("the daemon's loop", () => {
     );
     const lock = JSON.parse(fs.readFileSync(`${f.storePath}.lock`, "utf8")) as { pid: number };
     process.kill(lock.pid, "SIGHUP");
-    await f.until(
-      () => f.query("SELECT 1 FROM rule_holds WHERE release_cause = 'reload'").length === 1,
-      "the release",
-    );
+    await f.until(() => holds(f).filter((h) => h.release_cause === "reload").length === 1, "the release");
     expect((await f.cli(["rules", "admission", "nightly"])).code).toBe(0);
     await f.until(() => /enforce names a rule that is not loaded/.test(f.daemonStdout), "the WARN");
     expect(f.daemonStdout).toMatch(/"rule":"no-such-rule".*enforce names a rule that is not loaded/);
@@ -103,14 +103,13 @@ describe("the daemon's loop", () => {
       jsonl([budget("a", 1), budget("a", 2), budget("b", 1), budget("b", 2), budget("c", 1), budget("c", 2)]),
     );
     // Three fires, each with a hook that never exits: evaluation does not wait for any of them.
-    await f.until(() => f.query("SELECT 1 FROM rule_fires").length === 3, "three fires");
-    const [{ cursor } = { cursor: 0 }] = f.query<{ cursor: number }>("SELECT cursor FROM evaluator");
-    expect(cursor).toBeGreaterThanOrEqual(6);
+    await f.until(() => fires(f).length === 3, "three fires");
+    expect(evaluatorCursor(f)).toBeGreaterThanOrEqual(6);
     await f.until(
-      () => f.query("SELECT 1 FROM rule_actions WHERE state = 'timeout'").length === 3,
+      () => actions(f, { state: "timeout" }).length === 3,
       "the hooks killed at their timeout",
       15_000,
     );
-    expect(f.query("SELECT DISTINCT state FROM rule_actions")).toEqual([{ state: "timeout" }]);
+    expect([...new Set(actions(f).map((a) => a.state))]).toEqual(["timeout"]);
   });
 });

@@ -1,6 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { actions, fires, holds, journalPaths, journalRows } from "../../support/store-reads.js";
 import { ERROR_STREAK_STOPS, jsonl, TestFleet } from "../daemon-harness.js";
 
 const fleets: TestFleet[] = [];
@@ -60,16 +61,13 @@ describe("harness daemon, a real process driven by the real CLI", () => {
     );
     expect(r.stderr).toContain('line 5: rejected: paths entry "/etc/passwd" must be repo-relative');
     expect(r.stderr).toContain("2 admitted, 4 not");
-    const rows = f.query<{ seq: number; type: string; source: string; event: string }>(
-      "SELECT seq, type, source, event FROM rule_journal WHERE kind = 'run_event' ORDER BY seq",
-    );
+    const rows = journalRows(f, { kind: "run_event" });
     expect(rows.map((x) => [x.type, x.source])).toEqual([
       ["tool", "observer"],
       ["mark", "observer"],
     ]);
-    expect(JSON.parse(rows[1]?.event ?? "{}").at).toBe(Date.parse("2026-12-01T10:00:00Z"));
-    const paths = f.query<{ path: string }>("SELECT path FROM rule_journal_paths");
-    expect(paths).toEqual([{ path: "a.go" }]);
+    expect(rows[1]?.event.at).toBe(Date.parse("2026-12-01T10:00:00Z"));
+    expect(journalPaths(f)).toEqual(["a.go"]);
   });
 
   it("refuses a producer without a credential, or with a wrong one, admitting nothing", async () => {
@@ -81,7 +79,7 @@ describe("harness daemon, a real process driven by the real CLI", () => {
     const r = await f.cli(["journal", "append", "--token-file", wrong], line);
     expect(r.code).not.toBe(0);
     expect(r.stderr).toMatch(/permission|denied/i);
-    expect(f.query("SELECT seq FROM rule_journal WHERE kind != 'tick'")).toEqual([]);
+    expect(journalRows(f).filter((r) => r.kind !== "tick")).toEqual([]);
   });
 
   it("Firings under a hold are refused, and harness rules clear releases it (REQ-11)", async () => {
@@ -93,10 +91,7 @@ describe("harness daemon, a real process driven by the real CLI", () => {
       jsonl([closed("nightly", 1, "budget_exceeded"), closed("nightly", 2, "budget_exceeded")]),
     );
     expect(r.code).toBe(0);
-    await f.until(
-      () => f.query("SELECT 1 FROM rule_holds WHERE released_at IS NULL").length === 1,
-      "the hold",
-    );
+    await f.until(() => holds(f, { inForce: true }).length === 1, "the hold");
     const refused = await f.cli(["rules", "admission", "nightly"]);
     expect(refused.code).toBe(1);
     expect(refused.stdout).toContain("held by rule budget-exhaustion-recurring");
@@ -109,7 +104,7 @@ describe("harness daemon, a real process driven by the real CLI", () => {
     const again = await f.cli(["rules", "clear", "nightly"]);
     expect(again.code).toBe(1);
     expect(again.stderr).toContain("hold not found");
-    expect(f.query("SELECT release_cause FROM rule_holds")).toEqual([{ release_cause: "operator" }]);
+    expect(holds(f).map((h) => h.release_cause)).toEqual(["operator"]);
     expect(f.daemonStdout).toMatch(
       /"rule":"budget-exhaustion-recurring".*"cause":"operator".*rule hold released/,
     );
@@ -135,10 +130,7 @@ describe("harness daemon, a real process driven by the real CLI", () => {
       action: "notify",
     });
     expect(fired.hint).toBe(`harness rules explain ${fired.fire_id as string}`);
-    await f.until(
-      () => f.query("SELECT 1 FROM rule_actions WHERE state = 'ok'").length === 1,
-      "the delivery's outcome",
-    );
+    await f.until(() => actions(f, { state: "ok" }).length === 1, "the delivery's outcome");
     const env = fs
       .readdirSync(f.deliveries)
       .filter((x) => x.endsWith(".env"))
@@ -159,7 +151,7 @@ describe("harness daemon, a real process driven by the real CLI", () => {
       ["journal", "append", "--token-file", ledger],
       jsonl([closed("impl", 1, "budget_exceeded"), closed("impl", 2, "budget_exceeded")]),
     );
-    await f.until(() => f.query("SELECT 1 FROM rule_fires").length === 1, "the fire");
+    await f.until(() => fires(f).length === 1, "the fire");
     const text = await (await fetch(url)).text();
     expect(text).toContain('harness_rule_journal_rows_total{source="ledger"} 2');
     expect(text).toContain(
@@ -200,10 +192,7 @@ describe("harness daemon, a real process driven by the real CLI", () => {
     // The hook outlives the daemon and finishes its work.
     await f.until(() => f.delivered().some((d) => d.event === "rule_fired"), "the hook's delivery");
     await f.start();
-    const actions = f.query<{ state: string; detail: string }>(
-      "SELECT state, detail FROM rule_actions WHERE action = 'notify'",
-    );
-    expect(actions).toEqual([
+    expect(actions(f, { action: "notify" }).map((a) => ({ state: a.state, detail: a.detail }))).toEqual([
       { state: "unknown", detail: "the daemon stopped after the action started: it may have run" },
     ]);
   });
@@ -234,7 +223,7 @@ describe("harness daemon, a real process driven by the real CLI", () => {
     await f.exited();
     expect(f.stopped()).toHaveLength(1);
     await f.start();
-    expect(f.query("SELECT state FROM rule_actions WHERE action = 'stop'")).toEqual([{ state: "unknown" }]);
+    expect(actions(f, { action: "stop" }).map((a) => a.state)).toEqual(["unknown"]);
     const r = await f.cli(["doctor"]);
     expect(r.stdout).toContain(
       " warn: 1 rule stop recorded unknown in the last 7 days: the daemon stopped while it ran; see whether its run stopped",
@@ -252,8 +241,8 @@ describe("harness daemon, a real process driven by the real CLI", () => {
     fs.writeFileSync(file, jsonl([closed("impl", 2, "budget_exceeded")]));
     expect((await f.cli(["journal", "import", file, "--store", f.storePath])).code).toBe(0);
     await f.start();
-    await f.until(() => f.query("SELECT 1 FROM rule_fires").length === 1, "the fire of the imported row");
-    const [fire] = f.query<{ rule: string; seq: number }>("SELECT rule, seq FROM rule_fires");
+    await f.until(() => fires(f).length === 1, "the fire of the imported row");
+    const [fire] = fires(f);
     expect(fire?.rule).toBe("budget-exhaustion-recurring");
   });
 });

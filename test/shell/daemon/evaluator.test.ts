@@ -20,6 +20,7 @@ import { JournalTable } from "../../../src/shell/store/journal-table.js";
 import { type OpenedStore, openStore } from "../../../src/shell/store/open-store.js";
 import { DaemonMetrics } from "../../../src/shell/support/metrics.js";
 import { runs } from "../../property-runs.js";
+import { fires as firesIn } from "../../support/store-reads.js";
 import { testWriter } from "../journal/test-writer.js";
 import { plannedLines, recordedLines } from "../recorded-actions.js";
 
@@ -131,12 +132,9 @@ function runLive(file: string, inputs: readonly Input[], restarts: ReadonlySet<n
   evaluator?.saveCursor();
   const o = opened as OpenedStore;
   const rows = new JournalTable(o.db).rowsAfter(0, 1_000_000);
-  const fires = o.db.prepare("SELECT * FROM rule_fires ORDER BY seq, fire_id").all() as Record<
-    string,
-    unknown
-  >[];
+  const fires = firesIn(o);
   const cursor = new DecisionStore(o.db).cursor();
-  const actions = recordedLines((sql) => o.db.prepare(sql).all() as Record<string, unknown>[]);
+  const actions = recordedLines(o);
   o.close();
   return { rows, fires, cursor, actions };
 }
@@ -255,11 +253,9 @@ describe("rows that change nothing", () => {
     offer(1, failing);
     offer(1, { ...failing, run: "impl#2" });
     d.evaluator.step(1_000);
-    const fired = d.opened.db.prepare("SELECT max(seq) AS seq FROM rule_fires").get() as {
-      seq: number | null;
-    };
-    expect(fired.seq).not.toBeNull();
-    expect(d.decisions.cursor()).toBeGreaterThanOrEqual(fired.seq as number);
+    const fired = firesIn(d.opened).at(-1)?.seq;
+    expect(fired).toBeDefined();
+    expect(d.decisions.cursor()).toBeGreaterThanOrEqual(fired as number);
     d.writer.close();
     d.opened.close();
   });

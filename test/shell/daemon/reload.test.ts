@@ -6,6 +6,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ruleClient } from "../../../src/shell/rpc/client.js";
+import { actions, fires, holds, journalCount, journalRows } from "../../support/store-reads.js";
 import { ERROR_STREAK_STOPS, HOOKS, jsonl, TestFleet } from "../daemon-harness.js";
 
 const fleets: TestFleet[] = [];
@@ -45,7 +46,7 @@ describe("harness reload applies [server]'s credentials", () => {
     const refused = await append(f, ledger, "after");
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toMatch(/unknown bearer token/);
-    expect(f.query("SELECT 1 FROM rule_journal WHERE harness = 'after'")).toEqual([]);
+    expect(journalCount(f, { harness: "after" })).toBe(0);
 
     // A producer the config did not name when the daemon last loaded it: known once it is reloaded.
     editConfig(f, (t) =>
@@ -180,10 +181,7 @@ describe("harness reload applies [notify] and [supervisor]", () => {
     const fire = (harness: string) =>
       f.cli(["journal", "append", "--token-file", ledger], jsonl([budget(harness, 1), budget(harness, 2)]));
     await fire("before");
-    await f.until(
-      () => f.query("SELECT 1 FROM rule_actions WHERE state = 'undelivered'").length === 1,
-      "the fire without a hook",
-    );
+    await f.until(() => actions(f, { state: "undelivered" }).length === 1, "the fire without a hook");
     editConfig(f, (t) => t.replace("[notify]\n", `[notify]\n${command}`));
     expect((await f.cli(["reload"])).code).toBe(0);
     await fire("after");
@@ -193,7 +191,7 @@ describe("harness reload applies [notify] and [supervisor]", () => {
     expect((await f.cli(["reload"])).code).toBe(0);
     await fire("removed");
     await f.until(
-      () => f.query("SELECT 1 FROM rule_actions WHERE state = 'undelivered'").length === 2,
+      () => actions(f, { state: "undelivered" }).length === 2,
       "the fire after the hook was removed",
     );
     expect(f.delivered().some((d) => d.harness === "removed")).toBe(false);
@@ -210,9 +208,8 @@ describe("harness reload applies [notify] and [supervisor]", () => {
     );
     await f.until(
       () =>
-        f.query(
-          "SELECT 1 FROM rule_actions WHERE state = 'undelivered' AND detail LIKE '%not in [notify] events%'",
-        ).length === 1,
+        actions(f, { state: "undelivered" }).filter((a) => a.detail?.includes("not in [notify] events"))
+          .length === 1,
       "the fire recorded as not wanted",
     );
     expect(f.delivered()).toEqual([]);
@@ -228,10 +225,10 @@ describe("harness reload applies [notify] and [supervisor]", () => {
     );
     expect((await f.cli(["reload"])).code).toBe(0);
     await f.cli(["journal", "append", "--token-file", ledger], jsonl([budget("slow", 1), budget("slow", 2)]));
-    await f.until(() => f.query("SELECT 1 FROM rule_fires").length === 1, "the fire");
+    await f.until(() => fires(f).length === 1, "the fire");
     // The 5s the daemon started with would still be running.
     await f.until(
-      () => f.query("SELECT 1 FROM rule_actions WHERE state = 'timeout'").length === 1,
+      () => actions(f, { state: "timeout" }).length === 1,
       "the hook killed at the reloaded timeout",
       3_500,
     );
@@ -255,7 +252,7 @@ describe("harness reload applies [notify] and [supervisor]", () => {
     await f.until(() => deliveries() === 3, "the first notification under the new cooldown");
     await toolError(4);
     await f.until(
-      () => f.query("SELECT 1 FROM rule_actions WHERE detail LIKE '%inside the 1h cooldown%'").length === 1,
+      () => actions(f).filter((a) => a.detail?.includes("inside the 1h cooldown")).length === 1,
       "the next one held back",
     );
     expect(deliveries()).toBe(3);
@@ -273,10 +270,7 @@ describe("harness reload applies [notify] and [supervisor]", () => {
     expect(await mode()).toMatch(/^shadow/);
     const observer = f.tokens.get("observer") as string;
     await f.cli(["journal", "append", "--token-file", observer], jsonl([failedTool("quiet", 1)]));
-    await f.until(
-      () => f.query("SELECT 1 FROM rule_fires WHERE mode = 'shadow'").length === 1,
-      "a shadow fire",
-    );
+    await f.until(() => fires(f, { mode: "shadow" }).length === 1, "a shadow fire");
     expect(f.delivered()).toEqual([]);
   });
 
@@ -296,8 +290,7 @@ describe("harness reload applies [notify] and [supervisor]", () => {
     };
     await stopRun("before");
     await f.until(
-      () =>
-        f.query("SELECT 1 FROM rule_actions WHERE action = 'stop' AND state = 'undelivered'").length === 1,
+      () => actions(f, { action: "stop", state: "undelivered" }).length === 1,
       "the stop without a command",
     );
     editConfig(
@@ -369,9 +362,7 @@ describe("a daemon without producer credentials", () => {
     const configDir = path.join(f.root, "config", "harness");
     const appended = await append(f, path.join(configDir, "ledger.token"), "first");
     expect(appended.code).toBe(0);
-    expect(f.query("SELECT source FROM rule_journal WHERE harness = 'first'")).toEqual([
-      { source: "ledger" },
-    ]);
+    expect(journalRows(f, { harness: "first" }).map((r) => r.source)).toEqual(["ledger"]);
   });
 });
 
@@ -383,8 +374,7 @@ describe("finding 11: reload refuses what it cannot read", () => {
     run: `impl#budget-${n}`,
     outcome: "budget_exceeded",
   });
-  const holdsOn = (f: TestFleet) =>
-    f.query("SELECT 1 FROM rule_holds WHERE harness = 'impl' AND released_at IS NULL").length;
+  const holdsOn = (f: TestFleet) => holds(f, { harness: "impl", inForce: true }).length;
   const doctor = async (f: TestFleet) => {
     const r = await f.cli(["doctor", "--json"]);
     const checks = (

@@ -5,6 +5,7 @@
  */
 import { afterEach, expect, it } from "vitest";
 import { HOUR, MINUTE } from "../../../src/core/durations.js";
+import { actions, revokedTokenRuns } from "../../support/store-reads.js";
 import { AgentsDaemon, session } from "../agents/agents-daemon.js";
 
 const daemons: AgentsDaemon[] = [];
@@ -29,8 +30,7 @@ const gatewayToken = async (d: AgentsDaemon, harness: string, run: string) => {
   const made = await d.fleet.cli(["token", "create", "--gateway", "--harness", harness, "--run", run]);
   expect(made.code, made.stderr).toBe(0);
 };
-const revoked = (d: AgentsDaemon) =>
-  d.query<{ run: string }>("SELECT run FROM issued_tokens WHERE revoked_at IS NOT NULL ORDER BY run");
+const revoked = (d: AgentsDaemon) => revokedTokenRuns(d).map((run) => ({ run }));
 
 it("a stop delivered at the run's next hook call revokes the run's gateway tokens", async () => {
   const d = await AgentsDaemon.start({ rules: [STOPS], enforce: ["forbidden-command-stops"] });
@@ -41,10 +41,7 @@ it("a stop delivered at the run's next hook call revokes the run's gateway token
   await gatewayToken(d, "impl", b.run);
   await d.hookRows("ledger", [a.opened(), b.opened()]);
   await d.hookRows("observer", [a.tool({ digest: "f".repeat(64) })]);
-  await d.until(
-    () => d.query("SELECT 1 FROM rule_actions WHERE action = 'stop' AND state = 'started'").length === 1,
-    "the stop waiting",
-  );
+  await d.until(() => actions(d, { action: "stop", state: "started" }).length === 1, "the stop waiting");
   expect(revoked(d)).toEqual([]);
   expect(d.check("impl", a.run).kind).toBe("stopped");
   await d.settled();

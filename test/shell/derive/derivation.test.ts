@@ -13,6 +13,7 @@ import type { Deriver } from "../../../src/shell/derive/deriver.js";
 import { DerivedCursors } from "../../../src/shell/store/derived-cursors.js";
 import { JournalTable } from "../../../src/shell/store/journal-table.js";
 import { openStore } from "../../../src/shell/store/open-store.js";
+import { journalRows } from "../../support/store-reads.js";
 import { testWriter } from "../journal/test-writer.js";
 
 const dirs: string[] = [];
@@ -76,12 +77,7 @@ describe("Derivation", () => {
         });
         writer.flush();
       };
-      const marks = () =>
-        (
-          opened.db
-            .prepare("SELECT seq FROM rule_journal WHERE json_extract(event, '$.type') = 'mark' ORDER BY seq")
-            .all() as { seq: number }[]
-        ).map((r) => r.seq);
+      const marks = () => journalRows(opened, { type: "mark" }).map((r) => r.seq);
       return {
         opened,
         derivation,

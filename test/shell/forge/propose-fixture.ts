@@ -10,6 +10,7 @@ import * as http from "node:http";
 import * as path from "node:path";
 import Database from "better-sqlite3";
 import { expect } from "vitest";
+import { forgetProposals, journalCount, proposals } from "../../support/store-reads.js";
 import { type CliResult, jsonl, TestFleet } from "../daemon-harness.js";
 import { type ForgeKind, TestForge } from "./test-forge.js";
 
@@ -55,10 +56,7 @@ export class ProposeWorld {
     try {
       await w.fleet.start();
       await w.ledger([1, 2, 3].map(budget));
-      await w.fleet.until(
-        () => w.fleet.query("SELECT 1 FROM rule_journal WHERE kind = 'run_event'").length === 3,
-        "3 rows",
-      );
+      await w.fleet.until(() => journalCount(w.fleet, { kind: "run_event" }) === 3, "3 rows");
     } catch (e) {
       await w.dispose();
       throw e;
@@ -110,9 +108,7 @@ export class ProposeWorld {
     const db = new Database(this.fleet.storePath);
     try {
       db.pragma("busy_timeout = 10000");
-      db.exec(
-        "DELETE FROM rule_proposals; DELETE FROM rule_proposal_pulls; DELETE FROM rule_proposal_rejections;",
-      );
+      forgetProposals(db);
     } finally {
       db.close();
     }
@@ -166,20 +162,11 @@ export class ProposeWorld {
   }
 
   states(): Record<string, string> {
-    return Object.fromEntries(
-      this.fleet
-        .query<{ id: number; state: string }>("SELECT id, state FROM rule_proposals ORDER BY id")
-        .map((r) => [`p-${r.id}`, r.state]),
-    );
+    return Object.fromEntries(proposals(this.fleet).map((p) => [p.id, p.state]));
   }
 
   detail(id: string): string {
-    return (
-      this.fleet.query<{ state_detail: string }>(
-        "SELECT state_detail FROM rule_proposals WHERE id = ?",
-        Number(id.slice(2)),
-      )[0]?.state_detail ?? ""
-    );
+    return proposals(this.fleet).find((p) => p.id === id)?.stateDetail ?? "";
   }
 
   /** The pull request bodies the forge received, in order (created, then edited). */

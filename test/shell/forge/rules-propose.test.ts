@@ -8,6 +8,7 @@ import * as path from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { renderRuleFile } from "../../../src/shell/proposals/propose-rule.js";
+import { journalCount, proposals, rewriteProposalText } from "../../support/store-reads.js";
 import {
   BOT,
   OWNER,
@@ -80,8 +81,7 @@ describe.each<ForgeKind>(["github", "gitea"])("harness rules propose on %s", (ki
       expect(w.forge.show(OWNER, REPO, BRANCH, "rules/budget-notify.toml")).toBe(
         renderRuleFile(ruleOf("budget-notify")),
       );
-      const hash = w.fleet.query<{ expression_hash: string }>("SELECT expression_hash FROM rule_proposals")[0]
-        ?.expression_hash;
+      const hash = proposals(w.fleet)[0]?.expressionHash;
       expect(pull?.body.startsWith(`<!-- harness-rules name=budget-notify hash=${hash} -->\n`)).toBe(true);
       expect(pull?.body).toMatch(/\n3 fires over \d+ rows; 0 eval errors, 0 store errors\.\n/);
       expect(pull?.body).toContain("### Would have fired (3 of 3)");
@@ -287,9 +287,7 @@ describe.each<ForgeKind>(["github", "gitea"])("harness rules propose on %s", (ki
       for (const n of ["a", "b", "c"]) await w.propose(`budget-${n}`);
       // A proposal stored under an older binary that the current one no longer compiles.
       const db = new Database(w.fleet.storePath);
-      db.prepare(
-        "UPDATE rule_proposals SET file_text = replace(file_text, 'event.outcome', 'event.no_such_field') WHERE id = 2",
-      ).run();
+      rewriteProposalText(db, 2, "event.outcome", "event.no_such_field");
       db.close();
       const r = await w.run();
       expect(r.code, r.stderr).toBe(0);
@@ -315,10 +313,7 @@ describe.each<ForgeKind>(["github", "gitea"])("harness rules propose on %s", (ki
           ...secret,
         })),
       );
-      await w.fleet.until(
-        () => w.fleet.query("SELECT 1 FROM rule_journal WHERE kind = 'graph_event'").length === 2,
-        "2 graph rows",
-      );
+      await w.fleet.until(() => journalCount(w.fleet, { kind: "graph_event" }) === 2, "2 graph rows");
       await w.propose(
         "touched-files",
         { evidence: ["nightly#1"] },

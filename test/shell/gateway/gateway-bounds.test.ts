@@ -21,6 +21,7 @@ import { JournalQueryService } from "../../../src/shell/rpc/gen/harness/v1/journ
 import { RuleService } from "../../../src/shell/rpc/gen/harness/v1/rules_pb.js";
 import { TokenService } from "../../../src/shell/rpc/gen/harness/v1/tokens_pb.js";
 import { METHOD_TIERS } from "../../../src/shell/rpc/tiers.js";
+import { journalCount, proposals } from "../../support/store-reads.js";
 import { jsonl, TestFleet } from "../daemon-harness.js";
 import { gatewayToken, type McpSession, mcpSession, textOf } from "./mcp-session.js";
 
@@ -47,11 +48,7 @@ beforeAll(async () => {
     jsonl(rows),
   );
   expect(r.code, r.stderr).toBe(0);
-  await fleet.until(
-    () => (fleet.query<{ n: number }>("SELECT COUNT(*) AS n FROM rule_journal")[0]?.n ?? 0) >= ROWS,
-    "the rows",
-    60_000,
-  );
+  await fleet.until(() => journalCount(fleet) >= ROWS, "the rows", 60_000);
 }, 90_000);
 
 afterAll(async () => {
@@ -90,7 +87,7 @@ async function timed<T>(call: Promise<T>, ms = 20_000): Promise<T> {
   }
 }
 
-const proposalCount = () => fleet.query<{ n: number }>("SELECT COUNT(*) AS n FROM rule_proposals")[0]?.n;
+const proposalCount = () => proposals(fleet).length;
 
 /** A call that must come back as a tool error matching `text` within `ms`. */
 async function refusedWithin(s: McpSession, args: Record<string, unknown>, text: RegExp, ms = 10_000) {

@@ -9,6 +9,7 @@ import * as path from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ProposalStore } from "../../../src/shell/store/proposal-store.js";
+import { forgetProposals, journalCount, proposals as storedProposals } from "../../support/store-reads.js";
 import { jsonl, TestFleet } from "../daemon-harness.js";
 import { gatewayToken, type McpSession, mcpSession, textOf } from "./mcp-session.js";
 
@@ -36,7 +37,7 @@ beforeAll(async () => {
     ]),
   );
   expect(r.code, r.stderr).toBe(0);
-  await fleet.until(() => fleet.query("SELECT seq FROM rule_journal").length >= 4, "the rows");
+  await fleet.until(() => journalCount(fleet) >= 4, "the rows");
 }, 60_000);
 
 afterAll(async () => {
@@ -50,7 +51,7 @@ async function session(harness: string, run?: string): Promise<McpSession> {
   return s;
 }
 
-const proposals = () => fleet.query<{ run: string; name: string }>("SELECT run, name FROM rule_proposals");
+const proposals = () => storedProposals(fleet).map((p) => ({ run: p.run, name: p.name }));
 
 const candidate = {
   name: "nightly-fails",
@@ -195,7 +196,7 @@ describe("the MCP gateway", () => {
       });
       expect(textOf(backlog)).toMatch(/proposal_backlog_full: .*stop proposing/s);
     } finally {
-      db.prepare("DELETE FROM rule_proposals WHERE name LIKE 'seeded-%'").run();
+      forgetProposals(db, "seeded-");
       db.close();
     }
   });

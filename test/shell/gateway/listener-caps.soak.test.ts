@@ -12,6 +12,7 @@ import { ruleClient } from "../../../src/shell/rpc/client.js";
 import { MAX_SOCKET_CONNECTIONS } from "../../../src/shell/rpc/server.js";
 import { JournalTable } from "../../../src/shell/store/journal-table.js";
 import { openStore } from "../../../src/shell/store/open-store.js";
+import { skipEvaluatorToEnd } from "../../support/store-reads.js";
 import { TestFleet } from "../daemon-harness.js";
 import { gatewayToken } from "./mcp-session.js";
 
@@ -47,7 +48,7 @@ beforeAll(async () => {
         });
       }
     })();
-  store.db.prepare("UPDATE evaluator SET cursor = (SELECT max(seq) FROM rule_journal) WHERE id = 1").run();
+  skipEvaluatorToEnd(store);
   store.close();
   metricsUrl = /metrics (http:[^\s,]+)/.exec(await fleet.start({}, 300_000))?.[1] as string;
 }, 600_000);

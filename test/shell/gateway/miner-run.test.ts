@@ -7,6 +7,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { journalCount, journalRows, proposals } from "../../support/store-reads.js";
 import { jsonl, TestFleet } from "../daemon-harness.js";
 
 const ONE_SHOT = fileURLToPath(new URL("../../fixtures/miner/scripted-one-shot.mjs", import.meta.url));
@@ -52,16 +53,12 @@ beforeAll(async () => {
     jsonl([failed(1), failed(2), failed(3)]),
   );
   expect(r.code, r.stderr).toBe(0);
-  await fleet.until(() => fleet.query("SELECT seq FROM rule_journal").length >= 3, "the rows");
+  await fleet.until(() => journalCount(fleet) >= 3, "the rows");
 }, 60_000);
 
 afterAll(() => fleet.dispose());
 
-const runRows = (run: string) =>
-  fleet.query<{ type: string; source: string; outcome: string | null; event: string }>(
-    "SELECT type, source, outcome, event FROM rule_journal WHERE run = ? ORDER BY seq",
-    run,
-  );
+const runRows = (run: string) => journalRows(fleet, { run });
 
 async function tokensOf(run: string) {
   const r = await fleet.cli(["token", "list", "--all", "--json"]);
@@ -87,7 +84,7 @@ describe("harness miner run", () => {
     expect(did.steps.join("\n")).toMatch(/query_journal: 3 failed runs/);
     expect(did.steps.join("\n")).toMatch(/backtest_rule: \d+ fires/);
     expect(did.proposal).toMatch(/^p-\d+$/);
-    expect(fleet.query("SELECT run, name FROM rule_proposals")).toEqual([
+    expect(proposals(fleet).map((p) => ({ run: p.run, name: p.name }))).toEqual([
       { run: result.run, name: "repeated-run-failures" },
     ]);
     const rows = runRows(result.run);
@@ -106,15 +103,15 @@ describe("harness miner run", () => {
     const result = JSON.parse(r.stdout) as { run: string; outcome: string; exit_code: number };
     expect(result).toMatchObject({ outcome: "failed", exit_code: 3 });
     const closed = runRows(result.run).find((x) => x.type === "closed");
-    expect(JSON.parse(closed?.event ?? "{}")).toMatchObject({ outcome: "failed", exit_code: 3 });
+    expect(closed?.event).toMatchObject({ outcome: "failed", exit_code: 3 });
     for (const t of await tokensOf(result.run)) expect(t.revoked).not.toBeNull();
   }, 60_000);
 
   it("refuses a harness not in rule_miners, writing nothing", async () => {
-    const before = fleet.query("SELECT seq FROM rule_journal").length;
+    const before = journalCount(fleet);
     const r = await fleet.cli(["miner", "run", "nightly"]);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/"nightly" is not listed in \[memory\] rule_miners/);
-    expect(fleet.query("SELECT seq FROM rule_journal").length).toBe(before);
+    expect(journalCount(fleet)).toBe(before);
   });
 });

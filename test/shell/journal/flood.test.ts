@@ -12,6 +12,7 @@ import { indexedWindows, selectorShapes } from "../../../src/core/window-index.j
 import { DaemonApp } from "../../../src/shell/app/daemon-app.js";
 import { loadRuleSet } from "../../../src/shell/policy/rule-source.js";
 import { createLog } from "../../../src/shell/support/log.js";
+import { coreRows, evaluatorCaughtUp, fires } from "../../support/store-reads.js";
 import { TestFleet } from "../daemon-harness.js";
 
 const fleets: TestFleet[] = [];
@@ -83,15 +84,11 @@ describe("flood", () => {
     expect(
       droppedBySource.filter((v) => !["ledger", "observer", "tick"].includes(String(v.labels.source))),
     ).toEqual([]);
-    await f.until(() => settledCursor(f), "evaluation to catch up", 120_000);
+    await f.until(() => evaluatorCaughtUp(f), "evaluation to catch up", 120_000);
     await daemon.close();
     expect(maxHeap - heapBefore, "memory stays bounded while flooded").toBeLessThan(512 * 2 ** 20);
 
-    const rows = f
-      .query<{ seq: number; at: number; kind: JournalRow["kind"]; event: string }>(
-        "SELECT seq, at, kind, event FROM rule_journal ORDER BY seq",
-      )
-      .map((r) => ({ seq: r.seq, at: r.at, kind: r.kind, event: JSON.parse(r.event) }));
+    const rows = coreRows(f);
     expect(rows.filter((r) => r.kind !== "tick").length).toBe(admitted);
     expect(rows.map((r) => r.seq)).toEqual(rows.map((_, i) => i + 1));
     for (let i = 1; i < rows.length; i++)
@@ -105,14 +102,8 @@ describe("flood", () => {
     )
       .outcomes.flatMap((o) => o.fires)
       .map((x) => ({ fire_id: x.id, rule: x.rule, action: x.action }));
-    const live = f.query("SELECT fire_id, rule, action FROM rule_fires ORDER BY seq, fire_id");
+    const live = fires(f).map((x) => ({ fire_id: x.fire_id, rule: x.rule, action: x.action }));
     expect(live).toEqual(expected);
     expect(live.length).toBeGreaterThan(0);
   });
 });
-
-function settledCursor(f: TestFleet): boolean {
-  const cursor = f.query<{ cursor: number }>("SELECT cursor FROM evaluator")[0]?.cursor;
-  const last = f.query<{ last: number | null }>("SELECT max(seq) AS last FROM rule_journal")[0]?.last ?? 0;
-  return cursor === last;
-}

@@ -1,6 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, expect, it } from "vitest";
+import { actions } from "../../support/store-reads.js";
 import { jsonl, TestFleet } from "../daemon-harness.js";
 
 /**
@@ -39,12 +40,7 @@ it("A restart inside a notify cooldown sends nothing twice", async () => {
     const run = `impl#${n}`;
     const closed = { kind: "run_event", type: "closed", harness: "impl", run, outcome: "failed" };
     expect((await f.cli(["journal", "append", "--token-file", ledger], jsonl([closed]))).code).toBe(0);
-    const state = () =>
-      f.query<{ state: string }>(
-        `SELECT a.state FROM rule_actions a JOIN rule_fires f USING (fire_id)
-         WHERE a.action = 'notify' AND f.rule = 'run-failed' AND f.run = ?`,
-        run,
-      )[0]?.state;
+    const state = () => actions(f, { action: "notify", rule: "run-failed", run })[0]?.state;
     await f.until(() => !["pending", "started", undefined].includes(state()), `${run}'s notify outcome`);
     return state() as string;
   };

@@ -13,6 +13,7 @@ import {
 } from "../../../src/shell/notify/index.js";
 import { NotifyCooldowns } from "../../../src/shell/store/notify-cooldowns.js";
 import { type OpenedStore, openStore } from "../../../src/shell/store/open-store.js";
+import { notifyCooldowns } from "../../support/store-reads.js";
 import { alive, hook, memoryCooldowns, recorder, ruleFired, tempDir, until } from "./helpers.js";
 
 const MIN = 60_000;
@@ -243,8 +244,7 @@ describe("Notifier", () => {
       clock.now = at;
       notifier.offer(ruleFired({ rule }));
       await notifier.drain();
-      const rows = store.db.prepare("SELECT rule, sent_at FROM notify_cooldowns ORDER BY rule").all();
-      return (rows as { rule: string; sent_at: number }[]).map((r) => `${r.rule}@${r.sent_at}`);
+      return notifyCooldowns(store);
     };
     expect(await kept("a", 0)).toEqual(["a@0"]);
     expect(await kept("b", 10 * MIN)).toEqual(["a@0", `b@${10 * MIN}`]);

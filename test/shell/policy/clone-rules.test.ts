@@ -1,6 +1,5 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import type { RuleLoad } from "../../../src/core/compile-rule.js";
 import {
@@ -16,7 +15,6 @@ import { loadRuleSet } from "../../../src/shell/policy/rule-source.js";
 import { syncPolicyRepo } from "../../../src/shell/policy/sync.js";
 import { LastGoodCommits } from "../../../src/shell/store/last-good-commits.js";
 import { openStore } from "../../../src/shell/store/open-store.js";
-import { MIGRATIONS, SCHEMA_VERSION } from "../../../src/shell/store/schema.js";
 import { gitIn, PolicyRemote, ruleText, tempRoot } from "./git-fixtures.js";
 
 const names = (loads: readonly RuleLoad[]) =>
@@ -244,30 +242,6 @@ describe("REQ-2: the policy rule source and the default-branch gate", () => {
       expect(set.rules.map((x) => x.rule.spec.name)).toContain("a");
       expect(set.rules.map((x) => x.rule.spec.name)).not.toContain("churn");
       expect(set.disabled).toMatchObject([{ name: "churn", reason: "duplicate_name" }]);
-    } finally {
-      s.close();
-    }
-  });
-});
-
-describe("the store's V2 migration", () => {
-  it("adds policy_last_good to a V1 store, keeping its rows", () => {
-    const { root } = tempRoot();
-    const file = path.join(root, "harness.db");
-    const v1 = new Database(file);
-    v1.exec(MIGRATIONS[0] as string);
-    v1.pragma("user_version = 1");
-    v1.prepare("UPDATE evaluator SET cursor = 42").run();
-    v1.close();
-    const s = openStore(file, "test");
-    try {
-      expect(s.db.pragma("user_version", { simple: true })).toBe(SCHEMA_VERSION);
-      expect(s.db.prepare("SELECT cursor FROM evaluator").get()).toEqual({ cursor: 42 });
-      const good = new LastGoodCommits(s.db);
-      expect(good.get("ops")).toBeUndefined();
-      good.record({ repo: "ops", branch: "main", commit: "a".repeat(40), loadedAt: 5 });
-      good.record({ repo: "ops", branch: "main", commit: "b".repeat(40), loadedAt: 6 });
-      expect(good.get("ops")).toEqual({ repo: "ops", branch: "main", commit: "b".repeat(40), loadedAt: 6 });
     } finally {
       s.close();
     }

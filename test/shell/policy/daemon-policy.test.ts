@@ -7,6 +7,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { STARTER_FILES } from "../../../src/core/starter-pack.generated.js";
+import { fires } from "../../support/store-reads.js";
 import { jsonl, TestFleet } from "../daemon-harness.js";
 import { PolicyRemote, ruleText, tempRoot } from "./git-fixtures.js";
 
@@ -85,9 +86,9 @@ describe("REQ-1, REQ-2 in a real daemon", () => {
     expect(copies).toMatchObject([{ name: "same-file-collision", source: "policy:ops", state: "shadow" }]);
     const graph = f.tokens.get("graph") as string;
     await f.cli(["journal", "append", "--token-file", graph], jsonl([collision]));
-    await f.until(() => f.query("SELECT 1 FROM rule_fires").length === 1, "the fire");
+    await f.until(() => fires(f).length === 1, "the fire");
     // Only the policy copy is evaluated: one fire, with its message and hash.
-    expect(f.query("SELECT rule, hash, message FROM rule_fires")).toEqual([
+    expect(fires(f)).toMatchObject([
       {
         rule: "same-file-collision",
         hash: copies[0]?.hash,
@@ -135,13 +136,8 @@ describe("REQ-1, REQ-2 in a real daemon", () => {
       ["journal", "append", "--token-file", graph],
       jsonl([edge("edge_ended", "impl#1"), edge("edge_added", "impl#2")]),
     );
-    await f.until(
-      () => f.query("SELECT 1 FROM rule_fires WHERE rule = 'churn'").length === 1,
-      "churn's fire",
-    );
-    expect(f.query("SELECT run, hash FROM rule_fires WHERE rule = 'churn'")).toEqual([
-      { run: "impl#2", hash: good[0]?.hash },
-    ]);
+    await f.until(() => fires(f, { rule: "churn" }).length === 1, "churn's fire");
+    expect(fires(f, { rule: "churn" })).toMatchObject([{ run: "impl#2", hash: good[0]?.hash }]);
     // After a restart beside the dirty clone, the last good commit is served, read from git.
     await f.stop();
     await f.start();
@@ -239,7 +235,7 @@ describe("REQ-1, REQ-2 in a real daemon", () => {
     await f.start();
     const graph = f.tokens.get("graph") as string;
     await f.cli(["journal", "append", "--token-file", graph], jsonl([collision]));
-    await f.until(() => f.query("SELECT 1 FROM rule_fires").length === 1, "the fire");
+    await f.until(() => fires(f).length === 1, "the fire");
     const file = path.join(f.root, "same-file-collision.toml");
     fs.writeFileSync(file, starterText("same-file-collision"));
     const modes = async () => {

@@ -12,6 +12,7 @@ import { DaemonApp } from "../../../src/shell/app/daemon-app.js";
 import { globalConfigPath } from "../../../src/shell/config/paths.js";
 import { syncPolicyRepo } from "../../../src/shell/policy/sync.js";
 import { createLog } from "../../../src/shell/support/log.js";
+import { evaluatorCaughtUp, fires } from "../../support/store-reads.js";
 import { PolicyRemote, ruleText, tempRoot } from "./git-fixtures.js";
 
 /** The git subcommands the daemon's loader may run: local reads only. */
@@ -104,16 +105,11 @@ describe("REQ-1: the daemon never touches a policy repo's remote", () => {
         ]);
         if (hour % 24 === 0) await daemon.reload();
       }
-      const db = daemon.store.db;
-      const caughtUp = () =>
-        (db.prepare("SELECT cursor FROM evaluator").get() as { cursor: number }).cursor ===
-        (db.prepare("SELECT max(seq) AS seq FROM rule_journal").get() as { seq: number }).seq;
+      const caughtUp = () => evaluatorCaughtUp(daemon.store);
       for (let i = 0; i < 400 && !caughtUp(); i++) await new Promise((r) => setTimeout(r, 25));
       expect(caughtUp()).toBe(true);
       // The policy rule was evaluated all week: churn fired (once an hour per run, its cooldown).
-      expect(
-        (db.prepare("SELECT count(*) AS n FROM rule_fires WHERE rule = 'churn'").get() as { n: number }).n,
-      ).toBeGreaterThan(20);
+      expect(fires(daemon.store, { rule: "churn" }).length).toBeGreaterThan(20);
     } finally {
       await daemon.close();
     }

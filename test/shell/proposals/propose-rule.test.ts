@@ -1,16 +1,16 @@
 /**
- * propose_rule's store side (SPEC-0029 REQ-15) over a real store: the evidence ids that resolve, the
- * per-run and backlog limits, and the V3 migration. The backtest is the same `replay` the daemon's
+ * propose_rule's store side (SPEC-0029 REQ-15) over a real store: the evidence ids that resolve and the
+ * per-run and backlog limits. The backtest is the same `replay` the daemon's
  * worker runs, called here on the test's thread (vitest cannot start a worker on the `.ts` sources);
  * the daemon-level tests in test/shell/proposals.test.ts run it in the worker.
  */
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { expressionHash } from "../../../src/core/compile-rule.js";
 import { loadRuleFile } from "../../../src/core/load-rule.js";
+import type { Fire } from "../../../src/core/outcome.js";
 import { assembleRuleSet } from "../../../src/core/rule-set.js";
 import { loadStarterPack } from "../../../src/core/starter-pack.js";
 import { emptyState } from "../../../src/core/state.js";
@@ -26,11 +26,11 @@ import {
   type ProposeRuleCall,
   renderRuleFile,
 } from "../../../src/shell/proposals/propose-rule.js";
+import { DecisionStore } from "../../../src/shell/store/decision-store.js";
 import { EvidenceReads } from "../../../src/shell/store/evidence-reads.js";
 import { JournalTable } from "../../../src/shell/store/journal-table.js";
 import { type OpenedStore, openStore } from "../../../src/shell/store/open-store.js";
 import { ProposalStore } from "../../../src/shell/store/proposal-store.js";
-import { MIGRATIONS, SCHEMA_VERSION } from "../../../src/shell/store/schema.js";
 import { createLog } from "../../../src/shell/support/log.js";
 import { DaemonMetrics } from "../../../src/shell/support/metrics.js";
 
@@ -92,19 +92,25 @@ function seeded(): OpenedStore {
       },
     });
   })();
-  s.db
-    .prepare(
-      `INSERT INTO rule_fires (fire_id, seq, at, rule, hash, kind, type, target_kind, target_key, harness, run,
-         declared_level, effective_level, mode, action, message, primitives)
-       VALUES ('f-1-0', 1, ?, 'r', 'h', 'run_event', 'closed', 'run', 'nightly#1', 'nightly', 'nightly#1',
-         'annotate', 'annotate', 'active', 'annotate', 'm', '[]')`,
-    )
-    .run(at);
-  s.db
-    .prepare(
-      "INSERT INTO rule_annotations (fire_id, node, rule, message, at) VALUES ('f-1-0', 'tool:gopls', 'r', 'm', ?)",
-    )
-    .run(at);
+  const fire: Fire = {
+    id: "f-1-0",
+    rule: "r",
+    hash: "h",
+    seq: 1,
+    at,
+    kind: "run_event",
+    type: "closed",
+    target: { kind: "run", key: "nightly#1", harness: "nightly", run: "nightly#1" },
+    declaredLevel: "annotate",
+    effectiveLevel: "annotate",
+    mode: "active",
+    action: "annotate",
+    actions: [{ kind: "annotate", node: "tool:gopls" }],
+    message: "m",
+    primitives: [],
+  };
+  // The evaluator has not passed the rows: its cursor stays where it was.
+  new DecisionStore(s.db).commit({ cursor: 0, ops: [], fires: [fire], suppressed: new Map() });
   return s;
 }
 
@@ -273,24 +279,5 @@ describe("the store-time limits", () => {
       backtest: { fires: 1, first_fires: [{ seq: 1, target: { kind: "run", key: "nightly#1" } }] },
     });
     expect(p?.backtest.fires).toBe(1);
-  });
-});
-
-describe("the store's V3 migration", () => {
-  it("adds the proposal tables to a V2 store, keeping its rows", () => {
-    const d = fs.mkdtempSync(path.join(os.tmpdir(), "harness-proposals-"));
-    dirs.push(d);
-    const file = path.join(d, "harness.db");
-    const v2 = new Database(file);
-    v2.exec(MIGRATIONS[0] as string);
-    v2.exec(MIGRATIONS[1] as string);
-    v2.pragma("user_version = 2");
-    v2.prepare("UPDATE evaluator SET cursor = 7").run();
-    v2.close();
-    const s = openStore(file, "test");
-    stores.push(s);
-    expect(s.db.pragma("user_version", { simple: true })).toBe(SCHEMA_VERSION);
-    expect(s.db.prepare("SELECT cursor FROM evaluator").get()).toEqual({ cursor: 7 });
-    expect(new ProposalStore(s.db).backlog()).toBe(0);
   });
 });

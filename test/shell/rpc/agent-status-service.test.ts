@@ -6,6 +6,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { agentStatusClient } from "../../../src/shell/rpc/client.js";
+import { journalCount } from "../../support/store-reads.js";
 import { jsonl, TestFleet } from "../daemon-harness.js";
 
 describe("AgentStatusService.LastRows", () => {
@@ -27,7 +28,7 @@ describe("AgentStatusService.LastRows", () => {
       ["journal", "append", "--token-file", f.tokens.get("observer") as string],
       jsonl([row("impl", 1, "tool", { action: "edit", adapter: "claude-code" })]),
     );
-    await f.until(() => f.query("SELECT 1 FROM rule_journal").length === 3, "the three rows");
+    await f.until(() => journalCount(f) === 3, "the three rows");
   });
   afterAll(() => f.dispose());
 

@@ -24,6 +24,7 @@ import { JournalQueryService } from "../../../src/shell/rpc/gen/harness/v1/journ
 import { RuleService } from "../../../src/shell/rpc/gen/harness/v1/rules_pb.js";
 import { TokenService } from "../../../src/shell/rpc/gen/harness/v1/tokens_pb.js";
 import { METHOD_TIERS, type Tier } from "../../../src/shell/rpc/tiers.js";
+import { holds, journalCount } from "../../support/store-reads.js";
 import { jsonl, TestFleet } from "../daemon-harness.js";
 
 const SERVICES: readonly DescService[] = [
@@ -159,10 +160,8 @@ describe("the authorization matrix", () => {
   let tcp: string;
   let tokens: Tokens;
 
-  const held = () =>
-    f.query("SELECT 1 FROM rule_holds WHERE harness = ? AND released_at IS NULL", HELD).length === 1;
-  const journalRows = () =>
-    f.query<{ n: number }>("SELECT COUNT(*) AS n FROM rule_journal WHERE kind = 'run_event'")[0]?.n;
+  const held = () => holds(f, { harness: HELD, inForce: true }).length === 1;
+  const journalRows = () => journalCount(f, { kind: "run_event" });
   const logged = (msg: string) =>
     f.daemonStdout.split("\n").filter((l) => l.includes(`"msg":"${msg}"`)).length;
   const loads = () => logged("rule set loaded");

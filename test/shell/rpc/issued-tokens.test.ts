@@ -10,6 +10,7 @@ import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { controlTokenPath } from "../../../src/shell/config/paths.js";
 import { ruleClient } from "../../../src/shell/rpc/client.js";
+import { journalRows, revokedTokenRuns } from "../../support/store-reads.js";
 import { jsonl, TestFleet } from "../daemon-harness.js";
 
 const fleets: TestFleet[] = [];
@@ -44,7 +45,7 @@ const append = (f: TestFleet, tokenFile: string, events: readonly Record<string,
   f.cli(["journal", "append", "--token-file", tokenFile], jsonl(events));
 
 const rows = (f: TestFleet, harness: string) =>
-  f.query("SELECT source, type FROM rule_journal WHERE harness = ? ORDER BY seq", harness);
+  journalRows(f, { harness }).map((r) => ({ source: r.source, type: r.type }));
 
 async function create(f: TestFleet, args: readonly string[]): Promise<{ id: string; file: string }> {
   const file = path.join(f.root, `t-${Math.random().toString(36).slice(2)}.token`);
@@ -131,15 +132,9 @@ describe("harness token", () => {
     expect((await append(f, ledger, [closed("miner", "miner#6")])).code).toBe(0);
     expect((await append(f, ledger, [closed("miner", "miner#7")])).code).toBe(0);
     // Revoked when the closed row commits (derive/closed-run-tokens.ts): once the daemon has passed it.
-    await f.until(
-      () =>
-        f.query("SELECT 1 FROM issued_tokens WHERE run = 'miner#7' AND revoked_at IS NOT NULL").length === 1,
-      "the run's token revoked",
-    );
+    await f.until(() => revokedTokenRuns(f).includes("miner#7"), "the run's token revoked");
     // The other run's closed row, committed first, revoked nothing of this run's.
-    expect(f.query("SELECT run FROM issued_tokens WHERE revoked_at IS NOT NULL")).toEqual([
-      { run: "miner#7" },
-    ]);
+    expect(revokedTokenRuns(f)).toEqual(["miner#7"]);
     expect((await listed())[0].revoked).not.toBeNull();
   });
 

@@ -7,6 +7,7 @@ import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { JournalQueryService } from "../../../src/shell/rpc/gen/harness/v1/journal_query_pb.js";
+import { journalCount, journalRows, lastRow } from "../../support/store-reads.js";
 import { jsonl, TestFleet } from "../daemon-harness.js";
 
 let fleet: TestFleet;
@@ -42,10 +43,8 @@ beforeAll(async () => {
     jsonl(Array.from({ length: 12 }, (_, i) => tool(i))),
   );
   expect(r.code, r.stderr).toBe(0);
-  await fleet.until(() => fleet.query("SELECT seq FROM rule_journal").length >= 12, "the rows");
-  base =
-    (fleet.query<{ seq: number }>("SELECT min(seq) AS seq FROM rule_journal WHERE type = 'tool'")[0]?.seq ??
-      1) - 1;
+  await fleet.until(() => journalCount(fleet) >= 12, "the rows");
+  base = (journalRows(fleet, { type: "tool" })[0]?.seq ?? 1) - 1;
 }, 60_000);
 
 afterAll(() => fleet.dispose());
@@ -84,9 +83,7 @@ describe("JournalQueryService", () => {
 
   it("CountJournal answers a primitive as a rule on the last committed row would", async () => {
     const c = client();
-    const last = fleet.query<{ seq: number; at: number }>(
-      "SELECT seq, at FROM rule_journal ORDER BY seq DESC LIMIT 1",
-    )[0];
+    const last = lastRow(fleet);
     const count = await c.countJournal({
       selector: [text("type", "tool"), text("harness", "triage")],
       within: "1h",

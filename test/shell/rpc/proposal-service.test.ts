@@ -12,6 +12,7 @@ import { renderRuleFile } from "../../../src/shell/proposals/propose-rule.js";
 import { ruleClient } from "../../../src/shell/rpc/client.js";
 import { readTokenFile } from "../../../src/shell/rpc/credentials.js";
 import { ErrorDetailSchema, ErrorReason } from "../../../src/shell/rpc/gen/harness/v1/rules_pb.js";
+import { fires, journalCount, proposals } from "../../support/store-reads.js";
 import { type CliResult, jsonl, TestFleet } from "../daemon-harness.js";
 
 const MINER = "miner";
@@ -94,9 +95,7 @@ async function ledger(f: TestFleet, rows: readonly Record<string, unknown>[]): P
 }
 
 const storedProposals = (f: TestFleet) =>
-  f.query<{ id: number; name: string; state: string }>(
-    "SELECT id, name, state FROM rule_proposals ORDER BY id",
-  );
+  proposals(f).map((p) => ({ id: p.id, name: p.name, state: p.state }));
 
 async function failure(p: Promise<unknown>): Promise<ConnectError> {
   const e = await p.then(
@@ -114,10 +113,7 @@ describe("propose_rule", () => {
   beforeAll(async () => {
     said = await f.start();
     await ledger(f, [1, 2, 3].map(budget));
-    await f.until(
-      () => f.query("SELECT 1 FROM rule_journal WHERE kind = 'run_event'").length === 3,
-      "3 rows",
-    );
+    await f.until(() => journalCount(f, { kind: "run_event" }) === 3, "3 rows");
   });
   afterAll(() => f.dispose());
 
@@ -221,24 +217,21 @@ describe("propose_rule", () => {
     expect(backtest.first_fires.map((x) => x.target)).toEqual(
       [1, 2, 3].map((n) => ({ kind: "run", key: `nightly#${n}` })),
     );
-    expect(f.query("SELECT name, run, untrusted, state, level, content_hash FROM rule_proposals")).toEqual([
+    expect(proposals(f)).toMatchObject([
       {
         name: "budget-notify",
         run: `${MINER}#1`,
-        untrusted: 1,
+        untrusted: true,
         state: "stored",
         level: "notify",
-        content_hash: data.content_hash,
+        contentHash: data.content_hash,
       },
     ]);
   });
 
   it("A stored proposal is never evaluated live", async () => {
     await ledger(f, [4, 5].map(budget));
-    await f.until(
-      () => f.query("SELECT 1 FROM rule_journal WHERE kind = 'run_event'").length === 5,
-      "5 rows",
-    );
+    await f.until(() => journalCount(f, { kind: "run_event" }) === 5, "5 rows");
     const client = ruleClient({ socketPath: f.socketPath });
     const status = await client.getStatus({});
     expect(status.lastSeq).toBeGreaterThan(0n);
@@ -247,7 +240,7 @@ describe("propose_rule", () => {
     while ((await client.getStatus({})).evaluatorCursor < status.lastSeq && Date.now() < deadline)
       await new Promise((r) => setTimeout(r, 25));
     expect((await client.getStatus({})).evaluatorCursor).toBeGreaterThanOrEqual(status.lastSeq);
-    expect(f.query("SELECT 1 FROM rule_fires WHERE rule = 'budget-notify'")).toEqual([]);
+    expect(fires(f, { rule: "budget-notify" })).toEqual([]);
     expect((await client.listRules({})).rules.map((r) => r.name)).not.toContain("budget-notify");
   });
 
@@ -403,7 +396,7 @@ describe("propose_rule", () => {
         }),
       );
       expect(reader.code).toBe(Code.PermissionDenied);
-      expect(storedProposals(f).find((p) => p.id === 6)?.state).toBe("stored");
+      expect(storedProposals(f).find((p) => p.id === "p-6")?.state).toBe("stored");
     });
   });
 });

@@ -12,6 +12,7 @@ import {
   RuleService,
 } from "../../../src/shell/rpc/gen/harness/v1/rules_pb.js";
 import { METHOD_TIERS } from "../../../src/shell/rpc/tiers.js";
+import { actions, dropJournalRow, fires, journalRows } from "../../support/store-reads.js";
 import { type CliResult, jsonl, TestFleet } from "../daemon-harness.js";
 
 const STARTER = [
@@ -46,10 +47,10 @@ const deliveredSafely = (f: TestFleet): Record<string, unknown>[] => {
 };
 
 /** Appends rows as the run ledger and waits for the fires they should produce to commit. */
-async function ledger(f: TestFleet, rows: readonly Record<string, unknown>[], fires: number): Promise<void> {
+async function ledger(f: TestFleet, rows: readonly Record<string, unknown>[], count: number): Promise<void> {
   const r = await f.cli(["journal", "append", "--token-file", f.tokens.get("ledger") as string], jsonl(rows));
   expect(r.code, r.stderr).toBe(0);
-  await f.until(() => f.query("SELECT 1 FROM rule_fires").length >= fires, `${fires} fire(s)`);
+  await f.until(() => fires(f).length >= count, `${count} fire(s)`);
 }
 
 describe("the read tier's table", () => {
@@ -220,10 +221,8 @@ describe("a fleet with a notify hook", () => {
     const fired = deliveredSafely(f).find((d) => d.event === "rule_fired") as Record<string, unknown>;
     const fireId = fired.fire_id as string;
     expect(fired.hint).toBe(`harness rules explain ${fireId}`);
-    await f.until(() => f.query("SELECT 1 FROM rule_actions WHERE state = 'ok'").length === 1, "the outcome");
-    const [row] = f.query<{ seq: number; at: number }>(
-      "SELECT seq, at FROM rule_journal WHERE kind = 'run_event' ORDER BY seq DESC LIMIT 1",
-    );
+    await f.until(() => actions(f, { state: "ok" }).length === 1, "the outcome");
+    const row = journalRows(f, { kind: "run_event" }).at(-1);
     const at = new Date(row?.at ?? 0).toISOString().replace(/\.\d{3}Z$/, "Z");
     const x = json(await f.cli(["rules", "explain", fireId, "--json"]));
     const [listed] = json<{ rules: Record<string, unknown>[] }>(
@@ -273,7 +272,7 @@ describe("a fleet with a notify hook", () => {
   });
 
   it("explains a fire whose journal row retention pruned, saying so; an unknown fire exits 1", async () => {
-    const [fire] = f.query<{ fire_id: string; seq: number }>("SELECT fire_id, seq FROM rule_fires");
+    const [fire] = fires(f);
     // A later row, so the one deleted below is not the newest: SQLite would give its seq to the next row.
     const later = await f.cli(
       ["journal", "append", "--token-file", f.tokens.get("ledger") as string],
@@ -283,7 +282,7 @@ describe("a fleet with a notify hook", () => {
     await f.stop();
     // What retention does to an old row: the fire outlives it (its seq is a plain column).
     const db = new Database(f.storePath);
-    db.prepare("DELETE FROM rule_journal WHERE seq = ?").run(fire?.seq);
+    dropJournalRow(db, fire?.seq as number);
     db.close();
     await f.start();
     const x = json(await f.cli(["rules", "explain", fire?.fire_id as string, "--json"]));
@@ -335,8 +334,7 @@ describe("doctor on a fleet with rule trouble", () => {
       1,
     );
     await f.until(
-      () =>
-        f.query("SELECT 1 FROM rule_actions WHERE action = 'stop' AND state = 'undelivered'").length === 1,
+      () => actions(f, { action: "stop", state: "undelivered" }).length === 1,
       "the stop recorded undelivered",
     );
     const r = await f.cli(["doctor"]);
@@ -394,7 +392,7 @@ describe("a fleet running a stop rule it does not enforce", () => {
       [{ kind: "run_event", type: "opened", harness: "impl", run: "impl#1", trigger: "stop-me" }],
       1,
     );
-    const fireId = f.query<{ fire_id: string }>("SELECT fire_id FROM rule_fires")[0]?.fire_id as string;
+    const fireId = fires(f)[0]?.fire_id as string;
     const text = await f.cli(["rules", "explain", fireId]);
     expect(text.code, text.stderr).toBe(0);
     expect(text.stdout).toMatch(
@@ -403,6 +401,6 @@ describe("a fleet running a stop rule it does not enforce", () => {
     const x = json(await f.cli(["rules", "explain", fireId, "--json"]));
     expect(x).toMatchObject({ declared_level: "stop", effective_level: "notify", action: "notify" });
     // Capped means nothing was stopped: the fire asked only for the notification.
-    expect(f.query("SELECT 1 FROM rule_actions WHERE action = 'stop'")).toHaveLength(0);
+    expect(actions(f, { action: "stop" })).toHaveLength(0);
   });
 });

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ruleClient } from "../../../src/shell/rpc/client.js";
 import type { FireInfo } from "../../../src/shell/rpc/gen/harness/v1/rules_pb.js";
 import { METHOD_TIERS } from "../../../src/shell/rpc/tiers.js";
+import { fires } from "../../support/store-reads.js";
 import { jsonl, TestFleet } from "../daemon-harness.js";
 
 const HARNESSES = ["h0", "h1", "h2", "h3", "h4"];
@@ -28,7 +29,7 @@ describe("the TUI's reads", () => {
       jsonl(rows),
     );
     expect(r.code, r.stderr).toBe(0);
-    await f.until(() => f.query("SELECT 1 FROM rule_fires").length >= HARNESSES.length, "five fires");
+    await f.until(() => fires(f).length >= HARNESSES.length, "five fires");
   });
   afterAll(() => f.dispose());
 

@@ -22,6 +22,7 @@ import {
 } from "../../../src/shell/rpc/gen/harness/v1/rules_pb.js";
 import type { CommittedRecords } from "../../../src/shell/rpc/messages.js";
 import { committedEvents, eventCount, type WatchEvent } from "../../../src/shell/rpc/watch-events.js";
+import { fires } from "../../support/store-reads.js";
 import { CLI, TestFleet } from "../daemon-harness.js";
 
 /** Annotates each run opened with the trigger `flood`, with a message of four copies of its repo. */
@@ -288,8 +289,7 @@ describe("WatchEvents", () => {
     // Fires of about 4 KiB each, a batch at a time, until the daemon says this watcher misses events:
     // its 1,024-event buffer is full, beyond what the socket's buffers took in.
     const repo = `/srv/${"flood-repo/".repeat(90)}`;
-    const fires = () =>
-      f.query<{ n: number }>("SELECT COUNT(*) AS n FROM rule_fires WHERE rule = 'flood'")[0]?.n ?? 0;
+    const floodFires = () => fires(f, { rule: "flood" }).length;
     const missing = () =>
       logged(f, "event watcher reads slower than events commit; it misses them until it catches up").length;
     const warned = missing();
@@ -310,7 +310,7 @@ describe("WatchEvents", () => {
       });
       expect(results.every((r) => r.result.case === "admitted")).toBe(true);
       total += 250;
-      await f.until(() => fires() === total, "the batch's fires", 60_000);
+      await f.until(() => floodFires() === total, "the batch's fires", 60_000);
     }
     stream.resume();
     const got: WatchEventsResponse[] = [];
@@ -333,9 +333,7 @@ describe("WatchEvents", () => {
     const gapAt = got.findIndex((m) => m.event.case === "gap");
     const gap = got[gapAt]?.event;
     if (gap?.case !== "gap") throw new Error("no gap");
-    const stored = f
-      .query<{ fire_id: string }>("SELECT fire_id FROM rule_fires WHERE rule = 'flood' ORDER BY seq")
-      .map((r) => r.fire_id);
+    const stored = fires(f, { rule: "flood" }).map((r) => r.fire_id);
     expect(stored).toHaveLength(total + 1);
     const ids = (ms: WatchEventsResponse[]) =>
       ms.map((m) => (m.event.case === "ruleFired" ? m.event.value.fireId : m.event.case));

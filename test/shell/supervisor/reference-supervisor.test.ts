@@ -24,6 +24,7 @@ import type { FleetJournal } from "../../../src/shell/supervisor/fleet-journal.j
 import type { ReferenceSupervisor } from "../../../src/shell/supervisor/reference-supervisor.js";
 import type { Run } from "../../../src/shell/supervisor/runs.js";
 import { stopEntryPath } from "../../../src/shell/supervisor/stop-command.js";
+import { actions, fires, journalRows } from "../../support/store-reads.js";
 
 /** The starter pack plus a policy repo `test` holding the rules a test names, as the daemon assembles them. */
 const withRules =
@@ -112,25 +113,22 @@ class TestFleet {
   };
 
   rows(harness: string): JournalRow[] {
-    return (
-      this.daemon.daemon.store.db
-        .prepare(
-          "SELECT seq, type, source, run, outcome, event FROM rule_journal WHERE harness = ? ORDER BY seq",
-        )
-        .all(harness) as (Omit<JournalRow, "reason"> & { event: string })[]
-    ).map(({ event, ...r }) => ({ ...r, reason: (JSON.parse(event) as { reason?: string }).reason }));
+    return journalRows(this.daemon.daemon.store, { harness }).map((r) => ({
+      seq: r.seq,
+      type: r.type,
+      source: r.source,
+      run: r.run as string,
+      outcome: r.outcome,
+      reason: r.event.reason as string | undefined,
+    }));
   }
 
   fires(rule: string) {
-    return this.daemon.daemon.store.db
-      .prepare("SELECT fire_id, seq, run, harness, action FROM rule_fires WHERE rule = ? ORDER BY seq")
-      .all(rule) as { fire_id: string; seq: number; run: string; harness: string; action: string }[];
+    return fires(this.daemon.daemon.store, { rule });
   }
 
   actions(fireId: string) {
-    return this.daemon.daemon.store.db
-      .prepare("SELECT action, state FROM rule_actions WHERE fire_id = ? ORDER BY action")
-      .all(fireId) as { action: string; state: string }[];
+    return actions(this.daemon.daemon.store, { fireId }).map((a) => ({ action: a.action, state: a.state }));
   }
 
   deliveries(): Record<string, unknown>[] {

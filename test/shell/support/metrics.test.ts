@@ -10,6 +10,7 @@ import { DaemonApp } from "../../../src/shell/app/daemon-app.js";
 import { journalClient } from "../../../src/shell/rpc/client.js";
 import { createLog } from "../../../src/shell/support/log.js";
 import { DaemonMetrics, OTHER, RULE_LABEL_CAP } from "../../../src/shell/support/metrics.js";
+import { evaluatorCaughtUp } from "../../support/store-reads.js";
 import { TestFleet } from "../daemon-harness.js";
 
 describe("the rule label", () => {
@@ -97,10 +98,7 @@ describe("a daemon whose evaluator falls behind", () => {
       });
       while (!done) {
         const lag = lagOf(await (await fetch(url)).text());
-        const [row] = fleet.query<{ behind: number }>(
-          "SELECT (SELECT max(seq) FROM rule_journal) - (SELECT cursor FROM evaluator) AS behind",
-        );
-        seen.push({ lag, behind: (row?.behind ?? 0) > 0 });
+        seen.push({ lag, behind: !evaluatorCaughtUp(fleet) });
         await new Promise((r) => setTimeout(r, 200));
       }
       await appending;

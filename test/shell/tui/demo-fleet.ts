@@ -16,6 +16,7 @@ import { ruleClient } from "../../../src/shell/rpc/client.js";
 import { JournalTable } from "../../../src/shell/store/journal-table.js";
 import { FleetJournal } from "../../../src/shell/supervisor/fleet-journal.js";
 import { ReferenceSupervisor } from "../../../src/shell/supervisor/reference-supervisor.js";
+import { evaluatorCursor, holds } from "../../support/store-reads.js";
 import { TestFleet } from "../daemon-harness.js";
 
 /** A harness name with a CSI (clear screen, red) and an OSC (window title) in it. */
@@ -54,8 +55,7 @@ export function tokensOf(f: TestFleet): Partial<Record<ProducerSource, string>> 
 }
 
 /** The evaluator's cursor, read from the store. */
-export const cursorOf = (f: TestFleet): number =>
-  f.query<{ cursor: number }>("SELECT cursor FROM evaluator")[0]?.cursor ?? 0;
+export const cursorOf = (f: TestFleet): number => evaluatorCursor(f);
 
 /** Writes two over-budget closes of ESC_HARNESS straight into the stopped daemon's store. */
 function olderStoreRows(storePath: string): void {
@@ -94,7 +94,7 @@ export async function demoFleet(seconds = 3): Promise<TestFleet> {
   await f.stop();
   olderStoreRows(f.storePath);
   await f.start();
-  await f.until(() => f.query("SELECT 1 FROM rule_holds").length > 0, "the escaped harness's hold");
+  await f.until(() => holds(f).length > 0, "the escaped harness's hold");
   const journal = new FleetJournal(f.socketPath, tokensOf(f));
   const supervisor = await ReferenceSupervisor.start({
     journal,

@@ -10,6 +10,7 @@ import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { journalClient, ruleClient } from "../../../src/shell/rpc/client.js";
 import { METHOD_TIERS } from "../../../src/shell/rpc/tiers.js";
+import { fires } from "../../support/store-reads.js";
 import { CLI, jsonl, type TestFleet } from "../daemon-harness.js";
 import { cursorOf, demoFleet, ESC_HARNESS, tokensOf } from "./demo-fleet.js";
 import { RecordingProxy } from "./recording-proxy.js";
@@ -265,7 +266,7 @@ describe("harness tui against the demo fleet", () => {
     ).then(() => performance.now() - started);
     const latencies = await keyLatencies(tui, 1_500);
     const sentIn = await sending;
-    const burstFires = () => f.query("SELECT 1 FROM rule_fires WHERE rule = 'burst-probe'").length;
+    const burstFires = () => fires(f, { rule: "burst-probe" }).length;
     await f.until(() => burstFires() === 1_000, "1,000 burst fires", 30_000);
     const committedIn = performance.now() - started;
     tui.keys("1");

@@ -8,6 +8,7 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runs } from "../../../property-runs.js";
+import { journalRows, lastRow } from "../../../support/store-reads.js";
 import { TestFleet } from "../../daemon-harness.js";
 
 type LineKind = "small" | "large" | "tooLong" | "notJson" | "notUtf8" | "surrogate" | "control";
@@ -103,8 +104,7 @@ async function appendAndCheck(
   const kinds = segs.flatMap((s) => Array.from({ length: s.count }, () => s.kind));
   const lines = kinds.map((k) => ({ kind: k, run: `gen#${next++}` }));
   const stdin = Buffer.concat(lines.flatMap((l) => [LINES[l.kind].line(l.run), Buffer.from("\n")]));
-  const before =
-    fleet.query<{ last: number | null }>("SELECT max(seq) AS last FROM rule_journal")[0]?.last ?? 0;
+  const before = lastRow(fleet).seq;
   let finished = false;
   const running = fleet
     .cli(["journal", "append", "--token-file", fleet.tokens.get("ledger") as string, "--json"], stdin)
@@ -130,11 +130,8 @@ async function appendAndCheck(
       expect(o?.detail?.startsWith(refused), `line ${i + 1}: ${o?.detail}`).toBe(true);
     }
   });
-  const stored = fleet.query<{ run: string }>(
-    "SELECT json_extract(event, '$.run') AS run FROM rule_journal WHERE kind = 'run_event' AND seq > ? ORDER BY seq",
-    before,
-  );
-  expect(stored.map((x) => x.run)).toEqual(
+  const stored = journalRows(fleet, { kind: "run_event" }).filter((x) => x.seq > before);
+  expect(stored.map((x) => x.event.run)).toEqual(
     lines.filter((l) => LINES[l.kind].refused === undefined).map((l) => l.run),
   );
   expect(r.code).toBe(lines.every((l) => LINES[l.kind].refused === undefined) ? 0 : 1);

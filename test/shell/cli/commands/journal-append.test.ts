@@ -6,6 +6,7 @@
  * line is lost beside a large one, and a line too large to send is refused alone with its number.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { journalRows } from "../../../support/store-reads.js";
 import { TestFleet } from "../../daemon-harness.js";
 
 const opened = (run: string) =>
@@ -23,10 +24,7 @@ describe("harness journal append", () => {
   let ledger: string;
   const append = (stdin: string | Uint8Array) =>
     f.cli(["journal", "append", "--token-file", ledger, "--json"], stdin);
-  const runs = () =>
-    f.query<{ run: string }>(
-      "SELECT json_extract(event, '$.run') AS run FROM rule_journal WHERE kind = 'run_event' ORDER BY seq",
-    );
+  const runs = () => journalRows(f, { kind: "run_event" }).map((r) => ({ run: r.event.run }));
   const outcomes = (stdout: string) =>
     stdout
       .trim()
@@ -137,10 +135,8 @@ describe("harness journal append", () => {
       const r = await running;
       expect(outcomes(r.stdout)).toEqual(lines.map((_, i) => `${i + 1} admitted`));
       expect(r.code).toBe(0);
-      const stored = g.query<{ run: string }>(
-        "SELECT json_extract(event, '$.run') AS run FROM rule_journal WHERE kind = 'run_event' ORDER BY seq",
-      );
-      expect(stored.map((x) => x.run)).toEqual(lines.map((_, i) => `crash#${i}`));
+      const stored = journalRows(g, { kind: "run_event" });
+      expect(stored.map((x) => x.event.run)).toEqual(lines.map((_, i) => `crash#${i}`));
     } finally {
       await g.dispose();
     }

@@ -7,6 +7,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { journalRows } from "../../../support/store-reads.js";
 import { TestFleet } from "../../daemon-harness.js";
 
 const opened = (run: string) =>
@@ -27,10 +28,7 @@ describe("harness journal import", () => {
         .map((l) => l.slice(file.length)),
     };
   };
-  const runs = () =>
-    f.query<{ run: string }>(
-      "SELECT json_extract(event, '$.run') AS run FROM rule_journal WHERE kind = 'run_event' ORDER BY seq",
-    );
+  const runs = () => journalRows(f, { kind: "run_event" }).map((r) => ({ run: r.event.run }));
 
   it("refuses a line that is not UTF-8 or holds a control character, with its line number, and imports the rest", async () => {
     const bad = Buffer.from(opened("impl#2X"));
@@ -61,9 +59,7 @@ describe("harness journal import", () => {
       `${marked("impl#7", "true")}\n${marked("impl#8", '"yes"')}\n`,
     );
     expect(r.refusals).toEqual([":2: hook_fed must be a bool"]);
-    expect(
-      f.query("SELECT json_extract(event, '$.hook_fed') AS mark FROM rule_journal WHERE run = 'impl#7'"),
-    ).toEqual([{ mark: 1 }]);
+    expect(journalRows(f, { run: "impl#7" }).map((r) => r.event.hook_fed)).toEqual([true]);
   });
 
   it("refuses a line whose admitted_at is earlier than the row before it, and imports the rest", async () => {

@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { printable } from "../../../../src/shell/cli/render/printable.js";
+import { fires, holds } from "../../../support/store-reads.js";
 import { jsonl, TestFleet } from "../../daemon-harness.js";
 
 describe("printable", () => {
@@ -40,14 +41,11 @@ describe("the text views of a real daemon", () => {
       jsonl([closed(1), closed(2)]),
     );
     expect(r.code).toBe(0);
-    await f.until(
-      () => f.query("SELECT 1 FROM rule_holds WHERE released_at IS NULL").length === 1,
-      "the hold",
-    );
-    const [fire] = f.query<{ id: string }>("SELECT fire_id AS id FROM rule_fires ORDER BY seq LIMIT 1");
+    await f.until(() => holds(f, { inForce: true }).length === 1, "the hold");
+    const fire = fires(f)[0];
     const views = [
       ["rules", "explain", "--harness", harness],
-      ["rules", "explain", fire?.id as string],
+      ["rules", "explain", fire?.fire_id as string],
       ["rules", "holds"],
       ["rules", "show", "budget-exhaustion-recurring"],
     ];
