@@ -8,6 +8,7 @@ import { rfc3339Seconds } from "../../core/instants.js";
 import type { Action } from "../../core/outcome.js";
 import { redact } from "../../core/redact.js";
 import type { Level } from "../../core/rule-file.js";
+import { clearCommand } from "../../core/held-sentence.js";
 import type { NotifyEventName } from "./config.js";
 
 /** The stdin schema version: additive changes keep it, a rename or a removal bumps it. */
@@ -75,7 +76,7 @@ function hint(e: NotifyEvent): string {
     case "rule_hold_released":
       return `harness rules explain ${e.fireId}`;
     case "rule_hold":
-      return `harness rules clear ${e.harness}`;
+      return clearCommand(e.harness);
     default: {
       const never: never = e;
       return never;

@@ -1,0 +1,15 @@
+/**
+ * What a hook call of a hook-fed run may do (SPEC-0029 REQ-11, REQ-12): go on, wait out a hold placed
+ * before the run was first seen, or end because a stop reached it. The daemon's agents side decides it
+ * from the store; the read tier's CheckRun reports it.
+ */
+
+export type RunVerdict =
+  | { readonly kind: "allow" }
+  | { readonly kind: "held"; readonly rule: string; readonly fireId: string; readonly clearCommand: string }
+  | {
+      readonly kind: "stopped";
+      readonly rule: string;
+      readonly fireId: string;
+      readonly by: "rule" | "loop_guard";
+    };
