@@ -10,13 +10,7 @@ import { parseRfc3339, parseWireEvent } from "../../journal/event-format.js";
 import { jsonLines } from "../../journal/json-lines.js";
 import { JournalTable } from "../../store/journal-table.js";
 import { openStore } from "../../store/open-store.js";
-import { EXIT } from "../io.js";
-
-interface Io {
-  readonly env: NodeJS.ProcessEnv;
-  readonly out: (line: string) => void;
-  readonly err: (line: string) => void;
-}
+import { EXIT, type Io } from "../io.js";
 
 export async function runJournalImport(
   file: string,
