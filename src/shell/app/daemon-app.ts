@@ -6,6 +6,8 @@
  * gateway in this process, and `/metrics`.
  */
 
+import type * as http from "node:http";
+import type { ConnectRouter } from "@connectrpc/connect";
 import { MINUTE } from "../../core/durations.js";
 import type { RuleSet } from "../../core/rule-set.js";
 import type { ProducerSource } from "../../core/sources.js";
@@ -26,6 +28,7 @@ import { Daemon } from "../daemon/daemon.js";
 import type { Committed } from "../daemon/evaluator.js";
 import { EventBus } from "../daemon/event-bus.js";
 import { ClosedRunTokens } from "../derive/closed-run-tokens.js";
+import type { Deriver } from "../derive/deriver.js";
 import { UnknownPolicyRepoError } from "../errors.js";
 import { gatewayCaller } from "../gateway/caller.js";
 import { type GatewayServer, startGateway } from "../gateway/gateway-server.js";
@@ -111,7 +114,7 @@ export class DaemonApp {
     readonly metrics: DaemonMetrics,
     /** propose_rule (REQ-15), for the gateway to call in this process: no RPC stores a proposal. */
     readonly proposals: ProposalIntake,
-    /** What a hook-fed run's hook call may do (issue 17): the ingest endpoint asks it on every call. */
+    /** What a hook-fed run's hook call may do: the ingest endpoint asks it on every call. */
     readonly runVerdicts: StoreRunVerdicts,
     /** The tokens this daemon issued (`harness token`); the gateway asks it who holds one. */
     readonly tokens: IssuedTokens,
@@ -140,23 +143,9 @@ export class DaemonApp {
     const opened: (() => Promise<void>)[] = [];
     try {
       const metrics = new DaemonMetrics();
-      const custom = options.loadRules;
-      const loadRules: (config: GlobalConfig) => Promise<RuleSetLoad> =
-        custom === undefined
-          ? servedRuleSets(new LastGoodCommits(store.db), env, clock)
-          : async (c) => ({ ruleSet: custom(c), clones: [] });
+      const loadRules = ruleLoader(options.loadRules, store, env, clock);
       const watchers = new EventBus<WatchEvent>();
-      const records = committedRecords(store.db);
-      /** A failure to read a commit's events back costs the watchers a gap, not the rules their actions. */
-      const publish = (committed: Committed) => {
-        if (watchers.watchers === 0) return;
-        try {
-          watchers.publish(committedEvents(committed, records));
-        } catch (e) {
-          watchers.miss(eventCount(committed));
-          log.error({ err: (e as Error).message }, "events not sent to watchers");
-        }
-      };
+      const publish = publisher(watchers, committedRecords(store.db), log);
       const { server } = config;
       ensureControlToken(server.controlTokenFile);
       const tokens = new IssuedTokens(new TokenStore(store.db), clock);
@@ -170,7 +159,7 @@ export class DaemonApp {
         store,
         configAtStart: config,
         rulesAtStart: await loadRules(config),
-        // A file gone since start is an error unless the operator asked for defaults (issue 26).
+        // A file gone since start is an error unless the operator asked for defaults.
         readConfig: ({ defaults }) => readConfig(configPath, env, !defaults, true),
         loadRules,
         loadServed: async (c) => {
@@ -184,13 +173,7 @@ export class DaemonApp {
         tickMs: options.tickMs ?? MINUTE,
         onCommitted: publish,
         runStops,
-        derivers: (inForce) => [
-          new HookLoopGuard(runStops, clock),
-          new StaleRunCloser(() => inForce().agents.staleAfter),
-          new FileEdgeProjector(() => inForce().graph.projectFileEdges),
-          new StopSettler(runStops, clock),
-          new ClosedRunTokens((run) => tokens.revokeRun(run)),
-        ],
+        derivers: derivers(runStops, tokens, clock),
       });
       const runVerdicts = new StoreRunVerdicts({
         reads: new AgentRunReads(store.db),
@@ -236,7 +219,7 @@ export class DaemonApp {
         needsRestart: () => daemon.needsRestart,
         storeWrite: () => ({ path: store.path, failure: daemon.storeWrite.current }),
       });
-      // Gateway and RPC journal scans run in workers over their own read-only connections (issue 26).
+      // Gateway and RPC journal scans run in workers over their own read-only connections.
       const queries = new JournalQueryPool(store.path, (reason) =>
         metrics.journalReadsRefused.inc({ reason }),
       );
@@ -249,37 +232,9 @@ export class DaemonApp {
         key?: string,
         options?: AdmitOptions,
       ) => daemon.admit(source, events, key, options);
-      const gitFacts = new GitFactsReader(env, { metrics });
-      // Config-file producer credentials and `harness token`'s, bound to a harness or not.
-      const identifyProducer = (token: string) => {
-        const d = identifyCaller(`Bearer ${token}`, "socket", credentials.current, clock());
-        if (!d.ok || d.caller.role !== "producer") return undefined;
-        const { source, harness } = d.caller;
-        return harness === undefined ? { source } : { source, harness };
-      };
-      const hooks = hookRequestListener(
-        new HookIngest({
-          admit,
-          identify: identifyProducer,
-          verdicts: runVerdicts,
-          gitFacts: (cwd) => gitFacts.facts(cwd),
-          verifyPatterns: () => daemon.configInForce.agents.verifyPatterns,
-          onError: (what, e) => log.error({ err: (e as Error).message }, what),
-          rejected: (source, reason) => daemon.rejected(source, reason),
-        }),
-        (e) => log.error({ err: (e as Error).message }, "agent hook call failed"),
-        {
-          isObserver: (token) => identifyProducer(token)?.source === "observer",
-          unauthenticated: () => metrics.hookCallsUnauthenticated.inc(),
-        },
-      );
-      // Answered on the socket and the TCP listener alike: how a client tells this daemon from a squatter.
-      const hookRoutes = withChallenge(new HookChallenge(), hooks);
-      // Every listener the config names is bound or the daemon does not start (issue 26): a squatter on
-      // a port would be handed what is sent there. Those bound before a failure are closed again.
-      const bindError = (key: string, address: string) => (e: unknown) => {
-        throw listenError(key, address, e);
-      };
+      const hookRoutes = agentHookRoutes({ daemon, admit, credentials, runVerdicts, metrics, log, env, clock });
+      // Every listener the config names is bound or the daemon does not start: a squatter on a port
+      // would be handed what is sent there. Those bound before a failure are closed again.
       const refusedConnection = (listener: string) => metrics.connectionsRefused.inc({ listener });
       const rpc = await startRpcServer({
         socketPath,
@@ -290,35 +245,19 @@ export class DaemonApp {
         refused: refusedConnection,
         rejected: (source, reason, events) => daemon.rejected(source, reason, events),
         routes: (router) =>
-          router
-            .service(AgentService, agentService({ peek: (harness, run) => runVerdicts.peek(harness, run) }))
-            .service(RuleService, {
-              ...rules,
-              ...proposalService({
-                db: store.db,
-                clock,
-                policyRepos: () => daemon.configInForce.policyRepos,
-                log,
-              }),
-              backtest,
-              watchEvents: watchEvents({ bus: watchers, log, credentials }),
-            })
-            .service(
-              TokenService,
-              tokenService({
-                tokens,
-                rotateControl: () => {
-                  const file = daemon.configInForce.server.controlTokenFile;
-                  const token = mintText();
-                  writeTokenFile(file, token, true);
-                  credentials.replaceControl(digestToken(token));
-                  log.info({ file }, "control token rotated");
-                  return file;
-                },
-              }),
-            )
-            .service(AgentStatusService, agentStatusService(store.db))
-            .service(JournalQueryService, journalQueryService(queries)),
+          serviceRoutes(router, {
+            daemon,
+            store,
+            runVerdicts,
+            rules,
+            backtest,
+            watchers,
+            tokens,
+            credentials,
+            queries,
+            clock,
+            log,
+          }),
       }).catch((e: unknown) => {
         // The socket's own errors say what they are; a TCP listener's gets its key and holder.
         const tcp = server.listen;
@@ -344,19 +283,7 @@ export class DaemonApp {
         },
       );
       opened.push(() => gateway.close());
-      const metricsServer =
-        server.metricsListen === undefined
-          ? undefined
-          : await serveMetrics({
-              host: server.metricsListen.host,
-              port: server.metricsListen.port,
-              token:
-                server.metricsTokenFile === undefined
-                  ? undefined
-                  : digestToken(await readTokenFile(server.metricsTokenFile)),
-              metrics,
-              beforeScrape: () => metrics.journalLag.set(daemon.view.lagSeconds(clock())),
-            }).catch(bindError("[server] metrics_listen", hostPortText(server.metricsListen)));
+      const metricsServer = await startMetricsServer(config, metrics, () => daemon.view.lagSeconds(clock()));
       if (metricsServer !== undefined) opened.push(() => metricsServer.close());
       const agentsListen = config.agents.listen;
       const hookListener =
@@ -426,6 +353,176 @@ export class DaemonApp {
     this.store.close();
   }
 }
+
+/** The rows the daemon derives from committed rows, each deriver with its own cursor. */
+function derivers(
+  runStops: AgentRunStops,
+  tokens: IssuedTokens,
+  clock: () => number,
+): (inForce: () => GlobalConfig) => readonly Deriver[] {
+  return (inForce) => [
+    new HookLoopGuard(runStops, clock),
+    new StaleRunCloser(() => inForce().agents.staleAfter),
+    new FileEdgeProjector(() => inForce().graph.projectFileEdges),
+    new StopSettler(runStops, clock),
+    new ClosedRunTokens((run) => tokens.revokeRun(run)),
+  ];
+}
+
+/** How a config becomes a rule set: the served rule sets (starter pack, policy clones), or a test's. */
+function ruleLoader(
+  custom: DaemonOptions["loadRules"],
+  store: OpenedStore,
+  env: NodeJS.ProcessEnv,
+  clock: () => number,
+): (config: GlobalConfig) => Promise<RuleSetLoad> {
+  return custom === undefined
+    ? servedRuleSets(new LastGoodCommits(store.db), env, clock)
+    : async (c) => ({ ruleSet: custom(c), clones: [] });
+}
+
+/**
+ * Hands each commit's events to WatchEvents' watchers. A failure to read a commit's events back costs
+ * the watchers a gap, not the rules their actions.
+ */
+function publisher(
+  watchers: EventBus<WatchEvent>,
+  records: ReturnType<typeof committedRecords>,
+  log: Log,
+): (committed: Committed) => void {
+  return (committed) => {
+    if (watchers.watchers === 0) return;
+    try {
+      watchers.publish(committedEvents(committed, records));
+    } catch (e) {
+      watchers.miss(eventCount(committed));
+      log.error({ err: (e as Error).message }, "events not sent to watchers");
+    }
+  };
+}
+
+interface HookRouteDeps {
+  readonly daemon: Daemon;
+  /** Append's admission, which the hook endpoint's rows go through too. */
+  readonly admit: (
+    source: ProducerSource,
+    events: readonly unknown[],
+    key?: string,
+    options?: AdmitOptions,
+  ) => Promise<readonly AdmitResult[]>;
+  readonly credentials: CredentialHolder;
+  readonly runVerdicts: StoreRunVerdicts;
+  readonly metrics: DaemonMetrics;
+  readonly log: Log;
+  readonly env: NodeJS.ProcessEnv;
+  readonly clock: () => number;
+}
+
+/**
+ * The agents' hook endpoint, with the nonce challenge beside it: answered on the socket and the TCP
+ * listener alike, so a client can tell this daemon from a squatter.
+ */
+function agentHookRoutes(d: HookRouteDeps): http.RequestListener {
+  const { daemon, credentials, metrics, log, clock } = d;
+  const gitFacts = new GitFactsReader(d.env, { metrics });
+  // Config-file producer credentials and `harness token`'s, bound to a harness or not.
+  const identifyProducer = (token: string) => {
+    const c = identifyCaller(`Bearer ${token}`, "socket", credentials.current, clock());
+    if (!c.ok || c.caller.role !== "producer") return undefined;
+    const { source, harness } = c.caller;
+    return harness === undefined ? { source } : { source, harness };
+  };
+  const hooks = hookRequestListener(
+    new HookIngest({
+      admit: d.admit,
+      identify: identifyProducer,
+      verdicts: d.runVerdicts,
+      gitFacts: (cwd) => gitFacts.facts(cwd),
+      verifyPatterns: () => daemon.configInForce.agents.verifyPatterns,
+      onError: (what, e) => log.error({ err: (e as Error).message }, what),
+      rejected: (source, reason) => daemon.rejected(source, reason),
+    }),
+    (e) => log.error({ err: (e as Error).message }, "agent hook call failed"),
+    {
+      isObserver: (token) => identifyProducer(token)?.source === "observer",
+      unauthenticated: () => metrics.hookCallsUnauthenticated.inc(),
+    },
+  );
+  return withChallenge(new HookChallenge(), hooks);
+}
+
+interface ServiceRouteDeps {
+  readonly daemon: Daemon;
+  readonly store: OpenedStore;
+  readonly runVerdicts: StoreRunVerdicts;
+  readonly rules: ReturnType<typeof ruleService>;
+  readonly backtest: ReturnType<typeof backtestMethod>;
+  readonly watchers: EventBus<WatchEvent>;
+  readonly tokens: IssuedTokens;
+  readonly credentials: CredentialHolder;
+  readonly queries: JournalQueryPool;
+  readonly clock: () => number;
+  readonly log: Log;
+}
+
+/** The services the RPC server routes beside JournalService. */
+function serviceRoutes(router: ConnectRouter, d: ServiceRouteDeps): void {
+  const { daemon, store, credentials, log } = d;
+  router
+    .service(AgentService, agentService({ peek: (harness, run) => d.runVerdicts.peek(harness, run) }))
+    .service(RuleService, {
+      ...d.rules,
+      ...proposalService({
+        db: store.db,
+        clock: d.clock,
+        policyRepos: () => daemon.configInForce.policyRepos,
+        log,
+      }),
+      backtest: d.backtest,
+      watchEvents: watchEvents({ bus: d.watchers, log, credentials }),
+    })
+    .service(
+      TokenService,
+      tokenService({
+        tokens: d.tokens,
+        rotateControl: () => {
+          const file = daemon.configInForce.server.controlTokenFile;
+          const token = mintText();
+          writeTokenFile(file, token, true);
+          credentials.replaceControl(digestToken(token));
+          log.info({ file }, "control token rotated");
+          return file;
+        },
+      }),
+    )
+    .service(AgentStatusService, agentStatusService(store.db))
+    .service(JournalQueryService, journalQueryService(d.queries));
+}
+
+/** `/metrics` on `[server] metrics_listen`, when configured; the journal's lag is read at each scrape. */
+async function startMetricsServer(
+  config: GlobalConfig,
+  metrics: DaemonMetrics,
+  lagSeconds: () => number,
+): Promise<MetricsServer | undefined> {
+  const { server } = config;
+  if (server.metricsListen === undefined) return undefined;
+  return serveMetrics({
+    host: server.metricsListen.host,
+    port: server.metricsListen.port,
+    token:
+      server.metricsTokenFile === undefined
+        ? undefined
+        : digestToken(await readTokenFile(server.metricsTokenFile)),
+    metrics,
+    beforeScrape: () => metrics.journalLag.set(lagSeconds()),
+  }).catch(bindError("[server] metrics_listen", hostPortText(server.metricsListen)));
+}
+
+/** Turns a listener's failure to bind into the daemon's start error. */
+const bindError = (key: string, address: string) => (e: unknown) => {
+  throw listenError(key, address, e);
+};
 
 /** The credential files `[server]` names. */
 function credentialFiles(config: GlobalConfig): CredentialFiles {
