@@ -19,7 +19,7 @@ import { failed } from "../client.js";
 import { type Common, EXIT, type Io, table } from "../io.js";
 import { clientTarget } from "../target.js";
 
-export interface BacktestOptions extends Common {
+export interface RulesBacktestOptions extends Common {
   readonly since?: string | undefined;
   readonly store?: string | undefined;
 }
@@ -31,7 +31,7 @@ const EXIT_FOR_REFUSAL: Readonly<Record<StoreReplayRefusal, number>> = {
   rule: EXIT.failed,
 };
 
-export async function runBacktest(file: string, options: BacktestOptions, io: Io): Promise<number> {
+export async function runBacktest(file: string, options: RulesBacktestOptions, io: Io): Promise<number> {
   const sinceMs = options.since === undefined ? DEFAULT_BACKTEST_SINCE : parseDuration(options.since);
   if (sinceMs === undefined || sinceMs <= 0) {
     io.err(`harness rules backtest: --since ${options.since}: not a duration (e.g. 30d, 12h)`);
