@@ -192,7 +192,7 @@ function useUi(): Ui {
 }
 
 /** What the keys reach: the data, the text, the screen's size, the UI, and the way out. */
-interface Console {
+interface KeyContext {
   readonly data: ConsoleData;
   readonly text: TuiText;
   readonly width: number;
@@ -202,7 +202,7 @@ interface Console {
 }
 
 /** Enter on a row: its lines, the fire's explanation or the node's annotations, over the screen. */
-function drill(c: Console, d: Drill, back: Overlay | undefined): void {
+function drill(c: KeyContext, d: Drill, back: Overlay | undefined): void {
   const { data, text, ui } = c;
   const p = text.printable;
   const from = back === undefined ? {} : { back };
@@ -233,7 +233,7 @@ function drill(c: Console, d: Drill, back: Overlay | undefined): void {
   );
 }
 
-function clear(c: Console, harness: string, rule: string): void {
+function clear(c: KeyContext, harness: string, rule: string): void {
   const p = c.text.printable;
   c.ui.say(`clearing ${p(harness)}'s hold by ${p(rule)}…`);
   c.data.clearHold(harness, rule).then(
@@ -256,7 +256,7 @@ function filterKey(ui: Ui, u: UiState, input: string, key: Keys): void {
 }
 
 /** A key while the clear-hold dialog asks: y clears, n or Esc cancels, any other waits. */
-function confirmKey(c: Console, o: Extract<Overlay, { kind: "confirm" }>, input: string, key: Keys): void {
+function confirmKey(c: KeyContext, o: Extract<Overlay, { kind: "confirm" }>, input: string, key: Keys): void {
   if (input === "y" || input === "Y") {
     c.ui.open(undefined);
     clear(c, o.harness, o.rule);
@@ -266,7 +266,7 @@ function confirmKey(c: Console, o: Extract<Overlay, { kind: "confirm" }>, input:
   }
 }
 
-function handleKey(c: Console, input: string, key: Keys): void {
+function handleKey(c: KeyContext, input: string, key: Keys): void {
   const { ui } = c;
   const u = ui.current();
   if (u.editing) return filterKey(ui, u, input, key);
@@ -294,7 +294,7 @@ function handleKey(c: Console, input: string, key: Keys): void {
 }
 
 /** A key on the rows: move the cursor, drill into the row, or ask to clear its hold. */
-function rowKey(c: Console, u: UiState, input: string, key: Keys): void {
+function rowKey(c: KeyContext, u: UiState, input: string, key: Keys): void {
   const { data, ui } = c;
   const p = c.text.printable;
   const rows = rowsOf(u, data.snapshot(), c.text, c.width - MARK);
@@ -360,7 +360,7 @@ export function App({ data, text, width, height, color }: AppProps) {
   const { exit } = useApp();
   const ui = useUi();
   const bodyHeight = Math.max(1, height - 4);
-  const c: Console = { data, text, width, bodyHeight, ui, exit };
+  const c: KeyContext = { data, text, width, bodyHeight, ui, exit };
   useInput((input, key) => {
     if (input.length > 1 && !key.meta && !key.ctrl) for (const ch of input) handleKey(c, ch, keyOf(ch));
     else handleKey(c, input, key);
