@@ -197,28 +197,7 @@ export class DaemonApp {
         retentionMs,
       });
       const socketPath = options.socketPath ?? config.server.socket;
-      const rules = ruleService({
-        evaluator: daemon.view,
-        db: store.db,
-        metrics,
-        clock,
-        startedAt: clock(),
-        version: packageVersion(),
-        supervisorStopConfigured: () => daemon.configInForce.supervisor.stop !== undefined,
-        clear: (harness, rule) => daemon.clear(harness, rule),
-        reload: (defaults) => daemon.reload({ defaults }),
-        lastReloadFailure: () => daemon.lastReloadFailure,
-        // Refused unless the config the reload reads declares the repo (the sync command read the same
-        // file, but the daemon may be running an older one).
-        policySynced: (repo, commit) =>
-          daemon.queueReload((c) => {
-            if (!c.policyRepos.some((r) => r.name === repo)) throw new UnknownPolicyRepoError(repo);
-            log.info({ repo, commit }, "policy repo synced; reloading");
-          }),
-        policyClones: () => daemon.policyClones,
-        needsRestart: () => daemon.needsRestart,
-        storeWrite: () => ({ path: store.path, failure: daemon.storeWrite.current }),
-      });
+      const rules = rulesOf(daemon, store, metrics, clock, log);
       // Gateway and RPC journal scans run in workers over their own read-only connections.
       const queries = new JournalQueryPool(store.path, (reason) =>
         metrics.journalReadsRefused.inc({ reason }),
@@ -236,34 +215,12 @@ export class DaemonApp {
       // Every listener the config names is bound or the daemon does not start: a squatter on a port
       // would be handed what is sent there. Those bound before a failure are closed again.
       const refusedConnection = (listener: string) => metrics.connectionsRefused.inc({ listener });
-      const rpc = await startRpcServer({
+      const rpc = await startRpc(config, {
         socketPath,
-        socketRoutes: { prefix: HOOK_PATH_PREFIX, handler: hookRoutes },
-        ...(server.listen === undefined ? {} : { tcpListen: `${server.listen.host}:${server.listen.port}` }),
-        credentials,
+        hookRoutes,
         admit,
         refused: refusedConnection,
-        rejected: (source, reason, events) => daemon.rejected(source, reason, events),
-        routes: (router) =>
-          serviceRoutes(router, {
-            daemon,
-            store,
-            runVerdicts,
-            rules,
-            backtest,
-            watchers,
-            tokens,
-            credentials,
-            queries,
-            clock,
-            log,
-          }),
-      }).catch((e: unknown) => {
-        // The socket's own errors say what they are; a TCP listener's gets its key and holder.
-        const tcp = server.listen;
-        throw tcp !== undefined && (e as Error).message.startsWith("cannot listen on TCP")
-          ? listenError("[server] listen", hostPortText(tcp), e)
-          : e;
+        services: { daemon, store, runVerdicts, rules, backtest, watchers, tokens, credentials, queries, clock, log },
       });
       opened.push(() => rpc.close());
       const gateway = await startGateway(
@@ -285,13 +242,7 @@ export class DaemonApp {
       opened.push(() => gateway.close());
       const metricsServer = await startMetricsServer(config, metrics, () => daemon.view.lagSeconds(clock()));
       if (metricsServer !== undefined) opened.push(() => metricsServer.close());
-      const agentsListen = config.agents.listen;
-      const hookListener =
-        agentsListen === undefined
-          ? undefined
-          : await startHookListener(agentsListen.host, agentsListen.port, hookRoutes, () =>
-              refusedConnection("hooks_http"),
-            ).catch(bindError("[agents] listen", hostPortText(agentsListen)));
+      const hookListener = await startAgentsListener(config, hookRoutes, () => refusedConnection("hooks_http"));
       daemon.start();
       return new DaemonApp(
         daemon,
@@ -497,6 +448,85 @@ function serviceRoutes(router: ConnectRouter, d: ServiceRouteDeps): void {
     )
     .service(AgentStatusService, agentStatusService(store.db))
     .service(JournalQueryService, journalQueryService(d.queries));
+}
+
+/** RuleService's handlers over this daemon: its view, its store, and the operations only it carries out. */
+function rulesOf(
+  daemon: Daemon,
+  store: OpenedStore,
+  metrics: DaemonMetrics,
+  clock: () => number,
+  log: Log,
+): ReturnType<typeof ruleService> {
+  return ruleService({
+    evaluator: daemon.view,
+    db: store.db,
+    metrics,
+    clock,
+    startedAt: clock(),
+    version: packageVersion(),
+    supervisorStopConfigured: () => daemon.configInForce.supervisor.stop !== undefined,
+    clear: (harness, rule) => daemon.clear(harness, rule),
+    reload: (defaults) => daemon.reload({ defaults }),
+    lastReloadFailure: () => daemon.lastReloadFailure,
+    // Refused unless the config the reload reads declares the repo (the sync command read the same
+    // file, but the daemon may be running an older one).
+    policySynced: (repo, commit) =>
+      daemon.queueReload((c) => {
+        if (!c.policyRepos.some((r) => r.name === repo)) throw new UnknownPolicyRepoError(repo);
+        log.info({ repo, commit }, "policy repo synced; reloading");
+      }),
+    policyClones: () => daemon.policyClones,
+    needsRestart: () => daemon.needsRestart,
+    storeWrite: () => ({ path: store.path, failure: daemon.storeWrite.current }),
+  });
+}
+
+/**
+ * The RPC server on the socket (with the agents' hook routes beside it) and, when configured, on TCP.
+ * A TCP listener that cannot be bound fails the start with its key and who holds the address.
+ */
+async function startRpc(
+  config: GlobalConfig,
+  d: {
+    readonly socketPath: string;
+    readonly hookRoutes: http.RequestListener;
+    readonly admit: HookRouteDeps["admit"];
+    readonly refused: (listener: string) => void;
+    readonly services: ServiceRouteDeps;
+  },
+): Promise<RpcServer> {
+  const { server } = config;
+  const { daemon, credentials } = d.services;
+  return startRpcServer({
+    socketPath: d.socketPath,
+    socketRoutes: { prefix: HOOK_PATH_PREFIX, handler: d.hookRoutes },
+    ...(server.listen === undefined ? {} : { tcpListen: `${server.listen.host}:${server.listen.port}` }),
+    credentials,
+    admit: d.admit,
+    refused: d.refused,
+    rejected: (source, reason, events) => daemon.rejected(source, reason, events),
+    routes: (router) => serviceRoutes(router, d.services),
+  }).catch((e: unknown) => {
+    // The socket's own errors say what they are; a TCP listener's gets its key and holder.
+    const tcp = server.listen;
+    throw tcp !== undefined && (e as Error).message.startsWith("cannot listen on TCP")
+      ? listenError("[server] listen", hostPortText(tcp), e)
+      : e;
+  });
+}
+
+/** The agents' hook endpoint over http on `[agents] listen`, when configured. */
+async function startAgentsListener(
+  config: GlobalConfig,
+  hookRoutes: http.RequestListener,
+  refused: () => void,
+): Promise<HookListener | undefined> {
+  const listen = config.agents.listen;
+  if (listen === undefined) return undefined;
+  return startHookListener(listen.host, listen.port, hookRoutes, refused).catch(
+    bindError("[agents] listen", hostPortText(listen)),
+  );
 }
 
 /** `/metrics` on `[server] metrics_listen`, when configured; the journal's lag is read at each scrape. */
