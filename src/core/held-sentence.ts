@@ -9,5 +9,8 @@ export const clearCommand = (harness: string, rule?: string): string =>
   rule === undefined ? `harness rules clear ${harness}` : `harness rules clear ${harness} --rule ${rule}`;
 
 /** That `harness` is held: by which rule's fire, and how the operator releases it. */
-export const heldSentence = (harness: string, hold: { readonly rule: string; readonly fireId: string }): string =>
+export const heldSentence = (
+  harness: string,
+  hold: { readonly rule: string; readonly fireId: string },
+): string =>
   `${harness} is held by rule ${hold.rule} (fire ${hold.fireId}); run \`${clearCommand(harness)}\` to release it`;

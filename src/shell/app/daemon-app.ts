@@ -211,7 +211,16 @@ export class DaemonApp {
         key?: string,
         options?: AdmitOptions,
       ) => daemon.admit(source, events, key, options);
-      const hookRoutes = agentHookRoutes({ daemon, admit, credentials, runVerdicts, metrics, log, env, clock });
+      const hookRoutes = agentHookRoutes({
+        daemon,
+        admit,
+        credentials,
+        runVerdicts,
+        metrics,
+        log,
+        env,
+        clock,
+      });
       // Every listener the config names is bound or the daemon does not start: a squatter on a port
       // would be handed what is sent there. Those bound before a failure are closed again.
       const refusedConnection = (listener: string) => metrics.connectionsRefused.inc({ listener });
@@ -220,7 +229,19 @@ export class DaemonApp {
         hookRoutes,
         admit,
         refused: refusedConnection,
-        services: { daemon, store, runVerdicts, rules, backtest, watchers, tokens, credentials, queries, clock, log },
+        services: {
+          daemon,
+          store,
+          runVerdicts,
+          rules,
+          backtest,
+          watchers,
+          tokens,
+          credentials,
+          queries,
+          clock,
+          log,
+        },
       });
       opened.push(() => rpc.close());
       const gateway = await startGateway(
@@ -242,7 +263,9 @@ export class DaemonApp {
       opened.push(() => gateway.close());
       const metricsServer = await startMetricsServer(config, metrics, () => daemon.view.lagSeconds(clock()));
       if (metricsServer !== undefined) opened.push(() => metricsServer.close());
-      const hookListener = await startAgentsListener(config, hookRoutes, () => refusedConnection("hooks_http"));
+      const hookListener = await startAgentsListener(config, hookRoutes, () =>
+        refusedConnection("hooks_http"),
+      );
       daemon.start();
       return new DaemonApp(
         daemon,

@@ -183,12 +183,14 @@ export class ActionRunner {
     const argv = [...command, action.harness, action.run, fire.rule, fire.id, String(fire.seq)];
     const env: Record<string, string> = {};
     for (const [k, v] of Object.entries(this.sinks.env)) if (v !== undefined) env[k] = v;
-    const p = runOperatorCommand({ argv, input: "", env, timeoutMs: this.sinks.stopTimeoutMs }).then((outcome) => {
-      failpoint("action.afterRun");
-      this.record(fire, "stop", outcome.result, outcome.reason);
-      if (outcome.result !== "ok")
-        this.log.error({ ...ctx, result: outcome.result, reason: outcome.reason }, "rule stop failed");
-    });
+    const p = runOperatorCommand({ argv, input: "", env, timeoutMs: this.sinks.stopTimeoutMs }).then(
+      (outcome) => {
+        failpoint("action.afterRun");
+        this.record(fire, "stop", outcome.result, outcome.reason);
+        if (outcome.result !== "ok")
+          this.log.error({ ...ctx, result: outcome.result, reason: outcome.reason }, "rule stop failed");
+      },
+    );
     this.running.add(p);
     void p.finally(() => this.running.delete(p));
   }

@@ -103,7 +103,13 @@ export async function proposePass(d: PassDeps): Promise<PassReport> {
     throw new ReviewerIsAuthorError(repo.name, login);
   const outcomes: ProposalOutcome[] = [];
   const record = recorder(d, outcomes);
-  const report = (): PassReport => ({ repo: repo.name, forge: forge.kind, login, dryRun: d.dryRun, outcomes });
+  const report = (): PassReport => ({
+    repo: repo.name,
+    forge: forge.kind,
+    login,
+    dryRun: d.dryRun,
+    outcomes,
+  });
 
   let listing = await listAll(d.client, repo.name);
   const { rejectedHere, readBack } = await readBackPulls(d, listing.proposals, record);
@@ -140,7 +146,11 @@ interface PullLink {
 }
 
 /** Keeps an outcome in the report and, unless a dry run, records the proposal's new state. */
-type RecordOutcome = (p: ProposalInfo, o: Omit<ProposalOutcome, "id" | "name">, extra?: RecordExtra) => Promise<void>;
+type RecordOutcome = (
+  p: ProposalInfo,
+  o: Omit<ProposalOutcome, "id" | "name">,
+  extra?: RecordExtra,
+) => Promise<void>;
 
 interface RecordExtra {
   readonly backtest?: BacktestSummary;
@@ -290,7 +300,11 @@ async function proposeOne(pass: Pass, p: ProposalInfo): Promise<void> {
 }
 
 /** Why the proposal is not proposed before the forge is asked: it fails lint, was rejected, or is on the default branch. */
-function refusal(pass: Pass, p: ProposalInfo, file: string): Omit<ProposalOutcome, "id" | "name"> | undefined {
+function refusal(
+  pass: Pass,
+  p: ProposalInfo,
+  file: string,
+): Omit<ProposalOutcome, "id" | "name"> | undefined {
   const lint = lintRuleFiles([{ file, bytes: new TextEncoder().encode(p.fileText) }]);
   const errors = lint.findings.filter((f) => f.severity === "error");
   if (errors.length > 0) return { action: "invalid", detail: errors.map(formatFinding).join("\n") };

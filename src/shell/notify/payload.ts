@@ -4,11 +4,11 @@
  * one hook serves both. Pure: the host and the parent environment are arguments.
  */
 
+import { clearCommand } from "../../core/held-sentence.js";
 import { rfc3339Seconds } from "../../core/instants.js";
 import type { Action } from "../../core/outcome.js";
 import { redact } from "../../core/redact.js";
 import type { Level } from "../../core/rule-file.js";
-import { clearCommand } from "../../core/held-sentence.js";
 import type { NotifyEventName } from "./config.js";
 
 /** The stdin schema version: additive changes keep it, a rename or a removal bumps it. */

@@ -17,7 +17,12 @@ const readPid = (file: string): number => Number(fs.readFileSync(file, "utf8").t
 
 describe("runOperatorCommand", () => {
   it("writes the input to stdin, closes it, and reports exit 0 as ok", async () => {
-    const out = await runOperatorCommand({ argv: [hook("record"), tmp.dir], input: '{"a":1}', env, timeoutMs: 5_000 });
+    const out = await runOperatorCommand({
+      argv: [hook("record"), tmp.dir],
+      input: '{"a":1}',
+      env,
+      timeoutMs: 5_000,
+    });
     expect(out).toMatchObject({ result: "ok", reason: "" });
     const [json] = fs.readdirSync(tmp.dir).filter((f) => f.endsWith(".json"));
     expect(fs.readFileSync(path.join(tmp.dir, json as string), "utf8")).toBe('{"a":1}');
@@ -60,7 +65,12 @@ describe("runOperatorCommand", () => {
   it("stops waiting at the timeout on pipes held by a process outside the group", async () => {
     const pidFile = path.join(tmp.dir, "pid");
     try {
-      const out = await runOperatorCommand({ argv: [hook("escape"), pidFile], input: "{}", env, timeoutMs: TIMEOUT });
+      const out = await runOperatorCommand({
+        argv: [hook("escape"), pidFile],
+        input: "{}",
+        env,
+        timeoutMs: TIMEOUT,
+      });
       expect(out.result).toBe("timeout");
       expect(out.durationMs).toBeLessThan(TIMEOUT + 1_500);
       // Outside the group, so the kill did not reach it: it is still there, holding the pipe.
@@ -71,7 +81,12 @@ describe("runOperatorCommand", () => {
   });
 
   it("drains a flood on both pipes so the hook can finish, keeping only a bounded tail", async () => {
-    const out = await runOperatorCommand({ argv: [hook("flood-then-exit")], input: "{}", env, timeoutMs: 5_000 });
+    const out = await runOperatorCommand({
+      argv: [hook("flood-then-exit")],
+      input: "{}",
+      env,
+      timeoutMs: 5_000,
+    });
     expect(out.result).toBe("ok");
     expect(Buffer.byteLength(out.output)).toBeLessThanOrEqual(OUTPUT_TAIL_BYTES);
   });
@@ -84,7 +99,12 @@ describe("runOperatorCommand", () => {
   });
 
   it("reports a missing or non-executable hook as error, without throwing", async () => {
-    const missing = await runOperatorCommand({ argv: [path.join(tmp.dir, "nope")], input: "{}", env, timeoutMs: 5_000 });
+    const missing = await runOperatorCommand({
+      argv: [path.join(tmp.dir, "nope")],
+      input: "{}",
+      env,
+      timeoutMs: 5_000,
+    });
     expect(missing).toMatchObject({ result: "error", reason: "spawn ENOENT" });
     const plain = path.join(tmp.dir, "plain.sh");
     fs.writeFileSync(plain, "#!/bin/sh\nexit 0\n", { mode: 0o644 });

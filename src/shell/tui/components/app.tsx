@@ -202,7 +202,7 @@ interface KeyContext {
 }
 
 /** Enter on a row: its lines, the fire's explanation or the node's annotations, over the screen. */
-function drill(c: KeyContext, d: Drill, back: Overlay | undefined): void {
+function drill(c: KeyContext, d: Drill, back: Overlay | undefined) {
   const { data, text, ui } = c;
   const p = text.printable;
   const from = back === undefined ? {} : { back };
@@ -243,7 +243,7 @@ function clear(c: KeyContext, harness: string, rule: string): void {
 }
 
 /** A key while the filter is typed: it edits the node list's filter in that overlay, else the view's. */
-function filterKey(ui: Ui, u: UiState, input: string, key: Keys): void {
+function filterKey(ui: Ui, u: UiState, input: string, key: Keys) {
   const node = u.overlay?.kind === "node";
   const current = node ? u.overlayFilter : (u.filters[u.view] ?? "");
   const set = (f: string) => ui.update(node ? { overlayFilter: f } : { filters: at(u.filters, u.view, f) });
@@ -256,7 +256,7 @@ function filterKey(ui: Ui, u: UiState, input: string, key: Keys): void {
 }
 
 /** A key while the clear-hold dialog asks: y clears, n or Esc cancels, any other waits. */
-function confirmKey(c: KeyContext, o: Extract<Overlay, { kind: "confirm" }>, input: string, key: Keys): void {
+function confirmKey(c: KeyContext, o: Extract<Overlay, { kind: "confirm" }>, input: string, key: Keys) {
   if (input === "y" || input === "Y") {
     c.ui.open(undefined);
     clear(c, o.harness, o.rule);
@@ -266,7 +266,7 @@ function confirmKey(c: KeyContext, o: Extract<Overlay, { kind: "confirm" }>, inp
   }
 }
 
-function handleKey(c: KeyContext, input: string, key: Keys): void {
+function handleKey(c: KeyContext, input: string, key: Keys) {
   const { ui } = c;
   const u = ui.current();
   if (u.editing) return filterKey(ui, u, input, key);
@@ -294,7 +294,7 @@ function handleKey(c: KeyContext, input: string, key: Keys): void {
 }
 
 /** A key on the rows: move the cursor, drill into the row, or ask to clear its hold. */
-function rowKey(c: KeyContext, u: UiState, input: string, key: Keys): void {
+function rowKey(c: KeyContext, u: UiState, input: string, key: Keys) {
   const { data, ui } = c;
   const p = c.text.printable;
   const rows = rowsOf(u, data.snapshot(), c.text, c.width - MARK);
