@@ -11,6 +11,7 @@
  * the one open on that branch, with reviewers and labels. Every state goes through RecordProposal.
  * A dry run does every read (it may fetch) and records, pushes, commits and opens nothing.
  */
+import type { MessageInitShape } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
 import type { ReplayedFire } from "../../core/backtest.js";
 import { expressionHash } from "../../core/compile-rule.js";
@@ -22,7 +23,12 @@ import { lintRuleFiles } from "../lint/rule-files.js";
 import { readRuleFiles } from "../policy/clone.js";
 import type { RuleClient } from "../rpc/client.js";
 import { fireOf } from "../rpc/fire-wire.js";
-import { ErrorDetailSchema, ErrorReason, type ProposalInfo } from "../rpc/gen/harness/v1/rules_pb.js";
+import {
+  ErrorDetailSchema,
+  ErrorReason,
+  type ProposalBacktestSchema,
+  type ProposalInfo,
+} from "../rpc/gen/harness/v1/rules_pb.js";
 import type { Forge, ForgePull } from "./forge.js";
 import { BranchDivergedError, type ProposalClone } from "./proposal-clone.js";
 import { pullBody, pullTitle } from "./pull-body.js";
@@ -156,15 +162,8 @@ interface RecordExtra {
   readonly backtest?: BacktestSummary;
 }
 
-interface BacktestSummary {
-  sinceMs: bigint;
-  atMs: bigint;
-  rows: bigint;
-  fires: bigint;
-  evalErrors: bigint;
-  storeErrors: bigint;
-  firstFires: ReturnType<typeof fireOf>[];
-}
+/** The backtest RecordProposal keeps with an opened or pushed proposal. */
+type BacktestSummary = MessageInitShape<typeof ProposalBacktestSchema>;
 
 /** What the candidates of one pass share. */
 interface Pass {
