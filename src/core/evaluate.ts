@@ -10,6 +10,7 @@ import { type Activation, CelError, COST_EXCEEDED, type LaidOut } from "../cel/i
 import { COST_LIMIT, type LoadedRule } from "./compile-rule.js";
 import { MINUTE } from "./durations.js";
 import { StoreError, WINDOW } from "./environments.js";
+import { fireId } from "./fire-id.js";
 import { isHookFed } from "./hook-runs.js";
 import type { EventFields, JournalRow } from "./journal.js";
 import { EVENT_LAYOUTS, type EventKind } from "./kinds.js";
@@ -230,7 +231,7 @@ function makeFire(
   const mode: Mode = state.shadow(rule.hash)?.completed === true ? "active" : "shadow";
   const declaredLevel = rule.spec.level;
   const effectiveLevel = effectiveLevelOf(active);
-  const id = `f-${row.seq}-${index}`;
+  const id = fireId(row.seq, index);
   const name = rule.spec.name;
   const plan = planActions(effectiveLevel, mode, target, {
     held: (harness) => state.hold(holdKey(harness, name)) !== undefined,

@@ -1,7 +1,8 @@
 /**
- * What a hook call of a hook-fed run may do, as the daemon decides it from the store
- * (`shell/agents/enforcement/run-verdict.ts`) and reports it (`CheckRun`), and the one sentence that says
- * why a harness is held, wherever it is said (a hook's denial, CheckRun, CheckAdmission).
+ * What a hook call of a hook-fed run may do (SPEC-0029 REQ-11, REQ-12): go on, wait out a hold placed
+ * before the run was first seen, or end because a stop reached it. The daemon's agents side decides it
+ * from the store (`shell/agents/enforcement/run-verdict.ts`); the read tier's CheckRun reports it. Why a
+ * harness is held is said in one sentence, `held-sentence.ts`.
  */
 
 export type RunVerdict =
@@ -16,13 +17,3 @@ export type RunVerdict =
 
 export type HeldVerdict = Extract<RunVerdict, { kind: "held" }>;
 export type StoppedVerdict = Extract<RunVerdict, { kind: "stopped" }>;
-
-/** The command that releases a harness's holds. */
-export const clearCommand = (harness: string): string => `harness rules clear ${harness}`;
-
-/** Why `harness` is held: the holding rule, its fire and the command that releases it. */
-export const heldSentence = (
-  harness: string,
-  hold: { readonly rule: string; readonly fireId: string },
-): string =>
-  `${harness} is held by rule ${hold.rule} (fire ${hold.fireId}); run \`${clearCommand(harness)}\` to release it`;

@@ -6,6 +6,8 @@
  * gateway in this process, and `/metrics`.
  */
 
+import type * as http from "node:http";
+import type { ConnectRouter } from "@connectrpc/connect";
 import { MINUTE } from "../../core/durations.js";
 import type { RuleSet } from "../../core/rule-set.js";
 import type { ProducerSource } from "../../core/sources.js";
@@ -31,6 +33,7 @@ import { Daemon } from "../daemon/daemon.js";
 import type { Committed } from "../daemon/evaluator.js";
 import { EventBus } from "../daemon/event-bus.js";
 import { ClosedRunTokens } from "../derive/closed-run-tokens.js";
+import type { Deriver } from "../derive/deriver.js";
 import { UnknownPolicyRepoError } from "../errors.js";
 import { gatewayCaller } from "../gateway/caller.js";
 import { type GatewayServer, startGateway } from "../gateway/gateway-server.js";
@@ -66,6 +69,7 @@ import { type RpcServer, startRpcServer } from "../rpc/server.js";
 import { identifyCaller } from "../rpc/tiers.js";
 import { tokenService } from "../rpc/token-service.js";
 import { committedEvents, eventCount, type WatchEvent, watchEvents } from "../rpc/watch-events.js";
+import type { AgentRunStops } from "../store/agent-run-stops.js";
 import { type OpenedStore, openStore } from "../store/open-store.js";
 import { Stores } from "../store/stores.js";
 import { createLog, type Log } from "../support/log.js";
@@ -147,23 +151,9 @@ export class DaemonApp {
     const opened: (() => Promise<void>)[] = [];
     try {
       const metrics = new DaemonMetrics();
-      const custom = options.loadRules;
-      const loadRules: (config: GlobalConfig) => Promise<RuleSetLoad> =
-        custom === undefined
-          ? servedRuleSets(stores.lastGoodCommits, env, clock)
-          : async (c) => ({ ruleSet: custom(c), clones: [] });
+      const loadRules = ruleLoader(options.loadRules, stores, env, clock);
       const watchers = new EventBus<WatchEvent>();
-      const records = committedRecords(stores.ruleReads);
-      /** A failure to read a commit's events back costs the watchers a gap, not the rules their actions. */
-      const publish = (committed: Committed) => {
-        if (watchers.watchers === 0) return;
-        try {
-          watchers.publish(committedEvents(committed, records));
-        } catch (e) {
-          watchers.miss(eventCount(committed));
-          log.error({ err: (e as Error).message }, "events not sent to watchers");
-        }
-      };
+      const publish = publisher(watchers, committedRecords(stores.ruleReads), log);
       const { server } = config;
       ensureControlToken(server.controlTokenFile);
       const tokens = new IssuedTokens(stores.tokens, clock);
@@ -177,8 +167,7 @@ export class DaemonApp {
         stores,
         configAtStart: config,
         rulesAtStart: await loadRules(config),
-        // A file gone since start is an error unless the operator asked for defaults: a mistaken `mv`
-        // must not swap them in.
+        // A file gone since start is an error unless the operator asked for defaults.
         readConfig: ({ defaults }) => readConfig(configPath, env, !defaults, true),
         loadRules,
         loadServed: async (c) => {
@@ -192,13 +181,7 @@ export class DaemonApp {
         tickMs: options.tickMs ?? MINUTE,
         onCommitted: publish,
         runStops,
-        derivers: (inForce) => [
-          new HookLoopGuard(runStops, clock),
-          new StaleRunCloser(() => inForce().agents.staleAfter),
-          new FileEdgeProjector(() => inForce().graph.projectFileEdges),
-          new StopSettler(runStops, clock),
-          new ClosedRunTokens((run) => tokens.revokeRun(run)),
-        ],
+        derivers: derivers(runStops, tokens, clock),
       });
       const runVerdicts = new StoreRunVerdicts({
         reads: stores.agentRuns,
@@ -223,30 +206,8 @@ export class DaemonApp {
         retentionMs,
       });
       const socketPath = options.socketPath ?? config.server.socket;
-      const rules = ruleService({
-        evaluator: daemon.view,
-        reads: stores.ruleReads,
-        metrics,
-        clock,
-        startedAt: clock(),
-        version: packageVersion(),
-        supervisorStopConfigured: () => daemon.configInForce.supervisor.stop !== undefined,
-        clear: (harness, rule) => daemon.clear(harness, rule),
-        reload: (defaults) => daemon.reload({ defaults }),
-        lastReloadFailure: () => daemon.lastReloadFailure,
-        // Refused unless the config the reload reads declares the repo (the sync command read the same
-        // file, but the daemon may be running an older one).
-        policySynced: (repo, commit) =>
-          daemon.queueReload((c) => {
-            if (!c.policyRepos.some((r) => r.name === repo)) throw new UnknownPolicyRepoError(repo);
-            log.info({ repo, commit }, "policy repo synced; reloading");
-          }),
-        policyClones: () => daemon.policyClones,
-        needsRestart: () => daemon.needsRestart,
-        storeWrite: () => ({ path: store.path, failure: daemon.storeWrite.current }),
-      });
-      // Gateway and RPC journal scans run in workers over their own read-only connections: a long scan
-      // never holds the event loop that admits rows and answers hooks.
+      const rules = rulesOf(daemon, store, stores, metrics, clock, log);
+      // Gateway and RPC journal scans run in workers over their own read-only connections.
       const queries = new JournalQueryPool(store.path, (reason) =>
         metrics.journalReadsRefused.inc({ reason }),
       );
@@ -259,83 +220,38 @@ export class DaemonApp {
         key?: string,
         options?: AdmitOptions,
       ) => daemon.admit(source, events, key, options);
-      const gitFacts = new GitFactsReader(env, { metrics });
-      // Config-file producer credentials and `harness token`'s, bound to a harness or not.
-      const identifyProducer = (token: string) => {
-        const d = identifyCaller(`Bearer ${token}`, "socket", credentials.current, clock());
-        if (!d.ok || d.caller.role !== "producer") return undefined;
-        const { source, harness } = d.caller;
-        return harness === undefined ? { source } : { source, harness };
-      };
-      const hooks = hookRequestListener(
-        new HookIngest({
-          admit,
-          identify: identifyProducer,
-          verdicts: runVerdicts,
-          gitFacts: (cwd) => gitFacts.facts(cwd),
-          verifyPatterns: () => daemon.configInForce.agents.verifyPatterns,
-          onError: (what, e) => log.error({ err: (e as Error).message }, what),
-          rejected: (source, reason) => daemon.rejected(source, reason),
-        }),
-        (e) => log.error({ err: (e as Error).message }, "agent hook call failed"),
-        {
-          isObserver: (token) => identifyProducer(token)?.source === "observer",
-          unauthenticated: () => metrics.hookCallsUnauthenticated.inc(),
-        },
-        options.agents ?? AGENTS,
-      );
-      // Answered on the socket and the TCP listener alike: how a client tells this daemon from a squatter.
-      const hookRoutes = withChallenge(new HookChallenge(), hooks);
-      // Every listener the config names is bound or the daemon does not start: a squatter on
-      // a port would be handed what is sent there. Those bound before a failure are closed again.
-      const bindError = (key: string, address: string) => (e: unknown) => {
-        throw listenError(key, address, e);
-      };
-      const refusedConnection = (listener: string) => metrics.connectionsRefused.inc({ listener });
-      const rpc = await startRpcServer({
-        socketPath,
-        socketRoutes: { prefix: HOOK_PATH_PREFIX, handler: hookRoutes },
-        ...(server.listen === undefined ? {} : { tcpListen: `${server.listen.host}:${server.listen.port}` }),
+      const hookRoutes = agentHookRoutes({
+        daemon,
+        admit,
         credentials,
+        runVerdicts,
+        metrics,
+        log,
+        env,
+        clock,
+        agents: options.agents ?? AGENTS,
+      });
+      // Every listener the config names is bound or the daemon does not start: a squatter on a port
+      // would be handed what is sent there. Those bound before a failure are closed again.
+      const refusedConnection = (listener: string) => metrics.connectionsRefused.inc({ listener });
+      const rpc = await startRpc(config, {
+        socketPath,
+        hookRoutes,
         admit,
         refused: refusedConnection,
-        rejected: (source, reason, events) => daemon.rejected(source, reason, events),
-        routes: (router) =>
-          router
-            .service(AgentService, agentService({ peek: (harness, run) => runVerdicts.peek(harness, run) }))
-            .service(RuleService, {
-              ...rules,
-              ...proposalService({
-                proposals: stores.proposals,
-                clock,
-                policyRepos: () => daemon.configInForce.policyRepos,
-                log,
-              }),
-              backtest,
-              watchEvents: watchEvents({ bus: watchers, log, credentials }),
-            })
-            .service(
-              TokenService,
-              tokenService({
-                tokens,
-                rotateControl: () => {
-                  const file = daemon.configInForce.server.controlTokenFile;
-                  const token = mintText();
-                  writeTokenFile(file, token, true);
-                  credentials.replaceControl(digestToken(token));
-                  log.info({ file }, "control token rotated");
-                  return file;
-                },
-              }),
-            )
-            .service(AgentStatusService, agentStatusService(stores.agents))
-            .service(JournalQueryService, journalQueryService(queries)),
-      }).catch((e: unknown) => {
-        // The socket's own errors say what they are; a TCP listener's gets its key and holder.
-        const tcp = server.listen;
-        throw tcp !== undefined && (e as Error).message.startsWith("cannot listen on TCP")
-          ? listenError("[server] listen", hostPortText(tcp), e)
-          : e;
+        services: {
+          daemon,
+          stores,
+          runVerdicts,
+          rules,
+          backtest,
+          watchers,
+          tokens,
+          credentials,
+          queries,
+          clock,
+          log,
+        },
       });
       opened.push(() => rpc.close());
       const gateway = await startGateway(
@@ -355,27 +271,11 @@ export class DaemonApp {
         },
       );
       opened.push(() => gateway.close());
-      const metricsServer =
-        server.metricsListen === undefined
-          ? undefined
-          : await serveMetrics({
-              host: server.metricsListen.host,
-              port: server.metricsListen.port,
-              token:
-                server.metricsTokenFile === undefined
-                  ? undefined
-                  : digestToken(await readTokenFile(server.metricsTokenFile)),
-              metrics,
-              beforeScrape: () => metrics.journalLag.set(daemon.view.lagSeconds(clock())),
-            }).catch(bindError("[server] metrics_listen", hostPortText(server.metricsListen)));
+      const metricsServer = await startMetricsServer(config, metrics, () => daemon.view.lagSeconds(clock()));
       if (metricsServer !== undefined) opened.push(() => metricsServer.close());
-      const agentsListen = config.agents.listen;
-      const hookListener =
-        agentsListen === undefined
-          ? undefined
-          : await startHookListener(agentsListen.host, agentsListen.port, hookRoutes, () =>
-              refusedConnection("hooks_http"),
-            ).catch(bindError("[agents] listen", hostPortText(agentsListen)));
+      const hookListener = await startAgentsListener(config, hookRoutes, () =>
+        refusedConnection("hooks_http"),
+      );
       daemon.start();
       return new DaemonApp(
         daemon,
@@ -438,6 +338,259 @@ export class DaemonApp {
     this.store.close();
   }
 }
+
+/** The rows the daemon derives from committed rows, each deriver with its own cursor. */
+function derivers(
+  runStops: AgentRunStops,
+  tokens: IssuedTokens,
+  clock: () => number,
+): (inForce: () => GlobalConfig) => readonly Deriver[] {
+  return (inForce) => [
+    new HookLoopGuard(runStops, clock),
+    new StaleRunCloser(() => inForce().agents.staleAfter),
+    new FileEdgeProjector(() => inForce().graph.projectFileEdges),
+    new StopSettler(runStops, clock),
+    new ClosedRunTokens((run) => tokens.revokeRun(run)),
+  ];
+}
+
+/** How a config becomes a rule set: the served rule sets (starter pack, policy clones), or a test's. */
+function ruleLoader(
+  custom: DaemonOptions["loadRules"],
+  stores: Stores,
+  env: NodeJS.ProcessEnv,
+  clock: () => number,
+): (config: GlobalConfig) => Promise<RuleSetLoad> {
+  return custom === undefined
+    ? servedRuleSets(stores.lastGoodCommits, env, clock)
+    : async (c) => ({ ruleSet: custom(c), clones: [] });
+}
+
+/**
+ * Hands each commit's events to WatchEvents' watchers. A failure to read a commit's events back costs
+ * the watchers a gap, not the rules their actions.
+ */
+function publisher(
+  watchers: EventBus<WatchEvent>,
+  records: ReturnType<typeof committedRecords>,
+  log: Log,
+): (committed: Committed) => void {
+  return (committed) => {
+    if (watchers.watchers === 0) return;
+    try {
+      watchers.publish(committedEvents(committed, records));
+    } catch (e) {
+      watchers.miss(eventCount(committed));
+      log.error({ err: (e as Error).message }, "events not sent to watchers");
+    }
+  };
+}
+
+interface HookRouteDeps {
+  readonly daemon: Daemon;
+  /** Append's admission, which the hook endpoint's rows go through too. */
+  readonly admit: (
+    source: ProducerSource,
+    events: readonly unknown[],
+    key?: string,
+    options?: AdmitOptions,
+  ) => Promise<readonly AdmitResult[]>;
+  readonly credentials: CredentialHolder;
+  readonly runVerdicts: StoreRunVerdicts;
+  readonly metrics: DaemonMetrics;
+  readonly log: Log;
+  readonly env: NodeJS.ProcessEnv;
+  readonly clock: () => number;
+  /** The agents whose hooks the endpoint serves. */
+  readonly agents: AdapterRegistry;
+}
+
+/**
+ * The agents' hook endpoint, with the nonce challenge beside it: answered on the socket and the TCP
+ * listener alike, so a client can tell this daemon from a squatter.
+ */
+function agentHookRoutes(d: HookRouteDeps): http.RequestListener {
+  const { daemon, credentials, metrics, log, clock } = d;
+  const gitFacts = new GitFactsReader(d.env, { metrics });
+  // Config-file producer credentials and `harness token`'s, bound to a harness or not.
+  const identifyProducer = (token: string) => {
+    const c = identifyCaller(`Bearer ${token}`, "socket", credentials.current, clock());
+    if (!c.ok || c.caller.role !== "producer") return undefined;
+    const { source, harness } = c.caller;
+    return harness === undefined ? { source } : { source, harness };
+  };
+  const hooks = hookRequestListener(
+    new HookIngest({
+      admit: d.admit,
+      identify: identifyProducer,
+      verdicts: d.runVerdicts,
+      gitFacts: (cwd) => gitFacts.facts(cwd),
+      verifyPatterns: () => daemon.configInForce.agents.verifyPatterns,
+      onError: (what, e) => log.error({ err: (e as Error).message }, what),
+      rejected: (source, reason) => daemon.rejected(source, reason),
+    }),
+    (e) => log.error({ err: (e as Error).message }, "agent hook call failed"),
+    {
+      isObserver: (token) => identifyProducer(token)?.source === "observer",
+      unauthenticated: () => metrics.hookCallsUnauthenticated.inc(),
+    },
+    d.agents,
+  );
+  return withChallenge(new HookChallenge(), hooks);
+}
+
+interface ServiceRouteDeps {
+  readonly daemon: Daemon;
+  readonly stores: Stores;
+  readonly runVerdicts: StoreRunVerdicts;
+  readonly rules: ReturnType<typeof ruleService>;
+  readonly backtest: ReturnType<typeof backtestMethod>;
+  readonly watchers: EventBus<WatchEvent>;
+  readonly tokens: IssuedTokens;
+  readonly credentials: CredentialHolder;
+  readonly queries: JournalQueryPool;
+  readonly clock: () => number;
+  readonly log: Log;
+}
+
+/** The services the RPC server routes beside JournalService. */
+function serviceRoutes(router: ConnectRouter, d: ServiceRouteDeps): void {
+  const { daemon, stores, credentials, log } = d;
+  router
+    .service(AgentService, agentService({ peek: (harness, run) => d.runVerdicts.peek(harness, run) }))
+    .service(RuleService, {
+      ...d.rules,
+      ...proposalService({
+        proposals: stores.proposals,
+        clock: d.clock,
+        policyRepos: () => daemon.configInForce.policyRepos,
+        log,
+      }),
+      backtest: d.backtest,
+      watchEvents: watchEvents({ bus: d.watchers, log, credentials }),
+    })
+    .service(
+      TokenService,
+      tokenService({
+        tokens: d.tokens,
+        rotateControl: () => {
+          const file = daemon.configInForce.server.controlTokenFile;
+          const token = mintText();
+          writeTokenFile(file, token, true);
+          credentials.replaceControl(digestToken(token));
+          log.info({ file }, "control token rotated");
+          return file;
+        },
+      }),
+    )
+    .service(AgentStatusService, agentStatusService(stores.agents))
+    .service(JournalQueryService, journalQueryService(d.queries));
+}
+
+/** RuleService's handlers over this daemon: its view, its store, and the operations only it carries out. */
+function rulesOf(
+  daemon: Daemon,
+  store: OpenedStore,
+  stores: Stores,
+  metrics: DaemonMetrics,
+  clock: () => number,
+  log: Log,
+): ReturnType<typeof ruleService> {
+  return ruleService({
+    evaluator: daemon.view,
+    reads: stores.ruleReads,
+    metrics,
+    clock,
+    startedAt: clock(),
+    version: packageVersion(),
+    supervisorStopConfigured: () => daemon.configInForce.supervisor.stop !== undefined,
+    clear: (harness, rule) => daemon.clear(harness, rule),
+    reload: (defaults) => daemon.reload({ defaults }),
+    lastReloadFailure: () => daemon.lastReloadFailure,
+    // Refused unless the config the reload reads declares the repo (the sync command read the same
+    // file, but the daemon may be running an older one).
+    policySynced: (repo, commit) =>
+      daemon.queueReload((c) => {
+        if (!c.policyRepos.some((r) => r.name === repo)) throw new UnknownPolicyRepoError(repo);
+        log.info({ repo, commit }, "policy repo synced; reloading");
+      }),
+    policyClones: () => daemon.policyClones,
+    needsRestart: () => daemon.needsRestart,
+    storeWrite: () => ({ path: store.path, failure: daemon.storeWrite.current }),
+  });
+}
+
+/**
+ * The RPC server on the socket (with the agents' hook routes beside it) and, when configured, on TCP.
+ * A TCP listener that cannot be bound fails the start with its key and who holds the address.
+ */
+async function startRpc(
+  config: GlobalConfig,
+  d: {
+    readonly socketPath: string;
+    readonly hookRoutes: http.RequestListener;
+    readonly admit: HookRouteDeps["admit"];
+    readonly refused: (listener: string) => void;
+    readonly services: ServiceRouteDeps;
+  },
+): Promise<RpcServer> {
+  const { server } = config;
+  const { daemon, credentials } = d.services;
+  return startRpcServer({
+    socketPath: d.socketPath,
+    socketRoutes: { prefix: HOOK_PATH_PREFIX, handler: d.hookRoutes },
+    ...(server.listen === undefined ? {} : { tcpListen: `${server.listen.host}:${server.listen.port}` }),
+    credentials,
+    admit: d.admit,
+    refused: d.refused,
+    rejected: (source, reason, events) => daemon.rejected(source, reason, events),
+    routes: (router) => serviceRoutes(router, d.services),
+  }).catch((e: unknown) => {
+    // The socket's own errors say what they are; a TCP listener's gets its key and holder.
+    const tcp = server.listen;
+    throw tcp !== undefined && (e as Error).message.startsWith("cannot listen on TCP")
+      ? listenError("[server] listen", hostPortText(tcp), e)
+      : e;
+  });
+}
+
+/** The agents' hook endpoint over http on `[agents] listen`, when configured. */
+async function startAgentsListener(
+  config: GlobalConfig,
+  hookRoutes: http.RequestListener,
+  refused: () => void,
+): Promise<HookListener | undefined> {
+  const listen = config.agents.listen;
+  if (listen === undefined) return undefined;
+  return startHookListener(listen.host, listen.port, hookRoutes, refused).catch(
+    bindError("[agents] listen", hostPortText(listen)),
+  );
+}
+
+/** `/metrics` on `[server] metrics_listen`, when configured; the journal's lag is read at each scrape. */
+async function startMetricsServer(
+  config: GlobalConfig,
+  metrics: DaemonMetrics,
+  lagSeconds: () => number,
+): Promise<MetricsServer | undefined> {
+  const { server } = config;
+  if (server.metricsListen === undefined) return undefined;
+  return serveMetrics({
+    host: server.metricsListen.host,
+    port: server.metricsListen.port,
+    token:
+      server.metricsTokenFile === undefined
+        ? undefined
+        : digestToken(await readTokenFile(server.metricsTokenFile)),
+    metrics,
+    beforeScrape: () => metrics.journalLag.set(lagSeconds()),
+  }).catch(bindError("[server] metrics_listen", hostPortText(server.metricsListen)));
+}
+
+/** Turns a listener's failure to bind into the daemon's start error. */
+const bindError = (key: string, address: string) => (e: unknown) => {
+  throw listenError(key, address, e);
+};
 
 /** The credential files `[server]` names. */
 function credentialFiles(config: GlobalConfig): CredentialFiles {

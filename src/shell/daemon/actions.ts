@@ -8,7 +8,7 @@
  * have run); nothing is ever retried. Holds placed and released are logged and sent as `rule_hold` and `rule_hold_released`.
  */
 import { type Fire, holdPlaced, type Release, type StopAction } from "../../core/outcome.js";
-import { runHook } from "../notify/hook-process.js";
+import { runOperatorCommand } from "../notify/hook-process.js";
 import type { NotifyEvent } from "../notify/index.js";
 import type { AgentRunStops } from "../store/agent-run-stops.js";
 import type { ActionState, DecisionStore, PlannedAction } from "../store/decision-store.js";
@@ -183,12 +183,14 @@ export class ActionRunner {
     const argv = [...command, action.harness, action.run, fire.rule, fire.id, String(fire.seq)];
     const env: Record<string, string> = {};
     for (const [k, v] of Object.entries(this.sinks.env)) if (v !== undefined) env[k] = v;
-    const p = runHook({ argv, input: "", env, timeoutMs: this.sinks.stopTimeoutMs }).then((outcome) => {
-      failpoint("action.afterRun");
-      this.record(fire, "stop", outcome.result, outcome.reason);
-      if (outcome.result !== "ok")
-        this.log.error({ ...ctx, result: outcome.result, reason: outcome.reason }, "rule stop failed");
-    });
+    const p = runOperatorCommand({ argv, input: "", env, timeoutMs: this.sinks.stopTimeoutMs }).then(
+      (outcome) => {
+        failpoint("action.afterRun");
+        this.record(fire, "stop", outcome.result, outcome.reason);
+        if (outcome.result !== "ok")
+          this.log.error({ ...ctx, result: outcome.result, reason: outcome.reason }, "rule stop failed");
+      },
+    );
     this.running.add(p);
     void p.finally(() => this.running.delete(p));
   }

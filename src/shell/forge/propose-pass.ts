@@ -11,6 +11,7 @@
  * the one open on that branch, with reviewers and labels. Every state goes through RecordProposal.
  * A dry run does every read (it may fetch) and records, pushes, commits and opens nothing.
  */
+import type { MessageInitShape } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
 import type { ReplayedFire } from "../../core/backtest.js";
 import { expressionHash } from "../../core/compile-rule.js";
@@ -22,7 +23,12 @@ import { lintRuleFiles } from "../lint/rule-files.js";
 import { readRuleFiles } from "../policy/clone.js";
 import type { RuleClient } from "../rpc/client.js";
 import { fireOf } from "../rpc/fire-wire.js";
-import { ErrorDetailSchema, ErrorReason, type ProposalInfo } from "../rpc/gen/harness/v1/rules_pb.js";
+import {
+  ErrorDetailSchema,
+  ErrorReason,
+  type ProposalBacktestSchema,
+  type ProposalInfo,
+} from "../rpc/gen/harness/v1/rules_pb.js";
 import type { Forge, ForgePull } from "./forge.js";
 import { BranchDivergedError, type ProposalClone } from "./proposal-clone.js";
 import { pullBody, pullTitle } from "./pull-body.js";
@@ -31,7 +37,8 @@ export const PROPOSE_BACKTEST_SINCE = 30 * DAY;
 const MAX_DETAIL = 2_000;
 const FIRST_FIRES = 10;
 
-export type Action =
+/** What the pass did with one proposal, or found had become of it. */
+export type ProposalAction =
   | "opened"
   | "pushed"
   | "unchanged"
@@ -43,10 +50,10 @@ export type Action =
   | "closed"
   | "error";
 
-export interface Outcome {
+export interface ProposalOutcome {
   readonly id: string;
   readonly name: string;
-  readonly action: Action;
+  readonly action: ProposalAction;
   readonly detail: string;
   readonly pull?: { readonly number: number; readonly url: string } | undefined;
 }
@@ -56,7 +63,7 @@ export interface PassReport {
   readonly forge: string;
   readonly login: string;
   readonly dryRun: boolean;
-  readonly outcomes: readonly Outcome[];
+  readonly outcomes: readonly ProposalOutcome[];
 }
 
 /** A `reviewers` entry is the token's own login: a forge refuses it, and it would review itself. */
@@ -100,14 +107,87 @@ export async function proposePass(d: PassDeps): Promise<PassReport> {
   const login = await forge.login();
   if (repo.reviewers.some((r) => r.toLowerCase() === login.toLowerCase()))
     throw new ReviewerIsAuthorError(repo.name, login);
-  const outcomes: Outcome[] = [];
-  const record = async (p: ProposalInfo, o: Omit<Outcome, "id" | "name">, extra: RecordExtra = {}) => {
+  const outcomes: ProposalOutcome[] = [];
+  const record = recorder(d, outcomes);
+  const report = (): PassReport => ({
+    repo: repo.name,
+    forge: forge.kind,
+    login,
+    dryRun: d.dryRun,
+    outcomes,
+  });
+
+  let listing = await listAll(d.client, repo.name);
+  const { rejectedHere, readBack } = await readBackPulls(d, listing.proposals, record);
+  if (!d.dryRun && readBack > 0) listing = await listAll(d.client, repo.name);
+
+  const candidates = listing.proposals.filter((p) => p.state === "stored" || p.state === "waiting");
+  if (candidates.length === 0) return report();
+
+  const clone = await d.clone(login);
+  const base = await clone.fetch(repo.branch, repo.branchPrefix);
+  const pass: Pass = {
+    d,
+    clone,
+    base,
+    onDefault: await defaultBranchHashes(clone.dir, base.tip, d.env),
+    rejectedHere,
+    record,
+    outcomes,
+    opened: listing.opened7d,
+  };
+  for (const p of candidates) {
+    try {
+      await proposeOne(pass, p);
+    } catch (e) {
+      outcomes.push({ id: p.id, name: p.name, action: "error", detail: errorText(e) });
+    }
+  }
+  return report();
+}
+
+interface PullLink {
+  readonly number: number;
+  readonly url: string;
+}
+
+/** Keeps an outcome in the report and, unless a dry run, records the proposal's new state. */
+type RecordOutcome = (
+  p: ProposalInfo,
+  o: Omit<ProposalOutcome, "id" | "name">,
+  extra?: RecordExtra,
+) => Promise<void>;
+
+interface RecordExtra {
+  readonly backtest?: BacktestSummary;
+}
+
+/** The backtest RecordProposal keeps with an opened or pushed proposal. */
+type BacktestSummary = MessageInitShape<typeof ProposalBacktestSchema>;
+
+/** What the candidates of one pass share. */
+interface Pass {
+  readonly d: PassDeps;
+  readonly clone: ProposalClone;
+  readonly base: { readonly branch: string; readonly tip: string };
+  /** Expression hash → the rule file on the default branch that has it. */
+  readonly onDefault: ReadonlyMap<string, string>;
+  /** Expression hash → the pull request that closed it unmerged in this pass's read-back. */
+  readonly rejectedHere: ReadonlyMap<string, PullLink>;
+  readonly record: RecordOutcome;
+  readonly outcomes: ProposalOutcome[];
+  /** Pull requests opened on the repo in the last 7 days, this pass's included. */
+  opened: number;
+}
+
+function recorder(d: PassDeps, outcomes: ProposalOutcome[]): RecordOutcome {
+  return async (p, o, extra = {}) => {
     outcomes.push({ id: p.id, name: p.name, ...o });
     if (d.dryRun || o.action === "error" || o.action === "unchanged") return;
     const state = o.action === "pushed" ? "opened" : o.action;
     await d.client.recordProposal({
       id: p.id,
-      policyRepo: repo.name,
+      policyRepo: d.repo.name,
       state,
       prNumber: BigInt(o.pull?.number ?? 0),
       prUrl: o.pull?.url ?? "",
@@ -115,180 +195,175 @@ export async function proposePass(d: PassDeps): Promise<PassReport> {
       ...(extra.backtest === undefined ? {} : { backtest: extra.backtest }),
     });
   };
+}
 
-  // Read back every pull request a proposal has open here; one record ends all pushed to it.
-  let listing = await listAll(d.client, repo.name);
-  const rejectedHere = new Map<string, { number: number; url: string }>();
+/**
+ * Reads back every pull request a proposal has open here; one record ends all pushed to it. Returns the
+ * expression hashes closed unmerged, and how many pull requests were read back.
+ */
+async function readBackPulls(
+  d: PassDeps,
+  proposals: readonly ProposalInfo[],
+  record: RecordOutcome,
+): Promise<{ rejectedHere: Map<string, PullLink>; readBack: number }> {
+  const rejectedHere = new Map<string, PullLink>();
   const seen = new Set<number>();
-  for (const p of listing.proposals) {
-    if (p.state !== "opened" || p.policyRepo !== repo.name || p.prNumber === 0n) continue;
+  for (const p of proposals) {
+    if (p.state !== "opened" || p.policyRepo !== d.repo.name || p.prNumber === 0n) continue;
     const number = Number(p.prNumber);
     if (seen.has(number)) continue;
     seen.add(number);
-    const pull = await forge.getPull(number);
+    const pull = await d.forge.getPull(number);
     if (pull.state === "open") continue;
     const link = { number, url: pull.url };
     if (pull.merged) await record(p, { action: "merged", detail: "", pull: link });
     else {
-      const reason = await forge.lastReviewComment(number);
+      const reason = await d.forge.lastReviewComment(number);
       await record(p, { action: "closed", detail: reason, pull: link });
       rejectedHere.set(p.expressionHash, link);
     }
   }
-  if (!d.dryRun && seen.size > 0) listing = await listAll(d.client, repo.name);
-
-  const candidates = listing.proposals.filter((p) => p.state === "stored" || p.state === "waiting");
-  if (candidates.length === 0)
-    return { repo: repo.name, forge: forge.kind, login, dryRun: d.dryRun, outcomes };
-
-  const clone = await d.clone(login);
-  const base = await clone.fetch(repo.branch, repo.branchPrefix);
-  const onDefault = await defaultBranchHashes(clone.dir, base.tip, d.env);
-  let opened = listing.opened7d;
-  const cap = repo.maxProposalsPerWeek;
-
-  for (const p of candidates) {
-    const file = `rules/${p.name}.toml`;
-    try {
-      const lint = lintRuleFiles([{ file, bytes: new TextEncoder().encode(p.fileText) }]);
-      const errors = lint.findings.filter((f) => f.severity === "error");
-      if (errors.length > 0) {
-        await record(p, { action: "invalid", detail: errors.map(formatFinding).join("\n") });
-        continue;
-      }
-      const rejected = p.rejected ?? rejectedHere.get(p.expressionHash);
-      if (rejected !== undefined) {
-        const number = "prNumber" in rejected ? Number(rejected.prNumber) : rejected.number;
-        const url = "prUrl" in rejected ? rejected.prUrl : rejected.url;
-        await record(p, {
-          action: "suppressed",
-          detail: `its expression hash was rejected on ${repo.name} by pull request #${number} (${url})`,
-          pull: { number, url },
-        });
-        continue;
-      }
-      const same = onDefault.get(p.expressionHash);
-      if (same !== undefined) {
-        await record(p, {
-          action: "duplicate",
-          detail: `${same} on ${base.branch} has the same expression hash`,
-        });
-        continue;
-      }
-      const branch = `${repo.branchPrefix}${p.name}`;
-      const open = await forge.findOpenPull(branch);
-      if (open === undefined && opened >= cap) {
-        await record(p, {
-          action: "waiting",
-          detail: `${opened} pull requests were opened on ${repo.name} in the last 7 days; max_proposals_per_week is ${cap}`,
-        });
-        continue;
-      }
-      const bt = await backtestOrInvalid(d, p, file);
-      if ("invalid" in bt) {
-        await record(p, { action: "invalid", detail: bt.invalid });
-        continue;
-      }
-      const summary = {
-        sinceMs: BigInt(d.now() - PROPOSE_BACKTEST_SINCE),
-        atMs: BigInt(d.now()),
-        rows: BigInt(bt.counts.rows),
-        fires: BigInt(bt.counts.fires),
-        evalErrors: BigInt(bt.counts.evalErrors),
-        storeErrors: BigInt(bt.counts.storeErrors),
-        firstFires: bt.fires.slice(0, FIRST_FIRES).map(fireOf),
-      };
-      const loaded = loadRuleFile(file, p.fileText);
-      const spec = loaded.ok ? loaded.rule.spec : undefined;
-      const body = pullBody({
-        proposalId: p.id,
-        name: p.name,
-        expressionHash: p.expressionHash,
-        run: p.run,
-        on: p.on,
-        level: p.level,
-        target: spec?.target ?? "",
-        description: spec?.description ?? "",
-        message: spec?.message ?? "",
-        rationale: p.rationale,
-        evidence: p.evidence,
-        backtest: { sinceMs: PROPOSE_BACKTEST_SINCE, ...bt.counts },
-        fires: bt.fires,
-        public: repo.public,
-        shadowPeriodMs: d.shadowPeriodMs,
-      });
-      let start: { start: string; exists: boolean };
-      try {
-        start = await clone.startOf(branch, base.tip);
-      } catch (e) {
-        if (!(e instanceof BranchDivergedError)) throw e;
-        await record(p, { action: "waiting", detail: e.message });
-        continue;
-      }
-      if (d.dryRun) {
-        outcomes.push({
-          id: p.id,
-          name: p.name,
-          action: open === undefined ? "opened" : "pushed",
-          detail:
-            open === undefined
-              ? `would push ${file} to ${branch} and open a pull request against ${base.branch}`
-              : `would push ${file} to ${branch}, the head of open pull request #${open.number}`,
-          ...(open === undefined ? {} : { pull: { number: open.number, url: open.url } }),
-        });
-        continue;
-      }
-      const commit = await clone.commit(start.start, p.name, p.fileText, `${pullTitle(p.name)} (${p.id})`);
-      if (commit !== undefined) {
-        try {
-          await clone.push(commit, branch);
-        } catch (e) {
-          if (!(e instanceof BranchDivergedError)) throw e;
-          await record(p, { action: "waiting", detail: e.message });
-          continue;
-        }
-      }
-      let pull: ForgePull;
-      if (open !== undefined) {
-        pull = open;
-        await forge.updateBody(open.number, body);
-      } else {
-        pull = await forge.openPull({ title: pullTitle(p.name), head: branch, base: base.branch, body });
-        opened++;
-        await forge.requestReviewers(pull.number, repo.reviewers);
-        await forge.addLabels(pull.number, repo.labels);
-      }
-      await record(
-        p,
-        {
-          action: open === undefined ? "opened" : "pushed",
-          detail:
-            open === undefined
-              ? `opened on ${branch}`
-              : commit === undefined
-                ? `${branch} already holds this file; the body of #${open.number} was refreshed`
-                : `pushed a new commit to ${branch}`,
-          pull: { number: pull.number, url: pull.url },
-        },
-        { backtest: summary },
-      );
-    } catch (e) {
-      outcomes.push({ id: p.id, name: p.name, action: "error", detail: errorText(e) });
-    }
-  }
-  return { repo: repo.name, forge: forge.kind, login, dryRun: d.dryRun, outcomes };
+  return { rejectedHere, readBack: seen.size };
 }
 
-interface RecordExtra {
-  readonly backtest?: {
-    sinceMs: bigint;
-    atMs: bigint;
-    rows: bigint;
-    fires: bigint;
-    evalErrors: bigint;
-    storeErrors: bigint;
-    firstFires: ReturnType<typeof fireOf>[];
+/** One stored or waiting proposal: checked, backtested, committed, pushed and opened (or left as it is). */
+async function proposeOne(pass: Pass, p: ProposalInfo): Promise<void> {
+  const { d, record } = pass;
+  const { repo, forge } = d;
+  const file = `rules/${p.name}.toml`;
+  const refused = refusal(pass, p, file);
+  if (refused !== undefined) return record(p, refused);
+  const branch = `${repo.branchPrefix}${p.name}`;
+  const open = await forge.findOpenPull(branch);
+  if (open === undefined && pass.opened >= repo.maxProposalsPerWeek)
+    return record(p, {
+      action: "waiting",
+      detail: `${pass.opened} pull requests were opened on ${repo.name} in the last 7 days; max_proposals_per_week is ${repo.maxProposalsPerWeek}`,
+    });
+  const bt = await backtestOrInvalid(d, p, file);
+  if ("invalid" in bt) return record(p, { action: "invalid", detail: bt.invalid });
+  const summary: BacktestSummary = {
+    sinceMs: BigInt(d.now() - PROPOSE_BACKTEST_SINCE),
+    atMs: BigInt(d.now()),
+    rows: BigInt(bt.counts.rows),
+    fires: BigInt(bt.counts.fires),
+    evalErrors: BigInt(bt.counts.evalErrors),
+    storeErrors: BigInt(bt.counts.storeErrors),
+    firstFires: bt.fires.slice(0, FIRST_FIRES).map(fireOf),
   };
+  const body = proposalBody(d, p, file, bt);
+  let start: { start: string; exists: boolean };
+  try {
+    start = await pass.clone.startOf(branch, pass.base.tip);
+  } catch (e) {
+    if (!(e instanceof BranchDivergedError)) throw e;
+    return record(p, { action: "waiting", detail: e.message });
+  }
+  if (d.dryRun) {
+    pass.outcomes.push({
+      id: p.id,
+      name: p.name,
+      action: open === undefined ? "opened" : "pushed",
+      detail:
+        open === undefined
+          ? `would push ${file} to ${branch} and open a pull request against ${pass.base.branch}`
+          : `would push ${file} to ${branch}, the head of open pull request #${open.number}`,
+      ...(open === undefined ? {} : { pull: { number: open.number, url: open.url } }),
+    });
+    return;
+  }
+  const commit = await pass.clone.commit(start.start, p.name, p.fileText, `${pullTitle(p.name)} (${p.id})`);
+  if (commit !== undefined) {
+    try {
+      await pass.clone.push(commit, branch);
+    } catch (e) {
+      if (!(e instanceof BranchDivergedError)) throw e;
+      return record(p, { action: "waiting", detail: e.message });
+    }
+  }
+  const pull = await openOrRefresh(pass, p, branch, open, body);
+  await record(
+    p,
+    {
+      action: open === undefined ? "opened" : "pushed",
+      detail:
+        open === undefined
+          ? `opened on ${branch}`
+          : commit === undefined
+            ? `${branch} already holds this file; the body of #${open.number} was refreshed`
+            : `pushed a new commit to ${branch}`,
+      pull: { number: pull.number, url: pull.url },
+    },
+    { backtest: summary },
+  );
+}
+
+/** Why the proposal is not proposed before the forge is asked: it fails lint, was rejected, or is on the default branch. */
+function refusal(
+  pass: Pass,
+  p: ProposalInfo,
+  file: string,
+): Omit<ProposalOutcome, "id" | "name"> | undefined {
+  const lint = lintRuleFiles([{ file, bytes: new TextEncoder().encode(p.fileText) }]);
+  const errors = lint.findings.filter((f) => f.severity === "error");
+  if (errors.length > 0) return { action: "invalid", detail: errors.map(formatFinding).join("\n") };
+  const rejected = p.rejected ?? pass.rejectedHere.get(p.expressionHash);
+  if (rejected !== undefined) {
+    const number = "prNumber" in rejected ? Number(rejected.prNumber) : rejected.number;
+    const url = "prUrl" in rejected ? rejected.prUrl : rejected.url;
+    return {
+      action: "suppressed",
+      detail: `its expression hash was rejected on ${pass.d.repo.name} by pull request #${number} (${url})`,
+      pull: { number, url },
+    };
+  }
+  const same = pass.onDefault.get(p.expressionHash);
+  if (same !== undefined)
+    return { action: "duplicate", detail: `${same} on ${pass.base.branch} has the same expression hash` };
+  return undefined;
+}
+
+/** The pull request's body: the proposal, its rule's fields and the backtest. */
+function proposalBody(d: PassDeps, p: ProposalInfo, file: string, bt: Awaited<ReturnType<Backtest>>): string {
+  const loaded = loadRuleFile(file, p.fileText);
+  const spec = loaded.ok ? loaded.rule.spec : undefined;
+  return pullBody({
+    proposalId: p.id,
+    name: p.name,
+    expressionHash: p.expressionHash,
+    run: p.run,
+    on: p.on,
+    level: p.level,
+    target: spec?.target ?? "",
+    description: spec?.description ?? "",
+    message: spec?.message ?? "",
+    rationale: p.rationale,
+    evidence: p.evidence,
+    backtest: { sinceMs: PROPOSE_BACKTEST_SINCE, ...bt.counts },
+    fires: bt.fires,
+    public: d.repo.public,
+    shadowPeriodMs: d.shadowPeriodMs,
+  });
+}
+
+/** The open pull request's body refreshed, or a new one opened with the repo's reviewers and labels. */
+async function openOrRefresh(
+  pass: Pass,
+  p: ProposalInfo,
+  branch: string,
+  open: ForgePull | undefined,
+  body: string,
+): Promise<ForgePull> {
+  const { forge, repo } = pass.d;
+  if (open !== undefined) {
+    await forge.updateBody(open.number, body);
+    return open;
+  }
+  const pull = await forge.openPull({ title: pullTitle(p.name), head: branch, base: pass.base.branch, body });
+  pass.opened++;
+  await forge.requestReviewers(pull.number, repo.reviewers);
+  await forge.addLabels(pull.number, repo.labels);
+  return pull;
 }
 
 async function listAll(

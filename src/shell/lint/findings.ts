@@ -64,6 +64,6 @@ export function sortFindings(findings: readonly Finding[]): Finding[] {
 }
 
 /** Whether the findings fail the check: any error, or under `--strict` any warning. */
-export function failed(findings: readonly Finding[], strict: boolean): boolean {
+export function failsCheck(findings: readonly Finding[], strict: boolean): boolean {
   return findings.some((f) => f.severity === "error" || (strict && f.severity === "warning"));
 }

@@ -1,5 +1,5 @@
 /**
- * One run of the notify hook: exec'd without a shell in its own process group, the input written to
+ * One run of a command the operator configured, the notify hook or `[supervisor] stop`: exec'd without a shell in its own process group, the input written to
  * its stdin and closed, its output drained and discarded but for a bounded tail, and its whole group
  * killed at the timeout, so a child it forked (a curl, a sleep) goes with it. Never throws: a hook
  * that cannot be started is an `error` outcome like one that exits non-zero.
@@ -46,7 +46,8 @@ class OutputTail {
   }
 }
 
-export function runHook(run: HookRun): Promise<HookOutcome> {
+/** Runs the operator's command (the notify hook, or the daemon's stop command) once, to its end or timeout. */
+export function runOperatorCommand(run: HookRun): Promise<HookOutcome> {
   const { argv, input, env, timeoutMs, signal } = run;
   const started = performance.now();
   const tail = new OutputTail(OUTPUT_TAIL_BYTES);

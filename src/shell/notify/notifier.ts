@@ -12,7 +12,7 @@ import { formatDuration } from "../../core/durations.js";
 import { redact } from "../../core/redact.js";
 import { checkCommand, type NotifyConfig, type NotifyEventName } from "./config.js";
 import type { CooldownKey, CooldownStore } from "./cooldown-store.js";
-import { type HookResult, runHook } from "./hook-process.js";
+import { type HookResult, runOperatorCommand } from "./hook-process.js";
 import { buildPayload, hookEnv, type NotifyEvent } from "./payload.js";
 
 /** The `result` label of `harness_notify_deliveries_total`. */
@@ -182,7 +182,7 @@ export class Notifier {
   private async deliver({ event: e, argv }: Job): Promise<void> {
     const payload = buildPayload(e, this.host);
     this.onStart(e);
-    const outcome = await runHook({
+    const outcome = await runOperatorCommand({
       argv,
       input: JSON.stringify(payload),
       env: hookEnv(this.env, payload),

@@ -4,6 +4,7 @@
  * one hook serves both. Pure: the host and the parent environment are arguments.
  */
 
+import { clearCommand } from "../../core/held-sentence.js";
 import { rfc3339Seconds } from "../../core/instants.js";
 import type { Action } from "../../core/outcome.js";
 import { redact } from "../../core/redact.js";
@@ -75,7 +76,7 @@ function hint(e: NotifyEvent): string {
     case "rule_hold_released":
       return `harness rules explain ${e.fireId}`;
     case "rule_hold":
-      return `harness rules clear ${e.harness}`;
+      return clearCommand(e.harness);
     default: {
       const never: never = e;
       return never;

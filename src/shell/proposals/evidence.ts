@@ -12,10 +12,10 @@
  * Every check is served by an index (the last by the journal's expression indexes on from, to and
  * subject), so resolving an id never scans the journal.
  */
+import { parseFireId } from "../../core/fire-id.js";
 import { encodeComponent, fileNode, runNode } from "../../core/targets.js";
 import type { EvidenceReads } from "../store/evidence-reads.js";
 
-const FIRE = /^f-[0-9]{1,16}-[0-9]{1,6}$/;
 const JOURNAL_ROW = /^seq:([1-9][0-9]{0,15})$/;
 const RUN = /^([^\s:#]+)#([^\s:#]+)$/;
 const NODE = /^([a-z][a-z0-9_-]{0,31}):(\S+)$/;
@@ -69,7 +69,7 @@ export class EvidenceResolver {
 
   private resolves(id: string): boolean {
     const { reads } = this;
-    if (FIRE.test(id)) return reads.fire(id);
+    if (parseFireId(id) !== undefined) return reads.fire(id);
     const row = JOURNAL_ROW.exec(id);
     if (row !== null) return reads.journalRow(Number(row[1]));
     const run = RUN.exec(id);

@@ -5,15 +5,16 @@
  * the run's producer credentials; a reader looking must not spend the stop the hook should receive.
  */
 import type { ServiceImpl } from "@connectrpc/connect";
-import type { HeldVerdict, StoppedVerdict, RunVerdict as Verdict } from "../../core/run-verdict.js";
+import { heldSentence } from "../../core/held-sentence.js";
+import type { RunVerdict } from "../../core/run-verdict.js";
 import { InvalidArgumentError } from "../errors.js";
-import { type AgentService, RunVerdict, StopCause } from "./gen/harness/v1/agents_pb.js";
+import { type AgentService, RunVerdict as RunVerdictWire, StopCause } from "./gen/harness/v1/agents_pb.js";
 import { checkLength } from "./requests.js";
 import { serve } from "./status.js";
 
 export interface AgentServiceDeps {
   /** The verdict without delivering anything. */
-  readonly peek: (harness: string, run: string) => Verdict;
+  readonly peek: (harness: string, run: string) => RunVerdict;
 }
 
 export function agentService(deps: AgentServiceDeps): ServiceImpl<typeof AgentService> {
@@ -27,18 +28,18 @@ export function agentService(deps: AgentServiceDeps): ServiceImpl<typeof AgentSe
         const v = deps.peek(req.harness, req.run);
         switch (v.kind) {
           case "allow":
-            return { verdict: RunVerdict.ALLOW };
+            return { verdict: RunVerdictWire.ALLOW };
           case "held":
             return {
-              verdict: RunVerdict.HELD,
+              verdict: RunVerdictWire.HELD,
               rule: v.rule,
               fireId: v.fireId,
               clearCommand: v.clearCommand,
-              message: heldMessage(req.harness, v),
+              message: heldSentence(req.harness, v),
             };
           case "stopped":
             return {
-              verdict: RunVerdict.STOPPED,
+              verdict: RunVerdictWire.STOPPED,
               rule: v.rule,
               fireId: v.fireId,
               stoppedBy: v.by === "rule" ? StopCause.RULE : StopCause.LOOP_GUARD,
@@ -49,11 +50,7 @@ export function agentService(deps: AgentServiceDeps): ServiceImpl<typeof AgentSe
   };
 }
 
-/** The sentence CheckAdmission gives, for a run: it names the rule, the fire and the clear command. */
-export const heldMessage = (harness: string, v: HeldVerdict): string =>
-  `${harness} is held by rule ${v.rule} (fire ${v.fireId}); run \`${v.clearCommand}\` to release it`;
-
-export const stoppedMessage = (run: string, v: StoppedVerdict): string =>
+export const stoppedMessage = (run: string, v: Extract<RunVerdict, { kind: "stopped" }>): string =>
   v.by === "rule"
     ? `${run} was stopped by rule ${v.rule} (fire ${v.fireId})`
     : `${run} was stopped by the loop guard: the same tool call eight times in a row (${v.fireId})`;

@@ -11,11 +11,10 @@ import { open } from "node:fs/promises";
 import * as path from "node:path";
 import type { ProducerSource } from "../../core/sources.js";
 import type { TokenKind } from "../store/token-store.js";
+import { MAX_TOKEN_FILE_BYTES } from "../support/token-file.js";
 
 /** The shortest token accepted, in bytes (the control plane's rule for TCP callers, applied to all). */
 export const MIN_TOKEN_BYTES = 32;
-/** The most a token file may hold: a token and its newline are far shorter. */
-export const MAX_TOKEN_FILE_BYTES = 4096;
 
 /** Where each credential's token is read from: `[server.producers]`, `read_token_file`, `control_token_file`. */
 export interface CredentialFiles {

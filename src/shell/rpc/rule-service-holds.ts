@@ -3,6 +3,7 @@
  * as last committed (ListHolds the released ones from the store too); ClearHold calls back into the
  * daemon, which releases them between two journal rows.
  */
+import { heldSentence } from "../../core/held-sentence.js";
 import { HoldNotFoundError, InvalidArgumentError } from "../errors.js";
 import { type HoldRecordInit, holdInfo, holdRecord, holdsOn, sortedHolds } from "./messages.js";
 import { checkLength, limitOf } from "./requests.js";
@@ -27,7 +28,7 @@ export function holdMethods(
           message:
             first === undefined
               ? ""
-              : `${req.harness} is held by rule ${first.rule} (fire ${first.fireId}); run \`harness rules clear ${req.harness}\` to release it`,
+              : heldSentence(req.harness, { rule: first.rule ?? "", fireId: first.fireId ?? "" }),
         };
       }),
 

@@ -9,6 +9,7 @@
  * however fast events arrive, and the feed is a bounded ring.
  */
 import { DAY } from "../../core/durations.js";
+import { parseFireId } from "../../core/fire-id.js";
 import type { RuleClient } from "../rpc/client.js";
 import type {
   AnnotatedNode,
@@ -90,8 +91,8 @@ export interface ConsoleSnapshot {
 
 /** A placed hold sits right after the fire that placed it. */
 function holdKey(h: HoldRecord): FeedKey | undefined {
-  const m = /^f-(\d+)-(\d+)$/.exec(h.hold?.fireId ?? "");
-  return m === null ? undefined : [Number(m[1]), Number(m[2]) * 2 + 1];
+  const fire = parseFireId(h.hold?.fireId ?? "");
+  return fire === undefined ? undefined : [fire.seq, fire.index * 2 + 1];
 }
 
 const message = (e: unknown): string => (e instanceof Error ? e.message : String(e));

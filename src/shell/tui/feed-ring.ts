@@ -4,6 +4,7 @@
  * minute of it. Fires are deduplicated by id, since a catch-up read after a gap or a reconnect returns
  * fires the stream may also have delivered; the oldest entry leaves when the ring is full.
  */
+import { parseFireId } from "../../core/fire-id.js";
 import type { FireInfo, HoldRecord } from "../rpc/gen/harness/v1/rules_pb.js";
 
 /** Where an entry sits in journal order: the row's seq, then its place among that row's events. */
@@ -22,8 +23,7 @@ const before = (a: FeedKey, b: FeedKey): boolean => a[0] < b[0] || (a[0] === b[0
 
 /** A fire's place: `f-<seq>-<n>` gives the row and the fire's place among the row's fires. */
 export function fireKey(f: FireInfo): FeedKey {
-  const n = Number(/^f-\d+-(\d+)$/.exec(f.fireId)?.[1] ?? 0);
-  return [Number(f.seq), n * 2];
+  return [Number(f.seq), (parseFireId(f.fireId)?.index ?? 0) * 2];
 }
 
 export class FeedRing {

@@ -22,8 +22,10 @@
  * reader may look; only the ingest path, which holds the run's producer credentials and answers the
  * agent, acts on the answer, so only it delivers (and a stop is never spent on a look).
  */
+
+import { clearCommand } from "../../../core/held-sentence.js";
 import { HOOK_FED_FIELD } from "../../../core/hook-runs.js";
-import { clearCommand, type RunVerdict } from "../../../core/run-verdict.js";
+import type { RunVerdict } from "../../../core/run-verdict.js";
 import type { Hold } from "../../../core/state.js";
 import type { AppendDerived } from "../../derive/deriver.js";
 import type { AgentRunReads } from "../../store/agent-run-reads.js";

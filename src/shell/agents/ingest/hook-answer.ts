@@ -8,7 +8,8 @@
  * - stopped: the turn ends, and the tool or prompt at hand is refused with it (as far as the agent's
  *   format allows), every call until the run ends.
  */
-import { heldSentence, type RunVerdict, type StoppedVerdict } from "../../../core/run-verdict.js";
+import { heldSentence } from "../../../core/held-sentence.js";
+import type { RunVerdict, StoppedVerdict } from "../../../core/run-verdict.js";
 import type { Gate } from "./hook-event.js";
 
 /** What the hook prints on stdout (empty: no decision, the agent goes on). */

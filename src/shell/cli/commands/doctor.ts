@@ -21,7 +21,8 @@ import { reloadCheck } from "./doctor-reload.js";
 
 export type Status = "pass" | "warn" | "fail";
 
-export interface Finding {
+/** One thing a check found, with how much it matters. */
+export interface CheckFinding {
   readonly status: Status;
   readonly message: string;
 }
@@ -30,7 +31,7 @@ export interface Check {
   readonly name: string;
   readonly status: Status;
   readonly detail: string;
-  readonly findings: readonly Finding[];
+  readonly findings: readonly CheckFinding[];
 }
 
 /** A lag beyond this, with rows waiting, means the evaluator is stalled rather than catching up. */
@@ -43,7 +44,7 @@ const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? o
 
 /** REQ-19's rules row, from the daemon's status and its holds in force. */
 function rulesCheck(s: GetStatusResponse, holds: readonly HoldRecord[]): Check {
-  const findings: Finding[] = [];
+  const findings: CheckFinding[] = [];
   const disabledByName = new Map(s.disabled.map((d) => [d.name, d]));
   for (const name of s.enforcedDisabled) {
     const d = disabledByName.get(name);

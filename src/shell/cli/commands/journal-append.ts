@@ -12,7 +12,7 @@ import { answerLost, type JournalClient, journalClient, unreachable } from "../.
 import { readTokenFile } from "../../rpc/credentials.js";
 import { WireEventSchema } from "../../rpc/gen/harness/v1/journal_pb.js";
 import { DEFAULT_READ_MAX_BYTES, MAX_APPEND_BATCH } from "../../rpc/limits.js";
-import { EXIT } from "../io.js";
+import { EXIT, type Io } from "../io.js";
 import { clientTarget } from "../target.js";
 
 /** What a request may hold in events: the limit, less room for the request's other fields. */
@@ -54,12 +54,6 @@ async function appendRetrying(
       if (answerLost(e) || !unreachable(e) || Date.now() > deadline) throw e;
     }
   }
-}
-
-interface Io {
-  readonly env: NodeJS.ProcessEnv;
-  readonly out: (line: string) => void;
-  readonly err: (line: string) => void;
 }
 
 export async function runJournalAppend(

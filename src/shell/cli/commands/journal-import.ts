@@ -20,13 +20,7 @@ import type { JournalCommits } from "../../store/journal-commits.js";
 import { openStore } from "../../store/open-store.js";
 import { Stores } from "../../store/stores.js";
 import { DaemonMetrics } from "../../support/metrics.js";
-import { EXIT } from "../io.js";
-
-interface Io {
-  readonly env: NodeJS.ProcessEnv;
-  readonly out: (line: string) => void;
-  readonly err: (line: string) => void;
-}
+import { EXIT, type Io } from "../io.js";
 
 export async function runJournalImport(
   file: string,

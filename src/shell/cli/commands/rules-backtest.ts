@@ -6,21 +6,20 @@
  * same, and a backtest that finds nothing says so: "0 fires in 30d over <n> rows".
  */
 
-import type { BacktestCounts, ReplayedFire } from "../../../core/backtest.js";
 import { formatDuration, parseDuration } from "../../../core/durations.js";
 import { rfc3339Seconds } from "../../../core/instants.js";
 import { MAX_RULE_FILE_BYTES, ruleFileText } from "../../../core/rule-file-bytes.js";
 import { DEFAULT_BACKTEST_SINCE } from "../../backtest/backtest-request.js";
-import type { BacktestReport, BacktestStart } from "../../backtest/replay.js";
+import type { BacktestReport } from "../../backtest/replay.js";
 import type { StoreReplayRefusal } from "../../backtest/replay-on-store.js";
 import { ruleClient, unreachable } from "../../rpc/client.js";
-import { replayedFireOf } from "../../rpc/fire-wire.js";
 import { readBounded } from "../../support/bounded-read.js";
+import { backtestOnDaemon } from "../backtest-on-daemon.js";
 import { failed } from "../client.js";
 import { type Common, EXIT, type Io, table } from "../io.js";
 import { clientTarget } from "../target.js";
 
-export interface BacktestOptions extends Common {
+export interface RulesBacktestOptions extends Common {
   readonly since?: string | undefined;
   readonly store?: string | undefined;
 }
@@ -32,7 +31,7 @@ const EXIT_FOR_REFUSAL: Readonly<Record<StoreReplayRefusal, number>> = {
   rule: EXIT.failed,
 };
 
-export async function runBacktest(file: string, options: BacktestOptions, io: Io): Promise<number> {
+export async function runBacktest(file: string, options: RulesBacktestOptions, io: Io): Promise<number> {
   const sinceMs = options.since === undefined ? DEFAULT_BACKTEST_SINCE : parseDuration(options.since);
   if (sinceMs === undefined || sinceMs <= 0) {
     io.err(`harness rules backtest: --since ${options.since}: not a duration (e.g. 30d, 12h)`);
@@ -54,7 +53,7 @@ export async function runBacktest(file: string, options: BacktestOptions, io: Io
   const target = await clientTarget({ socket: options.socket, config: options.config, env: io.env });
   let report: BacktestReport;
   try {
-    report = await onDaemon(ruleClient({ socketPath: target.socketPath }), file, text, sinceMs);
+    report = await backtestOnDaemon(ruleClient({ socketPath: target.socketPath }), file, text, sinceMs);
   } catch (e) {
     if (!unreachable(e)) return failed("rules backtest", target.socketPath, e, io);
     // Loaded only here: the store, the core and CEL are not what a call to the daemon needs.
@@ -72,50 +71,6 @@ export async function runBacktest(file: string, options: BacktestOptions, io: Io
   for (const line of options.json === true ? [JSON.stringify(reportJson(report))] : reportLines(report))
     io.out(line);
   return EXIT.ok;
-}
-
-/** The daemon's `RuleService.Backtest`, read to the end; `harness rules propose` runs it too. */
-export async function onDaemon(
-  client: ReturnType<typeof ruleClient>,
-  file: string,
-  text: string,
-  sinceMs: number,
-): Promise<BacktestReport> {
-  let start: BacktestStart | undefined;
-  let counts: BacktestCounts | undefined;
-  const fires: ReplayedFire[] = [];
-  // Read to the end of the stream, not just to the summary: a response left half-read keeps the
-  // connection, and this process, waiting.
-  for await (const { part } of client.backtest({ file, text, sinceMs: BigInt(sinceMs) })) {
-    if (part.case === "start")
-      start = {
-        rule: part.value.rule,
-        hash: part.value.hash,
-        fromSeq: Number(part.value.fromSeq),
-        toSeq: Number(part.value.toSeq),
-      };
-    else if (part.case === "fires")
-      fires.push(
-        ...part.value.fires.map((f) =>
-          replayedFireOf(f, (m: string) => new Error(`the daemon sent a bad fire: ${m}`)),
-        ),
-      );
-    else if (part.case === "summary") {
-      const s = part.value;
-      counts = {
-        rows: Number(s.rows),
-        evaluations: Number(s.evaluations),
-        evalErrors: Number(s.evalErrors),
-        storeErrors: Number(s.storeErrors),
-        suppressed: Number(s.suppressed),
-        costExceeded: Number(s.costExceeded),
-        fires: Number(s.fires),
-      };
-    }
-  }
-  if (start === undefined || counts === undefined)
-    throw new Error("the daemon ended the backtest without its start or summary");
-  return { start, sinceMs, fires, counts, ranOn: "daemon" };
 }
 
 /** The JSON form scripts and reviewers rely on (REQ-18): one object, fires in seq order. */

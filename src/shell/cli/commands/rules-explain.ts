@@ -5,6 +5,7 @@
  */
 import { Code, ConnectError } from "@connectrpc/connect";
 import { formatDuration } from "../../../core/durations.js";
+import { clearCommand } from "../../../core/held-sentence.js";
 import type { HoldRecord } from "../../rpc/gen/harness/v1/rules_pb.js";
 import { withClient } from "../client.js";
 import { type Common, EXIT, type Io, iso, isoOr, table } from "../io.js";
@@ -34,7 +35,7 @@ function releaseWays(h: HoldRecord, primitiveCalls: number | undefined): string[
         }`;
   return [
     condition,
-    `by hand: harness rules clear ${hold.harness} --rule ${hold.rule}`,
+    `by hand: ${clearCommand(hold.harness, hold.rule)}`,
     `by a reload that leaves ${hold.rule} absent, disabled, changed in hash or out of [memory.rules] enforce`,
   ];
 }

@@ -5,7 +5,7 @@
  * and exits 0 without errors, 1 with any (or any warning under `--strict`), 2 when it cannot read the
  * directory.
  */
-import { failed, formatFinding, sortFindings } from "../../lint/findings.js";
+import { failsCheck, formatFinding, sortFindings } from "../../lint/findings.js";
 import { lintCheckout } from "../../lint/lint-checkout.js";
 import { EXIT, type Io } from "../io.js";
 
@@ -29,5 +29,5 @@ export function runLint(dir: string, options: LintOptions, io: Io): number {
       `${result.ruleFiles} rule file${result.ruleFiles === 1 ? "" : "s"}: ${count("error")} errors, ${count("warning")} warnings, ${count("notice")} notices${options.strict === true ? " (strict: warnings fail)" : ""}`,
     );
   }
-  return failed(findings, options.strict === true) ? EXIT.failed : EXIT.ok;
+  return failsCheck(findings, options.strict === true) ? EXIT.failed : EXIT.ok;
 }

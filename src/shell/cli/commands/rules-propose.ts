@@ -20,10 +20,10 @@ import { type PassReport, proposePass, ReviewerIsAuthorError } from "../../forge
 import { ForgeRemoteError, forgeRemote } from "../../forge/remote.js";
 import { ruleClient, unreachable } from "../../rpc/client.js";
 import { readTokenFile } from "../../rpc/credentials.js";
+import { backtestOnDaemon } from "../backtest-on-daemon.js";
 import { failed } from "../client.js";
 import { type Common, EXIT, type Io, table } from "../io.js";
 import { clientTarget, controlToken } from "../target.js";
-import { onDaemon } from "./rules-backtest.js";
 
 export interface ProposeOptions extends Common {
   readonly policyRepo?: string | undefined;
@@ -84,7 +84,7 @@ export async function runPropose(options: ProposeOptions, io: Io): Promise<numbe
           io.env,
         ),
       backtest: async (f, text, sinceMs) => {
-        const r = await onDaemon(client, f, text, sinceMs);
+        const r = await backtestOnDaemon(client, f, text, sinceMs);
         return { counts: r.counts, fires: r.fires };
       },
       env: io.env,

@@ -168,138 +168,164 @@ const inOverlay = (u: UiState) => u.overlay !== undefined && u.overlay.kind !== 
 const cursorOf = (u: UiState, rows: Rows) =>
   Math.min(inOverlay(u) ? u.overlayCursor : (u.cursors[u.view] ?? 0), Math.max(0, rows.length - 1));
 
-export function App({ data, text, width, height, color }: AppProps) {
-  const snapshot = useSyncExternalStore(data.subscribe, data.snapshot);
-  const { exit } = useApp();
+/** The console's UI state, and the ways a key or a reply changes it. */
+interface Ui {
+  readonly current: () => UiState;
+  readonly update: (patch: Partial<UiState>) => void;
+  readonly say: (message: string) => void;
+  readonly open: (overlay: Overlay | undefined) => void;
+}
+
+function useUi(): Ui {
   const ui = useRef<UiState>(INITIAL);
   const [, rerender] = useReducer((n: number) => n + 1, 0);
   const update = (patch: Partial<UiState>) => {
     ui.current = { ...ui.current, ...patch };
     rerender();
   };
-  const say = (message: string) => update({ message });
-  const open = (overlay: Overlay | undefined) => update({ overlay, overlayCursor: 0, overlayFilter: "" });
-  const bodyHeight = Math.max(1, height - 4);
+  return {
+    current: () => ui.current,
+    update,
+    say: (message) => update({ message }),
+    open: (overlay) => update({ overlay, overlayCursor: 0, overlayFilter: "" }),
+  };
+}
+
+/** What the keys reach: the data, the text, the screen's size, the UI, and the way out. */
+interface KeyContext {
+  readonly data: ConsoleData;
+  readonly text: TuiText;
+  readonly width: number;
+  readonly bodyHeight: number;
+  readonly ui: Ui;
+  readonly exit: () => void;
+}
+
+/** Enter on a row: its lines, the fire's explanation or the node's annotations, over the screen. */
+function drill(c: KeyContext, d: Drill, back: Overlay | undefined) {
+  const { data, text, ui } = c;
   const p = text.printable;
-
-  const drill = (d: Drill, back: Overlay | undefined) => {
-    const from = back === undefined ? {} : { back };
-    if (d.kind === "lines") return open({ kind: "lines", title: d.title, lines: d.lines, ...from });
-    if (d.kind === "fire") {
-      say(`explaining ${p(d.fireId)}…`);
-      data.explain(d.fireId).then(
-        (x) => {
-          update({ message: "" });
-          open({
-            kind: "lines",
-            title: `explanation of ${p(d.fireId)} (harness rules explain ${p(d.fireId)})`,
-            lines: text.explanation(x).map((l) => p(l)),
-            ...from,
-          });
-        },
-        (e: unknown) => say(`cannot explain ${p(d.fireId)}: ${p((e as Error).message)}`),
-      );
-      return;
-    }
-    say(`reading ${p(d.node)}…`);
-    data.annotationsOf(d.node).then(
-      (as) => {
-        update({ message: "" });
-        open({ kind: "node", node: d.node, rows: nodeRows(as, text, width - MARK) });
+  const from = back === undefined ? {} : { back };
+  if (d.kind === "lines") return ui.open({ kind: "lines", title: d.title, lines: d.lines, ...from });
+  if (d.kind === "fire") {
+    ui.say(`explaining ${p(d.fireId)}…`);
+    data.explain(d.fireId).then(
+      (x) => {
+        ui.update({ message: "" });
+        ui.open({
+          kind: "lines",
+          title: `explanation of ${p(d.fireId)} (harness rules explain ${p(d.fireId)})`,
+          lines: text.explanation(x).map((l) => p(l)),
+          ...from,
+        });
       },
-      (e: unknown) => say(`cannot read ${p(d.node)}: ${p((e as Error).message)}`),
+      (e: unknown) => ui.say(`cannot explain ${p(d.fireId)}: ${p((e as Error).message)}`),
     );
-  };
+    return;
+  }
+  ui.say(`reading ${p(d.node)}…`);
+  data.annotationsOf(d.node).then(
+    (as) => {
+      ui.update({ message: "" });
+      ui.open({ kind: "node", node: d.node, rows: nodeRows(as, text, c.width - MARK) });
+    },
+    (e: unknown) => ui.say(`cannot read ${p(d.node)}: ${p((e as Error).message)}`),
+  );
+}
 
-  const clear = (harness: string, rule: string) => {
-    say(`clearing ${p(harness)}'s hold by ${p(rule)}…`);
-    data.clearHold(harness, rule).then(
-      (lines) => say(lines.map((l) => p(l)).join("; ")),
-      (e: unknown) => say(`ClearHold failed: ${p((e as Error).message)}`),
-    );
-  };
+function clear(c: KeyContext, harness: string, rule: string): void {
+  const p = c.text.printable;
+  c.ui.say(`clearing ${p(harness)}'s hold by ${p(rule)}…`);
+  c.data.clearHold(harness, rule).then(
+    (lines) => c.ui.say(lines.map((l) => p(l)).join("; ")),
+    (e: unknown) => c.ui.say(`ClearHold failed: ${p((e as Error).message)}`),
+  );
+}
 
-  const handle = (input: string, key: Keys) => {
-    const u = ui.current;
-    const rows = rowsOf(u, data.snapshot(), text, width - MARK);
-    const cursor = cursorOf(u, rows);
-    const move = (n: number) => {
-      const c = Math.max(0, Math.min(n, rows.length - 1));
-      if (inOverlay(u)) return update({ overlayCursor: c });
-      update({ cursors: at(u.cursors, u.view, c) });
-      if (VIEWS[u.view] === annotationsView && c >= rows.length - 1 && data.snapshot().nodesTruncated)
-        data.moreNodes().catch((e: unknown) => say(`cannot read more nodes: ${p((e as Error).message)}`));
-    };
-    if (u.editing) {
-      const node = u.overlay?.kind === "node";
-      const current = node ? u.overlayFilter : (u.filters[u.view] ?? "");
-      const set = (f: string) => update(node ? { overlayFilter: f } : { filters: at(u.filters, u.view, f) });
-      if (key.escape) {
-        set("");
-        update({ editing: false });
-      } else if (key.return) update({ editing: false });
-      else if (key.backspace || key.delete) set(current.slice(0, -1));
-      else if (input !== "" && !key.ctrl && !key.meta) set(current + input);
-      return;
-    }
-    if (u.overlay?.kind === "confirm") {
-      if (input === "y" || input === "Y") {
-        const { harness, rule } = u.overlay;
-        open(undefined);
-        clear(harness, rule);
-      } else if (input === "n" || input === "N" || key.escape) {
-        open(undefined);
-        say("clear cancelled");
-      }
-      return;
-    }
-    if (input === "q") return exit();
-    if (input === "?") return open(u.overlay?.kind === "help" ? undefined : { kind: "help" });
-    if (key.escape) {
-      if (u.overlay?.kind === "lines" && u.overlay.back !== undefined)
-        return update({ overlay: u.overlay.back, overlayCursor: 0 });
-      if (u.overlay !== undefined) return open(undefined);
-      return update({ message: "", filters: at(u.filters, u.view, "") });
-    }
-    if (input === "/" && (u.overlay === undefined || u.overlay.kind === "node"))
-      return update({ editing: true });
-    const n = Number.parseInt(input, 10);
-    if (input.length === 1 && n >= 1 && n <= VIEWS.length)
-      return update({ view: n - 1, overlay: undefined, message: "" });
-    if (key.tab)
-      return update({
-        view: (u.view + (key.shift ? VIEWS.length - 1 : 1)) % VIEWS.length,
-        overlay: undefined,
-        message: "",
-      });
-    if (input === "j" || key.downArrow) return move(cursor + 1);
-    if (input === "k" || key.upArrow) return move(cursor - 1);
-    if (key.pageDown) return move(cursor + bodyHeight);
-    if (key.pageUp) return move(cursor - bodyHeight);
-    if (input === "g") return move(0);
-    if (input === "G") return move(rows.length - 1);
-    const row = rows.at(cursor);
-    if (key.return && row?.drill !== undefined) return drill(row.drill, u.overlay);
-    if (input === "c" && u.overlay === undefined && VIEWS[u.view] === holdsView) {
-      const readOnly = data.snapshot().readOnly;
-      if (readOnly !== undefined) return say(`read-only, cannot clear: ${p(readOnly)}`);
-      if (row?.hold === undefined) return say("no hold selected");
-      return open({ kind: "confirm", harness: row.hold.harness, rule: row.hold.rule });
-    }
-  };
+/** A key while the filter is typed: it edits the node list's filter in that overlay, else the view's. */
+function filterKey(ui: Ui, u: UiState, input: string, key: Keys) {
+  const node = u.overlay?.kind === "node";
+  const current = node ? u.overlayFilter : (u.filters[u.view] ?? "");
+  const set = (f: string) => ui.update(node ? { overlayFilter: f } : { filters: at(u.filters, u.view, f) });
+  if (key.escape) {
+    set("");
+    ui.update({ editing: false });
+  } else if (key.return) ui.update({ editing: false });
+  else if (key.backspace || key.delete) set(current.slice(0, -1));
+  else if (input !== "" && !key.ctrl && !key.meta) set(current + input);
+}
 
-  useInput((input, key) => {
-    if (input.length > 1 && !key.meta && !key.ctrl) for (const c of input) handle(c, keyOf(c));
-    else handle(input, key);
-  });
+/** A key while the clear-hold dialog asks: y clears, n or Esc cancels, any other waits. */
+function confirmKey(c: KeyContext, o: Extract<Overlay, { kind: "confirm" }>, input: string, key: Keys) {
+  if (input === "y" || input === "Y") {
+    c.ui.open(undefined);
+    clear(c, o.harness, o.rule);
+  } else if (input === "n" || input === "N" || key.escape) {
+    c.ui.open(undefined);
+    c.ui.say("clear cancelled");
+  }
+}
 
-  const u = ui.current;
-  const spec = VIEWS[u.view] as ViewSpec;
-  const rows = rowsOf(u, snapshot, text, width - MARK);
+function handleKey(c: KeyContext, input: string, key: Keys) {
+  const { ui } = c;
+  const u = ui.current();
+  if (u.editing) return filterKey(ui, u, input, key);
+  if (u.overlay?.kind === "confirm") return confirmKey(c, u.overlay, input, key);
+  if (input === "q") return c.exit();
+  if (input === "?") return ui.open(u.overlay?.kind === "help" ? undefined : { kind: "help" });
+  if (key.escape) {
+    if (u.overlay?.kind === "lines" && u.overlay.back !== undefined)
+      return ui.update({ overlay: u.overlay.back, overlayCursor: 0 });
+    if (u.overlay !== undefined) return ui.open(undefined);
+    return ui.update({ message: "", filters: at(u.filters, u.view, "") });
+  }
+  if (input === "/" && (u.overlay === undefined || u.overlay.kind === "node"))
+    return ui.update({ editing: true });
+  const n = Number.parseInt(input, 10);
+  if (input.length === 1 && n >= 1 && n <= VIEWS.length)
+    return ui.update({ view: n - 1, overlay: undefined, message: "" });
+  if (key.tab)
+    return ui.update({
+      view: (u.view + (key.shift ? VIEWS.length - 1 : 1)) % VIEWS.length,
+      overlay: undefined,
+      message: "",
+    });
+  rowKey(c, u, input, key);
+}
+
+/** A key on the rows: move the cursor, drill into the row, or ask to clear its hold. */
+function rowKey(c: KeyContext, u: UiState, input: string, key: Keys) {
+  const { data, ui } = c;
+  const p = c.text.printable;
+  const rows = rowsOf(u, data.snapshot(), c.text, c.width - MARK);
   const cursor = cursorOf(u, rows);
+  const move = (n: number) => {
+    const to = Math.max(0, Math.min(n, rows.length - 1));
+    if (inOverlay(u)) return ui.update({ overlayCursor: to });
+    ui.update({ cursors: at(u.cursors, u.view, to) });
+    if (VIEWS[u.view] === annotationsView && to >= rows.length - 1 && data.snapshot().nodesTruncated)
+      data.moreNodes().catch((e: unknown) => ui.say(`cannot read more nodes: ${p((e as Error).message)}`));
+  };
+  if (input === "j" || key.downArrow) return move(cursor + 1);
+  if (input === "k" || key.upArrow) return move(cursor - 1);
+  if (key.pageDown) return move(cursor + c.bodyHeight);
+  if (key.pageUp) return move(cursor - c.bodyHeight);
+  if (input === "g") return move(0);
+  if (input === "G") return move(rows.length - 1);
+  const row = rows.at(cursor);
+  if (key.return && row?.drill !== undefined) return drill(c, row.drill, u.overlay);
+  if (input === "c" && u.overlay === undefined && VIEWS[u.view] === holdsView) {
+    const readOnly = data.snapshot().readOnly;
+    if (readOnly !== undefined) return ui.say(`read-only, cannot clear: ${p(readOnly)}`);
+    if (row?.hold === undefined) return ui.say("no hold selected");
+    return ui.open({ kind: "confirm", harness: row.hold.harness, rule: row.hold.rule });
+  }
+}
+
+/** The screen's words around the rows: the title line, the filter, the bottom line, the empty text. */
+function frameText(u: UiState, rows: Rows, width: number, p: (s: string) => string) {
+  const spec = VIEWS[u.view] as ViewSpec;
   const o = u.overlay;
-  const top = Math.max(0, Math.min(cursor - Math.floor(bodyHeight / 2), rows.length - bodyHeight));
-  const tabs = VIEWS.map((v, i) => (i === u.view ? `[${i + 1} ${v.name}]` : ` ${i + 1} ${v.name} `)).join("");
   const title =
     o?.kind === "help"
       ? "help: every key"
@@ -326,6 +352,27 @@ export function App({ data, text, width, height, color }: AppProps) {
           ? spec.empty
           : "nothing matches the filter"
       : undefined;
+  return { title, bottom, empty };
+}
+
+export function App({ data, text, width, height, color }: AppProps) {
+  const snapshot = useSyncExternalStore(data.subscribe, data.snapshot);
+  const { exit } = useApp();
+  const ui = useUi();
+  const bodyHeight = Math.max(1, height - 4);
+  const c: KeyContext = { data, text, width, bodyHeight, ui, exit };
+  useInput((input, key) => {
+    if (input.length > 1 && !key.meta && !key.ctrl) for (const ch of input) handleKey(c, ch, keyOf(ch));
+    else handleKey(c, input, key);
+  });
+
+  const u = ui.current();
+  const rows = rowsOf(u, snapshot, text, width - MARK);
+  const cursor = cursorOf(u, rows);
+  const o = u.overlay;
+  const top = Math.max(0, Math.min(cursor - Math.floor(bodyHeight / 2), rows.length - bodyHeight));
+  const tabs = VIEWS.map((v, i) => (i === u.view ? `[${i + 1} ${v.name}]` : ` ${i + 1} ${v.name} `)).join("");
+  const { title, bottom, empty } = frameText(u, rows, width, text.printable);
   const node = o?.kind === "node";
   const listHeight = bodyHeight - (node ? 1 : 0);
   const visible = rows.range(top, top + listHeight);
