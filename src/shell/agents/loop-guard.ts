@@ -7,10 +7,10 @@
  */
 import { HOOK_FED_FIELD, isHookFed } from "../../core/hook-runs.js";
 import type { JournalRow } from "../../core/journal.js";
+import { LOOP_THRESHOLD, LoopGuard } from "../../core/loop-guard.js";
 import type { Derived, Deriver } from "../derive/deriver.js";
 import { EndedRuns } from "../derive/ended-runs.js";
 import type { AgentRunStops } from "../store/agent-run-stops.js";
-import { LOOP_THRESHOLD, LoopGuard } from "../supervisor/loop-guard.js";
 
 const str = (v: unknown): string => (typeof v === "string" ? v : "");
 
