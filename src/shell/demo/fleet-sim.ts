@@ -26,10 +26,10 @@
  */
 import { createHash } from "node:crypto";
 import type { JsonValue } from "@bufbuild/protobuf";
+import { LOOP_THRESHOLD } from "../../core/loop-guard.js";
 import { fileNode, runNode } from "../../core/targets.js";
 import { HoldRefusal } from "../supervisor/errors.js";
 import type { JournalProducer, ProducedEvent } from "../supervisor/fleet-journal.js";
-import { LOOP_THRESHOLD } from "../supervisor/loop-guard.js";
 import type { ReferenceSupervisor } from "../supervisor/reference-supervisor.js";
 import type { Exit, HarnessSpec, Run } from "../supervisor/runs.js";
 

@@ -1,7 +1,7 @@
 /**
  * propose_rule (SPEC-0029 REQ-15): a rule miner's proposal, checked and stored by the daemon in its own
- * process. It is NOT an RPC ("No RPC SHALL … store a proposal"): the supervisor's gateway, which is not
- * part of this repository, registers the tool only for runs of a harness listed in `[memory] rule_miners`
+ * process. It is NOT an RPC ("No RPC SHALL … store a proposal"): the MCP gateway (`../gateway/`, in the
+ * daemon's process) registers the tool only for runs of a harness listed in `[memory] rule_miners`
  * and calls `ProposalIntake.propose` with the caller's run as its token identified it. The intake checks
  * that again, so a gateway that registered the tool for the wrong caller still stores nothing.
  *

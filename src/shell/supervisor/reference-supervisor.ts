@@ -46,15 +46,15 @@
  *
  * This module holds the harnesses, their runs in flight and the supervisor's commands. Beside it, one
  * module for each part of the contract: `admission.ts` (1); `stop-socket.ts`, `stop-command.ts` and the
- * stop command `supervisor-main.ts` (2); `fleet-journal.ts` and `run-ledger.ts` (3); `loop-guard.ts`
- * (4). `runs.ts`, `events.ts` and `errors.ts` are what they share.
+ * stop command `supervisor-main.ts` (2); `fleet-journal.ts` and `run-ledger.ts` (3); the core's
+ * `loop-guard.ts` (4). `runs.ts`, `events.ts` and `errors.ts` are what they share.
  */
+import { LoopGuard } from "../../core/loop-guard.js";
 import type { RuleClient } from "../rpc/client.js";
 import { type Admission, checkAdmission } from "./admission.js";
 import { HoldRefusal, SupervisorError } from "./errors.js";
 import type { SupervisorEvent } from "./events.js";
 import type { FleetJournal, JournalProducer } from "./fleet-journal.js";
-import { LoopGuard } from "./loop-guard.js";
 import { type ProcessEnd, RunLedger } from "./run-ledger.js";
 import {
   causeDigest,

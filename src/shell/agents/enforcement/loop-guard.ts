@@ -1,5 +1,5 @@
 /**
- * The loop guard for hook-fed runs (SPEC-0029 REQ-12, as the supervisor's, `../supervisor/loop-guard.ts`):
+ * The loop guard for hook-fed runs (SPEC-0029 REQ-12, the logic of `core/loop-guard.ts` as the supervisor runs it):
  * eight identical tool calls (same tool and digest) in an unbroken streak in one run trip it. It derives
  * a `loop_stopped` row (source `loopguard`) from the committed tool row that tripped it and, in the same
  * transaction, records the run stopped (`agent-run-stops`), so the run's next hook call answers stopped.
@@ -7,10 +7,10 @@
  */
 import { HOOK_FED_FIELD, isHookFed } from "../../../core/hook-runs.js";
 import type { JournalRow } from "../../../core/journal.js";
+import { LOOP_THRESHOLD, LoopGuard } from "../../../core/loop-guard.js";
 import type { Derived, Deriver } from "../../derive/deriver.js";
 import { EndedRuns } from "../../derive/ended-runs.js";
 import type { AgentRunStops } from "../../store/agent-run-stops.js";
-import { LOOP_THRESHOLD, LoopGuard } from "../../supervisor/loop-guard.js";
 
 const str = (v: unknown): string => (typeof v === "string" ? v : "");
 

@@ -6,7 +6,7 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { Source } from "../../../cel/source.js";
+import { Source } from "../../../cel/index.js";
 import { readBounded } from "../../support/bounded-read.js";
 import { JsonSyntaxError } from "./json-text.js";
 import { SettingsShapeError } from "./settings-merge.js";

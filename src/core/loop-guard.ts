@@ -1,9 +1,11 @@
 /**
- * The supervisor's loop guard (contract item 4 in `reference-supervisor.ts`): it counts identical tool
- * calls and consults no rule. The supervisor sends `loop_stopped` and stops the harness when it trips.
+ * The loop guard (SPEC-0029 REQ-12): it counts identical tool calls and consults no rule, so this module
+ * imports no rule type. The loop guard is not a rule: rules see its trips only as `loop_stopped` rows.
+ * The reference supervisor counts with it (stopping the harness when it trips) and so does the daemon's
+ * loop guard for hook-fed runs (stopping the run).
  */
 
-/** The loop guard's threshold: identical calls in an unbroken streak (the supervisor's, unchanged by rules). */
+/** The loop guard's threshold: identical calls in an unbroken streak, unchanged by rules. */
 export const LOOP_THRESHOLD = 8;
 
 /**
