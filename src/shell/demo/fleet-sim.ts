@@ -38,7 +38,7 @@ export const DEMO_REPO = "forge.example/org/reduit";
 export const FLEET: readonly HarnessSpec[] = [
   { name: "impl", kind: "resident", adapter: "claude", repo: DEMO_REPO, branch: "impl/ledger-batching" },
   { name: "review", kind: "resident", adapter: "claude", repo: DEMO_REPO, branch: "review/ledger-batching" },
-  { name: "triage", kind: "resident", adapter: "codex", repo: DEMO_REPO, branch: "main" },
+  { name: "triage", kind: "resident", adapter: "gemini", repo: DEMO_REPO, branch: "main" },
   { name: "worker", kind: "resident", adapter: "crush", repo: DEMO_REPO, branch: "pool/worker-1" },
   { name: "nightly", kind: "scheduled", adapter: "claude", repo: DEMO_REPO, branch: "main" },
 ];

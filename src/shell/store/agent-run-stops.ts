@@ -1,5 +1,5 @@
 /**
- * Stops of hook-fed runs (issue 17): no supervisor can stop an agent whose only link to the daemon is
+ * Stops of hook-fed runs: no supervisor can stop an agent whose only link to the daemon is
  * its hooks, so a stop waits here until the run's next hook call answers it (`agents/enforcement/run-verdict.ts`).
  * A rule's stop is recorded when its fire's actions start (`daemon/actions.ts`); the loop guard's with
  * its `loop_stopped` row. A run once stopped stays stopped: every later call of it is answered stopped.

@@ -263,7 +263,7 @@ const V7 = `
 CREATE INDEX rule_fires_seq ON rule_fires (seq);
 `;
 
-// V8: agent runs (issue 17). Hook-fed runs in flight, several per harness (the core's
+// V8: agent runs. Hook-fed runs in flight, several per harness (the core's
 // `sessions`); the opened row of each run, found by index on every hook call, and its closed row; the stops waiting for a
 // hook-fed run's next hook call, and when each was delivered; and each daemon-derived row producer's
 // cursor (loop guard, stale run closer, file-edge projector), which commits with the rows it derived.
@@ -300,7 +300,7 @@ const V9 = `
 ALTER TABLE agent_run_stops ADD COLUMN outcome TEXT CHECK (outcome IN ('delivered', 'closed_first'));
 `;
 
-// V10: each run's first row of any type, found by index on every hook call while a hold is on (issue 26):
+// V10: each run's first row of any type, found by index on every hook call while a hold is on:
 // a session first seen after the hold began is held whether or not its `opened` row ever arrived.
 const V10 = `
 CREATE INDEX rule_journal_run ON rule_journal (run, seq) WHERE run IS NOT NULL;

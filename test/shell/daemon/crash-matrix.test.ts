@@ -16,6 +16,7 @@ import type { ProducerSource } from "../../../src/core/sources.js";
 import { loadStarterPack } from "../../../src/core/starter-pack.js";
 import { emptyState } from "../../../src/core/state.js";
 import { indexedWindows, selectorShapes } from "../../../src/core/window-index.js";
+import { rawPost } from "../../../src/shell/agents/forwarder/raw-http.js";
 import {
   HOOK_AT_HEADER,
   HOOK_KEY_HEADER,
@@ -23,7 +24,6 @@ import {
   LEDGER_TOKEN_HEADER,
   ROW_HEADER,
 } from "../../../src/shell/agents/ingest/hook-limits.js";
-import { rawPost } from "../../../src/shell/agents/forwarder/raw-http.js";
 import { FileEdgeProjector } from "../../../src/shell/graph/file-edges.js";
 import { journalClient } from "../../../src/shell/rpc/client.js";
 import { readTokenFile } from "../../../src/shell/rpc/credentials.js";
