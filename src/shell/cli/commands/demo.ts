@@ -17,10 +17,10 @@ import {
 } from "../../demo/proposal-act.js";
 import type { ReferenceSupervisor } from "../../supervisor/reference-supervisor.js";
 import { shellWord } from "../../support/shell-word.js";
+import { clearHold } from "../clear-hold.js";
 import type { Io } from "../io.js";
+import { proposeOnForge } from "../propose-on-forge.js";
 import { printed } from "../render/printable.js";
-import { runClear } from "./rules-admission.js";
-import { runPropose } from "./rules-propose.js";
 
 export interface DemoOptions {
   /** About how long the demo runs (the fleet, then the proposal loop); 20 s by default. */
@@ -155,7 +155,7 @@ export async function runDemo(options: DemoOptions, io: Io): Promise<number> {
       durationMs,
       settle,
       clearHold: async (harness) => {
-        const code = await runClear(
+        const code = await clearHold(
           harness,
           { socket: sandbox.socketPath, config: sandbox.configPath },
           {
@@ -195,7 +195,7 @@ export async function runDemo(options: DemoOptions, io: Io): Promise<number> {
         sandbox,
         narrator,
         propose: (out, err) =>
-          runPropose(
+          proposeOnForge(
             {
               policyRepo: DEMO_POLICY_REPO,
               json: true,
