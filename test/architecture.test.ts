@@ -3,8 +3,9 @@
  * or between the folders of src/shell, type-only imports included (they tie two modules as much as value
  * imports do); no import up the layers or into CEL past its entry; no import between folders of src/shell
  * that the table does not list; no SQL text outside the store, no `Db` handle outside it and the
- * composition root, no agent adapter's name outside the adapters' folder; and ARCHITECTURE.md saying the
- * same as the table. Each check is shown failing on a fixture tree made to break it.
+ * composition root, no agent adapter's name outside the adapters' folder; no CLI command importing
+ * another; and ARCHITECTURE.md saying the same as the table. Each check is shown failing on a fixture
+ * tree (the command check, on a list of imports) made to break it.
  */
 import * as fs from "node:fs";
 import * as os from "node:os";
@@ -19,6 +20,7 @@ import { type Import, importGraph } from "./architecture/import-graph.js";
 import {
   ADAPTER_NAMES,
   ADAPTERS_HOME,
+  COMMANDS_HOME,
   DB_HOMES,
   IMPORTS_NOTHING,
   SHELL_FOLDERS,
@@ -48,6 +50,11 @@ const sqlOutsideStore = (tree: readonly Parsed[]) => tree.flatMap(sqlTexts).filt
 const dbOutsideStore = (tree: readonly Parsed[]) => tree.flatMap(dbHandles).filter(outside(DB_HOMES));
 const adapterNamesOutside = (tree: readonly Parsed[]) =>
   tree.flatMap((p) => literalsOf(p, ADAPTER_NAMES)).filter(outside([ADAPTERS_HOME]));
+/** Imports from one CLI command's module to another's, as `from → to`. */
+const commandToCommand = (imports: readonly Import[]) =>
+  imports
+    .filter((i) => i.from.startsWith(COMMANDS_HOME) && i.to.startsWith(COMMANDS_HOME))
+    .map((i) => `${i.from} → ${i.to}`);
 
 describe("src/ as the table has it", () => {
   let imports: readonly Import[];
@@ -108,6 +115,27 @@ describe("src/ as the table has it", () => {
 
   it("writes no agent adapter's name outside src/shell/agents/adapters/", () => {
     expect(formatFindings(adapterNamesOutside(tree)), "ask the adapter registry").toEqual([]);
+  });
+
+  it("has no CLI command importing another: what two share is a helper of src/shell/cli/", () => {
+    expect(commandToCommand(imports), "move the shared part to a module of src/shell/cli/").toEqual([]);
+  });
+});
+
+describe("the command check", () => {
+  it("fails a command importing another, and passes one importing a helper of cli/", () => {
+    const imports: Import[] = [
+      {
+        from: "src/shell/cli/commands/demo.ts",
+        to: "src/shell/cli/commands/rules-admission.ts",
+        kind: "static",
+      },
+      { from: "src/shell/cli/commands/demo.ts", to: "src/shell/cli/clear-hold.ts", kind: "static" },
+      { from: "src/shell/cli/main.ts", to: "src/shell/cli/commands/demo.ts", kind: "dynamic" },
+    ];
+    expect(commandToCommand(imports)).toEqual([
+      "src/shell/cli/commands/demo.ts → src/shell/cli/commands/rules-admission.ts",
+    ]);
   });
 });
 

@@ -139,6 +139,9 @@ export const SHELL_FOLDERS: Readonly<Record<string, readonly (string | Arrow)[]>
   ],
 };
 
+/** The CLI's commands, one module each: none imports another; what two share is a helper of `cli/`. */
+export const COMMANDS_HOME = "src/shell/cli/commands/";
+
 /** Where SQL text may be written: the store owns every statement. */
 export const SQL_HOME = "src/shell/store/";
 

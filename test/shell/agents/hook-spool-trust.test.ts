@@ -14,7 +14,7 @@ import { MAX_TRIES, Spool } from "../../../src/shell/agents/forwarder/spool.js";
 import { inputDigest } from "../../../src/shell/agents/ingest/go-json-digest.js";
 import { HOOK_PATH_PREFIX, LEDGER_TOKEN_HEADER } from "../../../src/shell/agents/ingest/hook-limits.js";
 import { HookIngest, type IngestRequest } from "../../../src/shell/agents/ingest/ingest.js";
-import { agentsCheck } from "../../../src/shell/cli/commands/doctor-agents.js";
+import { agentsCheck } from "../../../src/shell/cli/doctor/agents-check.js";
 import { holds } from "../../support/store-reads.js";
 import { jsonl, TestFleet } from "../daemon-harness.js";
 import { AgentsDaemon } from "./agents-daemon.js";

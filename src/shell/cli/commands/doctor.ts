@@ -3,21 +3,21 @@
  * daemon reachable, and is the rule set healthy. Fails when an enforce name matches no rule or names a
  * disabled one, or while the store cannot write (`storeWriteCheck`); warns when a rule is disabled, a harness is held, a policy clone is dirty, off its branch
  * or missing, journal rows were dropped since start, a rule stop went undelivered or ended unknown, or
- * the evaluator lags behind the journal. The agents row (`doctor-agents.ts`) shows the hook adapters
- * installed, each harness's last row and the hook spool. The reload row (`doctor-reload.ts`) fails
- * after a failed reload until a good one; the listen row (`doctor-hook-endpoint.ts`) fails when
- * another process answers on `[agents] listen`. Exit 1 on a fail, 3 when no daemon answers, 0
- * otherwise.
+ * the evaluator lags behind the journal. The agents row (`../doctor/agents-check.ts`) shows the hook
+ * adapters installed, each harness's last row and the hook spool. The reload row
+ * (`../doctor/reload-check.ts`) fails after a failed reload until a good one; the listen row
+ * (`../doctor/hook-endpoint-check.ts`) fails when another process answers on `[agents] listen`. Exit 1 on
+ * a fail, 3 when no daemon answers, 0 otherwise.
  */
 import { formatDuration } from "../../../core/durations.js";
 import { agentStatusClient, ruleClient, unreachable } from "../../rpc/client.js";
 import type { GetStatusResponse, HoldRecord } from "../../rpc/gen/harness/v1/rules_pb.js";
 import { failed } from "../client.js";
+import { agentsCheck } from "../doctor/agents-check.js";
+import { hookEndpointCheck } from "../doctor/hook-endpoint-check.js";
+import { reloadCheck } from "../doctor/reload-check.js";
 import { type Common, EXIT, type Io, iso } from "../io.js";
 import { clientTarget } from "../target.js";
-import { agentsCheck } from "./doctor-agents.js";
-import { hookEndpointCheck } from "./doctor-hook-endpoint.js";
-import { reloadCheck } from "./doctor-reload.js";
 
 export type Status = "pass" | "warn" | "fail";
 

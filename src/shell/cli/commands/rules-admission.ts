@@ -1,13 +1,13 @@
 /**
  * `harness rules admission <harness>` (the supervisor's check before every spawn, restart, trigger and
  * scheduled firing) and `harness rules clear <harness> [--rule <name>]` (the operator's release, with
- * the control token), both through `RuleService`.
+ * the control token, in `../clear-hold.ts`), both through `RuleService`.
  */
-import { Code, ConnectError } from "@connectrpc/connect";
 import { ruleClient } from "../../rpc/client.js";
+import { clearHold } from "../clear-hold.js";
 import { failed } from "../client.js";
 import { type Common, EXIT, type Io } from "../io.js";
-import { clientTarget, controlToken } from "../target.js";
+import { clientTarget } from "../target.js";
 
 /**
  * Exit 0 admitted, 1 held (the refusal names the rule and the clear command), 2 a name the daemon
@@ -38,35 +38,11 @@ export async function runAdmission(harness: string, options: Common, io: Io): Pr
   }
 }
 
+/** `harness rules clear <harness> [--rule <name>]`: the release `harness demo`'s operator runs too. */
 export async function runClear(
   harness: string,
   options: Common & { readonly rule?: string | undefined },
   io: Io,
 ): Promise<number> {
-  const target = await clientTarget({ socket: options.socket, config: options.config, env: io.env });
-  const control = await controlToken(target, "rules clear");
-  if ("error" in control) {
-    io.err(control.error);
-    return EXIT.usage;
-  }
-  try {
-    const res = await ruleClient({ socketPath: target.socketPath }, control.token).clearHold({
-      harness,
-      rule: options.rule ?? "",
-    });
-    if (options.json === true)
-      io.out(
-        JSON.stringify({ harness, released: res.released.map((h) => ({ rule: h.rule, fire_id: h.fireId })) }),
-      );
-    else
-      for (const h of res.released)
-        io.out(`released ${h.harness}: hold by rule ${h.rule} (fire ${h.fireId})`);
-    return EXIT.ok;
-  } catch (e) {
-    if (e instanceof ConnectError && e.code === Code.NotFound) {
-      io.err(`harness rules clear: ${e.rawMessage}`);
-      return EXIT.failed;
-    }
-    return failed("rules clear", target.socketPath, e, io);
-  }
+  return clearHold(harness, options, io);
 }

@@ -1,6 +1,7 @@
 /**
  * `harness rules propose [--policy-repo NAME] [--dry-run] [--json]` (SPEC-0029 REQ-16): stored rule
- * proposals become pull requests on a policy repo (`forge/propose-pass.ts`). The command is the only
+ * proposals become pull requests on a policy repo (`forge/propose-pass.ts`; the CLI's side is
+ * `../propose-on-forge.ts`, which `harness demo` runs too). The command is the only
  * holder of the forge credential: it reads the repo's `credential_file`, sends it to the forge API in
  * one header and to git through a credential helper's pipe, and never puts it in an environment, an
  * argv, a URL, a log line or a file. RecordProposal needs the operator's control token (a dry run
@@ -9,156 +10,10 @@
  * error or a config that does not load; 3 when no daemon answers; 4 when a forge, git or daemon call
  * failed.
  */
-import { ConnectError } from "@connectrpc/connect";
-import { formatConfigError } from "../../config/config-error.js";
-import { type PolicyRepoConfig, readGlobalConfig } from "../../config/global-config.js";
-import { globalConfigPath } from "../../config/paths.js";
-import { detectForge } from "../../forge/detect.js";
-import { ForgeError } from "../../forge/forge.js";
-import { ProposalClone, proposalClonePath } from "../../forge/proposal-clone.js";
-import { type PassReport, proposePass, ReviewerIsAuthorError } from "../../forge/propose-pass.js";
-import { ForgeRemoteError, forgeRemote } from "../../forge/remote.js";
-import { ruleClient, unreachable } from "../../rpc/client.js";
-import { readTokenFile } from "../../rpc/credentials.js";
-import { backtestOnDaemon } from "../backtest-on-daemon.js";
-import { failed } from "../client.js";
-import { type Common, EXIT, type Io, table } from "../io.js";
-import { clientTarget, controlToken } from "../target.js";
 
-export interface ProposeOptions extends Common {
-  readonly policyRepo?: string | undefined;
-  readonly dryRun?: boolean | undefined;
-}
-
-const COMMAND = "rules propose";
+import type { Io } from "../io.js";
+import { type ProposeOptions, proposeOnForge } from "../propose-on-forge.js";
 
 export async function runPropose(options: ProposeOptions, io: Io): Promise<number> {
-  const file = options.config ?? globalConfigPath(io.env);
-  const read = await readGlobalConfig(file, io.env, { required: options.config !== undefined });
-  if (!read.ok) {
-    io.err(`harness ${COMMAND}: the global config does not load:`);
-    for (const e of read.errors) io.err(formatConfigError(e));
-    return EXIT.usage;
-  }
-  const config = read.config;
-  const repo = chooseRepo(config.policyRepos, options.policyRepo, io);
-  if (typeof repo === "number") return repo;
-  if (repo.credentialFile === undefined) {
-    io.err(
-      `harness ${COMMAND}: [policy_repo.${repo.name}] has no credential_file; the forge token is read from it`,
-    );
-    return EXIT.failed;
-  }
-  let token: string;
-  try {
-    token = await readTokenFile(repo.credentialFile);
-  } catch (e) {
-    io.err(`harness ${COMMAND}: ${(e as Error).message}`);
-    return EXIT.failed;
-  }
-  const target = await clientTarget({ socket: options.socket, config: options.config, env: io.env });
-  let controlTokenValue: string | undefined;
-  if (options.dryRun !== true) {
-    const c = await controlToken(target, COMMAND);
-    if ("error" in c) {
-      io.err(c.error);
-      return EXIT.usage;
-    }
-    controlTokenValue = c.token;
-  }
-  const client = ruleClient({ socketPath: target.socketPath }, controlTokenValue);
-  let report: PassReport;
-  try {
-    const remote = forgeRemote(repo.remote);
-    const forge = await detectForge(remote, token);
-    report = await proposePass({
-      repo,
-      shadowPeriodMs: config.memory.rules.shadowPeriod,
-      client,
-      forge,
-      clone: (login) =>
-        ProposalClone.open(
-          proposalClonePath(io.env, repo.name),
-          remote.httpsUrl,
-          { username: login, password: token },
-          io.env,
-        ),
-      backtest: async (f, text, sinceMs) => {
-        const r = await backtestOnDaemon(client, f, text, sinceMs);
-        return { counts: r.counts, fires: r.fires };
-      },
-      env: io.env,
-      dryRun: options.dryRun === true,
-      now: Date.now,
-    });
-  } catch (e) {
-    if (e instanceof ReviewerIsAuthorError || e instanceof ForgeRemoteError) {
-      io.err(`harness ${COMMAND}: ${e.message}`);
-      return EXIT.failed;
-    }
-    if (e instanceof ForgeError) {
-      io.err(`harness ${COMMAND}: ${repo.name}: the forge refused: ${e.message}`);
-      return EXIT.error;
-    }
-    if (unreachable(e) || e instanceof ConnectError) return failed(COMMAND, target.socketPath, e, io);
-    io.err(`harness ${COMMAND}: ${repo.name}: ${(e as Error).message}`);
-    return EXIT.error;
-  }
-  if (options.json === true) io.out(JSON.stringify(reportJson(report)));
-  else for (const line of reportLines(report)) io.out(line);
-  return report.outcomes.some((o) => o.action === "error") ? EXIT.error : EXIT.ok;
-}
-
-function chooseRepo(
-  repos: readonly PolicyRepoConfig[],
-  name: string | undefined,
-  io: Io,
-): PolicyRepoConfig | number {
-  if (name !== undefined) {
-    const repo = repos.find((r) => r.name === name);
-    if (repo !== undefined) return repo;
-    io.err(`harness ${COMMAND}: unknown policy repo: the global config declares no [policy_repo.${name}]`);
-    return EXIT.failed;
-  }
-  if (repos.length === 1) return repos[0] as PolicyRepoConfig;
-  if (repos.length === 0) {
-    io.err(`harness ${COMMAND}: no [policy_repo.*] is declared in the global config; nothing to propose to`);
-    return EXIT.failed;
-  }
-  io.err(
-    `harness ${COMMAND}: --policy-repo is required: ${repos.length} policy repos are declared (${repos.map((r) => r.name).join(", ")})`,
-  );
-  return EXIT.usage;
-}
-
-const reportJson = (r: PassReport) => ({
-  policy_repo: r.repo,
-  forge: r.forge,
-  login: r.login,
-  dry_run: r.dryRun,
-  proposals: r.outcomes.map((o) => ({
-    id: o.id,
-    name: o.name,
-    action: o.action,
-    detail: o.detail,
-    ...(o.pull === undefined ? {} : { pr_number: o.pull.number, pr_url: o.pull.url }),
-  })),
-});
-
-function reportLines(r: PassReport): string[] {
-  const head = `${r.repo} (${r.forge}, as ${r.login})${r.dryRun ? ": dry run, nothing changed" : ""}`;
-  if (r.outcomes.length === 0) return [head, "no proposal to propose or read back"];
-  return [
-    head,
-    ...table(
-      ["ID", "NAME", r.dryRun ? "WOULD BE" : "NOW", "PULL REQUEST", "DETAIL"],
-      r.outcomes.map((o) => [
-        o.id,
-        o.name,
-        o.action,
-        o.pull === undefined ? "-" : `#${o.pull.number} ${o.pull.url}`,
-        o.detail.replace(/\s+/g, " ").slice(0, 300),
-      ]),
-    ),
-  ];
+  return proposeOnForge(options, io);
 }
