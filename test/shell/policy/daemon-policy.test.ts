@@ -64,10 +64,11 @@ const collision = {
 describe("REQ-1, REQ-2 in a real daemon", () => {
   it("A policy rule overrides a starter rule", async () => {
     const { f, ops } = fleetWithOps();
-    const text = starterText("same-file-collision").replace(
-      /^message = .*$/m,
-      'message = "ops policy: {{run}} collided on {{path}}"',
-    );
+    // The message is not hashed; the cooldown is. A copy with the starter's hash would be active as soon
+    // as any row (a minute tick, say) completed the starter's shadow before the sync.
+    const text = starterText("same-file-collision")
+      .replace(/^message = .*$/m, 'message = "ops policy: {{run}} collided on {{path}}"')
+      .replace(/^cooldown = .*$/m, 'cooldown = "45m"');
     ops.commit({ "rules/same-file-collision.toml": text });
     await f.start();
     // Declared but never synced: nothing served from it, and doctor says so.
