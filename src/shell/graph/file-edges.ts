@@ -5,10 +5,13 @@
  * `graph`, node ids encoded as `core/targets.ts` does):
  *
  * - `edge_added` `edited` (run → file) the first time a run's edit tool row names a repo and path;
- * - `collision_started` (scope `file`) when runs of two or more harnesses hold open `edited` edges on
- *   one repo and path, naming the run and harness whose edit started it, and every holder;
+ * - `collision_started` (scope `file`) when two or more runs hold open `edited` edges on one repo and
+ *   path, whatever their harnesses, naming the run and harness whose edit started it, and every holder;
  * - `edge_ended` for each of a run's edges when its `closed` row comes;
- * - `collision_ended` when fewer than two harnesses remain, naming the run whose close ended it.
+ * - `collision_ended` when fewer than two runs remain, naming the run whose close ended it.
+ *
+ * Runs, not harnesses, collide: one project install is one harness, and two sessions in one checkout
+ * editing one file is the commonest collision (docs/decisions/0006-the-agent-hears-the-rules.md).
  */
 import { isHookFed } from "../../core/hook-runs.js";
 import type { EventFields, JournalRow } from "../../core/journal.js";
@@ -85,7 +88,7 @@ export class FileEdgeProjector implements Deriver {
         this.files.set(key, file);
       }
       file.holders.set(run, harness);
-      if (!file.collision && harnessCount(file) >= 2) {
+      if (!file.collision && file.holders.size >= 2) {
         file.collision = true;
         rows.push(collisionRow("collision_started", file, run, harness, branch));
       }
@@ -104,7 +107,7 @@ export class FileEdgeProjector implements Deriver {
       const file = this.files.get(key);
       if (file === undefined) continue;
       file.holders.delete(run);
-      if (file.collision && harnessCount(file) < 2) {
+      if (file.collision && file.holders.size < 2) {
         file.collision = false;
         rows.push(collisionRow("collision_ended", file, run, edge.harness, edge.branch));
       }
@@ -113,8 +116,6 @@ export class FileEdgeProjector implements Deriver {
     return { rows };
   }
 }
-
-const harnessCount = (file: FileState): number => new Set(file.holders.values()).size;
 
 function edgeEvent(type: "edge_added" | "edge_ended", run: string, edge: Edge): EventFields {
   return {
