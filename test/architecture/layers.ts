@@ -85,7 +85,7 @@ export const SHELL_FOLDERS: Readonly<Record<string, readonly (string | Arrow)[]>
   derive: ["store"],
   "agents/adapters": [{ to: "agents/ingest", why: "the vocabulary and the mapping's parts" }],
   "agents/ingest": [
-    { to: "agents/enforcement", why: "the verdict's interface" },
+    { to: "agents/enforcement", why: "the verdict's and the telling's interfaces" },
     { to: "journal", typeOnly: true, why: "admission's" },
     { to: "policy", why: "its git wrapper, for git facts" },
   ],
@@ -95,7 +95,11 @@ export const SHELL_FOLDERS: Readonly<Record<string, readonly (string | Arrow)[]>
     { to: "config", why: "paths" },
     "support",
   ],
-  "agents/enforcement": ["derive", "store"],
+  "agents/enforcement": [
+    "derive",
+    { to: "proposals", why: "the untrusted-data wrapper, for what a run is told" },
+    "store",
+  ],
   graph: ["derive"],
   supervisor: [{ to: "rpc", why: "clients" }],
   demo: [

@@ -16,6 +16,7 @@ import { HookLoopGuard } from "../agents/enforcement/loop-guard.js";
 import { StoreRunVerdicts } from "../agents/enforcement/run-verdict.js";
 import { StaleRunCloser } from "../agents/enforcement/stale-runs.js";
 import { StopSettler } from "../agents/enforcement/stop-settler.js";
+import { type RunTelling, StoreRunTelling } from "../agents/enforcement/tell.js";
 import { GitFactsReader } from "../agents/ingest/git-facts.js";
 import { HookChallenge, withChallenge } from "../agents/ingest/hook-challenge.js";
 import {
@@ -190,6 +191,12 @@ export class DaemonApp {
         append: daemon.appendDerived,
         clock,
       });
+      const runTelling = new StoreRunTelling({
+        told: stores.agentTold,
+        reads: stores.agentRuns,
+        levels: () => daemon.configInForce.agents.tell,
+        clock,
+      });
       // Backtests run in workers over their own read-only connections to this daemon's store.
       const backtests = new BacktestRunner(store.path);
       // The pruner keeps the retention the daemon started with; so do the backtests' checks.
@@ -225,6 +232,7 @@ export class DaemonApp {
         admit,
         credentials,
         runVerdicts,
+        runTelling,
         metrics,
         log,
         env,
@@ -397,6 +405,7 @@ interface HookRouteDeps {
   ) => Promise<readonly AdmitResult[]>;
   readonly credentials: CredentialHolder;
   readonly runVerdicts: StoreRunVerdicts;
+  readonly runTelling: RunTelling;
   readonly metrics: DaemonMetrics;
   readonly log: Log;
   readonly env: NodeJS.ProcessEnv;
@@ -424,6 +433,7 @@ function agentHookRoutes(d: HookRouteDeps): http.RequestListener {
       admit: d.admit,
       identify: identifyProducer,
       verdicts: d.runVerdicts,
+      tell: d.runTelling,
       gitFacts: (cwd) => gitFacts.facts(cwd),
       verifyPatterns: () => daemon.configInForce.agents.verifyPatterns,
       onError: (what, e) => log.error({ err: (e as Error).message }, what),

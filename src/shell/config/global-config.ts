@@ -8,6 +8,7 @@
 import { readFile } from "node:fs/promises";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { DAY, formatDuration, HOUR, MINUTE, type Millis, parseDuration } from "../../core/durations.js";
+import { LEVELS, type Level } from "../../core/rule-file.js";
 import { isProducerSource, PRODUCER_SOURCES, type ProducerSource } from "../../core/sources.js";
 import { MIN_JOURNAL_RETENTION } from "../../core/window.js";
 import { type ConfigError, type ConfigErrorCode, type ConfigWarning, inFileOrder } from "./config-error.js";
@@ -105,6 +106,8 @@ export interface GlobalConfig {
     readonly verifyPatterns: readonly string[];
     /** A hook-fed run that sends nothing for this long is closed `interrupted` (reason `stale`). */
     readonly staleAfter: Millis;
+    /** The levels of active fires about a hook-fed run that its next hook answer tells it. */
+    readonly tell: readonly Level[];
   };
 }
 
@@ -122,6 +125,7 @@ export const DEFAULT_STALE_AFTER: Millis = 12 * HOUR;
 export const DEFAULT_BRANCH_PREFIX = "harness-rules/";
 export const DEFAULT_MAX_PROPOSALS_PER_WEEK = 3;
 export const DEFAULT_AGENTS_LISTEN: HostPort = { host: "127.0.0.1", port: 7434 };
+export const DEFAULT_AGENTS_TELL: readonly Level[] = ["annotate", "notify"];
 
 const POLICY_REPO_NAME = /^[a-z][a-z0-9-]*$/;
 const HOST_PORT = /^(?:\[([0-9A-Fa-f:.]+)\]|([^\s:[\]]+)):(\d{1,5})$/;
@@ -208,6 +212,7 @@ export function loadGlobalConfig(text: string, file: string, env: NodeJS.Process
       onUnreachable: agents?.oneOf("on_unreachable", ["allow", "deny"] as const) ?? "allow",
       verifyPatterns: agents?.strings("verify_patterns") ?? [],
       staleAfter: agents?.duration("stale_after", MINUTE, Number.POSITIVE_INFINITY) ?? DEFAULT_STALE_AFTER,
+      tell: agents?.subsetOf("tell", LEVELS) ?? DEFAULT_AGENTS_TELL,
     },
   };
   // Other `[memory.*]` tables belong to other specs (SPEC-0028's `[memory.promotion]`), so only
@@ -227,7 +232,7 @@ export function loadGlobalConfig(text: string, file: string, env: NodeJS.Process
     "harness_d",
     "producers",
   ]);
-  agents?.rejectUnknown(["listen", "on_unreachable", "verify_patterns", "stale_after"]);
+  agents?.rejectUnknown(["listen", "on_unreachable", "verify_patterns", "stale_after", "tell"]);
   // Hook tokens travel in plain HTTP: the http hook endpoint is for this machine's agents only.
   const agentsListen = config.agents.listen;
   if (agentsListen !== undefined && !isLoopback(agentsListen.host))
@@ -446,6 +451,21 @@ class Table {
       );
     }
     return argv;
+  }
+
+  /** A list of distinct values from `values` (empty allowed). */
+  subsetOf<T extends string>(key: string, values: readonly T[]): readonly T[] | undefined {
+    const v = this.value(key);
+    if (v === undefined) return undefined;
+    const allowed = values as readonly string[];
+    if (!Array.isArray(v) || !v.every((x) => typeof x === "string" && allowed.includes(x)))
+      return this.fail(
+        "invalid_value",
+        key,
+        `must be a list of ${values.map((x) => JSON.stringify(x)).join(", ")}`,
+      );
+    if (new Set(v).size !== v.length) return this.fail("invalid_value", key, `must not repeat a value`);
+    return v as T[];
   }
 
   oneOf<T extends string>(key: string, values: readonly T[]): T | undefined {

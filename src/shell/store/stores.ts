@@ -9,6 +9,7 @@ import type { CoreState } from "../../core/state.js";
 import { AgentReads } from "./agent-reads.js";
 import { AgentRunReads } from "./agent-run-reads.js";
 import { AgentRunStops } from "./agent-run-stops.js";
+import { AgentTold } from "./agent-told.js";
 import { DecisionStore, readShadows } from "./decision-store.js";
 import { DerivedCursors } from "./derived-cursors.js";
 import { EvidenceReads } from "./evidence-reads.js";
@@ -99,6 +100,11 @@ export class Stores {
   /** The stops of agent runs, and their settling. */
   get agentRunStops(): AgentRunStops {
     return this.one(AgentRunStops);
+  }
+
+  /** What hook-fed runs are told of the rules. */
+  get agentTold(): AgentTold {
+    return this.one(AgentTold);
   }
 
   /** The derived-row producers' cursors. */

@@ -1,4 +1,4 @@
-/** `[agents]`'s keys: listen (loopback only, off when ""), on_unreachable, verify_patterns, stale_after. */
+/** `[agents]`'s keys: listen (loopback only, off when ""), on_unreachable, verify_patterns, stale_after, tell. */
 import { describe, expect, it } from "vitest";
 import { loadGlobalConfig } from "../../../src/shell/config/global-config.js";
 
@@ -12,18 +12,20 @@ describe("[agents]", () => {
       onUnreachable: "allow",
       verifyPatterns: [],
       staleAfter: 12 * 3_600_000,
+      tell: ["annotate", "notify"],
     });
   });
 
   it('reads its keys; listen = "" turns the http endpoint off', () => {
     const r = load(
-      '[agents]\nlisten = ""\non_unreachable = "deny"\nverify_patterns = ["just check", "tox"]\nstale_after = "2h"',
+      '[agents]\nlisten = ""\non_unreachable = "deny"\nverify_patterns = ["just check", "tox"]\nstale_after = "2h"\ntell = ["stop", "annotate"]',
     );
     expect(r.ok && r.config.agents).toEqual({
       listen: undefined,
       onUnreachable: "deny",
       verifyPatterns: ["just check", "tox"],
       staleAfter: 2 * 3_600_000,
+      tell: ["stop", "annotate"],
     });
   });
 
@@ -34,7 +36,21 @@ describe("[agents]", () => {
     expect(r.errors.map((e) => [e.key, e.message])).toEqual([
       ["listen", "0.0.0.0 is not a loopback address: the hook endpoint listens on loopback only"],
       ["on_unreachable", 'must be one of "allow", "deny"'],
-      ["port", "unknown key (expected one of: listen, on_unreachable, verify_patterns, stale_after)"],
+      ["port", "unknown key (expected one of: listen, on_unreachable, verify_patterns, stale_after, tell)"],
     ]);
+  });
+
+  it("tell is a list of distinct levels; an empty list tells agents nothing", () => {
+    expect(load("[agents]\ntell = []").ok && load("[agents]\ntell = []")).toMatchObject({
+      config: { agents: { tell: [] } },
+    });
+    for (const [text, message] of [
+      ['tell = ["notify", "shout"]', 'must be a list of "annotate", "notify", "hold", "stop"'],
+      ['tell = "notify"', 'must be a list of "annotate", "notify", "hold", "stop"'],
+      ['tell = ["notify", "notify"]', "must not repeat a value"],
+    ]) {
+      const r = load(`[agents]\n${text}`);
+      expect(r.ok ? [] : r.errors.map((e) => [e.key, e.message])).toEqual([["tell", message]]);
+    }
   });
 });

@@ -67,6 +67,7 @@ describe("global config: defaults", () => {
         onUnreachable: "allow",
         verifyPatterns: [],
         staleAfter: 12 * 3_600_000,
+        tell: ["annotate", "notify"],
       },
       graph: { projectFileEdges: true },
     } satisfies GlobalConfig);

@@ -4,13 +4,13 @@
  * the file (docs/decisions/0006-the-agent-hears-the-rules.md).
  */
 import { describe, expect, it } from "vitest";
-import type { JournalRow } from "../../../src/core/journal.js";
+import type { EventFields, JournalRow } from "../../../src/core/journal.js";
 import type { DerivedRow } from "../../../src/shell/derive/deriver.js";
 import { FileEdgeProjector } from "../../../src/shell/graph/file-edges.js";
 
 const REPO = "forge.example/org/reduit";
 let seq = 0;
-const row = (event: Record<string, unknown>): JournalRow => {
+const row = (event: EventFields): JournalRow => {
   seq += 1;
   return { seq, at: 1_000 * seq, kind: "run_event", event };
 };

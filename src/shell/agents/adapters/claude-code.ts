@@ -106,6 +106,12 @@ export function mapClaudeCode(p: Payload, verifyPatterns: readonly string[]): Ma
 
 const NAME = "claude-code";
 
+/**
+ * The most characters of context one answer carries. Claude Code caps a hook's output strings at 10,000
+ * characters; we stay well within it, so a fire never reaches the model cut.
+ */
+export const CLAUDE_CODE_CONTEXT_CHARS = 4_000;
+
 const hook: HookFormat = {
   name: NAME,
   agent: NAME,
@@ -120,7 +126,12 @@ const hook: HookFormat = {
   payloadFrom: "stdin",
   gate: eventGate,
   map: mapClaudeCode,
-  answer: (gate, refusal) => decisionJson(gate, refusal, { endTurnAtTool: true }),
+  answer: (gate, refusal, context) => decisionJson(gate, refusal, { endTurnAtTool: true }, context),
+  // The events whose `hookSpecificOutput.additionalContext` its hooks reference documents.
+  context: {
+    events: ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure"],
+    maxChars: CLAUDE_CODE_CONTEXT_CHARS,
+  },
 };
 
 export const claudeCode: AgentAdapter = {

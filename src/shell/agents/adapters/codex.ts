@@ -23,6 +23,13 @@ import {
 
 const NAME = "codex";
 
+/**
+ * The most characters of context one answer carries. Codex cuts a hook's `additionalContext` beyond the
+ * hook's `additionalContextLimit` (reported to default to 10,000 characters) to its head and tail; we
+ * stay well within it, so a fire never reaches the model cut.
+ */
+export const CODEX_CONTEXT_CHARS = 4_000;
+
 /** Events Codex sends that record nothing (PreToolUse only asks the verdict). */
 const QUIET_EVENTS = new Set([
   "PreToolUse",
@@ -78,7 +85,9 @@ const hook: HookFormat = {
   gate: eventGate,
   map: mapCodex,
   // Codex rejects `continue: false` on PreToolUse: a stopped run's tools are only denied.
-  answer: (gate, refusal) => decisionJson(gate, refusal, { endTurnAtTool: false }),
+  answer: (gate, refusal, context) => decisionJson(gate, refusal, { endTurnAtTool: false }, context),
+  // Codex takes `additionalContext` at these; on PreToolUse it rejects it as unsupported.
+  context: { events: ["SessionStart", "UserPromptSubmit", "PostToolUse"], maxChars: CODEX_CONTEXT_CHARS },
 };
 
 /** The notify program: fire-and-forget, so nothing reads its answer and nothing is refused. */

@@ -5,7 +5,7 @@
  */
 import { toolAction, toolPaths } from "../ingest/classify.js";
 import { inputDigest } from "../ingest/go-json-digest.js";
-import { ALLOW, type HookAnswer, type Refusal } from "../ingest/hook-answer.js";
+import { ALLOW, type AnswerContext, type HookAnswer, type Refusal } from "../ingest/hook-answer.js";
 import { type Gate, type MarkType, type Payload, type RowPlan, str } from "../ingest/hook-event.js";
 
 export const SESSION_KEY = "session_id";
@@ -49,27 +49,38 @@ export function toolRow(p: Payload, isError: boolean, verifyPatterns: readonly s
   };
 }
 
-const deny = (reason: string) => ({
+const told = (context: AnswerContext | undefined) =>
+  context === undefined ? {} : { additionalContext: context.text };
+
+const deny = (reason: string, context?: AnswerContext) => ({
   hookSpecificOutput: {
     hookEventName: "PreToolUse",
     permissionDecision: "deny",
     permissionDecisionReason: reason,
+    ...told(context),
   },
 });
 
 /**
  * The decision JSON: a denied tool is a PreToolUse `deny` with its reason; a stop is `continue: false`
  * with a `stopReason`, blocking a prompt, and at a tool a `deny` beside it, or (`endTurnAtTool` false,
- * for an agent that rejects `continue: false` on PreToolUse) the `deny` alone.
+ * for an agent that rejects `continue: false` on PreToolUse) the `deny` alone. Context for the model is
+ * `hookSpecificOutput.additionalContext` with the call's `hookEventName`, beside a deny or alone; a stop
+ * ends the turn, so none is given with one (the ingest tells a stopped run nothing).
  */
 export function decisionJson(
   gate: Gate,
   refusal: Refusal | undefined,
   options: { readonly endTurnAtTool: boolean },
+  context?: AnswerContext,
 ): HookAnswer {
-  if (refusal === undefined) return ALLOW;
+  const contextOnly = () =>
+    context === undefined
+      ? ALLOW
+      : JSON.stringify({ hookSpecificOutput: { hookEventName: context.event, ...told(context) } });
+  if (refusal === undefined) return contextOnly();
   const { reason } = refusal;
-  if (refusal.kind === "deny") return gate === "tool" ? JSON.stringify(deny(reason)) : ALLOW;
+  if (refusal.kind === "deny") return gate === "tool" ? JSON.stringify(deny(reason, context)) : contextOnly();
   switch (gate) {
     case "tool":
       return JSON.stringify(

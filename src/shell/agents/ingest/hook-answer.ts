@@ -28,8 +28,20 @@ export function stoppedReason(v: StoppedVerdict): string {
   return `this run was stopped by ${by} (fire ${v.fireId})`;
 }
 
-/** The answer, in an agent's own format, to a call at `gate` (no refusal: the call goes on). */
-export type AnswerFormat = (gate: Gate, refusal: Refusal | undefined) => HookAnswer;
+/**
+ * Text for the model, given with the answer to a call of `event` (an event the agent's format takes it
+ * at: `HookFormat.context`).
+ */
+export interface AnswerContext {
+  readonly event: string;
+  readonly text: string;
+}
+
+/**
+ * The answer, in an agent's own format, to a call at `gate` (no refusal: the call goes on), carrying
+ * `context` when given.
+ */
+export type AnswerFormat = (gate: Gate, refusal: Refusal | undefined, context?: AnswerContext) => HookAnswer;
 
 /** What verdict `v` refuses at `gate`, or undefined when the call goes on. */
 export function refusalOf(harness: string, gate: Gate, v: RunVerdict): Refusal | undefined {

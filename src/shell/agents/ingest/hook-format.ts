@@ -8,6 +8,14 @@
 import type { AnswerFormat } from "./hook-answer.js";
 import type { Gate, HookIds, Mapped, Payload } from "./hook-event.js";
 
+/** Where an agent's answers can carry text for the model (its `additionalContext`), and how much. */
+export interface HookContext {
+  /** The events whose answer takes it, as the agent's hooks reference says. */
+  readonly events: readonly string[];
+  /** The most characters of it one answer carries: within the agent's own cap, conservatively. */
+  readonly maxChars: number;
+}
+
 export interface HookFormat {
   /** The endpoint's path segment and the forwarder's first argument. */
   readonly name: string;
@@ -21,6 +29,8 @@ export interface HookFormat {
   /** The payload as at most one row, or why it cannot be used (`verifyPatterns`: `[agents] verify_patterns`). */
   readonly map: (p: Payload, verifyPatterns: readonly string[]) => Mapped;
   readonly answer: AnswerFormat;
+  /** Where its answers can carry text for the model; absent: the agent is told nothing. */
+  readonly context?: HookContext;
 }
 
 /** The formats the endpoint serves, by name. */

@@ -17,9 +17,11 @@ import type { RunVerdict } from "../../../core/run-verdict.js";
 import { type ProducerSource, sourceRefusal } from "../../../core/sources.js";
 import type { AdmitOptions, AdmitResult } from "../../journal/admit.js";
 import type { RunVerdicts } from "../enforcement/run-verdict.js";
+import type { RunTelling } from "../enforcement/tell.js";
 import type { GitFacts } from "./git-facts.js";
 import { HARNESS_NAME_RULE, isHarnessName } from "./harness-name.js";
 import { ALLOW, type HookAnswer, hookAnswer } from "./hook-answer.js";
+import { answerTelling } from "./hook-context.js";
 import type { HookEvent, Payload, RowPlan } from "./hook-event.js";
 import type { HookFormat } from "./hook-format.js";
 import { payloadKey } from "./hook-key.js";
@@ -42,6 +44,8 @@ export interface IngestDeps {
   ) => Promise<readonly AdmitResult[]>;
   readonly identify: (token: string) => TokenIdentity | undefined;
   readonly verdicts: RunVerdicts;
+  /** What a live call's answer tells the run of the rules (`hook-context.ts`); absent: nothing. */
+  readonly tell?: RunTelling;
   readonly gitFacts: (cwd: string) => Promise<GitFacts>;
   /** `[agents] verify_patterns`, read on every call so a reload applies. */
   readonly verifyPatterns: () => readonly string[];
@@ -159,9 +163,18 @@ export class HookIngest {
       (hook.unknown === true
         ? `unknown ${format.name} event ${JSON.stringify(hook.event)}; not recorded`
         : undefined);
+    // An unstored row's answer is a 503 the hook does not read: it is told nothing.
+    const answer =
+      isLive(req) && admitted.row !== "unstored"
+        ? answerTelling(
+            { format, harness: req.harness, run, event: hook.event, verdict },
+            this.deps.tell,
+            this.deps.onError,
+          )
+        : hookAnswer(format, req.harness, format.gate(hook.event), verdict);
     return {
       status: admitted.row === "unstored" ? 503 : 200,
-      answer: hookAnswer(format, req.harness, format.gate(hook.event), verdict),
+      answer,
       row: admitted.row,
       ...(note === undefined ? {} : { note }),
     };

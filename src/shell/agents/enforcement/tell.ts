@@ -1,0 +1,59 @@
+/**
+ * The agent hears the rules: a fire about a hook-fed run (its target the run, or the run's harness while
+ * the run was there) is told once to that run, in the next answer to one of its hook calls that can carry
+ * text for the model (which events can, per agent, is its adapter's record). Only active fires at the
+ * levels `[agents] tell` names (default annotate and notify) are told: a shadow fire never acts (REQ-9).
+ *
+ * The fires are chosen, rendered and recorded told in one transaction (`store/agent-told.ts`), the one
+ * that produces the text of the answer, so a fire is told at most once: a restart, a retry or a second
+ * call never repeats it. An answer that then never reaches the agent (a hook that gave up waiting) has
+ * lost it; telling twice would be worse, since the agent would act on it twice.
+ */
+import type { AgentRunReads } from "../../store/agent-run-reads.js";
+import type { AgentTold } from "../../store/agent-told.js";
+import { toldFire, toldText } from "./told-text.js";
+
+/** The most fires one answer tells; the rest wait, oldest first, for the next. */
+export const MAX_TOLD_PER_ANSWER = 8;
+
+export interface RunTelling {
+  /**
+   * The text telling the run of the fires about it not yet told, at most `maxChars` long, recorded told
+   * as it is returned; undefined when there is nothing to tell.
+   */
+  tell(harness: string, run: string, maxChars: number): string | undefined;
+}
+
+export interface RunTellingDeps {
+  readonly told: AgentTold;
+  readonly reads: AgentRunReads;
+  /** `[agents] tell`, read on every call so a reload applies. */
+  readonly levels: () => readonly string[];
+  readonly clock: () => number;
+}
+
+export class StoreRunTelling implements RunTelling {
+  constructor(private readonly deps: RunTellingDeps) {}
+
+  tell(harness: string, run: string, maxChars: number): string | undefined {
+    const levels = this.deps.levels();
+    if (levels.length === 0) return undefined;
+    const query = {
+      run,
+      harness,
+      firstSeq: this.deps.reads.firstSeq(run),
+      levels,
+      limit: MAX_TOLD_PER_ANSWER,
+    };
+    return this.deps.told.tell(query, this.deps.clock(), (fires) => {
+      const text = toldText(
+        run,
+        fires.map((f) => toldFire(run, f)),
+        maxChars,
+      );
+      return text === undefined
+        ? { told: [], result: undefined }
+        : { told: fires.slice(0, text.count).map((f) => f.fireId), result: text.text };
+    });
+  }
+}
