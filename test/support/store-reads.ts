@@ -285,3 +285,13 @@ export const notifyCooldowns = (at: StoreAt): string[] =>
       }[]
     ).map((r) => `${r.rule}@${r.sent_at}`),
   );
+
+/** The fires told to `run` in its hook answers (`agent_told`), in the order they were told. */
+export const toldFires = (at: StoreAt, run: string): { fire_id: string; told_at: number }[] =>
+  read(
+    at,
+    (db) =>
+      db
+        .prepare("SELECT fire_id, told_at FROM agent_told WHERE run = ? ORDER BY told_at, fire_id")
+        .all(run) as { fire_id: string; told_at: number }[],
+  );

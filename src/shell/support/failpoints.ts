@@ -14,7 +14,9 @@ export type FailpointName =
   | "action.afterStart"
   | "action.afterRun"
   | "derive.beforeCommit"
-  | "derive.afterCommit";
+  | "derive.afterCommit"
+  | "tell.beforeCommit"
+  | "tell.afterCommit";
 
 function armed(text: string): (name: FailpointName) => void {
   const points = new Map<string, number>();

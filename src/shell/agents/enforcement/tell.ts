@@ -11,6 +11,7 @@
  */
 import type { AgentRunReads } from "../../store/agent-run-reads.js";
 import type { AgentTold } from "../../store/agent-told.js";
+import { failpoint } from "../../support/failpoints.js";
 import { toldFire, toldText } from "./told-text.js";
 
 /** The most fires one answer tells; the rest wait, oldest first, for the next. */
@@ -45,15 +46,19 @@ export class StoreRunTelling implements RunTelling {
       levels,
       limit: MAX_TOLD_PER_ANSWER,
     };
-    return this.deps.told.tell(query, this.deps.clock(), (fires) => {
-      const text = toldText(
+    const text = this.deps.told.tell(query, this.deps.clock(), (fires) => {
+      const chosen = toldText(
         run,
         fires.map((f) => toldFire(run, f)),
         maxChars,
       );
-      return text === undefined
-        ? { told: [], result: undefined }
-        : { told: fires.slice(0, text.count).map((f) => f.fireId), result: text.text };
+      if (chosen === undefined) return { told: [], result: undefined };
+      // Inside the transaction: a crash here tells nothing and records nothing.
+      failpoint("tell.beforeCommit");
+      return { told: fires.slice(0, chosen.count).map((f) => f.fireId), result: chosen.text };
     });
+    // Recorded told, the answer not yet sent: a crash here has lost it, never repeats it.
+    if (text !== undefined) failpoint("tell.afterCommit");
+    return text;
   }
 }
