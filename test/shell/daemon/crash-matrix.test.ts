@@ -36,8 +36,10 @@ import {
   journalRows,
   lastRow,
   actions as recordedActions,
+  toldFires,
 } from "../../support/store-reads.js";
-import { makeRepo } from "../agents/hook-harness.js";
+import { makeRepo, runHook } from "../agents/hook-harness.js";
+import { claudeCode } from "../agents/payloads.js";
 import { ERROR_STREAK_STOPS, TestFleet } from "../daemon-harness.js";
 import { mountTmpfs, tmpfsUnavailable } from "../store/tmpfs.js";
 
@@ -400,6 +402,38 @@ describe.each(SCENARIOS)("crash matrix, $name", (sc) => {
             "a crash after an action started leaves its outcome unknown",
           ).toBe(true);
       });
+});
+
+/**
+ * What a run is told of the rules (`agents/enforcement/tell.ts`) is recorded told in the transaction that
+ * makes the answer: killed inside it, nothing was told and the next answer after the restart tells it;
+ * killed after it, before the answer left, it is lost and never told again. Either way at most once.
+ */
+describe("crash matrix, what a run is told", () => {
+  it("context delivered once across a restart", async () => {
+    for (const point of ["tell.beforeCommit", "tell.afterCommit"]) {
+      const f = new TestFleet({ config: '[agents]\nlisten = ""' });
+      fleets.push(f);
+      await f.start({ HARNESS_FAILPOINTS: point });
+      const hook = async (payload: Record<string, unknown>) => {
+        const r = await runHook(f, "claude-code", JSON.stringify(payload));
+        expect(r.code, r.stderr).toBe(0);
+        return r.stdout;
+      };
+      const [a, b] = [claudeCode(repo, "tell-a"), claudeCode(repo, "tell-b")];
+      for (const p of [a.SessionStart, b.SessionStart, a.PostToolUse, b.PostToolUse]) await hook(p);
+      await f.until(() => fires(f, { rule: "same-file-collision" }).length === 1, "the collision's fire");
+      // The daemon dies answering: the hook answers as for an unreachable daemon (allow).
+      expect(await hook(b.PreToolUse), point).toBe("");
+      expect(await f.exited()).not.toBe(0);
+      await f.start();
+      const answers = [await hook(b.PreToolUse), await hook(b.UserPromptSubmit), await hook(b.PreToolUse)];
+      const told = answers.filter((x) => x.includes("additionalContext"));
+      expect(told, point).toHaveLength(point === "tell.beforeCommit" ? 1 : 0);
+      expect(toldFires(f, "impl#tell-b"), point).toHaveLength(1);
+      await f.stop();
+    }
+  });
 });
 
 const noTmpfs = tmpfsUnavailable();
