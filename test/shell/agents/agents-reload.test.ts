@@ -1,8 +1,8 @@
 /**
  * The reload matrix (issue 16) for the keys issue 17 added: `[graph] project_file_edges`, `[agents]
- * verify_patterns` and `stale_after` are read from the config in force at each row, hook call or tick, so
- * a reload applies them to the next one; `[agents] listen` is a listening address and is named as needing
- * a restart.
+ * verify_patterns`, `stale_after` and `tell` are read from the config in force at each row, hook call or
+ * tick, so a reload applies them to the next one; `[agents] listen` is a listening address and is named as
+ * needing a restart.
  */
 import * as fs from "node:fs";
 import * as http from "node:http";
@@ -120,3 +120,50 @@ it("an [agents] stale_after shortened by a reload closes a quiet run on the next
   await d.until(() => d.rows("closed").length > 0, "the quiet run closed as stale");
   expect(d.rows("closed")).toMatchObject([{ run: quiet.run, outcome: "interrupted", reason: "stale" }]);
 });
+
+it("an [agents] tell changed by a reload applies to the next hook answer", async () => {
+  const d = await AgentsDaemon.start({ config: '[agents]\nlisten = ""\ntell = []' });
+  daemons.push(d);
+  const [first, second] = [session("impl", "s1"), session("impl", "s2")];
+  await d.hookRows("ledger", [first.opened(), second.opened()]);
+  await d.hookRows("observer", [first.edit("a.go"), second.edit("a.go")]);
+  await d.settled();
+  const [observer, ledger] = (["observer", "ledger"] as const).map((s) =>
+    fs.readFileSync(d.fleet.tokens.get(s) as string, "utf8").trim(),
+  );
+  const preToolUse = () =>
+    fetchOnSocket(d, { observer, ledger }, JSON.stringify(claudeCode(d.fleet.root, "s2").PreToolUse));
+  expect(await preToolUse()).toBe("");
+
+  fs.writeFileSync(
+    configFile(d),
+    fs.readFileSync(configFile(d), "utf8").replace(/^tell = \[\]$/m, 'tell = ["annotate"]'),
+  );
+  expect((await d.app.reload()).needsRestart).toEqual([]);
+  const told = JSON.parse(await preToolUse()).hookSpecificOutput;
+  expect(told.hookEventName).toBe("PreToolUse");
+  expect(told.additionalContext).toContain("same-file-collision");
+});
+
+/** The answer's body to a Claude Code hook call posted on the daemon's socket. */
+function fetchOnSocket(d: AgentsDaemon, tokens: { observer?: string; ledger?: string }, body: string) {
+  return new Promise<string>((resolve, reject) => {
+    const req = http.request(
+      {
+        socketPath: d.fleet.socketPath,
+        path: "/hooks/claude-code?harness=impl",
+        method: "POST",
+        headers: { authorization: `Bearer ${tokens.observer}`, "x-harness-ledger-token": tokens.ledger },
+      },
+      (res) => {
+        let text = "";
+        res.on("data", (c: Buffer) => {
+          text += c.toString();
+        });
+        res.on("end", () => resolve(text));
+      },
+    );
+    req.on("error", reject);
+    req.end(body);
+  });
+}
