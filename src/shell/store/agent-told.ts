@@ -6,8 +6,11 @@
  * A fire is to be told to a run from its commit on when it is active (a shadow fire never acts, REQ-9),
  * at one of the levels asked for, and targets the run itself, or the run's harness while the run was
  * already seen (its first row at or before the fire's row: a session started later was not there when
- * it happened). Both are index seeks on `rule_fires_target`; the journal row a fire was about is read
- * by its seq for the fires chosen only.
+ * it happened). A run is told its fires oldest first, in (seq, fire_id) order, and fires commit in seq
+ * order, so what it was told is a prefix: the read starts after the last fire told (`agent_told_last`)
+ * and is two range seeks on `rule_fires_target` over the fires since, whatever the run was told before.
+ * A level a reload adds is told for fires after the last one told. The journal row a fire was about is
+ * read by its seq for the fires chosen only.
  */
 import type { Db } from "./open-store.js";
 
@@ -42,25 +45,39 @@ export interface TellQuery {
 const FIRE = `f.fire_id, f.seq, f.rule, f.effective_level, f.message`;
 const UNTOLD = "NOT EXISTS (SELECT 1 FROM agent_told t WHERE t.run = @run AND t.fire_id = f.fire_id)";
 const LEVEL = "f.effective_level IN (SELECT value FROM json_each(@levels))";
+const AFTER = "(f.seq > @afterSeq OR f.fire_id > @afterId)";
 
 export class AgentTold {
+  private readonly last;
   private readonly pending;
   private readonly row;
   private readonly told;
 
   constructor(private readonly db: Db) {
+    this.last = db.prepare(
+      "SELECT seq, fire_id FROM agent_told WHERE run = ? ORDER BY seq DESC, fire_id DESC LIMIT 1",
+    );
+    // Each arm ordered and limited on its own, so each reads at most `limit` index entries past the
+    // last fire told.
     this.pending = db.prepare(
       `SELECT * FROM (
-         SELECT ${FIRE} FROM rule_fires f
-         WHERE f.mode = 'active' AND f.target_kind = 'run' AND f.target_key = @run AND ${LEVEL} AND ${UNTOLD}
+         SELECT * FROM (
+           SELECT ${FIRE} FROM rule_fires f
+           WHERE f.mode = 'active' AND f.target_kind = 'run' AND f.target_key = @run AND f.seq >= @afterSeq
+             AND ${AFTER} AND ${LEVEL} AND ${UNTOLD}
+           ORDER BY f.seq, f.fire_id LIMIT @limit)
          UNION ALL
-         SELECT ${FIRE} FROM rule_fires f
-         WHERE f.mode = 'active' AND f.target_kind = 'harness' AND f.target_key = @harness
-           AND f.seq >= @firstSeq AND ${LEVEL} AND ${UNTOLD}
+         SELECT * FROM (
+           SELECT ${FIRE} FROM rule_fires f
+           WHERE f.mode = 'active' AND f.target_kind = 'harness' AND f.target_key = @harness
+             AND f.seq >= @harnessFrom AND ${AFTER} AND ${LEVEL} AND ${UNTOLD}
+           ORDER BY f.seq, f.fire_id LIMIT @limit)
        ) ORDER BY seq, fire_id LIMIT @limit`,
     );
     this.row = db.prepare("SELECT kind, type, event FROM rule_journal WHERE seq = ?");
-    this.told = db.prepare("INSERT OR IGNORE INTO agent_told (run, fire_id, told_at) VALUES (?, ?, ?)");
+    this.told = db.prepare(
+      "INSERT OR IGNORE INTO agent_told (run, fire_id, seq, told_at) VALUES (?, ?, ?, ?)",
+    );
   }
 
   /**
@@ -73,11 +90,15 @@ export class AgentTold {
     choose: (fires: readonly FireToTell[]) => { readonly told: readonly string[]; readonly result: T },
   ): T {
     return this.db.transaction(() => {
+      const last = this.last.get(q.run) as { seq: number; fire_id: string } | undefined;
+      const afterSeq = last?.seq ?? 0;
       const rows = this.pending.all({
         run: q.run,
         harness: q.harness,
+        afterSeq,
+        afterId: last?.fire_id ?? "",
         // No row yet: no harness fire can be after the run's first row.
-        firstSeq: q.firstSeq ?? Number.MAX_SAFE_INTEGER,
+        harnessFrom: Math.max(q.firstSeq ?? Number.MAX_SAFE_INTEGER, afterSeq),
         levels: JSON.stringify(q.levels),
         limit: q.limit,
       }) as Row[];
@@ -93,7 +114,8 @@ export class AgentTold {
         };
       });
       const { told, result } = choose(fires);
-      for (const id of told) this.told.run(q.run, id, at);
+      const seqOf = new Map(fires.map((f) => [f.fireId, f.seq]));
+      for (const id of told) this.told.run(q.run, id, seqOf.get(id), at);
       return result;
     })();
   }

@@ -307,17 +307,20 @@ CREATE INDEX rule_journal_run ON rule_journal (run, seq) WHERE run IS NOT NULL;
 `;
 
 // V11: what each hook-fed run was told (agents/enforcement/tell.ts): a fire told to a run once, recorded in
-// the transaction that builds the hook answer carrying it, so a restart never tells it again; and the
+// the transaction that builds the hook answer carrying it, so a restart never tells it again, with its
+// seq, since a run is told its fires in (seq, fire_id) order and reads on from the last one told; and the
 // fire log by target, so the fires still to tell a run are found by index seeks on every hook call.
 const V11 = `
 CREATE TABLE agent_told (
   run TEXT NOT NULL,
   fire_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
   told_at INTEGER NOT NULL,
   PRIMARY KEY (run, fire_id)
 ) WITHOUT ROWID;
+CREATE INDEX agent_told_last ON agent_told (run, seq, fire_id);
 
-CREATE INDEX rule_fires_target ON rule_fires (target_kind, target_key, seq) WHERE mode = 'active';
+CREATE INDEX rule_fires_target ON rule_fires (target_kind, target_key, seq, fire_id) WHERE mode = 'active';
 `;
 
 export const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11];

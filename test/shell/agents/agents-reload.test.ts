@@ -128,11 +128,10 @@ it("an [agents] tell changed by a reload applies to the next hook answer", async
   await d.hookRows("ledger", [first.opened(), second.opened()]);
   await d.hookRows("observer", [first.edit("a.go"), second.edit("a.go")]);
   await d.settled();
-  const [observer, ledger] = (["observer", "ledger"] as const).map((s) =>
-    fs.readFileSync(d.fleet.tokens.get(s) as string, "utf8").trim(),
-  );
+  const token = (s: "observer" | "ledger") => fs.readFileSync(d.fleet.tokens.get(s) as string, "utf8").trim();
+  const tokens = { observer: token("observer"), ledger: token("ledger") };
   const preToolUse = () =>
-    fetchOnSocket(d, { observer, ledger }, JSON.stringify(claudeCode(d.fleet.root, "s2").PreToolUse));
+    fetchOnSocket(d, tokens, JSON.stringify(claudeCode(d.fleet.root, "s2").PreToolUse));
   expect(await preToolUse()).toBe("");
 
   fs.writeFileSync(
@@ -146,7 +145,7 @@ it("an [agents] tell changed by a reload applies to the next hook answer", async
 });
 
 /** The answer's body to a Claude Code hook call posted on the daemon's socket. */
-function fetchOnSocket(d: AgentsDaemon, tokens: { observer?: string; ledger?: string }, body: string) {
+function fetchOnSocket(d: AgentsDaemon, tokens: { observer: string; ledger: string }, body: string) {
   return new Promise<string>((resolve, reject) => {
     const req = http.request(
       {
