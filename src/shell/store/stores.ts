@@ -9,6 +9,7 @@ import type { CoreState } from "../../core/state.js";
 import { AgentReads } from "./agent-reads.js";
 import { AgentRunReads } from "./agent-run-reads.js";
 import { AgentRunStops } from "./agent-run-stops.js";
+import { AgentSessionRuns } from "./agent-session-runs.js";
 import { DecisionStore, readShadows } from "./decision-store.js";
 import { DerivedCursors } from "./derived-cursors.js";
 import { EvidenceReads } from "./evidence-reads.js";
@@ -99,6 +100,11 @@ export class Stores {
   /** The stops of agent runs, and their settling. */
   get agentRunStops(): AgentRunStops {
     return this.one(AgentRunStops);
+  }
+
+  /** Which run each agent session is now, and whether a run is closed. */
+  get agentSessionRuns(): AgentSessionRuns {
+    return this.one(AgentSessionRuns);
   }
 
   /** The derived-row producers' cursors. */
