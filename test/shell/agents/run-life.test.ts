@@ -28,7 +28,7 @@ function world(s: OpenedStore) {
   const journal = new JournalTable(s.db);
   const stops = new AgentRunStops(s.db);
   const life = new RunLife({ sessions: new AgentSessionRuns(s.db), stops, clock });
-  const append = (event: Record<string, unknown>) =>
+  const append = (event: Record<string, unknown> & { readonly type: string }) =>
     s.db.transaction(() =>
       journal.append({
         kind: "run_event",
@@ -52,7 +52,7 @@ function world(s: OpenedStore) {
     clock,
     life,
   });
-  const ROW: Record<RowType, Record<string, unknown>> = {
+  const ROW: Record<RowType, Record<string, unknown> & { readonly type: string }> = {
     opened: { type: "opened", trigger: "resume" },
     closed: { type: "closed", outcome: "success", reason: "" },
     tool: { type: "tool", tool: "Bash", action: "exec", is_error: false },
