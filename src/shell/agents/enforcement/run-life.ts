@@ -21,9 +21,11 @@
  * `closed` row in flight (placed, not yet committed) counts as the close for the calls placed meanwhile,
  * and a stop is not delivered to its run (`run-verdict.ts`), so two closes cannot race in one daemon.
  */
+import { resumeCommand } from "../../../core/held-sentence.js";
 import { sessionRunId } from "../../../core/hook-runs.js";
 import type { AgentRunStops } from "../../store/agent-run-stops.js";
 import type { AgentSessionRuns, SessionRun } from "../../store/agent-session-runs.js";
+import { STALE_REASON } from "./stale-runs.js";
 
 export type RowType = "opened" | "closed" | "tool" | "mark";
 
@@ -37,8 +39,6 @@ export interface Placement {
   readonly done: () => void;
 }
 
-/** The reason the stale closer gives its `closed` rows. */
-const STALE = "stale";
 /** How many taken ids a new run's id may step over before the row is refused. */
 const MAX_STEPS = 64;
 
@@ -95,10 +95,10 @@ export class RunLife {
     if (stop !== undefined && stop.releasedAt === undefined)
       return refused(
         cur.run,
-        `${cur.run} was stopped and its stop is not released; the row is not recorded`,
+        `${cur.run} was stopped and its stop is not released (\`${resumeCommand(cur.run)}\`); the row is not recorded`,
         true,
       );
-    if (type === "opened" || reason === STALE) {
+    if (type === "opened" || reason === STALE_REASON) {
       const next = this.next(harness, session, cur);
       if (next !== undefined) return { run: next, done: nothing };
       return refused(cur.run, `no free run id after ${cur.run}; the row is not recorded`, true);
