@@ -27,9 +27,10 @@ export class AgentSessionRuns {
       "INSERT INTO agent_session_runs (run, harness, session, generation, created_at) VALUES (?, ?, ?, ?, ?)",
     );
     this.ofRun = db.prepare("SELECT session FROM agent_session_runs WHERE run = ?");
-    // The partial index of closed rows: one seek, however many rows the run has.
+    // The partial index of closed rows, named: the planner would otherwise take (run, seq) and read
+    // every row of the run.
     this.closedRow = db.prepare(
-      "SELECT json_extract(event, '$.reason') AS reason FROM rule_journal WHERE run = ? AND kind = 'run_event' AND type = 'closed' ORDER BY seq LIMIT 1",
+      "SELECT json_extract(event, '$.reason') AS reason FROM rule_journal INDEXED BY rule_journal_closed_run WHERE run = ? AND kind = 'run_event' AND type = 'closed' ORDER BY seq LIMIT 1",
     );
     this.anyRow = db.prepare("SELECT 1 FROM rule_journal WHERE run = ? AND run IS NOT NULL LIMIT 1");
   }
