@@ -149,7 +149,8 @@ export class HookIngest {
       const ledger = this.authorized(req.ledgerToken, "ledger", req.harness);
       if (ledger !== undefined) return refuse(401, ledger);
     }
-    const placed = this.deps.runs.place(req.harness, hook.session, hook.row?.type);
+    const placed = this.place(req.harness, hook.session, hook.row?.type);
+    if (placed === undefined) return refuse(503, "the store could not tell the session's run; not recorded");
     const { run } = placed;
     // The http hook sends no key: the payload's own ids give one where they name the call.
     const key = req.key ?? payloadKey(format, req.harness, parsed);
@@ -256,6 +257,16 @@ export class HookIngest {
         return { row: "rejected", note: `the row was refused: ${result.reason}` };
       default:
         return { row: "dropped", note: "the journal's queue is full; the row was dropped" };
+    }
+  }
+
+  /** The call's run, or undefined when the store could not be read (the hook keeps the call). */
+  private place(harness: string, session: string, type: RowPlan["type"] | undefined): Placement | undefined {
+    try {
+      return this.deps.runs.place(harness, session, type);
+    } catch (e) {
+      this.deps.onError?.("placing a hook call in its run", e);
+      return undefined;
     }
   }
 
