@@ -24,6 +24,7 @@ export const REFUSAL_REASONS = [
   "source_not_allowed",
   "too_large",
   "store_error",
+  "run_closed",
 ] as const;
 export type RefusalReason = (typeof REFUSAL_REASONS)[number];
 

@@ -11,9 +11,31 @@
  * cannot read it.
  */
 import type { EventFields } from "./journal.js";
+import { MAX_IDENT } from "./kinds.js";
 
 /** The event field that marks a `run_event` row admitted through the daemon's hook ingest. */
 export const HOOK_FED_FIELD = "hook_fed";
 
 /** Whether a `run_event` row came from an agent's hooks, by the daemon's own mark. */
 export const isHookFed = (event: EventFields): boolean => event[HOOK_FED_FIELD] === true;
+
+/** How a later run of a session is marked: `~` and its generation. */
+export const GENERATION_MARK = "~";
+
+/**
+ * The id of a session's `generation`th run (`agents/enforcement/run-life.ts`). The first is
+ * `<harness>#<session>`, as it always was. A later one, after the operator released a stopped run or the
+ * session came back to a closed one, is `<harness>#<session>~<generation>`, the session cut to its first
+ * code points when the whole would pass `MAX_IDENT`, so it stays an identifier a row may carry (a first
+ * run longer than that is refused at admission, as any overlong field). Whoever picks the id checks it
+ * is not taken: a session id can contain `~`, or share its cut prefix with another's.
+ */
+export function sessionRunId(harness: string, session: string, generation: number): string {
+  const first = `${harness}#${session}`;
+  if (generation <= 1) return first;
+  const suffix = `${GENERATION_MARK}${generation}`;
+  const room = MAX_IDENT - [...`${harness}#`].length - suffix.length;
+  const points = [...session];
+  const kept = points.length <= room || room <= 0 ? session : points.slice(0, room).join("");
+  return `${harness}#${kept}${suffix}`;
+}

@@ -13,6 +13,7 @@ import type { RuleSet } from "../../core/rule-set.js";
 import type { ProducerSource } from "../../core/sources.js";
 import { type AdapterRegistry, AGENTS } from "../agents/adapters/registry.js";
 import { HookLoopGuard } from "../agents/enforcement/loop-guard.js";
+import { RunLife } from "../agents/enforcement/run-life.js";
 import { StoreRunVerdicts } from "../agents/enforcement/run-verdict.js";
 import { StaleRunCloser } from "../agents/enforcement/stale-runs.js";
 import { StopSettler } from "../agents/enforcement/stop-settler.js";
@@ -184,12 +185,14 @@ export class DaemonApp {
         runStops,
         derivers: derivers(runStops, tokens, clock),
       });
+      const runLife = new RunLife({ sessions: stores.agentSessionRuns, stops: runStops, clock });
       const runVerdicts = new StoreRunVerdicts({
         reads: stores.agentRuns,
         stops: runStops,
         holds: () => daemon.view.state.holds,
         append: daemon.appendDerived,
         clock,
+        life: runLife,
       });
       const runTelling = new StoreRunTelling({
         told: stores.agentTold,
@@ -233,6 +236,7 @@ export class DaemonApp {
         credentials,
         runVerdicts,
         runTelling,
+        runLife,
         metrics,
         log,
         env,
@@ -406,6 +410,7 @@ interface HookRouteDeps {
   readonly credentials: CredentialHolder;
   readonly runVerdicts: StoreRunVerdicts;
   readonly runTelling: RunTelling;
+  readonly runLife: RunLife;
   readonly metrics: DaemonMetrics;
   readonly log: Log;
   readonly env: NodeJS.ProcessEnv;
@@ -434,6 +439,7 @@ function agentHookRoutes(d: HookRouteDeps): http.RequestListener {
       identify: identifyProducer,
       verdicts: d.runVerdicts,
       tell: d.runTelling,
+      runs: d.runLife,
       gitFacts: (cwd) => gitFacts.facts(cwd),
       verifyPatterns: () => daemon.configInForce.agents.verifyPatterns,
       onError: (what, e) => log.error({ err: (e as Error).message }, what),
@@ -467,7 +473,19 @@ interface ServiceRouteDeps {
 function serviceRoutes(router: ConnectRouter, d: ServiceRouteDeps): void {
   const { daemon, stores, credentials, log } = d;
   router
-    .service(AgentService, agentService({ peek: (harness, run) => d.runVerdicts.peek(harness, run) }))
+    .service(
+      AgentService,
+      agentService({
+        peek: (harness, run) => d.runVerdicts.peek(harness, run),
+        resume: (run) => {
+          const stop = stores.agentRunStops.get(run);
+          if (stop === undefined) return undefined;
+          const released = stores.agentRunStops.released(run, d.clock());
+          if (released) log.warn({ run, rule: stop.rule, fire_id: stop.fireId }, "stopped run released");
+          return { harness: stop.harness, rule: stop.rule, fireId: stop.fireId, by: stop.by, released };
+        },
+      }),
+    )
     .service(RuleService, {
       ...d.rules,
       ...proposalService({

@@ -131,6 +131,7 @@ cli
 const RULES_VERBS = [
   "admission",
   "clear",
+  "resume",
   "list",
   "show",
   "explain",
@@ -147,7 +148,7 @@ const isRulesVerb = (v: string): v is RulesVerb => (RULES_VERBS as readonly stri
 cli
   .command(
     "rules <verb> [arg]",
-    "Rules. Verbs: list, show <name>, explain <fire-id> | explain --harness NAME, holds [--harness NAME], backtest <file> [--since 30d], watch (events as they commit), admission <harness> (may it run now?), clear <harness> [--rule NAME], lint [DIR] (check a policy repo checkout, offline), propose [--policy-repo NAME] [--dry-run] (stored proposals become pull requests), proposals [--state S]",
+    "Rules. Verbs: list, show <name>, explain <fire-id> | explain --harness NAME, holds [--harness NAME], backtest <file> [--since 30d], watch (events as they commit), admission <harness> (may it run now?), clear <harness> [--rule NAME], resume <run> (release a stopped agent run), lint [DIR] (check a policy repo checkout, offline), propose [--policy-repo NAME] [--dry-run] (stored proposals become pull requests), proposals [--state S]",
   )
   .option("--since <duration>", "backtest: replay the rows admitted in the last DURATION (default 30d)")
   .option("--store <path>", "backtest: the store to replay when no daemon answers (default the daemon's)")
@@ -210,6 +211,13 @@ cli
         verb === "admission"
           ? await runAdmission(harness, common, io)
           : await runClear(harness, { ...common, rule: o.rule }, io);
+      return;
+    }
+    if (verb === "resume") {
+      const run = needs("<run>");
+      if (run === undefined) return;
+      const { runResume } = await import("./commands/rules-resume.js");
+      process.exitCode = await runResume(run, common, io);
       return;
     }
     if (verb === "watch") {

@@ -333,9 +333,15 @@ export class Daemon {
     log.info({ loaded: ruleSet.rules.length, disabled: ruleSet.disabled.length }, "rule set loaded");
   }
 
-  /** `harness rules clear`: between two rows, like every change of state; the number of holds released. */
+  /**
+   * `harness rules clear`: between two rows, like every change of state; the number of holds released.
+   * The hook-fed runs of the harness each released hold's rule stopped are released with it
+   * (`agent-run-stops.ts`).
+   */
   clear(harness: string, rule: string | undefined): number {
     const released = this.evaluator.clear(harness, rule);
+    const at = this.deps.clock();
+    for (const r of released) this.deps.runStops.releasedWithHold(r.harness, r.rule, at);
     this.deps.metrics.holdsActive.set(Object.keys(this.evaluator.state.holds).length);
     return released.length;
   }

@@ -3,9 +3,11 @@
  * run may do now. Read tier, so it only reports: the verdict comes from `peek`, which delivers nothing.
  * Delivering a stop closes the run, a write only the ingest path makes, answering the agent's hook with
  * the run's producer credentials; a reader looking must not spend the stop the hook should receive.
+ * `ResumeRun` (control tier) records the operator's release of a run's stop in the store; the new run
+ * it allows is opened by the session's next SessionStart, through the ingest, not by this call.
  */
 import type { ServiceImpl } from "@connectrpc/connect";
-import { heldSentence } from "../../core/held-sentence.js";
+import { heldSentence, stoppedSentence } from "../../core/held-sentence.js";
 import type { RunVerdict } from "../../core/run-verdict.js";
 import { InvalidArgumentError } from "../errors.js";
 import { type AgentService, RunVerdict as RunVerdictWire, StopCause } from "./gen/harness/v1/agents_pb.js";
@@ -15,6 +17,16 @@ import { serve } from "./status.js";
 export interface AgentServiceDeps {
   /** The verdict without delivering anything. */
   readonly peek: (harness: string, run: string) => RunVerdict;
+  /** The run's stop, released now (`released`) or before; undefined when the run has no stop. */
+  readonly resume: (run: string) =>
+    | {
+        readonly harness: string;
+        readonly rule: string;
+        readonly fireId: string;
+        readonly by: "rule" | "loop_guard";
+        readonly released: boolean;
+      }
+    | undefined;
 }
 
 export function agentService(deps: AgentServiceDeps): ServiceImpl<typeof AgentService> {
@@ -43,14 +55,27 @@ export function agentService(deps: AgentServiceDeps): ServiceImpl<typeof AgentSe
               rule: v.rule,
               fireId: v.fireId,
               stoppedBy: v.by === "rule" ? StopCause.RULE : StopCause.LOOP_GUARD,
-              message: stoppedMessage(req.run, v),
+              message: stoppedSentence(v),
+              resumeCommand: v.resumeCommand,
+              released: v.released,
             };
         }
       }),
+
+    resumeRun: (req) =>
+      serve(`ResumeRun ${req.run}`, () => {
+        checkLength(req.run, "run");
+        if (req.run === "") throw new InvalidArgumentError("", "ResumeRun needs a run");
+        const stop = deps.resume(req.run);
+        if (stop === undefined) return { stopped: false };
+        return {
+          stopped: true,
+          harness: stop.harness,
+          rule: stop.rule,
+          fireId: stop.fireId,
+          stoppedBy: stop.by === "rule" ? StopCause.RULE : StopCause.LOOP_GUARD,
+          released: stop.released,
+        };
+      }),
   };
 }
-
-export const stoppedMessage = (run: string, v: Extract<RunVerdict, { kind: "stopped" }>): string =>
-  v.by === "rule"
-    ? `${run} was stopped by rule ${v.rule} (fire ${v.fireId})`
-    : `${run} was stopped by the loop guard: the same tool call eight times in a row (${v.fireId})`;

@@ -54,7 +54,7 @@ export const tokenClient = (target: RpcTarget, controlToken: string): TokenClien
 
 export type AgentClient = Client<typeof AgentService>;
 
-/** AgentService (`CheckRun`): read tier, no token over the socket. */
+/** AgentService: `CheckRun` read tier, no token over the socket; `ResumeRun` with the control token. */
 export const agentClient = (target: RpcTarget, token?: string): AgentClient =>
   client(AgentService, target, token);
 

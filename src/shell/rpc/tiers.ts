@@ -52,6 +52,7 @@ export const METHOD_TIERS: ReadonlyMap<string, Tier> = new Map<string, Tier>([
   ["harness.v1.RuleService/CountFires", "read"],
   ["harness.v1.RuleService/ListAnnotatedNodes", "read"],
   ["harness.v1.AgentService/CheckRun", "read"],
+  ["harness.v1.AgentService/ResumeRun", "control"],
   ["harness.v1.AgentStatusService/LastRows", "read"],
 ]);
 

@@ -3,6 +3,8 @@
  * its hooks, so a stop waits here until the run's next hook call answers it (`agents/enforcement/run-verdict.ts`).
  * A rule's stop is recorded when its fire's actions start (`daemon/actions.ts`); the loop guard's with
  * its `loop_stopped` row. A run once stopped stays stopped: every later call of it is answered stopped.
+ * The operator may release the stop (`released`): the run stays stopped, and its agent's next
+ * SessionStart opens a new run of the same session (`agents/enforcement/run-life.ts`).
  *
  * Each run's stop settles on its own: told at its next hook call (`delivered`), or closed before one came
  * (`closed_first`). A rule's stop of several runs (a harness target, two sessions in flight) has one
@@ -20,6 +22,8 @@ export interface AgentRunStop {
   readonly fireId: string;
   readonly by: "rule" | "loop_guard";
   readonly deliveredAt: number | undefined;
+  /** When the operator released it (`harness rules resume`): the session may start again as a new run. */
+  readonly releasedAt: number | undefined;
 }
 
 interface StopRow {
@@ -29,6 +33,7 @@ interface StopRow {
   fire_id: string;
   by: "rule" | "loop_guard";
   delivered_at: number | null;
+  released_at: number | null;
 }
 
 export const LOOP_GUARD_RULE = "loop-guard";
@@ -47,13 +52,21 @@ export class AgentRunStops {
   private readonly ofFire;
   private readonly actionState;
   private readonly closedRow;
+  private readonly release;
+  private readonly releaseOfRule;
 
   constructor(private readonly db: Db) {
     this.insert = db.prepare(
       "INSERT INTO agent_run_stops (run, harness, rule, fire_id, by, created_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (run) DO NOTHING",
     );
     this.select = db.prepare(
-      "SELECT run, harness, rule, fire_id, by, delivered_at FROM agent_run_stops WHERE run = ?",
+      "SELECT run, harness, rule, fire_id, by, delivered_at, released_at FROM agent_run_stops WHERE run = ?",
+    );
+    this.release = db.prepare(
+      "UPDATE agent_run_stops SET released_at = ? WHERE run = ? AND released_at IS NULL",
+    );
+    this.releaseOfRule = db.prepare(
+      "UPDATE agent_run_stops SET released_at = ? WHERE harness = ? AND rule = ? AND by = 'rule' AND released_at IS NULL",
     );
     this.settle = db.prepare(
       "UPDATE agent_run_stops SET delivered_at = ?, outcome = ? WHERE run = ? AND delivered_at IS NULL",
@@ -110,7 +123,25 @@ export class AgentRunStops {
       fireId: r.fire_id,
       by: r.by,
       deliveredAt: r.delivered_at ?? undefined,
+      releasedAt: r.released_at ?? undefined,
     };
+  }
+
+  /**
+   * The operator's release of the run's stop: the run stays stopped and closed, and its session's next
+   * SessionStart opens a new run. False when the run has no stop, or its stop was released already.
+   */
+  released(run: string, at: number): boolean {
+    return this.release.run(at, run).changes > 0;
+  }
+
+  /**
+   * The release of every run of `harness` that `rule` stopped: `harness rules clear` releasing the rule's
+   * hold on the harness (a stop's level holds the harness too) releases the rule's stops there with it,
+   * whichever of its fires placed the hold. The number released.
+   */
+  releasedWithHold(harness: string, rule: string, at: number): number {
+    return this.releaseOfRule.run(at, harness, rule).changes;
   }
 
   /**

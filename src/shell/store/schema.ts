@@ -323,5 +323,23 @@ CREATE INDEX agent_told_last ON agent_told (run, seq, fire_id);
 CREATE INDEX rule_fires_target ON rule_fires (target_kind, target_key, seq, fire_id) WHERE mode = 'active';
 `;
 
-export const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11];
+// V12: a hook-fed run's life, once. An agent session is a run until the run closes; a session whose
+// stop the operator released (`harness rules resume`) is another run at its next SessionStart. Each
+// session's runs, by generation (the first is `<harness>#<session>` and has no row here), so the session's
+// current run survives a restart; and when a stop was released (by `harness rules resume`, or with its
+// rule's hold by `harness rules clear`).
+const V12 = `
+CREATE TABLE agent_session_runs (
+  run TEXT PRIMARY KEY,
+  harness TEXT NOT NULL,
+  session TEXT NOT NULL,
+  generation INTEGER NOT NULL CHECK (generation >= 2),
+  created_at INTEGER NOT NULL,
+  UNIQUE (harness, session, generation)
+);
+ALTER TABLE agent_run_stops ADD COLUMN released_at INTEGER;
+CREATE INDEX agent_run_stops_unreleased ON agent_run_stops (harness, rule) WHERE released_at IS NULL;
+`;
+
+export const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12];
 export const SCHEMA_VERSION = MIGRATIONS.length;

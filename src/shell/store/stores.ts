@@ -9,6 +9,7 @@ import type { CoreState } from "../../core/state.js";
 import { AgentReads } from "./agent-reads.js";
 import { AgentRunReads } from "./agent-run-reads.js";
 import { AgentRunStops } from "./agent-run-stops.js";
+import { AgentSessionRuns } from "./agent-session-runs.js";
 import { AgentTold } from "./agent-told.js";
 import { DecisionStore, readShadows } from "./decision-store.js";
 import { DerivedCursors } from "./derived-cursors.js";
@@ -105,6 +106,11 @@ export class Stores {
   /** What hook-fed runs are told of the rules. */
   get agentTold(): AgentTold {
     return this.one(AgentTold);
+  }
+
+  /** Which run each agent session is now, and whether a run is closed. */
+  get agentSessionRuns(): AgentSessionRuns {
+    return this.one(AgentSessionRuns);
   }
 
   /** The derived-row producers' cursors. */

@@ -162,7 +162,15 @@ describe("stops on hook-fed runs", () => {
     expect(peeked.fireId).toBe(fireId);
     expect(d.rows("closed")).toEqual([]);
 
-    const stopped = { kind: "stopped", rule: "forbidden-command-stops", fireId, by: "rule" };
+    const stopped = {
+      kind: "stopped",
+      rule: "forbidden-command-stops",
+      fireId,
+      by: "rule",
+      run: a.run,
+      resumeCommand: `harness rules resume ${a.run}`,
+      released: false,
+    };
     expect(d.check("impl", a.run)).toEqual(stopped);
     const closed = d.rows("closed");
     expect(closed).toMatchObject([
@@ -288,6 +296,9 @@ describe("the loop guard on hook-fed runs", () => {
       rule: "loop-guard",
       fireId: `journal:${trips[0]?.seq}`,
       by: "loop_guard",
+      run: s.run,
+      resumeCommand: `harness rules resume ${s.run}`,
+      released: false,
     };
     expect(d.check("worker", s.run)).toEqual(verdict);
     expect(d.rows("closed")).toMatchObject([

@@ -36,6 +36,7 @@ function ingestOn(db: Db, health?: StoreWriteHealth) {
     identify: (token) =>
       token === "obs" ? { source: "observer" } : token === "led" ? { source: "ledger" } : undefined,
     verdicts: { check: () => ({ kind: "allow" }) },
+    runs: { place: (harness, session) => ({ run: `${harness}#${session}`, done: () => {} }) },
     gitFacts: async () => ({}),
     verifyPatterns: () => [],
   });

@@ -6,7 +6,10 @@
  *   loop guard tripped on it. The first hook call answered `stopped` delivers the stop: in one
  *   transaction the stop is recorded delivered (a rule's stop action `ok`) and the run's `closed` row is
  *   written, `cancelled` / `rule_stop` for a rule, `cancelled` / `operator` for the loop guard (as the
- *   reference supervisor closes a loop-guard stop). Every later call of the run is answered `stopped`.
+ *   reference supervisor closes a loop-guard stop). Every later call of the run is answered `stopped`,
+ *   its reason naming `harness rules resume <run>`; a run closed before the call (its SessionEnd came
+ *   first) is not closed again (`run-life.ts`). Once the operator releases the stop, the session's next
+ *   SessionStart is a new run, whose verdict is its own.
  * - `held`: a hold is on the harness and the run was first seen after it: the seq of its first row of
  *   any type is after the seq of the row whose fire placed the hold, or it has no committed row yet
  *   (first seen now, which is after the hold). A run first seen before the hold keeps working, as
@@ -23,13 +26,14 @@
  * agent, acts on the answer, so only it delivers (and a stop is never spent on a look).
  */
 
-import { clearCommand } from "../../../core/held-sentence.js";
+import { clearCommand, resumeCommand } from "../../../core/held-sentence.js";
 import { HOOK_FED_FIELD } from "../../../core/hook-runs.js";
 import type { RunVerdict } from "../../../core/run-verdict.js";
 import type { Hold } from "../../../core/state.js";
 import type { AppendDerived } from "../../derive/deriver.js";
 import type { AgentRunReads } from "../../store/agent-run-reads.js";
 import type { AgentRunStop, AgentRunStops } from "../../store/agent-run-stops.js";
+import type { RunLife } from "./run-life.js";
 
 export interface RunVerdicts {
   /**
@@ -47,6 +51,8 @@ export interface RunVerdictDeps {
   readonly holds: () => Readonly<Record<string, Hold>>;
   readonly append: AppendDerived;
   readonly clock: () => number;
+  /** Whether a run is closed already, and the session it is of. */
+  readonly life: RunLife;
 }
 
 const ALLOW: RunVerdict = { kind: "allow" };
@@ -57,7 +63,9 @@ export class StoreRunVerdicts implements RunVerdicts {
   check(harness: string, run: string): RunVerdict {
     const stop = this.deps.stops.get(run);
     if (stop !== undefined) {
-      if (stop.deliveredAt === undefined) this.deliver(stop);
+      // A run closed already (its SessionEnd came first, or is being committed) is not closed again:
+      // the stop settler records the stop closed first when it reaches that row.
+      if (stop.deliveredAt === undefined && !this.deps.life.closed(run)) this.deliver(stop);
       return stopped(stop);
     }
     return this.held(harness, run);
@@ -100,7 +108,7 @@ export class StoreRunVerdicts implements RunVerdicts {
             type: "closed",
             harness: stop.harness,
             run: stop.run,
-            ...sessionOf(stop),
+            ...sessionOf(this.deps.life.sessionOf(stop.harness, stop.run)),
             outcome: "cancelled",
             reason: byRule ? "rule_stop" : "operator",
             [HOOK_FED_FIELD]: true,
@@ -114,17 +122,15 @@ export class StoreRunVerdicts implements RunVerdicts {
   }
 }
 
-/** The run's session: a hook-fed run is `<harness>#<session>` (`ingest.ts`). */
-const sessionOf = (stop: AgentRunStop): { session?: string } => {
-  const prefix = `${stop.harness}#`;
-  return stop.run.startsWith(prefix) && stop.run.length > prefix.length
-    ? { session: stop.run.slice(prefix.length) }
-    : {};
-};
+const sessionOf = (session: string | undefined): { session?: string } =>
+  session === undefined ? {} : { session };
 
 const stopped = (stop: AgentRunStop): RunVerdict => ({
   kind: "stopped",
   rule: stop.rule,
   fireId: stop.fireId,
   by: stop.by,
+  run: stop.run,
+  resumeCommand: resumeCommand(stop.run),
+  released: stop.releasedAt !== undefined,
 });

@@ -12,6 +12,9 @@ import type { JournalRow } from "../../../core/journal.js";
 import type { Derived, Deriver } from "../../derive/deriver.js";
 import { EndedRuns } from "../../derive/ended-runs.js";
 
+/** The reason of the `closed` rows this closer writes (a session heard again goes on: `run-life.ts`). */
+export const STALE_REASON = "stale";
+
 interface OpenRun {
   readonly harness: string;
   readonly adapter: string;
@@ -82,7 +85,7 @@ export class StaleRunCloser implements Deriver {
           adapter: r.adapter,
           ...(r.session === undefined ? {} : { session: r.session }),
           outcome: "interrupted",
-          reason: "stale",
+          reason: STALE_REASON,
           [HOOK_FED_FIELD]: true,
         },
       });

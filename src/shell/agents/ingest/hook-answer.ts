@@ -8,8 +8,8 @@
  * - stopped: the turn ends, and the tool or prompt at hand is refused with it (as far as the agent's
  *   format allows), every call until the run ends.
  */
-import { heldSentence } from "../../../core/held-sentence.js";
-import type { RunVerdict, StoppedVerdict } from "../../../core/run-verdict.js";
+import { heldSentence, stoppedSentence } from "../../../core/held-sentence.js";
+import type { RunVerdict } from "../../../core/run-verdict.js";
 import type { Gate } from "./hook-event.js";
 
 /** What the hook prints on stdout (empty: no decision, the agent goes on). */
@@ -21,11 +21,6 @@ export const ALLOW: HookAnswer = "";
 export interface Refusal {
   readonly kind: "deny" | "stop";
   readonly reason: string;
-}
-
-export function stoppedReason(v: StoppedVerdict): string {
-  const by = v.by === "loop_guard" ? "the loop guard" : `rule ${v.rule}`;
-  return `this run was stopped by ${by} (fire ${v.fireId})`;
 }
 
 /**
@@ -51,7 +46,7 @@ export function refusalOf(harness: string, gate: Gate, v: RunVerdict): Refusal |
     case "held":
       return gate === "tool" ? { kind: "deny", reason: heldSentence(harness, v) } : undefined;
     case "stopped":
-      return { kind: "stop", reason: stoppedReason(v) };
+      return { kind: "stop", reason: stoppedSentence(v) };
   }
 }
 

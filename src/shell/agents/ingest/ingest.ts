@@ -16,6 +16,7 @@ import type { RefusalReason } from "../../../core/admission.js";
 import type { RunVerdict } from "../../../core/run-verdict.js";
 import { type ProducerSource, sourceRefusal } from "../../../core/sources.js";
 import type { AdmitOptions, AdmitResult } from "../../journal/admit.js";
+import type { Placement, RunLife } from "../enforcement/run-life.js";
 import type { RunVerdicts } from "../enforcement/run-verdict.js";
 import type { RunTelling } from "../enforcement/tell.js";
 import type { GitFacts } from "./git-facts.js";
@@ -46,6 +47,8 @@ export interface IngestDeps {
   readonly verdicts: RunVerdicts;
   /** What a live call's answer tells the run of the rules (`hook-context.ts`); absent: nothing. */
   readonly tell?: RunTelling;
+  /** Which run a call's row belongs to, and whether it may still be recorded (one close per run). */
+  readonly runs: Pick<RunLife, "place">;
   readonly gitFacts: (cwd: string) => Promise<GitFacts>;
   /** `[agents] verify_patterns`, read on every call so a reload applies. */
   readonly verifyPatterns: () => readonly string[];
@@ -150,12 +153,18 @@ export class HookIngest {
       const ledger = this.authorized(req.ledgerToken, "ledger", req.harness);
       if (ledger !== undefined) return refuse(401, ledger);
     }
-    const run = `${req.harness}#${hook.session}`;
+    const placed = this.place(req.harness, hook.session, hook.row?.type);
+    if (placed === undefined) return refuse(503, "the store could not tell the session's run; not recorded");
+    const { run } = placed;
     // The http hook sends no key: the payload's own ids give one where they name the call.
     const key = req.key ?? payloadKey(format, req.harness, parsed);
     const keyed = key === undefined ? req : { ...req, key };
     const admitted =
-      hook.row === undefined ? { row: "none" as const } : await this.admitRow(keyed, hook, hook.row, run);
+      hook.row === undefined
+        ? { row: "none" as const }
+        : placed.refused !== undefined
+          ? this.afterClose(hook.row, placed.refused)
+          : await this.admitRow(keyed, hook, hook.row, run).finally(placed.done);
     // A spooled call is history: its answer has no reader, and asking would deliver a pending stop to nobody.
     const verdict = isLive(req) ? this.verdict(req.harness, run) : { kind: "allow" as const };
     const note =
@@ -262,6 +271,29 @@ export class HookIngest {
       default:
         return { row: "dropped", note: "the journal's queue is full; the row was dropped" };
     }
+  }
+
+  /** The call's run, or undefined when the store could not be read (the hook keeps the call). */
+  private place(harness: string, session: string, type: RowPlan["type"] | undefined): Placement | undefined {
+    try {
+      return this.deps.runs.place(harness, session, type);
+    } catch (e) {
+      this.deps.onError?.("placing a hook call in its run", e);
+      return undefined;
+    }
+  }
+
+  /** A row its run's close leaves out: answered, not recorded, and counted unless it is a second close. */
+  private afterClose(
+    plan: RowPlan,
+    refused: NonNullable<Placement["refused"]>,
+  ): {
+    row: HookRowOutcome;
+    note: string;
+  } {
+    if (!refused.counted) return { row: "none", note: refused.note };
+    this.deps.rejected?.(plan.source, "run_closed");
+    return { row: "rejected", note: refused.note };
   }
 
   private verdict(harness: string, run: string): RunVerdict {

@@ -15,7 +15,15 @@ const format = (name: string) => AGENTS.hook(name) as HookFormat;
 const TEXT = 'told "text"';
 const ALLOW: RunVerdict = { kind: "allow" };
 const HELD: RunVerdict = { kind: "held", rule: "r", fireId: "f1", clearCommand: "harness rules clear impl" };
-const STOPPED: RunVerdict = { kind: "stopped", rule: "r", fireId: "f2", by: "rule" };
+const STOPPED: RunVerdict = {
+  kind: "stopped",
+  rule: "r",
+  fireId: "f2",
+  by: "rule",
+  run: "impl#s1",
+  resumeCommand: "harness rules resume impl#s1",
+  released: false,
+};
 
 /** A telling that records what it was asked. */
 function recorder(text: string | null = TEXT): RunTelling & { asked: number[] } {

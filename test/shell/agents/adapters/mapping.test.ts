@@ -96,7 +96,15 @@ describe("answers in the agent's own decision format", () => {
   const hookAnswer = (name: string, harness: string, gate: Gate, v: RunVerdict) =>
     answer(AGENTS.hook(name) as HookFormat, harness, gate, v);
   const held = { kind: "held", rule: "r1", fireId: "f-9", clearCommand: "harness rules clear impl" } as const;
-  const stopped = { kind: "stopped", rule: "r2", fireId: "f-10", by: "rule" } as const;
+  const stopped = {
+    kind: "stopped",
+    rule: "r2",
+    fireId: "f-10",
+    by: "rule",
+    run: "impl#s1",
+    resumeCommand: "harness rules resume impl#s1",
+    released: false,
+  } as const;
   const json = (s: string) => JSON.parse(s) as Record<string, unknown>;
 
   it("allow: nothing on stdout, every gate and agent", () => {

@@ -3,7 +3,7 @@
 /* eslint-disable */
 
 // AgentService: what the daemon says of hook-fed runs, the runs of agents (Claude Code,
-// Codex) whose only link to the daemon is their hooks. Read tier: it reports, and changes nothing. The
+// Codex) whose only link to the daemon is their hooks, and the operator's release of a stopped one. The
 // daemon's ingest endpoint answers the hooks themselves from the same verdict, and only it delivers a
 // stop (docs/agents-enforcement.md).
 
@@ -15,7 +15,72 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file harness/v1/agents.proto.
  */
 export const file_harness_v1_agents: GenFile = /*@__PURE__*/
-  fileDesc("ChdoYXJuZXNzL3YxL2FnZW50cy5wcm90bxIKaGFybmVzcy52MSIvCg9DaGVja1J1blJlcXVlc3QSDwoHaGFybmVzcxgBIAEoCRILCgNydW4YAiABKAkirQEKEENoZWNrUnVuUmVzcG9uc2USJwoHdmVyZGljdBgBIAEoDjIWLmhhcm5lc3MudjEuUnVuVmVyZGljdBIMCgRydWxlGAIgASgJEg8KB2ZpcmVfaWQYAyABKAkSFQoNY2xlYXJfY29tbWFuZBgEIAEoCRIpCgpzdG9wcGVkX2J5GAUgASgOMhUuaGFybmVzcy52MS5TdG9wQ2F1c2USDwoHbWVzc2FnZRgGIAEoCSpvCgpSdW5WZXJkaWN0EhsKF1JVTl9WRVJESUNUX1VOU1BFQ0lGSUVEEAASFQoRUlVOX1ZFUkRJQ1RfQUxMT1cQARIUChBSVU5fVkVSRElDVF9IRUxEEAISFwoTUlVOX1ZFUkRJQ1RfU1RPUFBFRBADKlcKCVN0b3BDYXVzZRIaChZTVE9QX0NBVVNFX1VOU1BFQ0lGSUVEEAASEwoPU1RPUF9DQVVTRV9SVUxFEAESGQoVU1RPUF9DQVVTRV9MT09QX0dVQVJEEAIyVQoMQWdlbnRTZXJ2aWNlEkUKCENoZWNrUnVuEhsuaGFybmVzcy52MS5DaGVja1J1blJlcXVlc3QaHC5oYXJuZXNzLnYxLkNoZWNrUnVuUmVzcG9uc2ViBnByb3RvMw");
+  fileDesc("ChdoYXJuZXNzL3YxL2FnZW50cy5wcm90bxIKaGFybmVzcy52MSIfChBSZXN1bWVSdW5SZXF1ZXN0EgsKA3J1bhgBIAEoCSKRAQoRUmVzdW1lUnVuUmVzcG9uc2USDwoHc3RvcHBlZBgBIAEoCBIPCgdoYXJuZXNzGAIgASgJEgwKBHJ1bGUYAyABKAkSDwoHZmlyZV9pZBgEIAEoCRIpCgpzdG9wcGVkX2J5GAUgASgOMhUuaGFybmVzcy52MS5TdG9wQ2F1c2USEAoIcmVsZWFzZWQYBiABKAgiLwoPQ2hlY2tSdW5SZXF1ZXN0Eg8KB2hhcm5lc3MYASABKAkSCwoDcnVuGAIgASgJItcBChBDaGVja1J1blJlc3BvbnNlEicKB3ZlcmRpY3QYASABKA4yFi5oYXJuZXNzLnYxLlJ1blZlcmRpY3QSDAoEcnVsZRgCIAEoCRIPCgdmaXJlX2lkGAMgASgJEhUKDWNsZWFyX2NvbW1hbmQYBCABKAkSKQoKc3RvcHBlZF9ieRgFIAEoDjIVLmhhcm5lc3MudjEuU3RvcENhdXNlEg8KB21lc3NhZ2UYBiABKAkSFgoOcmVzdW1lX2NvbW1hbmQYByABKAkSEAoIcmVsZWFzZWQYCCABKAgqbwoKUnVuVmVyZGljdBIbChdSVU5fVkVSRElDVF9VTlNQRUNJRklFRBAAEhUKEVJVTl9WRVJESUNUX0FMTE9XEAESFAoQUlVOX1ZFUkRJQ1RfSEVMRBACEhcKE1JVTl9WRVJESUNUX1NUT1BQRUQQAypXCglTdG9wQ2F1c2USGgoWU1RPUF9DQVVTRV9VTlNQRUNJRklFRBAAEhMKD1NUT1BfQ0FVU0VfUlVMRRABEhkKFVNUT1BfQ0FVU0VfTE9PUF9HVUFSRBACMp8BCgxBZ2VudFNlcnZpY2USRQoIQ2hlY2tSdW4SGy5oYXJuZXNzLnYxLkNoZWNrUnVuUmVxdWVzdBocLmhhcm5lc3MudjEuQ2hlY2tSdW5SZXNwb25zZRJICglSZXN1bWVSdW4SHC5oYXJuZXNzLnYxLlJlc3VtZVJ1blJlcXVlc3QaHS5oYXJuZXNzLnYxLlJlc3VtZVJ1blJlc3BvbnNlYgZwcm90bzM");
+
+/**
+ * @generated from message harness.v1.ResumeRunRequest
+ */
+export type ResumeRunRequest = Message<"harness.v1.ResumeRunRequest"> & {
+  /**
+   * The stopped run, as the stop's reason names it.
+   *
+   * @generated from field: string run = 1;
+   */
+  run: string;
+};
+
+/**
+ * Describes the message harness.v1.ResumeRunRequest.
+ * Use `create(ResumeRunRequestSchema)` to create a new message.
+ */
+export const ResumeRunRequestSchema: GenMessage<ResumeRunRequest> = /*@__PURE__*/
+  messageDesc(file_harness_v1_agents, 0);
+
+/**
+ * @generated from message harness.v1.ResumeRunResponse
+ */
+export type ResumeRunResponse = Message<"harness.v1.ResumeRunResponse"> & {
+  /**
+   * False: the run has no stop (nothing is released).
+   *
+   * @generated from field: bool stopped = 1;
+   */
+  stopped: boolean;
+
+  /**
+   * @generated from field: string harness = 2;
+   */
+  harness: string;
+
+  /**
+   * @generated from field: string rule = 3;
+   */
+  rule: string;
+
+  /**
+   * @generated from field: string fire_id = 4;
+   */
+  fireId: string;
+
+  /**
+   * @generated from field: harness.v1.StopCause stopped_by = 5;
+   */
+  stoppedBy: StopCause;
+
+  /**
+   * True when this call released the stop; false when it was released already.
+   *
+   * @generated from field: bool released = 6;
+   */
+  released: boolean;
+};
+
+/**
+ * Describes the message harness.v1.ResumeRunResponse.
+ * Use `create(ResumeRunResponseSchema)` to create a new message.
+ */
+export const ResumeRunResponseSchema: GenMessage<ResumeRunResponse> = /*@__PURE__*/
+  messageDesc(file_harness_v1_agents, 1);
 
 /**
  * @generated from message harness.v1.CheckRunRequest
@@ -27,7 +92,7 @@ export type CheckRunRequest = Message<"harness.v1.CheckRunRequest"> & {
   harness: string;
 
   /**
-   * `<harness>#<session id>`.
+   * `<harness>#<session id>`, or a later run of the session, `<harness>#<session id>~<generation>`.
    *
    * @generated from field: string run = 2;
    */
@@ -39,7 +104,7 @@ export type CheckRunRequest = Message<"harness.v1.CheckRunRequest"> & {
  * Use `create(CheckRunRequestSchema)` to create a new message.
  */
 export const CheckRunRequestSchema: GenMessage<CheckRunRequest> = /*@__PURE__*/
-  messageDesc(file_harness_v1_agents, 0);
+  messageDesc(file_harness_v1_agents, 2);
 
 /**
  * @generated from message harness.v1.CheckRunResponse
@@ -78,11 +143,24 @@ export type CheckRunResponse = Message<"harness.v1.CheckRunResponse"> & {
   stoppedBy: StopCause;
 
   /**
-   * A sentence for the agent's hook to show: names the rule, the fire and, when held, the clear command.
+   * A sentence for the agent's hook to show: names the rule, the fire and, when held, the clear command;
+   * when stopped, the resume command.
    *
    * @generated from field: string message = 6;
    */
   message: string;
+
+  /**
+   * Stopped: `harness rules resume <run>`, and whether the operator has run it.
+   *
+   * @generated from field: string resume_command = 7;
+   */
+  resumeCommand: string;
+
+  /**
+   * @generated from field: bool released = 8;
+   */
+  released: boolean;
 };
 
 /**
@@ -90,7 +168,7 @@ export type CheckRunResponse = Message<"harness.v1.CheckRunResponse"> & {
  * Use `create(CheckRunResponseSchema)` to create a new message.
  */
 export const CheckRunResponseSchema: GenMessage<CheckRunResponse> = /*@__PURE__*/
-  messageDesc(file_harness_v1_agents, 1);
+  messageDesc(file_harness_v1_agents, 3);
 
 /**
  * @generated from enum harness.v1.RunVerdict
@@ -164,6 +242,18 @@ export const AgentService: GenService<{
     methodKind: "unary";
     input: typeof CheckRunRequestSchema;
     output: typeof CheckRunResponseSchema;
+  },
+  /**
+   * `harness rules resume <run>`: releases the run's stop. The run stays stopped and closed; its
+   * session's next SessionStart opens a new run, subject to holds like any new run. Records the release
+   * in the store and writes no journal row (REQ-17). Control tier.
+   *
+   * @generated from rpc harness.v1.AgentService.ResumeRun
+   */
+  resumeRun: {
+    methodKind: "unary";
+    input: typeof ResumeRunRequestSchema;
+    output: typeof ResumeRunResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_harness_v1_agents, 0);

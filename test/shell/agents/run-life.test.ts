@@ -1,0 +1,209 @@
+/**
+ * A run's life, once (`agents/enforcement/run-life.ts`), over a real store: the ingest's placement of
+ * each hook call's row, the verdict that delivers a stop by closing the run, the stale closer's close and
+ * the operator's release, in any order. Each run has at most one `closed` row and no row after it, and a
+ * released session's next start is a new run.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { HOOK_FED_FIELD, sessionRunId } from "../../../src/core/hook-runs.js";
+import { MAX_IDENT } from "../../../src/core/kinds.js";
+import { type RowType, RunLife } from "../../../src/shell/agents/enforcement/run-life.js";
+import { StoreRunVerdicts } from "../../../src/shell/agents/enforcement/run-verdict.js";
+import { AgentRunReads } from "../../../src/shell/store/agent-run-reads.js";
+import { AgentRunStops } from "../../../src/shell/store/agent-run-stops.js";
+import { AgentSessionRuns } from "../../../src/shell/store/agent-session-runs.js";
+import { JournalTable } from "../../../src/shell/store/journal-table.js";
+import type { OpenedStore } from "../../../src/shell/store/open-store.js";
+import { runs } from "../../property-runs.js";
+import { journalRows } from "../../support/store-reads.js";
+import { tempStores } from "../store/temp-stores.js";
+
+const { storeFile, open } = tempStores("harness-run-life-");
+
+/** The daemon's parts that decide a hook-fed run's life, over one store; `at` is the journal's time. */
+function world(s: OpenedStore) {
+  let at = 1_000;
+  const clock = () => at;
+  const journal = new JournalTable(s.db);
+  const stops = new AgentRunStops(s.db);
+  const life = new RunLife({ sessions: new AgentSessionRuns(s.db), stops, clock });
+  const append = (event: Record<string, unknown> & { readonly type: string }) =>
+    s.db.transaction(() =>
+      journal.append({
+        kind: "run_event",
+        source: event.type === "opened" || event.type === "closed" ? "ledger" : "observer",
+        at: at++,
+        event: { harness: "impl", adapter: "claude-code", [HOOK_FED_FIELD]: true, ...event },
+      }),
+    )();
+  const verdicts = new StoreRunVerdicts({
+    reads: new AgentRunReads(s.db),
+    stops,
+    holds: () => ({}),
+    append: (rows, also) =>
+      s.db.transaction(() => {
+        const seqs = rows.map((r) =>
+          journal.append({ kind: r.kind, source: r.source, at: at++, event: r.event }),
+        );
+        also?.(seqs);
+        return seqs;
+      })(),
+    clock,
+    life,
+  });
+  const ROW: Record<RowType, Record<string, unknown> & { readonly type: string }> = {
+    opened: { type: "opened", trigger: "resume" },
+    closed: { type: "closed", outcome: "success", reason: "" },
+    tool: { type: "tool", tool: "Bash", action: "exec", is_error: false },
+    mark: { type: "mark", mark: "turn_end" },
+  };
+  return {
+    life,
+    stops,
+    verdicts,
+    /** A hook call of `session`, as the ingest makes it: placed, admitted unless refused, answered. */
+    hook(session: string, type: RowType | undefined) {
+      const placed = life.place("impl", session, type);
+      if (type !== undefined && placed.refused === undefined) {
+        append({ ...ROW[type], run: placed.run, session });
+        placed.done();
+      }
+      return { placed, verdict: verdicts.check("impl", placed.run) };
+    },
+    /** The loop guard's stop of the session's current run. */
+    loopStop(session: string) {
+      const run = life.current("impl", session).run;
+      if (life.closed(run)) return;
+      const seq = append({ type: "tool", run, session, tool: "Read", action: "read", is_error: false });
+      stops.loopGuardStop({ run, harness: "impl", loopSeq: seq, at });
+    },
+    /** The stale closer's close of the session's current run, when it is open. */
+    stale(session: string) {
+      const run = life.current("impl", session).run;
+      if (!life.closed(run))
+        append({ type: "closed", run, session, outcome: "interrupted", reason: "stale" });
+    },
+    release(session: string) {
+      stops.released(life.current("impl", session).run, at);
+    },
+  };
+}
+
+const rowsOf = (s: OpenedStore) =>
+  journalRows(s, { kind: "run_event" }).map((r) => ({ seq: r.seq, type: r.type, run: String(r.event.run) }));
+
+describe("a run's life", () => {
+  it("A closed run gets no second close: a SessionEnd after the stop, and rows after the close, are refused", () => {
+    const s = open(storeFile());
+    const w = world(s);
+    w.hook("a", "opened");
+    w.loopStop("a");
+    expect(w.hook("a", undefined).verdict).toMatchObject({ kind: "stopped", run: "impl#a", released: false });
+    const end = w.hook("a", "closed");
+    expect(end.placed.refused).toEqual({
+      note: "impl#a is closed already; a second close is not recorded",
+      counted: false,
+    });
+    expect(w.hook("a", "mark").placed.refused?.counted).toBe(true);
+    expect(w.hook("a", "tool").placed.refused?.counted).toBe(true);
+    // Not released: a start is refused and answered stopped.
+    const start = w.hook("a", "opened");
+    expect(start.placed.refused?.note).toContain("not released");
+    expect(start.verdict.kind).toBe("stopped");
+    expect(rowsOf(s).map((r) => r.type)).toEqual(["opened", "tool", "closed"]);
+  });
+
+  it("A released session resumes as a new run, which survives a restart", () => {
+    const file = storeFile();
+    const s = open(file);
+    const w = world(s);
+    w.hook("a", "opened");
+    w.loopStop("a");
+    w.hook("a", "tool");
+    w.release("a");
+    // Released, the old run still answers stopped until the session starts again.
+    expect(w.hook("a", undefined).verdict).toMatchObject({ kind: "stopped", released: true });
+    expect(w.hook("a", "opened")).toMatchObject({ placed: { run: "impl#a~2" }, verdict: { kind: "allow" } });
+    s.close();
+    const again = world(open(file));
+    expect(again.life.current("impl", "a")).toEqual({ run: "impl#a~2", generation: 2 });
+    expect(again.hook("a", "tool").placed).toMatchObject({ run: "impl#a~2" });
+  });
+
+  it("a session heard again after the stale closer's close goes on as its next run; after its own end, only a start does", () => {
+    const s = open(storeFile());
+    const w = world(s);
+    w.hook("a", "opened");
+    w.stale("a");
+    expect(w.hook("a", "tool").placed).toMatchObject({ run: "impl#a~2" });
+    w.hook("a", "closed");
+    expect(w.hook("a", "tool").placed.refused?.note).toBe(
+      "impl#a~2 is closed; a row after its close is not recorded",
+    );
+    expect(w.hook("a", "opened").placed).toMatchObject({ run: "impl#a~3" });
+  });
+
+  it("a stop pending while the run's SessionEnd is being admitted does not close it a second time", () => {
+    const s = open(storeFile());
+    const w = world(s);
+    w.hook("a", "opened");
+    w.loopStop("a");
+    const end = w.life.place("impl", "a", "closed");
+    // Another call of the session is answered while the SessionEnd's row is on its way.
+    expect(w.verdicts.check("impl", end.run).kind).toBe("stopped");
+    end.done();
+    expect(rowsOf(s).filter((r) => r.type === "closed")).toEqual([]);
+  });
+
+  it("a later run's id stays within MAX_IDENT and steps over a taken one", () => {
+    const long = "s".repeat(MAX_IDENT);
+    const id = sessionRunId("impl", long, 12);
+    expect([...id].length).toBe(MAX_IDENT);
+    expect(id.endsWith("~12")).toBe(true);
+    expect(sessionRunId("impl", "a", 1)).toBe("impl#a");
+    const s = open(storeFile());
+    const w = world(s);
+    // Session `a~2`'s first run is the id session `a`'s second would take.
+    w.hook("a~2", "tool");
+    w.hook("a", "opened");
+    w.hook("a", "closed");
+    expect(w.hook("a", "opened").placed.run).toBe("impl#a~3");
+  });
+
+  it("for any sequence of hook calls, stops, stale closes and releases, each run has at most one closed row and no row after it", () => {
+    const step = fc.record({
+      session: fc.constantFrom("a", "b"),
+      what: fc.constantFrom(
+        "opened",
+        "closed",
+        "tool",
+        "mark",
+        "call",
+        "loopStop",
+        "stale",
+        "release",
+      ) as fc.Arbitrary<RowType | "call" | "loopStop" | "stale" | "release">,
+    });
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 40 }), (steps) => {
+        const s = open(storeFile());
+        const w = world(s);
+        for (const { session, what } of steps) {
+          if (what === "loopStop") w.loopStop(session);
+          else if (what === "stale") w.stale(session);
+          else if (what === "release") w.release(session);
+          else w.hook(session, what === "call" ? undefined : what);
+        }
+        const closedAt = new Map<string, number>();
+        for (const r of rowsOf(s)) {
+          const closed = closedAt.get(r.run);
+          expect(closed, `${r.type} of ${r.run} after its close`).toBeUndefined();
+          if (r.type === "closed") closedAt.set(r.run, r.seq);
+        }
+        s.close();
+      }),
+      { numRuns: runs(60) },
+    );
+  });
+});
