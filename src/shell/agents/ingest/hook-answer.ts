@@ -23,9 +23,11 @@ export interface Refusal {
   readonly reason: string;
 }
 
+/** That the run was stopped, by whom, and what to do: only the operator can let its work go on. */
 export function stoppedReason(v: StoppedVerdict): string {
-  const by = v.by === "loop_guard" ? "the loop guard" : `rule ${v.rule}`;
-  return `this run was stopped by ${by} (fire ${v.fireId})`;
+  if (v.by === "loop_guard")
+    return `this run was stopped by the loop guard (fire ${v.fireId}); ask the operator before going on`;
+  return `this run was stopped by rule ${v.rule} (fire ${v.fireId}); ask the operator before going on (\`harness rules explain ${v.fireId}\` says why)`;
 }
 
 /** The answer, in an agent's own format, to a call at `gate` (no refusal: the call goes on). */

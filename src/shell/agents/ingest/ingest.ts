@@ -17,6 +17,13 @@ import type { RunVerdict } from "../../../core/run-verdict.js";
 import { type ProducerSource, sourceRefusal } from "../../../core/sources.js";
 import type { AdmitOptions, AdmitResult } from "../../journal/admit.js";
 import type { RunVerdicts } from "../enforcement/run-verdict.js";
+import {
+  ATTEMPT_BUDGET_MS,
+  type AwaitEvaluated,
+  attemptJudged,
+  type FailMode,
+  unjudgedAnswer,
+} from "./attempt.js";
 import type { GitFacts } from "./git-facts.js";
 import { HARNESS_NAME_RULE, isHarnessName } from "./harness-name.js";
 import { ALLOW, type HookAnswer, hookAnswer } from "./hook-answer.js";
@@ -49,6 +56,10 @@ export interface IngestDeps {
   readonly onError?: (what: string, e: unknown) => void;
   /** Counts a refused row as Append's refusals are (`harness_rule_journal_rejected_total`, the log). */
   readonly rejected?: (source: ProducerSource, reason: RefusalReason) => void;
+  /** Waits for the evaluator to have judged a row: a live attempt's answer waits for it (`attempt.ts`). */
+  readonly evaluated: AwaitEvaluated;
+  /** `[agents] on_unreachable`: how an attempt the rules could not judge is answered. */
+  readonly failMode: () => FailMode;
 }
 
 export interface IngestRequest {
@@ -150,18 +161,36 @@ export class HookIngest {
     // The http hook sends no key: the payload's own ids give one where they name the call.
     const key = req.key ?? payloadKey(format, req.harness, parsed);
     const keyed = key === undefined ? req : { ...req, key };
+    // A live attempt is judged before the answer; one of a run already stopped has nothing left to judge.
+    const attempt = isLive(req) && hook.row?.type === "attempt";
+    const stopped = attempt && this.alreadyStopped(req.harness, run);
     const admitted =
-      hook.row === undefined ? { row: "none" as const } : await this.admitRow(keyed, hook, hook.row, run);
+      hook.row === undefined || stopped
+        ? { row: "none" as const }
+        : await this.admitRow(keyed, hook, hook.row, run);
+    const judged = !attempt || stopped || (await attemptJudged(admitted, this.deps.evaluated));
+    const gate = format.gate(hook.event);
+    const unjudged = judged
+      ? undefined
+      : unjudgedAnswer(
+          format,
+          gate,
+          this.deps.failMode(),
+          admitted.note ?? `not evaluated within ${ATTEMPT_BUDGET_MS} ms`,
+        );
     // A spooled call is history: its answer has no reader, and asking would deliver a pending stop to nobody.
     const verdict = isLive(req) ? this.verdict(req.harness, run) : { kind: "allow" as const };
     const note =
       admitted.note ??
+      (judged ? undefined : `the attempt was not evaluated within ${ATTEMPT_BUDGET_MS} ms`) ??
       (hook.unknown === true
         ? `unknown ${format.name} event ${JSON.stringify(hook.event)}; not recorded`
         : undefined);
+    const answer = hookAnswer(format, req.harness, gate, verdict);
     return {
-      status: admitted.row === "unstored" ? 503 : 200,
-      answer: hookAnswer(format, req.harness, format.gate(hook.event), verdict),
+      // An attempt is never kept for later: its fail mode answers it now, on either path.
+      status: admitted.row === "unstored" && !attempt ? 503 : 200,
+      answer: answer === ALLOW && unjudged !== undefined ? unjudged : answer,
       row: admitted.row,
       ...(note === undefined ? {} : { note }),
     };
@@ -185,11 +214,13 @@ export class HookIngest {
     hook: HookEvent,
     plan: RowPlan,
     run: string,
-  ): Promise<{ row: HookRowOutcome; note?: string }> {
+  ): Promise<{ row: HookRowOutcome; note?: string; seq?: number }> {
     const facts = hook.cwd === undefined ? {} : await this.deps.gitFacts(hook.cwd);
+    const kind = plan.type === "attempt" ? "attempt_event" : "run_event";
+    const type = plan.type === "attempt" ? "tool" : plan.type;
     const wire: Record<string, unknown> = {
-      kind: "run_event",
-      type: plan.type,
+      kind,
+      type,
       ...(req.at === undefined ? {} : { at: new Date(req.at).toISOString() }),
       harness: req.harness,
       run,
@@ -209,10 +240,11 @@ export class HookIngest {
       case "mark":
         wire.mark = plan.mark;
         break;
+      case "attempt":
       case "tool": {
         wire.tool = plan.tool;
         wire.action = plan.action;
-        wire.is_error = plan.isError;
+        if (plan.type === "tool") wire.is_error = plan.isError;
         if (plan.digest !== undefined) wire.digest = plan.digest;
         const paths =
           facts.realTop === undefined || hook.cwd === undefined
@@ -222,7 +254,7 @@ export class HookIngest {
         break;
       }
     }
-    const refusal = sourceRefusal(plan.source, "run_event", plan.type);
+    const refusal = sourceRefusal(plan.source, kind, type);
     if (refusal !== undefined) {
       this.deps.rejected?.(plan.source, "source_not_allowed");
       return { row: "rejected", note: refusal };
@@ -239,7 +271,7 @@ export class HookIngest {
     if (result?.kind === "rejected") this.deps.rejected?.(plan.source, result.code);
     switch (result?.kind) {
       case "admitted":
-        return { row: "admitted" };
+        return { row: "admitted", seq: result.seq };
       case "rejected":
         if (result.code === "store_error") {
           this.deps.onError?.("committing a hook row", new Error(result.reason));
@@ -248,6 +280,15 @@ export class HookIngest {
         return { row: "rejected", note: `the row was refused: ${result.reason}` };
       default:
         return { row: "dropped", note: "the journal's queue is full; the row was dropped" };
+    }
+  }
+
+  /** Whether a stop already reached the run (its later calls are all answered stopped). */
+  private alreadyStopped(harness: string, run: string): boolean {
+    try {
+      return this.deps.verdicts.peek(harness, run).kind === "stopped";
+    } catch {
+      return false;
     }
   }
 
