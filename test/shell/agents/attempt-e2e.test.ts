@@ -28,6 +28,9 @@ target = "${target}"
 message = "{{run}} tried a force push"
 `;
 
+/** Each scenario makes some twenty hook calls, each a process on the command path, and CLI calls. */
+const E2E_TIMEOUT_MS = 90_000;
+
 type Agent = "claude-code" | "codex";
 type Path = "command" | "http";
 const VARIANTS: readonly { agent: Agent; path: Path }[] = [
@@ -102,89 +105,97 @@ const denyReason = (answer: string): string | undefined => {
   return out?.permissionDecision === "deny" ? (out.permissionDecisionReason as string) : undefined;
 };
 
-it("An enforced stop rule refuses the call that matches it", async () => {
-  const fleet = new TestFleet({
-    enforce: ["force-push-stops"],
-    rules: [{ name: "force-push-stops", text: rule("force-push-stops", "stop", "run") }],
-    config: '[agents]\nlisten = ""',
-  });
-  await fleet.start();
-  try {
-    const variants = [
-      ...VARIANTS.map((v) => ({ ...v, opened: true })),
-      // An http hook may never deliver the SessionStart: the attempt is then the run's first row.
-      { agent: "claude-code" as const, path: "http" as const, opened: false },
-    ];
-    for (const [i, { agent, path, opened }] of variants.entries()) {
-      const session = `stop-${i}-${agent}-${path}`;
-      const run = `impl#${session}`;
-      const p = payloads(agent, session);
-      if (opened) await call(fleet, agent, path, p.SessionStart);
-      // A call no rule matches goes on.
-      expect(denyReason(await call(fleet, agent, path, p.preToolUse(HARMLESS))), session).toBeUndefined();
+it(
+  "An enforced stop rule refuses the call that matches it",
+  async () => {
+    const fleet = new TestFleet({
+      enforce: ["force-push-stops"],
+      rules: [{ name: "force-push-stops", text: rule("force-push-stops", "stop", "run") }],
+      config: '[agents]\nlisten = ""',
+    });
+    await fleet.start();
+    try {
+      const variants = [
+        ...VARIANTS.map((v) => ({ ...v, opened: true })),
+        // An http hook may never deliver the SessionStart: the attempt is then the run's first row.
+        { agent: "claude-code" as const, path: "http" as const, opened: false },
+      ];
+      for (const [i, { agent, path, opened }] of variants.entries()) {
+        const session = `stop-${i}-${agent}-${path}`;
+        const run = `impl#${session}`;
+        const p = payloads(agent, session);
+        if (opened) await call(fleet, agent, path, p.SessionStart);
+        // A call no rule matches goes on.
+        expect(denyReason(await call(fleet, agent, path, p.preToolUse(HARMLESS))), session).toBeUndefined();
 
-      const refused = await call(fleet, agent, path, p.preToolUse(FORCE_PUSH));
-      const [fire] = fires(fleet, { rule: "force-push-stops", run });
-      expect(fire, session).toBeDefined();
-      const reason = denyReason(refused);
-      expect(reason, session).toContain("rule force-push-stops");
-      expect(reason).toContain(`fire ${fire?.fire_id}`);
-      expect(reason).toContain("ask the operator");
-      // Claude Code ends the turn beside the deny; Codex rejects `continue: false` at a tool.
-      if (agent === "claude-code") expect(decision(refused)?.continue).toBe(false);
-      else expect(decision(refused)?.continue).toBeUndefined();
+        const refused = await call(fleet, agent, path, p.preToolUse(FORCE_PUSH));
+        const [fire] = fires(fleet, { rule: "force-push-stops", run });
+        expect(fire, session).toBeDefined();
+        const reason = denyReason(refused);
+        expect(reason, session).toContain("rule force-push-stops");
+        expect(reason).toContain(`fire ${fire?.fire_id}`);
+        expect(reason).toContain("ask the operator");
+        // Claude Code ends the turn beside the deny; Codex rejects `continue: false` at a tool.
+        if (agent === "claude-code") expect(decision(refused)?.continue).toBe(false);
+        else expect(decision(refused)?.continue).toBeUndefined();
 
-      // The attempt is in the journal, hook-fed, with its tool row's fields known before the call.
-      const attempts = journalRows(fleet, { kind: "attempt_event", run });
-      expect(attempts.map((r) => [r.type, r.source, r.event.tool, r.event.digest, r.event.hook_fed])).toEqual(
-        [
+        // The attempt is in the journal, hook-fed, with its tool row's fields known before the call.
+        const attempts = journalRows(fleet, { kind: "attempt_event", run });
+        expect(
+          attempts.map((r) => [r.type, r.source, r.event.tool, r.event.digest, r.event.hook_fed]),
+        ).toEqual([
           ["tool", "observer", "Bash", inputDigest(HARMLESS), true],
           ["tool", "observer", "Bash", FORCE_PUSH_DIGEST, true],
-        ],
-      );
-      // The run is stopped: closed cancelled / rule_stop, and its next call refused too.
-      const closed = journalRows(fleet, { type: "closed", run });
-      expect(closed.map((r) => [r.event.outcome, r.event.reason])).toEqual([["cancelled", "rule_stop"]]);
-      expect(denyReason(await call(fleet, agent, path, p.preToolUse(HARMLESS))), session).toContain(
-        "force-push-stops",
-      );
-      // A stop holds the harness too (levels are cumulative): released for the next variant's session.
-      expect((await fleet.cli(["rules", "clear", "impl"])).code).toBe(0);
+        ]);
+        // The run is stopped: closed cancelled / rule_stop, and its next call refused too.
+        const closed = journalRows(fleet, { type: "closed", run });
+        expect(closed.map((r) => [r.event.outcome, r.event.reason])).toEqual([["cancelled", "rule_stop"]]);
+        expect(denyReason(await call(fleet, agent, path, p.preToolUse(HARMLESS))), session).toContain(
+          "force-push-stops",
+        );
+        // A stop holds the harness too (levels are cumulative): released for the next variant's session.
+        expect((await fleet.cli(["rules", "clear", "impl"])).code).toBe(0);
+      }
+    } finally {
+      await fleet.dispose();
     }
-  } finally {
-    await fleet.dispose();
-  }
-});
+  },
+  E2E_TIMEOUT_MS,
+);
 
-it("A hold rule on an attempt holds new sessions, not this one", async () => {
-  // Targeting the run, so each variant's fire has its own cooldown; the hold is on the run's harness.
-  const fleet = new TestFleet({
-    enforce: ["force-push-holds"],
-    rules: [{ name: "force-push-holds", text: rule("force-push-holds", "hold", "run") }],
-    config: '[agents]\nlisten = ""',
-  });
-  await fleet.start();
-  try {
-    for (const { agent, path } of VARIANTS) {
-      const running = payloads(agent, `running-${agent}-${path}`);
-      await call(fleet, agent, path, running.SessionStart);
-      // The attempt that places the hold is answered as the running session's call: it goes on.
-      const placing = await call(fleet, agent, path, running.preToolUse(FORCE_PUSH));
-      expect(denyReason(placing), `${agent} ${path}`).toBeUndefined();
-      expect(holds(fleet, { harness: "impl", inForce: true }).map((h) => h.rule)).toEqual([
-        "force-push-holds",
-      ]);
-      expect(denyReason(await call(fleet, agent, path, running.preToolUse(HARMLESS)))).toBeUndefined();
+it(
+  "A hold rule on an attempt holds new sessions, not this one",
+  async () => {
+    // Targeting the run, so each variant's fire has its own cooldown; the hold is on the run's harness.
+    const fleet = new TestFleet({
+      enforce: ["force-push-holds"],
+      rules: [{ name: "force-push-holds", text: rule("force-push-holds", "hold", "run") }],
+      config: '[agents]\nlisten = ""',
+    });
+    await fleet.start();
+    try {
+      for (const { agent, path } of VARIANTS) {
+        const running = payloads(agent, `running-${agent}-${path}`);
+        await call(fleet, agent, path, running.SessionStart);
+        // The attempt that places the hold is answered as the running session's call: it goes on.
+        const placing = await call(fleet, agent, path, running.preToolUse(FORCE_PUSH));
+        expect(denyReason(placing), `${agent} ${path}`).toBeUndefined();
+        expect(holds(fleet, { harness: "impl", inForce: true }).map((h) => h.rule)).toEqual([
+          "force-push-holds",
+        ]);
+        expect(denyReason(await call(fleet, agent, path, running.preToolUse(HARMLESS)))).toBeUndefined();
 
-      // A session that starts after the hold has its tool calls denied, told how the hold is cleared.
-      const fresh = payloads(agent, `fresh-${agent}-${path}`);
-      await call(fleet, agent, path, fresh.SessionStart);
-      const held = denyReason(await call(fleet, agent, path, fresh.preToolUse(HARMLESS)));
-      expect(held, `${agent} ${path}`).toContain("force-push-holds");
-      expect(held).toContain("harness rules clear impl");
-      expect((await fleet.cli(["rules", "clear", "impl"])).code).toBe(0);
+        // A session that starts after the hold has its tool calls denied, told how the hold is cleared.
+        const fresh = payloads(agent, `fresh-${agent}-${path}`);
+        await call(fleet, agent, path, fresh.SessionStart);
+        const held = denyReason(await call(fleet, agent, path, fresh.preToolUse(HARMLESS)));
+        expect(held, `${agent} ${path}`).toContain("force-push-holds");
+        expect(held).toContain("harness rules clear impl");
+        expect((await fleet.cli(["rules", "clear", "impl"])).code).toBe(0);
+      }
+    } finally {
+      await fleet.dispose();
     }
-  } finally {
-    await fleet.dispose();
-  }
-});
+  },
+  E2E_TIMEOUT_MS,
+);
