@@ -30,6 +30,8 @@ message = "{{run}} tried a force push"
 
 /** Each scenario makes some twenty hook calls, each a process on the command path, and CLI calls. */
 const E2E_TIMEOUT_MS = 90_000;
+/** The daemon with test rules starts through tsx: slow on a busy machine. */
+const START_TIMEOUT_MS = 45_000;
 
 type Agent = "claude-code" | "codex";
 type Path = "command" | "http";
@@ -113,7 +115,7 @@ it(
       rules: [{ name: "force-push-stops", text: rule("force-push-stops", "stop", "run") }],
       config: '[agents]\nlisten = ""',
     });
-    await fleet.start();
+    await fleet.start({}, START_TIMEOUT_MS);
     try {
       const variants = [
         ...VARIANTS.map((v) => ({ ...v, opened: true })),
@@ -172,7 +174,7 @@ it(
       rules: [{ name: "force-push-holds", text: rule("force-push-holds", "hold", "run") }],
       config: '[agents]\nlisten = ""',
     });
-    await fleet.start();
+    await fleet.start({}, START_TIMEOUT_MS);
     try {
       for (const { agent, path } of VARIANTS) {
         const running = payloads(agent, `running-${agent}-${path}`);
@@ -180,6 +182,7 @@ it(
         // The attempt that places the hold is answered as the running session's call: it goes on.
         const placing = await call(fleet, agent, path, running.preToolUse(FORCE_PUSH));
         expect(denyReason(placing), `${agent} ${path}`).toBeUndefined();
+        await fleet.until(() => holds(fleet, { harness: "impl", inForce: true }).length === 1, "the hold");
         expect(holds(fleet, { harness: "impl", inForce: true }).map((h) => h.rule)).toEqual([
           "force-push-holds",
         ]);
