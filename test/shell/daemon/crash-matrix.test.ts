@@ -522,63 +522,55 @@ async function livePreToolUse(f: TestFleet, id: string, input: Record<string, un
 }
 
 /**
- * A stop decided on an attempt row (issue 28): the daemon killed while it decides the stop on the
- * agent's PreToolUse, then restarted. The attempt's fire is made exactly once, as a fold of the core
- * over the rows says; a stop whose decision was committed before the kill is recorded lost if its action
- * never started, and otherwise reaches the session at its next call, which is refused, the run closed once.
+ * A stop decided on an attempt row: the daemon killed before it commits the stop it decided on the
+ * agent's PreToolUse, then restarted. The attempt's fire is made exactly once, as a fold of the core over
+ * the rows says, and reaches the session at its next call, which is refused, the run closed once.
+ * (Killed after the commit, before its action starts, the stop is lost like any action: the scenarios
+ * above show it.)
  */
 describe("crash matrix, a stop decided on an attempt row", () => {
-  // Killed before the decision is committed, it is made again; after, before its action starts, it is lost.
-  for (const point of ["eval.beforeCommit", "action.beforeStart"])
-    it(`a SIGKILL at ${point} of the attempt's stop makes its fire once and closes the run at most once`, async () => {
-      const rules = [{ name: "force-push-stops", text: ATTEMPT_STOPS }];
-      const f = new TestFleet({ enforce: ["force-push-stops"], rules, recordStops: true });
-      fleets.push(f);
-      // A first row of another session, evaluated and committed before the failpoint is armed, so the
-      // armed daemon's first commit is the attempt's.
-      await f.start();
-      expect((await livePreToolUse(f, "warm", { command: "ls" }, 0)).status).toBe(200);
-      await f.until(() => settled(f), "the first row's evaluation");
-      await f.stop();
-      await f.start({ HARNESS_FAILPOINTS: `${point}@1` });
-      const answer = await livePreToolUse(f, "s1", FORCE_PUSH, 1).catch(() => undefined);
-      await f.exited();
-      expect(answer?.status, "the daemon died before it answered").toBeUndefined();
-      await f.start();
-      // Not `settled`: a hook-fed run's stop stays started until the run's next call.
-      await f.until(() => evaluated(f), "evaluation after the restart");
+  it("a SIGKILL at eval.beforeCommit of the attempt's stop makes its fire once and closes the run once", async () => {
+    const rules = [{ name: "force-push-stops", text: ATTEMPT_STOPS }];
+    const f = new TestFleet({ enforce: ["force-push-stops"], rules, recordStops: true });
+    fleets.push(f);
+    // A first row of another session, evaluated and committed before the failpoint is armed, so the
+    // armed daemon's first commit is the attempt's.
+    await f.start();
+    expect((await livePreToolUse(f, "warm", { command: "ls" }, 0)).status).toBe(200);
+    await f.until(() => settled(f), "the first row's evaluation");
+    await f.stop();
+    await f.start({ HARNESS_FAILPOINTS: "eval.beforeCommit@1" });
+    const answer = await livePreToolUse(f, "s1", FORCE_PUSH, 1).catch(() => undefined);
+    await f.exited();
+    expect(answer?.status, "the daemon died before it answered").toBeUndefined();
+    await f.start();
+    // Not `settled`: a hook-fed run's stop stays started until the run's next call.
+    await f.until(() => evaluated(f), "evaluation after the restart");
 
-      const rows = coreRows(f);
-      const ruleSet = assembleRuleSet({
-        starter: loadStarterPack(),
-        policy: [{ repo: "test", loads: rules.map((r) => loadRuleFile(`rules/${r.name}.toml`, r.text)) }],
-        enforce: ["force-push-stops"],
-        shadowPeriod: 0,
-      });
-      const shapes = selectorShapes(ruleSet.rules.map((r) => r.rule));
-      const expected = fold(ruleSet, rows, emptyState, indexedWindows(rows, shapes))
-        .outcomes.flatMap((o) => o.fires)
-        .filter((x) => x.rule === "force-push-stops");
-      expect(expected.map((x) => [x.kind, x.action])).toEqual([["attempt_event", "stop"]]);
-      expect(fires(f, { rule: "force-push-stops" }).map((x) => x.fire_id)).toEqual(expected.map((x) => x.id));
-
-      // The session's next call: refused when the stop's action started, else the stop is lost.
-      const next = await livePreToolUse(f, "s1", { command: "ls" }, 2);
-      await f.until(() => evaluated(f), "the next call's evaluation");
-      const [stop] = recordedActions(f).filter((a) => a.action === "stop");
-      const closedRows = journalRows(f, { type: "closed", run: "impl#s1" });
-      if (point === "eval.beforeCommit") {
-        expect(next.body.toString()).toContain("force-push-stops");
-        expect(stop?.state).toBe("ok");
-        expect(closedRows.map((r) => [r.event.outcome, r.event.reason])).toEqual([
-          ["cancelled", "rule_stop"],
-        ]);
-      } else {
-        expect(stop?.state).toBe("undelivered");
-        expect(closedRows).toEqual([]);
-      }
-      // Never run through [supervisor] stop: the run is hook-fed.
-      expect(f.stopped()).toEqual([]);
-      await f.stop();
+    const rows = coreRows(f);
+    const ruleSet = assembleRuleSet({
+      starter: loadStarterPack(),
+      policy: [{ repo: "test", loads: rules.map((r) => loadRuleFile(`rules/${r.name}.toml`, r.text)) }],
+      enforce: ["force-push-stops"],
+      shadowPeriod: 0,
     });
+    const shapes = selectorShapes(ruleSet.rules.map((r) => r.rule));
+    const expected = fold(ruleSet, rows, emptyState, indexedWindows(rows, shapes))
+      .outcomes.flatMap((o) => o.fires)
+      .filter((x) => x.rule === "force-push-stops");
+    expect(expected.map((x) => [x.kind, x.action])).toEqual([["attempt_event", "stop"]]);
+    expect(fires(f, { rule: "force-push-stops" }).map((x) => x.fire_id)).toEqual(expected.map((x) => x.id));
+
+    // The session's next call is refused, and the run closed once.
+    const next = await livePreToolUse(f, "s1", { command: "ls" }, 2);
+    await f.until(() => evaluated(f), "the next call's evaluation");
+    const [stop] = recordedActions(f).filter((a) => a.action === "stop");
+    const closedRows = journalRows(f, { type: "closed", run: "impl#s1" });
+    expect(next.body.toString()).toContain("force-push-stops");
+    expect(stop?.state).toBe("ok");
+    expect(closedRows.map((r) => [r.event.outcome, r.event.reason])).toEqual([["cancelled", "rule_stop"]]);
+    // Never run through [supervisor] stop: the run is hook-fed.
+    expect(f.stopped()).toEqual([]);
+    await f.stop();
+  });
 });
