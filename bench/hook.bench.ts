@@ -23,12 +23,21 @@
  * meet the same load; the goals are judged on HARNESS_BIN's figures); or BASELINE (a commit, e.g.
  * `BASELINE=e4eabc5`, issue 26's before: hook rows answered once queued, not once committed): that
  * commit's tree exported with `git archive` and built once under the temp dir, its bin.cjs the baseline.
+ *
+ * Attempts (docs/decisions/0005-attempt-event.md): a PreToolUse is an `attempt_event` row whose answer
+ * waits for its evaluation. `BASELINE=a5216dc` is the build before, where PreToolUse recorded nothing
+ * and only asked the verdict: goal, http PreToolUse p99 (attempts that fire nothing) <= 1.5x the
+ * baseline's. Beside it, attempts that fire: each a new session's force push, which an enforced stop
+ * rule on `attempt_event` (served from a local policy repo) refuses, under a harness of its own so its
+ * hold never reaches the other calls; and one FULL (synchronous) SQLite commit in WAL mode on the same
+ * disk, what a fire's decisions cost at least.
  */
 import { execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import Database from "better-sqlite3";
 
 const RUNS = Number(process.env.RUNS ?? 200);
 const WARMUP_ROUNDS = 10;
@@ -100,6 +109,30 @@ function startDaemon(bin: string, env: NodeJS.ProcessEnv): Promise<RunningDaemon
   });
 }
 
+/** The enforced stop rule over attempts the firing calls meet, as a policy repo's file. */
+const FIRE_RULE = `name = "bench-force-push"
+description = "A force push is refused before it runs."
+on = "attempt_event"
+when = 'event.tool == "Bash" && event.action == "exec"'
+level = "stop"
+cooldown = "1m"
+target = "run"
+message = "{{run}} tried a force push"
+`;
+
+/** A local policy repo holding FIRE_RULE, declared in the config and synced before the daemon starts. */
+function policyRepo(root: string): string {
+  const dir = path.join(root, "policy");
+  fs.mkdirSync(path.join(dir, "rules"), { recursive: true });
+  fs.writeFileSync(path.join(dir, "rules", "bench-force-push.toml"), FIRE_RULE);
+  const git = (...args: string[]) =>
+    execFileSync("git", ["-c", "user.name=b", "-c", "user.email=b@example.com", ...args], { cwd: dir });
+  git("init", "-q", "-b", "main");
+  git("add", ".");
+  git("commit", "-q", "-m", "rules");
+  return dir;
+}
+
 function sandbox() {
   const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "harness-hook-bench-")));
   const dir = (name: string) => {
@@ -122,9 +155,16 @@ function sandbox() {
   const observer = token("observer");
   const ledger = token("ledger");
   fs.mkdirSync(path.join(root, "config", "harness"), { recursive: true });
+  const policy = policyRepo(root);
   fs.writeFileSync(
     path.join(root, "config", "harness", "harness.toml"),
     [
+      "[memory.rules]",
+      'enforce = ["bench-force-push"]',
+      'shadow_period = "0s"',
+      "[policy_repo.bench]",
+      `remote = ${JSON.stringify(policy)}`,
+      'branch = "main"',
       "[server]",
       'metrics_listen = ""',
       "[server.producers]",
@@ -199,12 +239,46 @@ function timeProcess(argv: readonly string[], env: NodeJS.ProcessEnv, stdin?: st
   });
 }
 
-async function timeHttp(url: string, headers: Record<string, string>, body: string): Promise<number> {
+async function timeHttp(
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+  denied = false,
+): Promise<number> {
   const start = process.hrtime.bigint();
   const res = await fetch(url, { method: "POST", headers, body });
   const answer = await res.text();
-  if (res.status !== 200 || answer !== "") throw new Error(`http hook answered ${res.status}: ${answer}`);
+  // An allowed call answers nothing; a firing attempt must be refused, or another path was timed.
+  const expected = denied ? answer.includes('"permissionDecision":"deny"') : answer === "";
+  if (res.status !== 200 || !expected) throw new Error(`http hook answered ${res.status}: ${answer}`);
   return Number(process.hrtime.bigint() - start) / 1e6;
+}
+
+/** Round `n`'s firing attempt: a new session's force push (the stop ends its run). */
+const firingAttempt = (repo: string, n: number) =>
+  JSON.stringify({
+    session_id: `bench-fire-${n}`,
+    transcript_path: "/t.jsonl",
+    cwd: repo,
+    permission_mode: "default",
+    hook_event_name: "PreToolUse",
+    tool_name: "Bash",
+    tool_input: { command: `git push --force origin main # ${n}` },
+    tool_use_id: `toolu_fire_${n}`,
+  });
+
+/** One FULL (synchronous) commit of a small row in WAL mode, in a store of its own under `dir`. */
+function fullCommit(dir: string): (n: number) => Promise<number> {
+  const db = new Database(path.join(dir, "full-commit.db"));
+  db.pragma("journal_mode = WAL");
+  db.pragma("synchronous = FULL");
+  db.exec("CREATE TABLE IF NOT EXISTS t (n INTEGER, v TEXT)");
+  const insert = db.prepare("INSERT INTO t (n, v) VALUES (?, ?)");
+  return async (n) => {
+    const start = process.hrtime.bigint();
+    insert.run(n, "x".repeat(200));
+    return Number(process.hrtime.bigint() - start) / 1e6;
+  };
 }
 
 /**
@@ -262,6 +336,7 @@ interface Contender {
 
 async function contender(bin: string, suffix: string): Promise<Contender> {
   const box = sandbox();
+  execFileSync(process.execPath, [bin, "policy", "sync"], { env: box.env, stdio: "ignore" });
   const daemon = await startDaemon(bin, box.env);
   const tokens = {
     observer: fs.readFileSync(box.observer, "utf8").trim(),
@@ -292,6 +367,19 @@ async function contender(bin: string, suffix: string): Promise<Contender> {
         timeHttp(url, headers, payloads(box.repo, "bench-http", n).PreToolUse),
       [`http PostToolUse${suffix}`]: (n) =>
         timeHttp(url, headers, payloads(box.repo, "bench-http", n).PostToolUse),
+      // Only this build judges attempts; a harness of its own keeps its stops' holds off the rest.
+      ...(suffix === ""
+        ? {
+            "http PreToolUse firing": (n: number) =>
+              timeHttp(
+                `${daemon.hooksUrl}claude-code?harness=benchfire`,
+                headers,
+                firingAttempt(box.repo, n),
+                true,
+              ),
+            "sqlite FULL commit": fullCommit(box.root),
+          }
+        : {}),
     },
     stop: async () => {
       await daemon.stop();
@@ -340,7 +428,13 @@ async function main(): Promise<void> {
     const worst = (prefix: string) =>
       Math.max(
         ...[...samples]
-          .filter(([n]) => n.startsWith(prefix) && !n.endsWith("[baseline]") && n !== "http null server")
+          .filter(
+            ([n]) =>
+              n.startsWith(prefix) &&
+              !n.endsWith("[baseline]") &&
+              n !== "http null server" &&
+              n !== "http PreToolUse firing",
+          )
           .map(([, xs]) => quantile(xs, 0.99)),
       );
     const command = worst("command");
@@ -356,6 +450,20 @@ async function main(): Promise<void> {
       `http path p99 ${http.toFixed(1)} ms against the null server's ${nullP99.toFixed(1)} ms, the floor of this client on this machine: ${(http / nullP99).toFixed(2)}x`,
     );
     console.log(`bare node start p50 ${bareP50.toFixed(1)} ms (the issue's figure for this machine: 138 ms)`);
+    const pre = samples.get("http PreToolUse");
+    const preBaseline = samples.get("http PreToolUse [baseline]");
+    if (pre !== undefined && preBaseline !== undefined) {
+      const [now, before] = [quantile(pre, 0.99), quantile(preBaseline, 0.99)];
+      console.log(
+        `goal: http PreToolUse p99 (attempts firing nothing) <= 1.5x the baseline's (${(1.5 * before).toFixed(1)} ms): ${now.toFixed(1)} ms, ${(now / before).toFixed(2)}x, ${now <= 1.5 * before ? "met" : "NOT met"}`,
+      );
+    }
+    const firing = samples.get("http PreToolUse firing");
+    const full = samples.get("sqlite FULL commit");
+    if (firing !== undefined && full !== undefined)
+      console.log(
+        `attempts that fire (an enforced stop): p50 ${quantile(firing, 0.5).toFixed(1)} ms, p99 ${quantile(firing, 0.99).toFixed(1)} ms; one FULL commit: p50 ${quantile(full, 0.5).toFixed(1)} ms, p99 ${quantile(full, 0.99).toFixed(1)} ms`,
+      );
   } finally {
     floor.stop();
     for (const c of contenders) await c.stop();

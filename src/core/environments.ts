@@ -217,6 +217,7 @@ function environment(kind: EventKind): Env {
 
 export const ENVIRONMENTS: Readonly<Record<EventKind, Env>> = {
   run_event: environment("run_event"),
+  attempt_event: environment("attempt_event"),
   graph_event: environment("graph_event"),
   fact_event: environment("fact_event"),
   tick: environment("tick"),

@@ -331,6 +331,10 @@ function expireCooldowns(row: JournalRow, state: CoreState, emit: (op: StateOp) 
 /** The run_event types `trackRuns` reads the event of. */
 const RUN_TRACKING_TYPES: ReadonlySet<string> = new Set(["opened", "closed", "loop_stopped"]);
 
+/** Whether `trackRuns` reads the event of a row of this kind and type: its run rows and every attempt. */
+const tracksRuns = (kind: EventKind, type: string): boolean =>
+  (kind === "run_event" && RUN_TRACKING_TYPES.has(type)) || kind === "attempt_event";
+
 /**
  * Whether `evaluate` reads anything of a row of this kind and type but its `type` and the fields
  * `known` gives (`undefined` for a field not known): it tracks runs from it, or some rule of its kind
@@ -344,7 +348,7 @@ export function evaluateReadsEvent(
   type: string,
   known: (field: string) => string | boolean | undefined = () => undefined,
 ): boolean {
-  if (kind === "run_event" && RUN_TRACKING_TYPES.has(type)) return true;
+  if (tracksRuns(kind, type)) return true;
   const limit = ruleSet.costLimit ?? COST_LIMIT;
   const field = (f: string) => (f === "type" ? type : known(f));
   return (planOf(ruleSet).byKind[kind] ?? []).some(
@@ -357,7 +361,7 @@ export function evaluateReadsEvent(
  * run-tracking types, and each rule's type guard (a rule without one may read any type).
  */
 export function typesRead(ruleSet: RuleSet, kind: EventKind): ReadonlySet<string> | "any" {
-  const types = new Set(kind === "run_event" ? RUN_TRACKING_TYPES : []);
+  const types = new Set(kind === "run_event" ? RUN_TRACKING_TYPES : kind === "attempt_event" ? ["tool"] : []);
   const limit = ruleSet.costLimit ?? COST_LIMIT;
   for (const p of planOf(ruleSet).byKind[kind] ?? []) {
     const type = p.typeLetThrough(limit);
@@ -374,14 +378,18 @@ export function guardedFields(ruleSet: RuleSet, kind: EventKind): ReadonlySet<st
 
 /**
  * REQ-12: the run in flight per harness, from opened, closed and loop_stopped rows; and beside it every
- * hook-fed run in flight, several per harness.
+ * hook-fed run in flight, several per harness. A hook-fed attempt is a session in flight too, its agent
+ * waiting on the answer: an http hook may never deliver the SessionStart, and a stop decided on the
+ * attempt must find the run it is to stop.
  */
 function trackRuns(row: JournalRow, state: StateView, emit: (op: StateOp) => void): void {
-  if (row.kind !== "run_event" || !RUN_TRACKING_TYPES.has(row.event.type)) return;
+  if (!tracksRuns(row.kind, row.event.type)) return;
   const harness = typeof row.event.harness === "string" ? row.event.harness : undefined;
   const run = typeof row.event.run === "string" ? row.event.run : undefined;
   if (harness === undefined || run === undefined) return;
-  if (row.event.type === "opened") {
+  if (row.kind === "attempt_event") {
+    if (isHookFed(row.event) && !state.session(run)) emit({ op: "session_in_flight", run, harness });
+  } else if (row.event.type === "opened") {
     emit({ op: "run_in_flight", harness, run });
     if (isHookFed(row.event) && !state.session(run)) emit({ op: "session_in_flight", run, harness });
   } else if (row.event.type === "closed" || row.event.type === "loop_stopped") {

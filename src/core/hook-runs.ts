@@ -11,12 +11,15 @@
  * cannot read it.
  */
 import type { EventFields } from "./journal.js";
-import { MAX_IDENT } from "./kinds.js";
+import { type EventKind, MAX_IDENT } from "./kinds.js";
 
-/** The event field that marks a `run_event` row admitted through the daemon's hook ingest. */
+/** The event field that marks a `run_event` or `attempt_event` row admitted through the daemon's hook ingest. */
 export const HOOK_FED_FIELD = "hook_fed";
 
-/** Whether a `run_event` row came from an agent's hooks, by the daemon's own mark. */
+/** The kinds a hook writes, and so the kinds whose rows may carry the mark. */
+export const hookFedKind = (kind: EventKind): boolean => kind === "run_event" || kind === "attempt_event";
+
+/** Whether a row came from an agent's hooks, by the daemon's own mark. */
 export const isHookFed = (event: EventFields): boolean => event[HOOK_FED_FIELD] === true;
 
 /** How a later run of a session is marked: `~` and its generation. */

@@ -6,7 +6,7 @@
  */
 import { type Layout, layoutOf, type SizeBound, T, type Type } from "../cel/index.js";
 
-export const EVENT_KINDS = ["run_event", "graph_event", "fact_event", "tick"] as const;
+export const EVENT_KINDS = ["run_event", "attempt_event", "graph_event", "fact_event", "tick"] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];
 
 export const isEventKind = (s: string): s is EventKind => (EVENT_KINDS as readonly string[]).includes(s);
@@ -31,6 +31,29 @@ const digest: FieldSpec = { type: T.string, size: { max: MAX_DIGEST } };
 const flag: FieldSpec = { type: T.bool };
 const at: FieldSpec = { type: T.timestamp };
 
+const paths: FieldSpec = { type: T.list(T.string), size: { max: MAX_PATHS, elem: { max: MAX_PATH } } };
+
+/**
+ * A tool call about to run (an agent's PreToolUse): the fields its `tool` row will carry that are known
+ * before the call. A kind of its own, not a type of `run_event`: a selector defaults its kind to the
+ * rule's `on`, so `count({"tool": "Bash"}, …)` on run_event would otherwise count each call twice
+ * (docs/decisions/0005-attempt-event.md).
+ */
+const ATTEMPT_FIELDS = {
+  type: ident,
+  at,
+  harness: ident,
+  run: ident,
+  adapter: ident,
+  repo: path,
+  branch: path,
+  session: ident,
+  tool: ident,
+  action: ident,
+  digest,
+  paths,
+} as const;
+
 /** REQ-4's fields per kind. Every event carries `type` and `at` (the source's own time). */
 export const EVENT_FIELDS: Readonly<Record<EventKind, Readonly<Record<string, FieldSpec>>>> = {
   run_event: {
@@ -46,7 +69,7 @@ export const EVENT_FIELDS: Readonly<Record<EventKind, Readonly<Record<string, Fi
     action: ident,
     is_error: flag,
     digest,
-    paths: { type: T.list(T.string), size: { max: MAX_PATHS, elem: { max: MAX_PATH } } },
+    paths,
     mark: ident,
     trigger: ident,
     outcome: ident,
@@ -54,6 +77,7 @@ export const EVENT_FIELDS: Readonly<Record<EventKind, Readonly<Record<string, Fi
     exit_code: { type: T.int },
     cause_digest: digest,
   },
+  attempt_event: ATTEMPT_FIELDS,
   graph_event: {
     type: ident,
     at,
@@ -92,6 +116,7 @@ export const EVENT_FIELDS: Readonly<Record<EventKind, Readonly<Record<string, Fi
 /** The object type's name in CEL error messages and `type(event)`. */
 export const EVENT_TYPE_NAMES: Readonly<Record<EventKind, string>> = {
   run_event: "harness.rules.RunEvent",
+  attempt_event: "harness.rules.AttemptEvent",
   graph_event: "harness.rules.GraphEvent",
   fact_event: "harness.rules.FactEvent",
   tick: "harness.rules.Tick",
@@ -103,6 +128,7 @@ export const EVENT_TYPE_NAMES: Readonly<Record<EventKind, string>> = {
  */
 export const EVENT_LAYOUTS: Readonly<Record<EventKind, Layout>> = {
   run_event: layoutOf(EVENT_FIELDS.run_event) as Layout,
+  attempt_event: layoutOf(EVENT_FIELDS.attempt_event) as Layout,
   graph_event: layoutOf(EVENT_FIELDS.graph_event) as Layout,
   fact_event: layoutOf(EVENT_FIELDS.fact_event) as Layout,
   tick: layoutOf(EVENT_FIELDS.tick) as Layout,

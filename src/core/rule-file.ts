@@ -5,7 +5,7 @@
  */
 import { parse as parseToml, TomlError } from "smol-toml";
 import { DAY, formatDuration, MINUTE, type Millis, parseDuration } from "./durations.js";
-import { type EventKind, isEventKind } from "./kinds.js";
+import { EVENT_KINDS, type EventKind, isEventKind } from "./kinds.js";
 import { tomlErrorMessage } from "./toml-error.js";
 import { decodeStringValue, findStringValue, type StringValueSource } from "./toml-string-map.js";
 
@@ -120,7 +120,7 @@ export function parseRuleFile(file: string, text: string): RuleFileResult {
   }
   const on = str("on");
   if (on === undefined || !isEventKind(on))
-    return problem("on", "on must be run_event, graph_event, fact_event or tick");
+    return problem("on", `on must be one of ${EVENT_KINDS.join(", ")}`);
   const when = str("when");
   if (when === undefined || when.trim() === "") return problem("when", "when must be a CEL expression");
   const level = str("level");

@@ -498,12 +498,15 @@ describe("messages", () => {
   });
 });
 
-/** Generated journals: tool, mark, opened, closed, loop_stopped, graph events and ticks over two harnesses. */
+/**
+ * Generated journals: tool, mark, opened, closed, loop_stopped, attempts (hook-fed or not), graph events
+ * and ticks over two harnesses.
+ */
 const journals = fc
   .array(
     fc.record({
       gap: fc.integer({ min: 0, max: 90 * MIN }),
-      kind: fc.constantFrom("run_event", "run_event", "run_event", "graph_event", "tick"),
+      kind: fc.constantFrom("run_event", "run_event", "run_event", "attempt_event", "graph_event", "tick"),
       harness: fc.constantFrom("impl", "nightly"),
       n: fc.integer({ min: 1, max: 3 }),
       type: fc.constantFrom("tool", "opened", "closed", "loop_stopped"),
@@ -513,6 +516,8 @@ const journals = fc
       digest: fc.constantFrom("d1", "d2"),
       graphType: fc.constantFrom("edge_added", "collision_started"),
       path: fc.constantFrom("a.go", "b.go"),
+      tool: fc.constantFrom("Bash", "Edit"),
+      hookFed: fc.boolean(),
     }),
     { maxLength: 60 },
   )
@@ -524,32 +529,69 @@ const journals = fc
       const event =
         s.kind === "tick"
           ? { type: "tick" }
-          : s.kind === "graph_event"
+          : s.kind === "attempt_event"
             ? {
-                type: s.graphType,
-                edge: "edited",
-                scope: "file",
-                repo: "r",
-                path: s.path,
+                type: "tool",
                 harness: s.harness,
                 run,
-              }
-            : {
-                type: s.type,
-                harness: s.harness,
-                run,
+                tool: s.tool,
                 action: s.action,
-                is_error: s.isError,
-                outcome: s.outcome,
-                cause_digest: "c1",
                 digest: s.digest,
                 repo: "r",
-              };
+                ...(s.hookFed ? { hook_fed: true } : {}),
+              }
+            : s.kind === "graph_event"
+              ? {
+                  type: s.graphType,
+                  edge: "edited",
+                  scope: "file",
+                  repo: "r",
+                  path: s.path,
+                  harness: s.harness,
+                  run,
+                }
+              : {
+                  type: s.type,
+                  harness: s.harness,
+                  run,
+                  action: s.action,
+                  is_error: s.isError,
+                  outcome: s.outcome,
+                  cause_digest: "c1",
+                  tool: s.tool,
+                  digest: s.digest,
+                  repo: "r",
+                };
       return { seq: i + 1, at: T0 + at, kind: s.kind as JournalRow["kind"], event };
     });
   });
 
 const ENFORCE = ["restart-into-same-failure", "budget-exhaustion-recurring", "loop-stop-recurs"];
+/**
+ * Rules over attempts, and one over tool rows whose selector names a tool but no kind: it defaults to
+ * the rule's `on`, so attempts are never counted with the tool rows.
+ */
+const ATTEMPT_RULES = [
+  policyRule("attempt-stops", {
+    on: "attempt_event",
+    when: 'event.tool == "Bash" && count({"digest": event.digest, "harness": event.harness}, duration("2h")) >= 2',
+    level: "stop",
+    target: "run",
+    cooldown: "1m",
+  }),
+  policyRule("attempt-holds", {
+    on: "attempt_event",
+    when: 'event.action == "verify" && exists({"tool": "Edit", "harness": event.harness}, duration("30m"))',
+    level: "hold",
+    cooldown: "10m",
+  }),
+  policyRule("bash-tools-counted", {
+    on: "run_event",
+    when: 'event.type == "tool" && count({"tool": "Bash"}, duration("2h")) >= 2',
+    level: "notify",
+    cooldown: "1m",
+  }),
+];
 /** Stop rules the generated journals set off: a harness target (stops or holds) and a run target (late). */
 const HALTS = [
   policyRule("halt-harness", {
@@ -585,10 +627,16 @@ describe("properties of the fold", () => {
   });
 
   it("a backtest of each rule lists exactly the (seq, target) pairs of its live fires", () => {
+    const fired = new Set<string>();
     fc.assert(
       fc.property(journals, (rows) => {
-        const set = ruleSet({ enforce: ENFORCE });
+        const set = ruleSet({
+          enforce: [...ENFORCE, "attempt-stops", "attempt-holds"],
+          policy: ATTEMPT_RULES,
+          shadowPeriod: 0,
+        });
         const live = fold(set, rows, emptyState, windowOver(rows)).outcomes.flatMap((o) => o.fires);
+        for (const f of live) fired.add(`${f.rule} ${f.action}`);
         for (const active of set.rules) {
           const replay = backtest(active, rows, windowOver(rows), { shadowPeriod: set.shadowPeriod });
           const pairs = (fs: readonly Fire[]) =>
@@ -599,6 +647,10 @@ describe("properties of the fold", () => {
         }
       }),
       { numRuns: runs(150) },
+    );
+    // The generator reaches the attempts' enforced stop and hold, replayed like every other fire.
+    expect([...fired]).toEqual(
+      expect.arrayContaining(["attempt-stops stop", "attempt-holds hold", "bash-tools-counted notify"]),
     );
   });
 
@@ -639,8 +691,8 @@ describe("properties of the fold", () => {
     fc.assert(
       fc.property(journals, (rows) => {
         const set = ruleSet({
-          enforce: [...ENFORCE, "halt-harness", "halt-run"],
-          policy: HALTS,
+          enforce: [...ENFORCE, "halt-harness", "halt-run", "attempt-stops", "attempt-holds"],
+          policy: [...HALTS, ...ATTEMPT_RULES],
           shadowPeriod: 0,
         });
         const acc = new StateAccumulator(emptyState);
@@ -653,7 +705,12 @@ describe("properties of the fold", () => {
           // The row's own opened, closed or loop_stopped has moved the run in flight before any rule ran.
           for (const f of outcome.fires) {
             seen.add(f.action);
-            for (const a of f.actions) if (a.kind === "stop") expect(acc.current.runs[a.harness]).toBe(a.run);
+            for (const a of f.actions) {
+              if (a.kind !== "stop") continue;
+              // A hook-fed run's stop names the sessions in flight; any other, the harness's run in flight.
+              if (a.sessions === undefined) expect(acc.current.runs[a.harness]).toBe(a.run);
+              else for (const r of a.sessions) expect(acc.current.sessions[r]).toBe(a.harness);
+            }
           }
         }
       }),
@@ -805,5 +862,79 @@ describe("the window index", () => {
     const byPath = selectorOf("run_event", { path: "a.go" });
     expect(indexed.count(byPath, 2 * HOUR)).toBe(1);
     expect(scan.count(byPath, 2 * HOUR)).toBe(1);
+  });
+});
+
+describe("attempts (attempt_event)", () => {
+  const attempt = (run: string, fields: Record<string, unknown> = {}) => ({
+    type: "tool",
+    harness: "impl",
+    run,
+    tool: "Bash",
+    action: "exec",
+    digest: "d1",
+    hook_fed: true,
+    ...fields,
+  });
+  const tool = (run: string) => ({ type: "tool", harness: "impl", run, tool: "Bash", action: "exec" });
+
+  it("a selector without a kind on a run_event rule counts tool rows, never attempts", () => {
+    const counting = policyRule("bash-thrice", {
+      on: "run_event",
+      when: 'event.type == "tool" && count({"tool": "Bash"}, duration("1h")) >= 3',
+      level: "notify",
+    });
+    // Each call is an attempt then a tool row: two calls are four Bash rows, two of each kind.
+    const rows = journal([
+      [0, "attempt_event", attempt("impl#1")],
+      [MIN, "run_event", tool("impl#1")],
+      [2 * MIN, "attempt_event", attempt("impl#1")],
+      [3 * MIN, "run_event", tool("impl#1")],
+    ]);
+    const { outcomes } = run(ruleSet({ policy: [counting], shadowPeriod: 0 }), rows);
+    expect(firesOf(outcomes, "bash-thrice")).toEqual([]);
+    const third = journal([
+      [0, "attempt_event", attempt("impl#1")],
+      [MIN, "run_event", tool("impl#1")],
+      [2 * MIN, "run_event", tool("impl#1")],
+      [3 * MIN, "run_event", tool("impl#1")],
+    ]);
+    expect(
+      firesOf(run(ruleSet({ policy: [counting], shadowPeriod: 0 }), third).outcomes, "bash-thrice"),
+    ).toHaveLength(1);
+  });
+
+  it("an enforced stop on an attempt stops its hook-fed run, whether or not its opening arrived", () => {
+    const stops = policyRule("push-stops", {
+      on: "attempt_event",
+      when: 'event.tool == "Bash" && event.digest == "d1"',
+      level: "stop",
+      target: "run",
+    });
+    const rows = journal([
+      [0, "run_event", { type: "opened", harness: "impl", run: "impl#1", hook_fed: true }],
+      [MIN, "attempt_event", attempt("impl#1")],
+      // Its SessionStart never arrived: the attempt is the run's first row.
+      [2 * MIN, "attempt_event", attempt("impl#2")],
+    ]);
+    const { outcomes, state } = run(
+      ruleSet({ policy: [stops], enforce: ["push-stops"], shadowPeriod: 0 }),
+      rows,
+    );
+    const fired = firesOf(outcomes, "push-stops");
+    expect(fired.map((f) => [f.seq, f.kind, f.action])).toEqual([
+      [2, "attempt_event", "stop"],
+      [3, "attempt_event", "stop"],
+    ]);
+    expect(fired.map((f) => f.actions.find((a) => a.kind === "stop"))).toEqual([
+      { kind: "stop", harness: "impl", run: "impl#1", sessions: ["impl#1"] },
+      { kind: "stop", harness: "impl", run: "impl#2", sessions: ["impl#2"] },
+    ]);
+    expect(state.sessions).toEqual({ "impl#1": "impl", "impl#2": "impl" });
+  });
+
+  it("an attempt not marked hook-fed is no session in flight", () => {
+    const rows = journal([[0, "attempt_event", attempt("impl#1", { hook_fed: undefined })]]);
+    expect(run(ruleSet(), rows).state.sessions).toEqual({});
   });
 });

@@ -444,6 +444,8 @@ function agentHookRoutes(d: HookRouteDeps): http.RequestListener {
       verifyPatterns: () => daemon.configInForce.agents.verifyPatterns,
       onError: (what, e) => log.error({ err: (e as Error).message }, what),
       rejected: (source, reason) => daemon.rejected(source, reason),
+      evaluated: (seq, budgetMs) => daemon.evaluated(seq, budgetMs),
+      failMode: () => daemon.configInForce.agents.onUnreachable,
     }),
     (e) => log.error({ err: (e as Error).message }, "agent hook call failed"),
     {

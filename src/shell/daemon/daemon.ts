@@ -28,6 +28,7 @@ import type { WalSync } from "../store/wal-sync.js";
 import { type Log, OncePer } from "../support/log.js";
 import type { DaemonMetrics } from "../support/metrics.js";
 import { ActionRunner, type ActionSinks } from "./actions.js";
+import { EvaluationWaits } from "./evaluation-waits.js";
 import { type Committed, Evaluator } from "./evaluator.js";
 import type { EvaluatorView } from "./evaluator-view.js";
 
@@ -137,6 +138,8 @@ export class Daemon {
   /** What the journal's last batch found of the store's writes (`harness doctor` fails on a failure). */
   readonly storeWrite: StoreWriteHealth;
   private readonly rejectionLogged = new OncePer(HOUR);
+  /** Who waits for a row's evaluation (`evaluated`), settled after each step of the evaluator. */
+  private readonly evaluationWaits = new EvaluationWaits();
 
   constructor(private readonly deps: DaemonDeps) {
     const { stores, configAtStart: config, log, clock, metrics } = deps;
@@ -379,6 +382,17 @@ export class Daemon {
       );
   }
 
+  /**
+   * Resolves true once row `seq` is evaluated and what it decided is committed and dispatched (a stop
+   * of a hook-fed run recorded), false after `budgetMs` or at shutdown. A live attempt's answer waits on
+   * it (`../agents/ingest/attempt.ts`).
+   */
+  evaluated(seq: number, budgetMs: number): Promise<boolean> {
+    if (this.evaluator.cursor >= seq) return Promise.resolve(true);
+    if (this.closed) return Promise.resolve(false);
+    return this.evaluationWaits.wait(seq, budgetMs);
+  }
+
   private scheduleEvaluation(): void {
     if (this.evalScheduled || this.closed) return;
     this.evalScheduled = true;
@@ -404,6 +418,7 @@ export class Daemon {
         this.timers.push(setTimeout(() => this.scheduleEvaluation(), 1_000));
         return;
       }
+      this.evaluationWaits.reached(this.evaluator.cursor);
       this.deps.metrics.journalLag.set(this.evaluator.lagSeconds(this.deps.clock()));
       if (n > 0) this.scheduleEvaluation();
       else this.scheduleCursorSave();
@@ -526,6 +541,8 @@ export class Daemon {
     while (this.derivation.step() + this.evaluator.step(1_000) > 0);
     this.derivation.saveCursors();
     this.evaluator.saveCursor();
+    this.evaluationWaits.reached(this.evaluator.cursor);
+    this.evaluationWaits.close();
     this.closed = true;
     if (this.tickTimer !== undefined) clearTimeout(this.tickTimer);
     if (this.cursorSave !== undefined) clearTimeout(this.cursorSave);

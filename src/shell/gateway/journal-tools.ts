@@ -35,7 +35,7 @@ export function registerJournalTools(server: McpServer, session: SessionContext)
           .string()
           .max(32)
           .optional()
-          .describe("run_event, graph_event, fact_event or tick; every kind when left out."),
+          .describe("run_event, attempt_event, graph_event, fact_event or tick; every kind when left out."),
         type: z
           .string()
           .max(256)

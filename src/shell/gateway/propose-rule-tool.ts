@@ -24,7 +24,7 @@ export const PROPOSE_RULE_INPUT = {
   on: z
     .enum(EVENT_KINDS)
     .describe(
-      "The journal row kind the rule is evaluated on: run_event (tool calls, marks, runs opened and closed, loop-guard stops), graph_event, fact_event or tick (once a minute).",
+      "The journal row kind the rule is evaluated on: run_event (tool calls after they ran, marks, runs opened and closed, loop-guard stops), attempt_event (a hook-fed agent's tool call about to run: type, at, harness, run, adapter, repo, branch, session, tool, action, digest, paths; an enforced stop refuses that very call), graph_event, fact_event or tick (once a minute).",
     ),
   when: text(
     'A CEL expression over `event` (the row\'s fields) and `now`, true when the rule should fire. The windowed primitives count(selector, duration("1h")), distinct("field", selector, duration("1h")) and exists(selector, duration("1h")) read the journal: the selector is a map literal of indexed fields (kind, type, harness, run, repo, branch, path, tool, action, is_error, digest, outcome, cause_digest, edge, predicate, status, scope), the window a literal from 1m to 7d. Example: event.type == "closed" && event.outcome == "failed" && count({"type": "closed", "harness": event.harness, "outcome": "failed"}, duration("1h")) >= 3',

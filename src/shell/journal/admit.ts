@@ -3,6 +3,7 @@
  * the bounded queue, which drops rather than blocks. The answer holds one result per event, in order.
  */
 import type { RefusalReason } from "../../core/admission.js";
+import { hookFedKind } from "../../core/hook-runs.js";
 import type { ProducerSource } from "../../core/sources.js";
 import { hookFedEvent, parseWireEvent, type WireProblem } from "./event-format.js";
 import type { JournalWriter, Offer } from "./journal-writer.js";
@@ -16,7 +17,7 @@ export type AdmitResult =
 /** How the daemon admits events, beyond what the wire says. */
 export interface AdmitOptions {
   /**
-   * The events came through the daemon's hook ingest: their `run_event` rows are marked hook-fed
+   * The events came through the daemon's hook ingest: their `run_event` and `attempt_event` rows are marked hook-fed
    * (`core/hook-runs.ts`). Never set for a producer's Append, whose events may not carry the mark.
    */
   readonly hookFed?: boolean;
@@ -46,7 +47,7 @@ export function admitEvents(
     const parsed = parseWireEvent(wire);
     if (parsed.ok) {
       refusals.push(undefined);
-      const hookFed = options.hookFed === true && parsed.kind === "run_event";
+      const hookFed = options.hookFed === true && hookFedKind(parsed.kind);
       offers.push({ source, kind: parsed.kind, event: hookFedEvent(parsed.event, hookFed) });
     } else
       refusals.push({

@@ -5,9 +5,9 @@
  * written `fact_kind`, because `kind` names the row's kind. `docs/events.md` documents the format.
  */
 import { type AdmissionProblem, admissionProblems } from "../../core/admission.js";
-import { HOOK_FED_FIELD } from "../../core/hook-runs.js";
+import { HOOK_FED_FIELD, hookFedKind } from "../../core/hook-runs.js";
 import type { EventFields } from "../../core/journal.js";
-import { type EventKind, isEventKind } from "../../core/kinds.js";
+import { EVENT_KINDS, type EventKind, isEventKind } from "../../core/kinds.js";
 
 /** A problem with a wire event: the core's, or the wire format's own (`kind`, `at`). */
 export type WireProblem = AdmissionProblem;
@@ -47,7 +47,7 @@ export function parseWireEvent(wire: unknown, options: { readonly importLine?: b
         {
           field: "kind",
           reason: "unknown_kind",
-          message: `kind must be one of run_event, graph_event, fact_event, tick (got ${JSON.stringify(kind)})`,
+          message: `kind must be one of ${EVENT_KINDS.join(", ")} (got ${JSON.stringify(kind)})`,
         },
       ],
     };
@@ -58,7 +58,7 @@ export function parseWireEvent(wire: unknown, options: { readonly importLine?: b
   for (const [key, value] of Object.entries(obj)) {
     // A producer's line may not set its own source or admission time; the server stamps both.
     if (key === "kind" || (options.importLine === true && IMPORT_ENVELOPE.has(key))) continue;
-    if (key === HOOK_FED_FIELD && kind === "run_event") {
+    if (key === HOOK_FED_FIELD && hookFedKind(kind)) {
       // Only the daemon's hook ingest marks a row hook-fed (`core/hook-runs.ts`); an import line, written
       // into a store no daemon holds by its operator, carries the mark of the journal it came from.
       if (options.importLine !== true)

@@ -30,6 +30,10 @@ const ENUMERATIONS: Readonly<Record<EventKind, Readonly<Record<string, readonly 
     mark: ["user-message", "compaction", "subagent", "error", "turn-end"],
     outcome: RUN_OUTCOMES,
   },
+  attempt_event: {
+    type: ["tool"],
+    action: ["search", "read", "edit", "exec", "verify", "other"],
+  },
   graph_event: {
     type: ["edge_added", "edge_ended", "collision_started", "collision_ended"],
     scope: ["file", "branch"],

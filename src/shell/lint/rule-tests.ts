@@ -10,7 +10,7 @@ import { admissionProblems } from "../../core/admission.js";
 import { fold } from "../../core/backtest.js";
 import type { LoadedRule } from "../../core/compile-rule.js";
 import { indexRow, type JournalRow } from "../../core/journal.js";
-import { type EventKind, isEventKind } from "../../core/kinds.js";
+import { EVENT_KINDS, type EventKind, isEventKind } from "../../core/kinds.js";
 import { activeRule, ruleSetOf } from "../../core/rule-set.js";
 import { emptyState } from "../../core/state.js";
 import { tomlErrorMessage } from "../../core/toml-error.js";
@@ -115,8 +115,7 @@ function parseRow(r: unknown, seq: number, on: EventKind, previous: number | und
   const { admitted, kind = on, ...fields } = r;
   if (!(admitted instanceof TomlDate) || !admitted.isDateTime() || admitted.isLocal())
     return "admitted must be a date-time with an offset, such as 2026-10-01T09:00:00Z";
-  if (typeof kind !== "string" || !isEventKind(kind))
-    return "kind must be run_event, graph_event, fact_event or tick";
+  if (typeof kind !== "string" || !isEventKind(kind)) return `kind must be one of ${EVENT_KINDS.join(", ")}`;
   const at = admitted.getTime();
   if (previous !== undefined && at < previous)
     return "admitted must not go back in time (the journal's clock never does)";

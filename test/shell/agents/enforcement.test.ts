@@ -312,6 +312,25 @@ describe("the loop guard on hook-fed runs", () => {
     expect(d.rows("closed")).toHaveLength(1);
   });
 
+  it("the loop guard counts tool rows only: a call's attempt is never part of a streak", async () => {
+    const d = await start();
+    const s = session("worker", "s1");
+    await d.hookRows("ledger", [s.opened()]);
+    const same = s.tool({ tool: "Read", action: "read", digest: "c".repeat(64) });
+    const { is_error: _, ...fields } = same;
+    const attempt = { ...fields, kind: "attempt_event" };
+    // Seven calls, each its attempt then its tool row: fourteen rows of one tool and digest, no trip.
+    await d.hookRows("observer", Array.from({ length: 7 }, () => [attempt, same]).flat());
+    await d.settled();
+    expect(d.rows("tool", "attempt_event")).toHaveLength(7);
+    expect(d.rows("loop_stopped")).toEqual([]);
+    expect(d.check("worker", s.run)).toEqual({ kind: "allow" });
+    // The eighth call's tool row trips it.
+    await d.hookRows("observer", [attempt, same]);
+    await d.settled();
+    expect(d.rows("loop_stopped")).toHaveLength(1);
+  });
+
   it("loop-stop-recurs notifies when the guard stops a harness's agents twice in 24h", async () => {
     const d = await start();
     for (const id of ["s1", "s2"]) {

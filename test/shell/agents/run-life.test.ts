@@ -57,6 +57,7 @@ function world(s: OpenedStore) {
     closed: { type: "closed", outcome: "success", reason: "" },
     tool: { type: "tool", tool: "Bash", action: "exec", is_error: false },
     mark: { type: "mark", mark: "turn_end" },
+    attempt: { type: "attempt", tool: "Bash", action: "exec" },
   };
   return {
     life,
@@ -179,6 +180,7 @@ describe("a run's life", () => {
         "closed",
         "tool",
         "mark",
+        "attempt",
         "call",
         "loopStop",
         "stale",

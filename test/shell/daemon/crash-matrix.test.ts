@@ -2,7 +2,8 @@
  * The crash matrix (issue 5): a daemon killed with SIGKILL at each point between admission, evaluation,
  * commit and action, then restarted. After the restart, fires equal a fold of the core over the
  * admitted rows, no fire is acted on twice, every action that never started is recorded undelivered and
- * every one that started but was not seen to finish is recorded unknown.
+ * every one that started but was not seen to finish is recorded unknown. A stop decided on an agent's
+ * attempt (its PreToolUse) is among them.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -17,6 +18,7 @@ import { loadStarterPack } from "../../../src/core/starter-pack.js";
 import { emptyState } from "../../../src/core/state.js";
 import { indexedWindows, selectorShapes } from "../../../src/core/window-index.js";
 import { rawPost } from "../../../src/shell/agents/forwarder/raw-http.js";
+import { inputDigest } from "../../../src/shell/agents/ingest/go-json-digest.js";
 import {
   HOOK_AT_HEADER,
   HOOK_KEY_HEADER,
@@ -512,4 +514,97 @@ describe("crash matrix, disk full during a hook burst", () => {
       }
     },
   );
+});
+
+const evaluated = (f: TestFleet) => evaluatorCursor(f) === lastRow(f).seq;
+
+/** The force push an enforced stop rule over attempts refuses, and its input's digest. */
+const FORCE_PUSH = { command: "git push --force origin main" };
+const ATTEMPT_STOPS = `name = "force-push-stops"
+description = "A force push is refused before it runs."
+on = "attempt_event"
+when = 'event.tool == "Bash" && event.digest == "${inputDigest(FORCE_PUSH)}"'
+level = "stop"
+cooldown = "1m"
+target = "run"
+message = "{{run}} tried a force push"
+`;
+
+/** A live Claude Code PreToolUse (no hook time: its answer waits for the attempt's evaluation). */
+async function livePreToolUse(f: TestFleet, id: string, input: Record<string, unknown>, n: number) {
+  const observer = await readTokenFile(f.tokens.get("observer") as string);
+  const ledger = await readTokenFile(f.tokens.get("ledger") as string);
+  const body = {
+    session_id: id,
+    hook_event_name: "PreToolUse",
+    cwd: repo,
+    tool_name: "Bash",
+    tool_input: input,
+    tool_use_id: `toolu-${id}-${n}`,
+  };
+  return rawPost(
+    f.socketPath,
+    `${HOOK_PATH_PREFIX}claude-code?harness=impl`,
+    {
+      "Content-Type": "application/json",
+      Authorization: `Bearer ${observer}`,
+      [LEDGER_TOKEN_HEADER]: ledger,
+    },
+    Buffer.from(JSON.stringify(body)),
+    5_000,
+  );
+}
+
+/**
+ * A stop decided on an attempt row: the daemon killed before it commits the stop it decided on the
+ * agent's PreToolUse, then restarted. The attempt's fire is made exactly once, as a fold of the core over
+ * the rows says, and reaches the session at its next call, which is refused, the run closed once.
+ * (Killed after the commit, before its action starts, the stop is lost like any action: the scenarios
+ * above show it.)
+ */
+describe("crash matrix, a stop decided on an attempt row", () => {
+  it("a SIGKILL at eval.beforeCommit of the attempt's stop makes its fire once and closes the run once", async () => {
+    const rules = [{ name: "force-push-stops", text: ATTEMPT_STOPS }];
+    const f = new TestFleet({ enforce: ["force-push-stops"], rules, recordStops: true });
+    fleets.push(f);
+    // A first row of another session, evaluated and committed before the failpoint is armed, so the
+    // armed daemon's first commit is the attempt's.
+    await f.start();
+    expect((await livePreToolUse(f, "warm", { command: "ls" }, 0)).status).toBe(200);
+    await f.until(() => settled(f), "the first row's evaluation");
+    await f.stop();
+    await f.start({ HARNESS_FAILPOINTS: "eval.beforeCommit@1" });
+    const answer = await livePreToolUse(f, "s1", FORCE_PUSH, 1).catch(() => undefined);
+    await f.exited();
+    expect(answer?.status, "the daemon died before it answered").toBeUndefined();
+    await f.start();
+    // Not `settled`: a hook-fed run's stop stays started until the run's next call.
+    await f.until(() => evaluated(f), "evaluation after the restart");
+
+    const rows = coreRows(f);
+    const ruleSet = assembleRuleSet({
+      starter: loadStarterPack(),
+      policy: [{ repo: "test", loads: rules.map((r) => loadRuleFile(`rules/${r.name}.toml`, r.text)) }],
+      enforce: ["force-push-stops"],
+      shadowPeriod: 0,
+    });
+    const shapes = selectorShapes(ruleSet.rules.map((r) => r.rule));
+    const expected = fold(ruleSet, rows, emptyState, indexedWindows(rows, shapes))
+      .outcomes.flatMap((o) => o.fires)
+      .filter((x) => x.rule === "force-push-stops");
+    expect(expected.map((x) => [x.kind, x.action])).toEqual([["attempt_event", "stop"]]);
+    expect(fires(f, { rule: "force-push-stops" }).map((x) => x.fire_id)).toEqual(expected.map((x) => x.id));
+
+    // The session's next call is refused, and the run closed once.
+    const next = await livePreToolUse(f, "s1", { command: "ls" }, 2);
+    await f.until(() => evaluated(f), "the next call's evaluation");
+    const [stop] = recordedActions(f).filter((a) => a.action === "stop");
+    const closedRows = journalRows(f, { type: "closed", run: "impl#s1" });
+    expect(next.body.toString()).toContain("force-push-stops");
+    expect(stop?.state).toBe("ok");
+    expect(closedRows.map((r) => [r.event.outcome, r.event.reason])).toEqual([["cancelled", "rule_stop"]]);
+    // Never run through [supervisor] stop: the run is hook-fed.
+    expect(f.stopped()).toEqual([]);
+    await f.stop();
+  });
 });

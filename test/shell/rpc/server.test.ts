@@ -142,8 +142,8 @@ describe("JournalService.Append over the socket", () => {
     expect(
       res.results.map((r) => (r.result.case === "rejected" ? r.result.value.reason : r.result.case)),
     ).toEqual([
-      "source observer may not write tick rows (it writes run_event)",
-      'kind must be one of run_event, graph_event, fact_event (got "run_events")',
+      "source observer may not write tick rows (it writes run_event, attempt_event)",
+      'kind must be one of run_event, attempt_event, graph_event, fact_event (got "run_events")',
       "event must not carry kind: the row's kind is WireEvent.kind, and a fact's own kind is fact_kind",
       "type is required",
     ]);

@@ -1,8 +1,8 @@
 /**
  * Claude Code: its hook payloads as journal rows (its hooks reference gives the shapes): SessionStart
  * opens the run, SessionEnd closes it, PostToolUse and PostToolUseFailure are tool calls,
- * UserPromptSubmit, PreCompact, SubagentStart and Stop are marks, PreToolUse records nothing and only
- * asks the verdict. Only identifiers, flags, the input's digest and its paths are read: never the
+ * UserPromptSubmit, PreCompact, SubagentStart and Stop are marks, PreToolUse is an attempt (the tool
+ * call about to run, judged by the rules before the answer). Only identifiers, flags, the input's digest and its paths are read: never the
  * prompt, the tool's output or a message. `docs/agents-mapping.md` is the table in prose. Its hooks run
  * as commands or post over http, from `.claude/settings.local.json` in a project (never the committed
  * `settings.json`) or `~/.claude/settings.json`.
@@ -20,6 +20,7 @@ import {
 import type { HookFormat } from "../ingest/hook-format.js";
 import { type AgentAdapter, homeDir } from "./adapter.js";
 import {
+  attemptRow,
   decisionJson,
   EVENT_KEY,
   eventGate,
@@ -43,9 +44,8 @@ export const SESSION_END: Readonly<Record<string, { readonly outcome: string; re
 /** `other`, a reason this table does not know, or none: the session ended without saying why. */
 export const OTHER_END = { outcome: "interrupted", reason: "" } as const;
 
-/** Events Claude Code sends that record nothing (PreToolUse only asks the verdict). */
+/** Events Claude Code sends that record nothing. */
 const QUIET_EVENTS = new Set([
-  "PreToolUse",
   "PermissionRequest",
   "PermissionDenied",
   "PostToolBatch",
@@ -88,6 +88,9 @@ export function mapClaudeCode(p: Payload, verifyPatterns: readonly string[]): Ma
       };
       break;
     }
+    case "PreToolUse":
+      row = attemptRow(p, verifyPatterns);
+      break;
     case "PostToolUse":
       row = toolRow(p, responseFailed(p.tool_response), verifyPatterns);
       break;

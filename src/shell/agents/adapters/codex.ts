@@ -1,6 +1,6 @@
 /**
- * Codex: its command hooks (`hooks.json`) send SessionStart, UserPromptSubmit, PreToolUse, PostToolUse,
- * Stop (and PreCompact, SubagentStart) with `session_id`, `turn_id`, `cwd`; shell and `apply_patch`
+ * Codex: its command hooks (`hooks.json`) send SessionStart, UserPromptSubmit, PreToolUse (an attempt),
+ * PostToolUse, Stop (and PreCompact, SubagentStart) with `session_id`, `turn_id`, `cwd`; shell and `apply_patch`
  * calls arrive as `{command}`, a patch's headers giving its paths. Its legacy `notify` program receives
  * `agent-turn-complete` JSON as its last argument (`harness hook codex-notify`): a turn-end mark, its
  * rows Codex's. Codex has no SessionEnd: its runs are closed by the daemon when they go quiet. Its hooks
@@ -12,6 +12,7 @@ import { cwdOf, type Mapped, type Payload, responseFailed, sessionOf } from "../
 import type { HookFormat } from "../ingest/hook-format.js";
 import { type AgentAdapter, homeDir } from "./adapter.js";
 import {
+  attemptRow,
   decisionJson,
   EVENT_KEY,
   eventGate,
@@ -30,14 +31,8 @@ const NAME = "codex";
  */
 export const CODEX_CONTEXT_CHARS = 4_000;
 
-/** Events Codex sends that record nothing (PreToolUse only asks the verdict). */
-const QUIET_EVENTS = new Set([
-  "PreToolUse",
-  "PermissionRequest",
-  "PostCompact",
-  "SubagentStop",
-  "StopFailure",
-]);
+/** Events Codex sends that record nothing. */
+const QUIET_EVENTS = new Set(["PermissionRequest", "PostCompact", "SubagentStop", "StopFailure"]);
 
 export function mapCodex(p: Payload, verifyPatterns: readonly string[]): Mapped {
   const id = sessionOf(p, SESSION_KEY, EVENT_KEY);
@@ -46,8 +41,11 @@ export function mapCodex(p: Payload, verifyPatterns: readonly string[]): Mapped 
   const cwd = cwdOf(p);
   const base = { event, session, ...(cwd === undefined ? {} : { cwd }) };
   if (event === "SessionStart") return { ok: true, hook: { ...base, row: openedRow(p) } };
-  if (event === "PostToolUse") {
-    const row = toolRow(p, responseFailed(p.tool_response), verifyPatterns);
+  if (event === "PreToolUse" || event === "PostToolUse") {
+    const row =
+      event === "PreToolUse"
+        ? attemptRow(p, verifyPatterns)
+        : toolRow(p, responseFailed(p.tool_response), verifyPatterns);
     return typeof row === "string" ? { ok: false, problem: row } : { ok: true, hook: { ...base, row } };
   }
   const mark = markOf(event);

@@ -3,7 +3,7 @@
  * `session_id` and `hook_event_name`, the events that are marks, the gate each event is, a tool call's
  * row and the decision JSON both read as the hook's answer (their hooks references give the shapes).
  */
-import { toolAction, toolPaths } from "../ingest/classify.js";
+import { type ToolClass, toolAction, toolPaths } from "../ingest/classify.js";
 import { inputDigest } from "../ingest/go-json-digest.js";
 import { ALLOW, type AnswerContext, type HookAnswer, type Refusal } from "../ingest/hook-answer.js";
 import { type Gate, type MarkType, type Payload, type RowPlan, str } from "../ingest/hook-event.js";
@@ -34,16 +34,28 @@ export function openedRow(p: Payload): RowPlan {
 
 /** A tool event's row: its class, error, digest and paths from `tool_name` and `tool_input`. */
 export function toolRow(p: Payload, isError: boolean, verifyPatterns: readonly string[]): RowPlan | string {
+  const call = toolCall(p, verifyPatterns);
+  return typeof call === "string" ? call : { source: "observer", type: "tool", ...call, isError };
+}
+
+/** PreToolUse's row: the attempt, with what its tool row will carry that is known before the call. */
+export function attemptRow(p: Payload, verifyPatterns: readonly string[]): RowPlan | string {
+  const call = toolCall(p, verifyPatterns);
+  return typeof call === "string" ? call : { source: "observer", type: "attempt", ...call };
+}
+
+/** What a tool call's payload says of it before and after it runs: tool, class, digest and paths. */
+function toolCall(
+  p: Payload,
+  verifyPatterns: readonly string[],
+): { tool: string; action: ToolClass; digest?: string; paths: readonly string[] } | string {
   const tool = str(p, "tool_name");
   if (tool === undefined || tool === "") return "the payload has no string tool_name";
   const input = p.tool_input;
   const digest = inputDigest(input);
   return {
-    source: "observer",
-    type: "tool",
     tool,
     action: toolAction(tool, input, verifyPatterns),
-    isError,
     ...(digest === undefined ? {} : { digest }),
     paths: toolPaths(tool, input),
   };

@@ -27,7 +27,7 @@ import type { AgentRunStops } from "../../store/agent-run-stops.js";
 import type { AgentSessionRuns, SessionRun } from "../../store/agent-session-runs.js";
 import { STALE_REASON } from "./stale-runs.js";
 
-export type RowType = "opened" | "closed" | "tool" | "mark";
+export type RowType = "opened" | "closed" | "tool" | "mark" | "attempt";
 
 /** Where a hook call's row goes: `run`'s, or nowhere (`refused`, with why). */
 export interface Placement {

@@ -42,6 +42,8 @@ export interface RunVerdicts {
    * answers `stopped` for the first time.
    */
   check(harness: string, run: string): RunVerdict;
+  /** The verdict `check` would give, delivering nothing. */
+  peek(harness: string, run: string): RunVerdict;
 }
 
 export interface RunVerdictDeps {
@@ -89,6 +91,9 @@ export class StoreRunVerdicts implements RunVerdicts {
       // Seen before the hold: a running process, which no hold stops (REQ-11). A fire log row is never
       // deleted while its hold is on, so `placed` is known; were it not, the hold bites (fail closed).
       if (seen !== undefined && placed !== undefined && seen < placed) continue;
+      // First seen at the very row that placed it (an attempt of a run whose opening never arrived):
+      // the run was making that call, so it is running too.
+      if (seen !== undefined && seen === placed && hold.event.run === run) continue;
       if (first === undefined || hold.since < first.since) first = hold;
     }
     if (first === undefined) return ALLOW;

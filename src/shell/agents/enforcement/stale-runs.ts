@@ -26,7 +26,7 @@ const str = (v: unknown): string => (typeof v === "string" ? v : "");
 
 export class StaleRunCloser implements Deriver {
   readonly name = "stale-runs";
-  readonly kinds = ["run_event", "tick"] as const;
+  readonly kinds = ["run_event", "attempt_event", "tick"] as const;
   readonly enabled = () => true;
   private open = new Map<string, OpenRun>();
   /** Runs closed: a late row of one does not open it again, to be closed stale a second time. */

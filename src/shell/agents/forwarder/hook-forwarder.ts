@@ -392,7 +392,7 @@ export async function runCommandHook(
   let socket = args.socket ?? socketPath(io.env);
   let fallback: Awaited<ReturnType<typeof configFallback>> | undefined;
   // `behind`: a call of this session still waits in the spool, so this one's row may not be admitted
-  // before it. A PreToolUse records no row, so it still asks the daemon for its verdict.
+  // before it. A PreToolUse's attempt is judged now or never, so it still asks the daemon.
   const send = async (): Promise<Reply | "behind" | undefined> => {
     if ((await drain(spool, socket, drainUntil, run, io, agents)) === "unreachable") return undefined;
     if (gate !== "tool" && waitingOf(spool, run, agents).length > 0) return "behind";
@@ -422,7 +422,9 @@ export async function runCommandHook(
     if (reply.note !== undefined || reply.status !== 200)
       io.err(`harness hook: ${reply.note ?? `the daemon answered HTTP ${reply.status}`}`);
     if (reply.status !== 200) return 1;
-    if (reply.row === "dropped" && payload !== undefined) spoolIt("the daemon's queue was full");
+    // A PreToolUse's attempt is judged now or never: its fail mode answered it.
+    if (reply.row === "dropped" && payload !== undefined && gate !== "tool")
+      spoolIt("the daemon's queue was full");
     if (reply.body !== "") io.out(reply.body);
     return 0;
   }

@@ -45,6 +45,15 @@ export type RowPlan =
       readonly digest?: string;
       /** As the call wrote them: absolute, or relative to `cwd`. */
       readonly paths: readonly string[];
+    }
+  | {
+      /** A tool call about to run: an `attempt_event` row, its tool row's fields known before the call. */
+      readonly source: "observer";
+      readonly type: "attempt";
+      readonly tool: string;
+      readonly action: ToolClass;
+      readonly digest?: string;
+      readonly paths: readonly string[];
     };
 
 /**

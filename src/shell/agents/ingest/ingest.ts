@@ -19,6 +19,13 @@ import type { AdmitOptions, AdmitResult } from "../../journal/admit.js";
 import type { Placement, RunLife } from "../enforcement/run-life.js";
 import type { RunVerdicts } from "../enforcement/run-verdict.js";
 import type { RunTelling } from "../enforcement/tell.js";
+import {
+  ATTEMPT_BUDGET_MS,
+  type AwaitEvaluated,
+  attemptJudged,
+  type FailMode,
+  unjudgedAnswer,
+} from "./attempt.js";
 import type { GitFacts } from "./git-facts.js";
 import { HARNESS_NAME_RULE, isHarnessName } from "./harness-name.js";
 import { ALLOW, type HookAnswer, hookAnswer } from "./hook-answer.js";
@@ -56,6 +63,10 @@ export interface IngestDeps {
   readonly onError?: (what: string, e: unknown) => void;
   /** Counts a refused row as Append's refusals are (`harness_rule_journal_rejected_total`, the log). */
   readonly rejected?: (source: ProducerSource, reason: RefusalReason) => void;
+  /** Waits for the evaluator to have judged a row: a live attempt's answer waits for it (`attempt.ts`). */
+  readonly evaluated: AwaitEvaluated;
+  /** `[agents] on_unreachable`: how an attempt the rules could not judge is answered. */
+  readonly failMode: () => FailMode;
 }
 
 export interface IngestRequest {
@@ -76,6 +87,13 @@ export interface IngestRequest {
 
 /** `unstored`: admitted to the queue, but its commit failed (answered 503). */
 export type HookRowOutcome = "admitted" | "none" | "rejected" | "dropped" | "unstored";
+
+/** What became of a call's row: its outcome, why when it is not stored, and its seq when it is. */
+interface RowAdmission {
+  readonly row: HookRowOutcome;
+  readonly note?: string;
+  readonly seq?: number;
+}
 
 export interface IngestResponse {
   /**
@@ -159,30 +177,54 @@ export class HookIngest {
     // The http hook sends no key: the payload's own ids give one where they name the call.
     const key = req.key ?? payloadKey(format, req.harness, parsed);
     const keyed = key === undefined ? req : { ...req, key };
+    // A live attempt is judged before the answer; one of a run already stopped has nothing left to judge.
+    const attempt = isLive(req) && hook.row?.type === "attempt";
+    const stopped = attempt && this.alreadyStopped(req.harness, run);
     const admitted =
-      hook.row === undefined
+      hook.row === undefined || stopped
         ? { row: "none" as const }
         : placed.refused !== undefined
           ? this.afterClose(hook.row, placed.refused)
           : await this.admitRow(keyed, hook, hook.row, run).finally(placed.done);
+    // A run closed before the call has nothing left to judge: its verdict answers it.
+    const judged =
+      !attempt ||
+      stopped ||
+      placed.refused !== undefined ||
+      (await attemptJudged(admitted, this.deps.evaluated));
+    const gate = format.gate(hook.event);
+    const unjudged = judged
+      ? undefined
+      : unjudgedAnswer(
+          format,
+          gate,
+          this.deps.failMode(),
+          admitted.note ?? `not evaluated within ${ATTEMPT_BUDGET_MS} ms`,
+        );
     // A spooled call is history: its answer has no reader, and asking would deliver a pending stop to nobody.
     const verdict = isLive(req) ? this.verdict(req.harness, run) : { kind: "allow" as const };
     const note =
       admitted.note ??
+      (judged ? undefined : `the attempt was not evaluated within ${ATTEMPT_BUDGET_MS} ms`) ??
       (hook.unknown === true
         ? `unknown ${format.name} event ${JSON.stringify(hook.event)}; not recorded`
         : undefined);
-    // An unstored row's answer is a 503 the hook does not read: it is told nothing.
+    // An unjudged attempt the verdict lets go on is answered by the fail mode, and told nothing; an
+    // unstored row's answer is a 503 the hook does not read: it is told nothing either.
+    const plain = hookAnswer(format, req.harness, gate, verdict);
     const answer =
-      isLive(req) && admitted.row !== "unstored"
-        ? answerTelling(
-            { format, harness: req.harness, run, event: hook.event, verdict },
-            this.deps.tell,
-            this.deps.onError,
-          )
-        : hookAnswer(format, req.harness, format.gate(hook.event), verdict);
+      plain === ALLOW && unjudged !== undefined
+        ? unjudged
+        : isLive(req) && admitted.row !== "unstored"
+          ? answerTelling(
+              { format, harness: req.harness, run, event: hook.event, verdict },
+              this.deps.tell,
+              this.deps.onError,
+            )
+          : plain;
     return {
-      status: admitted.row === "unstored" ? 503 : 200,
+      // An attempt is never kept for later: its fail mode answers it now, on either path.
+      status: admitted.row === "unstored" && !attempt ? 503 : 200,
       answer,
       row: admitted.row,
       ...(note === undefined ? {} : { note }),
@@ -207,11 +249,13 @@ export class HookIngest {
     hook: HookEvent,
     plan: RowPlan,
     run: string,
-  ): Promise<{ row: HookRowOutcome; note?: string }> {
+  ): Promise<RowAdmission> {
     const facts = hook.cwd === undefined ? {} : await this.deps.gitFacts(hook.cwd);
+    const kind = plan.type === "attempt" ? "attempt_event" : "run_event";
+    const type = plan.type === "attempt" ? "tool" : plan.type;
     const wire: Record<string, unknown> = {
-      kind: "run_event",
-      type: plan.type,
+      kind,
+      type,
       ...(req.at === undefined ? {} : { at: new Date(req.at).toISOString() }),
       harness: req.harness,
       run,
@@ -231,10 +275,11 @@ export class HookIngest {
       case "mark":
         wire.mark = plan.mark;
         break;
+      case "attempt":
       case "tool": {
         wire.tool = plan.tool;
         wire.action = plan.action;
-        wire.is_error = plan.isError;
+        if (plan.type === "tool") wire.is_error = plan.isError;
         if (plan.digest !== undefined) wire.digest = plan.digest;
         const paths =
           facts.realTop === undefined || hook.cwd === undefined
@@ -244,7 +289,7 @@ export class HookIngest {
         break;
       }
     }
-    const refusal = sourceRefusal(plan.source, "run_event", plan.type);
+    const refusal = sourceRefusal(plan.source, kind, type);
     if (refusal !== undefined) {
       this.deps.rejected?.(plan.source, "source_not_allowed");
       return { row: "rejected", note: refusal };
@@ -261,7 +306,7 @@ export class HookIngest {
     if (result?.kind === "rejected") this.deps.rejected?.(plan.source, result.code);
     switch (result?.kind) {
       case "admitted":
-        return { row: "admitted" };
+        return { row: "admitted", seq: result.seq };
       case "rejected":
         if (result.code === "store_error") {
           this.deps.onError?.("committing a hook row", new Error(result.reason));
@@ -284,16 +329,19 @@ export class HookIngest {
   }
 
   /** A row its run's close leaves out: answered, not recorded, and counted unless it is a second close. */
-  private afterClose(
-    plan: RowPlan,
-    refused: NonNullable<Placement["refused"]>,
-  ): {
-    row: HookRowOutcome;
-    note: string;
-  } {
+  private afterClose(plan: RowPlan, refused: NonNullable<Placement["refused"]>): RowAdmission {
     if (!refused.counted) return { row: "none", note: refused.note };
     this.deps.rejected?.(plan.source, "run_closed");
     return { row: "rejected", note: refused.note };
+  }
+
+  /** Whether a stop already reached the run (its later calls are all answered stopped). */
+  private alreadyStopped(harness: string, run: string): boolean {
+    try {
+      return this.deps.verdicts.peek(harness, run).kind === "stopped";
+    } catch {
+      return false;
+    }
   }
 
   private verdict(harness: string, run: string): RunVerdict {

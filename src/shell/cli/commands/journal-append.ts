@@ -136,7 +136,7 @@ export async function runJournalAppend(
       const { kind, ...event } = v as Record<string, unknown>;
       if (typeof kind !== "string") {
         failed++;
-        report(line.n, "rejected", "kind is required (run_event, graph_event or fact_event)");
+        report(line.n, "rejected", "kind is required (run_event, attempt_event, graph_event or fact_event)");
         continue;
       }
       const size = encodedSize(kind, event as JsonObject);
