@@ -77,6 +77,57 @@ const until = async (done: () => boolean, what: string) => {
 };
 
 /**
+ * Two sessions of `agent` in one project (one harness) edit `file`: the second edit starts a collision
+ * naming both runs, the starter rule fires for the run that started it, and the first session's end ends it
+ * (for Claude Code: Codex has no SessionEnd).
+ */
+async function twoSessionsCollide(
+  store: Parameters<typeof fires>[0],
+  send: Send,
+  agent: Agent,
+  repo: string,
+  file: string,
+): Promise<void> {
+  const [a, b] = [`${agent}-${file}-a`, `${agent}-${file}-b`];
+  for (const id of [a, b]) await send(agent, events(agent, repo, id).SessionStart);
+  for (const id of [a, b]) await send(agent, edit(agent, repo, id, file));
+  const collisions = (type: string) =>
+    journalRows(store, { kind: "graph_event", type })
+      .map((r) => r.event)
+      .filter((e) => e.path === file);
+  await until(
+    () => fires(store, { rule: "same-file-collision", run: `impl#${b}` }).length === 1,
+    "same-file-collision",
+  );
+  expect(collisions("collision_started")).toEqual([
+    {
+      type: "collision_started",
+      scope: "file",
+      repo: REPO,
+      branch: "feature",
+      path: file,
+      harness: "impl",
+      run: `impl#${b}`,
+      harnesses: ["impl"],
+      runs: [`impl#${a}`, `impl#${b}`],
+    },
+  ]);
+  expect(fires(store, { rule: "same-file-collision", run: `impl#${b}` })).toMatchObject([
+    { harness: "impl", mode: "active", action: "annotate" },
+  ]);
+  // The session that ends its edits ends the collision: fewer than two runs hold the file. Codex sends no
+  // SessionEnd (its runs close when they go quiet, `[agents] stale_after`).
+  if (agent === "codex") return;
+  await send(agent, claudeCode(repo, a).SessionEnd);
+  await until(() => collisions("collision_ended").length === 1, "collision_ended");
+  expect(collisions("collision_ended")[0]).toMatchObject({
+    run: `impl#${a}`,
+    harnesses: ["impl"],
+    runs: [`impl#${b}`],
+  });
+}
+
+/**
  * Two sessions of `agent` edit `file`; the second is told, at its next call that can carry context, that
  * the first holds the file, and then never again; the first is told nothing.
  */
@@ -171,42 +222,8 @@ describe("the command path (harness hook)", () => {
   });
 
   it("Two sessions of one project collide", async () => {
-    const [a, b] = [claudeCode(repo, "sess-a"), claudeCode(repo, "sess-b")];
-    for (const p of [a.SessionStart, b.SessionStart, a.PostToolUse, b.PostToolUse])
-      await send("claude-code", p);
-    await until(
-      () => fires(fleet, { rule: "same-file-collision" }).some((f) => f.run === "impl#sess-b"),
-      "same-file-collision",
-    );
-    expect(
-      journalRows(fleet, { kind: "graph_event", type: "collision_started" }).map((r) => r.event),
-    ).toEqual([
-      {
-        type: "collision_started",
-        scope: "file",
-        repo: REPO,
-        branch: "feature",
-        path: "src/a.ts",
-        harness: "impl",
-        run: "impl#sess-b",
-        harnesses: ["impl"],
-        runs: ["impl#sess-a", "impl#sess-b"],
-      },
-    ]);
-    expect(fires(fleet, { rule: "same-file-collision" })).toMatchObject([
-      { run: "impl#sess-b", harness: "impl", mode: "active", action: "annotate" },
-    ]);
-    // The session that ends its edits ends the collision: fewer than two runs hold the file.
-    await send("claude-code", a.SessionEnd);
-    await until(
-      () => journalRows(fleet, { kind: "graph_event", type: "collision_ended" }).length === 1,
-      "collision_ended",
-    );
-    expect(journalRows(fleet, { kind: "graph_event", type: "collision_ended" })[0]?.event).toMatchObject({
-      run: "impl#sess-a",
-      harnesses: ["impl"],
-      runs: ["impl#sess-b"],
-    });
+    await twoSessionsCollide(fleet, send, "claude-code", repo, "src/both-cc.ts");
+    await twoSessionsCollide(fleet, send, "codex", repo, "src/both-cx.ts");
   });
 
   it("The second editor is told who else edits the file", async () => {
@@ -250,6 +267,11 @@ describe("the http path (the daemon's hook endpoint)", () => {
   afterAll(async () => {
     await d.dispose();
     fs.rmSync(repo, { recursive: true, force: true });
+  });
+
+  it("Two sessions of one project collide", async () => {
+    await twoSessionsCollide(d, send, "claude-code", repo, "src/both-cc.ts");
+    await twoSessionsCollide(d, send, "codex", repo, "src/both-cx.ts");
   });
 
   it("The second editor is told who else edits the file", async () => {
