@@ -186,8 +186,13 @@ function sandbox() {
   return { root, env, observer, ledger, repo };
 }
 
-/** Round `n`'s PreToolUse and PostToolUse payloads, in session `session`. */
+/**
+ * Round `n`'s PreToolUse and PostToolUse payloads, in session `session`. Each session edits its own file:
+ * two sessions of one harness editing one file collide, and the collision's fire would be told in the
+ * next answer, which then carries context (`tell-e2e.test.ts` covers that; this times the quiet path).
+ */
 const payloads = (repo: string, session: string, n: number) => {
+  const file = `${repo}/src/${session}.ts`;
   const common = {
     session_id: session,
     transcript_path: "/t.jsonl",
@@ -196,7 +201,7 @@ const payloads = (repo: string, session: string, n: number) => {
   };
   const tool = {
     tool_name: "Edit",
-    tool_input: { file_path: `${repo}/src/a.ts`, old_string: `a${n}`, new_string: "b", replace_all: false },
+    tool_input: { file_path: file, old_string: `a${n}`, new_string: "b", replace_all: false },
     tool_use_id: `toolu_${n}`,
   };
   return {
@@ -205,7 +210,7 @@ const payloads = (repo: string, session: string, n: number) => {
       ...common,
       hook_event_name: "PostToolUse",
       ...tool,
-      tool_response: { filePath: `${repo}/src/a.ts`, success: true },
+      tool_response: { filePath: file, success: true },
       duration_ms: 3,
     }),
   };
