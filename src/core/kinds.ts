@@ -33,13 +33,8 @@ const at: FieldSpec = { type: T.timestamp };
 
 const paths: FieldSpec = { type: T.list(T.string), size: { max: MAX_PATHS, elem: { max: MAX_PATH } } };
 
-/**
- * A tool call about to run (an agent's PreToolUse): the fields its `tool` row will carry that are known
- * before the call. A kind of its own, not a type of `run_event`: a selector defaults its kind to the
- * rule's `on`, so `count({"tool": "Bash"}, …)` on run_event would otherwise count each call twice
- * (docs/decisions/0005-attempt-event.md).
- */
-const ATTEMPT_FIELDS = {
+/** REQ-4's run_event fields. */
+const RUN_FIELDS: Readonly<Record<string, FieldSpec>> = {
   type: ident,
   at,
   harness: ident,
@@ -50,33 +45,41 @@ const ATTEMPT_FIELDS = {
   session: ident,
   tool: ident,
   action: ident,
+  is_error: flag,
   digest,
   paths,
-} as const;
+  mark: ident,
+  trigger: ident,
+  outcome: ident,
+  reason: ident,
+  exit_code: { type: T.int },
+  cause_digest: digest,
+};
+
+/** What a run_event knows only once the call ran (`is_error`, `exit_code`) or at other times than a call. */
+const AFTER_OR_BESIDE_THE_CALL = new Set([
+  "is_error",
+  "mark",
+  "trigger",
+  "outcome",
+  "reason",
+  "exit_code",
+  "cause_digest",
+]);
+
+/**
+ * A tool call about to run (an agent's PreToolUse): the fields its `tool` row will carry that are known
+ * before the call. A kind of its own, not a type of `run_event`: a selector defaults its kind to the
+ * rule's `on`, so `count({"tool": "Bash"}, …)` on run_event would otherwise count each call twice
+ * (docs/decisions/0005-attempt-event.md).
+ */
+const ATTEMPT_FIELDS: Readonly<Record<string, FieldSpec>> = Object.fromEntries(
+  Object.entries(RUN_FIELDS).filter(([name]) => !AFTER_OR_BESIDE_THE_CALL.has(name)),
+);
 
 /** REQ-4's fields per kind. Every event carries `type` and `at` (the source's own time). */
 export const EVENT_FIELDS: Readonly<Record<EventKind, Readonly<Record<string, FieldSpec>>>> = {
-  run_event: {
-    type: ident,
-    at,
-    harness: ident,
-    run: ident,
-    adapter: ident,
-    repo: path,
-    branch: path,
-    session: ident,
-    tool: ident,
-    action: ident,
-    is_error: flag,
-    digest,
-    paths,
-    mark: ident,
-    trigger: ident,
-    outcome: ident,
-    reason: ident,
-    exit_code: { type: T.int },
-    cause_digest: digest,
-  },
+  run_event: RUN_FIELDS,
   attempt_event: ATTEMPT_FIELDS,
   graph_event: {
     type: ident,
