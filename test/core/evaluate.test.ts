@@ -566,6 +566,21 @@ const journals = fc
     });
   });
 
+/** A journal that reaches attempt-stops, attempt-holds and bash-tools-counted: random seeds may miss one. */
+const REACHES_EVERY_ATTEMPT_FIRE: JournalRow[] = [
+  ["run_event", { type: "opened" }],
+  ["attempt_event", { type: "tool", tool: "Edit", action: "edit", digest: "d2", hook_fed: true }],
+  ["run_event", { type: "tool", tool: "Bash", action: "verify", is_error: false, digest: "d1" }],
+  ["run_event", { type: "tool", tool: "Bash", action: "verify", is_error: false, digest: "d1" }],
+  ["attempt_event", { type: "tool", tool: "Bash", action: "verify", digest: "d1", hook_fed: true }],
+  ["attempt_event", { type: "tool", tool: "Bash", action: "verify", digest: "d1", hook_fed: true }],
+].map(([kind, fields], i) => ({
+  seq: i + 1,
+  at: T0 + i * MIN,
+  kind: kind as JournalRow["kind"],
+  event: { harness: "impl", run: "impl#1", repo: "r", ...(fields as { type: string }) },
+}));
+
 const ENFORCE = ["restart-into-same-failure", "budget-exhaustion-recurring", "loop-stop-recurs"];
 /**
  * Rules over attempts, and one over tool rows whose selector names a tool but no kind: it defaults to
@@ -646,9 +661,9 @@ describe("properties of the fold", () => {
           );
         }
       }),
-      { numRuns: runs(150) },
+      { numRuns: runs(150), examples: [[REACHES_EVERY_ATTEMPT_FIRE]] },
     );
-    // The generator reaches the attempts' enforced stop and hold, replayed like every other fire.
+    // Every run, whatever the seed, includes a journal reaching the attempts' enforced stop and hold.
     expect([...fired]).toEqual(
       expect.arrayContaining(["attempt-stops stop", "attempt-holds hold", "bash-tools-counted notify"]),
     );
