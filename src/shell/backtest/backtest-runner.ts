@@ -37,11 +37,6 @@ export class BacktestRunner {
 
   constructor(private readonly storePath: string) {}
 
-  /** Backtests in flight. */
-  get active(): number {
-    return this.running;
-  }
-
   /**
    * Starts a replay and yields its parts as the worker posts them. Throws `BacktestBusyError` at once
    * when both slots are taken. Breaking out of the loop, or `signal` aborting, terminates the worker.
@@ -88,7 +83,20 @@ async function* messages(
     ended = true;
     notify();
   });
-  const abort = () => void worker.terminate();
+  let released = false;
+  const releaseOnce = () => {
+    if (released) return;
+    released = true;
+    release();
+  };
+  // A caller that stops reading and then goes away leaves this generator suspended at a yield for good
+  // (the transport's write waits for a drain that never comes), so its finally never runs: the slot and
+  // the queued parts are let go here, when the call is aborted.
+  const abort = () => {
+    queue.length = 0;
+    void worker.terminate();
+    releaseOnce();
+  };
   signal.addEventListener("abort", abort, { once: true });
   try {
     for (;;) {
@@ -110,6 +118,6 @@ async function* messages(
   } finally {
     signal.removeEventListener("abort", abort);
     await worker.terminate();
-    release();
+    releaseOnce();
   }
 }

@@ -91,8 +91,9 @@ export function watchEvents(deps: WatchEventsDeps): ServiceImpl<typeof RuleServi
       (t) => credential !== undefined && t.digest.equals(credential),
     )?.expiresMs;
     let expiry: NodeJS.Timeout | undefined;
+    let done = false;
     const armExpiry = () => {
-      if (expiresMs === undefined || revoked) return;
+      if (expiresMs === undefined || revoked || done) return;
       // A timer waits at most 2^31 - 1 ms (about 24.8 days); a longer lifetime re-arms it.
       expiry = setTimeout(
         () => {
@@ -103,14 +104,24 @@ export function watchEvents(deps: WatchEventsDeps): ServiceImpl<typeof RuleServi
       );
     };
     armExpiry();
+    // A watcher that stops reading and then goes away leaves this generator suspended at a yield for
+    // good (the transport's write waits for a drain that never comes), so its finally never runs: what
+    // it holds is let go when the call is aborted too.
+    const letGo = () => {
+      if (done) return;
+      done = true;
+      stopListening();
+      clearTimeout(expiry);
+    };
+    ctx.signal.addEventListener("abort", letGo, { once: true });
     try {
       log.info({ watchers: bus.watchers }, "event watcher joined");
       yield {};
       for await (const d of subscription)
         yield d.kind === "event" ? d.event : { event: { case: "gap", value: { missed: BigInt(d.missed) } } };
     } finally {
-      stopListening();
-      clearTimeout(expiry);
+      ctx.signal.removeEventListener("abort", letGo);
+      letGo();
     }
     if (revoked)
       throw new ConnectError(

@@ -3,6 +3,7 @@
  * a month of fleet imported and evaluated live, then each starter rule backtested over it.
  */
 import * as fs from "node:fs";
+import * as net from "node:net";
 import * as path from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -35,7 +36,39 @@ const starterText = (name: string): string => {
   if (file === undefined) throw new Error(`no starter rule ${name}`);
   return file[1];
 };
+const DAY_MS = 86_400_000;
 const STARTER_NAMES = STARTER_FILES.map(([f]) => path.basename(f, ".toml"));
+
+/**
+ * A Backtest over a raw socket that reads until its start part has arrived, then stops reading for
+ * good (the socket paused, so the kernel's buffers fill): a client that stalls, not one whose library
+ * reads ahead into memory.
+ */
+function stalledBacktest(socketPath: string, text: string): Promise<net.Socket> {
+  const json = Buffer.from(JSON.stringify({ file: "rules/noisy.toml", text, sinceMs: String(30 * DAY_MS) }));
+  const envelope = Buffer.alloc(5 + json.length);
+  envelope.writeUInt32BE(json.length, 1);
+  json.copy(envelope, 5);
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(socketPath);
+    let seen = "";
+    socket.on("error", reject);
+    socket.on("connect", () => {
+      socket.write(
+        "POST /harness.v1.RuleService/Backtest HTTP/1.1\r\nHost: localhost\r\n" +
+          `Content-Type: application/connect+json\r\nContent-Length: ${envelope.length}\r\n\r\n`,
+      );
+      socket.write(envelope);
+    });
+    socket.on("data", (d: Buffer) => {
+      seen += d.toString("latin1");
+      if (!seen.includes('"start"')) return;
+      socket.pause();
+      socket.removeAllListeners("data");
+      resolve(socket);
+    });
+  });
+}
 
 describe("harness rules backtest over a month of fleet", () => {
   const fleet = new TestFleet();
@@ -134,13 +167,9 @@ cooldown = "1m"
 target = "run"
 message = "{{run}} ${"x".repeat(250)}"
 `;
-    const open = [new AbortController(), new AbortController()].map((ac) => ({
-      ac,
-      stream: client
-        .backtest({ file: "rules/noisy.toml", text: noisy }, { signal: ac.signal })
-        [Symbol.asyncIterator](),
-    }));
-    for (const { stream } of open) expect((await stream.next()).value?.part.case).toBe("start");
+    // Two callers that read their start and then stop reading: their sockets fill and the daemon's
+    // writes wait, so their backtests, and both slots, stay open until they go away.
+    const stalled = await Promise.all([0, 1].map(() => stalledBacktest(fleet.socketPath, noisy)));
     const third = (async () => {
       for await (const _ of client.backtest({ file: "rules/noisy.toml", text: noisy }));
     })();
@@ -153,8 +182,10 @@ message = "{{run}} ${"x".repeat(250)}"
     expect((refused as ConnectError).findDetails(ErrorDetailSchema)[0]?.reason).toBe(
       ErrorReason.BACKTEST_BUSY,
     );
-    // Cancelling frees the slots: a backtest after them runs to its summary.
-    for (const { ac } of open) ac.abort();
+    // Callers that stalled and then went away free their slots: a backtest after them runs to its
+    // summary. The second's wait lets the daemon fill both sockets, so its writes are the ones waiting.
+    await new Promise((r) => setTimeout(r, 1000));
+    for (const socket of stalled) socket.destroy();
     let summary = false;
     for (let attempt = 0; attempt < 100 && !summary; attempt++) {
       try {
