@@ -34,7 +34,7 @@ describe("WatchEvents aborted while suspended at a yield", () => {
     const ac = new AbortController();
     const values = createContextValues().set(CREDENTIAL, digest);
     const ctx = { signal: ac.signal, values } as unknown as HandlerContext;
-    const stream = watchEvents({ bus, log, credentials })({} as never, ctx);
+    const stream = watchEvents({ bus, log, credentials })({} as never, ctx)[Symbol.asyncIterator]();
 
     await stream.next();
     expect([bus.watchers, listening.size, vi.getTimerCount()]).toEqual([1, 1, 1]);
