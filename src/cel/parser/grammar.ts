@@ -13,16 +13,10 @@
  * Chevrotain runs every rule once with stand-in tokens to record the grammar (`performSelfAnalysis`), so
  * everything that is not grammar sits inside `ACTION`, which that recording skips.
  */
-import {
-  EmbeddedActionsParser,
-  EOF,
-  type IOrAlt,
-  type IParserErrorMessageProvider,
-  type IToken,
-  type TokenType,
-} from "chevrotain";
+import type { IOrAlt, IParserErrorMessageProvider, IToken, TokenType } from "chevrotain";
 import type { Expr, MapEntry, StructField } from "../ast.js";
 import type { AstActions, OperandState, Primary } from "./build.js";
+import { EmbeddedActionsParser, EOF } from "./chevrotain.js";
 import {
   allTokens,
   Bang,

@@ -7,7 +7,8 @@
  * is decoded (`literals.ts`), so a bad escape gets its own message and position instead of a bare
  * "unexpected character".
  */
-import { createToken, Lexer, type TokenType } from "chevrotain";
+import type { TokenType } from "chevrotain";
+import { createToken, Lexer } from "./chevrotain.js";
 
 const ESCAPED_BODY = {
   double: String.raw`"(?:\\[^\n\r]|[^\\"\n\r])*"`,
