@@ -42,6 +42,7 @@ import type { EvidenceReads } from "../store/evidence-reads.js";
 import { FIRST_FIRES, type ProposalBacktest, type ProposalStore } from "../store/proposal-store.js";
 import type { Log } from "../support/log.js";
 import type { DaemonMetrics } from "../support/metrics.js";
+import type { ProposalAdvice } from "./advice.js";
 import { EvidenceResolver } from "./evidence.js";
 import { type MemoryData, wrapMemoryData } from "./memory-data.js";
 
@@ -83,6 +84,8 @@ export interface ProposeRuleResult {
   readonly name: string;
   readonly content_hash: string;
   readonly expression_hash: string;
+  /** What a reviewer would ask first; empty when nothing stands out (`advice.ts`). */
+  readonly advice: readonly ProposalAdvice[];
   readonly backtest: {
     readonly since: string;
     readonly rows: number;
@@ -223,6 +226,7 @@ export class ProposalIntake {
       name: proposal.name,
       content_hash: proposal.contentHash,
       expression_hash: proposal.expressionHash,
+      advice: [],
       backtest: summaryJson(backtest),
     };
   }
