@@ -261,6 +261,10 @@ describe("harness reload applies [notify] and [supervisor]", () => {
   it("a shadow_period changed by a reload puts a rule back in shadow", async () => {
     const f = new TestFleet({ rules: [{ name: "tool-error-notifies", text: TOOL_ERROR_NOTIFIES }] });
     fleets.push(f);
+    // Under "0s" the first row a rule sees completes its shadow for good (REQ-9), and the daemon ticks
+    // on the wall-clock minute: start early in a minute, so no tick lands before the reload.
+    const intoMinute = Date.now() % 60_000;
+    if (intoMinute > 30_000) await new Promise((r) => setTimeout(r, 60_500 - intoMinute));
     await f.start();
     const mode = async () =>
       JSON.parse((await f.cli(["rules", "show", "tool-error-notifies", "--json"])).stdout).mode;
