@@ -7,6 +7,7 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { expressionHash } from "../../../src/core/compile-rule.js";
 import { loadRuleFile } from "../../../src/core/load-rule.js";
@@ -33,6 +34,7 @@ import { type OpenedStore, openStore } from "../../../src/shell/store/open-store
 import { ProposalStore } from "../../../src/shell/store/proposal-store.js";
 import { createLog } from "../../../src/shell/support/log.js";
 import { DaemonMetrics } from "../../../src/shell/support/metrics.js";
+import { runs } from "../../property-runs.js";
 
 const DAY = 86_400_000;
 const NOW = Date.UTC(2026, 0, 20);
@@ -371,5 +373,64 @@ describe("store-time advice", () => {
     const answer = (await intake(seeded()).propose(call("over-budget", "miner#1"))).harness_memory_data.data;
     expect(answer.backtest.fires).toBe(1);
     expect(answer.advice).toEqual([]);
+  });
+
+  it("finding 8: advice never refuses a proposal, a dry run is told the same, and each kind is given exactly when its condition holds", async () => {
+    const graphEdges: readonly [string, string] = [
+      "rules/graph-edges.toml",
+      renderRuleFile({
+        name: "graph-edges",
+        description: "an edge",
+        on: "graph_event",
+        when: 'event.type == "edge_added"',
+        level: "annotate",
+        target: "run",
+        message: "edge",
+      }),
+    ];
+    const set = assembleRuleSet({
+      starter: loadStarterPack(),
+      policy: [{ repo: "ops", loads: [loadRuleFile(graphEdges[0], graphEdges[1])] }],
+      shadowPeriod: 7 * DAY,
+    });
+    const starterNames = new Set(loadStarterPack().flatMap((l) => (l.ok ? [l.rule.spec.name] : [])));
+    const budgetTwice =
+      'event.type == "closed" && event.outcome == "budget_exceeded" && count({"type": "closed", "harness": event.harness, "outcome": "budget_exceeded"}, duration("24h")) >= 2';
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom("same-file-collision", "cross-run-churn", "graph-edges", "over-budget", "fresh-rule"),
+        fc.constantFrom(
+          ["run_event", budgetTwice],
+          ["run_event", 'event.outcome == "budget_exceeded"'],
+          ["run_event", 'event.outcome == "no_such_outcome"'],
+          ["run_event", 'event.type  ==  "edge_added"'],
+          ["graph_event", 'event.type == "edge_added"'],
+        ),
+        fc.constantFrom("annotate", "notify"),
+        async (name, [on, when], level) => {
+          const c = proposing(name, { on, when, level, message: "seen" });
+          const d = intake(seeded(), [graphEdges]);
+          const stored = (await d.propose(c)).harness_memory_data.data;
+          const dry = (await d.propose({ ...c, dryRun: true })).harness_memory_data.data;
+          expect(stored.id).toMatch(/^p-\d+$/);
+          expect(dry.advice).toEqual(stored.advice);
+          const load = loadRuleFile(`rules/${name}.toml`, renderRuleFile(c.rule));
+          if (!load.ok) throw new Error(load.problem.message);
+          const hashOf = (r: { rule: { spec: { on: string }; normalizedWhen: string } }) =>
+            expressionHash(r.rule.spec.on as "run_event", r.rule.normalizedWhen);
+          const sameHash = set.rules.filter((r) => hashOf(r) === stored.expression_hash);
+          const sameWhen = set.rules.filter(
+            (r) => hashOf(r) !== stored.expression_hash && r.rule.normalizedWhen === load.rule.normalizedWhen,
+          );
+          const kinds = (k: string) => stored.advice.filter((a) => a.kind === k).map((a) => a.rule);
+          expect(kinds("duplicate_expression")).toEqual(sameHash.map((r) => r.rule.spec.name));
+          expect(kinds("duplicate_when")).toEqual(sameWhen.map((r) => r.rule.spec.name));
+          expect(kinds("no_fires")).toEqual(stored.backtest.fires === 0 ? [undefined] : []);
+          expect(kinds("starter_override")).toEqual(starterNames.has(name) ? [name] : []);
+          for (const a of stored.advice) expect(a.message).toMatch(/^\S.*[.]$/);
+        },
+      ),
+      { numRuns: runs(20) },
+    );
   });
 });
