@@ -85,7 +85,10 @@ function window(within: Expr, fn: string, fail: (e: Expr, m: string) => void): v
     return;
   }
   const d = parseCelDuration(arg.value.value);
-  if (d instanceof CelError || d.nanos < MIN_WINDOW_NS || d.nanos > MAX_WINDOW_NS) {
+  if (d instanceof CelError) {
+    // The parser's reason, which for "7d" says that CEL has no day unit and what to write instead.
+    fail(within, `the window of ${fn} must be a CEL duration from 1m to 168h: ${d.message}`);
+  } else if (d.nanos < MIN_WINDOW_NS || d.nanos > MAX_WINDOW_NS) {
     fail(
       within,
       `the window of ${fn} must be from 1m to 7d (duration("168h")), found duration("${arg.value.value}")`,

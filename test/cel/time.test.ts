@@ -467,7 +467,9 @@ describe("parseDuration", () => {
     expect(errorOf(parseDuration("00"))).toBe('missing unit in duration "00"');
     expect(errorOf(parseDuration("1.5.5s"))).toBe('missing unit in duration "1.5.5s"');
     expect(errorOf(parseDuration("1h30"))).toBe('missing unit in duration "1h30"');
-    expect(errorOf(parseDuration("1d"))).toBe('unknown unit "d" in duration "1d"');
+    expect(errorOf(parseDuration("1d"))).toBe(
+      'unknown unit "d" in duration "1d": CEL durations have no "d" unit, so write duration("24h")',
+    );
     expect(errorOf(parseDuration("1H"))).toBe('unknown unit "H" in duration "1H"');
     expect(errorOf(parseDuration("1h 30m"))).toBe('unknown unit "h " in duration "1h 30m"');
     expect(errorOf(parseDuration("1e3s"))).toBe('unknown unit "e" in duration "1e3s"');

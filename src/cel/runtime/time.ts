@@ -242,7 +242,8 @@ export function parseDuration(s: string): Duration | CelError {
     if (unitName === "") return new CelError(`missing unit in duration ${JSON.stringify(s)}`);
     const unit = DURATION_UNITS.get(unitName);
     if (unit === undefined) {
-      return new CelError(`unknown unit ${JSON.stringify(unitName)} in duration ${JSON.stringify(s)}`);
+      const unknown = `unknown unit ${JSON.stringify(unitName)} in duration ${JSON.stringify(s)}`;
+      return new CelError(unitName === "d" ? `${unknown}: ${noDayUnit(s)}` : unknown);
     }
     magnitude += BigInt(whole || "0") * unit;
     if (fraction !== "") magnitude += (BigInt(fraction) * unit) / 10n ** BigInt(fraction.length);
@@ -253,6 +254,17 @@ export function parseDuration(s: string): Duration | CelError {
   return nanos < INT64_MIN || nanos > INT64_MAX
     ? new CelError(`duration overflow: ${JSON.stringify(s)}`)
     : new Duration(nanos);
+}
+
+/**
+ * Go's and cel-go's durations stop at hours, and a day is the unit people reach for: the error says so,
+ * with the hours to write when the text is a whole number of days.
+ */
+function noDayUnit(s: string): string {
+  const days = /^(\d{1,6})d$/.exec(s)?.[1];
+  const instead =
+    days === undefined ? 'days as hours (duration("24h") a day)' : `duration("${Number(days) * 24}h")`;
+  return `CEL durations have no "d" unit, so write ${instead}`;
 }
 
 /**

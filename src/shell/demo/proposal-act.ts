@@ -125,7 +125,7 @@ async function storedProposal(d: ProposalActDeps): Promise<string> {
   d.narrator.line(
     "miner",
     `${MINER_RUN}, a scripted rule miner, calls propose_rule (in the daemon's process, as the gateway does): ${PROPOSED_RULE.name} stored as ${result.id}; its 30-day backtest: ${result.backtest.fires} fires over ${result.backtest.rows} rows`,
-    [`evidence: ${evidence.join(", ")}`],
+    [`evidence: ${evidence.join(", ")}`, ...result.advice.map((a) => `advice ${a.kind}: ${a.message}`)],
     { proposal: result.id, rule: result.name, expression_hash: result.expression_hash },
   );
   return result.id;

@@ -32,6 +32,11 @@ export interface MinerRunOptions {
   readonly harnessCommand: readonly string[];
   readonly env: NodeJS.ProcessEnv;
   readonly log: (line: string) => void;
+  /**
+   * Where the one-shot's stdout goes: the runner's stdout, or its stderr when the runner's stdout must
+   * hold one JSON document (`--json`).
+   */
+  readonly oneShotStdout?: "stdout" | "stderr";
   readonly clock?: () => number;
 }
 
@@ -159,7 +164,7 @@ function oneShot(o: MinerRunOptions, run: string, mcpConfig: string, token: stri
       // The prompt file, when configured, is the one-shot's stdin: no shell is needed to feed it.
       prompt = o.miner.promptFile === undefined ? undefined : fs.openSync(o.miner.promptFile, "r");
       child = spawn(argv[0] as string, argv.slice(1), {
-        stdio: [prompt ?? "ignore", "inherit", "inherit"],
+        stdio: [prompt ?? "ignore", o.oneShotStdout === "stderr" ? 2 : "inherit", "inherit"],
         detached: true,
         env: {
           ...o.env,

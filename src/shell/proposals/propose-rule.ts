@@ -11,9 +11,9 @@
  * (`evidence.ts`); an 11th proposal from one run; a 51st stored, unproposed proposal
  * (proposal_backlog_full). A valid call is backtested over 30 days in a backtest worker (one of the
  * daemon's two slots: a busy daemon answers backtest_busy), stored untrusted with the caller's run, and
- * answered with its id, content hash and backtest summary, wrapped as untrusted memory data. A dry run
- * makes every check and the backtest and answers the same, storing nothing. Nothing here loads a rule:
- * a stored proposal is never evaluated live.
+ * answered with its id, content hash, backtest summary and advice (`advice.ts`: never a refusal),
+ * wrapped as untrusted memory data. A dry run makes every check and the backtest and answers the same,
+ * storing nothing. Nothing here loads a rule: a stored proposal is never evaluated live.
  */
 import { stringify as toToml } from "smol-toml";
 import { isUnicodeText } from "../../core/admission.js";
@@ -42,7 +42,7 @@ import type { EvidenceReads } from "../store/evidence-reads.js";
 import { FIRST_FIRES, type ProposalBacktest, type ProposalStore } from "../store/proposal-store.js";
 import type { Log } from "../support/log.js";
 import type { DaemonMetrics } from "../support/metrics.js";
-import type { ProposalAdvice } from "./advice.js";
+import { type ProposalAdvice, proposalAdvice } from "./advice.js";
 import { EvidenceResolver } from "./evidence.js";
 import { type MemoryData, wrapMemoryData } from "./memory-data.js";
 
@@ -204,6 +204,11 @@ export class ProposalIntake {
       contentHash: loaded.hash,
       expressionHash: expressionHash(loaded.spec.on, loaded.normalizedWhen),
     };
+    // Before the dry-run branch: a dry run is told the same.
+    const advice = proposalAdvice(
+      { ...proposal, on: loaded.spec.on, normalizedWhen: loaded.normalizedWhen, backtest },
+      this.deps.evaluator.rules,
+    );
     let id: string | undefined;
     if (!call.dryRun) {
       // Checked again after the backtest's wait: another call may have filled the run's quota since.
@@ -226,7 +231,7 @@ export class ProposalIntake {
       name: proposal.name,
       content_hash: proposal.contentHash,
       expression_hash: proposal.expressionHash,
-      advice: [],
+      advice,
       backtest: summaryJson(backtest),
     };
   }

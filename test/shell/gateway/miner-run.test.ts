@@ -25,7 +25,7 @@ beforeAll(async () => {
     [
       "",
       "[memory]",
-      'rule_miners = ["miner", "broken"]',
+      'rule_miners = ["miner", "broken", "chatty"]',
       "[memory.miners.miner]",
       `command = ${JSON.stringify([process.execPath, ONE_SHOT, "{mcp_config}", out])}`,
       'timeout = "2m"',
@@ -37,6 +37,13 @@ beforeAll(async () => {
         "process.exit(require('fs').readFileSync(0, 'utf8').startsWith('Look for') ? 3 : 5)",
       ])}`,
       `prompt_file = ${JSON.stringify(prompt)}`,
+      "[memory.miners.chatty]",
+      // A one-shot that talks on stdout, as a model's CLI does.
+      `command = ${JSON.stringify([
+        process.execPath,
+        "-e",
+        'process.stdout.write("chatty one-shot says hello\\n{\\"not\\": \\"the result\\"}\\n")',
+      ])}`,
       "",
     ].join("\n"),
   );
@@ -105,6 +112,19 @@ describe("harness miner run", () => {
     const closed = runRows(result.run).find((x) => x.type === "closed");
     expect(closed?.event).toMatchObject({ outcome: "failed", exit_code: 3 });
     for (const t of await tokensOf(result.run)) expect(t.revoked).not.toBeNull();
+  }, 60_000);
+
+  it("finding 9: miner run --json prints one JSON document on stdout, the one-shot's output on stderr", async () => {
+    const r = await fleet.cli(["miner", "run", "chatty", "--json"]);
+    expect(r.code, r.stderr).toBe(0);
+    const result = JSON.parse(r.stdout) as Record<string, unknown>;
+    expect(Object.keys(result).sort()).toEqual(["exit_code", "outcome", "reason", "run"]);
+    expect(result).toMatchObject({ outcome: "success", exit_code: 0 });
+    expect(r.stderr).toContain('chatty one-shot says hello\n{"not": "the result"}\n');
+    // Without --json the one-shot's output is the runner's, as before.
+    const plain = await fleet.cli(["miner", "run", "chatty"]);
+    expect(plain.code, plain.stderr).toBe(0);
+    expect(plain.stdout).toContain("chatty one-shot says hello");
   }, 60_000);
 
   it("refuses a harness not in rule_miners, writing nothing", async () => {

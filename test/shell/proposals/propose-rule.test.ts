@@ -7,6 +7,7 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { expressionHash } from "../../../src/core/compile-rule.js";
 import { loadRuleFile } from "../../../src/core/load-rule.js";
@@ -33,6 +34,7 @@ import { type OpenedStore, openStore } from "../../../src/shell/store/open-store
 import { ProposalStore } from "../../../src/shell/store/proposal-store.js";
 import { createLog } from "../../../src/shell/support/log.js";
 import { DaemonMetrics } from "../../../src/shell/support/metrics.js";
+import { runs } from "../../property-runs.js";
 
 const DAY = 86_400_000;
 const NOW = Date.UTC(2026, 0, 20);
@@ -131,10 +133,11 @@ function inlineBacktests(s: OpenedStore): Pick<BacktestRunner, "run"> {
   };
 }
 
-function intake(s: OpenedStore): ProposalIntake {
+/** The intake over the starter pack and, as policy repo `ops`, the given rule files. */
+function intake(s: OpenedStore, policy: readonly (readonly [string, string])[] = []): ProposalIntake {
   const rules = assembleRuleSet({
     starter: loadStarterPack(),
-    policy: [],
+    policy: [{ repo: "ops", loads: policy.map(([file, text]) => loadRuleFile(file, text)) }],
     enforce: [],
     disable: [],
     shadowPeriod: 7 * DAY,
@@ -279,5 +282,155 @@ describe("the store-time limits", () => {
       backtest: { fires: 1, first_fires: [{ seq: 1, target: { kind: "run", key: "nightly#1" } }] },
     });
     expect(p?.backtest.fires).toBe(1);
+  });
+});
+
+describe("store-time advice", () => {
+  const proposing = (name: string, rule: Partial<ProposeRuleCall["rule"]>): ProposeRuleCall => {
+    const c = call(name, "miner#1");
+    return { ...c, rule: { ...c.rule, ...rule } };
+  };
+  const adviceOf = async (d: ProposalIntake, c: ProposeRuleCall) =>
+    (await d.propose(c)).harness_memory_data.data.advice;
+
+  it("finding 8: a proposal with the expression of a rule in force is advised duplicate_expression", async () => {
+    const s = seeded();
+    const d = intake(s);
+    // The starter's `when`, laid out differently: the printer's form is the same, so is the hash.
+    const c = proposing("budget-twice", {
+      level: "notify",
+      when: 'event.type == "closed" && event.outcome == "budget_exceeded" && count({"type": "closed", "harness": event.harness, "outcome": "budget_exceeded"}, duration("24h")) >= 2',
+    });
+    const advice = await adviceOf(d, c);
+    expect(advice.find((a) => a.kind === "duplicate_expression")).toMatchObject({
+      rule: "budget-exhaustion-recurring",
+      message: expect.stringMatching(
+        /^The rule budget-exhaustion-recurring in force .*propose that under the name budget-exhaustion-recurring\.$/,
+      ),
+    });
+    expect(advice.some((a) => a.kind === "duplicate_when")).toBe(false);
+    // Advice, never a refusal: it is stored, and a dry run is told the same.
+    expect(new ProposalStore(s.db).get("p-1")?.name).toBe("budget-twice");
+    expect(await adviceOf(d, { ...c, dryRun: true })).toEqual(advice);
+  });
+
+  it("finding 8: a proposal with the when of a rule in force on another kind is advised duplicate_when", async () => {
+    const s = seeded();
+    const policy = renderRuleFile({
+      name: "graph-edges",
+      description: "an edge",
+      on: "graph_event",
+      when: 'event.type == "edge_added"',
+      level: "annotate",
+      target: "run",
+      message: "edge",
+    });
+    const d = intake(s, [["rules/graph-edges.toml", policy]]);
+    const advice = await adviceOf(d, proposing("run-edges", { when: 'event.type=="edge_added"' }));
+    expect(advice.filter((a) => a.kind.startsWith("duplicate_"))).toEqual([
+      {
+        kind: "duplicate_when",
+        rule: "graph-edges",
+        message: expect.stringContaining("from policy repo ops) has the same `when` on graph_event events"),
+      },
+    ]);
+  });
+
+  it("finding 8: a proposal whose backtest fired 0 times is advised no_fires and stored all the same", async () => {
+    const s = seeded();
+    const c = proposing("never-fires", { when: 'event.outcome == "no_such_outcome"' });
+    const answer = (await intake(s).propose(c)).harness_memory_data.data;
+    expect(answer.backtest.fires).toBe(0);
+    expect(answer.id).toBe("p-1");
+    expect(answer.advice).toEqual([
+      {
+        kind: "no_fires",
+        message: expect.stringMatching(
+          /^Its 30-day backtest fired 0 times, so it waits and spends no weekly slot unless the operator passes --include-silent/,
+        ),
+      },
+    ]);
+    expect((await intake(s).propose({ ...c, dryRun: true })).harness_memory_data.data.advice).toEqual(
+      answer.advice,
+    );
+  });
+
+  it("finding 8: a proposal named after a starter rule is advised starter_override", async () => {
+    const s = seeded();
+    const advice = await adviceOf(intake(s), call("same-file-collision", "miner#1"));
+    expect(advice).toEqual([
+      {
+        kind: "starter_override",
+        rule: "same-file-collision",
+        message: expect.stringMatching(
+          /^same-file-collision is the name of an embedded starter rule \(level annotate; in force\).*replaces it entirely/,
+        ),
+      },
+    ]);
+  });
+
+  it("finding 8: a proposal that fires and duplicates nothing is given no advice", async () => {
+    const answer = (await intake(seeded()).propose(call("over-budget", "miner#1"))).harness_memory_data.data;
+    expect(answer.backtest.fires).toBe(1);
+    expect(answer.advice).toEqual([]);
+  });
+
+  it("finding 8: advice never refuses a proposal, a dry run is told the same, and each kind is given exactly when its condition holds", async () => {
+    const graphEdges: readonly [string, string] = [
+      "rules/graph-edges.toml",
+      renderRuleFile({
+        name: "graph-edges",
+        description: "an edge",
+        on: "graph_event",
+        when: 'event.type == "edge_added"',
+        level: "annotate",
+        target: "run",
+        message: "edge",
+      }),
+    ];
+    const set = assembleRuleSet({
+      starter: loadStarterPack(),
+      policy: [{ repo: "ops", loads: [loadRuleFile(graphEdges[0], graphEdges[1])] }],
+      shadowPeriod: 7 * DAY,
+    });
+    const starterNames = new Set(loadStarterPack().flatMap((l) => (l.ok ? [l.rule.spec.name] : [])));
+    const budgetTwice =
+      'event.type == "closed" && event.outcome == "budget_exceeded" && count({"type": "closed", "harness": event.harness, "outcome": "budget_exceeded"}, duration("24h")) >= 2';
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom("same-file-collision", "cross-run-churn", "graph-edges", "over-budget", "fresh-rule"),
+        fc.constantFrom(
+          ["run_event", budgetTwice],
+          ["run_event", 'event.outcome == "budget_exceeded"'],
+          ["run_event", 'event.outcome == "no_such_outcome"'],
+          ["run_event", 'event.type  ==  "edge_added"'],
+          ["graph_event", 'event.type == "edge_added"'],
+        ),
+        fc.constantFrom("annotate", "notify"),
+        async (name, [on, when], level) => {
+          const c = proposing(name, { on, when, level, message: "seen" });
+          const d = intake(seeded(), [graphEdges]);
+          const stored = (await d.propose(c)).harness_memory_data.data;
+          const dry = (await d.propose({ ...c, dryRun: true })).harness_memory_data.data;
+          expect(stored.id).toMatch(/^p-\d+$/);
+          expect(dry.advice).toEqual(stored.advice);
+          const load = loadRuleFile(`rules/${name}.toml`, renderRuleFile(c.rule));
+          if (!load.ok) throw new Error(load.problem.message);
+          const hashOf = (r: { rule: { spec: { on: string }; normalizedWhen: string } }) =>
+            expressionHash(r.rule.spec.on as "run_event", r.rule.normalizedWhen);
+          const sameHash = set.rules.filter((r) => hashOf(r) === stored.expression_hash);
+          const sameWhen = set.rules.filter(
+            (r) => hashOf(r) !== stored.expression_hash && r.rule.normalizedWhen === load.rule.normalizedWhen,
+          );
+          const kinds = (k: string) => stored.advice.filter((a) => a.kind === k).map((a) => a.rule);
+          expect(kinds("duplicate_expression")).toEqual(sameHash.map((r) => r.rule.spec.name));
+          expect(kinds("duplicate_when")).toEqual(sameWhen.map((r) => r.rule.spec.name));
+          expect(kinds("no_fires")).toEqual(stored.backtest.fires === 0 ? [undefined] : []);
+          expect(kinds("starter_override")).toEqual(starterNames.has(name) ? [name] : []);
+          for (const a of stored.advice) expect(a.message).toMatch(/^\S.*[.]$/);
+        },
+      ),
+      { numRuns: runs(20) },
+    );
   });
 });

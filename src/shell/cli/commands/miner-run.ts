@@ -1,7 +1,8 @@
 /**
  * `harness miner run NAME`: runs rule miner NAME's one-shot once (`miner/miner-run.ts`), as cron or a
  * systemd timer schedules it (docs/rule-miner.md). Control tier: it reads the operator's control token
- * to mint the run's tokens. Exit 0 when the one-shot succeeded, 1 when it failed or timed out.
+ * to mint the run's tokens. Exit 0 when the one-shot succeeded, 1 when it failed or timed out. With
+ * `--json` its stdout is one JSON document and the one-shot's stdout goes to stderr.
  */
 import { fileURLToPath } from "node:url";
 import { runMiner } from "../../miner/miner-run.js";
@@ -40,6 +41,8 @@ export async function runMinerRun(name: string, options: Common, io: Io): Promis
       harnessCommand: [process.execPath, fileURLToPath(new URL("../main.js", import.meta.url))],
       env: io.env,
       log: io.err,
+      // With --json, stdout is the result alone: a reader parses it whatever the one-shot prints.
+      oneShotStdout: options.json === true ? "stderr" : "stdout",
     });
     if (options.json === true)
       io.out(
