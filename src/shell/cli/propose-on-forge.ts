@@ -72,6 +72,7 @@ export async function proposeOnForge(options: ProposeOptions, io: Io): Promise<n
     report = await proposePass({
       repo,
       shadowPeriodMs: config.memory.rules.shadowPeriod,
+      rules: config.memory.rules,
       client,
       forge,
       clone: (login) =>

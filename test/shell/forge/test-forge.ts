@@ -95,6 +95,8 @@ export class TestForge {
   private readonly templates = new Map<string, string>();
   /** Held before each git request is answered, so a test can watch a push while it runs. */
   gitDelayMs = 0;
+  /** API calls answered with an error until removed: a forge having a bad day (a 500 on one endpoint). */
+  readonly failures: { method: string; path: RegExp; status: number; message: string }[] = [];
   private readonly server: https.Server;
   private port = 0;
 
@@ -194,6 +196,7 @@ export class TestForge {
   reset(): void {
     this.pulls.length = 0;
     this.requests.length = 0;
+    this.failures.length = 0;
     this.gitDelayMs = 0;
   }
 
@@ -249,6 +252,17 @@ export class TestForge {
     ])
       .split("\n")
       .filter((l) => l !== "");
+  }
+
+  /**
+   * A `pre-receive` hook in the bare repository that prints `lines` to stderr and refuses every push,
+   * as a forge's server-side hook or branch protection does; git relays them as `remote:` lines.
+   */
+  rejectPushes(owner: string, name: string, lines: readonly string[]): void {
+    const hook = path.join(this.repos, owner, `${name}.git`, "hooks", "pre-receive");
+    fs.mkdirSync(path.dirname(hook), { recursive: true });
+    const script = lines.map((l) => `printf '%s\\n' '${l.replace(/'/g, "'\\''")}' >&2`).join("\n");
+    fs.writeFileSync(hook, `#!/bin/sh\ncat >/dev/null\n${script}\nexit 1\n`, { mode: 0o755 });
   }
 
   /** A reviewer closes (or merges) a pull request, with a last comment. */
@@ -312,6 +326,8 @@ export class TestForge {
     if (this.kind === "github" && p === "/api/v3/meta")
       return [200, { verifiable_password_authentication: false }];
     if (!p.startsWith(`${this.apiBase()}/`)) return [404, { message: "Not Found" }];
+    const failure = this.failures.find((f) => f.method === method && f.path.test(p));
+    if (failure !== undefined) return [failure.status, { message: failure.message }];
     const login = this.tokenOf(req);
     if (login === undefined)
       return [
@@ -372,17 +388,26 @@ export class TestForge {
             ? { message: "Review cannot be requested from pull request author." }
             : { message: "reviewer is the pull request's poster" },
         ];
-      pull.reviewers.push(...users, ...((body.team_reviewers as string[] | undefined) ?? []));
+      // Asking again for a reviewer already requested changes nothing, on both forges.
+      for (const r of [
+        ...users,
+        ...((body.team_reviewers as string[] | undefined) ?? []).map((t) => `team:${t}`),
+      ])
+        if (!pull.reviewers.includes(r)) pull.reviewers.push(r);
       return [201, this.pullJson(pull, true)];
     }
+    // Adding a label the issue has keeps one of it.
+    const addLabel = (l: string) => {
+      if (!pull.labels.includes(l)) pull.labels.push(l);
+    };
     if (what === "issues/labels" && method === "POST") {
       const given = (body.labels as unknown[] | undefined) ?? [];
       if (this.kind === "gitea") {
         const byId = new Map([...(this.labels.get(`${owner}/${repo}`) ?? new Map())].map(([k, v]) => [v, k]));
         if (!given.every((g) => typeof g === "number" && byId.has(g)))
           return [422, { message: "label does not exist" }];
-        pull.labels.push(...given.map((g) => byId.get(g as number) as string));
-      } else pull.labels.push(...(given as string[]));
+        for (const g of given) addLabel(byId.get(g as number) as string);
+      } else for (const g of given as string[]) addLabel(g);
       return [200, pull.labels.map((name, i) => ({ id: i + 1, name }))];
     }
     if (what === "pulls/reviews" && method === "GET")
@@ -463,6 +488,12 @@ export class TestForge {
       head: { ref: p.head, repo: { owner: { login: p.owner } } },
       base: { ref: p.base },
       merged_at: p.merged ? new Date().toISOString() : null,
+      labels: p.labels.map((name, i) => ({ id: i + 1, name })),
+      requested_reviewers: p.reviewers.filter((r) => !r.startsWith("team:")).map((login) => ({ login })),
+      // GitHub names requested teams by slug in `requested_teams`; Gitea in `requested_reviewers_teams`.
+      [this.kind === "github" ? "requested_teams" : "requested_reviewers_teams"]: p.reviewers
+        .filter((r) => r.startsWith("team:"))
+        .map((t) => (this.kind === "github" ? { slug: t.slice(5) } : { name: t.slice(5) })),
       // GitHub's list items carry no `merged`; its single pull and every Gitea pull do.
       ...(single || this.kind === "gitea" ? { merged: p.merged } : {}),
     };
