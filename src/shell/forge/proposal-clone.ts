@@ -56,7 +56,13 @@ export function pushRefusal(stderr: string): string | undefined {
   return kept.join("\n");
 }
 
-const COMMITTER = ["-c", "user.name=harness-rules", "-c", "user.email=harness-rules@localhost"];
+/** Who propose's commits are by when `commit_author` is unset. */
+export const DEFAULT_COMMIT_AUTHOR = { name: "harness-rules", email: "harness-rules@localhost" } as const;
+
+export interface CommitAuthor {
+  readonly name: string;
+  readonly email: string;
+}
 
 export class ProposalClone {
   private heads = new Map<string, string>();
@@ -66,6 +72,7 @@ export class ProposalClone {
     private readonly url: string,
     private readonly credential: GitCredential,
     private readonly env: NodeJS.ProcessEnv,
+    private readonly author: CommitAuthor,
   ) {}
 
   /** Opens the clone, making an empty repository the first time. */
@@ -74,12 +81,13 @@ export class ProposalClone {
     url: string,
     credential: GitCredential,
     env: NodeJS.ProcessEnv,
+    author: CommitAuthor = DEFAULT_COMMIT_AUTHOR,
   ): Promise<ProposalClone> {
     if (!fs.existsSync(path.join(dir, ".git"))) {
       fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
       await git(["init", "--quiet", "--", dir], { mode: "local", env });
     }
-    return new ProposalClone(dir, url, credential, env);
+    return new ProposalClone(dir, url, credential, env, author);
   }
 
   private local(): GitOptions {
@@ -155,7 +163,8 @@ export class ProposalClone {
     fs.writeFileSync(path.join(this.dir, file), text);
     await git(["add", "--", file], o);
     if (await gitTest(["diff", "--cached", "--quiet"], o)) return undefined;
-    await git([...COMMITTER, "commit", "--quiet", "--no-verify", "-m", message], o);
+    const who = ["-c", `user.name=${this.author.name}`, "-c", `user.email=${this.author.email}`];
+    await git([...who, "commit", "--quiet", "--no-verify", "-m", message], o);
     return (await git(["rev-parse", "HEAD"], o)).trim();
   }
 

@@ -34,6 +34,7 @@ import {
 import type { Forge, ForgePull } from "./forge.js";
 import { BranchDivergedError, type ProposalClone, PushRejectedError } from "./proposal-clone.js";
 import { pullBody, pullTitle, type StarterOverride } from "./pull-body.js";
+import { reviewableRuleFile } from "./rule-file-text.js";
 
 export const PROPOSE_BACKTEST_SINCE = 30 * DAY;
 const MAX_DETAIL = 2_000;
@@ -48,6 +49,7 @@ export type ProposalAction =
   | "suppressed"
   | "duplicate"
   | "invalid"
+  | "no_fires"
   | "merged"
   | "closed"
   | "error";
@@ -63,7 +65,8 @@ export interface ProposalOutcome {
 export interface PassReport {
   readonly repo: string;
   readonly forge: string;
-  readonly login: string;
+  /** The bot's login, when `bot_login` gives it or the forge told it; undefined otherwise. */
+  readonly login: string | undefined;
   readonly dryRun: boolean;
   readonly outcomes: readonly ProposalOutcome[];
 }
@@ -98,18 +101,20 @@ export interface PassDeps {
   readonly rules: { readonly enforce: readonly string[]; readonly disable: readonly string[] };
   readonly client: RuleClient;
   readonly forge: Forge;
-  /** Opens the proposal clone, git authenticating as `login` with the repo's token. */
-  readonly clone: (login: string) => Promise<ProposalClone>;
+  /** Opens the proposal clone, git authenticating as `login` (when known) with the repo's token. */
+  readonly clone: (login: string | undefined) => Promise<ProposalClone>;
   readonly backtest: Backtest;
   readonly env: NodeJS.ProcessEnv;
   readonly dryRun: boolean;
+  /** Propose also what fired 0 times in its stored backtest; otherwise that waits as `no_fires`. */
+  readonly includeSilent: boolean;
   readonly now: () => number;
 }
 
 export async function proposePass(d: PassDeps): Promise<PassReport> {
   const { repo, forge } = d;
-  const login = await forge.login();
-  if (repo.reviewers.some((r) => r.toLowerCase() === login.toLowerCase()))
+  const login = await botLogin(d);
+  if (login !== undefined && repo.reviewers.some((r) => r.toLowerCase() === login.toLowerCase()))
     throw new ReviewerIsAuthorError(repo.name, login);
   const outcomes: ProposalOutcome[] = [];
   const record = recorder(d, outcomes);
@@ -155,6 +160,17 @@ export async function proposePass(d: PassDeps): Promise<PassReport> {
   return report();
 }
 
+/**
+ * The login the token acts as: `bot_login` when set, so no call is made. Otherwise Gitea/Forgejo is
+ * asked (`GET /user`); GitHub is not, since it refuses that call to a GitHub App installation token
+ * (403, "Resource not accessible by integration"), and the pass goes on without the login: only the
+ * reviewer-is-author check needs it, and the forge itself refuses that review request.
+ */
+async function botLogin(d: PassDeps): Promise<string | undefined> {
+  if (d.repo.botLogin !== undefined) return d.repo.botLogin;
+  return d.forge.kind === "gitea" ? await d.forge.login() : undefined;
+}
+
 interface PullLink {
   readonly number: number;
   readonly url: string;
@@ -195,7 +211,7 @@ function recorder(d: PassDeps, outcomes: ProposalOutcome[]): RecordOutcome {
   return async (p, o, extra = {}) => {
     outcomes.push({ id: p.id, name: p.name, ...o });
     if (d.dryRun || o.action === "error" || o.action === "unchanged") return;
-    const state = o.action === "pushed" ? "opened" : o.action;
+    const state = o.action === "pushed" ? "opened" : o.action === "no_fires" ? "waiting" : o.action;
     await d.client.recordProposal({
       id: p.id,
       policyRepo: d.repo.name,
@@ -273,6 +289,13 @@ async function proposeOne(pass: Pass, p: ProposalInfo): Promise<void> {
   if (refused !== undefined) return record(p, refused);
   const branch = `${repo.branchPrefix}${p.name}`;
   const open = await forge.findOpenPull(branch);
+  // A rule that fired 0 times would spend a weekly slot on nothing a reviewer can judge; it waits
+  // (an extension of REQ-16, docs/decisions/0008). One already with an open pull request goes on.
+  if (open === undefined && !d.includeSilent && p.backtest !== undefined && p.backtest.fires === 0n)
+    return record(p, {
+      action: "no_fires",
+      detail: `no_fires: its backtest fired 0 times over ${p.backtest.rows} rows; \`harness rules propose --include-silent\` proposes it`,
+    });
   if (open === undefined && pass.opened >= repo.maxProposalsPerWeek)
     return record(p, {
       action: "waiting",
@@ -310,7 +333,12 @@ async function proposeOne(pass: Pass, p: ProposalInfo): Promise<void> {
     });
     return;
   }
-  const commit = await pass.clone.commit(start.start, p.name, p.fileText, `${pullTitle(p.name)} (${p.id})`);
+  const commit = await pass.clone.commit(
+    start.start,
+    p.name,
+    reviewableRuleFile(p.fileText),
+    `${pullTitle(p.name)} (${p.id})`,
+  );
   if (commit !== undefined) {
     try {
       await pass.clone.push(commit, branch);
@@ -387,6 +415,7 @@ function proposalBody(d: PassDeps, p: ProposalInfo, file: string, bt: Awaited<Re
     backtest: { sinceMs: PROPOSE_BACKTEST_SINCE, ...bt.counts },
     fires: bt.fires,
     public: d.repo.public,
+    publicUnset: d.repo.publicUnset === true,
     shadowPeriodMs: d.shadowPeriodMs,
     starter: starterOf(d, p.name),
   });

@@ -97,7 +97,7 @@ export function pullBody(p: PullBodyInput): string {
     "",
     `${b.fires} fire${b.fires === 1 ? "" : "s"} over ${b.rows} rows; ${b.evalErrors} eval errors, ${b.storeErrors} store errors.`,
     "",
-    `### Would have fired (${shown.length} of ${b.fires}${p.public ? "; repo, branch and path withheld: the repo is public" : ""})`,
+    `### Would have fired (${shown.length} of ${b.fires}${p.public ? `; repo, branch and path withheld: ${p.publicUnset === true ? "public is unset, which counts as true" : "the repo is public"}` : ""})`,
     "",
   ];
   if (shown.length === 0) lines.push("No fire in the stretch replayed.");

@@ -7,9 +7,11 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { reviewableRuleFile } from "../../../src/shell/forge/rule-file-text.js";
 import { renderRuleFile } from "../../../src/shell/proposals/propose-rule.js";
 import { journalCount, proposals, rewriteProposalText } from "../../support/store-reads.js";
 import {
+  APP_BOT,
   BOT,
   OWNER,
   type ProposeSetup,
@@ -79,7 +81,7 @@ describe.each<ForgeKind>(["github", "gitea"])("harness rules propose on %s", (ki
       });
       expect(w.forge.changedFiles(OWNER, REPO, "main", BRANCH)).toEqual(["rules/budget-notify.toml"]);
       expect(w.forge.show(OWNER, REPO, BRANCH, "rules/budget-notify.toml")).toBe(
-        renderRuleFile(ruleOf("budget-notify")),
+        reviewableRuleFile(renderRuleFile(ruleOf("budget-notify"))),
       );
       const hash = proposals(w.fleet)[0]?.expressionHash;
       expect(pull?.body.startsWith(`<!-- harness-rules name=budget-notify hash=${hash} -->\n`)).toBe(true);
@@ -476,6 +478,90 @@ describe.each<ForgeKind>(["github", "gitea"])("harness rules propose on %s", (ki
       expect(lines[2]).toBe(
         "> **This replaces the embedded starter rule `budget-exhaustion-recurring`.** As loaded now, it is level `hold` on `run_event`, not in `[memory.rules] enforce`, so it acts at `notify`. Once merged and synced, this file's rule (level `notify`) is evaluated instead and the starter rule is not.",
       );
+    },
+    T,
+  );
+
+  it(
+    "Finding 6: a pass never starts with GET /user; the bot's login comes from bot_login, and a GitHub App installation token opens the pull request",
+    async () => {
+      const app = kind === "github";
+      const login = app ? APP_BOT : BOT;
+      const w = await world({
+        installation: app,
+        botLogin: login,
+        commitAuthor: "Policy Bot <policy-bot@example.org>",
+      });
+      await w.propose("budget-notify");
+      const r = await w.run();
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.json?.login).toBe(login);
+      expect(w.forge.requests.filter((q) => q.path.endsWith("/user"))).toEqual([]);
+      expect(w.forge.pulls[0]).toMatchObject({
+        author: login,
+        reviewers: [REVIEWER],
+        labels: ["harness-rules"],
+      });
+      // Finding 9: the commit's author is commit_author.
+      expect(w.forge.log(OWNER, REPO, BRANCH, "%an <%ae>")).toBe("Policy Bot <policy-bot@example.org>");
+      // The reviewer-is-author check uses bot_login, before anything is pushed.
+      await w.reset({ installation: app, botLogin: login, reviewers: [login] });
+      await w.propose("budget-notify");
+      const self = await w.run();
+      expect(self.code).toBe(1);
+      expect(self.stderr).toContain(`reviewers lists ${login}, the login of the token`);
+      if (!app) return;
+      // Without bot_login, GitHub is still not asked, and the pass needs no login.
+      await w.reset({ installation: true, botLogin: null });
+      await w.propose("budget-notify");
+      const unset = await w.run();
+      expect(unset.code, unset.stderr).toBe(0);
+      expect(unset.json?.login).toBeNull();
+      expect(w.forge.requests.filter((q) => q.path.endsWith("/user"))).toEqual([]);
+      expect(w.forge.pulls[0]?.author).toBe(APP_BOT);
+    },
+    T,
+  );
+
+  it(
+    "Finding 9: a pull request body says public is unset, which counts as true, when public is unset",
+    async () => {
+      const w = await world({ publicKey: null });
+      await w.propose("budget-notify");
+      expect((await w.run()).code).toBe(0);
+      const body = w.forge.pulls[0]?.body ?? "";
+      expect(body).toContain("repo, branch and path withheld: public is unset, which counts as true");
+      expect(body).not.toContain("the repo is public");
+      expect(w.forge.show(OWNER, REPO, BRANCH, "rules/budget-notify.toml")).toContain(
+        `when = '${whenOf("budget-notify")}'`,
+      );
+    },
+    T,
+  );
+
+  it(
+    "no_fires: a proposal whose stored backtest fired 0 times is reported no_fires and left waiting, spending no weekly slot, unless --include-silent",
+    async () => {
+      const w = await world();
+      const silent = await w.propose(
+        "budget-silent",
+        {},
+        { when: 'event.type == "closed" && event.outcome == "no_such_outcome"' },
+      );
+      const loud = await w.propose("budget-notify");
+      const r = await w.run();
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.json?.proposals).toEqual([
+        expect.objectContaining({ id: silent, action: "no_fires" }),
+        expect.objectContaining({ id: loud, action: "opened" }),
+      ]);
+      expect(w.states()).toEqual({ [silent]: "waiting", [loud]: "opened" });
+      expect(w.detail(silent)).toMatch(/^no_fires: its backtest fired 0 times over \d+ rows/);
+      expect(w.forge.pulls.map((p) => p.head)).toEqual([BRANCH]);
+      const included = await w.run(["--include-silent"]);
+      expect(included.code, included.stderr).toBe(0);
+      expect(w.states()).toEqual({ [silent]: "opened", [loud]: "opened" });
+      expect(w.forge.pulls).toHaveLength(2);
     },
     T,
   );

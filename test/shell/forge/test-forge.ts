@@ -91,6 +91,7 @@ export class TestForge {
   /** Per repo (`owner/name`): label name → id. */
   readonly labels = new Map<string, Map<string, number>>();
   private readonly tokens = new Map<string, string>();
+  private readonly installationTokens = new Set<string>();
   /** `createRepo`'s files (as JSON) → a pristine copy of the bare repository first made with them. */
   private readonly templates = new Map<string, string>();
   /** Held before each git request is answered, so a test can watch a push while it runs. */
@@ -145,6 +146,19 @@ export class TestForge {
 
   remoteOf(owner: string, repo: string): string {
     return `${this.origin}/${owner}/${repo}.git`;
+  }
+
+  /**
+   * A GitHub App installation and its installation token (`ghs_…`), acting as the app's bot user
+   * `login` (`<app>[bot]`). It may do what the app's permissions let it on repositories, but GitHub
+   * answers `GET /user` for it with 403 "Resource not accessible by integration", as documented for
+   * endpoints that do not work with installation tokens.
+   */
+  addInstallation(login: string): string {
+    const token = `ghs_${randomBytes(18).toString("hex")}`;
+    this.tokens.set(token, login);
+    this.installationTokens.add(token);
+    return token;
   }
 
   /** A user and a token that acts as them. */
@@ -227,6 +241,18 @@ export class TestForge {
     } catch {
       return undefined;
     }
+  }
+
+  /** `git log -1 --format=<format>` of `ref` in the bare repository. */
+  log(owner: string, name: string, ref: string, format: string): string {
+    return gitSync([
+      "--git-dir",
+      path.join(this.repos, owner, `${name}.git`),
+      "log",
+      "-1",
+      `--format=${format}`,
+      ref,
+    ]).trim();
   }
 
   /** The files a branch changed against `base`. */
@@ -314,9 +340,13 @@ export class TestForge {
     return this.kind === "github" ? "/api/v3" : "/api/v1";
   }
 
+  private bearer(req: IncomingMessage): string | undefined {
+    return /^(?:Bearer|token) (\S+)$/.exec(req.headers.authorization ?? "")?.[1];
+  }
+
   private tokenOf(req: IncomingMessage): string | undefined {
-    const m = /^(?:Bearer|token) (\S+)$/.exec(req.headers.authorization ?? "");
-    return m === null ? undefined : this.tokens.get(m[1] as string);
+    const token = this.bearer(req);
+    return token === undefined ? undefined : this.tokens.get(token);
   }
 
   private api(req: IncomingMessage, url: URL, raw: string): [number, unknown] {
@@ -343,7 +373,18 @@ export class TestForge {
         return [400, { message: "Problems parsing JSON" }];
       }
     }
-    if (rest === "/user" && method === "GET") return [200, { login, id: 1 }];
+    if (rest === "/user" && method === "GET") {
+      if (this.installationTokens.has(this.bearer(req) ?? ""))
+        return [
+          403,
+          {
+            message: "Resource not accessible by integration",
+            documentation_url: "https://docs.github.com/rest/users/users#get-the-authenticated-user",
+            status: "403",
+          },
+        ];
+      return [200, { login, id: 1 }];
+    }
     const m = /^\/repos\/([^/]+)\/([^/]+)(\/.*)$/.exec(rest);
     if (m === null) return [404, { message: "Not Found" }];
     const [, owner, repo, sub] = m as unknown as [string, string, string, string];
