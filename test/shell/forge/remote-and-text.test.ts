@@ -6,6 +6,7 @@ import fc from "fast-check";
 import { parse } from "smol-toml";
 import { describe, expect, it } from "vitest";
 import { remoteProblem } from "../../../src/shell/config/git-refs.js";
+import { pushRefusal } from "../../../src/shell/forge/proposal-clone.js";
 import { ForgeRemoteError, forgeRemote } from "../../../src/shell/forge/remote.js";
 import { reviewableRuleFile } from "../../../src/shell/forge/rule-file-text.js";
 import { fenced, inline, neutralise } from "../../../src/shell/forge/untrusted-text.js";
@@ -108,6 +109,23 @@ describe("untrusted text", () => {
       }),
       { numRuns: runs(200) },
     );
+  });
+
+  it("Finding 5: a refused push keeps the remote: and [remote rejected] lines, bounded and without controls", () => {
+    const stderr = [
+      "remote: \u001b[31mno\u001b[0m \u202eway",
+      "To https://forge/org/policy.git",
+      " ! [remote rejected] abc -> harness-rules/x (pre-receive hook declined)",
+      "error: failed to push some refs to 'https://forge/org/policy.git'",
+    ].join("\n");
+    expect(pushRefusal(stderr)).toBe(
+      "remote: no way\n! [remote rejected] abc -> harness-rules/x (pre-receive hook declined)",
+    );
+    expect(pushRefusal("error: failed to push some refs")).toBeUndefined();
+    const long = pushRefusal(Array.from({ length: 30 }, () => `remote: ${"x".repeat(300)}`).join("\n"));
+    expect(long?.split("\n")).toHaveLength(21);
+    expect(long?.split("\n")[0]).toHaveLength(200);
+    expect(long?.endsWith("(10 more lines)")).toBe(true);
   });
 
   it("fences with a backtick run longer than any inside", () => {
