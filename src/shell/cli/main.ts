@@ -70,6 +70,7 @@ interface RulesOptions extends ClientOptions {
   since?: string;
   policyRepo?: string;
   dryRun?: boolean;
+  includeSilent?: boolean;
   state?: string;
 }
 
@@ -148,7 +149,7 @@ const isRulesVerb = (v: string): v is RulesVerb => (RULES_VERBS as readonly stri
 cli
   .command(
     "rules <verb> [arg]",
-    "Rules. Verbs: list, show <name>, explain <fire-id> | explain --harness NAME, holds [--harness NAME], backtest <file> [--since 30d], watch (events as they commit), admission <harness> (may it run now?), clear <harness> [--rule NAME], resume <run> (release a stopped agent run), lint [DIR] (check a policy repo checkout, offline), propose [--policy-repo NAME] [--dry-run] (stored proposals become pull requests), proposals [--state S]",
+    "Rules. Verbs: list, show <name>, explain <fire-id> | explain --harness NAME, holds [--harness NAME], backtest <file> [--since 30d], watch (events as they commit), admission <harness> (may it run now?), clear <harness> [--rule NAME], resume <run> (release a stopped agent run), lint [DIR] (check a policy repo checkout, offline), propose [--policy-repo NAME] [--dry-run] [--include-silent] (stored proposals become pull requests), proposals [--state S]",
   )
   .option("--since <duration>", "backtest: replay the rows admitted in the last DURATION (default 30d)")
   .option("--store <path>", "backtest: the store to replay when no daemon answers (default the daemon's)")
@@ -159,6 +160,7 @@ cli
   .option("--limit <n>", "explain --harness, holds: at most this many fires or released holds (default 100)")
   .option("--policy-repo <name>", "propose: the policy repo (required when more than one is declared)")
   .option("--dry-run", "propose: do every read and check, print what it would do, change nothing")
+  .option("--include-silent", "propose: also propose what fired 0 times in its stored backtest")
   .option("--state <state>", "proposals: only the proposals in this state")
   .option("--socket <path>", "The daemon's socket")
   .option("--config <path>", "The global config")
@@ -178,7 +180,12 @@ cli
     if (verb === "propose") {
       const { runPropose } = await import("./commands/rules-propose.js");
       process.exitCode = await runPropose(
-        { ...common, policyRepo: o.policyRepo, dryRun: o.dryRun === true },
+        {
+          ...common,
+          policyRepo: o.policyRepo,
+          dryRun: o.dryRun === true,
+          includeSilent: o.includeSilent === true,
+        },
         io,
       );
       return;

@@ -22,6 +22,7 @@ import { clientTarget, controlToken } from "./target.js";
 export interface ProposeOptions extends Common {
   readonly policyRepo?: string | undefined;
   readonly dryRun?: boolean | undefined;
+  readonly includeSilent?: boolean | undefined;
 }
 
 const COMMAND = "rules propose";
@@ -72,14 +73,17 @@ export async function proposeOnForge(options: ProposeOptions, io: Io): Promise<n
     report = await proposePass({
       repo,
       shadowPeriodMs: config.memory.rules.shadowPeriod,
+      rules: config.memory.rules,
       client,
       forge,
       clone: (login) =>
         ProposalClone.open(
           proposalClonePath(io.env, repo.name),
           remote.httpsUrl,
-          { username: login, password: token },
+          // GitHub's documented user for an installation token; GitHub and Gitea check only the token.
+          { username: login ?? "x-access-token", password: token },
           io.env,
+          repo.commitAuthor,
         ),
       backtest: async (f, text, sinceMs) => {
         const r = await backtestOnDaemon(client, f, text, sinceMs);
@@ -87,6 +91,7 @@ export async function proposeOnForge(options: ProposeOptions, io: Io): Promise<n
       },
       env: io.env,
       dryRun: options.dryRun === true,
+      includeSilent: options.includeSilent === true,
       now: Date.now,
     });
   } catch (e) {
@@ -132,7 +137,7 @@ function chooseRepo(
 const reportJson = (r: PassReport) => ({
   policy_repo: r.repo,
   forge: r.forge,
-  login: r.login,
+  login: r.login ?? null,
   dry_run: r.dryRun,
   proposals: r.outcomes.map((o) => ({
     id: o.id,
@@ -144,7 +149,7 @@ const reportJson = (r: PassReport) => ({
 });
 
 function reportLines(r: PassReport): string[] {
-  const head = `${r.repo} (${r.forge}, as ${r.login})${r.dryRun ? ": dry run, nothing changed" : ""}`;
+  const head = `${r.repo} (${r.forge}, as ${r.login ?? "the token's login (bot_login unset)"})${r.dryRun ? ": dry run, nothing changed" : ""}`;
   if (r.outcomes.length === 0) return [head, "no proposal to propose or read back"];
   return [
     head,

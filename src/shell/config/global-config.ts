@@ -31,8 +31,14 @@ export interface PolicyRepoConfig {
   readonly reviewers: readonly string[];
   readonly labels: readonly string[];
   readonly public: boolean;
+  /** `public` was not written: it counts as true (REQ-1), and a pull request body says so. */
+  readonly publicUnset?: boolean | undefined;
   readonly branchPrefix: string;
   readonly maxProposalsPerWeek: number;
+  /** The login the forge token acts as; when set, propose never asks the forge (`GET /user`). */
+  readonly botLogin?: string | undefined;
+  /** `Name <email>` of propose's commits; unset, `harness-rules <harness-rules@localhost>`. */
+  readonly commitAuthor?: { readonly name: string; readonly email: string } | undefined;
 }
 
 /**
@@ -287,8 +293,11 @@ function policyRepos(root: Table): PolicyRepoConfig[] {
       reviewers: t.strings("reviewers") ?? [],
       labels: t.strings("labels") ?? [],
       public: t.bool("public") ?? true,
+      publicUnset: t.value("public") === undefined,
       branchPrefix: t.gitArgument("branch_prefix") ?? DEFAULT_BRANCH_PREFIX,
       maxProposalsPerWeek: t.int("max_proposals_per_week", 0) ?? DEFAULT_MAX_PROPOSALS_PER_WEEK,
+      botLogin: forgeLogin(t, "bot_login"),
+      commitAuthor: commitAuthor(t, "commit_author"),
     });
     t.rejectUnknown([
       "remote",
@@ -299,9 +308,34 @@ function policyRepos(root: Table): PolicyRepoConfig[] {
       "public",
       "branch_prefix",
       "max_proposals_per_week",
+      "bot_login",
+      "commit_author",
     ]);
   }
   return repos.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/** A forge login: letters, digits, `-`, `_`, `.`, and a GitHub App's `[bot]` suffix. */
+function forgeLogin(t: Table, key: string): string | undefined {
+  const v = t.string(key);
+  if (v === undefined) return undefined;
+  if (/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}(\[bot\])?$/.test(v)) return v;
+  t.fail(
+    "invalid_value",
+    key,
+    "must be a forge login (letters, digits, '-', '_', '.', optionally ending in [bot])",
+  );
+  return undefined;
+}
+
+/** `Name <email>`, each part free of `<`, `>` and controls, as git takes an author. */
+function commitAuthor(t: Table, key: string): { name: string; email: string } | undefined {
+  const v = t.string(key);
+  if (v === undefined) return undefined;
+  const m = /^([^<>\p{Cc}]{1,100}?) <([^<>\s\p{Cc}]{1,200})>$/u.exec(v);
+  if (m !== null) return { name: m[1] as string, email: m[2] as string };
+  t.fail("invalid_value", key, 'must be "Name <email>"');
+  return undefined;
 }
 
 function miners(memory: Table | undefined, ruleMiners: readonly string[]): MinerConfig[] {

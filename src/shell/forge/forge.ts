@@ -15,6 +15,12 @@ export interface ForgePull {
   readonly merged: boolean;
   /** The head branch's name (without an owner). */
   readonly head: string;
+  /** The body as the forge holds it ("" when it has none). */
+  readonly body: string;
+  /** Reviewers requested now: users by login, teams as `team:<slug>`. */
+  readonly requested: readonly string[];
+  /** The labels' names. */
+  readonly labels: readonly string[];
 }
 
 export interface NewPull {
@@ -36,6 +42,8 @@ export interface Forge {
   openPull(pull: NewPull): Promise<ForgePull>;
   updateBody(number: number, body: string): Promise<void>;
   requestReviewers(number: number, reviewers: readonly string[]): Promise<void>;
+  /** The logins that submitted a review (a forge drops them from the requested reviewers). */
+  reviewedBy(number: number): Promise<readonly string[]>;
   addLabels(number: number, labels: readonly string[]): Promise<void>;
   /** The last non-empty review or comment body on the pull request, or "" when it has none. */
   lastReviewComment(number: number): Promise<string>;

@@ -25,7 +25,44 @@ export class BranchDivergedError extends Error {
   }
 }
 
-const COMMITTER = ["-c", "user.name=harness-rules", "-c", "user.email=harness-rules@localhost"];
+/** The forge refused the push (a pre-receive hook, a protected branch): its own words, as it gave them. */
+export class PushRejectedError extends Error {
+  constructor(
+    readonly branch: string,
+    readonly reason: string,
+  ) {
+    super(`the forge rejected the push to ${branch}:\n${reason}`);
+    this.name = "PushRejectedError";
+  }
+}
+
+const MAX_REASON_LINES = 20;
+const MAX_REASON_LINE = 200;
+// Controls (ANSI colours a hook may print among them) but tab; bidi and zero-width characters.
+const UNPRINTABLE = /\p{Cc}\[[0-9;]*[A-Za-z]|[\p{Cc}\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]/gu;
+
+/**
+ * The `remote:` lines and the `[remote rejected] … (reason)` lines of a refused push, without
+ * controls, at most 20 lines of 200 characters: the forge's (or its hook's) text is untrusted.
+ */
+export function pushRefusal(stderr: string): string | undefined {
+  const lines = stderr
+    .split(/\r?\n|\r/)
+    .map((l) => l.replace(UNPRINTABLE, "").trimEnd())
+    .filter((l) => /^remote:\s*\S/.test(l) || /^\s*!\s*\[remote rejected\]/.test(l));
+  if (lines.length === 0) return undefined;
+  const kept = lines.slice(0, MAX_REASON_LINES).map((l) => [...l.trim()].slice(0, MAX_REASON_LINE).join(""));
+  if (lines.length > kept.length) kept.push(`(${lines.length - kept.length} more lines)`);
+  return kept.join("\n");
+}
+
+/** Who propose's commits are by when `commit_author` is unset. */
+export const DEFAULT_COMMIT_AUTHOR = { name: "harness-rules", email: "harness-rules@localhost" } as const;
+
+export interface CommitAuthor {
+  readonly name: string;
+  readonly email: string;
+}
 
 export class ProposalClone {
   private heads = new Map<string, string>();
@@ -35,6 +72,7 @@ export class ProposalClone {
     private readonly url: string,
     private readonly credential: GitCredential,
     private readonly env: NodeJS.ProcessEnv,
+    private readonly author: CommitAuthor,
   ) {}
 
   /** Opens the clone, making an empty repository the first time. */
@@ -43,12 +81,13 @@ export class ProposalClone {
     url: string,
     credential: GitCredential,
     env: NodeJS.ProcessEnv,
+    author: CommitAuthor = DEFAULT_COMMIT_AUTHOR,
   ): Promise<ProposalClone> {
     if (!fs.existsSync(path.join(dir, ".git"))) {
       fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
       await git(["init", "--quiet", "--", dir], { mode: "local", env });
     }
-    return new ProposalClone(dir, url, credential, env);
+    return new ProposalClone(dir, url, credential, env, author);
   }
 
   private local(): GitOptions {
@@ -124,7 +163,8 @@ export class ProposalClone {
     fs.writeFileSync(path.join(this.dir, file), text);
     await git(["add", "--", file], o);
     if (await gitTest(["diff", "--cached", "--quiet"], o)) return undefined;
-    await git([...COMMITTER, "commit", "--quiet", "--no-verify", "-m", message], o);
+    const who = ["-c", `user.name=${this.author.name}`, "-c", `user.email=${this.author.email}`];
+    await git([...who, "commit", "--quiet", "--no-verify", "-m", message], o);
     return (await git(["rev-parse", "HEAD"], o)).trim();
   }
 
@@ -136,6 +176,8 @@ export class ProposalClone {
       const stderr = (e as { stderr?: string }).stderr ?? "";
       if (/\[rejected\]|non-fast-forward|fetch first|\(stale info\)/.test(stderr))
         throw new BranchDivergedError(branch, "moved on the remote while this pass pushed to it");
+      const reason = pushRefusal(stderr);
+      if (reason !== undefined) throw new PushRejectedError(branch, reason);
       throw e;
     }
     await git(["update-ref", `refs/heads/${branch}`, commit], this.local());

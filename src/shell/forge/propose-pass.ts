@@ -17,6 +17,8 @@ import type { ReplayedFire } from "../../core/backtest.js";
 import { expressionHash } from "../../core/compile-rule.js";
 import { DAY } from "../../core/durations.js";
 import { loadRuleFile, loadRuleFileBytes } from "../../core/load-rule.js";
+import { enforcement } from "../../core/rule-state.js";
+import { loadStarterPack } from "../../core/starter-pack.js";
 import type { PolicyRepoConfig } from "../config/global-config.js";
 import { formatFinding } from "../lint/findings.js";
 import { lintRuleFiles } from "../lint/rule-files.js";
@@ -30,8 +32,9 @@ import {
   type ProposalInfo,
 } from "../rpc/gen/harness/v1/rules_pb.js";
 import type { Forge, ForgePull } from "./forge.js";
-import { BranchDivergedError, type ProposalClone } from "./proposal-clone.js";
-import { pullBody, pullTitle } from "./pull-body.js";
+import { BranchDivergedError, type ProposalClone, PushRejectedError } from "./proposal-clone.js";
+import { pullBody, pullTitle, type StarterOverride } from "./pull-body.js";
+import { reviewableRuleFile } from "./rule-file-text.js";
 
 export const PROPOSE_BACKTEST_SINCE = 30 * DAY;
 const MAX_DETAIL = 2_000;
@@ -46,6 +49,7 @@ export type ProposalAction =
   | "suppressed"
   | "duplicate"
   | "invalid"
+  | "no_fires"
   | "merged"
   | "closed"
   | "error";
@@ -61,7 +65,8 @@ export interface ProposalOutcome {
 export interface PassReport {
   readonly repo: string;
   readonly forge: string;
-  readonly login: string;
+  /** The bot's login, when `bot_login` gives it or the forge told it; undefined otherwise. */
+  readonly login: string | undefined;
   readonly dryRun: boolean;
   readonly outcomes: readonly ProposalOutcome[];
 }
@@ -92,20 +97,24 @@ export type Backtest = (
 export interface PassDeps {
   readonly repo: PolicyRepoConfig;
   readonly shadowPeriodMs: number;
+  /** `[memory.rules]`'s lists, for what a starter rule a proposal replaces does now. */
+  readonly rules: { readonly enforce: readonly string[]; readonly disable: readonly string[] };
   readonly client: RuleClient;
   readonly forge: Forge;
-  /** Opens the proposal clone, git authenticating as `login` with the repo's token. */
-  readonly clone: (login: string) => Promise<ProposalClone>;
+  /** Opens the proposal clone, git authenticating as `login` (when known) with the repo's token. */
+  readonly clone: (login: string | undefined) => Promise<ProposalClone>;
   readonly backtest: Backtest;
   readonly env: NodeJS.ProcessEnv;
   readonly dryRun: boolean;
+  /** Propose also what fired 0 times in its stored backtest; otherwise that waits as `no_fires`. */
+  readonly includeSilent: boolean;
   readonly now: () => number;
 }
 
 export async function proposePass(d: PassDeps): Promise<PassReport> {
   const { repo, forge } = d;
-  const login = await forge.login();
-  if (repo.reviewers.some((r) => r.toLowerCase() === login.toLowerCase()))
+  const login = await botLogin(d);
+  if (login !== undefined && repo.reviewers.some((r) => r.toLowerCase() === login.toLowerCase()))
     throw new ReviewerIsAuthorError(repo.name, login);
   const outcomes: ProposalOutcome[] = [];
   const record = recorder(d, outcomes);
@@ -118,7 +127,7 @@ export async function proposePass(d: PassDeps): Promise<PassReport> {
   });
 
   let listing = await listAll(d.client, repo.name);
-  const { rejectedHere, readBack } = await readBackPulls(d, listing.proposals, record);
+  const { rejectedHere, readBack } = await readBackPulls(d, listing.proposals, record, outcomes);
   if (!d.dryRun && readBack > 0) listing = await listAll(d.client, repo.name);
 
   const candidates = listing.proposals.filter((p) => p.state === "stored" || p.state === "waiting");
@@ -135,6 +144,11 @@ export async function proposePass(d: PassDeps): Promise<PassReport> {
     record,
     outcomes,
     opened: listing.opened7d,
+    known: new Set(
+      listing.proposals
+        .filter((p) => p.policyRepo === repo.name && p.prNumber !== 0n)
+        .map((p) => Number(p.prNumber)),
+    ),
   };
   for (const p of candidates) {
     try {
@@ -144,6 +158,17 @@ export async function proposePass(d: PassDeps): Promise<PassReport> {
     }
   }
   return report();
+}
+
+/**
+ * The login the token acts as: `bot_login` when set, so no call is made. Otherwise Gitea/Forgejo is
+ * asked (`GET /user`); GitHub is not, since it refuses that call to a GitHub App installation token
+ * (403, "Resource not accessible by integration"), and the pass goes on without the login: only the
+ * reviewer-is-author check needs it, and the forge itself refuses that review request.
+ */
+async function botLogin(d: PassDeps): Promise<string | undefined> {
+  if (d.repo.botLogin !== undefined) return d.repo.botLogin;
+  return d.forge.kind === "gitea" ? await d.forge.login() : undefined;
 }
 
 interface PullLink {
@@ -178,13 +203,15 @@ interface Pass {
   readonly outcomes: ProposalOutcome[];
   /** Pull requests opened on the repo in the last 7 days, this pass's included. */
   opened: number;
+  /** The pull requests the store has recorded a proposal opened on. */
+  readonly known: Set<number>;
 }
 
 function recorder(d: PassDeps, outcomes: ProposalOutcome[]): RecordOutcome {
   return async (p, o, extra = {}) => {
     outcomes.push({ id: p.id, name: p.name, ...o });
     if (d.dryRun || o.action === "error" || o.action === "unchanged") return;
-    const state = o.action === "pushed" ? "opened" : o.action;
+    const state = o.action === "pushed" ? "opened" : o.action === "no_fires" ? "waiting" : o.action;
     await d.client.recordProposal({
       id: p.id,
       policyRepo: d.repo.name,
@@ -198,32 +225,59 @@ function recorder(d: PassDeps, outcomes: ProposalOutcome[]): RecordOutcome {
 }
 
 /**
- * Reads back every pull request a proposal has open here; one record ends all pushed to it. Returns the
- * expression hashes closed unmerged, and how many pull requests were read back.
+ * Reads back every pull request a proposal has open here. An open one gets what it lacks of the repo's
+ * reviewers and labels. A merged one is recorded merged for the proposal whose expression it merged
+ * (the hash in the body's marker, which each push rewrites; failing that, the last one pushed), and the
+ * store closes the others pushed to it as superseded; a closed one is recorded closed for the last one
+ * pushed, which ends all. Returns the expression hashes closed unmerged, and how many were ended.
  */
 async function readBackPulls(
   d: PassDeps,
   proposals: readonly ProposalInfo[],
   record: RecordOutcome,
+  outcomes: ProposalOutcome[],
 ): Promise<{ rejectedHere: Map<string, PullLink>; readBack: number }> {
   const rejectedHere = new Map<string, PullLink>();
-  const seen = new Set<number>();
+  const byPull = new Map<number, ProposalInfo[]>();
   for (const p of proposals) {
     if (p.state !== "opened" || p.policyRepo !== d.repo.name || p.prNumber === 0n) continue;
     const number = Number(p.prNumber);
-    if (seen.has(number)) continue;
-    seen.add(number);
+    byPull.set(number, [...(byPull.get(number) ?? []), p]);
+  }
+  let ended = 0;
+  for (const [number, pushed] of byPull) {
+    const last = pushed.at(-1) as ProposalInfo;
     const pull = await d.forge.getPull(number);
-    if (pull.state === "open") continue;
     const link = { number, url: pull.url };
-    if (pull.merged) await record(p, { action: "merged", detail: "", pull: link });
-    else {
+    if (pull.state === "open") {
+      if (d.dryRun) continue;
+      try {
+        const asked = await ensureReviewersAndLabels(d, pull);
+        if (asked.length > 0)
+          outcomes.push({
+            id: last.id,
+            name: last.name,
+            action: "unchanged",
+            detail: `asked for what #${number} lacked: ${asked.join(", ")}`,
+            pull: link,
+          });
+      } catch (e) {
+        outcomes.push({ id: last.id, name: last.name, action: "error", detail: errorText(e), pull: link });
+      }
+      continue;
+    }
+    ended++;
+    if (pull.merged) {
+      const hash = /^<!-- harness-rules name=\S+ hash=([0-9a-f]+) -->/.exec(pull.body)?.[1];
+      const merged = pushed.find((p) => p.expressionHash === hash) ?? last;
+      await record(merged, { action: "merged", detail: "", pull: link });
+    } else {
       const reason = await d.forge.lastReviewComment(number);
-      await record(p, { action: "closed", detail: reason, pull: link });
-      rejectedHere.set(p.expressionHash, link);
+      await record(last, { action: "closed", detail: reason, pull: link });
+      rejectedHere.set(last.expressionHash, link);
     }
   }
-  return { rejectedHere, readBack: seen.size };
+  return { rejectedHere, readBack: ended };
 }
 
 /** One stored or waiting proposal: checked, backtested, committed, pushed and opened (or left as it is). */
@@ -235,6 +289,13 @@ async function proposeOne(pass: Pass, p: ProposalInfo): Promise<void> {
   if (refused !== undefined) return record(p, refused);
   const branch = `${repo.branchPrefix}${p.name}`;
   const open = await forge.findOpenPull(branch);
+  // A rule that fired 0 times would spend a weekly slot on nothing a reviewer can judge; it waits
+  // (an extension of REQ-16, docs/decisions/0008). One already with an open pull request goes on.
+  if (open === undefined && !d.includeSilent && p.backtest !== undefined && p.backtest.fires === 0n)
+    return record(p, {
+      action: "no_fires",
+      detail: `no_fires: its backtest fired 0 times over ${p.backtest.rows} rows; \`harness rules propose --include-silent\` proposes it`,
+    });
   if (open === undefined && pass.opened >= repo.maxProposalsPerWeek)
     return record(p, {
       action: "waiting",
@@ -272,14 +333,26 @@ async function proposeOne(pass: Pass, p: ProposalInfo): Promise<void> {
     });
     return;
   }
-  const commit = await pass.clone.commit(start.start, p.name, p.fileText, `${pullTitle(p.name)} (${p.id})`);
+  const commit = await pass.clone.commit(
+    start.start,
+    p.name,
+    reviewableRuleFile(p.fileText),
+    `${pullTitle(p.name)} (${p.id})`,
+  );
   if (commit !== undefined) {
     try {
       await pass.clone.push(commit, branch);
     } catch (e) {
-      if (!(e instanceof BranchDivergedError)) throw e;
+      // Diverged or refused by the forge (a hook, a protected branch): it waits, with the forge's reason.
+      if (!(e instanceof BranchDivergedError) && !(e instanceof PushRejectedError)) throw e;
       return record(p, { action: "waiting", detail: e.message });
     }
+  }
+  if (open !== undefined && !pass.known.has(open.number)) {
+    // A pull request this repo's store never recorded (a pass that failed after opening it) is adopted:
+    // it was opened by a pass, so it counts against the cap like one opened now.
+    pass.known.add(open.number);
+    pass.opened++;
   }
   const pull = await openOrRefresh(pass, p, branch, open, body);
   await record(
@@ -342,11 +415,28 @@ function proposalBody(d: PassDeps, p: ProposalInfo, file: string, bt: Awaited<Re
     backtest: { sinceMs: PROPOSE_BACKTEST_SINCE, ...bt.counts },
     fires: bt.fires,
     public: d.repo.public,
+    publicUnset: d.repo.publicUnset === true,
     shadowPeriodMs: d.shadowPeriodMs,
+    starter: starterOf(d, p.name),
   });
 }
 
-/** The open pull request's body refreshed, or a new one opened with the repo's reviewers and labels. */
+/** The embedded starter rule named `name`, as the daemon loads it with the config's enforce and disable. */
+function starterOf(d: PassDeps, name: string): StarterOverride | undefined {
+  for (const l of loadStarterPack()) {
+    if (!l.ok || l.rule.spec.name !== name) continue;
+    const { level, on } = l.rule.spec;
+    return {
+      level,
+      on,
+      enforcement: enforcement(level, d.rules.enforce.includes(name)),
+      disabled: d.rules.disable.includes(name),
+    };
+  }
+  return undefined;
+}
+
+/** The open pull request's body refreshed, or a new one opened; either way with the repo's reviewers and labels. */
 async function openOrRefresh(
   pass: Pass,
   p: ProposalInfo,
@@ -354,16 +444,38 @@ async function openOrRefresh(
   open: ForgePull | undefined,
   body: string,
 ): Promise<ForgePull> {
-  const { forge, repo } = pass.d;
+  const { forge } = pass.d;
   if (open !== undefined) {
     await forge.updateBody(open.number, body);
+    await ensureReviewersAndLabels(pass.d, open);
     return open;
   }
   const pull = await forge.openPull({ title: pullTitle(p.name), head: branch, base: pass.base.branch, body });
   pass.opened++;
-  await forge.requestReviewers(pull.number, repo.reviewers);
-  await forge.addLabels(pull.number, repo.labels);
+  await ensureReviewersAndLabels(pass.d, pull);
   return pull;
+}
+
+/**
+ * Asks for what the pull request lacks of the repo's reviewers and labels, read back from the forge
+ * (requested, or already reviewed), so a pass that failed half way is completed by the next one.
+ * Returns what it asked for.
+ */
+export async function ensureReviewersAndLabels(d: PassDeps, pull: ForgePull): Promise<string[]> {
+  const { forge, repo } = d;
+  const has = new Set(pull.requested.map((r) => r.toLowerCase()));
+  const missingReviewers = repo.reviewers.filter((r) => {
+    const team = r.indexOf("/");
+    return !has.has(team < 0 ? r.toLowerCase() : `team:${r.slice(team + 1).toLowerCase()}`);
+  });
+  if (missingReviewers.some((r) => !r.includes("/"))) {
+    for (const login of await forge.reviewedBy(pull.number)) has.add(login.toLowerCase());
+  }
+  const reviewers = missingReviewers.filter((r) => r.includes("/") || !has.has(r.toLowerCase()));
+  const labels = repo.labels.filter((l) => !pull.labels.includes(l));
+  if (reviewers.length > 0) await forge.requestReviewers(pull.number, reviewers);
+  if (labels.length > 0) await forge.addLabels(pull.number, labels);
+  return [...reviewers, ...labels.map((l) => `label ${l}`)];
 }
 
 async function listAll(

@@ -35,8 +35,21 @@ export interface PullBodyInput {
   };
   /** Every fire of the backtest, in seq order; the body shows the first 200. */
   readonly fires: readonly ReplayedFire[];
+  /** `public` as the config gives it: unset counts as true (REQ-1). */
   readonly public: boolean;
+  readonly publicUnset?: boolean;
   readonly shadowPeriodMs: number;
+  /** The embedded starter rule of the same name, as the daemon loads it, when there is one. */
+  readonly starter?: StarterOverride | undefined;
+}
+
+export interface StarterOverride {
+  readonly level: string;
+  readonly on: string;
+  /** Listed in `[memory.rules] enforce`, or not (a hold or stop then acts at notify), or not needed. */
+  readonly enforcement: "listed" | "capped" | "not_needed";
+  /** Listed in `[memory.rules] disable`. */
+  readonly disabled: boolean;
 }
 
 export const pullTitle = (name: string): string => `harness-rules: propose ${name}`;
@@ -57,6 +70,7 @@ export function pullBody(p: PullBodyInput): string {
   const lines = [
     marker(p.name, p.expressionHash),
     "",
+    ...(p.starter === undefined ? [] : [starterNotice(p.name, p.level, p.starter), ""]),
     `A rule miner proposes the rule \`${p.name}\` (proposal ${p.proposalId}): this pull request adds or replaces \`rules/${p.name}.toml\` and nothing else.`,
     "",
     `- on \`${p.on}\`, level \`${p.level}\`, target \`${p.target}\``,
@@ -83,7 +97,7 @@ export function pullBody(p: PullBodyInput): string {
     "",
     `${b.fires} fire${b.fires === 1 ? "" : "s"} over ${b.rows} rows; ${b.evalErrors} eval errors, ${b.storeErrors} store errors.`,
     "",
-    `### Would have fired (${shown.length} of ${b.fires}${p.public ? "; repo, branch and path withheld: the repo is public" : ""})`,
+    `### Would have fired (${shown.length} of ${b.fires}${p.public ? `; repo, branch and path withheld: ${p.publicUnset === true ? "public is unset, which counts as true" : "the repo is public"}` : ""})`,
     "",
   ];
   if (shown.length === 0) lines.push("No fire in the stretch replayed.");
@@ -91,6 +105,18 @@ export function pullBody(p: PullBodyInput): string {
   if (p.fires.length > shown.length)
     lines.push("", `${p.fires.length - shown.length} more not listed; \`harness rules backtest\` shows all.`);
   return `${lines.join("\n")}\n`;
+}
+
+/** First thing a reviewer reads: merging this replaces an embedded starter rule, and what that one does now. */
+function starterNotice(name: string, level: string, s: StarterOverride): string {
+  const now = s.disabled
+    ? "it is disabled here (`[memory.rules] disable`)"
+    : {
+        listed: `it is level \`${s.level}\` on \`${s.on}\`, listed in \`[memory.rules] enforce\`, so it acts at \`${s.level}\``,
+        capped: `it is level \`${s.level}\` on \`${s.on}\`, not in \`[memory.rules] enforce\`, so it acts at \`notify\``,
+        not_needed: `it is level \`${s.level}\` on \`${s.on}\``,
+      }[s.enforcement];
+  return `> **This replaces the embedded starter rule \`${name}\`.** As loaded now, ${now}. Once merged and synced, this file's rule (level \`${level}\`) is evaluated instead and the starter rule is not.`;
 }
 
 function fireTable(fires: readonly ReplayedFire[], isPublic: boolean, template: string): string {

@@ -78,6 +78,14 @@ export class RestForge implements Forge {
     });
   }
 
+  async reviewedBy(number: number): Promise<readonly string[]> {
+    const path = `${this.repoPath}/pulls/${number}/reviews`;
+    return (await this.list(path)).flatMap((r) => {
+      const login = (r as { user?: { login?: unknown } } | null)?.user?.login;
+      return typeof login === "string" ? [login] : [];
+    });
+  }
+
   async addLabels(number: number, labels: readonly string[]): Promise<void> {
     if (labels.length === 0) return;
     const body = await this.dialect.labelsBody(this, labels);
@@ -129,13 +137,31 @@ function pullOf(item: unknown, where: string): ForgePull {
     throw new ForgeError("GET", where, 200, `a pull request in state ${JSON.stringify(state.slice(0, 20))}`);
   const merged = (item as { merged?: unknown }).merged;
   const mergedAt = (item as { merged_at?: unknown }).merged_at;
+  const o = item as Record<string, unknown>;
   return {
     number: field(item, "number", isNumber, where),
     url: field(item, "html_url", isString, where),
     state,
     merged: isBoolean(merged) ? merged : typeof mergedAt === "string",
     head: field(head, "ref", isString, where),
+    body: typeof o.body === "string" ? o.body : "",
+    // GitHub: `requested_teams` by slug; Gitea: `requested_reviewers_teams` by name (its slug).
+    requested: [
+      ...names(o.requested_reviewers, "login"),
+      ...names(o.requested_teams, "slug").map((t) => `team:${t}`),
+      ...names(o.requested_reviewers_teams, "name").map((t) => `team:${t}`),
+    ],
+    labels: names(o.labels, "name"),
   };
+}
+
+/** The string `key` of each object in a list the forge sent; anything else is skipped. */
+function names(list: unknown, key: string): string[] {
+  if (!Array.isArray(list)) return [];
+  return list.flatMap((x) => {
+    const v = typeof x === "object" && x !== null ? (x as Record<string, unknown>)[key] : undefined;
+    return typeof v === "string" ? [v] : [];
+  });
 }
 
 /** A pull from a fork has the same branch name in another repository: not ours. */

@@ -2,7 +2,7 @@
  * Text a rule miner wrote (a rationale, a description, a message, an evidence id, a run id), made inert
  * for a pull request body (SPEC-0029 REQ-16): HTML comments (which could forge the marker or hide text
  * from the reviewer) and bidi and zero-width controls (which make shown text differ from what it is)
- * are removed; `@mentions` and `#refs` are neutralised with their fullwidth look-alikes, so the forge
+ * are removed; `@mentions` (everywhere) and `#refs` (outside code fences) are neutralised with their fullwidth look-alikes, so the forge
  * pings no one and links nothing; and the result is fenced with a backtick run longer than any inside
  * it, so no Markdown, HTML or autolink in it is rendered at all. The fence alone would stop most of
  * this; the rest is for the places (titles, notifications, e-mail) a forge shows text unrendered.
@@ -16,7 +16,11 @@ const INVISIBLE =
 /** `<!-- … -->`, and a comment left open to the end. */
 const HTML_COMMENT = /<!--[\s\S]*?(?:-->|$)/g;
 
-export function neutralise(text: string): string {
+/**
+ * `refs: false` keeps `#` and `GH-` as they are: inside a code fence a forge links nothing, and a
+ * reviewer copies `docs-bot#1` into a query as it was written.
+ */
+export function neutralise(text: string, { refs = true }: { readonly refs?: boolean } = {}): string {
   let out = text.replace(INVISIBLE, "");
   // Removing one comment, or a stray `-->`, can join the pieces of a new one: repeat until none is left.
   for (let before = ""; before !== out; ) {
@@ -24,14 +28,11 @@ export function neutralise(text: string): string {
     out = out.replace(HTML_COMMENT, "");
     if (out === before) out = out.replace(/-->/g, "");
   }
-  return (
-    out
-      // @user, @org/team: the fullwidth at sign mentions no one.
-      .replace(/@(?=[\p{L}\p{N}_-])/gu, "\uff20")
-      // #1, org/repo#1, GH-1: the fullwidth number sign and a non-breaking hyphen link nothing.
-      .replace(/#(?=\d)/g, "\uff03")
-      .replace(/\bGH-(?=\d)/gi, (m) => `${m.slice(0, 2)}\u2011`)
-  );
+  // @user, @org/team: the fullwidth at sign mentions no one (a notification e-mail shows the raw text).
+  out = out.replace(/@(?=[\p{L}\p{N}_-])/gu, "\uff20");
+  if (!refs) return out;
+  // #1, org/repo#1, GH-1: the fullwidth number sign and a non-breaking hyphen link nothing.
+  return out.replace(/#(?=\d)/g, "\uff03").replace(/\bGH-(?=\d)/gi, (m) => `${m.slice(0, 2)}\u2011`);
 }
 
 /** The longest run of backticks in `text`. */
@@ -43,7 +44,7 @@ function longestBacktickRun(text: string): number {
 
 /** `text`, neutralised, inside a fence no line of it can close; `info` names the fence's content. */
 export function fenced(text: string, info = "text"): string {
-  const body = neutralise(text);
+  const body = neutralise(text, { refs: false });
   const fence = "`".repeat(Math.max(3, longestBacktickRun(body) + 1));
   return `${fence}${info}\n${body}\n${fence}`;
 }

@@ -15,7 +15,9 @@ import type { Db } from "./open-store.js";
  * - `suppressed`: its expression hash was rejected on the repo, so no pull request is opened for it;
  * - `duplicate`: a rule with its expression hash is already on the repo's default branch;
  * - `invalid`: it no longer passes the load checks (the error is its detail);
- * - `merged`, `closed`: its pull request was merged, or closed unmerged (which rejects the hash there).
+ * - `merged`, `closed`: its pull request was merged, or closed unmerged (which rejects the hash there);
+ *   a proposal pushed to a pull request that merged another's expression is `closed` as superseded,
+ *   its hash not rejected.
  * `stored` and `waiting` are the unproposed ones the backlog counts; the last five are final.
  */
 export const PROPOSAL_STATES = [
@@ -214,9 +216,19 @@ export class ProposalStore {
         `UPDATE rule_proposals SET state = @state, state_detail = @detail, policy_repo = @repo,
            pr_number = @pr, backtest = COALESCE(@backtest, backtest), updated_at = @at WHERE id = @id`,
       ),
-      // A pull request merged or closed ends every proposal that was pushed to it, not only the one named.
+      // A pull request closed unmerged ends every proposal that was pushed to it, not only the one named.
       endPushed: db.prepare(
         `UPDATE rule_proposals SET state = @state, state_detail = @detail, updated_at = @at
+         WHERE policy_repo = @repo AND pr_number = @pr AND state = 'opened'`,
+      ),
+      // A merged one merged the named proposal's expression: the others pushed to it with that hash are
+      // merged too; those with another were superseded (closed, their hash not rejected).
+      endMerged: db.prepare(
+        `UPDATE rule_proposals SET
+           state = CASE WHEN expression_hash = h.hash THEN 'merged' ELSE 'closed' END,
+           state_detail = CASE WHEN expression_hash = h.hash THEN @detail ELSE @superseded END,
+           updated_at = @at
+         FROM (SELECT expression_hash AS hash FROM rule_proposals WHERE id = @id) AS h
          WHERE policy_repo = @repo AND pr_number = @pr AND state = 'opened'`,
       ),
       reject: db.prepare(
@@ -320,7 +332,16 @@ export class ProposalStore {
         backtest: c.backtest === undefined ? null : JSON.stringify(c.backtest),
         at: c.at,
       });
-      if (c.pull !== undefined && (c.state === "merged" || c.state === "closed"))
+      if (c.pull !== undefined && c.state === "merged")
+        this.stmts.endMerged.run({
+          id: proposalNumber(c.id),
+          detail: c.detail,
+          superseded: `superseded: pull request #${c.pull.number} merged the expression of ${c.id}, not this one`,
+          repo: c.repo,
+          pr: c.pull.number,
+          at: c.at,
+        });
+      if (c.pull !== undefined && c.state === "closed")
         this.stmts.endPushed.run({
           state: c.state,
           detail: c.detail,

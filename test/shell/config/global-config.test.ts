@@ -100,6 +100,8 @@ labels = ["rules"]
 public = false
 branch_prefix = "rules/"
 max_proposals_per_week = 0
+bot_login = "harness-app[bot]"
+commit_author = "Policy Bot <policy-bot@example.org>"
 
 [policy_repo.ahead]
 remote = "https://forge.example/org/more.git"
@@ -144,13 +146,19 @@ graph = "graph.cred"
       reviewers: [],
       labels: [],
       public: true,
+      publicUnset: true,
       branchPrefix: "harness-rules/",
       maxProposalsPerWeek: 3,
+      botLogin: undefined,
+      commitAuthor: undefined,
     });
     expect(c.policyRepos[1]).toMatchObject({
       branch: "main",
       credentialFile: "/etc/harness/ops.token",
       public: false,
+      publicUnset: false,
+      botLogin: "harness-app[bot]",
+      commitAuthor: { name: "Policy Bot", email: "policy-bot@example.org" },
       branchPrefix: "rules/",
       maxProposalsPerWeek: 0,
     });

@@ -93,12 +93,39 @@ describe.each<ForgeKind>(["github", "gitea"])("the %s client against the test fo
     expect(forge.pulls[0]).toMatchObject({ reviewers: ["alice"], labels: ["harness-rules"] });
   });
 
+  it("Finding 2: reads back the requested reviewers (users and teams) and labels a pass ensures", async () => {
+    await client.requestReviewers(1, ["org/rules-reviewers"]);
+    const pull = await client.getPull(1);
+    expect(pull.requested).toEqual(["alice", "team:rules-reviewers"]);
+    expect(pull.labels).toEqual(["harness-rules"]);
+    expect((await client.findOpenPull("harness-rules/a"))?.requested).toEqual([
+      "alice",
+      "team:rules-reviewers",
+    ]);
+    expect(await client.reviewedBy(1)).toEqual([]);
+  });
+
   it("reads a merged pull request and the newest review or comment", async () => {
     forge.pulls[0]?.comments.push({ body: "first thought", at: "2026-01-01T00:00:00Z" });
     forge.close(1, { merged: true, review: "ship it" });
     expect(await client.getPull(1)).toMatchObject({ state: "closed", merged: true });
     expect(await client.lastReviewComment(1)).toBe("ship it");
   });
+
+  it.runIf(kind === "github")(
+    "Finding 6: GitHub refuses GET /user to an installation token with 403, as documented",
+    async () => {
+      const app = await detectForge(
+        forgeRemote(forge.remoteOf("org", "policy")),
+        forge.addInstallation("harness-app[bot]"),
+        trustingFetch(forge.caFile),
+      );
+      const e = await failure(app.login());
+      expect(e.status).toBe(403);
+      expect(e.message).toBe("GET /user: HTTP 403: Resource not accessible by integration");
+      expect(await app.getPull(1)).toMatchObject({ number: 1, merged: true });
+    },
+  );
 
   it("a bad token is 401, and no call goes further", async () => {
     const bad = await detectForge(

@@ -19,6 +19,8 @@ export const REPO = "policy";
 export const BOT = "harness-bot";
 export const REVIEWER = "alice";
 export const MINER = "miner";
+/** A GitHub App's bot user, whose installation token the GitHub stand-in refuses `GET /user`. */
+export const APP_BOT = "harness-app[bot]";
 /** The forge's labels on the policy repo; the config asks for the first. */
 const LABELS = ["harness-rules", "rules"];
 
@@ -28,24 +30,35 @@ export interface ProposeSetup {
   readonly maxPerWeek?: number;
   /** Files of the policy repo's first commit. */
   readonly files?: Record<string, string>;
+  /** The credential file holds a GitHub App installation token (GitHub only) instead of the bot's token. */
+  readonly installation?: boolean;
+  /** `bot_login`; by default the bot's login on GitHub (which propose never asks) and unset on Gitea. */
+  readonly botLogin?: string | null;
+  /** `public`; null leaves it unset. */
+  readonly publicKey?: boolean | null;
+  /** `commit_author`. */
+  readonly commitAuthor?: string;
 }
 
 export class ProposeWorld {
   readonly forge: TestForge;
   readonly fleet: TestFleet;
   readonly token: string;
+  /** An installation token of the GitHub App `APP_BOT` (GitHub only). */
+  readonly appToken: string | undefined;
   readonly credentialFile: string;
   private readonly maxPerWeek: number;
 
   private constructor(forge: TestForge, setup: ProposeSetup) {
     this.forge = forge;
     this.token = forge.addUser(BOT);
+    this.appToken = forge.kind === "github" ? forge.addInstallation(APP_BOT) : undefined;
     forge.addUser(REVIEWER);
     forge.createRepo(OWNER, REPO, setup.files ?? {}, LABELS);
     this.maxPerWeek = setup.maxPerWeek ?? 3;
     this.fleet = new TestFleet({ gateway: true, config: `[memory]\nrule_miners = ["${MINER}"]\n` });
     this.credentialFile = path.join(this.fleet.root, "forge.token");
-    fs.writeFileSync(this.credentialFile, `${this.token}\n`, { mode: 0o600 });
+    fs.writeFileSync(this.credentialFile, `${this.tokenFor(setup)}\n`, { mode: 0o600 });
     fs.appendFileSync(this.configFile, this.policyRepo(setup));
     fs.writeFileSync(path.join(this.fleet.root, ".gitconfig"), `[http]\n\tsslCAInfo = ${forge.caFile}\n`);
     (this.fleet.env as Record<string, string>).NODE_EXTRA_CA_CERTS = forge.caFile;
@@ -70,16 +83,26 @@ export class ProposeWorld {
 
   /** The config's `[policy_repo.ops]`, the last section of the file. */
   private policyRepo(setup: ProposeSetup): string {
+    const botLogin =
+      setup.botLogin !== undefined ? setup.botLogin : this.forge.kind === "github" ? BOT : null;
     return [
       "[policy_repo.ops]",
       `remote = "${this.forge.remoteOf(OWNER, REPO)}"`,
       `credential_file = ${JSON.stringify(this.credentialFile)}`,
       `reviewers = ${JSON.stringify(setup.reviewers ?? [REVIEWER])}`,
       `labels = ${JSON.stringify(LABELS.slice(0, 1))}`,
-      `public = ${setup.public ?? false}`,
+      ...(setup.publicKey === null ? [] : [`public = ${setup.publicKey ?? setup.public ?? false}`]),
       `max_proposals_per_week = ${this.maxPerWeek}`,
+      ...(botLogin === null ? [] : [`bot_login = ${JSON.stringify(botLogin)}`]),
+      ...(setup.commitAuthor === undefined ? [] : [`commit_author = ${JSON.stringify(setup.commitAuthor)}`]),
       "",
     ].join("\n");
+  }
+
+  private tokenFor(setup: ProposeSetup): string {
+    if (setup.installation !== true) return this.token;
+    if (this.appToken === undefined) throw new Error("an installation token is GitHub's");
+    return this.appToken;
   }
 
   /**
@@ -103,7 +126,7 @@ export class ProposeWorld {
       this.configFile,
       config.slice(0, config.indexOf("[policy_repo.ops]")) + this.policyRepo(setup),
     );
-    fs.writeFileSync(this.credentialFile, `${this.token}\n`, { mode: 0o600 });
+    fs.writeFileSync(this.credentialFile, `${this.tokenFor(setup)}\n`, { mode: 0o600 });
     fs.rmSync(path.join(this.fleet.root, "state", "harness", "proposals"), { recursive: true, force: true });
     const db = new Database(this.fleet.storePath);
     try {
@@ -187,7 +210,7 @@ export class ProposeWorld {
 export interface ProposeJson {
   readonly policy_repo: string;
   readonly forge: string;
-  readonly login: string;
+  readonly login: string | null;
   readonly dry_run: boolean;
   readonly proposals: readonly {
     id: string;

@@ -2,10 +2,17 @@
  * The forge module's pure parts: which HTTPS address a remote is pushed over (an ssh remote over the
  * same repository's HTTPS address, REQ-16), and untrusted text made inert for a pull request body.
  */
+import fc from "fast-check";
+import { parse } from "smol-toml";
 import { describe, expect, it } from "vitest";
 import { remoteProblem } from "../../../src/shell/config/git-refs.js";
+import { pushRefusal } from "../../../src/shell/forge/proposal-clone.js";
 import { ForgeRemoteError, forgeRemote } from "../../../src/shell/forge/remote.js";
+import { reviewableRuleFile } from "../../../src/shell/forge/rule-file-text.js";
 import { fenced, inline, neutralise } from "../../../src/shell/forge/untrusted-text.js";
+import { renderRuleFile } from "../../../src/shell/proposals/propose-rule.js";
+import { runs } from "../../property-runs.js";
+import { ruleOf } from "./propose-fixture.js";
 
 describe("forgeRemote", () => {
   it.each([
@@ -79,6 +86,46 @@ describe("untrusted text", () => {
     expect(neutralise("@org/team @alice x@y fixes #12, org/repo#3 and GH-4; # heading")).toBe(
       "\uff20org/team \uff20alice x\uff20y fixes \uff0312, org/repo\uff033 and GH\u20114; # heading",
     );
+  });
+
+  it("Finding 9: inside a code fence # stays copyable (docs-bot#1), outside it is neutralised", () => {
+    expect(fenced("evidence docs-bot#1 and GH-2 from @alice")).toBe(
+      "```text\nevidence docs-bot#1 and GH-2 from \uff20alice\n```",
+    );
+    expect(inline("docs-bot#1")).toBe("`docs-bot\uff031`");
+  });
+
+  it("Finding 9: a stored when is committed as a TOML literal string where one can hold it, parsing to the same values", () => {
+    const rendered = renderRuleFile({ ...ruleOf("x"), when: 'event.type == "closed"' } as never);
+    expect(reviewableRuleFile(rendered)).toContain(`when = 'event.type == "closed"'\n`);
+    const quote = renderRuleFile({ ...ruleOf("x"), when: `event.harness != "a'b"` } as never);
+    expect(reviewableRuleFile(quote)).toContain(`when = '''\nevent.harness != "a'b"'''\n`);
+    const both = renderRuleFile({ ...ruleOf("x"), when: `event.harness != "a'''b"\n` } as never);
+    expect(reviewableRuleFile(both)).toBe(both);
+    fc.assert(
+      fc.property(fc.string(), (when) => {
+        const text = renderRuleFile({ ...ruleOf("x"), when } as never);
+        expect(parse(reviewableRuleFile(text))).toEqual(parse(text));
+      }),
+      { numRuns: runs(200) },
+    );
+  });
+
+  it("Finding 5: a refused push keeps the remote: and [remote rejected] lines, bounded and without controls", () => {
+    const stderr = [
+      "remote: \u001b[31mno\u001b[0m \u202eway",
+      "To https://forge/org/policy.git",
+      " ! [remote rejected] abc -> harness-rules/x (pre-receive hook declined)",
+      "error: failed to push some refs to 'https://forge/org/policy.git'",
+    ].join("\n");
+    expect(pushRefusal(stderr)).toBe(
+      "remote: no way\n! [remote rejected] abc -> harness-rules/x (pre-receive hook declined)",
+    );
+    expect(pushRefusal("error: failed to push some refs")).toBeUndefined();
+    const long = pushRefusal(Array.from({ length: 30 }, () => `remote: ${"x".repeat(300)}`).join("\n"));
+    expect(long?.split("\n")).toHaveLength(21);
+    expect(long?.split("\n")[0]).toHaveLength(200);
+    expect(long?.endsWith("(10 more lines)")).toBe(true);
   });
 
   it("fences with a backtick run longer than any inside", () => {

@@ -7,9 +7,11 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { reviewableRuleFile } from "../../../src/shell/forge/rule-file-text.js";
 import { renderRuleFile } from "../../../src/shell/proposals/propose-rule.js";
 import { journalCount, proposals, rewriteProposalText } from "../../support/store-reads.js";
 import {
+  APP_BOT,
   BOT,
   OWNER,
   type ProposeSetup,
@@ -79,7 +81,7 @@ describe.each<ForgeKind>(["github", "gitea"])("harness rules propose on %s", (ki
       });
       expect(w.forge.changedFiles(OWNER, REPO, "main", BRANCH)).toEqual(["rules/budget-notify.toml"]);
       expect(w.forge.show(OWNER, REPO, BRANCH, "rules/budget-notify.toml")).toBe(
-        renderRuleFile(ruleOf("budget-notify")),
+        reviewableRuleFile(renderRuleFile(ruleOf("budget-notify"))),
       );
       const hash = proposals(w.fleet)[0]?.expressionHash;
       expect(pull?.body.startsWith(`<!-- harness-rules name=budget-notify hash=${hash} -->\n`)).toBe(true);
@@ -365,6 +367,201 @@ describe.each<ForgeKind>(["github", "gitea"])("harness rules propose on %s", (ki
       expect(w.states()).toEqual({ [id]: "stored" });
       const clone = path.join(w.fleet.root, "state", "harness", "proposals", "ops", ".git", "refs", "heads");
       expect(fs.readdirSync(clone)).toEqual([]);
+    },
+    T,
+  );
+
+  it(
+    "Finding 2: with POST requested_reviewers answering 500, the next pass adopts the pull request, asks only for the missing reviewers and labels, and counts it against the cap",
+    async () => {
+      const w = await world();
+      for (const n of ["a", "b", "c", "d"]) await w.propose(`budget-${n}`);
+      w.forge.failures.push({ method: "POST", path: /\/requested_reviewers$/, status: 500, message: "boom" });
+      const first = await w.run();
+      expect(first.code).toBe(4);
+      expect(w.forge.pulls).toHaveLength(3);
+      expect(w.forge.pulls.map((p) => [p.reviewers, p.labels])).toEqual([
+        [[], []],
+        [[], []],
+        [[], []],
+      ]);
+      expect(w.states()).toEqual({ "p-1": "stored", "p-2": "stored", "p-3": "stored", "p-4": "waiting" });
+      w.forge.failures.length = 0;
+      // A reviewer the forge already has is not asked for again.
+      (w.forge.pulls[1] as { reviewers: string[] }).reviewers.push(REVIEWER);
+      const before = w.forge.requests.length;
+      const second = await w.run();
+      expect(second.code, second.stderr).toBe(0);
+      expect(w.forge.pulls).toHaveLength(3);
+      for (const p of w.forge.pulls)
+        expect(p).toMatchObject({ reviewers: [REVIEWER], labels: ["harness-rules"] });
+      expect(
+        w.forge.requests
+          .slice(before)
+          .filter((q) => q.method === "POST" && q.path.endsWith("/requested_reviewers")).length,
+      ).toBe(2);
+      expect(w.states()).toEqual({ "p-1": "opened", "p-2": "opened", "p-3": "opened", "p-4": "waiting" });
+      expect(w.detail("p-4")).toBe(
+        "3 pull requests were opened on ops in the last 7 days; max_proposals_per_week is 3",
+      );
+      // Once they hold, a pass asks for nothing.
+      const settled = w.forge.requests.length;
+      expect((await w.run()).code).toBe(0);
+      expect(
+        w.forge.requests.slice(settled).filter((q) => q.method === "POST" && !q.path.includes("/git-")),
+      ).toEqual([]);
+    },
+    T,
+  );
+
+  it(
+    "Finding 3: of several proposals under one name, only the one whose expression was merged is marked merged; the others are closed as superseded",
+    async () => {
+      const w = await world();
+      await w.propose("budget-notify");
+      expect((await w.run()).code).toBe(0);
+      const revised = await w.propose("budget-notify", {}, { when: whenOf("revised") });
+      expect((await w.run()).code).toBe(0);
+      expect(w.states()).toEqual({ "p-1": "opened", [revised]: "opened" });
+      w.forge.close(1, { merged: true });
+      const r = await w.run();
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.json?.proposals).toEqual([
+        expect.objectContaining({ id: revised, action: "merged", pr_number: 1 }),
+      ]);
+      expect(w.states()).toEqual({ "p-1": "closed", [revised]: "merged" });
+      expect(w.detail("p-1")).toBe(
+        `superseded: pull request #1 merged the expression of ${revised}, not this one`,
+      );
+      // The superseded expression is not rejected: proposed again, it opens.
+      const again = await w.propose("budget-notify-2", {}, { when: whenOf("budget-notify") });
+      expect((await w.run()).code).toBe(0);
+      expect(w.states()[again]).toBe("opened");
+    },
+    T,
+  );
+
+  it(
+    "Finding 5: a push the forge's pre-receive hook declines keeps the forge's reason in the proposal's detail",
+    async () => {
+      const w = await world();
+      await w.propose("budget-notify");
+      w.forge.rejectPushes(OWNER, REPO, [
+        "GH006: Protected branch update failed for refs/heads/harness-rules/budget-notify.",
+        "\u001b[31mrules/ changes need a signed commit\u001b[0m",
+      ]);
+      const r = await w.run();
+      expect(r.code, r.stderr).toBe(0);
+      expect(w.states()).toEqual({ "p-1": "waiting" });
+      const detail = w.detail("p-1");
+      expect(detail).toContain("the forge rejected the push to harness-rules/budget-notify:");
+      expect(detail).toContain(
+        "remote: GH006: Protected branch update failed for refs/heads/harness-rules/budget-notify.",
+      );
+      expect(detail).toContain("remote: rules/ changes need a signed commit");
+      expect(detail).toMatch(/\[remote rejected\] .*\(pre-receive hook declined\)/);
+      expect(detail).not.toContain("\u001b");
+      expect(w.forge.pulls).toEqual([]);
+    },
+    T,
+  );
+
+  it(
+    "Finding 4: a proposal named after an embedded starter rule says at the top of the pull request body that it replaces it, with the starter's level and enforcement as loaded",
+    async () => {
+      const w = await world();
+      await w.propose("budget-exhaustion-recurring");
+      const r = await w.run();
+      expect(r.code, r.stderr).toBe(0);
+      const lines = (w.forge.pulls[0]?.body ?? "").split("\n");
+      expect(lines[0]).toMatch(/^<!-- harness-rules name=budget-exhaustion-recurring hash=[0-9a-f]+ -->$/);
+      expect(lines[2]).toBe(
+        "> **This replaces the embedded starter rule `budget-exhaustion-recurring`.** As loaded now, it is level `hold` on `run_event`, not in `[memory.rules] enforce`, so it acts at `notify`. Once merged and synced, this file's rule (level `notify`) is evaluated instead and the starter rule is not.",
+      );
+    },
+    T,
+  );
+
+  it(
+    "Finding 6: a pass never starts with GET /user; the bot's login comes from bot_login, and a GitHub App installation token opens the pull request",
+    async () => {
+      const app = kind === "github";
+      const login = app ? APP_BOT : BOT;
+      const w = await world({
+        installation: app,
+        botLogin: login,
+        commitAuthor: "Policy Bot <policy-bot@example.org>",
+      });
+      await w.propose("budget-notify");
+      const r = await w.run();
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.json?.login).toBe(login);
+      expect(w.forge.requests.filter((q) => q.path.endsWith("/user"))).toEqual([]);
+      expect(w.forge.pulls[0]).toMatchObject({
+        author: login,
+        reviewers: [REVIEWER],
+        labels: ["harness-rules"],
+      });
+      // Finding 9: the commit's author is commit_author.
+      expect(w.forge.log(OWNER, REPO, BRANCH, "%an <%ae>")).toBe("Policy Bot <policy-bot@example.org>");
+      // The reviewer-is-author check uses bot_login, before anything is pushed.
+      await w.reset({ installation: app, botLogin: login, reviewers: [login] });
+      await w.propose("budget-notify");
+      const self = await w.run();
+      expect(self.code).toBe(1);
+      expect(self.stderr).toContain(`reviewers lists ${login}, the login of the token`);
+      if (!app) return;
+      // Without bot_login, GitHub is still not asked, and the pass needs no login.
+      await w.reset({ installation: true, botLogin: null });
+      await w.propose("budget-notify");
+      const unset = await w.run();
+      expect(unset.code, unset.stderr).toBe(0);
+      expect(unset.json?.login).toBeNull();
+      expect(w.forge.requests.filter((q) => q.path.endsWith("/user"))).toEqual([]);
+      expect(w.forge.pulls[0]?.author).toBe(APP_BOT);
+    },
+    T,
+  );
+
+  it(
+    "Finding 9: a pull request body says public is unset, which counts as true, when public is unset",
+    async () => {
+      const w = await world({ publicKey: null });
+      await w.propose("budget-notify");
+      expect((await w.run()).code).toBe(0);
+      const body = w.forge.pulls[0]?.body ?? "";
+      expect(body).toContain("repo, branch and path withheld: public is unset, which counts as true");
+      expect(body).not.toContain("the repo is public");
+      expect(w.forge.show(OWNER, REPO, BRANCH, "rules/budget-notify.toml")).toContain(
+        `when = '${whenOf("budget-notify")}'`,
+      );
+    },
+    T,
+  );
+
+  it(
+    "no_fires: a proposal whose stored backtest fired 0 times is reported no_fires and left waiting, spending no weekly slot, unless --include-silent",
+    async () => {
+      const w = await world();
+      const silent = await w.propose(
+        "budget-silent",
+        {},
+        { when: 'event.type == "closed" && event.outcome == "no_such_outcome"' },
+      );
+      const loud = await w.propose("budget-notify");
+      const r = await w.run();
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.json?.proposals).toEqual([
+        expect.objectContaining({ id: silent, action: "no_fires" }),
+        expect.objectContaining({ id: loud, action: "opened" }),
+      ]);
+      expect(w.states()).toEqual({ [silent]: "waiting", [loud]: "opened" });
+      expect(w.detail(silent)).toMatch(/^no_fires: its backtest fired 0 times over \d+ rows/);
+      expect(w.forge.pulls.map((p) => p.head)).toEqual([BRANCH]);
+      const included = await w.run(["--include-silent"]);
+      expect(included.code, included.stderr).toBe(0);
+      expect(w.states()).toEqual({ [silent]: "opened", [loud]: "opened" });
+      expect(w.forge.pulls).toHaveLength(2);
     },
     T,
   );

@@ -91,10 +91,13 @@ export class TestForge {
   /** Per repo (`owner/name`): label name → id. */
   readonly labels = new Map<string, Map<string, number>>();
   private readonly tokens = new Map<string, string>();
+  private readonly installationTokens = new Set<string>();
   /** `createRepo`'s files (as JSON) → a pristine copy of the bare repository first made with them. */
   private readonly templates = new Map<string, string>();
   /** Held before each git request is answered, so a test can watch a push while it runs. */
   gitDelayMs = 0;
+  /** API calls answered with an error until removed: a forge having a bad day (a 500 on one endpoint). */
+  readonly failures: { method: string; path: RegExp; status: number; message: string }[] = [];
   private readonly server: https.Server;
   private port = 0;
 
@@ -143,6 +146,19 @@ export class TestForge {
 
   remoteOf(owner: string, repo: string): string {
     return `${this.origin}/${owner}/${repo}.git`;
+  }
+
+  /**
+   * A GitHub App installation and its installation token (`ghs_…`), acting as the app's bot user
+   * `login` (`<app>[bot]`). It may do what the app's permissions let it on repositories, but GitHub
+   * answers `GET /user` for it with 403 "Resource not accessible by integration", as documented for
+   * endpoints that do not work with installation tokens.
+   */
+  addInstallation(login: string): string {
+    const token = `ghs_${randomBytes(18).toString("hex")}`;
+    this.tokens.set(token, login);
+    this.installationTokens.add(token);
+    return token;
   }
 
   /** A user and a token that acts as them. */
@@ -194,6 +210,7 @@ export class TestForge {
   reset(): void {
     this.pulls.length = 0;
     this.requests.length = 0;
+    this.failures.length = 0;
     this.gitDelayMs = 0;
   }
 
@@ -226,6 +243,18 @@ export class TestForge {
     }
   }
 
+  /** `git log -1 --format=<format>` of `ref` in the bare repository. */
+  log(owner: string, name: string, ref: string, format: string): string {
+    return gitSync([
+      "--git-dir",
+      path.join(this.repos, owner, `${name}.git`),
+      "log",
+      "-1",
+      `--format=${format}`,
+      ref,
+    ]).trim();
+  }
+
   /** The files a branch changed against `base`. */
   changedFiles(owner: string, name: string, base: string, head: string): string[] {
     return gitSync([
@@ -249,6 +278,17 @@ export class TestForge {
     ])
       .split("\n")
       .filter((l) => l !== "");
+  }
+
+  /**
+   * A `pre-receive` hook in the bare repository that prints `lines` to stderr and refuses every push,
+   * as a forge's server-side hook or branch protection does; git relays them as `remote:` lines.
+   */
+  rejectPushes(owner: string, name: string, lines: readonly string[]): void {
+    const hook = path.join(this.repos, owner, `${name}.git`, "hooks", "pre-receive");
+    fs.mkdirSync(path.dirname(hook), { recursive: true });
+    const script = lines.map((l) => `printf '%s\\n' '${l.replace(/'/g, "'\\''")}' >&2`).join("\n");
+    fs.writeFileSync(hook, `#!/bin/sh\ncat >/dev/null\n${script}\nexit 1\n`, { mode: 0o755 });
   }
 
   /** A reviewer closes (or merges) a pull request, with a last comment. */
@@ -300,9 +340,13 @@ export class TestForge {
     return this.kind === "github" ? "/api/v3" : "/api/v1";
   }
 
+  private bearer(req: IncomingMessage): string | undefined {
+    return /^(?:Bearer|token) (\S+)$/.exec(req.headers.authorization ?? "")?.[1];
+  }
+
   private tokenOf(req: IncomingMessage): string | undefined {
-    const m = /^(?:Bearer|token) (\S+)$/.exec(req.headers.authorization ?? "");
-    return m === null ? undefined : this.tokens.get(m[1] as string);
+    const token = this.bearer(req);
+    return token === undefined ? undefined : this.tokens.get(token);
   }
 
   private api(req: IncomingMessage, url: URL, raw: string): [number, unknown] {
@@ -312,6 +356,8 @@ export class TestForge {
     if (this.kind === "github" && p === "/api/v3/meta")
       return [200, { verifiable_password_authentication: false }];
     if (!p.startsWith(`${this.apiBase()}/`)) return [404, { message: "Not Found" }];
+    const failure = this.failures.find((f) => f.method === method && f.path.test(p));
+    if (failure !== undefined) return [failure.status, { message: failure.message }];
     const login = this.tokenOf(req);
     if (login === undefined)
       return [
@@ -327,7 +373,18 @@ export class TestForge {
         return [400, { message: "Problems parsing JSON" }];
       }
     }
-    if (rest === "/user" && method === "GET") return [200, { login, id: 1 }];
+    if (rest === "/user" && method === "GET") {
+      if (this.installationTokens.has(this.bearer(req) ?? ""))
+        return [
+          403,
+          {
+            message: "Resource not accessible by integration",
+            documentation_url: "https://docs.github.com/rest/users/users#get-the-authenticated-user",
+            status: "403",
+          },
+        ];
+      return [200, { login, id: 1 }];
+    }
     const m = /^\/repos\/([^/]+)\/([^/]+)(\/.*)$/.exec(rest);
     if (m === null) return [404, { message: "Not Found" }];
     const [, owner, repo, sub] = m as unknown as [string, string, string, string];
@@ -372,17 +429,26 @@ export class TestForge {
             ? { message: "Review cannot be requested from pull request author." }
             : { message: "reviewer is the pull request's poster" },
         ];
-      pull.reviewers.push(...users, ...((body.team_reviewers as string[] | undefined) ?? []));
+      // Asking again for a reviewer already requested changes nothing, on both forges.
+      for (const r of [
+        ...users,
+        ...((body.team_reviewers as string[] | undefined) ?? []).map((t) => `team:${t}`),
+      ])
+        if (!pull.reviewers.includes(r)) pull.reviewers.push(r);
       return [201, this.pullJson(pull, true)];
     }
+    // Adding a label the issue has keeps one of it.
+    const addLabel = (l: string) => {
+      if (!pull.labels.includes(l)) pull.labels.push(l);
+    };
     if (what === "issues/labels" && method === "POST") {
       const given = (body.labels as unknown[] | undefined) ?? [];
       if (this.kind === "gitea") {
         const byId = new Map([...(this.labels.get(`${owner}/${repo}`) ?? new Map())].map(([k, v]) => [v, k]));
         if (!given.every((g) => typeof g === "number" && byId.has(g)))
           return [422, { message: "label does not exist" }];
-        pull.labels.push(...given.map((g) => byId.get(g as number) as string));
-      } else pull.labels.push(...(given as string[]));
+        for (const g of given) addLabel(byId.get(g as number) as string);
+      } else for (const g of given as string[]) addLabel(g);
       return [200, pull.labels.map((name, i) => ({ id: i + 1, name }))];
     }
     if (what === "pulls/reviews" && method === "GET")
@@ -463,6 +529,12 @@ export class TestForge {
       head: { ref: p.head, repo: { owner: { login: p.owner } } },
       base: { ref: p.base },
       merged_at: p.merged ? new Date().toISOString() : null,
+      labels: p.labels.map((name, i) => ({ id: i + 1, name })),
+      requested_reviewers: p.reviewers.filter((r) => !r.startsWith("team:")).map((login) => ({ login })),
+      // GitHub names requested teams by slug in `requested_teams`; Gitea in `requested_reviewers_teams`.
+      [this.kind === "github" ? "requested_teams" : "requested_reviewers_teams"]: p.reviewers
+        .filter((r) => r.startsWith("team:"))
+        .map((t) => (this.kind === "github" ? { slug: t.slice(5) } : { name: t.slice(5) })),
       // GitHub's list items carry no `merged`; its single pull and every Gitea pull do.
       ...(single || this.kind === "gitea" ? { merged: p.merged } : {}),
     };

@@ -1,6 +1,7 @@
 /**
- * `harness rules propose [--policy-repo NAME] [--dry-run] [--json]` (SPEC-0029 REQ-16): stored rule
- * proposals become pull requests on a policy repo (`forge/propose-pass.ts`; the CLI's side is
+ * `harness rules propose [--policy-repo NAME] [--dry-run] [--include-silent] [--json]` (SPEC-0029
+ * REQ-16): stored rule proposals become pull requests on a policy repo; one whose stored backtest fired
+ * 0 times is reported `no_fires` and waits unless `--include-silent` (docs/decisions/0008) (`forge/propose-pass.ts`; the CLI's side is
  * `../propose-on-forge.ts`, which `harness demo` runs too). The command is the only
  * holder of the forge credential: it reads the repo's `credential_file`, sends it to the forge API in
  * one header and to git through a credential helper's pipe, and never puts it in an environment, an
