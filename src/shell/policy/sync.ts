@@ -13,7 +13,15 @@ import type { PolicyRepoConfig } from "../config/global-config.js";
 import { policyClonePath, policyRoot } from "../config/paths.js";
 import { acquireStoreLock, type StoreLock, StoreLockedError } from "../store/store-lock.js";
 import { DEFAULT_BRANCH_KEY, revParse, servedBranch, short, uncommittedChanges } from "./clone.js";
-import { checkRemote, type GitOptions, git, gitTest, notFound } from "./git.js";
+import {
+  checkRemote,
+  type GitCredential,
+  type GitOptions,
+  git,
+  gitTest,
+  gitWithCredential,
+  notFound,
+} from "./git.js";
 
 export type SyncAction = "cloned" | "fast_forwarded" | "up_to_date";
 
@@ -82,7 +90,37 @@ function checkBranch(repo: string, branch: string): void {
   if (problem !== undefined) throw new PolicySyncError(repo, `branch ${JSON.stringify(branch)} ${problem}`);
 }
 
-export async function syncPolicyRepo(repo: PolicyRepoConfig, env: NodeJS.ProcessEnv): Promise<SyncResult> {
+/**
+ * Whether git would send a credential to `remote`: only an https (or loopback http) remote asks through
+ * the credential helper; ssh, git:// and local remotes authenticate otherwise or not at all.
+ */
+export const remoteTakesToken = (remote: string): boolean => /^https?:\/\//i.test(remote);
+
+/**
+ * The basic-auth pair git sends for a forge token: the remote URL's own user if it names one, else
+ * `x-access-token`, which GitHub documents for installation tokens and which GitHub, Gitea and Forgejo
+ * accept for any token, since they check the password alone.
+ */
+export function tokenCredential(remote: string, token: string): GitCredential {
+  let username = "";
+  try {
+    username = decodeURIComponent(new URL(remote).username);
+  } catch {
+    // Not a URL: the default user below.
+  }
+  return { username: username || "x-access-token", password: token };
+}
+
+/**
+ * Clones or fast-forwards one repo. `token`, the repo's `credential_file` as the caller read it, is given
+ * to the clone and the fetch (nothing else here reaches the remote) through the pipe-fed helper of
+ * `gitWithCredential`, never through argv, the environment or the clone's config.
+ */
+export async function syncPolicyRepo(
+  repo: PolicyRepoConfig,
+  env: NodeJS.ProcessEnv,
+  token?: string,
+): Promise<SyncResult> {
   try {
     checkRemote(repo.remote);
   } catch (e) {
@@ -103,13 +141,15 @@ export async function syncPolicyRepo(repo: PolicyRepoConfig, env: NodeJS.Process
     );
   }
   try {
-    if (!fs.existsSync(dir)) return await clone(repo, dir, env);
+    const credential =
+      token !== undefined && remoteTakesToken(repo.remote) ? tokenCredential(repo.remote, token) : undefined;
+    if (!fs.existsSync(dir)) return await clone(repo, dir, env, credential);
     if (!fs.existsSync(path.join(dir, ".git")))
       throw new PolicySyncError(
         repo.name,
         `${dir} exists and is not a git clone; move it away and sync again`,
       );
-    return await fastForward(repo, dir, env);
+    return await fastForward(repo, dir, env, credential);
   } catch (e) {
     if (e instanceof PolicySyncError) throw e;
     throw new PolicySyncError(repo.name, (e as Error).message, { cause: e });
@@ -119,10 +159,22 @@ export async function syncPolicyRepo(repo: PolicyRepoConfig, env: NodeJS.Process
 }
 
 /** A fresh clone, made beside its place and renamed into it, so a failed clone leaves nothing behind. */
-async function clone(repo: PolicyRepoConfig, dir: string, env: NodeJS.ProcessEnv): Promise<SyncResult> {
+/** A git command that reaches the remote: with the repo's credential when it has one. */
+const reach = (
+  args: readonly string[],
+  o: GitOptions,
+  credential: GitCredential | undefined,
+): Promise<string> => (credential === undefined ? git(args, o) : gitWithCredential(args, o, credential));
+
+async function clone(
+  repo: PolicyRepoConfig,
+  dir: string,
+  env: NodeJS.ProcessEnv,
+  credential: GitCredential | undefined,
+): Promise<SyncResult> {
   const tmp = fs.mkdtempSync(path.join(policyRoot(env), `.${repo.name}.sync-`));
   try {
-    await git(["clone", "--quiet", "--origin", "origin", "--", repo.remote, tmp], remote(env));
+    await reach(["clone", "--quiet", "--origin", "origin", "--", repo.remote, tmp], remote(env), credential);
     const o = remote(env, tmp);
     const defaultBranch = (await git(["symbolic-ref", "--short", "-q", "HEAD"], o)).trim();
     await git(["config", DEFAULT_BRANCH_KEY, defaultBranch], o);
@@ -151,7 +203,12 @@ async function clone(repo: PolicyRepoConfig, dir: string, env: NodeJS.ProcessEnv
   }
 }
 
-async function fastForward(repo: PolicyRepoConfig, dir: string, env: NodeJS.ProcessEnv): Promise<SyncResult> {
+async function fastForward(
+  repo: PolicyRepoConfig,
+  dir: string,
+  env: NodeJS.ProcessEnv,
+  credential: GitCredential | undefined,
+): Promise<SyncResult> {
   const o = remote(env, dir);
   const branch = await servedBranch(dir, repo.branch, env);
   if (branch === undefined)
@@ -165,9 +222,10 @@ async function fastForward(repo: PolicyRepoConfig, dir: string, env: NodeJS.Proc
   if (changes !== undefined) throw new DirtyCloneError(repo.name, dir, changes);
   // Only whether HEAD is on the branch matters here: the tree was just checked clean.
   const head = (await git(["symbolic-ref", "-q", "HEAD"], o).catch((e: unknown) => notFound(e) ?? "")).trim();
-  await git(
+  await reach(
     ["fetch", "--quiet", "--no-tags", "--no-recurse-submodules", "--", repo.remote, `refs/heads/${branch}`],
     o,
+    credential,
   );
   const fetched = await revParse(dir, "FETCH_HEAD", env);
   if (fetched === undefined) throw new PolicySyncError(repo.name, `the remote's ${branch} names no commit`);

@@ -12,7 +12,7 @@ import { type GlobalConfig, readGlobalConfig } from "../../config/global-config.
 import { globalConfigPath } from "../../config/paths.js";
 import { UnknownPolicyRepoError } from "../../errors.js";
 import { short } from "../../policy/clone.js";
-import { type SyncResult, syncPolicyRepo } from "../../policy/sync.js";
+import { remoteTakesToken, type SyncResult, syncPolicyRepo } from "../../policy/sync.js";
 import { ruleClient, unreachable } from "../../rpc/client.js";
 import { readTokenFile } from "../../rpc/credentials.js";
 import { type Common, EXIT, type Io } from "../io.js";
@@ -45,7 +45,14 @@ export async function runPolicySync(name: string | undefined, options: Common, i
   const outcomes: Outcome[] = [];
   for (const repo of repos) {
     try {
-      outcomes.push({ ok: true, result: await syncPolicyRepo(repo, io.env) });
+      // The forge token of an https remote, the one `harness rules propose` reads (docs/decisions/0009).
+      const token =
+        repo.credentialFile !== undefined && remoteTakesToken(repo.remote)
+          ? await readTokenFile(repo.credentialFile).catch((e: unknown) => {
+              throw new Error(`policy repo ${repo.name}: credential_file: ${(e as Error).message}`);
+            })
+          : undefined;
+      outcomes.push({ ok: true, result: await syncPolicyRepo(repo, io.env, token) });
     } catch (e) {
       outcomes.push({ ok: false, repo: repo.name, error: (e as Error).message });
     }
