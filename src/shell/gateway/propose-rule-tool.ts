@@ -39,7 +39,7 @@ export const PROPOSE_RULE_INPUT = {
     'What the fire is about: "run" (the row\'s run), "harness", "node" (a graph node) or "fleet".',
   ),
   message: text(
-    'The message a fire records, with {harness}, {run}, {repo}, {branch}, {path} or {type} filled from the row. Example: "{harness} failed three runs in an hour".',
+    'The message a fire records. Placeholders in double braces are filled in: {{harness}}, {{run}}, {{repo}}, {{branch}}, {{path}} and {{type}} from the row, {{rule}}, {{level}} and {{at}} (the row\'s time) from the fire; no other names are allowed. Example: "{{harness}} failed three runs in an hour (last run {{run}})".',
   ),
   rationale: text(
     "Why this rule is worth having, for the reviewer of its pull request: the pattern you found and what it costs. At most 2,000 characters.",
