@@ -14,7 +14,7 @@ import { BacktestRequestSchema } from "../rpc/gen/harness/v1/rules_pb.js";
 import { PROPOSE_RULE_INPUT } from "./propose-rule-tool.js";
 import { gatewayContext } from "./rule-tools.js";
 import type { SessionContext } from "./session-context.js";
-import { dataResult } from "./tool-results.js";
+import { dataResult, READ_ANNOTATIONS } from "./tool-results.js";
 
 /** The fires an answer lists; the summary counts them all. */
 const FIRST_FIRES = 10;
@@ -24,6 +24,7 @@ export function registerBacktestRule(server: McpServer, session: SessionContext)
   server.registerTool(
     "backtest_rule",
     {
+      annotations: READ_ANNOTATIONS,
       title: "Backtest a candidate rule",
       description:
         "Replays the journal through a candidate rule, exactly as the live evaluator would have run it, and answers how many rows it saw and how often it would have fired, with its first 10 fires. Stores nothing. The fields are propose_rule's; level may be any level here.",

@@ -11,7 +11,7 @@ import { z } from "zod";
 import { MAX_QUERY_ROWS, type Term } from "../journal-query/journal-queries.js";
 import { sinceMsOf } from "./rule-tools.js";
 import type { SessionContext } from "./session-context.js";
-import { dataResult, withinTotal } from "./tool-results.js";
+import { dataResult, READ_ANNOTATIONS, withinTotal } from "./tool-results.js";
 
 const FIELDS =
   "kind, type, harness, run, repo, branch, path, tool, action, is_error, digest, outcome, cause_digest, edge, predicate, status, scope";
@@ -28,6 +28,7 @@ export function registerJournalTools(server: McpServer, session: SessionContext)
   server.registerTool(
     "query_journal",
     {
+      annotations: READ_ANNOTATIONS,
       title: "Query the journal",
       description: `Journal rows in seq order: each row's seq (evidence id seq:<n>), admission time, kind, type, source, indexed fields and paths; never any other field. Filter by kind, type, indexed fields (${FIELDS}; equality, all must hold) and time. At most ${MAX_QUERY_ROWS} rows a call: page with after_seq.`,
       inputSchema: {
@@ -99,6 +100,7 @@ export function registerJournalTools(server: McpServer, session: SessionContext)
   server.registerTool(
     "count_journal",
     {
+      annotations: READ_ANNOTATIONS,
       title: "Count journal rows as a rule would",
       description: `What a rule's primitive count(selector, duration(within)), distinct(field, selector, duration(within)) or exists(selector, duration(within)) would answer if the rule were evaluated on the last committed row: now is that row's time, and the window is (now - within, now]. The selector is the rule's map literal as JSON: kind (run_event when left out) and equality on indexed fields (${FIELDS}). count saturates at 10,000, distinct at 1,000.`,
       inputSchema: {

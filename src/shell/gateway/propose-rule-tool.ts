@@ -10,7 +10,7 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import { EVENT_KINDS } from "../../core/kinds.js";
 import type { SessionContext } from "./session-context.js";
-import { errorResult, ToolInputError } from "./tool-results.js";
+import { errorResult, PROPOSE_ANNOTATIONS, ToolInputError } from "./tool-results.js";
 
 /** Far above any value the intake accepts: a bound on what a call may make the daemon hold, not a check. */
 const MAX_FIELD_CHARS = 65_536;
@@ -39,7 +39,7 @@ export const PROPOSE_RULE_INPUT = {
     'What the fire is about: "run" (the row\'s run), "harness", "node" (a graph node) or "fleet".',
   ),
   message: text(
-    'The message a fire records, with {harness}, {run}, {repo}, {branch}, {path} or {type} filled from the row. Example: "{harness} failed three runs in an hour".',
+    'The message a fire records. Placeholders in double braces are filled in: {{harness}}, {{run}}, {{repo}}, {{branch}}, {{path}} and {{type}} from the row, {{rule}}, {{level}} and {{at}} (the row\'s time) from the fire; no other names are allowed. Example: "{{harness}} failed three runs in an hour (last run {{run}})".',
   ),
   rationale: text(
     "Why this rule is worth having, for the reviewer of its pull request: the pattern you found and what it costs. At most 2,000 characters.",
@@ -61,6 +61,7 @@ export function registerProposeRule(server: McpServer, session: SessionContext):
   server.registerTool(
     "propose_rule",
     {
+      annotations: PROPOSE_ANNOTATIONS,
       title: "Propose a rule",
       description:
         "Proposes a new rule for the operator's review. The daemon checks the rule file the fields make (schema, CEL compilation, cost), checks each evidence id, backtests the rule over the last 30 days, and stores it as an untrusted proposal with your run; harness rules propose later opens a pull request for it. Returns its id, content hash and the backtest (fire count and first 10 fires). Propose only rules that would have fired on real evidence. One run may store 10 proposals.",

@@ -24,7 +24,7 @@ import {
   RuleService,
 } from "../rpc/gen/harness/v1/rules_pb.js";
 import type { SessionContext } from "./session-context.js";
-import { dataResult, ToolInputError, withinTotal } from "./tool-results.js";
+import { dataResult, READ_ANNOTATIONS, ToolInputError, withinTotal } from "./tool-results.js";
 
 const NAME = z.string().max(256);
 
@@ -71,6 +71,7 @@ export function registerRuleTools(server: McpServer, session: SessionContext): v
   server.registerTool(
     "list_rules",
     {
+      annotations: READ_ANNOTATIONS,
       title: "List the rules",
       description:
         "The rules in force: for each its name, source, on kind, declared and effective level, mode (shadow, active or disabled with its reason), hash, fires in the last 24 hours and 7 days, and last fire.",
@@ -86,6 +87,7 @@ export function registerRuleTools(server: McpServer, session: SessionContext): v
   server.registerTool(
     "get_rule",
     {
+      annotations: READ_ANNOTATIONS,
       title: "Show one rule",
       description:
         "One rule by name: what list_rules gives, plus its normalized `when`, description, message template, holds in force and number of primitive calls.",
@@ -107,6 +109,7 @@ export function registerRuleTools(server: McpServer, session: SessionContext): v
   server.registerTool(
     "list_fires",
     {
+      annotations: READ_ANNOTATIONS,
       title: "List fires",
       description:
         "The fire log, newest first: each fire's id (f-<seq>-<n>), rule, journal seq and time, target, levels, mode, action and message. Filter by rule, harness and time; at most 1,000 a call.",
@@ -150,6 +153,7 @@ export function registerRuleTools(server: McpServer, session: SessionContext): v
   server.registerTool(
     "explain_fire",
     {
+      annotations: READ_ANNOTATIONS,
       title: "Explain a fire",
       description:
         "Why a fire happened: the fire, the rule's `when`, the journal row it evaluated (its identifiers), the `now` it saw, each primitive call with its selector, window and answer, and how its level was derived.",
@@ -170,6 +174,7 @@ export function registerRuleTools(server: McpServer, session: SessionContext): v
   server.registerTool(
     "list_holds",
     {
+      annotations: READ_ANNOTATIONS,
       title: "List holds",
       description:
         "The holds in force (a held harness is refused new runs until its rule's condition clears or the operator clears it), and with include_released the released ones, newest first.",

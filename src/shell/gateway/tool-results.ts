@@ -96,3 +96,18 @@ export class ToolInputError extends Error {
     this.name = "ToolInputError";
   }
 }
+
+/** MCP tool annotations: the read tools only read the store, and no tool reaches outside it. */
+export const READ_ANNOTATIONS = {
+  readOnlyHint: true,
+  idempotentHint: true,
+  openWorldHint: false,
+} as const;
+
+/** propose_rule stores a proposal (or, with dry_run, nothing); it never overwrites or deletes. */
+export const PROPOSE_ANNOTATIONS = {
+  readOnlyHint: false,
+  destructiveHint: false,
+  idempotentHint: false,
+  openWorldHint: false,
+} as const;

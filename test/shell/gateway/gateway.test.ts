@@ -112,6 +112,17 @@ describe("the MCP gateway", () => {
     expect(await toolNames(await session("nightly", "nightly#6"))).not.toContain("propose_rule");
   });
 
+  it("finding 8: every tool carries annotations; only propose_rule writes, none reaches outside the store", async () => {
+    const miner = await session("miner", "miner#1");
+    const tools = (await miner.client.listTools()).tools;
+    expect(tools.length).toBeGreaterThan(0);
+    for (const t of tools) {
+      expect(t.annotations?.openWorldHint, t.name).toBe(false);
+      expect(t.annotations?.readOnlyHint, t.name).toBe(t.name !== "propose_rule");
+      if (t.name === "propose_rule") expect(t.annotations?.destructiveHint).toBe(false);
+    }
+  });
+
   it("describes propose_rule's fields with a JSON Schema a model can fill", async () => {
     const miner = await session("miner", "miner#1");
     const tool = (await miner.client.listTools()).tools.find((t) => t.name === "propose_rule");
