@@ -1,7 +1,7 @@
 /**
  * Watching a command's processes for a secret: every process below a root pid (found through each
  * process's parent in `/proc/<pid>/stat`), its `/proc/<pid>/cmdline` and `/proc/<pid>/environ` read
- * while the command runs, as `test/shell/forge/propose-credential.test.ts` does for the forge token.
+ * while the command runs, for the forge token (`test/shell/forge/propose-credential.test.ts`) and the policy credential.
  */
 import type { ChildProcess } from "node:child_process";
 import * as fs from "node:fs";

@@ -10,36 +10,12 @@ import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { scanUntilExit } from "../../support/process-scan.js";
 import { CLI } from "../daemon-harness.js";
 import { OWNER, ProposeWorld, REPO } from "./propose-fixture.js";
 import type { ForgeKind } from "./test-forge.js";
 
 const T = 90_000;
-
-/** Every process below `root`, found through each process's parent in `/proc/<pid>/stat`. */
-function descendants(root: number): number[] {
-  const parent = new Map<number, number>();
-  for (const entry of fs.readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8");
-      // The command name is in parentheses and may hold spaces: the parent pid follows its last ')'.
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      parent.set(Number(entry), ppid);
-    } catch {
-      // The process ended while we looked.
-    }
-  }
-  const out: number[] = [];
-  for (const pid of parent.keys()) {
-    for (let p = parent.get(pid); p !== undefined && p > 1; p = parent.get(p))
-      if (p === root) {
-        out.push(pid);
-        break;
-      }
-  }
-  return out;
-}
 
 function filesUnder(dir: string): string[] {
   return fs
@@ -88,32 +64,11 @@ describe.each<ForgeKind>(["github", "gitea"])("the forge credential and untruste
       child.stderr.on("data", (d: Buffer) => {
         stderr += d.toString();
       });
-      const exited = new Promise<number | null>((resolve) => child.on("exit", resolve));
-      let done = false;
-      void exited.then(() => {
-        done = true;
-      });
-      const seen = new Map<number, string>();
-      const leaks: string[] = [];
-      while (!done) {
-        for (const pid of [child.pid as number, ...descendants(child.pid as number)]) {
-          try {
-            const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`);
-            const environ = fs.readFileSync(`/proc/${pid}/environ`);
-            const shown = cmdline.toString().replace(/\0/g, " ").trim();
-            seen.set(pid, shown);
-            if (cmdline.includes(token)) leaks.push(`cmdline of ${pid}: ${shown}`);
-            if (environ.includes(token)) leaks.push(`environ of ${pid}: ${shown}`);
-          } catch {
-            // It exited between the listing and the read.
-          }
-        }
-        await new Promise((r) => setTimeout(r, 5));
-      }
-      expect(await exited, stderr).toBe(0);
+      const scan = await scanUntilExit(child, w.token);
+      expect(scan.exitCode, stderr).toBe(0);
       expect(JSON.parse(stdout).proposals[0].action).toBe("opened");
-      expect(leaks).toEqual([]);
-      const commands = [...seen.values()];
+      expect(scan.leaks).toEqual([]);
+      const { commands } = scan;
       // We did watch git at work: the push, its HTTPS helper and the credential helper's shell.
       expect(commands.some((c) => /^git .* push /.test(c))).toBe(true);
       expect(commands.some((c) => c.includes("git-remote-https") || c.includes("remote-https"))).toBe(true);
