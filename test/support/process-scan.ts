@@ -3,8 +3,9 @@
  * process's parent in `/proc/<pid>/stat`), its `/proc/<pid>/cmdline` and `/proc/<pid>/environ` read
  * while the command runs, for the forge token (`test/shell/forge/propose-credential.test.ts`) and the policy credential.
  */
-import type { ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import * as fs from "node:fs";
+import * as path from "node:path";
 
 /** Every process below `root`. */
 export function descendants(root: number): number[] {
@@ -72,4 +73,25 @@ export async function scanUntilExit(child: ChildProcess, secret: string): Promis
   }
   await exited;
   return { exitCode: exitCode ?? null, commands: [...seen.values()], leaks, scans };
+}
+
+/** The built CLI run with `args` under `env`, its output collected for after the scan. */
+export function spawnCli(cli: string, args: readonly string[], env: NodeJS.ProcessEnv) {
+  const child = spawn(process.execPath, [cli, ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (d: Buffer) => {
+    stdout += d.toString();
+  });
+  child.stderr.on("data", (d: Buffer) => {
+    stderr += d.toString();
+  });
+  return { child, output: () => ({ stdout, stderr }) };
+}
+
+/** Every file under `dir`, for a search for the secret at rest. */
+export function filesUnder(dir: string): string[] {
+  return fs
+    .readdirSync(dir, { withFileTypes: true, recursive: true })
+    .flatMap((e) => (e.isFile() ? [path.join(e.parentPath, e.name)] : []));
 }

@@ -6,24 +6,15 @@
  * a token the forge refuses (401) pushes nothing; and a hostile rationale is inert in the body the
  * forge received.
  */
-import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { scanUntilExit } from "../../support/process-scan.js";
+import { filesUnder, scanUntilExit, spawnCli } from "../../support/process-scan.js";
 import { CLI } from "../daemon-harness.js";
 import { OWNER, ProposeWorld, REPO } from "./propose-fixture.js";
 import type { ForgeKind } from "./test-forge.js";
 
 const T = 90_000;
-
-function filesUnder(dir: string): string[] {
-  return fs
-    .readdirSync(dir, { withFileTypes: true, recursive: true })
-    .flatMap((e) =>
-      e.isFile() ? [path.join(e.parentPath ?? (e as unknown as { path: string }).path, e.name)] : [],
-    );
-}
 
 describe.each<ForgeKind>(["github", "gitea"])("the forge credential and untrusted text on %s", (kind) => {
   // One daemon and forge for the file's tests on this forge, reset before each (`ProposeWorld.reset`).
@@ -52,19 +43,9 @@ describe.each<ForgeKind>(["github", "gitea"])("the forge credential and untruste
       // Each git request waits a little, so the push is still running while we look.
       w.forge.gitDelayMs = 150;
       const token = Buffer.from(w.token);
-      const child = spawn(process.execPath, [CLI, "rules", "propose", "--json"], {
-        env: w.fleet.env,
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      let stdout = "";
-      let stderr = "";
-      child.stdout.on("data", (d: Buffer) => {
-        stdout += d.toString();
-      });
-      child.stderr.on("data", (d: Buffer) => {
-        stderr += d.toString();
-      });
+      const { child, output } = spawnCli(CLI, ["rules", "propose", "--json"], w.fleet.env);
       const scan = await scanUntilExit(child, w.token);
+      const { stdout, stderr } = output();
       expect(scan.exitCode, stderr).toBe(0);
       expect(JSON.parse(stdout).proposals[0].action).toBe("opened");
       expect(scan.leaks).toEqual([]);

@@ -6,7 +6,6 @@
  * starts holds it in its argv or environment, no output or file but `credential_file` holds it, and the
  * operator's own credential helper neither supplies nor stores it.
  */
-import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -14,7 +13,7 @@ import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { basicCredential, isGitPath, serveGitHttp } from "../../../src/shell/demo/git-http-backend.js";
 import { remoteTakesToken, tokenCredential } from "../../../src/shell/policy/sync.js";
-import { scanUntilExit } from "../../support/process-scan.js";
+import { filesUnder, scanUntilExit, spawnCli } from "../../support/process-scan.js";
 import { CLI } from "../daemon-harness.js";
 import { gitIn, PolicyRemote, ruleText, tempRoot } from "./git-fixtures.js";
 
@@ -108,27 +107,7 @@ async function world(withCredential: boolean): Promise<World> {
   return { root, env, remote, host, credentialFile, operatorStore };
 }
 
-function sync(w: World) {
-  const child = spawn(process.execPath, [CLI, "policy", "sync", "--json"], {
-    env: w.env,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (d: Buffer) => {
-    stdout += d.toString();
-  });
-  child.stderr.on("data", (d: Buffer) => {
-    stderr += d.toString();
-  });
-  return { child, output: () => ({ stdout, stderr }) };
-}
-
-function filesUnder(dir: string): string[] {
-  return fs
-    .readdirSync(dir, { withFileTypes: true, recursive: true })
-    .flatMap((e) => (e.isFile() ? [path.join(e.parentPath, e.name)] : []));
-}
+const sync = (w: World) => spawnCli(CLI, ["policy", "sync", "--json"], w.env);
 
 describe("policy sync with a policy repo's credential_file", () => {
   it(
