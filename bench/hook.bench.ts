@@ -28,8 +28,8 @@
  * waits for its evaluation. `BASELINE=a5216dc` is the build before, where PreToolUse recorded nothing
  * and only asked the verdict: goal, http PreToolUse p99 (attempts that fire nothing) <= 1.5x the
  * baseline's. Beside it, attempts that fire: each a new session's force push, which an enforced stop
- * rule on `attempt_event` (served from a local policy repo) refuses, under a harness of its own so its
- * hold never reaches the other calls; and one FULL (synchronous) SQLite commit in WAL mode on the same
+ * rule on `attempt_event` (served from a local policy repo) refuses, sent to a daemon of this build of
+ * their own (`contender`'s comment says why); and one FULL (synchronous) SQLite commit in WAL mode on the same
  * disk, what a fire's decisions cost at least.
  */
 import { execFileSync, spawn } from "node:child_process";
@@ -339,7 +339,14 @@ interface Contender {
   stop(): Promise<void>;
 }
 
-async function contender(bin: string, suffix: string): Promise<Contender> {
+/**
+ * One daemon of `bin` and its kinds of call. The quiet kinds and the firing ones go to daemons of their
+ * own: a firing attempt is a new session stopped at once, whose decisions commit with an fsync and whose
+ * stop is then delivered and its run closed; a quiet call that followed it into the same daemon would
+ * wait behind that, which the baseline (where nothing fires) never does. One firing call in every seven
+ * is no agent's day; the firing daemon still loads the same two CPUs and disk for every kind.
+ */
+async function contender(bin: string, suffix: string, firing = false): Promise<Contender> {
   const box = sandbox();
   execFileSync(process.execPath, [bin, "policy", "sync"], { env: box.env, stdio: "ignore" });
   const daemon = await startDaemon(bin, box.env);
@@ -363,29 +370,27 @@ async function contender(bin: string, suffix: string): Promise<Contender> {
   ];
   const url = `${daemon.hooksUrl}claude-code?harness=bench`;
   return {
-    kinds: {
-      [`command PreToolUse${suffix}`]: (n) =>
-        timeProcess(hookArgv, box.env, payloads(box.repo, "bench-command", n).PreToolUse),
-      [`command PostToolUse${suffix}`]: (n) =>
-        timeProcess(hookArgv, box.env, payloads(box.repo, "bench-command", n).PostToolUse),
-      [`http PreToolUse${suffix}`]: (n) =>
-        timeHttp(url, headers, payloads(box.repo, "bench-http", n).PreToolUse),
-      [`http PostToolUse${suffix}`]: (n) =>
-        timeHttp(url, headers, payloads(box.repo, "bench-http", n).PostToolUse),
-      // Only this build judges attempts; a harness of its own keeps its stops' holds off the rest.
-      ...(suffix === ""
-        ? {
-            "http PreToolUse firing": (n: number) =>
-              timeHttp(
-                `${daemon.hooksUrl}claude-code?harness=benchfire`,
-                headers,
-                firingAttempt(box.repo, n),
-                true,
-              ),
-            "sqlite FULL commit": fullCommit(box.root),
-          }
-        : {}),
-    },
+    kinds: firing
+      ? {
+          "http PreToolUse firing": (n: number) =>
+            timeHttp(
+              `${daemon.hooksUrl}claude-code?harness=benchfire`,
+              headers,
+              firingAttempt(box.repo, n),
+              true,
+            ),
+          "sqlite FULL commit": fullCommit(box.root),
+        }
+      : {
+          [`command PreToolUse${suffix}`]: (n) =>
+            timeProcess(hookArgv, box.env, payloads(box.repo, "bench-command", n).PreToolUse),
+          [`command PostToolUse${suffix}`]: (n) =>
+            timeProcess(hookArgv, box.env, payloads(box.repo, "bench-command", n).PostToolUse),
+          [`http PreToolUse${suffix}`]: (n) =>
+            timeHttp(url, headers, payloads(box.repo, "bench-http", n).PreToolUse),
+          [`http PostToolUse${suffix}`]: (n) =>
+            timeHttp(url, headers, payloads(box.repo, "bench-http", n).PostToolUse),
+        },
     stop: async () => {
       await daemon.stop();
       fs.rmSync(box.root, { recursive: true, force: true });
@@ -397,7 +402,8 @@ async function main(): Promise<void> {
   for (const bin of [BIN, BASELINE_BIN])
     if (bin !== undefined && !fs.existsSync(bin))
       throw new Error(`${bin} is missing: run npm run build first`);
-  const contenders = [await contender(BIN, "")];
+  // Only this build judges attempts, so only it has firing calls (a harness of its own keeps its stops' holds off the rest).
+  const contenders = [await contender(BIN, ""), await contender(BIN, "", true)];
   if (BASELINE_BIN !== undefined) contenders.push(await contender(BASELINE_BIN, " [baseline]"));
   const floor = await nullServer();
   try {
