@@ -541,7 +541,7 @@ describe.each<ForgeKind>(["github", "gitea"])("harness rules propose on %s", (ki
       await w.propose("budget-notify");
       const r = await w.run();
       expect(r.code, r.stderr).toBe(0);
-      const file = w.forge.show(OWNER, REPO, BRANCH, "rules/budget-notify.toml");
+      const file = w.forge.show(OWNER, REPO, BRANCH, "rules/budget-notify.toml") ?? "";
       const when = file.split("\n").find((l) => l.startsWith("when = "));
       expect(when).toBe(`when = '${whenOf("budget-notify")}'`);
       expect(file).not.toContain('\\"');
