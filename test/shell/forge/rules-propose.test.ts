@@ -510,15 +510,55 @@ describe.each<ForgeKind>(["github", "gitea"])("harness rules propose on %s", (ki
       const self = await w.run();
       expect(self.code).toBe(1);
       expect(self.stderr).toContain(`reviewers lists ${login}, the login of the token`);
-      if (!app) return;
-      // Without bot_login, GitHub is still not asked, and the pass needs no login.
-      await w.reset({ installation: true, botLogin: null });
+    },
+    T,
+  );
+
+  it.runIf(kind === "github")(
+    "Finding 6: a GitHub App installation token with bot_login unset opens the pull request with reviewers and labels, GET /user never asked",
+    async () => {
+      // No key the e4eabc5 config lacks: the same test shows the pass there aborting on GET /user's 403.
+      const w = await world({ installation: true, botLogin: null });
       await w.propose("budget-notify");
-      const unset = await w.run();
-      expect(unset.code, unset.stderr).toBe(0);
-      expect(unset.json?.login).toBeNull();
+      const r = await w.run();
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.json?.proposals).toEqual([expect.objectContaining({ action: "opened", pr_number: 1 })]);
+      expect(r.json?.login).toBeNull();
       expect(w.forge.requests.filter((q) => q.path.endsWith("/user"))).toEqual([]);
-      expect(w.forge.pulls[0]?.author).toBe(APP_BOT);
+      expect(w.forge.pulls[0]).toMatchObject({
+        author: APP_BOT,
+        reviewers: [REVIEWER],
+        labels: ["harness-rules"],
+      });
+    },
+    T,
+  );
+
+  it(
+    "Finding 9: the committed rule file writes when as a TOML literal string, with no escaped quotes to review",
+    async () => {
+      const w = await world();
+      await w.propose("budget-notify");
+      const r = await w.run();
+      expect(r.code, r.stderr).toBe(0);
+      const file = w.forge.show(OWNER, REPO, BRANCH, "rules/budget-notify.toml") ?? "";
+      const when = file.split("\n").find((l) => l.startsWith("when = "));
+      expect(when).toBe(`when = '${whenOf("budget-notify")}'`);
+      expect(file).not.toContain('\\"');
+    },
+    T,
+  );
+
+  it(
+    "Finding 9: propose's commits are authored by commit_author, not harness-rules@localhost",
+    async () => {
+      const w = await world({ commitAuthor: "Policy Bot <policy-bot@example.org>" });
+      await w.propose("budget-notify");
+      const r = await w.run();
+      expect(r.code, r.stderr).toBe(0);
+      expect(w.forge.log(OWNER, REPO, BRANCH, "%an <%ae>|%cn <%ce>")).toBe(
+        "Policy Bot <policy-bot@example.org>|Policy Bot <policy-bot@example.org>",
+      );
     },
     T,
   );
