@@ -57,6 +57,7 @@ interface AgentsCliOptions {
   project?: string;
   user?: boolean;
   mode?: string;
+  fail?: string;
   dryRun?: boolean;
   entry?: string;
   all?: boolean;
@@ -479,6 +480,10 @@ cli
       .map((a) => a.title)
       .join(", ")} only)`,
   )
+  .option(
+    "--fail <mode>",
+    "install: closed (a tool call the rules cannot judge, the daemon down or hung, is denied) or open (it runs); default: [agents] on_unreachable",
+  )
   .option("--dry-run", "Say what would change; mint, revoke and write nothing")
   .option("--socket <path>", "The daemon's socket")
   .option("--config <path>", "The global config")
@@ -511,6 +516,7 @@ cli
         project: o.project === undefined ? undefined : String(o.project),
         user: o.user,
         mode: o.mode,
+        fail: o.fail === undefined ? undefined : String(o.fail),
         dryRun: o.dryRun,
       },
       io,

@@ -40,7 +40,7 @@ describe("The daemon is down and nothing is lost", () => {
       expect(r.stdout).toBe("");
       expect(r.stderr).toMatch(
         event === "PreToolUse"
-          ? /^harness hook: the daemon cannot be reached at .*; PreToolUse allowed by \[agents\] on_unreachable\n$/
+          ? /^harness hook: the daemon cannot be reached at .*; PreToolUse allowed by \[agents\] on_unreachable = "allow"\n$/
           : /^harness hook: the daemon cannot be reached at .*; the call waits in .*spool for the next call that reaches it\n$/,
       );
     }

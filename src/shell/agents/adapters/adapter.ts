@@ -32,6 +32,19 @@ export interface InstallTarget {
   readonly settingsShape: "hooks-by-event";
   /** What the operator must do after an install before the hooks run. */
   readonly notes: readonly string[];
+  /**
+   * The agent's own fail-closed switch, where it has one: the field install writes on the gating
+   * hooks of a harness installed `--fail closed`, so a hook that cannot start, times out or exits
+   * with an unexpected code blocks the call (our forwarder covers only a daemon it cannot reach).
+   */
+  readonly failClosed?: {
+    readonly field: Readonly<Record<string, unknown>>;
+    /** The hooks it is written on: the ones whose answer can refuse a tool call. */
+    readonly events: readonly string[];
+    /** The agent's first version that honours it, and what an older one does with it. */
+    readonly since: string;
+    readonly before: string;
+  };
 }
 
 export interface AgentAdapter {

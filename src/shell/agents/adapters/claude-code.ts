@@ -161,5 +161,12 @@ export const claudeCode: AgentAdapter = {
         : join(resolve(cwd, scope.dir), ".claude", "settings.local.json"),
     settingsShape: "hooks-by-event",
     notes: [],
+    failClosed: {
+      field: { onFailure: "block" },
+      events: ["PreToolUse"],
+      since: "2.1.295",
+      before:
+        "an older Claude Code ignores onFailure: a PreToolUse hook that cannot start or times out lets the tool run, while our forwarder still denies it when the daemon cannot be reached",
+    },
   },
 };

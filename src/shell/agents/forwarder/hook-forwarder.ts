@@ -8,7 +8,8 @@
  * anything else is imported, and the build bundles it into `bin.cjs` (`scripts/bundle-bin.ts`).
  *
  * When the daemon cannot be reached within `--timeout` (default 5 s), the call is spooled (`spool.ts`)
- * and PreToolUse is answered by `[agents] on_unreachable` (default allow). Waiting calls are delivered,
+ * and PreToolUse is answered by the harness's fail mode: `--fail closed|open` as install wrote it, else
+ * `[agents] on_unreachable` (default allow; `../ingest/fail-mode.ts`). Waiting calls are delivered,
  * in order, before the call's own by the next call that reaches the daemon. The exit code is 0, or 1 for
  * a call that could not be used (a clear line on stderr says why); never 2, which would block a tool
  * with no reason.
@@ -18,6 +19,13 @@ import * as path from "node:path";
 import { globalConfigPath, socketPath, stateHome } from "../../config/paths.js";
 import { readTokenFileSync } from "../../support/token-file.js";
 import { type AdapterRegistry, AGENTS } from "../adapters/registry.js";
+import {
+  FAIL_QUERY,
+  failPolicy,
+  HOOK_FAIL_MODES,
+  type HookFailMode,
+  isHookFailMode,
+} from "../ingest/fail-mode.js";
 import { unreachableAnswer } from "../ingest/hook-answer.js";
 import { type Payload, rowPayload, str } from "../ingest/hook-event.js";
 import type { HookFormat, HookFormats } from "../ingest/hook-format.js";
@@ -50,13 +58,15 @@ interface HookArgs {
   readonly socket?: string;
   readonly config?: string;
   readonly timeoutMs: number;
+  /** The harness's own fail mode; absent, `[agents] on_unreachable` decides. */
+  readonly fail?: HookFailMode;
   /** The payload, for a format that gets it as the last argument. */
   readonly payloadArg?: string;
 }
 
 const DEFAULT_TIMEOUT_MS = 5000;
 const usage = (formats: HookFormats): string =>
-  `usage: harness hook ${formats.hookNames.join("|")} --harness NAME --observer-token FILE --ledger-token FILE [--socket PATH] [--config PATH] [--timeout MS] [JSON]`;
+  `usage: harness hook ${formats.hookNames.join("|")} --harness NAME --observer-token FILE --ledger-token FILE [--socket PATH] [--config PATH] [--timeout MS] [--fail closed|open] [JSON]`;
 
 /** The spool's directory under a state home: `$XDG_STATE_HOME/harness/agents/spool`. */
 export const spoolDir = (env: NodeJS.ProcessEnv): string =>
@@ -80,7 +90,7 @@ function parseArgs(argv: readonly string[], formats: HookFormats): HookArgs | st
     } else positional.push(a);
   }
   for (const name of flags.keys())
-    if (!["harness", "observer-token", "ledger-token", "socket", "config", "timeout"].includes(name))
+    if (!["harness", "observer-token", "ledger-token", "socket", "config", "timeout", "fail"].includes(name))
       return `unknown option --${name}`;
   const harness = flags.get("harness");
   const observer = flags.get("observer-token");
@@ -89,6 +99,8 @@ function parseArgs(argv: readonly string[], formats: HookFormats): HookArgs | st
     return "--harness, --observer-token and --ledger-token are required";
   const timeout = Number(flags.get("timeout") ?? DEFAULT_TIMEOUT_MS);
   if (!Number.isSafeInteger(timeout) || timeout < 1) return "--timeout must be a positive number of ms";
+  const fail = flags.get("fail");
+  if (fail !== undefined && !isHookFailMode(fail)) return `--fail must be ${HOOK_FAIL_MODES.join(" or ")}`;
   const socket = flags.get("socket");
   const config = flags.get("config");
   const payloadArg = positional.at(-1);
@@ -100,6 +112,7 @@ function parseArgs(argv: readonly string[], formats: HookFormats): HookArgs | st
     ...(socket === undefined ? {} : { socket }),
     ...(config === undefined ? {} : { config }),
     timeoutMs: timeout,
+    ...(fail === undefined ? {} : { fail }),
     ...(format.payloadFrom === "argument" && payloadArg !== undefined ? { payloadArg } : {}),
   };
 }
@@ -143,15 +156,18 @@ async function post(
   tokens: { observer: string; ledger: string },
   body: Uint8Array,
   deadline: number,
-  /** The call's idempotency key, and for a spooled call when the hook received it. */
-  call: { key: string; at?: number },
+  /**
+   * The call's idempotency key; for a spooled call when the hook received it; for a live one the
+   * harness's fail mode, which answers its attempt if the rules cannot judge it in time.
+   */
+  call: { key: string; at?: number; fail?: HookFailMode },
 ): Promise<Reply> {
   const remaining = deadline - Date.now();
   if (remaining <= 0) throw new Unreachable("timed out", true);
   try {
     const res = await rawPost(
       socket,
-      `${HOOK_PATH_PREFIX}${hook}?harness=${encodeURIComponent(harness)}`,
+      `${HOOK_PATH_PREFIX}${hook}?harness=${encodeURIComponent(harness)}${call.fail === undefined ? "" : `&${FAIL_QUERY}=${call.fail}`}`,
       {
         "Content-Type": "application/json",
         Authorization: `Bearer ${tokens.observer}`,
@@ -396,7 +412,8 @@ export async function runCommandHook(
   const send = async (): Promise<Reply | "behind" | undefined> => {
     if ((await drain(spool, socket, drainUntil, run, io, agents)) === "unreachable") return undefined;
     if (gate !== "tool" && waitingOf(spool, run, agents).length > 0) return "behind";
-    return post(socket, format.name, args.harness, { observer, ledger }, body, deadline, { key }).catch(
+    const call = { key, ...(args.fail === undefined ? {} : { fail: args.fail }) };
+    return post(socket, format.name, args.harness, { observer, ledger }, body, deadline, call).catch(
       (e: unknown) => {
         if (e instanceof Unreachable) return undefined;
         throw e;
@@ -435,12 +452,13 @@ export async function runCommandHook(
     io.err(`harness hook: the payload ${unusable}, and the daemon ${why}; not recorded, the tool runs`);
     return 1;
   }
+  const policy = failPolicy(args.fail, fallback.onUnreachable);
   if (gate !== "tool") spoolIt(`the daemon ${why}`);
   else
     io.err(
-      `harness hook: the daemon ${why}; PreToolUse ${fallback.onUnreachable === "deny" ? "denied" : "allowed"} by [agents] on_unreachable`,
+      `harness hook: the daemon ${why}; PreToolUse ${policy.mode === "deny" ? "denied" : "allowed"} by ${policy.source}`,
     );
-  const answer = unreachableAnswer(format, gate, fallback.onUnreachable);
+  const answer = unreachableAnswer(format, gate, policy);
   if (answer !== "") io.out(answer);
   return 0;
 }

@@ -3,9 +3,10 @@
  * The answer waits for the row's evaluation, not only its commit, so an enforced stop whose `when`
  * matches the attempt is recorded before the verdict is asked, and the very call is refused. The wait is
  * bounded (`ATTEMPT_BUDGET_MS`): the agent is blocked on it. An attempt that could not be admitted
- * (dropped, refused, not stored) or not evaluated in time is answered by the harness's fail mode,
- * `[agents] on_unreachable`, as a daemon out of reach is (docs/decisions/0005-attempt-event.md).
+ * (dropped, refused, not stored) or not evaluated in time is answered by the harness's fail mode
+ * (`fail-mode.ts`), as a daemon out of reach is (docs/decisions/0005-attempt-event.md).
  */
+import type { FailPolicy } from "./fail-mode.js";
 import { ALLOW, type AnswerFormat, type HookAnswer } from "./hook-answer.js";
 import type { Gate } from "./hook-event.js";
 
@@ -18,8 +19,6 @@ export const ATTEMPT_BUDGET_MS = 2_000;
 
 /** Resolves true once the evaluator has evaluated (and committed the outcome of) row `seq`, false after `budgetMs`. */
 export type AwaitEvaluated = (seq: number, budgetMs: number) => Promise<boolean>;
-
-export type FailMode = "allow" | "deny";
 
 /** Whether a live attempt was judged: admitted and evaluated within the budget. */
 export async function attemptJudged(
@@ -41,13 +40,13 @@ export async function attemptJudged(
 export function unjudgedAnswer(
   format: { readonly answer: AnswerFormat },
   gate: Gate,
-  mode: FailMode,
+  policy: FailPolicy,
   why: string,
 ): HookAnswer | undefined {
-  if (mode === "allow" || gate !== "tool") return undefined;
+  if (policy.mode === "allow" || gate !== "tool") return undefined;
   const answer = format.answer(gate, {
     kind: "deny",
-    reason: `the harness rules could not judge this tool call (${why}), and [agents] on_unreachable = "deny" refuses it; try again, or ask the operator`,
+    reason: `the harness rules could not judge this tool call (${why}), and ${policy.source} refuses it; try again, or ask the operator`,
   });
   return answer === ALLOW ? undefined : answer;
 }

@@ -10,6 +10,7 @@
  */
 import { heldSentence, stoppedSentence } from "../../../core/held-sentence.js";
 import type { RunVerdict } from "../../../core/run-verdict.js";
+import type { FailPolicy } from "./fail-mode.js";
 import type { Gate } from "./hook-event.js";
 
 /** What the hook prints on stdout (empty: no decision, the agent goes on). */
@@ -58,16 +59,15 @@ export const hookAnswer = (
   v: RunVerdict,
 ): HookAnswer => format.answer(gate, refusalOf(harness, gate, v));
 
-/** The answer when the daemon cannot be reached: `[agents] on_unreachable = "deny"` refuses tools only. */
+/** The answer when the daemon cannot be reached: a harness failing closed refuses tools only. */
 export function unreachableAnswer(
   format: { readonly answer: AnswerFormat },
   gate: Gate,
-  onUnreachable: "allow" | "deny",
+  policy: FailPolicy,
 ): HookAnswer {
-  if (onUnreachable === "allow" || gate !== "tool") return ALLOW;
+  if (policy.mode === "allow" || gate !== "tool") return ALLOW;
   return format.answer(gate, {
     kind: "deny",
-    reason:
-      'the harness rules daemon cannot be reached, and [agents] on_unreachable = "deny" refuses tools until it can',
+    reason: `the harness rules daemon cannot be reached, and ${policy.source} refuses tools until it can`,
   });
 }

@@ -13,6 +13,7 @@
  */
 import * as http from "node:http";
 import type * as net from "node:net";
+import { FAIL_QUERY } from "./fail-mode.js";
 import type { HookFormats } from "./hook-format.js";
 import {
   HOOK_AT_HEADER,
@@ -144,6 +145,7 @@ export function hookRequestListener(
     }
     const at = Number(header(req, HOOK_AT_HEADER));
     const key = header(req, HOOK_KEY_HEADER);
+    const fail = url.searchParams.get(FAIL_QUERY);
     void readBody(req, res)
       .then(async (body) => {
         if (body === undefined) return;
@@ -157,6 +159,7 @@ export function hookRequestListener(
           body,
           ...(Number.isSafeInteger(at) && at > 0 ? { at } : {}),
           ...(key === undefined ? {} : { key }),
+          ...(fail === null ? {} : { fail }),
         });
         sendResponse(res, r);
       })

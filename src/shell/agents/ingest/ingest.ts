@@ -19,13 +19,8 @@ import type { AdmitOptions, AdmitResult } from "../../journal/admit.js";
 import type { Placement, RunLife } from "../enforcement/run-life.js";
 import type { RunVerdicts } from "../enforcement/run-verdict.js";
 import type { RunTelling } from "../enforcement/tell.js";
-import {
-  ATTEMPT_BUDGET_MS,
-  type AwaitEvaluated,
-  attemptJudged,
-  type FailMode,
-  unjudgedAnswer,
-} from "./attempt.js";
+import { ATTEMPT_BUDGET_MS, type AwaitEvaluated, attemptJudged, unjudgedAnswer } from "./attempt.js";
+import { FAIL_QUERY, type FailMode, failPolicy, HOOK_FAIL_MODES, isHookFailMode } from "./fail-mode.js";
 import type { GitFacts } from "./git-facts.js";
 import { HARNESS_NAME_RULE, isHarnessName } from "./harness-name.js";
 import { ALLOW, type HookAnswer, hookAnswer } from "./hook-answer.js";
@@ -65,7 +60,7 @@ export interface IngestDeps {
   readonly rejected?: (source: ProducerSource, reason: RefusalReason) => void;
   /** Waits for the evaluator to have judged a row: a live attempt's answer waits for it (`attempt.ts`). */
   readonly evaluated: AwaitEvaluated;
-  /** `[agents] on_unreachable`: how an attempt the rules could not judge is answered. */
+  /** `[agents] on_unreachable`: how an attempt the rules could not judge is answered, unless the harness's hook says. */
   readonly failMode: () => FailMode;
 }
 
@@ -83,6 +78,8 @@ export interface IngestRequest {
   readonly at?: number;
   /** The call's idempotency key: delivered twice, admitted once. Derived from the payload when absent. */
   readonly key?: string;
+  /** The harness's own fail mode, as its hook was installed (`fail-mode.ts`); absent: the global one. */
+  readonly fail?: string;
 }
 
 /** `unstored`: admitted to the queue, but its commit failed (answered 503). */
@@ -157,6 +154,8 @@ export class HookIngest {
     if (!isHarnessName(req.harness)) return refuse(400, `the harness name must be ${HARNESS_NAME_RULE}`);
     if (req.key !== undefined && (req.key === "" || req.key.length > MAX_KEY))
       return refuse(400, `the idempotency key must be 1 to ${MAX_KEY} characters`);
+    if (req.fail !== undefined && !isHookFailMode(req.fail))
+      return refuse(400, `the ${FAIL_QUERY} parameter must be ${HOOK_FAIL_MODES.join(" or ")}`);
     if (req.body.byteLength > MAX_HOOK_PAYLOAD_BYTES)
       return refuse(413, `the payload is larger than ${MAX_HOOK_PAYLOAD_BYTES} bytes; not recorded`);
     const caller = this.authorized(req.observerToken, "observer", req.harness);
@@ -198,7 +197,7 @@ export class HookIngest {
       : unjudgedAnswer(
           format,
           gate,
-          this.deps.failMode(),
+          failPolicy(isHookFailMode(req.fail) ? req.fail : undefined, this.deps.failMode()),
           admitted.note ?? `not evaluated within ${ATTEMPT_BUDGET_MS} ms`,
         );
     // A spooled call is history: its answer has no reader, and asking would deliver a pending stop to nobody.

@@ -2,16 +2,20 @@
  * The hook entries `harness agents install` writes, and how it knows them again. One matcher group per
  * event the agent's record names, without a matcher (it matches every tool), holding one handler:
  * - command mode: `<node> <harness CLI> hook <hook> --harness NAME --observer-token FILE --ledger-token
- *   FILE --socket PATH`, every word single-quoted for the shell (the seam with the forwarder), `<hook>`
- *   the agent's first hook format;
- * - http mode (an agent whose hooks can post): a POST to `http://<[agents] listen>/hooks/<hook>?harness=NAME`
- *   with the two producer tokens in its headers.
+ *   FILE --socket PATH [--fail closed|open]`, every word single-quoted for the shell (the seam with the
+ *   forwarder), `<hook>` the agent's first hook format;
+ * - http mode (an agent whose hooks can post): a POST to
+ *   `http://<[agents] listen>/hooks/<hook>?harness=NAME[&fail=closed|open]` with the two producer tokens
+ *   in its headers.
+ * A harness installed `--fail closed` also gets the agent's own fail-closed field on its gating hooks,
+ * where the agent has one (`AgentAdapter.install.failClosed`).
  * A handler is ours when its command ends with our `hook <hook> --harness NAME …` words, or its URL is
  * our endpoint for that harness: whatever node, script, token or socket path it names, so a moved state
  * directory or an upgraded Node still leaves uninstall able to find it, and nobody else's hook matches.
  */
 import { shellWord } from "../../support/shell-word.js";
 import type { AgentAdapter } from "../adapters/adapter.js";
+import { FAIL_QUERY, type HookFailMode } from "../ingest/fail-mode.js";
 import { HOOK_PATH_PREFIX } from "../ingest/hook-limits.js";
 
 /** An http hook posts to the daemon on loopback: a few seconds is already a daemon that is not answering. */
@@ -45,6 +49,8 @@ export interface HookTarget {
   readonly agent: AgentAdapter;
   readonly harness: string;
   readonly hook: CommandHook | HttpHook;
+  /** The harness's own fail mode; absent, `[agents] on_unreachable` decides (`../ingest/fail-mode.ts`). */
+  readonly fail?: HookFailMode;
 }
 
 export interface HookEntry {
@@ -56,8 +62,8 @@ export interface HookEntry {
 /** The name its hooks are installed under: the agent's first hook format's. */
 const hookName = (agent: AgentAdapter): string => agent.hooks[0].name;
 
-export const httpUrl = (listen: string, agent: AgentAdapter, harness: string): string =>
-  `http://${listen}${HOOK_PATH_PREFIX}${hookName(agent)}?harness=${encodeURIComponent(harness)}`;
+export const httpUrl = (listen: string, agent: AgentAdapter, harness: string, fail?: HookFailMode): string =>
+  `http://${listen}${HOOK_PATH_PREFIX}${hookName(agent)}?harness=${encodeURIComponent(harness)}${fail === undefined ? "" : `&${FAIL_QUERY}=${fail}`}`;
 
 export function hookCommand(target: HookTarget & { readonly hook: CommandHook }): string {
   const { hook } = target;
@@ -73,6 +79,7 @@ export function hookCommand(target: HookTarget & { readonly hook: CommandHook })
     hook.tokenFiles.ledger,
     "--socket",
     hook.socket,
+    ...(target.fail === undefined ? [] : ["--fail", target.fail]),
   ]
     .map(shellWord)
     .join(" ");
@@ -81,21 +88,25 @@ export function hookCommand(target: HookTarget & { readonly hook: CommandHook })
 /** The entries an install writes, one per event the agent's mapping needs. */
 export function hookEntries(target: HookTarget): HookEntry[] {
   const { hook } = target;
+  const closed = target.fail === "closed" ? target.agent.install.failClosed : undefined;
   return Object.entries(target.agent.install.events).map(([event, timeout]) => ({
     event,
     group: {
       hooks: [
-        hook.mode === "command"
-          ? { type: "command", command: hookCommand({ ...target, hook }), timeout }
-          : {
-              type: "http",
-              url: httpUrl(hook.listen, target.agent, target.harness),
-              headers: {
-                Authorization: `Bearer ${hook.tokens.observer}`,
-                "X-Harness-Ledger-Token": hook.tokens.ledger,
-              },
-              timeout: HTTP_TIMEOUT_SECONDS,
-            },
+        {
+          ...(hook.mode === "command"
+            ? { type: "command", command: hookCommand({ ...target, hook }), timeout }
+            : {
+                type: "http",
+                url: httpUrl(hook.listen, target.agent, target.harness, target.fail),
+                headers: {
+                  Authorization: `Bearer ${hook.tokens.observer}`,
+                  "X-Harness-Ledger-Token": hook.tokens.ledger,
+                },
+                timeout: HTTP_TIMEOUT_SECONDS,
+              }),
+          ...(closed?.events.includes(event) === true ? closed.field : {}),
+        },
       ],
     },
   }));
@@ -108,7 +119,8 @@ export function isOurHandler(handler: unknown, agent: AgentAdapter, harness: str
   if (h.type === "command" && typeof h.command === "string") {
     const tail = new RegExp(
       `(?:^| )${shellWord("hook")} ${shellWord(hookName(agent))} ${shellWord("--harness")} ${escapeRegExp(shellWord(harness))} ` +
-        `${shellWord("--observer-token")} ${WORD} ${shellWord("--ledger-token")} ${WORD} ${shellWord("--socket")} ${WORD}$`,
+        `${shellWord("--observer-token")} ${WORD} ${shellWord("--ledger-token")} ${WORD} ${shellWord("--socket")} ${WORD}` +
+        `(?: ${shellWord("--fail")} (?:${shellWord("closed")}|${shellWord("open")}))?$`,
     );
     return tail.test(h.command);
   }
@@ -119,10 +131,13 @@ export function isOurHandler(handler: unknown, agent: AgentAdapter, harness: str
     } catch {
       return false;
     }
+    const search = `?harness=${encodeURIComponent(harness)}`;
     return (
       url.protocol === "http:" &&
       url.pathname === `${HOOK_PATH_PREFIX}${hookName(agent)}` &&
-      url.search === `?harness=${encodeURIComponent(harness)}`
+      (url.search === search ||
+        url.search === `${search}&${FAIL_QUERY}=closed` ||
+        url.search === `${search}&${FAIL_QUERY}=open`)
     );
   }
   return false;

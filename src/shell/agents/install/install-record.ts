@@ -9,6 +9,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { HOOK_MODES, type HookMode } from "../adapters/adapter.js";
+import { type HookFailMode, isHookFailMode } from "../ingest/fail-mode.js";
 import type { ProducerRole } from "./agent-paths.js";
 
 export interface InstallEntry {
@@ -19,6 +20,8 @@ export interface InstallEntry {
   /** The settings file, absolute. */
   readonly file: string;
   readonly mode: HookMode;
+  /** `--fail closed|open`; absent, the harness follows `[agents] on_unreachable`. */
+  readonly fail?: HookFailMode;
   /** The keys install created in the file (`hooks`, `hooks.<Event>`), removed when uninstall empties them. */
   readonly created: readonly string[];
   /** Install created the file: uninstall removes it when nothing else is left in it. */
@@ -62,6 +65,7 @@ function entryOf(v: unknown): InstallEntry | undefined {
     !isString(e.file) ||
     !isString(e.mode) ||
     !(HOOK_MODES as readonly string[]).includes(e.mode) ||
+    (e.fail !== undefined && !isHookFailMode(e.fail as string)) ||
     !Array.isArray(e.created) ||
     !e.created.every(isString) ||
     typeof e.createdFile !== "boolean" ||

@@ -12,6 +12,7 @@ import * as path from "node:path";
 import { gitTest } from "../../policy/git.js";
 import { writeTokenFile } from "../../rpc/credentials.js";
 import type { AgentAdapter, HookMode, Scope } from "../adapters/adapter.js";
+import type { HookFailMode } from "../ingest/fail-mode.js";
 import {
   backupsDir,
   harnessTokenDir,
@@ -54,6 +55,8 @@ export interface InstallRequest extends AgentsRequest {
   readonly socket: string;
   /** Http mode: `[agents] listen`. */
   readonly listen: string;
+  /** `--fail closed|open`: the harness's own fail mode; absent, `[agents] on_unreachable` decides. */
+  readonly fail?: HookFailMode;
 }
 
 export interface TokenReport {
@@ -69,6 +72,7 @@ export interface InstallReport {
   readonly scope: Scope["kind"];
   readonly file: string;
   readonly mode: HookMode;
+  readonly fail: HookFailMode | undefined;
   readonly dryRun: boolean;
   /** Whether the settings file changed (or would, in a dry run). */
   readonly changed: boolean;
@@ -116,6 +120,7 @@ function target(req: InstallRequest, tokens: TokenFiles): HookTarget {
   return {
     agent: req.agent,
     harness: req.harness,
+    ...(req.fail === undefined ? {} : { fail: req.fail }),
     hook:
       req.mode === "command"
         ? {
@@ -171,11 +176,13 @@ export async function install(req: InstallRequest, issuer: TokenIssuer): Promise
     notes.push(
       `${file} ${req.mode === "http" ? "holds the hook tokens" : "names paths on this machine"} and git does not ignore it in this repository: add it to .git/info/exclude (or .gitignore) so it is never committed`,
     );
+  if (req.fail !== undefined) notes.push(failNote(req.agent, req.fail));
   const existing = findInstall(record, { agent: req.agent.name, harness: req.harness, file });
   if (req.dryRun)
     return {
       ...base(req, file),
       mode: req.mode,
+      fail: req.fail,
       changed: preview.changed,
       events,
       backup: undefined,
@@ -209,7 +216,7 @@ export async function install(req: InstallRequest, issuer: TokenIssuer): Promise
     });
   }
   const created = [...new Set([...(existing?.created ?? []), ...merged.created])];
-  if (existing === undefined || merged.changed || existing.mode !== req.mode)
+  if (existing === undefined || merged.changed || existing.mode !== req.mode || existing.fail !== req.fail)
     writeInstallRecord(
       recordFile,
       withInstall(record, {
@@ -218,6 +225,7 @@ export async function install(req: InstallRequest, issuer: TokenIssuer): Promise
         scope: req.scope.kind,
         file,
         mode: req.mode,
+        ...(req.fail === undefined ? {} : { fail: req.fail }),
         created,
         createdFile: existing?.createdFile ?? text === undefined,
         installedAt:
@@ -226,7 +234,30 @@ export async function install(req: InstallRequest, issuer: TokenIssuer): Promise
             : new Date(req.now()).toISOString(),
       } satisfies InstallEntry),
     );
-  return { ...base(req, file), mode: req.mode, changed: merged.changed, events, backup, tokens, notes };
+  return {
+    ...base(req, file),
+    mode: req.mode,
+    fail: req.fail,
+    changed: merged.changed,
+    events,
+    backup,
+    tokens,
+    notes,
+  };
+}
+
+/** What `--fail` covers for this agent, and what it cannot. */
+function failNote(agent: AgentAdapter, fail: HookFailMode): string {
+  if (fail === "open")
+    return `--fail open: a tool call the rules cannot judge (the daemon down, hung, or too slow) runs, whatever [agents] on_unreachable says`;
+  const own = agent.install.failClosed;
+  return own === undefined
+    ? `--fail closed: the forwarder denies a tool call when the daemon cannot be reached or does not answer within its --timeout, and the daemon denies one it cannot judge in time; ${agent.title} has no fail-closed switch of its own, so a hook that cannot start at all (node or the CLI removed) lets the call run`
+    : `--fail closed: ${Object.entries(own.field)
+        .map(([k, v]) => `${k}: ${JSON.stringify(v)}`)
+        .join(
+          ", ",
+        )} is written on ${own.events.join(", ")}, which ${agent.title} honours from version ${own.since} (a hook that cannot start, times out or answers garbage then blocks the call); ${own.before}`;
 }
 
 const base = (req: AgentsRequest, file: string) => ({

@@ -12,6 +12,7 @@ import * as fs from "node:fs";
 import { fileURLToPath } from "node:url";
 import { HOOK_MODES, type HookMode } from "../../agents/adapters/adapter.js";
 import { type AdapterRegistry, AGENTS } from "../../agents/adapters/registry.js";
+import { HOOK_FAIL_MODES, isHookFailMode } from "../../agents/ingest/fail-mode.js";
 import { HARNESS_NAME_RULE, isHarnessName } from "../../agents/ingest/harness-name.js";
 import { proveHookEndpoint } from "../../agents/ingest/hook-challenge.js";
 import { RESERVED_NAMES } from "../../agents/install/agent-paths.js";
@@ -38,6 +39,7 @@ export interface AgentsOptions extends Common {
   readonly project?: string | undefined;
   readonly user?: boolean | undefined;
   readonly mode?: string | undefined;
+  readonly fail?: string | undefined;
   readonly dryRun?: boolean | undefined;
 }
 
@@ -157,6 +159,11 @@ export async function runAgents(
   if (verb === "uninstall" && options.mode !== undefined)
     return usage("--mode is for install: uninstall removes our entries of either mode");
   if (!(HOOK_MODES as readonly string[]).includes(mode)) return usage("--mode must be command or http");
+  if (verb === "uninstall" && options.fail !== undefined)
+    return usage("--fail is for install: uninstall removes our entries of either fail mode");
+  if (options.fail !== undefined && !isHookFailMode(options.fail))
+    return usage(`--fail must be ${HOOK_FAIL_MODES.join(" or ")}`);
+  const fail = isHookFailMode(options.fail) ? options.fail : undefined;
   const target = await clientTarget({ socket: options.socket, config: options.config, env: io.env });
   const request = {
     agent,
@@ -200,6 +207,7 @@ export async function runAgents(
           launcher: launcher(),
           socket: target.socketPath,
           listen: agentsListen(target.config),
+          ...(fail === undefined ? {} : { fail }),
         },
         lazyIssuer,
       );
@@ -235,6 +243,7 @@ function printInstall(r: InstallReport, json: boolean, io: Io): void {
       JSON.stringify({
         ...reportJson(r),
         mode: r.mode,
+        fail: r.fail ?? null,
         events: r.events,
         backup: r.backup ?? null,
         tokens: Object.fromEntries(
@@ -252,8 +261,8 @@ function printInstall(r: InstallReport, json: boolean, io: Io): void {
   const would = r.dryRun ? "would be " : "";
   out(
     r.changed
-      ? `${r.agent} hooks for harness ${r.harness} ${would}written to ${r.file} (${r.mode} mode): ${r.events.join(", ")}`
-      : `${r.agent} hooks for harness ${r.harness} already in ${r.file} (${r.mode} mode): nothing to change`,
+      ? `${r.agent} hooks for harness ${r.harness} ${would}written to ${r.file} (${r.mode} mode${failWords(r)}): ${r.events.join(", ")}`
+      : `${r.agent} hooks for harness ${r.harness} already in ${r.file} (${r.mode} mode${failWords(r)}): nothing to change`,
   );
   if (r.backup !== undefined) out(`  backup of the old file: ${r.backup}`);
   for (const [role, t] of Object.entries(r.tokens))
@@ -262,6 +271,8 @@ function printInstall(r: InstallReport, json: boolean, io: Io): void {
     );
   for (const n of r.notes) out(`  note: ${n}`);
 }
+
+const failWords = (r: InstallReport): string => (r.fail === undefined ? "" : `, failing ${r.fail}`);
 
 function printUninstall(r: UninstallReport, json: boolean, io: Io): void {
   if (json) {

@@ -8,6 +8,7 @@
 
 import { MAX_TRIES } from "../../agents/forwarder/spool.js";
 import { type AgentsStatus, agentsStatus } from "../../agents/install/agents-status.js";
+import type { InstallEntry } from "../../agents/install/install-record.js";
 import type { LastRow } from "../../rpc/gen/harness/v1/agent_status_pb.js";
 import { iso } from "../io.js";
 import { printable } from "../render/printable.js";
@@ -23,6 +24,10 @@ export interface AgentsCheck {
 
 /** Each harness's last row from the daemon, or why it could not say; undefined when no daemon answers. */
 export type LastRows = (harnesses: readonly string[]) => Promise<readonly LastRow[]>;
+
+/** A harness's fail mode as installed: its own `--fail`, or the global default it follows. */
+const failWords = (install: InstallEntry): string =>
+  install.fail === undefined ? "fails as [agents] on_unreachable says" : `fails ${install.fail}`;
 
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
@@ -49,7 +54,7 @@ export async function agentsCheck(
     else
       findings.push({
         status: "pass",
-        message: `${what}: ${plural(a.expected, "hook")} in ${file} (${mode} mode)`,
+        message: `${what}: ${plural(a.expected, "hook")} in ${file} (${mode} mode, ${failWords(a.install)})`,
       });
     for (const f of a.missingTokenFiles)
       findings.push({
@@ -69,7 +74,10 @@ export async function agentsCheck(
       status.adapters.length === 0
         ? "no hook adapters installed (harness agents install)"
         : `${plural(status.adapters.length, "adapter")} installed: ${status.adapters
-            .map((a) => `${a.install.agent} for ${a.install.harness} (${a.install.mode})`)
+            .map(
+              (a) =>
+                `${a.install.agent} for ${a.install.harness} (${a.install.mode}, ${failWords(a.install)})`,
+            )
             .join(", ")}`,
     findings: findings.map((f) => ({ status: f.status, message: printable(f.message) })),
   };

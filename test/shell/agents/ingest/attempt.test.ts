@@ -45,10 +45,11 @@ function ingest(setup: Setup) {
   return { handler, waits, admits };
 }
 
-const call = (handler: HookIngest, agent: string, event: string, at?: number) =>
+const call = (handler: HookIngest, agent: string, event: string, at?: number, fail?: string) =>
   handler.handle({
     format: AGENTS.hook(agent) as HookFormat,
     harness: "impl",
+    ...(fail === undefined ? {} : { fail }),
     observerToken: "obs",
     ledgerToken: "led",
     body: new TextEncoder().encode(
@@ -120,6 +121,27 @@ describe("a live attempt", () => {
       "PreToolUse",
     );
     expect(denial(held.answer)).toContain("harness rules clear impl");
+  });
+
+  it("not evaluated within the budget is answered by the harness's own fail mode where its hook names one", async () => {
+    const closed = await call(
+      ingest({ evaluated: false, failMode: "allow" }).handler,
+      "codex",
+      "PreToolUse",
+      undefined,
+      "closed",
+    );
+    expect(denial(closed.answer)).toContain("this harness's fail mode (--fail closed) refuses it");
+    const open = await call(
+      ingest({ evaluated: false, failMode: "deny" }).handler,
+      "codex",
+      "PreToolUse",
+      undefined,
+      "open",
+    );
+    expect(open).toMatchObject({ status: 200, answer: "" });
+    const bad = await call(ingest({}).handler, "codex", "PreToolUse", undefined, "maybe");
+    expect(bad).toMatchObject({ status: 400, note: "the fail parameter must be closed or open" });
   });
 
   it("that cannot be admitted (dropped, refused, not stored) is answered by the fail mode, on a 200", async () => {

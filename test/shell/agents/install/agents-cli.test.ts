@@ -208,8 +208,12 @@ describe("harness agents install and uninstall", () => {
     fs.writeFileSync(path.join(spool, "overflow"), "3\n");
     const r = await f.cli(["doctor"]);
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^WARN {2}agents {2}1 adapter installed: claude-code for impl \(command\)$/m);
-    expect(r.stdout).toContain(` pass: claude-code for impl: 9 hooks in ${local} (command mode)\n`);
+    expect(r.stdout).toMatch(
+      /^WARN {2}agents {2}1 adapter installed: claude-code for impl \(command, fails as \[agents\] on_unreachable says\)$/m,
+    );
+    expect(r.stdout).toContain(
+      ` pass: claude-code for impl: 9 hooks in ${local} (command mode, fails as [agents] on_unreachable says)\n`,
+    );
     expect(r.stdout).toMatch(
       / pass: impl: last row seq \d+ run_event\/tool from observer \(claude-code\), run impl#s1, at \d{4}-/,
     );
