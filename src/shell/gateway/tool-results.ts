@@ -91,7 +91,7 @@ const NEXT_STEP: Readonly<Partial<Record<SentinelError["sentinel"], string>>> = 
   proposal_backlog_full:
     "Too many proposals await review; stop proposing until the operator has turned some into pull requests.",
   backtest_busy: "Both backtest slots are busy; wait a little and call again.",
-  since_too_long: "Ask for a shorter stretch.",
+  since_too_long: "Pass a smaller since_days.",
   invalid_argument: "Change the argument named above and call again.",
   unknown_rule: "Call list_rules for the names of the rules in force.",
   unknown_fire: "Call list_fires for the fire ids you may explain.",

@@ -277,6 +277,23 @@ describe("the gateway's tools, as an agent parses them", () => {
       expect(seenByNightly.find((r) => r.name === name)?.last_fire_id, name).toBeUndefined();
   }, 60_000);
 
+  it("a refusal names the tool or argument to use, never a CLI command", async () => {
+    const refusals: [McpSession, string, Record<string, unknown>, RegExp][] = [
+      [nightly, "get_rule", { name: "no-such-rule" }, /unknown_rule: .*Call list_rules/s],
+      [nightly, "explain_fire", { fire_id: "f-999999-0" }, /unknown_fire: .*Call list_fires/s],
+      [nightly, "list_fires", { harness: "impl" }, /leave harness out/],
+      [nightly, "list_fires", { cursor: "later" }, /leave cursor out/],
+      [miner, "backtest_rule", { ...candidate, when: "event.type ==" }, /compile: .*Fix `when`/s],
+    ];
+    for (const [s, tool, args, says] of refusals) {
+      const r = await s.call(tool, args);
+      expect(r.isError, tool).toBe(true);
+      expect(r.structuredContent, tool).toBeUndefined();
+      expect(textOf(r), tool).toMatch(says);
+      expect(textOf(r), tool).not.toMatch(/harness (rules|token|journal|policy) [a-z]/);
+    }
+  }, 60_000);
+
   it("propose_rule refuses a rationale over 2000 characters saying its length, and its schema says the limits", async () => {
     const tool = (await miner.client.listTools()).tools.find((t) => t.name === "propose_rule");
     const props = tool?.inputSchema.properties as Record<string, Record<string, unknown>>;
