@@ -225,7 +225,8 @@ export function registerRuleTools(server: McpServer, session: SessionContext): v
         let kept = fit.kept;
         let next = r.truncated ? Number(r.nextBeforeSeq) : undefined;
         if (fit.truncated) {
-          // Cut at a row boundary, as the daemon does, so the cursor loses no fire of a row.
+          // Cut at a row boundary, as the daemon does, so the cursor loses no fire of a row; a row whose
+          // fires alone pass the cap (hundreds of rules firing on one row) is cut, its rest skipped.
           const cut = fires[kept.length]?.seq ?? 0;
           const whole = kept.filter((f) => f.seq !== cut);
           kept = whole.length > 0 ? whole : kept;

@@ -25,8 +25,15 @@ const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})
 export const TIME = z.string().regex(RFC3339).meta({ format: "date-time" });
 const COUNT = z.number().int().min(0);
 const SEQ = COUNT.describe("A journal seq (evidence id seq:<n>).");
-/** A value read out of the store: any JSON. */
-const JSON_VALUE = z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(z.unknown())]);
+/** A value of a stored event: any JSON (an older store may hold what admission now refuses). */
+const JSON_VALUE = z.union([
+  z.string(),
+  z.number(),
+  z.boolean(),
+  z.null(),
+  z.array(z.unknown()),
+  z.record(z.string(), z.unknown()),
+]);
 
 /** An epoch-ms time as RFC 3339, or nothing for 0 (RuleService's "none"). */
 export function timeOf(ms: bigint | number): string | undefined {

@@ -567,8 +567,8 @@ export type ListFiresRequest = Message<"harness.v1.ListFiresRequest"> & {
 
   /**
    * Set: only fires of rows before this journal seq, newest first, with the other filters: the page
-   * after a truncated one. A truncated response then ends at a row boundary, and `next_before_seq`
-   * continues it (the MCP gateway's list_fires cursor).
+   * after a truncated one (the MCP gateway's list_fires cursor). Without after_seq, a truncated response
+   * ends at a row boundary, and `next_before_seq` continues it.
    *
    * @generated from field: optional int64 before_seq = 6;
    */
