@@ -1,7 +1,7 @@
 /**
- * RuleService's fire-log methods: ListFires (a filtered page, newest first, continued by before_seq, or a forward page after a
- * seq), ExplainFire (a fire with the row it was made on, if retention kept it) and CountFires (fires per
- * rule and hour), all read from the store's fire log.
+ * RuleService's fire-log methods: ListFires (a filtered page, newest first, continued by before_seq, or
+ * a forward page after a seq), ExplainFire (a fire with the row it was made on, if retention kept it)
+ * and CountFires (fires per rule and hour), all read from the store's fire log.
  */
 import type { JsonObject } from "@bufbuild/protobuf";
 import { DAY, HOUR } from "../../core/durations.js";
