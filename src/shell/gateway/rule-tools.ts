@@ -106,6 +106,13 @@ export function registerRuleTools(server: McpServer, session: SessionContext): v
     }
   };
 
+  /** A rule as the caller may see it: its last fire only when the caller may explain that fire. */
+  const visible = async (rule: ReturnType<typeof ruleOf>): Promise<ReturnType<typeof ruleOf>> => {
+    if (rule.last_fire_id === undefined || session.miner || (await ownFire(rule.last_fire_id))) return rule;
+    const { last_fire_id: _id, last_fire_at: _at, ...rest } = rule;
+    return rest;
+  };
+
   server.registerTool(
     "list_rules",
     {
@@ -125,14 +132,7 @@ export function registerRuleTools(server: McpServer, session: SessionContext): v
         // Rules come in name order, so the last name given is where the next page starts.
         const after = cursor ?? "";
         const listed = [];
-        for (const info of r.rules.filter((x) => x.name > after)) {
-          const rule = ruleOf(info);
-          if (rule.last_fire_id !== undefined && !session.miner && !(await ownFire(rule.last_fire_id))) {
-            delete rule.last_fire_id;
-            delete rule.last_fire_at;
-          }
-          listed.push(rule);
-        }
+        for (const info of r.rules.filter((x) => x.name > after)) listed.push(await visible(ruleOf(info)));
         const { kept, truncated } = withinTotal(listed);
         return dataResult("list_rules", {
           rules: kept,
@@ -161,15 +161,7 @@ export function registerRuleTools(server: McpServer, session: SessionContext): v
         // Holds name harnesses: a caller that is not a miner sees only its own harness's.
         const holds = session.miner ? r.holds : r.holds.filter((h) => h.harness === session.caller.harness);
         const result = getRuleOf(r, holds);
-        if (
-          result.rule.last_fire_id !== undefined &&
-          !session.miner &&
-          !(await ownFire(result.rule.last_fire_id))
-        ) {
-          delete result.rule.last_fire_id;
-          delete result.rule.last_fire_at;
-        }
-        return dataResult("get_rule", result);
+        return dataResult("get_rule", { ...result, rule: await visible(result.rule) });
       }),
   );
 
