@@ -9,31 +9,64 @@ import { create } from "@bufbuild/protobuf";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import { DAY } from "../../core/durations.js";
+import { LEVELS } from "../../core/rule-file.js";
 import { renderRuleFile } from "../proposals/propose-rule.js";
 import { BacktestRequestSchema } from "../rpc/gen/harness/v1/rules_pb.js";
 import { PROPOSE_RULE_INPUT } from "./propose-rule-tool.js";
 import { gatewayContext } from "./rule-tools.js";
 import type { SessionContext } from "./session-context.js";
-import { dataResult, READ_ANNOTATIONS } from "./tool-results.js";
+import { dataResult, READ_ANNOTATIONS, wrappedOutput } from "./tool-results.js";
+import { TIME } from "./tool-shapes.js";
 
 /** The fires an answer lists; the summary counts them all. */
 const FIRST_FIRES = 10;
 
+const COUNT = z.number().int().min(0);
+
+const BACKTEST = z.object({
+  rule: z.string(),
+  hash: z.string().describe("The candidate's content hash."),
+  from_seq: COUNT.describe("The first row replayed (0 when the stretch is empty)."),
+  to_seq: COUNT.describe("The last row replayed."),
+  summary: z.object({
+    rows: COUNT,
+    fires: COUNT,
+    suppressed: COUNT.describe("Matches inside the cooldown, not fires."),
+    eval_errors: COUNT,
+    store_errors: COUNT,
+    cost_exceeded: COUNT,
+  }),
+  first_fires: z.array(
+    z.object({
+      seq: COUNT,
+      at: TIME,
+      type: z.string(),
+      target: z.string().describe('<kind>:<key>, e.g. run:nightly#4; ":" when the row lacked the field.'),
+      level: z.string(),
+      message: z.string(),
+    }),
+  ),
+});
+
 export function registerBacktestRule(server: McpServer, session: SessionContext): void {
-  const { name, description, on, when, level, cooldown, target, message } = PROPOSE_RULE_INPUT;
+  const { name, description, on, when, cooldown, target, message } = PROPOSE_RULE_INPUT;
   server.registerTool(
     "backtest_rule",
     {
       annotations: READ_ANNOTATIONS,
       title: "Backtest a candidate rule",
       description:
-        "Replays the journal through a candidate rule, exactly as the live evaluator would have run it, and answers how many rows it saw and how often it would have fired, with its first 10 fires. Stores nothing. The fields are propose_rule's; level may be any level here.",
+        "Replays the journal through a candidate rule, exactly as the live evaluator would have run it, and answers how many rows it saw and how often it would have fired, with its first 10 fires. Stores nothing. The fields are propose_rule's; level may be any level here. seq is a number, at an RFC 3339 time.",
       inputSchema: {
         name,
         description,
         on,
         when,
-        level,
+        level: z
+          .enum(LEVELS)
+          .describe(
+            'What a fire does: "annotate", "notify", "hold" or "stop" (a backtest acts on none; propose_rule accepts only annotate and notify).',
+          ),
         cooldown,
         target,
         message,
@@ -47,6 +80,7 @@ export function registerBacktestRule(server: McpServer, session: SessionContext)
             "How many days back to replay (default 30; at most the journal's retention minus 7 days).",
           ),
       },
+      outputSchema: wrappedOutput("backtest_rule", BACKTEST),
     },
     (args, extra) =>
       session.guard("backtest_rule", async () => {

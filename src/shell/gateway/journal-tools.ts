@@ -8,16 +8,58 @@
  */
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
+import { EVENT_KINDS } from "../../core/kinds.js";
 import { MAX_QUERY_ROWS, type Term } from "../journal-query/journal-queries.js";
 import { sinceMsOf } from "./rule-tools.js";
 import type { SessionContext } from "./session-context.js";
-import { dataResult, READ_ANNOTATIONS, withinTotal } from "./tool-results.js";
+import { dataResult, READ_ANNOTATIONS, ToolInputError, withinTotal, wrappedOutput } from "./tool-results.js";
+import { TIME } from "./tool-shapes.js";
 
 const FIELDS =
   "kind, type, harness, run, repo, branch, path, tool, action, is_error, digest, outcome, cause_digest, edge, predicate, status, scope";
 const terms = z
   .record(z.string().max(64), z.union([z.string().max(1100), z.boolean()]))
   .refine((r) => Object.keys(r).length <= 20, "at most 20 fields");
+
+const ROW = z
+  .object({
+    seq: z.number().int().min(1).describe("The row's seq: evidence id seq:<n>."),
+    at: TIME.describe("The row's admission time."),
+    kind: z.string(),
+    type: z.string(),
+    source: z.string(),
+    paths: z.array(z.string()).optional(),
+  })
+  .catchall(z.union([z.string(), z.boolean()]))
+  .describe(
+    `The row's identifiers: besides seq, at, kind, type, source and paths, its indexed fields that are set (${FIELDS}).`,
+  );
+
+const QUERY_JOURNAL = z.object({
+  rows: z.array(ROW),
+  truncated: z.boolean(),
+  next_after_seq: z.number().int().min(0).describe("The after_seq that continues this answer."),
+  next_cursor: z.string().optional().describe("Present when truncated: pass it as cursor for the rest."),
+});
+
+const COUNT_JOURNAL = z.object({
+  fn: z.enum(["count", "distinct", "exists"]),
+  number: z.number().int().min(0).optional().describe("count's and distinct's answer."),
+  exists: z.boolean().optional().describe("exists's answer."),
+  now: TIME.describe("The last committed row's time: the `now` of the evaluation."),
+  last_seq: z.number().int().min(0),
+  rows_read: z.number().int().min(0),
+});
+
+/** query_journal's cursor is the seq to continue after, as a string like every cursor. */
+function afterOf(cursor: string | undefined, afterSeq: number | undefined): number {
+  if (cursor === undefined || cursor === "") return afterSeq ?? 0;
+  if (!/^\d{1,15}$/.test(cursor))
+    throw new ToolInputError(
+      `cursor ${JSON.stringify(cursor.slice(0, 64))} is not a next_cursor query_journal gave; leave cursor out to start again`,
+    );
+  return Number(cursor);
+}
 
 const toTerms = (r: Record<string, string | boolean> | undefined): Term[] => Object.entries(r ?? {});
 
@@ -30,11 +72,10 @@ export function registerJournalTools(server: McpServer, session: SessionContext)
     {
       annotations: READ_ANNOTATIONS,
       title: "Query the journal",
-      description: `Journal rows in seq order: each row's seq (evidence id seq:<n>), admission time, kind, type, source, indexed fields and paths; never any other field. Filter by kind, type, indexed fields (${FIELDS}; equality, all must hold) and time. At most ${MAX_QUERY_ROWS} rows a call: page with after_seq.`,
+      description: `Journal rows in seq order: each row's seq (evidence id seq:<n>), admission time, kind, type, source, indexed fields and paths; never any other field. Filter by kind, type, indexed fields (${FIELDS}; equality, all must hold) and time. At most ${MAX_QUERY_ROWS} rows a call: when truncated, pass next_cursor as cursor for the rest. seq is a number, at an RFC 3339 time.`,
       inputSchema: {
         kind: z
-          .string()
-          .max(32)
+          .enum(EVENT_KINDS)
           .optional()
           .describe("run_event, attempt_event, graph_event, fact_event or tick; every kind when left out."),
         type: z
@@ -54,7 +95,7 @@ export function registerJournalTools(server: McpServer, session: SessionContext)
           .int()
           .min(0)
           .optional()
-          .describe("Only rows after this seq (the last answer's next_after_seq)."),
+          .describe("Only rows after this seq (the last answer's next_after_seq); cursor does the same."),
         limit: z
           .number()
           .int()
@@ -62,7 +103,15 @@ export function registerJournalTools(server: McpServer, session: SessionContext)
           .max(MAX_QUERY_ROWS)
           .optional()
           .describe("At most this many rows (default 100)."),
+        cursor: z
+          .string()
+          .max(64)
+          .optional()
+          .describe(
+            "The next_cursor of the previous answer, to continue it (with the same other arguments).",
+          ),
       },
+      outputSchema: wrappedOutput("query_journal", QUERY_JOURNAL),
     },
     (args) =>
       session.guard("query_journal", async () => {
@@ -73,7 +122,7 @@ export function registerJournalTools(server: McpServer, session: SessionContext)
             fields: toTerms(args.fields),
             sinceMs: sinceMsOf(args.since),
             untilMs: sinceMsOf(args.until),
-            afterSeq: args.after_seq ?? 0,
+            afterSeq: afterOf(args.cursor, args.after_seq),
             ...(args.limit === undefined ? {} : { limit: args.limit }),
           },
           scope,
@@ -89,10 +138,13 @@ export function registerJournalTools(server: McpServer, session: SessionContext)
           ...(r.paths.length === 0 ? {} : { paths: r.paths }),
         }));
         const { kept, truncated } = withinTotal(rows);
+        const next = kept.at(-1)?.seq ?? answer.nextAfterSeq;
+        const more = answer.truncated || truncated;
         return dataResult("query_journal", {
           rows: kept,
-          truncated: answer.truncated || truncated,
-          next_after_seq: kept.at(-1)?.seq ?? answer.nextAfterSeq,
+          truncated: more,
+          next_after_seq: next,
+          ...(more ? { next_cursor: String(next) } : {}),
         });
       }),
   );
@@ -111,6 +163,7 @@ export function registerJournalTools(server: McpServer, session: SessionContext)
         ),
         within: z.string().max(32).describe('The window, from "1m" to "168h" (7 days), e.g. "1h", "24h".'),
       },
+      outputSchema: wrappedOutput("count_journal", COUNT_JOURNAL),
     },
     (args) =>
       session.guard("count_journal", async () => {

@@ -1,14 +1,18 @@
 /**
  * What a gateway tool hands back. Everything read out of the store is wrapped as untrusted memory data
  * (`proposals/memory-data.ts`, SPEC-0027's wrapper): journal identifiers are chosen by agents, so a
- * model must read them as data. Two caps bound an answer: each string is cut to `MAX_STRING_CHARS`
- * (per item), and a list keeps the items that fit in `MAX_RESULT_BYTES` of JSON (in total), saying
- * when it left some out. An error names what refused the call and what to change.
+ * model must read them as data. The answer is the wrapper twice: as `structuredContent`, which the
+ * tool's `outputSchema` (`wrappedOutput`) describes, and as JSON in a text block for clients older than
+ * structured output. Two caps bound an answer: each string is cut to `MAX_STRING_CHARS` (per item), and
+ * a list keeps the items that fit in `MAX_RESULT_BYTES` of JSON (in total), saying when it left some
+ * out. An error names what refused the call and the tool or argument to use instead; it is a tool
+ * error (`isError`), which carries no structured content and is not checked against the outputSchema.
  */
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
 import { type SentinelError, SentinelError as SentinelErrorClass } from "../errors.js";
-import { wrapMemoryData } from "../proposals/memory-data.js";
+import { MEMORY_DATA_NOTICE, type MemoryData, wrapMemoryData } from "../proposals/memory-data.js";
 
 /** Per item: the longest string an answer carries (a journal path is at most 1,024 characters). */
 export const MAX_STRING_CHARS = 2_048;
@@ -44,8 +48,32 @@ export function withinTotal<T>(
 
 /** A tool's answer: the data, capped, wrapped as untrusted memory data. */
 export function dataResult(source: string, data: unknown): CallToolResult {
-  const wrapped = wrapMemoryData(source, capStrings(data));
-  return { content: [{ type: "text", text: JSON.stringify(wrapped, null, 2) }] };
+  return wrappedResult(wrapMemoryData(source, capStrings(data)));
+}
+
+/** An answer already wrapped (propose_rule's intake wraps its own), as structured content and text. */
+export function wrappedResult(wrapped: MemoryData<unknown>): CallToolResult {
+  return {
+    structuredContent: wrapped as unknown as Record<string, unknown>,
+    content: [{ type: "text", text: JSON.stringify(wrapped, null, 2) }],
+  };
+}
+
+/**
+ * A tool's outputSchema: the memory-data wrapper around `data`. Structured content carries the wrapper,
+ * not the bare data, because many clients hand `structuredContent` to the model in place of the text:
+ * the notice that the data is untrusted must travel with the data on either path.
+ */
+export function wrappedOutput(source: string, data: z.ZodType) {
+  return {
+    harness_memory_data: z.object({
+      version: z.literal(1),
+      source: z.literal(source),
+      trust: z.literal("untrusted"),
+      notice: z.literal(MEMORY_DATA_NOTICE),
+      data,
+    }),
+  };
 }
 
 /** What a miner should change after each named refusal. */
@@ -61,12 +89,12 @@ const NEXT_STEP: Readonly<Partial<Record<SentinelError["sentinel"], string>>> = 
     "Give only ids the store holds: seq:<n> from query_journal, f-<seq>-<n> from list_fires, <harness>#<run id> runs, or graph node ids.",
   proposal_run_limit: "This run may store no more proposals; stop proposing.",
   proposal_backlog_full:
-    "Too many proposals await review; stop proposing until the operator has run harness rules propose.",
+    "Too many proposals await review; stop proposing until the operator has turned some into pull requests.",
   backtest_busy: "Both backtest slots are busy; wait a little and call again.",
-  since_too_long: "Ask for a shorter stretch.",
+  since_too_long: "Pass a smaller since_days.",
   invalid_argument: "Change the argument named above and call again.",
-  unknown_rule: "list_rules names the rules in force.",
-  unknown_fire: "list_fires gives fire ids you may explain.",
+  unknown_rule: "Call list_rules for the names of the rules in force.",
+  unknown_fire: "Call list_fires for the fire ids you may explain.",
 };
 
 /** A refusal as a tool error: the sentinel, the daemon's reason, and what to change. */
@@ -81,13 +109,26 @@ export function errorResult(thrown: unknown): CallToolResult {
   let text: string;
   if (e instanceof SentinelErrorClass) {
     const next = NEXT_STEP[e.sentinel];
-    const message = e.message.includes(e.sentinel) ? e.message : `${e.sentinel}: ${e.message}`;
+    const said = withoutCli(e.message);
+    const message = said.includes(e.sentinel) ? said : `${e.sentinel}: ${said}`;
     text = `${message}${code}${next === undefined ? "" : `\n${next}`}`;
   } else if (e instanceof ToolInputError) text = e.message;
   else if (e instanceof ConnectError) text = `${e.rawMessage}${code}`;
   else text = `the gateway failed: ${(e as Error).message}`;
   return { content: [{ type: "text", text }], isError: true };
 }
+
+/**
+ * The daemon's messages are shared with the CLI, and a few name an operator's command; an agent may
+ * have no CLI, so the gateway says what those commands do instead.
+ */
+const CLI_MENTIONS: readonly (readonly [RegExp, string])[] = [
+  [/ \(see harness rules list\)/, ""],
+  [/; harness rules propose must take some first/, "; the operator must turn some into pull requests first"],
+];
+
+const withoutCli = (message: string): string =>
+  CLI_MENTIONS.reduce((m, [pattern, instead]) => m.replace(pattern, instead), message);
 
 /** A tool argument refused before the daemon is asked: its message says what to change. */
 export class ToolInputError extends Error {

@@ -52,7 +52,7 @@ export const MAX_EVIDENCE = 50;
 export const MAX_PROPOSALS_PER_RUN = 10;
 export const MAX_BACKLOG = 50;
 /** The longest evidence id: a node id is a prefix and a percent-encoded path (as RuleService bounds it). */
-const MAX_EVIDENCE_ID = 12 * MAX_PATH + 64;
+export const MAX_EVIDENCE_ID = 12 * MAX_PATH + 64;
 const RUN_ID = /^([^\s:#]+)#([^\s:#]+)$/;
 
 /** REQ-3's keys, as the gateway tool declares them; `cooldown` may be left out (1h). */

@@ -1,7 +1,7 @@
 /**
- * RuleService's fire-log methods: ListFires (a filtered page, newest first, or a forward page after a
- * seq), ExplainFire (a fire with the row it was made on, if retention kept it) and CountFires (fires per
- * rule and hour), all read from the store's fire log.
+ * RuleService's fire-log methods: ListFires (a filtered page, newest first, continued by before_seq, or
+ * a forward page after a seq), ExplainFire (a fire with the row it was made on, if retention kept it)
+ * and CountFires (fires per rule and hour), all read from the store's fire log.
  */
 import type { JsonObject } from "@bufbuild/protobuf";
 import { DAY, HOUR } from "../../core/durations.js";
@@ -34,16 +34,13 @@ export function fireMethods(
           const page = firesForward(reads, sinceOf(req.afterSeq), limit);
           return { ...page, fires: page.fires.map((r) => fireInfo(r, reads.actions(r.fire_id))) };
         }
-        const rows = reads.fires(
-          {
-            ...(req.rule === "" ? {} : { rule: req.rule }),
-            ...(req.harness === "" ? {} : { harness: req.harness }),
-            sinceMs,
-          },
-          limit + 1,
-        );
-        const { kept, truncated } = withinBudget(rows, limit, fireText);
-        return { fires: kept.map((r) => fireInfo(r, reads.actions(r.fire_id))), truncated };
+        const filter = {
+          ...(req.rule === "" ? {} : { rule: req.rule }),
+          ...(req.harness === "" ? {} : { harness: req.harness }),
+          sinceMs,
+        };
+        const page = firesBackward(reads, filter, req.beforeSeq, limit);
+        return { ...page, fires: page.fires.map((r) => fireInfo(r, reads.actions(r.fire_id))) };
       }),
 
     explainFire: (req) =>
@@ -100,6 +97,29 @@ export function fireMethods(
         };
       }),
   };
+}
+
+type FireFilter = Parameters<RuleReads["fires"]>[0];
+
+/**
+ * One page of the filtered fire log, newest first, before `beforeSeq` when set: at most `limit` fires
+ * within the response budget. A truncated page is cut at a row boundary so that `next_before_seq`
+ * loses no fire; a row with more fires than fit is carried whole.
+ */
+function firesBackward(reads: RuleReads, filter: FireFilter, beforeSeq: bigint | undefined, limit: number) {
+  const bounded = beforeSeq === undefined ? filter : { ...filter, beforeSeq: sinceOf(beforeSeq) };
+  const rows = reads.fires(bounded, limit + 1);
+  const budget = withinBudget(rows, limit, fireText);
+  if (!budget.truncated) return { fires: budget.kept, truncated: false };
+  const cut = (rows[budget.kept.length] as FireRow).seq;
+  const whole = budget.kept.filter((r) => r.seq !== cut);
+  const fires =
+    whole.length > 0
+      ? whole
+      : reads
+          .fires({ ...filter, beforeSeq: cut + 1 }, reads.firesAtSeq(cut).length)
+          .filter((r) => r.seq === cut);
+  return { fires, truncated: true, nextBeforeSeq: BigInt((fires[fires.length - 1] as FireRow).seq) };
 }
 
 /**

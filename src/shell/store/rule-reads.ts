@@ -147,11 +147,21 @@ export class RuleReads {
   }
 
   fires(
-    filter: { readonly rule?: string; readonly harness?: string; readonly sinceMs: number },
+    filter: {
+      readonly rule?: string;
+      readonly harness?: string;
+      readonly sinceMs: number;
+      /** Only fires of rows before this seq. */
+      readonly beforeSeq?: number;
+    },
     limit: number,
   ): FireRow[] {
     const where: string[] = [];
     const params: (string | number)[] = [];
+    if (filter.beforeSeq !== undefined) {
+      where.push("seq < ?");
+      params.push(filter.beforeSeq);
+    }
     if (filter.rule !== undefined) {
       where.push("rule = ?");
       params.push(filter.rule);

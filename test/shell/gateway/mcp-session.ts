@@ -14,7 +14,7 @@ export interface McpSession {
   /** What `harness mcp` wrote to stderr. */
   stderr(): string;
   call(name: string, args?: Record<string, unknown>): Promise<CallToolResult>;
-  /** A call that must succeed: its wrapped data. */
+  /** A call that must succeed: its wrapped data (structured content and text agree). */
   data(name: string, args?: Record<string, unknown>): Promise<Record<string, unknown>>;
   close(): Promise<void>;
 }
@@ -48,6 +48,8 @@ export async function mcpSession(fleet: TestFleet, token: string | undefined): P
         harness_memory_data: { trust: string; source: string; data: Record<string, unknown> };
       };
       expect(wrapped.harness_memory_data.trust).toBe("untrusted");
+      // The structured content is the same wrapper: older clients read the text, newer the structure.
+      expect(r.structuredContent).toEqual(wrapped);
       return wrapped.harness_memory_data.data;
     },
     close: () => client.close(),

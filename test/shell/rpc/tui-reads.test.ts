@@ -1,6 +1,6 @@
 /**
  * The reads the TUI needs (issue 20, SPEC-0029 REQ-17/REQ-19), against a real daemon: ListFires paged
- * forward by after_seq, CountFires (fires per rule per hour by mode) and ListAnnotatedNodes, paged.
+ * forward by after_seq (and back by before_seq, the MCP gateway's list_fires cursor), CountFires (fires per rule per hour by mode) and ListAnnotatedNodes, paged.
  */
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -55,6 +55,27 @@ describe("the TUI's reads", () => {
     expect(after).toBe(last.seq);
     const none = await client.listFires({ afterSeq: after });
     expect(none).toMatchObject({ fires: [], truncated: false, nextAfterSeq: after });
+  });
+
+  it("ListFires with before_seq pages back, newest first, and the pages join into the whole log", async () => {
+    const client = ruleClient({ socketPath: f.socketPath });
+    const rule = "budget-exhaustion-recurring";
+    const newestFirst = (await client.listFires({ rule })).fires.map((x) => x.fireId);
+    const pages: FireInfo[][] = [];
+    let before: bigint | undefined;
+    for (;;) {
+      const page = await client.listFires({
+        rule,
+        limit: 2,
+        ...(before === undefined ? {} : { beforeSeq: before }),
+      });
+      pages.push(page.fires);
+      if (!page.truncated) break;
+      before = page.nextBeforeSeq;
+      expect(before).toBe(page.fires.at(-1)?.seq);
+    }
+    expect(pages.map((p) => p.length)).toEqual([2, 2, 1]);
+    expect(pages.flat().map((x) => x.fireId)).toEqual(newestFirst);
   });
 
   it("ListFires with after_seq refuses the newest-first filters", async () => {
