@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { compileRule } from "../../../src/core/compile-rule.js";
 import { renderMessage } from "../../../src/core/message.js";
 import { PLACEHOLDERS, parseRuleFile } from "../../../src/core/rule-file.js";
 import { PROPOSE_RULE_INPUT } from "../../../src/shell/gateway/propose-rule-tool.js";
@@ -42,6 +43,22 @@ describe("tool descriptions", () => {
       });
       expect(rendered, name).not.toMatch(/[{}]/);
       expect(rendered, name).not.toBe("x  y");
+    }
+  });
+
+  it("every window a tool description teaches is one a rule accepts", () => {
+    const when = PROPOSE_RULE_INPUT.when.description ?? "";
+    const windows = [...when.matchAll(/duration\("([^"]*)"\)/g)].map((m) => m[1] ?? "");
+    expect(windows).toContain("168h");
+    // A window written in days is refused (CEL durations have no d unit): the description must not teach one.
+    expect(when).not.toMatch(/\b\d+d\b/);
+    for (const w of new Set(windows)) {
+      const parsed = parseRuleFile(
+        "rules/probe.toml",
+        `name = "probe"\ndescription = "d"\non = "run_event"\nwhen = 'count({"type": "closed"}, duration("${w}")) > 0'\nlevel = "notify"\ntarget = "harness"\nmessage = "m"\n`,
+      );
+      expect(parsed.ok, w).toBe(true);
+      if (parsed.ok) expect(compileRule(parsed.spec).ok, w).toBe(true);
     }
   });
 });
