@@ -68,6 +68,7 @@ interface RulesOptions extends ClientOptions {
   released?: boolean;
   limit?: string | number;
   since?: string;
+  diff?: boolean;
   policyRepo?: string;
   dryRun?: boolean;
   includeSilent?: boolean;
