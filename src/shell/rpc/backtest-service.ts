@@ -3,6 +3,8 @@
  * thread, so a bad file gets its load reason as INVALID_ARGUMENT before anything streams, then relays a
  * worker's replay: a start, the fires in batches in seq order, a summary. The rule set in force at the
  * call gives the fires their levels and modes; the replay itself never touches the daemon's state.
+ * With `diff`, the loaded rule of the file's name is replayed beside it in the same pass, and its fires
+ * and counts go out as `loaded_fires` and the summary's `loaded`.
  */
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";

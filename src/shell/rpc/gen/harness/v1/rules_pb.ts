@@ -2656,7 +2656,9 @@ export const RuleService: GenService<{
    * start and windows looking back into older rows. Streams a start, the fires in seq order in batches,
    * then a summary. Takes no action and writes nothing. At most 2 run at once: a third gets
    * RESOURCE_EXHAUSTED (backtest_busy). A rule that fails its checks gets INVALID_ARGUMENT with the
-   * reason (schema, compile or cost_estimate). Read tier.
+   * reason (schema, compile or cost_estimate). With diff, the loaded rule of the file's name is replayed
+   * beside it in the same pass over the same rows (beyond REQ-8: `harness rules backtest --diff`). Read
+   * tier.
    *
    * @generated from rpc harness.v1.RuleService.Backtest
    */
