@@ -131,4 +131,12 @@ it("rules backtest --diff shows the fires a changed rule adds and removes agains
   expect(fresh.stdout).toMatch(/^2 fires in 30d over 6 rows/m);
   const freshJson = await fleet.cli(["rules", "backtest", other, "--diff", "--json"]);
   expect((JSON.parse(freshJson.stdout) as DiffJson).diff).toEqual({ loaded: null });
+
+  // With no daemon answering, the same diff over the store.
+  await fleet.stop();
+  const local = await fleet.cli(["rules", "backtest", file, "--diff", "--json"]);
+  expect(local.code, local.stderr).toBe(0);
+  const viaStore = JSON.parse(local.stdout) as DiffJson & { ran_on: string };
+  expect(viaStore.ran_on).toBe("store");
+  expect(viaStore.diff).toEqual(r.diff);
 }, 60_000);
