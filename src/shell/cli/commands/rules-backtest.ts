@@ -158,9 +158,10 @@ export function diffLines(r: BacktestReport): string[] {
           String(f.seq),
           rfc3339Seconds(f.at),
           `${f.kind}/${f.type}`,
-          f.target === undefined ? "(none: no_target)" : `${f.target.kind} ${f.target.key}`,
+          // Escaped per cell, so the columns line up as shown.
+          f.target === undefined ? "(none: no_target)" : printable(`${f.target.kind} ${f.target.key}`),
           f.level,
-          f.message,
+          printable(f.message),
         ]),
       ),
     );
