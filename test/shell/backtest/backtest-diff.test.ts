@@ -5,6 +5,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { journalCount } from "../../support/store-reads.js";
 import { jsonl, TestFleet } from "../daemon-harness.js";
 
 /**
@@ -66,6 +67,8 @@ beforeAll(async () => {
   ];
   const appended = await fleet.cli(["journal", "append", "--token-file", ledger], jsonl(rows));
   expect(appended.code, appended.stderr).toBe(0);
+  // Admitted is not yet committed: the backtest reads what the store holds.
+  await fleet.until(() => journalCount(fleet, { kind: "run_event" }) === rows.length, "the rows committed");
 }, 60_000);
 
 afterAll(() => fleet.dispose());
