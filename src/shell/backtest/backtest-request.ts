@@ -5,6 +5,7 @@
  * levels and modes live evaluation would have given them.
  */
 import { DAY, formatDuration } from "../../core/durations.js";
+import { parseRuleFile } from "../../core/rule-file.js";
 import type { RuleSet } from "../../core/rule-set.js";
 import type { CoreState } from "../../core/state.js";
 import { MAX_WINDOW_MS } from "../../core/window.js";
@@ -28,8 +29,11 @@ export function backtestRequest(input: {
   readonly nowMs: number;
   readonly ruleSet: RuleSet;
   readonly shadows: CoreState["shadows"];
+  /** `--diff`: replay the loaded rule of the file's name beside it, when there is one. */
+  readonly diff?: boolean;
 }): BacktestRequest {
   const { ruleSet } = input;
+  const against = input.diff === true ? loadedOfName(input.file, input.text, ruleSet) : undefined;
   return {
     file: input.file,
     text: input.text,
@@ -44,5 +48,14 @@ export function backtestRequest(input: {
     shadows: input.shadows,
     loaded: ruleSet.rules.map((r) => ({ name: r.rule.spec.name, hash: r.rule.hash, source: r.source })),
     ...(ruleSet.costLimit === undefined ? {} : { costLimit: ruleSet.costLimit }),
+    ...(against === undefined ? {} : { against }),
   };
+}
+
+/** The loaded rule named as the file's rule is, if any (a file that does not parse is refused later). */
+function loadedOfName(file: string, text: string, ruleSet: RuleSet): BacktestRequest["against"] {
+  const parsed = parseRuleFile(file, text);
+  if (!parsed.ok) return undefined;
+  const loaded = ruleSet.rules.find((r) => r.rule.spec.name === parsed.spec.name);
+  return loaded === undefined ? undefined : { spec: loaded.rule.spec, source: loaded.source };
 }

@@ -20,8 +20,9 @@ export interface WorkerInput {
 
 export type WorkerMessage =
   | { readonly part: "start"; readonly start: BacktestStart }
-  | { readonly part: "fires"; readonly fires: readonly ReplayedFire[] }
-  | { readonly part: "summary"; readonly counts: BacktestCounts }
+  // `loaded`: with diff, the loaded version's fires and counts, not the file's.
+  | { readonly part: "fires"; readonly fires: readonly ReplayedFire[]; readonly loaded?: true }
+  | { readonly part: "summary"; readonly counts: BacktestCounts; readonly loaded?: BacktestCounts }
   | { readonly part: "rule_error"; readonly problem: RuleProblem }
   | { readonly part: "error"; readonly message: string };
 

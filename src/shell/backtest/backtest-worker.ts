@@ -18,8 +18,9 @@ try {
   try {
     replay(new Stores(store).journal, request, {
       start: (start) => post({ part: "start", start }),
-      fires: (fires) => post({ part: "fires", fires }),
-      summary: (counts) => post({ part: "summary", counts }),
+      fires: (fires, loaded) => post({ part: "fires", fires, ...(loaded ? { loaded } : {}) }),
+      summary: (counts, loaded) =>
+        post({ part: "summary", counts, ...(loaded === undefined ? {} : { loaded }) }),
     });
   } finally {
     store.close();

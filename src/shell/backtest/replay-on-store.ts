@@ -20,6 +20,8 @@ export interface StoreReplayRequest {
   readonly file: string;
   readonly text: string;
   readonly sinceMs: number;
+  /** `--diff`: the loaded rule of the same name replayed beside it. */
+  readonly diff?: boolean;
   /** `--config`; by default the global config, where absence means defaults. */
   readonly config?: string | undefined;
   /** `--store`; by default the daemon's. */
@@ -79,23 +81,31 @@ export async function replayOnStore(
       nowMs: Date.now(),
       ruleSet,
       shadows: stores.shadows(),
+      diff: request.diff === true,
     });
     let start: BacktestStart | undefined;
     const fires: ReplayedFire[] = [];
+    const loadedFires: ReplayedFire[] = [];
     let counts: BacktestCounts | undefined;
+    let loadedCounts: BacktestCounts | undefined;
     replay(stores.journal, backtest, {
       start: (s) => {
         start = s;
       },
-      fires: (fs) => {
-        fires.push(...fs);
+      fires: (fs, loaded) => {
+        (loaded ? loadedFires : fires).push(...fs);
       },
-      summary: (c) => {
+      summary: (c, loaded) => {
         counts = c;
+        loadedCounts = loaded;
       },
     });
     if (start === undefined || counts === undefined) throw new Error("the replay ended without a summary");
-    return { ok: true, report: { start, sinceMs, fires, counts, ranOn: "store" } };
+    const loaded =
+      start.loaded === undefined || loadedCounts === undefined
+        ? {}
+        : { loaded: { ...start.loaded, fires: loadedFires, counts: loadedCounts } };
+    return { ok: true, report: { start, sinceMs, fires, counts, ranOn: "store", ...loaded } };
   } catch (e) {
     if (e instanceof RuleRefusedError) return { ok: false, refusal: "rule", message: e.message };
     throw e;

@@ -15,8 +15,10 @@ import {
   type ReplayedFire,
   replayedFire,
 } from "../../core/backtest.js";
+import { compileRule } from "../../core/compile-rule.js";
 import { EVENT_KINDS, type EventKind } from "../../core/kinds.js";
 import { loadRuleFile } from "../../core/load-rule.js";
+import type { RuleSpec } from "../../core/rule-file.js";
 import { type ActiveRule, activeRule, type RuleSource } from "../../core/rule-set.js";
 import type { CoreState } from "../../core/state.js";
 import { MAX_WINDOW_MS } from "../../core/window.js";
@@ -46,6 +48,11 @@ export interface BacktestRequest {
   readonly loaded: readonly { readonly name: string; readonly hash: string; readonly source: RuleSource }[];
   /** REQ-6's limit unless a test injects a lower one, as the rule set in force does. */
   readonly costLimit?: number;
+  /**
+   * With `--diff`: the loaded rule of the file's name, replayed beside the file in the same pass over
+   * the same rows, so the fires of the two versions compare row for row.
+   */
+  readonly against?: { readonly spec: RuleSpec; readonly source: RuleSource };
 }
 
 export interface BacktestStart {
@@ -54,6 +61,16 @@ export interface BacktestStart {
   /** First and last rows of the stretch (0 and 0 when it is empty). */
   readonly fromSeq: number;
   readonly toSeq: number;
+  /** The loaded version replayed beside it (`against`), when there is one. */
+  readonly loaded?: { readonly hash: string; readonly source: RuleSource };
+}
+
+/** The loaded version's side of a `--diff` backtest, over the same rows. */
+export interface LoadedReplay {
+  readonly hash: string;
+  readonly source: RuleSource;
+  readonly fires: readonly ReplayedFire[];
+  readonly counts: BacktestCounts;
 }
 
 /** One backtest's result, from the daemon or from the store. */
@@ -64,12 +81,16 @@ export interface BacktestReport {
   readonly counts: BacktestCounts;
   /** Where it ran: the daemon, or the store read directly. */
   readonly ranOn: "daemon" | "store";
+  /** With `--diff`, the loaded rule of the same name over the same rows; absent when none has it. */
+  readonly loaded?: LoadedReplay;
 }
 
 export interface BacktestSink {
   start(start: BacktestStart): void;
-  fires(fires: readonly ReplayedFire[]): void;
-  summary(counts: BacktestCounts): void;
+  /** `loaded`: these are the loaded version's fires, not the file's. */
+  fires(fires: readonly ReplayedFire[], loaded: boolean): void;
+  /** `loaded`: the loaded version's counts, with `--diff` and a loaded rule of the name. */
+  summary(counts: BacktestCounts, loaded: BacktestCounts | undefined): void;
 }
 
 /**
@@ -87,6 +108,17 @@ export function backtestRule(request: BacktestRequest): ActiveRule {
     same?.source ?? { kind: "policy", repo: "backtest" },
     request.enforce.includes(name),
   );
+}
+
+/** The loaded version `against` names, compiled again from its spec as the rule set compiled it. */
+function againstRule(request: BacktestRequest): ActiveRule | undefined {
+  const against = request.against;
+  if (against === undefined) return undefined;
+  const load = compileRule(against.spec);
+  // It compiled when the rule set loaded it, in this same build.
+  if (!load.ok)
+    throw new Error(`the loaded rule ${against.spec.name} no longer compiles: ${load.problem.message}`);
+  return activeRule(load.rule, against.source, request.enforce.includes(against.spec.name));
 }
 
 /** Fires go out in batches of this many, so a noisy rule streams rather than arriving at the end. */
@@ -109,17 +141,42 @@ function child(node: Decisions, key: string | boolean | undefined): Decisions {
 }
 
 /** The indexed columns worth reading before a row is decoded: those the guards and literal selectors test. */
-function screenColumns(fold: BacktestFold, shapes: readonly SelectorShape[]): IndexedColumn[] {
+function screenColumns(folds: readonly BacktestFold[], shapes: readonly SelectorShape[]): IndexedColumn[] {
   const wanted = new Set<string>();
   for (const kind of EVENT_KINDS) {
-    for (const f of fold.guardedFields(kind)) wanted.add(f);
+    for (const fold of folds) for (const f of fold.guardedFields(kind)) wanted.add(f);
     for (const k of literalKeys(shapes, kind)) wanted.add(k);
   }
   return [...wanted].filter(isIndexedColumn).sort();
 }
 
+/** One version's fold and the batch of its fires not sent yet. */
+class Side {
+  private batch: ReplayedFire[] = [];
+
+  constructor(
+    readonly fold: BacktestFold,
+    private readonly send: (fires: readonly ReplayedFire[]) => void,
+  ) {}
+
+  emit(fires: readonly BacktestFire[], flush = false): void {
+    for (const f of fires) this.batch.push(replayedFire(f));
+    if (this.batch.length >= FIRE_BATCH || (flush && this.batch.length > 0)) {
+      this.send(this.batch);
+      this.batch = [];
+    }
+  }
+
+  finish(): BacktestCounts {
+    const end = this.fold.finish();
+    this.emit(end.fires, true);
+    return end.counts;
+  }
+}
+
 export function replay(journal: ReplaySource, request: BacktestRequest, sink: BacktestSink): void {
   const active = backtestRule(request);
+  const against = againstRule(request);
   const stretchAfter = request.nowMs - request.sinceMs;
   const from = journal.firstAdmittedAfter(stretchAfter);
   const last = journal.last().seq;
@@ -128,27 +185,28 @@ export function replay(journal: ReplaySource, request: BacktestRequest, sink: Ba
     hash: active.rule.hash,
     fromSeq: from ?? 0,
     toSeq: from === undefined ? 0 : last,
+    ...(against === undefined ? {} : { loaded: { hash: against.rule.hash, source: against.source } }),
   });
-  const fold = new BacktestFold(active, {
+  const options = {
     shadowPeriod: request.shadowPeriod,
     shadows: request.shadows,
     ...(request.costLimit === undefined ? {} : { costLimit: request.costLimit }),
-  });
-  let batch: ReplayedFire[] = [];
-  const emit = (fires: readonly BacktestFire[]) => {
-    for (const f of fires) batch.push(replayedFire(f));
-    if (batch.length >= FIRE_BATCH) {
-      sink.fires(batch);
-      batch = [];
-    }
   };
+  // The file's version, and with --diff the loaded one: both step on every row read, in one pass.
+  const file = new Side(new BacktestFold(active, options), (fires) => sink.fires(fires, false));
+  const loaded =
+    against === undefined
+      ? undefined
+      : new Side(new BacktestFold(against, options), (fires) => sink.fires(fires, true));
+  const sides = loaded === undefined ? [file] : [file, loaded];
+  const folds = sides.map((side) => side.fold);
   if (from !== undefined) {
-    const shapes = selectorShapes([active.rule]);
+    const shapes = selectorShapes(against === undefined ? [active.rule] : [active.rule, against.rule]);
     const feed = new WindowFeed(shapes);
     const windowFrom = journal.firstAdmittedAfter(stretchAfter - MAX_WINDOW_MS) ?? from;
-    // Only rows the windows index or the rule may read are decoded: the kind, the type and the indexed
-    // columns the rule's guards or the windows' literal selectors test decide it, from the columns.
-    const columns = screenColumns(fold, shapes);
+    // Only rows the windows index or a version may read are decoded: the kind, the type and the
+    // indexed columns the guards or the windows' literal selectors test decide it, from the columns.
+    const columns = screenColumns(folds, shapes);
     // Decided once per kind, type and column values, remembered in nested maps, one level for each;
     // a column of many values (a literal `run`) could grow them a month long, so past a bound they
     // start again.
@@ -173,26 +231,31 @@ export function replay(journal: ReplaySource, request: BacktestRequest, sink: Ba
           remembered = 0;
         }
         const known = (f: string) => values[columns.indexOf(f as IndexedColumn)];
-        reads = fold.readsEvent(kind, type, known) || shapesIndex(shapes, kind, type, known);
+        reads =
+          folds.some((fold) => fold.readsEvent(kind, type, known)) || shapesIndex(shapes, kind, type, known);
         node.set(leafKey, reads);
       }
       return reads;
     };
-    // The types the rule or the windows may read, by kind: no other row's event text is read at all.
+    // The types a version or the windows may read, by kind: no other row's event text is read at all.
     const decodable = new Map(
       EVENT_KINDS.map((kind): [EventKind, ReadonlySet<string> | "any"] => {
-        const rule = fold.typesRead(kind);
-        const windows = shapeTypes(shapes, kind);
-        return [kind, rule === "any" || windows === "any" ? "any" : new Set([...rule, ...windows])];
+        const read = [...folds.map((fold) => fold.typesRead(kind)), shapeTypes(shapes, kind)];
+        const types = new Set<string>();
+        for (const r of read) {
+          if (r === "any") return [kind, "any"];
+          for (const t of r) types.add(t);
+        }
+        return [kind, types];
       }),
     );
     for (const row of journal.rowsInRangeTyped(windowFrom, last, readsEvent, columns, decodable)) {
       feed.add(row);
-      if (row.at > stretchAfter) emit(fold.step(row, feed.readerAt(row.at)));
+      if (row.at > stretchAfter) {
+        const window = feed.readerAt(row.at);
+        for (const side of sides) side.emit(side.fold.step(row, window));
+      }
     }
   }
-  const end = fold.finish();
-  emit(end.fires);
-  if (batch.length > 0) sink.fires(batch);
-  sink.summary(end.counts);
+  sink.summary(file.finish(), loaded?.finish());
 }

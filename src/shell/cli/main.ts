@@ -69,6 +69,7 @@ interface RulesOptions extends ClientOptions {
   released?: boolean;
   limit?: string | number;
   since?: string;
+  diff?: boolean;
   policyRepo?: string;
   dryRun?: boolean;
   includeSilent?: boolean;
@@ -150,10 +151,11 @@ const isRulesVerb = (v: string): v is RulesVerb => (RULES_VERBS as readonly stri
 cli
   .command(
     "rules <verb> [arg]",
-    "Rules. Verbs: list, show <name>, explain <fire-id> | explain --harness NAME, holds [--harness NAME], backtest <file> [--since 30d], watch (events as they commit), admission <harness> (may it run now?), clear <harness> [--rule NAME], resume <run> (release a stopped agent run), lint [DIR] (check a policy repo checkout, offline), propose [--policy-repo NAME] [--dry-run] [--include-silent] (stored proposals become pull requests), proposals [--state S]",
+    "Rules. Verbs: list, show <name>, explain <fire-id> | explain --harness NAME, holds [--harness NAME], backtest <file> [--since 30d] [--diff], watch (events as they commit), admission <harness> (may it run now?), clear <harness> [--rule NAME], resume <run> (release a stopped agent run), lint [DIR] (check a policy repo checkout, offline), propose [--policy-repo NAME] [--dry-run] [--include-silent] (stored proposals become pull requests), proposals [--state S]",
   )
   .option("--since <duration>", "backtest: replay the rows admitted in the last DURATION (default 30d)")
   .option("--store <path>", "backtest: the store to replay when no daemon answers (default the daemon's)")
+  .option("--diff", "backtest: the fires the file adds and removes against the loaded rule of its name")
   .option("--strict", "lint: count warnings as errors")
   .option("--rule <name>", "clear: only this rule's hold")
   .option("--harness <name>", "explain: that harness's holds and fires; holds: only that harness's")
@@ -241,7 +243,12 @@ cli
       const { runBacktest } = await import("./commands/rules-backtest.js");
       process.exitCode = await runBacktest(
         file,
-        { ...common, since: o.since === undefined ? undefined : String(o.since), store: o.store },
+        {
+          ...common,
+          since: o.since === undefined ? undefined : String(o.since),
+          store: o.store,
+          diff: o.diff === true,
+        },
         io,
       );
       return;

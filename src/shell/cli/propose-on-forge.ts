@@ -4,6 +4,7 @@
  * The command's module (`commands/rules-propose.ts`) says what it promises.
  */
 import { ConnectError } from "@connectrpc/connect";
+import { diffFires } from "../backtest/fire-diff.js";
 import { formatConfigError } from "../config/config-error.js";
 import { type PolicyRepoConfig, readGlobalConfig } from "../config/global-config.js";
 import { globalConfigPath } from "../config/paths.js";
@@ -85,9 +86,17 @@ export async function proposeOnForge(options: ProposeOptions, io: Io): Promise<n
           io.env,
           repo.commitAuthor,
         ),
+      // With the loaded rule of the proposal's name beside it, so the body says what the merge changes.
       backtest: async (f, text, sinceMs) => {
-        const r = await backtestOnDaemon(client, f, text, sinceMs);
-        return { counts: r.counts, fires: r.fires };
+        const r = await backtestOnDaemon(client, f, text, sinceMs, true);
+        if (r.loaded === undefined) return { counts: r.counts, fires: r.fires };
+        const { added, removed } = diffFires(r.loaded.fires, r.fires);
+        const { hash, source, counts } = r.loaded;
+        return {
+          counts: r.counts,
+          fires: r.fires,
+          against: { hash, source, fires: counts.fires, added, removed },
+        };
       },
       env: io.env,
       dryRun: options.dryRun === true,

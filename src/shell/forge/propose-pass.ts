@@ -33,7 +33,7 @@ import {
 } from "../rpc/gen/harness/v1/rules_pb.js";
 import type { Forge, ForgePull } from "./forge.js";
 import { BranchDivergedError, type ProposalClone, PushRejectedError } from "./proposal-clone.js";
-import { pullBody, pullTitle, type StarterOverride } from "./pull-body.js";
+import { type AgainstLoaded, pullBody, pullTitle, type StarterOverride } from "./pull-body.js";
 import { reviewableRuleFile } from "./rule-file-text.js";
 
 export const PROPOSE_BACKTEST_SINCE = 30 * DAY;
@@ -84,7 +84,10 @@ export class ReviewerIsAuthorError extends Error {
   }
 }
 
-/** What a backtest through the daemon gave: the summary RecordProposal keeps, and every fire. */
+/**
+ * What a backtest through the daemon gave: the summary RecordProposal keeps, every fire, and, when a
+ * loaded rule has the proposal's name, what the proposal adds and removes against it over the same rows.
+ */
 export type Backtest = (
   file: string,
   text: string,
@@ -92,6 +95,7 @@ export type Backtest = (
 ) => Promise<{
   counts: { rows: number; fires: number; evalErrors: number; storeErrors: number };
   fires: readonly ReplayedFire[];
+  against?: AgainstLoaded;
 }>;
 
 export interface PassDeps {
@@ -418,6 +422,7 @@ function proposalBody(d: PassDeps, p: ProposalInfo, file: string, bt: Awaited<Re
     publicUnset: d.repo.publicUnset === true,
     shadowPeriodMs: d.shadowPeriodMs,
     starter: starterOf(d, p.name),
+    against: bt.against,
   });
 }
 

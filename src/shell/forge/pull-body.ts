@@ -6,13 +6,19 @@
  * evidence ids, each fenced as untrusted text (`untrusted-text.ts`), the backtest's counts, and the
  * would-have-fired list: at most 200 rows, with the total. For a `public` repo the list names no repo,
  * branch or path: a file node's key is withheld, and so is a message whose template renders one.
+ * When the proposal replaces a loaded rule (same name), "Against the loaded version" lists the fires
+ * it adds and removes over the same rows, at most 50 of each, with the counts; on a `public` repo the
+ * removed fires' messages are withheld, their template (the loaded rule's) being unknown here.
  */
 import type { ReplayedFire } from "../../core/backtest.js";
 import { formatDuration } from "../../core/durations.js";
 import { rfc3339Seconds } from "../../core/instants.js";
+import type { RuleSource } from "../../core/rule-set.js";
 import { fenced, inline } from "./untrusted-text.js";
 
 export const MAX_FIRE_ROWS = 200;
+/** Fires added, and fires removed, listed against the loaded version: each list at most this many. */
+export const MAX_DIFF_ROWS = 50;
 
 export interface PullBodyInput {
   readonly proposalId: string;
@@ -41,6 +47,20 @@ export interface PullBodyInput {
   readonly shadowPeriodMs: number;
   /** The embedded starter rule of the same name, as the daemon loads it, when there is one. */
   readonly starter?: StarterOverride | undefined;
+  /** The rule of the same name the daemon has loaded, replayed beside this one, when there is one. */
+  readonly against?: AgainstLoaded | undefined;
+}
+
+/** What the proposal changes against the loaded rule of its name, over the same rows. */
+export interface AgainstLoaded {
+  readonly hash: string;
+  readonly source: RuleSource;
+  /** How many fires the loaded version had over those rows. */
+  readonly fires: number;
+  /** Fires of the proposal with none of the loaded version at the same row and target; in seq order. */
+  readonly added: readonly ReplayedFire[];
+  /** Fires of the loaded version with none of the proposal at the same row and target; in seq order. */
+  readonly removed: readonly ReplayedFire[];
 }
 
 export interface StarterOverride {
@@ -100,11 +120,44 @@ export function pullBody(p: PullBodyInput): string {
     `### Would have fired (${shown.length} of ${b.fires}${p.public ? `; repo, branch and path withheld: ${p.publicUnset === true ? "public is unset, which counts as true" : "the repo is public"}` : ""})`,
     "",
   ];
+  const withhold = p.public && PRIVATE_PLACEHOLDER.test(p.message) ? NAMES_PRIVATE : undefined;
   if (shown.length === 0) lines.push("No fire in the stretch replayed.");
-  else lines.push(fenced(fireTable(shown, p.public, p.message)));
+  else lines.push(fenced(fireTable(shown, p.public, withhold)));
   if (p.fires.length > shown.length)
     lines.push("", `${p.fires.length - shown.length} more not listed; \`harness rules backtest\` shows all.`);
+  if (p.against !== undefined) lines.push("", ...againstSection(p, p.against, withhold));
   return `${lines.join("\n")}\n`;
+}
+
+/** "Against the loaded version": the fires this version adds and removes, each list capped, with counts. */
+function againstSection(p: PullBodyInput, a: AgainstLoaded, withholdAdded: string | undefined): string[] {
+  const from =
+    a.source.kind === "starter" ? "the embedded starter pack" : `the policy repo ${inline(a.source.repo)}`;
+  const list = (title: string, fires: readonly ReplayedFire[], withhold: string | undefined): string[] => {
+    const shown = fires.slice(0, MAX_DIFF_ROWS);
+    const head = `#### ${title} (${shown.length} of ${fires.length})`;
+    if (fires.length === 0) return [head, "", "None."];
+    return [
+      head,
+      "",
+      fenced(fireTable(shown, p.public, withhold)),
+      ...(fires.length > shown.length ? ["", `${fires.length - shown.length} more not listed.`] : []),
+    ];
+  };
+  return [
+    "### Against the loaded version",
+    "",
+    `\`${p.name}\` is loaded now from ${from} (content hash \`${a.hash.slice(0, 12)}\`); it had ${a.fires} fire${a.fires === 1 ? "" : "s"} over the same rows. Replayed beside it in the same pass and matched by row and target, this version adds ${a.added.length} fire${a.added.length === 1 ? "" : "s"} and removes ${a.removed.length}; \`harness rules backtest --diff rules/${p.name}.toml\` shows all.`,
+    "",
+    ...list("Added: this version fires, the loaded one does not", a.added, withholdAdded),
+    "",
+    // The loaded rule's message template is not known here: on a public repo its messages are withheld.
+    ...list(
+      "Removed: the loaded version fires, this one does not",
+      a.removed,
+      p.public ? "(withheld: the loaded rule's message may name a repo, branch or path)" : undefined,
+    ),
+  ];
 }
 
 /** First thing a reviewer reads: merging this replaces an embedded starter rule, and what that one does now. */
@@ -119,15 +172,17 @@ function starterNotice(name: string, level: string, s: StarterOverride): string 
   return `> **This replaces the embedded starter rule \`${name}\`.** As loaded now, ${now}. Once merged and synced, this file's rule (level \`${level}\`) is evaluated instead and the starter rule is not.`;
 }
 
-function fireTable(fires: readonly ReplayedFire[], isPublic: boolean, template: string): string {
-  const withhold = isPublic && PRIVATE_PLACEHOLDER.test(template);
+const NAMES_PRIVATE = "(withheld: it names a repo, branch or path)";
+
+/** The fires as a table; `withhold`, when given, stands in for every message (a public repo's). */
+function fireTable(fires: readonly ReplayedFire[], isPublic: boolean, withhold: string | undefined): string {
   const rows = fires.map((f) => [
     rfc3339Seconds(f.at),
     String(f.seq),
     `${f.kind}/${f.type}`,
     targetCell(f, isPublic),
     f.level,
-    withhold ? "(withheld: it names a repo, branch or path)" : f.message.replace(/\s+/g, " "),
+    withhold ?? f.message.replace(/\s+/g, " "),
   ]);
   const header = ["AT", "SEQ", "KIND/TYPE", "TARGET", "LEVEL", "MESSAGE"];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));

@@ -3,9 +3,13 @@
  * thread, so a bad file gets its load reason as INVALID_ARGUMENT before anything streams, then relays a
  * worker's replay: a start, the fires in batches in seq order, a summary. The rule set in force at the
  * call gives the fires their levels and modes; the replay itself never touches the daemon's state.
+ * With `diff`, the loaded rule of the file's name is replayed beside it in the same pass, and its fires
+ * and counts go out as `loaded_fires` and the summary's `loaded`.
  */
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import type { BacktestCounts } from "../../core/backtest.js";
+import type { RuleSource } from "../../core/rule-set.js";
 import { backtestRequest, DEFAULT_BACKTEST_SINCE, sinceRefusal } from "../backtest/backtest-request.js";
 import type { BacktestRunner } from "../backtest/backtest-runner.js";
 import { backtestRule } from "../backtest/replay.js";
@@ -45,25 +49,29 @@ export function backtestMethod(deps: BacktestDeps): ServiceImpl<typeof RuleServi
                   fromSeq: BigInt(m.start.fromSeq),
                   toSeq: BigInt(m.start.toSeq),
                   nowMs: BigInt(request.nowMs),
+                  ...(m.start.loaded === undefined
+                    ? {}
+                    : { loadedHash: m.start.loaded.hash, loadedSource: sourceText(m.start.loaded.source) }),
                 },
               },
             };
             break;
           case "fires":
-            yield { part: { case: "fires", value: { fires: m.fires.map(fireOf) } } };
+            yield {
+              part: {
+                case: "fires",
+                value:
+                  m.loaded === true ? { loadedFires: m.fires.map(fireOf) } : { fires: m.fires.map(fireOf) },
+              },
+            };
             break;
           case "summary":
             yield {
               part: {
                 case: "summary",
                 value: {
-                  rows: BigInt(m.counts.rows),
-                  evalErrors: BigInt(m.counts.evalErrors),
-                  storeErrors: BigInt(m.counts.storeErrors),
-                  fires: BigInt(m.counts.fires),
-                  suppressed: BigInt(m.counts.suppressed),
-                  costExceeded: BigInt(m.counts.costExceeded),
-                  evaluations: BigInt(m.counts.evaluations),
+                  ...summaryOf(m.counts),
+                  ...(m.loaded === undefined ? {} : { loaded: summaryOf(m.loaded) }),
                 },
               },
             };
@@ -79,6 +87,19 @@ export function backtestMethod(deps: BacktestDeps): ServiceImpl<typeof RuleServi
     }
   };
 }
+
+const summaryOf = (c: BacktestCounts) => ({
+  rows: BigInt(c.rows),
+  evalErrors: BigInt(c.evalErrors),
+  storeErrors: BigInt(c.storeErrors),
+  fires: BigInt(c.fires),
+  suppressed: BigInt(c.suppressed),
+  costExceeded: BigInt(c.costExceeded),
+  evaluations: BigInt(c.evaluations),
+});
+
+/** The loaded version's source on the wire: `starter`, or `policy:<repo>`. */
+const sourceText = (s: RuleSource): string => (s.kind === "starter" ? "starter" : `policy:${s.repo}`);
 
 /** The replay the call asks for, or the sentinel that refuses it. */
 function checked(req: BacktestRequest, deps: BacktestDeps) {
@@ -99,6 +120,7 @@ function checked(req: BacktestRequest, deps: BacktestDeps) {
     nowMs: deps.clock(),
     ruleSet: deps.evaluator.rules,
     shadows: deps.evaluator.state.shadows,
+    diff: req.diff,
   });
   // Compiled here too, so a file that would not load is refused before a worker starts.
   backtestRule(request);
