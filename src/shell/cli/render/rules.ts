@@ -2,7 +2,7 @@
 import { formatDuration } from "../../../core/durations.js";
 import type { Level } from "../../../core/rule-file.js";
 import { enforcement } from "../../../core/rule-state.js";
-import type { RuleInfo } from "../../rpc/gen/harness/v1/rules_pb.js";
+import type { RuleInfo, StalePin } from "../../rpc/gen/harness/v1/rules_pb.js";
 import { iso, isoOr } from "../io.js";
 
 /** REQ-18's mode: `active`, `shadow until <time>` or `disabled: <reason>`. */
@@ -58,4 +58,9 @@ export function enforceStatus(r: RuleInfo): string {
     capped: `not in [memory.rules] enforce: acts at notify, not ${declared}`,
     not_needed: "not in [memory.rules] enforce (not needed below hold)",
   }[enforcement(declared, r.enforced)];
+}
+
+/** A pin in `enforce` that no longer matches its loaded rule, as reload and doctor say it. */
+export function stalePinSentence(p: StalePin): string {
+  return `enforce pins ${p.name}@${p.pinnedHash.slice(0, 12)}…, but the loaded ${p.name} has hash ${p.loadedHash}: it is not enforced until pinned again (harness rules enforce ${p.name} prints the new pin)`;
 }
