@@ -199,7 +199,14 @@ it("A changed pinned rule is no longer enforced", async () => {
   expect(loaded).not.toBe(pinned);
   expect(doctor.stdout).not.toContain("enforced: first-hold");
   const shown = await sh("harness rules show first-hold --json");
-  expect(JSON.parse(shown.stdout)).toMatchObject({ enforced: false, effective_level: "notify" });
+  expect(JSON.parse(shown.stdout)).toMatchObject({
+    enforced: false,
+    effective_level: "notify",
+    stale_pins: [pinned],
+  });
+  expect((await sh("harness rules show first-hold")).stdout).toMatch(
+    /^enforce +pinned in \[memory\.rules\] enforce to [0-9a-f]{12}…, not this hash: acts at notify, not hold, until pinned again/m,
+  );
 
   const makefile = {
     ...claudeCode(repo, "sess-make").PreToolUse,
