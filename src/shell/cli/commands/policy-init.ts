@@ -9,6 +9,7 @@ import { globalConfigPath } from "../../config/paths.js";
 import { type InitResult, initPolicyRepo, NotEmptyError } from "../../policy/init-repo.js";
 import { type Common, EXIT, type Io } from "../io.js";
 import { editText } from "../render/config-edit.js";
+import { printed } from "../render/printable.js";
 
 export async function runPolicyInit(dir: string, options: Common, io: Io): Promise<number> {
   let made: InitResult;
@@ -27,14 +28,15 @@ export async function runPolicyInit(dir: string, options: Common, io: Io): Promi
     );
     return EXIT.ok;
   }
-  io.out(`made a policy repo in ${made.dir} (branch main, one commit):`);
-  io.out(
+  const out = printed(io.out);
+  out(`made a policy repo in ${made.dir} (branch main, one commit):`);
+  out(
     `  rules/${made.rule}.toml   a hold rule: an agent's attempt to edit .github/workflows/ci.yml holds its harness`,
   );
-  io.out(`  tests/${made.rule}.toml   its test (harness rules lint ${made.dir} runs it)`);
-  io.out("");
-  for (const line of editText({ kind: "append", file, lines })) io.out(line);
-  io.out(`then: harness policy sync ${name}`);
+  out(`  tests/${made.rule}.toml   its test (harness rules lint ${made.dir} runs it)`);
+  out("");
+  for (const line of editText({ kind: "append", file, lines })) out(line);
+  out(`then: harness policy sync ${name}`);
   return EXIT.ok;
 }
 
