@@ -173,6 +173,12 @@ it("A changed pinned rule is no longer enforced", async () => {
   const repo = tempRepo();
   const out = await runFirstScreen(sh);
   const pinned = /first-hold@([0-9a-f]{64})/.exec(out.get("rules enforce")?.stdout ?? "")?.[1] as string;
+  // Enforced as pinned: a try at the workflow holds the harness.
+  expect((await runHook(fleet, "claude-code", JSON.stringify(ciEdit(repo, "sess-ci")))).code).toBe(0);
+  await fleet.until(
+    () => holds(fleet, { harness: "impl", inForce: true }).length === 1,
+    "the pinned rule's hold",
+  );
 
   // The policy repo's rule changes what it does (another path): a sync brings it to the daemon.
   const policy = path.join(fleet.root, "harness-policy");
@@ -187,7 +193,9 @@ it("A changed pinned rule is no longer enforced", async () => {
   const synced = await sh("harness policy sync harness-policy");
   expect(synced.code, synced.stderr).toBe(0);
 
-  // Not enforced: doctor fails naming the stale pin, and the rule acts at notify.
+  // Not enforced: the sync's reload released the hold, doctor fails naming the stale pin, and the rule
+  // acts at notify.
+  expect(holds(fleet, { harness: "impl" })).toMatchObject([{ rule: "first-hold", release_cause: "reload" }]);
   const doctor = await sh("harness doctor");
   expect(doctor.code).toBe(1);
   const stale =
@@ -213,12 +221,12 @@ it("A changed pinned rule is no longer enforced", async () => {
     tool_input: { file_path: `${repo}/Makefile`, old_string: "a", new_string: "b" },
   };
   expect((await runHook(fleet, "claude-code", JSON.stringify(makefile))).code).toBe(0);
-  await fleet.until(() => fires(fleet, { rule: "first-hold" }).length === 1, "the changed rule's fire");
-  expect(fires(fleet, { rule: "first-hold" })[0]).toMatchObject({
+  await fleet.until(() => fires(fleet, { rule: "first-hold" }).length === 2, "the changed rule's fire");
+  expect(fires(fleet, { rule: "first-hold" })[1]).toMatchObject({
     declared_level: "hold",
     effective_level: "notify",
   });
-  expect(holds(fleet, { harness: "impl" })).toEqual([]);
+  expect(holds(fleet, { harness: "impl", inForce: true })).toEqual([]);
   const later = await runHook(
     fleet,
     "claude-code",
