@@ -29,8 +29,13 @@ afterEach(async () => {
   for (const c of cleanup.splice(0).reverse()) await c();
 });
 
-/** A fleet whose HOME holds a `bin/harness` that runs the built CLI, as an installed one would. */
-async function fleetWithHarness(): Promise<{ fleet: TestFleet; sh: (line: string) => Promise<CliResult> }> {
+/**
+ * A fleet (its daemon started unless `start` is false) whose HOME holds a `bin/harness` that runs the
+ * built CLI, as an installed one would.
+ */
+async function fleetWithHarness(
+  start = true,
+): Promise<{ fleet: TestFleet; sh: (line: string) => Promise<CliResult> }> {
   const fleet = new TestFleet({ config: '[agents]\nlisten = ""' });
   cleanup.push(() => fleet.dispose());
   const bin = path.join(fleet.root, "bin");
@@ -40,7 +45,7 @@ async function fleetWithHarness(): Promise<{ fleet: TestFleet; sh: (line: string
     `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} "$@"\n`,
     { mode: 0o755 },
   );
-  await fleet.start();
+  if (start) await fleet.start();
   const env = { ...fleet.env, PATH: `${bin}:${process.env.PATH}` };
   const sh = (line: string) =>
     new Promise<CliResult>((resolve) => {
@@ -245,3 +250,14 @@ it("A changed pinned rule is no longer enforced", async () => {
   );
   expect(healthy.stdout).not.toContain("enforce pins");
 }, 60_000);
+
+it("policy init refuses a directory that is not empty, and touches nothing in it", async () => {
+  const { fleet, sh } = await fleetWithHarness(false);
+  const dir = path.join(fleet.root, "work");
+  fs.mkdirSync(dir);
+  fs.writeFileSync(path.join(dir, "notes.txt"), "mine\n");
+  const r = await sh(`harness policy init ${JSON.stringify(dir)}`);
+  expect(r.code).toBe(1);
+  expect(r.stderr).toContain(`${dir} is not empty`);
+  expect(fs.readdirSync(dir)).toEqual(["notes.txt"]);
+}, 30_000);
