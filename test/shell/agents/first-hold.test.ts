@@ -261,3 +261,21 @@ it("policy init refuses a directory that is not empty, and touches nothing in it
   expect(r.stderr).toContain(`${dir} is not empty`);
   expect(fs.readdirSync(dir)).toEqual(["notes.txt"]);
 }, 30_000);
+
+it("rules enforce keeps the other entries, replaces the name's own, and prints nothing from a config that does not load", async () => {
+  const fleet = new TestFleet({ enforce: ["nope", "budget-exhaustion-recurring"] });
+  cleanup.push(() => fleet.dispose());
+  await fleet.start();
+  const r = await fleet.cli(["rules", "enforce", "budget-exhaustion-recurring"]);
+  expect(r.code, r.stderr).toBe(0);
+  expect(r.stdout).toMatch(/^enforce = \["nope", "budget-exhaustion-recurring@[0-9a-f]{64}"\]$/m);
+  // A starter rule does not shadow: no shadow_period line is offered.
+  expect(r.stdout).not.toContain("shadow_period");
+
+  const config = path.join(fleet.env.XDG_CONFIG_HOME as string, "harness", "harness.toml");
+  fs.writeFileSync(config, fs.readFileSync(config, "utf8").replace('"nope"', '"nope@1234"'));
+  const broken = await fleet.cli(["rules", "enforce", "budget-exhaustion-recurring"]);
+  expect(broken.code).toBe(2);
+  expect(broken.stdout).toBe("");
+  expect(broken.stderr).toContain("does not load");
+}, 30_000);

@@ -3,7 +3,8 @@
  * rule act at its level, pinned to the content hash the daemon loaded (`NAME@HASH`), and the file it
  * goes in. It writes nothing: REQ-10 leaves that one edit to the operator. While the rule shadows, it
  * says so and what turns shadowing off (for every rule: no key skips one rule's shadow). Exit 0 when it
- * printed the edit or none is needed; 1 for a rule that is not loaded or disabled at load.
+ * printed the edit or none is needed; 1 for a rule that is not loaded or disabled at load; 2 when the
+ * global config does not load.
  */
 import { readFile } from "node:fs/promises";
 import { formatDuration } from "../../../core/durations.js";
@@ -40,15 +41,21 @@ export function runEnforce(name: string, options: Common, io: Io): Promise<numbe
     const file = options.config ?? globalConfigPath(io.env);
     const text = await readFile(file, "utf8").catch(() => "");
     const config = await readGlobalConfig(file, io.env);
-    const current = config.ok ? config.config.memory.rules.enforce : [];
-    const shadowPeriod = config.ok ? config.config.memory.rules.shadowPeriod : undefined;
+    if (!config.ok) {
+      // The list it holds is unknown, and a line printed without it would drop its entries.
+      io.err(`harness rules enforce: ${file} does not load (harness config check says why): fix it first`);
+      return EXIT.usage;
+    }
+    const current = config.config.memory.rules.enforce;
+    const shadowPeriod = config.config.memory.rules.shadowPeriod;
     // Re-pinning replaces the name's old entries; every other entry stays as written.
-    const others = current.filter((e) => {
+    const isMine = (e: string) => {
       const p = parseEnforceEntry(e);
-      return !p.ok || p.entry.name !== name;
-    });
-    const list = [...others, entry];
-    const already = current.includes(entry) && r.enforced;
+      return p.ok && p.entry.name === name;
+    };
+    const list = [...current.filter((e) => !isMine(e)), entry];
+    const mine = current.filter(isMine);
+    const already = mine.length === 1 && mine[0] === entry && r.enforced;
     const enforceEdit = keyEdit(file, text, RULES_TABLE, "enforce", `enforce = ${tomlList(list)}`);
     const shadowEdit =
       r.state === "shadow"
@@ -71,7 +78,6 @@ export function runEnforce(name: string, options: Common, io: Io): Promise<numbe
       );
       return EXIT.ok;
     }
-    if (!config.ok) out(`warning: ${file} does not load now; run harness config check, then make this edit`);
     if (already) out(`${name} is already enforced, pinned to its loaded hash ${r.hash}: nothing to add`);
     else {
       out(
@@ -95,11 +101,10 @@ export function runEnforce(name: string, options: Common, io: Io): Promise<numbe
 }
 
 /** REQ-9's shadow, said plainly: what it is, until when, and the one key that turns it off (for all). */
-function shadowText(name: string, untilMs: bigint, period: number | undefined, edit: ConfigEdit): string[] {
+function shadowText(name: string, untilMs: bigint, period: number, edit: ConfigEdit): string[] {
   const until = iso(untilMs);
-  const length = period === undefined ? "shadow_period" : `shadow_period, ${formatDuration(period)}`;
   return [
-    `${name} arrived by sync, so it shadows first (${length}): it takes no action at any level ${
+    `${name} arrived by sync, so it shadows first (shadow_period, ${formatDuration(period)}): it takes no action at any level ${
       until === null ? "until that long after the next journal row" : `until ${until}`
     }.`,
     "No key skips the shadow of one rule. To try it now, turn shadowing off for every rule (then remove",
