@@ -100,6 +100,8 @@ export class BacktestFold {
       disabled: [],
       shadowPeriod: options.shadowPeriod,
       unknownEnforced: [],
+      stalePins: [],
+      pinned: [],
       ...(options.costLimit === undefined ? {} : { costLimit: options.costLimit }),
     });
     this.acc = new StateAccumulator({ ...emptyState, shadows: options.shadows ?? {} });

@@ -6,6 +6,7 @@
 import type { ActiveRule, RuleSource } from "./active-rule.js";
 import { activeRule } from "./active-rule.js";
 import type { RuleLoad } from "./compile-rule.js";
+import { enforceEntries, entriesEnforce } from "./enforce-entry.js";
 import { atLeast, type DisableReason, type Level } from "./rule-file.js";
 import { RulePlan } from "./rule-plan.js";
 
@@ -30,6 +31,13 @@ export interface DisabledRule {
   readonly message: string;
 }
 
+/** A pin in `enforce` that no longer matches what is loaded under its name. */
+export interface StalePin {
+  readonly name: string;
+  readonly pinned: string;
+  readonly loaded: string;
+}
+
 export interface RuleSet {
   /** In lexical order of name: the order rules are evaluated on every row (REQ-7). */
   readonly rules: readonly ActiveRule[];
@@ -38,6 +46,13 @@ export interface RuleSet {
   readonly shadowPeriod: number;
   /** Names in `enforce` that match no loaded rule: doctor fails on them. */
   readonly unknownEnforced: readonly string[];
+  /**
+   * `NAME@HASH` entries whose loaded rule has another content hash (and no other entry enforces it):
+   * the rule is not enforced until pinned again. Doctor lists them.
+   */
+  readonly stalePins: readonly StalePin[];
+  /** Enforced rules listed only by pins (one matches): a change of content ends their enforcement. */
+  readonly pinned: readonly string[];
   /** The per-evaluation cost limit; REQ-6's 5,000 unless a test injects a lower one. */
   readonly costLimit?: number;
   /**
@@ -64,6 +79,7 @@ export interface RuleSetOptions {
   readonly starter: readonly RuleLoad[];
   readonly policy: readonly { readonly repo: string; readonly loads: readonly RuleLoad[] }[];
   readonly disable?: readonly string[];
+  /** `[memory.rules] enforce` as written: names and `NAME@HASH` pins (`enforce-entry.ts`). */
   readonly enforce?: readonly string[];
   readonly shadowPeriod: number;
 }
@@ -93,8 +109,10 @@ export function assembleRuleSet(options: RuleSetOptions): RuleSet {
     }
   }
   const disable = new Set(options.disable ?? []);
-  const enforce = new Set(options.enforce ?? []);
+  const enforce = enforceEntries(options.enforce ?? []);
   const rules: ActiveRule[] = [];
+  const stalePins: StalePin[] = [];
+  const pinned: string[] = [];
   for (const [name, { load, source }] of [...candidates].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     const file = load.ok ? load.rule.spec.file : load.problem.file;
     if (duplicates.has(name)) {
@@ -110,7 +128,13 @@ export function assembleRuleSet(options: RuleSetOptions): RuleSet {
     } else if (!load.ok) {
       disabled.push({ name, file, source, reason: load.problem.reason, message: load.problem.message });
     } else {
-      rules.push(activeRule(load.rule, source, enforce.has(name)));
+      const entries = enforce.get(name);
+      const enforced = entriesEnforce(entries, load.rule.hash);
+      if (enforced && entries?.every((e) => e.hash !== undefined) === true) pinned.push(name);
+      if (!enforced)
+        for (const e of entries ?? [])
+          if (e.hash !== undefined) stalePins.push({ name, pinned: e.hash, loaded: load.rule.hash });
+      rules.push(activeRule(load.rule, source, enforced));
     }
   }
   const loaded = new Set(rules.map((r) => r.rule.spec.name));
@@ -118,6 +142,8 @@ export function assembleRuleSet(options: RuleSetOptions): RuleSet {
     rules,
     disabled,
     shadowPeriod: options.shadowPeriod,
-    unknownEnforced: [...enforce].filter((n) => !loaded.has(n)),
+    unknownEnforced: [...enforce.keys()].filter((n) => !loaded.has(n)),
+    stalePins,
+    pinned,
   });
 }

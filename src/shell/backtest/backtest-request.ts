@@ -5,6 +5,7 @@
  * levels and modes live evaluation would have given them.
  */
 import { DAY, formatDuration } from "../../core/durations.js";
+import { formatEnforceEntry } from "../../core/enforce-entry.js";
 import { parseRuleFile } from "../../core/rule-file.js";
 import type { RuleSet } from "../../core/rule-set.js";
 import type { CoreState } from "../../core/state.js";
@@ -39,9 +40,17 @@ export function backtestRequest(input: {
     text: input.text,
     sinceMs: input.sinceMs,
     nowMs: input.nowMs,
-    // The names the operator listed: those that loaded and enforce, and those that match no loaded rule.
+    // The entries in force: each enforced rule (pinned to its hash when only a pin enforces it), and the
+    // names that match no loaded rule.
     enforce: [
-      ...ruleSet.rules.filter((r) => r.enforced).map((r) => r.rule.spec.name),
+      ...ruleSet.rules
+        .filter((r) => r.enforced)
+        .map((r) =>
+          formatEnforceEntry({
+            name: r.rule.spec.name,
+            hash: ruleSet.pinned.includes(r.rule.spec.name) ? r.rule.hash : undefined,
+          }),
+        ),
       ...ruleSet.unknownEnforced,
     ],
     shadowPeriod: ruleSet.shadowPeriod,

@@ -16,6 +16,7 @@ import {
   replayedFire,
 } from "../../core/backtest.js";
 import { compileRule } from "../../core/compile-rule.js";
+import { enforceEntries, entriesEnforce } from "../../core/enforce-entry.js";
 import { EVENT_KINDS, type EventKind } from "../../core/kinds.js";
 import { loadRuleFile } from "../../core/load-rule.js";
 import type { RuleSpec } from "../../core/rule-file.js";
@@ -41,6 +42,7 @@ export interface BacktestRequest {
   readonly sinceMs: number;
   readonly nowMs: number;
   /** `[memory.rules]` as in force: the effective levels and modes the fires are given. */
+  /** `[memory.rules] enforce` entries: names, and `NAME@HASH` pins (`core/enforce-entry.ts`). */
   readonly enforce: readonly string[];
   readonly shadowPeriod: number;
   readonly shadows: CoreState["shadows"];
@@ -106,7 +108,7 @@ export function backtestRule(request: BacktestRequest): ActiveRule {
     load.rule,
     // A file that is not the rule in force is what a policy repo would bring: it shadows as usual.
     same?.source ?? { kind: "policy", repo: "backtest" },
-    request.enforce.includes(name),
+    entriesEnforce(enforceEntries(request.enforce).get(name), load.rule.hash),
   );
 }
 

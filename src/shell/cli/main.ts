@@ -144,6 +144,7 @@ const RULES_VERBS = [
   "lint",
   "propose",
   "proposals",
+  "enforce",
 ] as const;
 type RulesVerb = (typeof RULES_VERBS)[number];
 const isRulesVerb = (v: string): v is RulesVerb => (RULES_VERBS as readonly string[]).includes(v);
@@ -151,7 +152,7 @@ const isRulesVerb = (v: string): v is RulesVerb => (RULES_VERBS as readonly stri
 cli
   .command(
     "rules <verb> [arg]",
-    "Rules. Verbs: list, show <name>, explain <fire-id> | explain --harness NAME, holds [--harness NAME], backtest <file> [--since 30d] [--diff], watch (events as they commit), admission <harness> (may it run now?), clear <harness> [--rule NAME], resume <run> (release a stopped agent run), lint [DIR] (check a policy repo checkout, offline), propose [--policy-repo NAME] [--dry-run] [--include-silent] (stored proposals become pull requests), proposals [--state S]",
+    "Rules. Verbs: list, show <name>, enforce <name> (print the [memory.rules] enforce line that pins it), explain <fire-id> | explain --harness NAME, holds [--harness NAME], backtest <file> [--since 30d] [--diff], watch (events as they commit), admission <harness> (may it run now?), clear <harness> [--rule NAME], resume <run> (release a stopped agent run), lint [DIR] (check a policy repo checkout, offline), propose [--policy-repo NAME] [--dry-run] [--include-silent] (stored proposals become pull requests), proposals [--state S]",
   )
   .option("--since <duration>", "backtest: replay the rows admitted in the last DURATION (default 30d)")
   .option("--store <path>", "backtest: the store to replay when no daemon answers (default the daemon's)")
@@ -264,6 +265,11 @@ cli
       if (name === undefined) return;
       const { runShow } = await import("./commands/rules-show.js");
       process.exitCode = await runShow(name, common, io);
+    } else if (verb === "enforce") {
+      const name = needs("<name>");
+      if (name === undefined) return;
+      const { runEnforce } = await import("./commands/rules-enforce.js");
+      process.exitCode = await runEnforce(name, common, io);
     } else if ((arg === undefined) === (o.harness === undefined)) {
       io.err("harness rules explain: give either <fire-id> or --harness NAME");
       process.exitCode = 2;
@@ -279,14 +285,24 @@ cli
 cli
   .command(
     "policy <verb> [name]",
-    "Policy repos. Verbs: sync [NAME] (clone or fast-forward each declared repo, or NAME; the daemon reloads)",
+    "Policy repos. Verbs: sync [NAME] (clone or fast-forward each declared repo, or NAME; the daemon reloads), init DIR (a new local policy repo with an example hold rule and its test)",
   )
   .option("--socket <path>", "The daemon's socket")
   .option("--config <path>", "The global config")
   .option("--json", "Print the result as JSON")
   .action(async (verb: string, name: string | undefined, o: ClientOptions) => {
+    if (verb === "init") {
+      if (name === undefined || name === "") {
+        io.err("harness policy init: DIR is required");
+        process.exitCode = 2;
+        return;
+      }
+      const { runPolicyInit } = await import("./commands/policy-init.js");
+      process.exitCode = await runPolicyInit(name, { config: o.config, json: o.json }, io);
+      return;
+    }
     if (verb !== "sync") {
-      unknownVerb("policy", verb, "sync");
+      unknownVerb("policy", verb, "sync, init");
       return;
     }
     const { runPolicySync } = await import("./commands/policy-sync.js");

@@ -8,6 +8,7 @@
 import { readFile } from "node:fs/promises";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { DAY, formatDuration, HOUR, MINUTE, type Millis, parseDuration } from "../../core/durations.js";
+import { parseEnforceEntry } from "../../core/enforce-entry.js";
 import { LEVELS, type Level } from "../../core/rule-file.js";
 import { isProducerSource, PRODUCER_SOURCES, type ProducerSource } from "../../core/sources.js";
 import { MIN_JOURNAL_RETENTION } from "../../core/window.js";
@@ -182,7 +183,7 @@ export function loadGlobalConfig(text: string, file: string, env: NodeJS.Process
       ruleMiners: memory?.strings("rule_miners") ?? [],
       miners: miners(memory, memory?.strings("rule_miners") ?? []),
       rules: {
-        enforce: rules?.strings("enforce") ?? [],
+        enforce: (rules === undefined ? undefined : enforceList(rules)) ?? [],
         disable: rules?.strings("disable") ?? [],
         shadowPeriod: rules?.duration("shadow_period", 0, Number.POSITIVE_INFINITY) ?? DEFAULT_SHADOW_PERIOD,
         journalRetention:
@@ -378,6 +379,20 @@ function producerFiles(t: Table | undefined): Partial<Record<ProducerSource, str
     if (file !== undefined) out[source] = file;
   }
   return out;
+}
+
+/**
+ * `[memory.rules] enforce` (REQ-10): names, or `NAME@HASH` pins (`core/enforce-entry.ts`). A malformed
+ * pin fails the load, so a typo never leaves a rule enforced by name when a pin was meant.
+ */
+function enforceList(rules: Table): readonly string[] | undefined {
+  const list = rules.strings("enforce");
+  const problems = (list ?? []).flatMap((text) => {
+    const parsed = parseEnforceEntry(text);
+    return parsed.ok ? [] : [parsed.message];
+  });
+  for (const message of problems) rules.fail("invalid_value", "enforce", message);
+  return problems.length === 0 ? list : undefined;
 }
 
 /** Collects problems for one file. */

@@ -43,6 +43,7 @@ export interface ReloadReport {
   readonly loaded: number;
   readonly disabled: readonly { readonly name: string; readonly reason: string; readonly message: string }[];
   readonly unknownEnforced: readonly string[];
+  readonly stalePins: RuleSet["stalePins"];
   readonly released: number;
   /** Keys changed since the start that only a restart applies (`RESTART_KEYS`), in name order. */
   readonly needsRestart: readonly string[];
@@ -330,6 +331,11 @@ export class Daemon {
       log.warn({ rule: d.name, file: d.file, reason: d.reason, detail: d.message }, "rule disabled");
     for (const name of ruleSet.unknownEnforced)
       log.warn({ rule: name }, "enforce names a rule that is not loaded");
+    for (const p of ruleSet.stalePins)
+      log.warn(
+        { rule: p.name, pinned: p.pinned, loaded: p.loaded },
+        "enforce pins a content hash the loaded rule no longer has: not enforced until pinned again",
+      );
     for (const c of clones)
       if (c.state !== "clean")
         log.warn({ repo: c.name, state: c.state, detail: c.detail }, "policy clone not served as is");
@@ -529,6 +535,7 @@ export class Daemon {
       loaded: ruleSet.rules.length,
       disabled: ruleSet.disabled.map((d) => ({ name: d.name, reason: d.reason, message: d.message })),
       unknownEnforced: ruleSet.unknownEnforced,
+      stalePins: ruleSet.stalePins,
       released: released.length,
     };
   }

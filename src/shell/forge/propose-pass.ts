@@ -11,11 +11,13 @@
  * the one open on that branch, with reviewers and labels. Every state goes through RecordProposal.
  * A dry run does every read (it may fetch) and records, pushes, commits and opens nothing.
  */
+
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
 import type { ReplayedFire } from "../../core/backtest.js";
 import { expressionHash } from "../../core/compile-rule.js";
 import { DAY } from "../../core/durations.js";
+import { enforceEntries, entriesEnforce } from "../../core/enforce-entry.js";
 import { loadRuleFile, loadRuleFileBytes } from "../../core/load-rule.js";
 import { enforcement } from "../../core/rule-state.js";
 import { loadStarterPack } from "../../core/starter-pack.js";
@@ -434,7 +436,7 @@ function starterOf(d: PassDeps, name: string): StarterOverride | undefined {
     return {
       level,
       on,
-      enforcement: enforcement(level, d.rules.enforce.includes(name)),
+      enforcement: enforcement(level, entriesEnforce(enforceEntries(d.rules.enforce).get(name), l.rule.hash)),
       disabled: d.rules.disable.includes(name),
     };
   }

@@ -140,6 +140,8 @@ function runCase(file: string, c: TestCase, rule: LoadedRule): Finding[] {
     disabled: [],
     shadowPeriod: 0,
     unknownEnforced: [],
+    stalePins: [],
+    pinned: [],
   });
   const indexed = c.rows.map(indexRow);
   const { outcomes } = fold(ruleSet, c.rows, emptyState, (row) => scanReader(indexed, row.seq, row.at));

@@ -7,6 +7,7 @@ import type { ReloadReport } from "../daemon/daemon.js";
 import { InvalidArgumentError, ReloadFailedError, SentinelError } from "../errors.js";
 import { checkLength } from "./requests.js";
 import type { RuleServiceDeps, RuleServiceImpl } from "./rule-service-deps.js";
+import { stalePin } from "./rule-service-status.js";
 import { serve } from "./status.js";
 
 export function reloadMethods(
@@ -46,5 +47,6 @@ const reloadResponse = (r: ReloadReport) => ({
   ...r,
   disabled: [...r.disabled],
   unknownEnforced: [...r.unknownEnforced],
+  stalePins: r.stalePins.map(stalePin),
   needsRestart: [...r.needsRestart],
 });

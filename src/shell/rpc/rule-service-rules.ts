@@ -109,6 +109,7 @@ class RuleView {
       lastFireId: last?.fire_id ?? "",
       lastFireAtMs: BigInt(last?.at ?? 0),
       file: spec.file,
+      stalePins: this.set.stalePins.filter((p) => p.name === spec.name).map((p) => p.pinned),
     };
     return { ...base, ...ruleStateInfo(ruleState(active, this.set, this.state)) };
   }

@@ -5,6 +5,7 @@
  * or a store write's failure.
  */
 import { DAY } from "../../core/durations.js";
+import type { RuleSet } from "../../core/rule-set.js";
 import { ruleState, ruleStateCounts } from "../../core/rule-state.js";
 import type { ReloadFailure } from "../daemon/daemon.js";
 import type { RuleServiceDeps, RuleServiceImpl } from "./rule-service-deps.js";
@@ -54,6 +55,20 @@ export function statusMethod(deps: RuleServiceDeps): RuleServiceImpl["getStatus"
           ...set.disabled.filter((d) => set.unknownEnforced.includes(d.name)).map((d) => d.name),
           ...costExceeded.filter((x) => x.r.enforced).map((x) => x.r.rule.spec.name),
         ].sort(),
+        enforced: set.rules
+          .filter((r) => r.enforced)
+          .map((r) => {
+            const s = ruleState(r, set, current);
+            return {
+              name: r.rule.spec.name,
+              declaredLevel: r.rule.spec.level,
+              state: s.state,
+              hash: r.rule.hash,
+              pinned: set.pinned.includes(r.rule.spec.name),
+              shadowUntilMs: BigInt(s.state === "shadow" ? (s.shadowUntil ?? 0) : 0),
+            };
+          }),
+        stalePins: set.stalePins.map(stalePin),
         supervisorStopConfigured: deps.supervisorStopConfigured(),
         undeliveredStops7d: reads.stopsSince("undelivered", now - 7 * DAY),
         unknownStops7d: reads.stopsSince("unknown", now - 7 * DAY),
@@ -64,6 +79,12 @@ export function statusMethod(deps: RuleServiceDeps): RuleServiceImpl["getStatus"
       };
     });
 }
+
+export const stalePin = (p: RuleSet["stalePins"][number]) => ({
+  name: p.name,
+  pinnedHash: p.pinned,
+  loadedHash: p.loaded,
+});
 
 const reloadFailureFields = (f: ReloadFailure | undefined) =>
   f === undefined ? {} : { lastReloadError: f.error, lastReloadFailedAtMs: BigInt(f.at) };

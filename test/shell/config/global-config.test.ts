@@ -456,3 +456,25 @@ prompt_file = "/etc/harness/miner-prompt.md"
     ).toMatch(/unknown key/);
   });
 });
+
+describe("global config: enforce pins", () => {
+  it("enforce takes names and NAME@HASH pins", () => {
+    const pin = `first-hold@${"c".repeat(64)}`;
+    expect(load(`[memory.rules]\nenforce = ["a", "${pin}"]\n`).memory.rules.enforce).toEqual(["a", pin]);
+  });
+
+  it("a malformed pin fails naming file, key, line and column", () => {
+    const e = onlyError('# pins\n[memory.rules]\n  enforce = ["first-hold@3f2a"]\n');
+    expect(e).toMatchObject({
+      code: "invalid_value",
+      file: FILE,
+      table: "memory.rules",
+      key: "enforce",
+      line: 3,
+      column: 3,
+    });
+    expect(formatConfigError(e)).toMatch(
+      /^\/etc\/harness\/harness\.toml:3:3: \[memory\.rules\] enforce: .*NAME@HASH/,
+    );
+  });
+});

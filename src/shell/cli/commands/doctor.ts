@@ -1,7 +1,7 @@
 /**
  * `harness doctor` (SPEC-0029 REQ-19's rules row), through `RuleService.GetStatus` and `ListHolds`: is the
- * daemon reachable, and is the rule set healthy. Fails when an enforce name matches no rule or names a
- * disabled one, or while the store cannot write (`storeWriteCheck`); warns when a rule is disabled, a harness is held, a policy clone is dirty, off its branch
+ * daemon reachable, and is the rule set healthy. Lists the enforced rules. Fails when an enforce name
+ * matches no rule or names a disabled one, when a pin names a content hash its rule no longer has, or while the store cannot write (`storeWriteCheck`); warns when a rule is disabled, a harness is held, a policy clone is dirty, off its branch
  * or missing, journal rows were dropped since start, a rule stop went undelivered or ended unknown, or
  * the evaluator lags behind the journal. The agents row (`../doctor/agents-check.ts`) shows the hook
  * adapters installed, each harness's last row and the hook spool. The reload row
@@ -11,12 +11,13 @@
  */
 import { formatDuration } from "../../../core/durations.js";
 import { agentStatusClient, ruleClient, unreachable } from "../../rpc/client.js";
-import type { GetStatusResponse, HoldRecord } from "../../rpc/gen/harness/v1/rules_pb.js";
+import type { EnforcedRule, GetStatusResponse, HoldRecord } from "../../rpc/gen/harness/v1/rules_pb.js";
 import { failed } from "../client.js";
 import { agentsCheck } from "../doctor/agents-check.js";
 import { hookEndpointCheck } from "../doctor/hook-endpoint-check.js";
 import { reloadCheck } from "../doctor/reload-check.js";
 import { type Common, EXIT, type Io, iso } from "../io.js";
+import { stalePinSentence } from "../render/rules.js";
 import { clientTarget } from "../target.js";
 
 export type Status = "pass" | "warn" | "fail";
@@ -42,6 +43,22 @@ const worst = (statuses: readonly Status[]): Status =>
 
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
+/**
+ * An enforced rule: a pass once it can act at its level; a warning while in shadow, when it acts at no
+ * level (REQ-9). A disabled one is a fail of its own.
+ */
+function enforcedFinding(e: EnforcedRule, nowMs: bigint): CheckFinding {
+  const how = e.pinned ? `pinned to ${e.hash.slice(0, 12)}` : "by name, whatever its content";
+  if (e.state === "shadow")
+    return {
+      status: "warn",
+      message: `enforced rule ${e.name} (${e.declaredLevel}, ${how}) is in shadow${
+        e.shadowUntilMs > nowMs ? ` until ${iso(e.shadowUntilMs)}` : " (it starts at the next row)"
+      }: it acts at no level until then`,
+    };
+  return { status: "pass", message: `enforced: ${e.name} acts at ${e.declaredLevel} (${e.state}, ${how})` };
+}
+
 /** REQ-19's rules row, from the daemon's status and its holds in force. */
 function rulesCheck(s: GetStatusResponse, holds: readonly HoldRecord[]): Check {
   const findings: CheckFinding[] = [];
@@ -59,6 +76,9 @@ function rulesCheck(s: GetStatusResponse, holds: readonly HoldRecord[]): Check {
         status: "fail",
         message: `[memory.rules] enforce names ${name}, which matches no rule`,
       });
+  for (const p of s.stalePins) findings.push({ status: "fail", message: stalePinSentence(p) });
+  for (const e of s.enforced)
+    if (!s.enforcedDisabled.includes(e.name)) findings.push(enforcedFinding(e, s.nowMs));
   for (const d of s.disabled)
     if (!s.enforcedDisabled.includes(d.name))
       findings.push({ status: "warn", message: `${d.name} is disabled: ${d.reason}: ${d.message}` });

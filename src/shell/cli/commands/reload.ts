@@ -7,6 +7,7 @@
 import { ConnectError } from "@connectrpc/connect";
 import { ruleClient, unreachable } from "../../rpc/client.js";
 import { EXIT } from "../io.js";
+import { stalePinSentence } from "../render/rules.js";
 import { clientTarget, controlToken } from "../target.js";
 
 export async function runReload(
@@ -38,6 +39,7 @@ export async function runReload(
           loaded: r.loaded,
           disabled: r.disabled.map((d) => ({ name: d.name, reason: d.reason, message: d.message })),
           unknown_enforced: r.unknownEnforced,
+          stale_pins: r.stalePins.map((p) => ({ name: p.name, pinned: p.pinnedHash, loaded: p.loadedHash })),
           released: r.released,
           needs_restart: r.needsRestart,
         }),
@@ -48,6 +50,7 @@ export async function runReload(
       );
       for (const d of r.disabled) io.out(`  disabled ${d.name}: ${d.reason}: ${d.message}`);
       for (const n of r.unknownEnforced) io.out(`  warning: enforce names ${n}, which is not loaded`);
+      for (const p of r.stalePins) io.out(`  warning: ${stalePinSentence(p)}`);
       if (r.needsRestart.length > 0)
         io.out(
           `  warning: changed, but needs a restart: ${r.needsRestart.join(", ")} (the daemon keeps the values it started with)`,

@@ -1,8 +1,9 @@
 /** How `rules list` and `rules show` print a rule: its mode, its last fire, its JSON form. */
 import { formatDuration } from "../../../core/durations.js";
 import type { Level } from "../../../core/rule-file.js";
+import { needsEnforce } from "../../../core/rule-set.js";
 import { enforcement } from "../../../core/rule-state.js";
-import type { RuleInfo } from "../../rpc/gen/harness/v1/rules_pb.js";
+import type { RuleInfo, StalePin } from "../../rpc/gen/harness/v1/rules_pb.js";
 import { iso, isoOr } from "../io.js";
 
 /** REQ-18's mode: `active`, `shadow until <time>` or `disabled: <reason>`. */
@@ -34,6 +35,7 @@ export function ruleJson(r: RuleInfo) {
           declared_level: r.declaredLevel,
           effective_level: r.effectiveLevel,
           enforced: r.enforced,
+          ...(r.stalePins.length === 0 ? {} : { stale_pins: r.stalePins }),
           cooldown: formatDuration(Number(r.cooldownMs)),
           shadow_since: iso(r.shadowSinceMs),
           shadow_until: iso(r.shadowUntilMs),
@@ -53,9 +55,16 @@ export const lastFire = (r: RuleInfo): string =>
 /** How `enforce` bears on the rule, as `rules show` says it. */
 export function enforceStatus(r: RuleInfo): string {
   const declared = r.declaredLevel as Level;
+  if (r.stalePins.length > 0 && needsEnforce(declared))
+    return `pinned in [memory.rules] enforce to ${r.stalePins.map((h) => `${h.slice(0, 12)}…`).join(", ")}, not this hash: acts at notify, not ${declared}, until pinned again (harness rules enforce ${r.name})`;
   return {
     listed: "listed in [memory.rules] enforce",
     capped: `not in [memory.rules] enforce: acts at notify, not ${declared}`,
     not_needed: "not in [memory.rules] enforce (not needed below hold)",
   }[enforcement(declared, r.enforced)];
+}
+
+/** A pin in `enforce` that no longer matches its loaded rule, as reload and doctor say it. */
+export function stalePinSentence(p: StalePin): string {
+  return `enforce pins ${p.name}@${p.pinnedHash.slice(0, 12)}…, but the loaded ${p.name} has hash ${p.loadedHash}: it is not enforced until pinned again (harness rules enforce ${p.name} prints the new pin)`;
 }

@@ -22,7 +22,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file harness/v1/rules.proto.
  */
 export const file_harness_v1_rules: GenFile = /*@__PURE__*/
-  fileDesc("ChZoYXJuZXNzL3YxL3J1bGVzLnByb3RvEgpoYXJuZXNzLnYxIigKFUNoZWNrQWRtaXNzaW9uUmVxdWVzdBIPCgdoYXJuZXNzGAEgASgJImAKFkNoZWNrQWRtaXNzaW9uUmVzcG9uc2USEAoIYWRtaXR0ZWQYASABKAgSIwoFaG9sZHMYAiADKAsyFC5oYXJuZXNzLnYxLkhvbGRJbmZvEg8KB21lc3NhZ2UYAyABKAkiWgoISG9sZEluZm8SDwoHaGFybmVzcxgBIAEoCRIMCgRydWxlGAIgASgJEgwKBGhhc2gYAyABKAkSDwoHZmlyZV9pZBgEIAEoCRIQCghzaW5jZV9tcxgFIAEoAyIxChBDbGVhckhvbGRSZXF1ZXN0Eg8KB2hhcm5lc3MYASABKAkSDAoEcnVsZRgCIAEoCSI7ChFDbGVhckhvbGRSZXNwb25zZRImCghyZWxlYXNlZBgBIAMoCzIULmhhcm5lc3MudjEuSG9sZEluZm8iIQoNUmVsb2FkUmVxdWVzdBIQCghkZWZhdWx0cxgBIAEoCCKPAQoOUmVsb2FkUmVzcG9uc2USDgoGbG9hZGVkGAEgASgNEioKCGRpc2FibGVkGAIgAygLMhguaGFybmVzcy52MS5EaXNhYmxlZFJ1bGUSGAoQdW5rbm93bl9lbmZvcmNlZBgDIAMoCRIQCghyZWxlYXNlZBgEIAEoDRIVCg1uZWVkc19yZXN0YXJ0GAUgAygJIj0KDERpc2FibGVkUnVsZRIMCgRuYW1lGAEgASgJEg4KBnJlYXNvbhgCIAEoCRIPCgdtZXNzYWdlGAMgASgJIkcKC0Vycm9yRGV0YWlsEicKBnJlYXNvbhgBIAEoDjIXLmhhcm5lc3MudjEuRXJyb3JSZWFzb24SDwoHc3ViamVjdBgCIAEoCSISChBMaXN0UnVsZXNSZXF1ZXN0IjgKEUxpc3RSdWxlc1Jlc3BvbnNlEiMKBXJ1bGVzGAEgAygLMhQuaGFybmVzcy52MS5SdWxlSW5mbyKsAwoIUnVsZUluZm8SDAoEbmFtZRgBIAEoCRIOCgZzb3VyY2UYAiABKAkSCgoCb24YAyABKAkSFgoOZGVjbGFyZWRfbGV2ZWwYBCABKAkSFwoPZWZmZWN0aXZlX2xldmVsGAUgASgJEhAKCGVuZm9yY2VkGAYgASgIEg0KBXN0YXRlGAcgASgJEhcKD2Rpc2FibGVkX3JlYXNvbhgIIAEoCRIYChBkaXNhYmxlZF9tZXNzYWdlGAkgASgJEgwKBGhhc2gYCiABKAkSFwoPc2hhZG93X3NpbmNlX21zGAsgASgDEhcKD3NoYWRvd191bnRpbF9tcxgMIAEoAxITCgtjb29sZG93bl9tcxgNIAEoAxIOCgZ0YXJnZXQYDiABKAkSFgoOZXN0aW1hdGVkX2Nvc3QYDyABKAQSEQoJZmlyZXNfMjRoGBAgASgNEhAKCGZpcmVzXzdkGBEgASgNEhIKCnN1cHByZXNzZWQYEiABKAQSFAoMbGFzdF9maXJlX2lkGBMgASgJEhcKD2xhc3RfZmlyZV9hdF9tcxgUIAEoAxIMCgRmaWxlGBUgASgJIh4KDkdldFJ1bGVSZXF1ZXN0EgwKBG5hbWUYASABKAkipwEKD0dldFJ1bGVSZXNwb25zZRIiCgRydWxlGAEgASgLMhQuaGFybmVzcy52MS5SdWxlSW5mbxIMCgR3aGVuGAIgASgJEhMKC2Rlc2NyaXB0aW9uGAMgASgJEg8KB21lc3NhZ2UYBCABKAkSIwoFaG9sZHMYBSADKAsyFC5oYXJuZXNzLnYxLkhvbGRJbmZvEhcKD3ByaW1pdGl2ZV9jYWxscxgGIAEoDSKgAQoQTGlzdEZpcmVzUmVxdWVzdBIMCgRydWxlGAEgASgJEg8KB2hhcm5lc3MYAiABKAkSEAoIc2luY2VfbXMYAyABKAMSDQoFbGltaXQYBCABKA0SFgoJYWZ0ZXJfc2VxGAUgASgDSACIAQESFwoKYmVmb3JlX3NlcRgGIAEoA0gBiAEBQgwKCl9hZnRlcl9zZXFCDQoLX2JlZm9yZV9zZXEifAoRTGlzdEZpcmVzUmVzcG9uc2USIwoFZmlyZXMYASADKAsyFC5oYXJuZXNzLnYxLkZpcmVJbmZvEhEKCXRydW5jYXRlZBgCIAEoCBIWCg5uZXh0X2FmdGVyX3NlcRgDIAEoAxIXCg9uZXh0X2JlZm9yZV9zZXEYBCABKAMiwgIKCEZpcmVJbmZvEg8KB2ZpcmVfaWQYASABKAkSDAoEcnVsZRgCIAEoCRIMCgRoYXNoGAMgASgJEgsKA3NlcRgEIAEoAxINCgVhdF9tcxgFIAEoAxIMCgRraW5kGAYgASgJEgwKBHR5cGUYByABKAkSEwoLdGFyZ2V0X2tpbmQYCCABKAkSEgoKdGFyZ2V0X2tleRgJIAEoCRIPCgdoYXJuZXNzGAogASgJEgsKA3J1bhgLIAEoCRIWCg5kZWNsYXJlZF9sZXZlbBgMIAEoCRIXCg9lZmZlY3RpdmVfbGV2ZWwYDSABKAkSDAoEbW9kZRgOIAEoCRIOCgZhY3Rpb24YDyABKAkSDwoHbWVzc2FnZRgQIAEoCRIqCgdhY3Rpb25zGBEgAygLMhkuaGFybmVzcy52MS5BY3Rpb25PdXRjb21lIlUKDUFjdGlvbk91dGNvbWUSDgoGYWN0aW9uGAEgASgJEg0KBXN0YXRlGAIgASgJEg4KBmRldGFpbBgDIAEoCRIVCg11cGRhdGVkX2F0X21zGAQgASgDIiUKEkV4cGxhaW5GaXJlUmVxdWVzdBIPCgdmaXJlX2lkGAEgASgJIuEBChNFeHBsYWluRmlyZVJlc3BvbnNlEiIKBGZpcmUYASABKAsyFC5oYXJuZXNzLnYxLkZpcmVJbmZvEgwKBHdoZW4YAiABKAkSJwoDcm93GAMgASgLMhouaGFybmVzcy52MS5Kb3VybmFsUm93SW5mbxISCgpyb3dfcHJ1bmVkGAQgASgIEg4KBm5vd19tcxgFIAEoAxIxCgpwcmltaXRpdmVzGAYgAygLMh0uaGFybmVzcy52MS5QcmltaXRpdmVDYWxsSW5mbxIYChBsZXZlbF9kZXJpdmF0aW9uGAcgASgJIoABCg5Kb3VybmFsUm93SW5mbxILCgNzZXEYASABKAMSDAoEa2luZBgCIAEoCRIMCgR0eXBlGAMgASgJEg0KBWF0X21zGAQgASgDEg4KBnNvdXJjZRgFIAEoCRImCgVldmVudBgGIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QimgEKEVByaW1pdGl2ZUNhbGxJbmZvEgoKAmZuGAEgASgJEg0KBWZpZWxkGAIgASgJEioKCHNlbGVjdG9yGAMgAygLMhguaGFybmVzcy52MS5TZWxlY3RvclRlcm0SEQoJd2l0aGluX21zGAQgASgDEhAKBm51bWJlchgFIAEoDUgAEg8KBXRydXRoGAYgASgISABCCAoGcmVzdWx0IkYKDFNlbGVjdG9yVGVybRINCgVmaWVsZBgBIAEoCRIOCgR0ZXh0GAIgASgJSAASDgoEZmxhZxgDIAEoCEgAQgcKBXZhbHVlIkwKEExpc3RIb2xkc1JlcXVlc3QSDwoHaGFybmVzcxgBIAEoCRIYChBpbmNsdWRlX3JlbGVhc2VkGAIgASgIEg0KBWxpbWl0GAMgASgNIk0KEUxpc3RIb2xkc1Jlc3BvbnNlEiUKBWhvbGRzGAEgAygLMhYuaGFybmVzcy52MS5Ib2xkUmVjb3JkEhEKCXRydW5jYXRlZBgCIAEoCCKMAQoKSG9sZFJlY29yZBIiCgRob2xkGAEgASgLMhQuaGFybmVzcy52MS5Ib2xkSW5mbxITCgtjb29sZG93bl9tcxgCIAEoAxIWCg5mYWxzZV9zaW5jZV9tcxgDIAEoAxIWCg5yZWxlYXNlZF9hdF9tcxgEIAEoAxIVCg1yZWxlYXNlX2NhdXNlGAUgASgJIjUKFkxpc3RBbm5vdGF0aW9uc1JlcXVlc3QSDAoEbm9kZRgBIAEoCRINCgVsaW1pdBgCIAEoDSJdChdMaXN0QW5ub3RhdGlvbnNSZXNwb25zZRIvCgthbm5vdGF0aW9ucxgBIAMoCzIaLmhhcm5lc3MudjEuQW5ub3RhdGlvbkluZm8SEQoJdHJ1bmNhdGVkGAIgASgIIl0KDkFubm90YXRpb25JbmZvEg8KB2ZpcmVfaWQYASABKAkSDAoEbm9kZRgCIAEoCRIMCgRydWxlGAMgASgJEg8KB21lc3NhZ2UYBCABKAkSDQoFYXRfbXMYBSABKAMiEgoQR2V0U3RhdHVzUmVxdWVzdCKZBgoRR2V0U3RhdHVzUmVzcG9uc2USDwoHdmVyc2lvbhgBIAEoCRIVCg1zdGFydGVkX2F0X21zGAIgASgDEg4KBm5vd19tcxgDIAEoAxIUCgxqb3VybmFsX3Jvd3MYBCABKAQSEAoIbGFzdF9zZXEYBSABKAMSEgoKbGFzdF9hdF9tcxgGIAEoAxI1ChRhZG1pdHRlZF9zaW5jZV9zdGFydBgHIAMoCzIXLmhhcm5lc3MudjEuU291cmNlQ291bnQSNAoTZHJvcHBlZF9zaW5jZV9zdGFydBgIIAMoCzIXLmhhcm5lc3MudjEuU291cmNlQ291bnQSGAoQZXZhbHVhdG9yX2N1cnNvchgJIAEoAxITCgtsYWdfc2Vjb25kcxgKIAEoARIUCgxob2xkc19hY3RpdmUYCyABKA0SFAoMcnVsZXNfYWN0aXZlGAwgASgNEhQKDHJ1bGVzX3NoYWRvdxgNIAEoDRIqCghkaXNhYmxlZBgOIAMoCzIYLmhhcm5lc3MudjEuRGlzYWJsZWRSdWxlEhgKEHVua25vd25fZW5mb3JjZWQYDyADKAkSIgoac3VwZXJ2aXNvcl9zdG9wX2NvbmZpZ3VyZWQYECABKAgSHAoUdW5kZWxpdmVyZWRfc3RvcHNfN2QYESABKA0SLgoNcG9saWN5X2Nsb25lcxgSIAMoCzIXLmhhcm5lc3MudjEuUG9saWN5Q2xvbmUSGQoRZW5mb3JjZWRfZGlzYWJsZWQYEyADKAkSGAoQdW5rbm93bl9zdG9wc183ZBgUIAEoDRIVCg1uZWVkc19yZXN0YXJ0GBUgAygJEhkKEWxhc3RfcmVsb2FkX2Vycm9yGB4gASgJEiAKGGxhc3RfcmVsb2FkX2ZhaWxlZF9hdF9tcxgfIAEoAxISCgpzdG9yZV9wYXRoGCAgASgJEhkKEXN0b3JlX3dyaXRlX2Vycm9yGCEgASgJEiQKHHN0b3JlX3dyaXRlX2ZhaWxpbmdfc2luY2VfbXMYIiABKAMSHAoUc3RvcmVfd3JpdGVfZmFpbHVyZXMYIyABKA0iKwoLU291cmNlQ291bnQSDgoGc291cmNlGAEgASgJEgwKBHJvd3MYAiABKAQiOgoLUG9saWN5Q2xvbmUSDAoEbmFtZRgBIAEoCRINCgVzdGF0ZRgCIAEoCRIOCgZkZXRhaWwYAyABKAkiTQoPQmFja3Rlc3RSZXF1ZXN0EgwKBGZpbGUYASABKAkSDAoEdGV4dBgCIAEoCRIQCghzaW5jZV9tcxgDIAEoAxIMCgRkaWZmGAQgASgIIqIBChBCYWNrdGVzdFJlc3BvbnNlEioKBXN0YXJ0GAEgASgLMhkuaGFybmVzcy52MS5CYWNrdGVzdFN0YXJ0SAASKgoFZmlyZXMYAiABKAsyGS5oYXJuZXNzLnYxLkJhY2t0ZXN0RmlyZXNIABIuCgdzdW1tYXJ5GAMgASgLMhsuaGFybmVzcy52MS5CYWNrdGVzdFN1bW1hcnlIAEIGCgRwYXJ0IpsBCg1CYWNrdGVzdFN0YXJ0EgwKBHJ1bGUYASABKAkSDAoEaGFzaBgCIAEoCRIQCghzaW5jZV9tcxgDIAEoAxIQCghmcm9tX3NlcRgEIAEoAxIOCgZ0b19zZXEYBSABKAMSDgoGbm93X21zGAYgASgDEhMKC2xvYWRlZF9oYXNoGAcgASgJEhUKDWxvYWRlZF9zb3VyY2UYCCABKAkiaAoNQmFja3Rlc3RGaXJlcxInCgVmaXJlcxgBIAMoCzIYLmhhcm5lc3MudjEuQmFja3Rlc3RGaXJlEi4KDGxvYWRlZF9maXJlcxgCIAMoCzIYLmhhcm5lc3MudjEuQmFja3Rlc3RGaXJlIvMBCgxCYWNrdGVzdEZpcmUSCwoDc2VxGAEgASgDEg0KBWF0X21zGAIgASgDEgwKBGtpbmQYAyABKAkSDAoEdHlwZRgEIAEoCRITCgt0YXJnZXRfa2luZBgFIAEoCRISCgp0YXJnZXRfa2V5GAYgASgJEhYKDmRlY2xhcmVkX2xldmVsGAcgASgJEg0KBWxldmVsGAggASgJEgwKBG1vZGUYCSABKAkSDwoHbWVzc2FnZRgKIAEoCRINCgVob2xkcxgLIAEoCBIVCg1ob2xkX3VudGlsX21zGAwgASgDEhYKDmhvbGRfdW50aWxfc2VxGA0gASgDIsYBCg9CYWNrdGVzdFN1bW1hcnkSDAoEcm93cxgBIAEoBBITCgtldmFsX2Vycm9ycxgCIAEoBBIUCgxzdG9yZV9lcnJvcnMYAyABKAQSDQoFZmlyZXMYBCABKAQSEgoKc3VwcHJlc3NlZBgFIAEoBBIVCg1jb3N0X2V4Y2VlZGVkGAYgASgEEhMKC2V2YWx1YXRpb25zGAcgASgEEisKBmxvYWRlZBgIIAEoCzIbLmhhcm5lc3MudjEuQmFja3Rlc3RTdW1tYXJ5IhQKEldhdGNoRXZlbnRzUmVxdWVzdCLSAQoTV2F0Y2hFdmVudHNSZXNwb25zZRIqCgpydWxlX2ZpcmVkGAEgASgLMhQuaGFybmVzcy52MS5GaXJlSW5mb0gAEisKCXJ1bGVfaG9sZBgCIAEoCzIWLmhhcm5lc3MudjEuSG9sZFJlY29yZEgAEjQKEnJ1bGVfaG9sZF9yZWxlYXNlZBgDIAEoCzIWLmhhcm5lc3MudjEuSG9sZFJlY29yZEgAEiMKA2dhcBgEIAEoCzIULmhhcm5lc3MudjEuV2F0Y2hHYXBIAEIHCgVldmVudCIaCghXYXRjaEdhcBIOCgZtaXNzZWQYASABKAQiMwoTUG9saWN5U3luY2VkUmVxdWVzdBIMCgRyZXBvGAEgASgJEg4KBmNvbW1pdBgCIAEoCSJCChRQb2xpY3lTeW5jZWRSZXNwb25zZRIqCgZyZWxvYWQYASABKAsyGi5oYXJuZXNzLnYxLlJlbG9hZFJlc3BvbnNlIlgKFExpc3RQcm9wb3NhbHNSZXF1ZXN0Eg0KBXN0YXRlGAEgASgJEg0KBWFmdGVyGAIgASgJEhMKC3BvbGljeV9yZXBvGAMgASgJEg0KBWxpbWl0GAQgASgNIooBChVMaXN0UHJvcG9zYWxzUmVzcG9uc2USKwoJcHJvcG9zYWxzGAEgAygLMhguaGFybmVzcy52MS5Qcm9wb3NhbEluZm8SEQoJdHJ1bmNhdGVkGAIgASgIEhEKCW9wZW5lZF83ZBgDIAEoDRIeChZtYXhfcHJvcG9zYWxzX3Blcl93ZWVrGAQgASgNIrYDCgxQcm9wb3NhbEluZm8SCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIRCglmaWxlX3RleHQYAyABKAkSCgoCb24YBCABKAkSDQoFbGV2ZWwYBSABKAkSFAoMY29udGVudF9oYXNoGAYgASgJEhcKD2V4cHJlc3Npb25faGFzaBgHIAEoCRIRCglyYXRpb25hbGUYCCABKAkSEAoIZXZpZGVuY2UYCSADKAkSCwoDcnVuGAogASgJEhEKCXVudHJ1c3RlZBgLIAEoCBINCgVzdGF0ZRgMIAEoCRIUCgxzdGF0ZV9kZXRhaWwYDSABKAkSEwoLcG9saWN5X3JlcG8YDiABKAkSEQoJcHJfbnVtYmVyGA8gASgEEg4KBnByX3VybBgQIAEoCRIuCghiYWNrdGVzdBgRIAEoCzIcLmhhcm5lc3MudjEuUHJvcG9zYWxCYWNrdGVzdBIVCg1jcmVhdGVkX2F0X21zGBIgASgDEhUKDXVwZGF0ZWRfYXRfbXMYEyABKAMSLwoIcmVqZWN0ZWQYFCABKAsyHS5oYXJuZXNzLnYxLlByb3Bvc2FsUmVqZWN0aW9uIqoBChBQcm9wb3NhbEJhY2t0ZXN0EhAKCHNpbmNlX21zGAEgASgDEg0KBWF0X21zGAIgASgDEgwKBHJvd3MYAyABKAQSDQoFZmlyZXMYBCABKAQSEwoLZXZhbF9lcnJvcnMYBSABKAQSFAoMc3RvcmVfZXJyb3JzGAYgASgEEi0KC2ZpcnN0X2ZpcmVzGAcgAygLMhguaGFybmVzcy52MS5CYWNrdGVzdEZpcmUicwoRUHJvcG9zYWxSZWplY3Rpb24SEwoLcG9saWN5X3JlcG8YASABKAkSEQoJcHJfbnVtYmVyGAIgASgEEg4KBnByX3VybBgDIAEoCRIOCgZyZWFzb24YBCABKAkSFgoOcmVqZWN0ZWRfYXRfbXMYBSABKAMiqgEKFVJlY29yZFByb3Bvc2FsUmVxdWVzdBIKCgJpZBgBIAEoCRITCgtwb2xpY3lfcmVwbxgCIAEoCRINCgVzdGF0ZRgDIAEoCRIRCglwcl9udW1iZXIYBCABKAQSDgoGcHJfdXJsGAUgASgJEg4KBmRldGFpbBgGIAEoCRIuCghiYWNrdGVzdBgHIAEoCzIcLmhhcm5lc3MudjEuUHJvcG9zYWxCYWNrdGVzdCJEChZSZWNvcmRQcm9wb3NhbFJlc3BvbnNlEioKCHByb3Bvc2FsGAEgASgLMhguaGFybmVzcy52MS5Qcm9wb3NhbEluZm8iJQoRQ291bnRGaXJlc1JlcXVlc3QSEAoIc2luY2VfbXMYASABKAMiXAoSQ291bnRGaXJlc1Jlc3BvbnNlEiUKBmNvdW50cxgBIAMoCzIVLmhhcm5lc3MudjEuRmlyZUNvdW50Eg4KBm5vd19tcxgCIAEoAxIPCgdmcm9tX21zGAMgASgDIkcKCUZpcmVDb3VudBIMCgRydWxlGAEgASgJEgwKBG1vZGUYAiABKAkSDwoHaG91cl9tcxgDIAEoAxINCgVmaXJlcxgEIAEoDSI5ChlMaXN0QW5ub3RhdGVkTm9kZXNSZXF1ZXN0Eg0KBWFmdGVyGAEgASgJEg0KBWxpbWl0GAIgASgNIlkKGkxpc3RBbm5vdGF0ZWROb2Rlc1Jlc3BvbnNlEigKBW5vZGVzGAEgAygLMhkuaGFybmVzcy52MS5Bbm5vdGF0ZWROb2RlEhEKCXRydW5jYXRlZBgCIAEoCCJGCg1Bbm5vdGF0ZWROb2RlEgwKBG5vZGUYASABKAkSEwoLYW5ub3RhdGlvbnMYAiABKA0SEgoKbGFzdF9hdF9tcxgDIAEoAyrXBQoLRXJyb3JSZWFzb24SHAoYRVJST1JfUkVBU09OX1VOU1BFQ0lGSUVEEAASHQoZRVJST1JfUkVBU09OX1VOS05PV05fUlVMRRABEh0KGUVSUk9SX1JFQVNPTl9VTktOT1dOX0ZJUkUQAhIfChtFUlJPUl9SRUFTT05fSE9MRF9OT1RfRk9VTkQQAxIhCh1FUlJPUl9SRUFTT05fSU5WQUxJRF9BUkdVTUVOVBAEEh4KGkVSUk9SX1JFQVNPTl9SRUxPQURfRkFJTEVEEAUSHAoYRVJST1JfUkVBU09OX1JVTEVfU0NIRU1BEAYSGAoURVJST1JfUkVBU09OX0NPTVBJTEUQBxIeChpFUlJPUl9SRUFTT05fQ09TVF9FU1RJTUFURRAIEh4KGkVSUk9SX1JFQVNPTl9CQUNLVEVTVF9CVVNZEAkSHwobRVJST1JfUkVBU09OX1NJTkNFX1RPT19MT05HEAoSJAogRVJST1JfUkVBU09OX1VOS05PV05fUE9MSUNZX1JFUE8QCxInCiNFUlJPUl9SRUFTT05fSU5WQUxJRF9QUk9QT1NBTF9MRVZFTBAMEiYKIkVSUk9SX1JFQVNPTl9QUk9QT1NBTF9CQUNLTE9HX0ZVTEwQDRIkCiBFUlJPUl9SRUFTT05fU1VQUFJFU1NFRF9QUk9QT1NBTBAOEiUKIUVSUk9SX1JFQVNPTl9QUk9QT1NBTF9DQVBfUkVBQ0hFRBAPEiEKHUVSUk9SX1JFQVNPTl9VTktOT1dOX1BST1BPU0FMEBASIQodRVJST1JfUkVBU09OX1VOS05PV05fRVZJREVOQ0UQERIjCh9FUlJPUl9SRUFTT05fUFJPUE9TQUxfUlVOX0xJTUlUEBISHwobRVJST1JfUkVBU09OX05PVF9SVUxFX01JTkVSEBMSHwobRVJST1JfUkVBU09OX1BST1BPU0FMX1NUQVRFEBQy2AoKC1J1bGVTZXJ2aWNlElcKDkNoZWNrQWRtaXNzaW9uEiEuaGFybmVzcy52MS5DaGVja0FkbWlzc2lvblJlcXVlc3QaIi5oYXJuZXNzLnYxLkNoZWNrQWRtaXNzaW9uUmVzcG9uc2USSAoJQ2xlYXJIb2xkEhwuaGFybmVzcy52MS5DbGVhckhvbGRSZXF1ZXN0Gh0uaGFybmVzcy52MS5DbGVhckhvbGRSZXNwb25zZRI/CgZSZWxvYWQSGS5oYXJuZXNzLnYxLlJlbG9hZFJlcXVlc3QaGi5oYXJuZXNzLnYxLlJlbG9hZFJlc3BvbnNlEkgKCUxpc3RSdWxlcxIcLmhhcm5lc3MudjEuTGlzdFJ1bGVzUmVxdWVzdBodLmhhcm5lc3MudjEuTGlzdFJ1bGVzUmVzcG9uc2USQgoHR2V0UnVsZRIaLmhhcm5lc3MudjEuR2V0UnVsZVJlcXVlc3QaGy5oYXJuZXNzLnYxLkdldFJ1bGVSZXNwb25zZRJICglMaXN0RmlyZXMSHC5oYXJuZXNzLnYxLkxpc3RGaXJlc1JlcXVlc3QaHS5oYXJuZXNzLnYxLkxpc3RGaXJlc1Jlc3BvbnNlEk4KC0V4cGxhaW5GaXJlEh4uaGFybmVzcy52MS5FeHBsYWluRmlyZVJlcXVlc3QaHy5oYXJuZXNzLnYxLkV4cGxhaW5GaXJlUmVzcG9uc2USSAoJTGlzdEhvbGRzEhwuaGFybmVzcy52MS5MaXN0SG9sZHNSZXF1ZXN0Gh0uaGFybmVzcy52MS5MaXN0SG9sZHNSZXNwb25zZRJaCg9MaXN0QW5ub3RhdGlvbnMSIi5oYXJuZXNzLnYxLkxpc3RBbm5vdGF0aW9uc1JlcXVlc3QaIy5oYXJuZXNzLnYxLkxpc3RBbm5vdGF0aW9uc1Jlc3BvbnNlEkgKCUdldFN0YXR1cxIcLmhhcm5lc3MudjEuR2V0U3RhdHVzUmVxdWVzdBodLmhhcm5lc3MudjEuR2V0U3RhdHVzUmVzcG9uc2USRwoIQmFja3Rlc3QSGy5oYXJuZXNzLnYxLkJhY2t0ZXN0UmVxdWVzdBocLmhhcm5lc3MudjEuQmFja3Rlc3RSZXNwb25zZTABElAKC1dhdGNoRXZlbnRzEh4uaGFybmVzcy52MS5XYXRjaEV2ZW50c1JlcXVlc3QaHy5oYXJuZXNzLnYxLldhdGNoRXZlbnRzUmVzcG9uc2UwARJRCgxQb2xpY3lTeW5jZWQSHy5oYXJuZXNzLnYxLlBvbGljeVN5bmNlZFJlcXVlc3QaIC5oYXJuZXNzLnYxLlBvbGljeVN5bmNlZFJlc3BvbnNlElQKDUxpc3RQcm9wb3NhbHMSIC5oYXJuZXNzLnYxLkxpc3RQcm9wb3NhbHNSZXF1ZXN0GiEuaGFybmVzcy52MS5MaXN0UHJvcG9zYWxzUmVzcG9uc2USVwoOUmVjb3JkUHJvcG9zYWwSIS5oYXJuZXNzLnYxLlJlY29yZFByb3Bvc2FsUmVxdWVzdBoiLmhhcm5lc3MudjEuUmVjb3JkUHJvcG9zYWxSZXNwb25zZRJLCgpDb3VudEZpcmVzEh0uaGFybmVzcy52MS5Db3VudEZpcmVzUmVxdWVzdBoeLmhhcm5lc3MudjEuQ291bnRGaXJlc1Jlc3BvbnNlEmMKEkxpc3RBbm5vdGF0ZWROb2RlcxIlLmhhcm5lc3MudjEuTGlzdEFubm90YXRlZE5vZGVzUmVxdWVzdBomLmhhcm5lc3MudjEuTGlzdEFubm90YXRlZE5vZGVzUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_struct]);
+  fileDesc("ChZoYXJuZXNzL3YxL3J1bGVzLnByb3RvEgpoYXJuZXNzLnYxIigKFUNoZWNrQWRtaXNzaW9uUmVxdWVzdBIPCgdoYXJuZXNzGAEgASgJImAKFkNoZWNrQWRtaXNzaW9uUmVzcG9uc2USEAoIYWRtaXR0ZWQYASABKAgSIwoFaG9sZHMYAiADKAsyFC5oYXJuZXNzLnYxLkhvbGRJbmZvEg8KB21lc3NhZ2UYAyABKAkiWgoISG9sZEluZm8SDwoHaGFybmVzcxgBIAEoCRIMCgRydWxlGAIgASgJEgwKBGhhc2gYAyABKAkSDwoHZmlyZV9pZBgEIAEoCRIQCghzaW5jZV9tcxgFIAEoAyIxChBDbGVhckhvbGRSZXF1ZXN0Eg8KB2hhcm5lc3MYASABKAkSDAoEcnVsZRgCIAEoCSI7ChFDbGVhckhvbGRSZXNwb25zZRImCghyZWxlYXNlZBgBIAMoCzIULmhhcm5lc3MudjEuSG9sZEluZm8iIQoNUmVsb2FkUmVxdWVzdBIQCghkZWZhdWx0cxgBIAEoCCK5AQoOUmVsb2FkUmVzcG9uc2USDgoGbG9hZGVkGAEgASgNEioKCGRpc2FibGVkGAIgAygLMhguaGFybmVzcy52MS5EaXNhYmxlZFJ1bGUSGAoQdW5rbm93bl9lbmZvcmNlZBgDIAMoCRIQCghyZWxlYXNlZBgEIAEoDRIVCg1uZWVkc19yZXN0YXJ0GAUgAygJEigKCnN0YWxlX3BpbnMYBiADKAsyFC5oYXJuZXNzLnYxLlN0YWxlUGluIkIKCFN0YWxlUGluEgwKBG5hbWUYASABKAkSEwoLcGlubmVkX2hhc2gYAiABKAkSEwoLbG9hZGVkX2hhc2gYAyABKAkiegoMRW5mb3JjZWRSdWxlEgwKBG5hbWUYASABKAkSFgoOZGVjbGFyZWRfbGV2ZWwYAiABKAkSDQoFc3RhdGUYAyABKAkSDAoEaGFzaBgEIAEoCRIOCgZwaW5uZWQYBSABKAgSFwoPc2hhZG93X3VudGlsX21zGAYgASgDIj0KDERpc2FibGVkUnVsZRIMCgRuYW1lGAEgASgJEg4KBnJlYXNvbhgCIAEoCRIPCgdtZXNzYWdlGAMgASgJIkcKC0Vycm9yRGV0YWlsEicKBnJlYXNvbhgBIAEoDjIXLmhhcm5lc3MudjEuRXJyb3JSZWFzb24SDwoHc3ViamVjdBgCIAEoCSISChBMaXN0UnVsZXNSZXF1ZXN0IjgKEUxpc3RSdWxlc1Jlc3BvbnNlEiMKBXJ1bGVzGAEgAygLMhQuaGFybmVzcy52MS5SdWxlSW5mbyLAAwoIUnVsZUluZm8SDAoEbmFtZRgBIAEoCRIOCgZzb3VyY2UYAiABKAkSCgoCb24YAyABKAkSFgoOZGVjbGFyZWRfbGV2ZWwYBCABKAkSFwoPZWZmZWN0aXZlX2xldmVsGAUgASgJEhAKCGVuZm9yY2VkGAYgASgIEg0KBXN0YXRlGAcgASgJEhcKD2Rpc2FibGVkX3JlYXNvbhgIIAEoCRIYChBkaXNhYmxlZF9tZXNzYWdlGAkgASgJEgwKBGhhc2gYCiABKAkSFwoPc2hhZG93X3NpbmNlX21zGAsgASgDEhcKD3NoYWRvd191bnRpbF9tcxgMIAEoAxITCgtjb29sZG93bl9tcxgNIAEoAxIOCgZ0YXJnZXQYDiABKAkSFgoOZXN0aW1hdGVkX2Nvc3QYDyABKAQSEQoJZmlyZXNfMjRoGBAgASgNEhAKCGZpcmVzXzdkGBEgASgNEhIKCnN1cHByZXNzZWQYEiABKAQSFAoMbGFzdF9maXJlX2lkGBMgASgJEhcKD2xhc3RfZmlyZV9hdF9tcxgUIAEoAxIMCgRmaWxlGBUgASgJEhIKCnN0YWxlX3BpbnMYFiADKAkiHgoOR2V0UnVsZVJlcXVlc3QSDAoEbmFtZRgBIAEoCSKnAQoPR2V0UnVsZVJlc3BvbnNlEiIKBHJ1bGUYASABKAsyFC5oYXJuZXNzLnYxLlJ1bGVJbmZvEgwKBHdoZW4YAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkSDwoHbWVzc2FnZRgEIAEoCRIjCgVob2xkcxgFIAMoCzIULmhhcm5lc3MudjEuSG9sZEluZm8SFwoPcHJpbWl0aXZlX2NhbGxzGAYgASgNIqABChBMaXN0RmlyZXNSZXF1ZXN0EgwKBHJ1bGUYASABKAkSDwoHaGFybmVzcxgCIAEoCRIQCghzaW5jZV9tcxgDIAEoAxINCgVsaW1pdBgEIAEoDRIWCglhZnRlcl9zZXEYBSABKANIAIgBARIXCgpiZWZvcmVfc2VxGAYgASgDSAGIAQFCDAoKX2FmdGVyX3NlcUINCgtfYmVmb3JlX3NlcSJ8ChFMaXN0RmlyZXNSZXNwb25zZRIjCgVmaXJlcxgBIAMoCzIULmhhcm5lc3MudjEuRmlyZUluZm8SEQoJdHJ1bmNhdGVkGAIgASgIEhYKDm5leHRfYWZ0ZXJfc2VxGAMgASgDEhcKD25leHRfYmVmb3JlX3NlcRgEIAEoAyLCAgoIRmlyZUluZm8SDwoHZmlyZV9pZBgBIAEoCRIMCgRydWxlGAIgASgJEgwKBGhhc2gYAyABKAkSCwoDc2VxGAQgASgDEg0KBWF0X21zGAUgASgDEgwKBGtpbmQYBiABKAkSDAoEdHlwZRgHIAEoCRITCgt0YXJnZXRfa2luZBgIIAEoCRISCgp0YXJnZXRfa2V5GAkgASgJEg8KB2hhcm5lc3MYCiABKAkSCwoDcnVuGAsgASgJEhYKDmRlY2xhcmVkX2xldmVsGAwgASgJEhcKD2VmZmVjdGl2ZV9sZXZlbBgNIAEoCRIMCgRtb2RlGA4gASgJEg4KBmFjdGlvbhgPIAEoCRIPCgdtZXNzYWdlGBAgASgJEioKB2FjdGlvbnMYESADKAsyGS5oYXJuZXNzLnYxLkFjdGlvbk91dGNvbWUiVQoNQWN0aW9uT3V0Y29tZRIOCgZhY3Rpb24YASABKAkSDQoFc3RhdGUYAiABKAkSDgoGZGV0YWlsGAMgASgJEhUKDXVwZGF0ZWRfYXRfbXMYBCABKAMiJQoSRXhwbGFpbkZpcmVSZXF1ZXN0Eg8KB2ZpcmVfaWQYASABKAki4QEKE0V4cGxhaW5GaXJlUmVzcG9uc2USIgoEZmlyZRgBIAEoCzIULmhhcm5lc3MudjEuRmlyZUluZm8SDAoEd2hlbhgCIAEoCRInCgNyb3cYAyABKAsyGi5oYXJuZXNzLnYxLkpvdXJuYWxSb3dJbmZvEhIKCnJvd19wcnVuZWQYBCABKAgSDgoGbm93X21zGAUgASgDEjEKCnByaW1pdGl2ZXMYBiADKAsyHS5oYXJuZXNzLnYxLlByaW1pdGl2ZUNhbGxJbmZvEhgKEGxldmVsX2Rlcml2YXRpb24YByABKAkigAEKDkpvdXJuYWxSb3dJbmZvEgsKA3NlcRgBIAEoAxIMCgRraW5kGAIgASgJEgwKBHR5cGUYAyABKAkSDQoFYXRfbXMYBCABKAMSDgoGc291cmNlGAUgASgJEiYKBWV2ZW50GAYgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCKaAQoRUHJpbWl0aXZlQ2FsbEluZm8SCgoCZm4YASABKAkSDQoFZmllbGQYAiABKAkSKgoIc2VsZWN0b3IYAyADKAsyGC5oYXJuZXNzLnYxLlNlbGVjdG9yVGVybRIRCgl3aXRoaW5fbXMYBCABKAMSEAoGbnVtYmVyGAUgASgNSAASDwoFdHJ1dGgYBiABKAhIAEIICgZyZXN1bHQiRgoMU2VsZWN0b3JUZXJtEg0KBWZpZWxkGAEgASgJEg4KBHRleHQYAiABKAlIABIOCgRmbGFnGAMgASgISABCBwoFdmFsdWUiTAoQTGlzdEhvbGRzUmVxdWVzdBIPCgdoYXJuZXNzGAEgASgJEhgKEGluY2x1ZGVfcmVsZWFzZWQYAiABKAgSDQoFbGltaXQYAyABKA0iTQoRTGlzdEhvbGRzUmVzcG9uc2USJQoFaG9sZHMYASADKAsyFi5oYXJuZXNzLnYxLkhvbGRSZWNvcmQSEQoJdHJ1bmNhdGVkGAIgASgIIowBCgpIb2xkUmVjb3JkEiIKBGhvbGQYASABKAsyFC5oYXJuZXNzLnYxLkhvbGRJbmZvEhMKC2Nvb2xkb3duX21zGAIgASgDEhYKDmZhbHNlX3NpbmNlX21zGAMgASgDEhYKDnJlbGVhc2VkX2F0X21zGAQgASgDEhUKDXJlbGVhc2VfY2F1c2UYBSABKAkiNQoWTGlzdEFubm90YXRpb25zUmVxdWVzdBIMCgRub2RlGAEgASgJEg0KBWxpbWl0GAIgASgNIl0KF0xpc3RBbm5vdGF0aW9uc1Jlc3BvbnNlEi8KC2Fubm90YXRpb25zGAEgAygLMhouaGFybmVzcy52MS5Bbm5vdGF0aW9uSW5mbxIRCgl0cnVuY2F0ZWQYAiABKAgiXQoOQW5ub3RhdGlvbkluZm8SDwoHZmlyZV9pZBgBIAEoCRIMCgRub2RlGAIgASgJEgwKBHJ1bGUYAyABKAkSDwoHbWVzc2FnZRgEIAEoCRINCgVhdF9tcxgFIAEoAyISChBHZXRTdGF0dXNSZXF1ZXN0Iu8GChFHZXRTdGF0dXNSZXNwb25zZRIPCgd2ZXJzaW9uGAEgASgJEhUKDXN0YXJ0ZWRfYXRfbXMYAiABKAMSDgoGbm93X21zGAMgASgDEhQKDGpvdXJuYWxfcm93cxgEIAEoBBIQCghsYXN0X3NlcRgFIAEoAxISCgpsYXN0X2F0X21zGAYgASgDEjUKFGFkbWl0dGVkX3NpbmNlX3N0YXJ0GAcgAygLMhcuaGFybmVzcy52MS5Tb3VyY2VDb3VudBI0ChNkcm9wcGVkX3NpbmNlX3N0YXJ0GAggAygLMhcuaGFybmVzcy52MS5Tb3VyY2VDb3VudBIYChBldmFsdWF0b3JfY3Vyc29yGAkgASgDEhMKC2xhZ19zZWNvbmRzGAogASgBEhQKDGhvbGRzX2FjdGl2ZRgLIAEoDRIUCgxydWxlc19hY3RpdmUYDCABKA0SFAoMcnVsZXNfc2hhZG93GA0gASgNEioKCGRpc2FibGVkGA4gAygLMhguaGFybmVzcy52MS5EaXNhYmxlZFJ1bGUSGAoQdW5rbm93bl9lbmZvcmNlZBgPIAMoCRIiChpzdXBlcnZpc29yX3N0b3BfY29uZmlndXJlZBgQIAEoCBIcChR1bmRlbGl2ZXJlZF9zdG9wc183ZBgRIAEoDRIuCg1wb2xpY3lfY2xvbmVzGBIgAygLMhcuaGFybmVzcy52MS5Qb2xpY3lDbG9uZRIZChFlbmZvcmNlZF9kaXNhYmxlZBgTIAMoCRIYChB1bmtub3duX3N0b3BzXzdkGBQgASgNEhUKDW5lZWRzX3Jlc3RhcnQYFSADKAkSGQoRbGFzdF9yZWxvYWRfZXJyb3IYHiABKAkSIAoYbGFzdF9yZWxvYWRfZmFpbGVkX2F0X21zGB8gASgDEhIKCnN0b3JlX3BhdGgYICABKAkSGQoRc3RvcmVfd3JpdGVfZXJyb3IYISABKAkSJAocc3RvcmVfd3JpdGVfZmFpbGluZ19zaW5jZV9tcxgiIAEoAxIcChRzdG9yZV93cml0ZV9mYWlsdXJlcxgjIAEoDRIqCghlbmZvcmNlZBgkIAMoCzIYLmhhcm5lc3MudjEuRW5mb3JjZWRSdWxlEigKCnN0YWxlX3BpbnMYJSADKAsyFC5oYXJuZXNzLnYxLlN0YWxlUGluIisKC1NvdXJjZUNvdW50Eg4KBnNvdXJjZRgBIAEoCRIMCgRyb3dzGAIgASgEIjoKC1BvbGljeUNsb25lEgwKBG5hbWUYASABKAkSDQoFc3RhdGUYAiABKAkSDgoGZGV0YWlsGAMgASgJIk0KD0JhY2t0ZXN0UmVxdWVzdBIMCgRmaWxlGAEgASgJEgwKBHRleHQYAiABKAkSEAoIc2luY2VfbXMYAyABKAMSDAoEZGlmZhgEIAEoCCKiAQoQQmFja3Rlc3RSZXNwb25zZRIqCgVzdGFydBgBIAEoCzIZLmhhcm5lc3MudjEuQmFja3Rlc3RTdGFydEgAEioKBWZpcmVzGAIgASgLMhkuaGFybmVzcy52MS5CYWNrdGVzdEZpcmVzSAASLgoHc3VtbWFyeRgDIAEoCzIbLmhhcm5lc3MudjEuQmFja3Rlc3RTdW1tYXJ5SABCBgoEcGFydCKbAQoNQmFja3Rlc3RTdGFydBIMCgRydWxlGAEgASgJEgwKBGhhc2gYAiABKAkSEAoIc2luY2VfbXMYAyABKAMSEAoIZnJvbV9zZXEYBCABKAMSDgoGdG9fc2VxGAUgASgDEg4KBm5vd19tcxgGIAEoAxITCgtsb2FkZWRfaGFzaBgHIAEoCRIVCg1sb2FkZWRfc291cmNlGAggASgJImgKDUJhY2t0ZXN0RmlyZXMSJwoFZmlyZXMYASADKAsyGC5oYXJuZXNzLnYxLkJhY2t0ZXN0RmlyZRIuCgxsb2FkZWRfZmlyZXMYAiADKAsyGC5oYXJuZXNzLnYxLkJhY2t0ZXN0RmlyZSLzAQoMQmFja3Rlc3RGaXJlEgsKA3NlcRgBIAEoAxINCgVhdF9tcxgCIAEoAxIMCgRraW5kGAMgASgJEgwKBHR5cGUYBCABKAkSEwoLdGFyZ2V0X2tpbmQYBSABKAkSEgoKdGFyZ2V0X2tleRgGIAEoCRIWCg5kZWNsYXJlZF9sZXZlbBgHIAEoCRINCgVsZXZlbBgIIAEoCRIMCgRtb2RlGAkgASgJEg8KB21lc3NhZ2UYCiABKAkSDQoFaG9sZHMYCyABKAgSFQoNaG9sZF91bnRpbF9tcxgMIAEoAxIWCg5ob2xkX3VudGlsX3NlcRgNIAEoAyLGAQoPQmFja3Rlc3RTdW1tYXJ5EgwKBHJvd3MYASABKAQSEwoLZXZhbF9lcnJvcnMYAiABKAQSFAoMc3RvcmVfZXJyb3JzGAMgASgEEg0KBWZpcmVzGAQgASgEEhIKCnN1cHByZXNzZWQYBSABKAQSFQoNY29zdF9leGNlZWRlZBgGIAEoBBITCgtldmFsdWF0aW9ucxgHIAEoBBIrCgZsb2FkZWQYCCABKAsyGy5oYXJuZXNzLnYxLkJhY2t0ZXN0U3VtbWFyeSIUChJXYXRjaEV2ZW50c1JlcXVlc3Qi0gEKE1dhdGNoRXZlbnRzUmVzcG9uc2USKgoKcnVsZV9maXJlZBgBIAEoCzIULmhhcm5lc3MudjEuRmlyZUluZm9IABIrCglydWxlX2hvbGQYAiABKAsyFi5oYXJuZXNzLnYxLkhvbGRSZWNvcmRIABI0ChJydWxlX2hvbGRfcmVsZWFzZWQYAyABKAsyFi5oYXJuZXNzLnYxLkhvbGRSZWNvcmRIABIjCgNnYXAYBCABKAsyFC5oYXJuZXNzLnYxLldhdGNoR2FwSABCBwoFZXZlbnQiGgoIV2F0Y2hHYXASDgoGbWlzc2VkGAEgASgEIjMKE1BvbGljeVN5bmNlZFJlcXVlc3QSDAoEcmVwbxgBIAEoCRIOCgZjb21taXQYAiABKAkiQgoUUG9saWN5U3luY2VkUmVzcG9uc2USKgoGcmVsb2FkGAEgASgLMhouaGFybmVzcy52MS5SZWxvYWRSZXNwb25zZSJYChRMaXN0UHJvcG9zYWxzUmVxdWVzdBINCgVzdGF0ZRgBIAEoCRINCgVhZnRlchgCIAEoCRITCgtwb2xpY3lfcmVwbxgDIAEoCRINCgVsaW1pdBgEIAEoDSKKAQoVTGlzdFByb3Bvc2Fsc1Jlc3BvbnNlEisKCXByb3Bvc2FscxgBIAMoCzIYLmhhcm5lc3MudjEuUHJvcG9zYWxJbmZvEhEKCXRydW5jYXRlZBgCIAEoCBIRCglvcGVuZWRfN2QYAyABKA0SHgoWbWF4X3Byb3Bvc2Fsc19wZXJfd2VlaxgEIAEoDSK2AwoMUHJvcG9zYWxJbmZvEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEQoJZmlsZV90ZXh0GAMgASgJEgoKAm9uGAQgASgJEg0KBWxldmVsGAUgASgJEhQKDGNvbnRlbnRfaGFzaBgGIAEoCRIXCg9leHByZXNzaW9uX2hhc2gYByABKAkSEQoJcmF0aW9uYWxlGAggASgJEhAKCGV2aWRlbmNlGAkgAygJEgsKA3J1bhgKIAEoCRIRCgl1bnRydXN0ZWQYCyABKAgSDQoFc3RhdGUYDCABKAkSFAoMc3RhdGVfZGV0YWlsGA0gASgJEhMKC3BvbGljeV9yZXBvGA4gASgJEhEKCXByX251bWJlchgPIAEoBBIOCgZwcl91cmwYECABKAkSLgoIYmFja3Rlc3QYESABKAsyHC5oYXJuZXNzLnYxLlByb3Bvc2FsQmFja3Rlc3QSFQoNY3JlYXRlZF9hdF9tcxgSIAEoAxIVCg11cGRhdGVkX2F0X21zGBMgASgDEi8KCHJlamVjdGVkGBQgASgLMh0uaGFybmVzcy52MS5Qcm9wb3NhbFJlamVjdGlvbiKqAQoQUHJvcG9zYWxCYWNrdGVzdBIQCghzaW5jZV9tcxgBIAEoAxINCgVhdF9tcxgCIAEoAxIMCgRyb3dzGAMgASgEEg0KBWZpcmVzGAQgASgEEhMKC2V2YWxfZXJyb3JzGAUgASgEEhQKDHN0b3JlX2Vycm9ycxgGIAEoBBItCgtmaXJzdF9maXJlcxgHIAMoCzIYLmhhcm5lc3MudjEuQmFja3Rlc3RGaXJlInMKEVByb3Bvc2FsUmVqZWN0aW9uEhMKC3BvbGljeV9yZXBvGAEgASgJEhEKCXByX251bWJlchgCIAEoBBIOCgZwcl91cmwYAyABKAkSDgoGcmVhc29uGAQgASgJEhYKDnJlamVjdGVkX2F0X21zGAUgASgDIqoBChVSZWNvcmRQcm9wb3NhbFJlcXVlc3QSCgoCaWQYASABKAkSEwoLcG9saWN5X3JlcG8YAiABKAkSDQoFc3RhdGUYAyABKAkSEQoJcHJfbnVtYmVyGAQgASgEEg4KBnByX3VybBgFIAEoCRIOCgZkZXRhaWwYBiABKAkSLgoIYmFja3Rlc3QYByABKAsyHC5oYXJuZXNzLnYxLlByb3Bvc2FsQmFja3Rlc3QiRAoWUmVjb3JkUHJvcG9zYWxSZXNwb25zZRIqCghwcm9wb3NhbBgBIAEoCzIYLmhhcm5lc3MudjEuUHJvcG9zYWxJbmZvIiUKEUNvdW50RmlyZXNSZXF1ZXN0EhAKCHNpbmNlX21zGAEgASgDIlwKEkNvdW50RmlyZXNSZXNwb25zZRIlCgZjb3VudHMYASADKAsyFS5oYXJuZXNzLnYxLkZpcmVDb3VudBIOCgZub3dfbXMYAiABKAMSDwoHZnJvbV9tcxgDIAEoAyJHCglGaXJlQ291bnQSDAoEcnVsZRgBIAEoCRIMCgRtb2RlGAIgASgJEg8KB2hvdXJfbXMYAyABKAMSDQoFZmlyZXMYBCABKA0iOQoZTGlzdEFubm90YXRlZE5vZGVzUmVxdWVzdBINCgVhZnRlchgBIAEoCRINCgVsaW1pdBgCIAEoDSJZChpMaXN0QW5ub3RhdGVkTm9kZXNSZXNwb25zZRIoCgVub2RlcxgBIAMoCzIZLmhhcm5lc3MudjEuQW5ub3RhdGVkTm9kZRIRCgl0cnVuY2F0ZWQYAiABKAgiRgoNQW5ub3RhdGVkTm9kZRIMCgRub2RlGAEgASgJEhMKC2Fubm90YXRpb25zGAIgASgNEhIKCmxhc3RfYXRfbXMYAyABKAMq1wUKC0Vycm9yUmVhc29uEhwKGEVSUk9SX1JFQVNPTl9VTlNQRUNJRklFRBAAEh0KGUVSUk9SX1JFQVNPTl9VTktOT1dOX1JVTEUQARIdChlFUlJPUl9SRUFTT05fVU5LTk9XTl9GSVJFEAISHwobRVJST1JfUkVBU09OX0hPTERfTk9UX0ZPVU5EEAMSIQodRVJST1JfUkVBU09OX0lOVkFMSURfQVJHVU1FTlQQBBIeChpFUlJPUl9SRUFTT05fUkVMT0FEX0ZBSUxFRBAFEhwKGEVSUk9SX1JFQVNPTl9SVUxFX1NDSEVNQRAGEhgKFEVSUk9SX1JFQVNPTl9DT01QSUxFEAcSHgoaRVJST1JfUkVBU09OX0NPU1RfRVNUSU1BVEUQCBIeChpFUlJPUl9SRUFTT05fQkFDS1RFU1RfQlVTWRAJEh8KG0VSUk9SX1JFQVNPTl9TSU5DRV9UT09fTE9ORxAKEiQKIEVSUk9SX1JFQVNPTl9VTktOT1dOX1BPTElDWV9SRVBPEAsSJwojRVJST1JfUkVBU09OX0lOVkFMSURfUFJPUE9TQUxfTEVWRUwQDBImCiJFUlJPUl9SRUFTT05fUFJPUE9TQUxfQkFDS0xPR19GVUxMEA0SJAogRVJST1JfUkVBU09OX1NVUFBSRVNTRURfUFJPUE9TQUwQDhIlCiFFUlJPUl9SRUFTT05fUFJPUE9TQUxfQ0FQX1JFQUNIRUQQDxIhCh1FUlJPUl9SRUFTT05fVU5LTk9XTl9QUk9QT1NBTBAQEiEKHUVSUk9SX1JFQVNPTl9VTktOT1dOX0VWSURFTkNFEBESIwofRVJST1JfUkVBU09OX1BST1BPU0FMX1JVTl9MSU1JVBASEh8KG0VSUk9SX1JFQVNPTl9OT1RfUlVMRV9NSU5FUhATEh8KG0VSUk9SX1JFQVNPTl9QUk9QT1NBTF9TVEFURRAUMtgKCgtSdWxlU2VydmljZRJXCg5DaGVja0FkbWlzc2lvbhIhLmhhcm5lc3MudjEuQ2hlY2tBZG1pc3Npb25SZXF1ZXN0GiIuaGFybmVzcy52MS5DaGVja0FkbWlzc2lvblJlc3BvbnNlEkgKCUNsZWFySG9sZBIcLmhhcm5lc3MudjEuQ2xlYXJIb2xkUmVxdWVzdBodLmhhcm5lc3MudjEuQ2xlYXJIb2xkUmVzcG9uc2USPwoGUmVsb2FkEhkuaGFybmVzcy52MS5SZWxvYWRSZXF1ZXN0GhouaGFybmVzcy52MS5SZWxvYWRSZXNwb25zZRJICglMaXN0UnVsZXMSHC5oYXJuZXNzLnYxLkxpc3RSdWxlc1JlcXVlc3QaHS5oYXJuZXNzLnYxLkxpc3RSdWxlc1Jlc3BvbnNlEkIKB0dldFJ1bGUSGi5oYXJuZXNzLnYxLkdldFJ1bGVSZXF1ZXN0GhsuaGFybmVzcy52MS5HZXRSdWxlUmVzcG9uc2USSAoJTGlzdEZpcmVzEhwuaGFybmVzcy52MS5MaXN0RmlyZXNSZXF1ZXN0Gh0uaGFybmVzcy52MS5MaXN0RmlyZXNSZXNwb25zZRJOCgtFeHBsYWluRmlyZRIeLmhhcm5lc3MudjEuRXhwbGFpbkZpcmVSZXF1ZXN0Gh8uaGFybmVzcy52MS5FeHBsYWluRmlyZVJlc3BvbnNlEkgKCUxpc3RIb2xkcxIcLmhhcm5lc3MudjEuTGlzdEhvbGRzUmVxdWVzdBodLmhhcm5lc3MudjEuTGlzdEhvbGRzUmVzcG9uc2USWgoPTGlzdEFubm90YXRpb25zEiIuaGFybmVzcy52MS5MaXN0QW5ub3RhdGlvbnNSZXF1ZXN0GiMuaGFybmVzcy52MS5MaXN0QW5ub3RhdGlvbnNSZXNwb25zZRJICglHZXRTdGF0dXMSHC5oYXJuZXNzLnYxLkdldFN0YXR1c1JlcXVlc3QaHS5oYXJuZXNzLnYxLkdldFN0YXR1c1Jlc3BvbnNlEkcKCEJhY2t0ZXN0EhsuaGFybmVzcy52MS5CYWNrdGVzdFJlcXVlc3QaHC5oYXJuZXNzLnYxLkJhY2t0ZXN0UmVzcG9uc2UwARJQCgtXYXRjaEV2ZW50cxIeLmhhcm5lc3MudjEuV2F0Y2hFdmVudHNSZXF1ZXN0Gh8uaGFybmVzcy52MS5XYXRjaEV2ZW50c1Jlc3BvbnNlMAESUQoMUG9saWN5U3luY2VkEh8uaGFybmVzcy52MS5Qb2xpY3lTeW5jZWRSZXF1ZXN0GiAuaGFybmVzcy52MS5Qb2xpY3lTeW5jZWRSZXNwb25zZRJUCg1MaXN0UHJvcG9zYWxzEiAuaGFybmVzcy52MS5MaXN0UHJvcG9zYWxzUmVxdWVzdBohLmhhcm5lc3MudjEuTGlzdFByb3Bvc2Fsc1Jlc3BvbnNlElcKDlJlY29yZFByb3Bvc2FsEiEuaGFybmVzcy52MS5SZWNvcmRQcm9wb3NhbFJlcXVlc3QaIi5oYXJuZXNzLnYxLlJlY29yZFByb3Bvc2FsUmVzcG9uc2USSwoKQ291bnRGaXJlcxIdLmhhcm5lc3MudjEuQ291bnRGaXJlc1JlcXVlc3QaHi5oYXJuZXNzLnYxLkNvdW50RmlyZXNSZXNwb25zZRJjChJMaXN0QW5ub3RhdGVkTm9kZXMSJS5oYXJuZXNzLnYxLkxpc3RBbm5vdGF0ZWROb2Rlc1JlcXVlc3QaJi5oYXJuZXNzLnYxLkxpc3RBbm5vdGF0ZWROb2Rlc1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_struct]);
 
 /**
  * @generated from message harness.v1.CheckAdmissionRequest
@@ -211,6 +211,13 @@ export type ReloadResponse = Message<"harness.v1.ReloadResponse"> & {
    * @generated from field: repeated string needs_restart = 5;
    */
   needsRestart: string[];
+
+  /**
+   * [memory.rules] enforce pins (NAME@HASH) whose loaded rule has another content hash: not enforced.
+   *
+   * @generated from field: repeated harness.v1.StalePin stale_pins = 6;
+   */
+  stalePins: StalePin[];
 };
 
 /**
@@ -219,6 +226,87 @@ export type ReloadResponse = Message<"harness.v1.ReloadResponse"> & {
  */
 export const ReloadResponseSchema: GenMessage<ReloadResponse> = /*@__PURE__*/
   messageDesc(file_harness_v1_rules, 6);
+
+/**
+ * An enforce pin that no longer matches the rule loaded under its name.
+ *
+ * @generated from message harness.v1.StalePin
+ */
+export type StalePin = Message<"harness.v1.StalePin"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * The hash the pin names, and the loaded rule's (hex SHA-256).
+   *
+   * @generated from field: string pinned_hash = 2;
+   */
+  pinnedHash: string;
+
+  /**
+   * @generated from field: string loaded_hash = 3;
+   */
+  loadedHash: string;
+};
+
+/**
+ * Describes the message harness.v1.StalePin.
+ * Use `create(StalePinSchema)` to create a new message.
+ */
+export const StalePinSchema: GenMessage<StalePin> = /*@__PURE__*/
+  messageDesc(file_harness_v1_rules, 7);
+
+/**
+ * A loaded rule that enforce lets act at its declared level (hold or stop, once out of shadow).
+ *
+ * @generated from message harness.v1.EnforcedRule
+ */
+export type EnforcedRule = Message<"harness.v1.EnforcedRule"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string declared_level = 2;
+   */
+  declaredLevel: string;
+
+  /**
+   * active, shadow or disabled, as ListRules says.
+   *
+   * @generated from field: string state = 3;
+   */
+  state: string;
+
+  /**
+   * REQ-9's content hash, and whether enforce pins it (NAME@HASH) or names it alone.
+   *
+   * @generated from field: string hash = 4;
+   */
+  hash: string;
+
+  /**
+   * @generated from field: bool pinned = 5;
+   */
+  pinned: boolean;
+
+  /**
+   * When its shadow ends (ms since the epoch); 0 unless in shadow with a recorded start.
+   *
+   * @generated from field: int64 shadow_until_ms = 6;
+   */
+  shadowUntilMs: bigint;
+};
+
+/**
+ * Describes the message harness.v1.EnforcedRule.
+ * Use `create(EnforcedRuleSchema)` to create a new message.
+ */
+export const EnforcedRuleSchema: GenMessage<EnforcedRule> = /*@__PURE__*/
+  messageDesc(file_harness_v1_rules, 8);
 
 /**
  * @generated from message harness.v1.DisabledRule
@@ -247,7 +335,7 @@ export type DisabledRule = Message<"harness.v1.DisabledRule"> & {
  * Use `create(DisabledRuleSchema)` to create a new message.
  */
 export const DisabledRuleSchema: GenMessage<DisabledRule> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 7);
+  messageDesc(file_harness_v1_rules, 9);
 
 /**
  * Why a RuleService call failed, beside its ConnectRPC code.
@@ -273,7 +361,7 @@ export type ErrorDetail = Message<"harness.v1.ErrorDetail"> & {
  * Use `create(ErrorDetailSchema)` to create a new message.
  */
 export const ErrorDetailSchema: GenMessage<ErrorDetail> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 8);
+  messageDesc(file_harness_v1_rules, 10);
 
 /**
  * @generated from message harness.v1.ListRulesRequest
@@ -286,7 +374,7 @@ export type ListRulesRequest = Message<"harness.v1.ListRulesRequest"> & {
  * Use `create(ListRulesRequestSchema)` to create a new message.
  */
 export const ListRulesRequestSchema: GenMessage<ListRulesRequest> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 9);
+  messageDesc(file_harness_v1_rules, 11);
 
 /**
  * @generated from message harness.v1.ListRulesResponse
@@ -303,7 +391,7 @@ export type ListRulesResponse = Message<"harness.v1.ListRulesResponse"> & {
  * Use `create(ListRulesResponseSchema)` to create a new message.
  */
 export const ListRulesResponseSchema: GenMessage<ListRulesResponse> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 10);
+  messageDesc(file_harness_v1_rules, 12);
 
 /**
  * @generated from message harness.v1.RuleInfo
@@ -448,6 +536,14 @@ export type RuleInfo = Message<"harness.v1.RuleInfo"> & {
    * @generated from field: string file = 21;
    */
   file: string;
+
+  /**
+   * The hashes [memory.rules] enforce pins this name to (NAME@HASH) when none is this rule's: a stale
+   * pin, so the rule is not enforced. Empty otherwise.
+   *
+   * @generated from field: repeated string stale_pins = 22;
+   */
+  stalePins: string[];
 };
 
 /**
@@ -455,7 +551,7 @@ export type RuleInfo = Message<"harness.v1.RuleInfo"> & {
  * Use `create(RuleInfoSchema)` to create a new message.
  */
 export const RuleInfoSchema: GenMessage<RuleInfo> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 11);
+  messageDesc(file_harness_v1_rules, 13);
 
 /**
  * @generated from message harness.v1.GetRuleRequest
@@ -472,7 +568,7 @@ export type GetRuleRequest = Message<"harness.v1.GetRuleRequest"> & {
  * Use `create(GetRuleRequestSchema)` to create a new message.
  */
 export const GetRuleRequestSchema: GenMessage<GetRuleRequest> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 12);
+  messageDesc(file_harness_v1_rules, 14);
 
 /**
  * @generated from message harness.v1.GetRuleResponse
@@ -522,7 +618,7 @@ export type GetRuleResponse = Message<"harness.v1.GetRuleResponse"> & {
  * Use `create(GetRuleResponseSchema)` to create a new message.
  */
 export const GetRuleResponseSchema: GenMessage<GetRuleResponse> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 13);
+  messageDesc(file_harness_v1_rules, 15);
 
 /**
  * @generated from message harness.v1.ListFiresRequest
@@ -580,7 +676,7 @@ export type ListFiresRequest = Message<"harness.v1.ListFiresRequest"> & {
  * Use `create(ListFiresRequestSchema)` to create a new message.
  */
 export const ListFiresRequestSchema: GenMessage<ListFiresRequest> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 14);
+  messageDesc(file_harness_v1_rules, 16);
 
 /**
  * @generated from message harness.v1.ListFiresResponse
@@ -622,7 +718,7 @@ export type ListFiresResponse = Message<"harness.v1.ListFiresResponse"> & {
  * Use `create(ListFiresResponseSchema)` to create a new message.
  */
 export const ListFiresResponseSchema: GenMessage<ListFiresResponse> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 15);
+  messageDesc(file_harness_v1_rules, 17);
 
 /**
  * @generated from message harness.v1.FireInfo
@@ -734,7 +830,7 @@ export type FireInfo = Message<"harness.v1.FireInfo"> & {
  * Use `create(FireInfoSchema)` to create a new message.
  */
 export const FireInfoSchema: GenMessage<FireInfo> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 16);
+  messageDesc(file_harness_v1_rules, 18);
 
 /**
  * @generated from message harness.v1.ActionOutcome
@@ -772,7 +868,7 @@ export type ActionOutcome = Message<"harness.v1.ActionOutcome"> & {
  * Use `create(ActionOutcomeSchema)` to create a new message.
  */
 export const ActionOutcomeSchema: GenMessage<ActionOutcome> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 17);
+  messageDesc(file_harness_v1_rules, 19);
 
 /**
  * @generated from message harness.v1.ExplainFireRequest
@@ -789,7 +885,7 @@ export type ExplainFireRequest = Message<"harness.v1.ExplainFireRequest"> & {
  * Use `create(ExplainFireRequestSchema)` to create a new message.
  */
 export const ExplainFireRequestSchema: GenMessage<ExplainFireRequest> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 18);
+  messageDesc(file_harness_v1_rules, 20);
 
 /**
  * @generated from message harness.v1.ExplainFireResponse
@@ -849,7 +945,7 @@ export type ExplainFireResponse = Message<"harness.v1.ExplainFireResponse"> & {
  * Use `create(ExplainFireResponseSchema)` to create a new message.
  */
 export const ExplainFireResponseSchema: GenMessage<ExplainFireResponse> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 19);
+  messageDesc(file_harness_v1_rules, 21);
 
 /**
  * @generated from message harness.v1.JournalRowInfo
@@ -897,7 +993,7 @@ export type JournalRowInfo = Message<"harness.v1.JournalRowInfo"> & {
  * Use `create(JournalRowInfoSchema)` to create a new message.
  */
 export const JournalRowInfoSchema: GenMessage<JournalRowInfo> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 20);
+  messageDesc(file_harness_v1_rules, 22);
 
 /**
  * @generated from message harness.v1.PrimitiveCallInfo
@@ -956,7 +1052,7 @@ export type PrimitiveCallInfo = Message<"harness.v1.PrimitiveCallInfo"> & {
  * Use `create(PrimitiveCallInfoSchema)` to create a new message.
  */
 export const PrimitiveCallInfoSchema: GenMessage<PrimitiveCallInfo> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 21);
+  messageDesc(file_harness_v1_rules, 23);
 
 /**
  * @generated from message harness.v1.SelectorTerm
@@ -992,7 +1088,7 @@ export type SelectorTerm = Message<"harness.v1.SelectorTerm"> & {
  * Use `create(SelectorTermSchema)` to create a new message.
  */
 export const SelectorTermSchema: GenMessage<SelectorTerm> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 22);
+  messageDesc(file_harness_v1_rules, 24);
 
 /**
  * @generated from message harness.v1.ListHoldsRequest
@@ -1025,7 +1121,7 @@ export type ListHoldsRequest = Message<"harness.v1.ListHoldsRequest"> & {
  * Use `create(ListHoldsRequestSchema)` to create a new message.
  */
 export const ListHoldsRequestSchema: GenMessage<ListHoldsRequest> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 23);
+  messageDesc(file_harness_v1_rules, 25);
 
 /**
  * @generated from message harness.v1.ListHoldsResponse
@@ -1049,7 +1145,7 @@ export type ListHoldsResponse = Message<"harness.v1.ListHoldsResponse"> & {
  * Use `create(ListHoldsResponseSchema)` to create a new message.
  */
 export const ListHoldsResponseSchema: GenMessage<ListHoldsResponse> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 24);
+  messageDesc(file_harness_v1_rules, 26);
 
 /**
  * @generated from message harness.v1.HoldRecord
@@ -1094,7 +1190,7 @@ export type HoldRecord = Message<"harness.v1.HoldRecord"> & {
  * Use `create(HoldRecordSchema)` to create a new message.
  */
 export const HoldRecordSchema: GenMessage<HoldRecord> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 25);
+  messageDesc(file_harness_v1_rules, 27);
 
 /**
  * @generated from message harness.v1.ListAnnotationsRequest
@@ -1120,7 +1216,7 @@ export type ListAnnotationsRequest = Message<"harness.v1.ListAnnotationsRequest"
  * Use `create(ListAnnotationsRequestSchema)` to create a new message.
  */
 export const ListAnnotationsRequestSchema: GenMessage<ListAnnotationsRequest> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 26);
+  messageDesc(file_harness_v1_rules, 28);
 
 /**
  * @generated from message harness.v1.ListAnnotationsResponse
@@ -1144,7 +1240,7 @@ export type ListAnnotationsResponse = Message<"harness.v1.ListAnnotationsRespons
  * Use `create(ListAnnotationsResponseSchema)` to create a new message.
  */
 export const ListAnnotationsResponseSchema: GenMessage<ListAnnotationsResponse> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 27);
+  messageDesc(file_harness_v1_rules, 29);
 
 /**
  * @generated from message harness.v1.AnnotationInfo
@@ -1181,7 +1277,7 @@ export type AnnotationInfo = Message<"harness.v1.AnnotationInfo"> & {
  * Use `create(AnnotationInfoSchema)` to create a new message.
  */
 export const AnnotationInfoSchema: GenMessage<AnnotationInfo> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 28);
+  messageDesc(file_harness_v1_rules, 30);
 
 /**
  * @generated from message harness.v1.GetStatusRequest
@@ -1194,7 +1290,7 @@ export type GetStatusRequest = Message<"harness.v1.GetStatusRequest"> & {
  * Use `create(GetStatusRequestSchema)` to create a new message.
  */
 export const GetStatusRequestSchema: GenMessage<GetStatusRequest> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 29);
+  messageDesc(file_harness_v1_rules, 31);
 
 /**
  * @generated from message harness.v1.GetStatusResponse
@@ -1370,6 +1466,20 @@ export type GetStatusResponse = Message<"harness.v1.GetStatusResponse"> & {
    * @generated from field: uint32 store_write_failures = 35;
    */
   storeWriteFailures: number;
+
+  /**
+   * The loaded rules enforce lets act at hold or stop, in name order; doctor lists them.
+   *
+   * @generated from field: repeated harness.v1.EnforcedRule enforced = 36;
+   */
+  enforced: EnforcedRule[];
+
+  /**
+   * Pins in enforce that no longer match their loaded rule, as Reload reports them; doctor fails on them.
+   *
+   * @generated from field: repeated harness.v1.StalePin stale_pins = 37;
+   */
+  stalePins: StalePin[];
 };
 
 /**
@@ -1377,7 +1487,7 @@ export type GetStatusResponse = Message<"harness.v1.GetStatusResponse"> & {
  * Use `create(GetStatusResponseSchema)` to create a new message.
  */
 export const GetStatusResponseSchema: GenMessage<GetStatusResponse> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 30);
+  messageDesc(file_harness_v1_rules, 32);
 
 /**
  * @generated from message harness.v1.SourceCount
@@ -1399,7 +1509,7 @@ export type SourceCount = Message<"harness.v1.SourceCount"> & {
  * Use `create(SourceCountSchema)` to create a new message.
  */
 export const SourceCountSchema: GenMessage<SourceCount> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 31);
+  messageDesc(file_harness_v1_rules, 33);
 
 /**
  * @generated from message harness.v1.PolicyClone
@@ -1428,7 +1538,7 @@ export type PolicyClone = Message<"harness.v1.PolicyClone"> & {
  * Use `create(PolicyCloneSchema)` to create a new message.
  */
 export const PolicyCloneSchema: GenMessage<PolicyClone> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 32);
+  messageDesc(file_harness_v1_rules, 34);
 
 /**
  * @generated from message harness.v1.BacktestRequest
@@ -1468,7 +1578,7 @@ export type BacktestRequest = Message<"harness.v1.BacktestRequest"> & {
  * Use `create(BacktestRequestSchema)` to create a new message.
  */
 export const BacktestRequestSchema: GenMessage<BacktestRequest> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 33);
+  messageDesc(file_harness_v1_rules, 35);
 
 /**
  * @generated from message harness.v1.BacktestResponse
@@ -1503,7 +1613,7 @@ export type BacktestResponse = Message<"harness.v1.BacktestResponse"> & {
  * Use `create(BacktestResponseSchema)` to create a new message.
  */
 export const BacktestResponseSchema: GenMessage<BacktestResponse> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 34);
+  messageDesc(file_harness_v1_rules, 36);
 
 /**
  * @generated from message harness.v1.BacktestStart
@@ -1563,7 +1673,7 @@ export type BacktestStart = Message<"harness.v1.BacktestStart"> & {
  * Use `create(BacktestStartSchema)` to create a new message.
  */
 export const BacktestStartSchema: GenMessage<BacktestStart> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 35);
+  messageDesc(file_harness_v1_rules, 37);
 
 /**
  * @generated from message harness.v1.BacktestFires
@@ -1589,7 +1699,7 @@ export type BacktestFires = Message<"harness.v1.BacktestFires"> & {
  * Use `create(BacktestFiresSchema)` to create a new message.
  */
 export const BacktestFiresSchema: GenMessage<BacktestFires> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 36);
+  messageDesc(file_harness_v1_rules, 38);
 
 /**
  * @generated from message harness.v1.BacktestFire
@@ -1675,7 +1785,7 @@ export type BacktestFire = Message<"harness.v1.BacktestFire"> & {
  * Use `create(BacktestFireSchema)` to create a new message.
  */
 export const BacktestFireSchema: GenMessage<BacktestFire> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 37);
+  messageDesc(file_harness_v1_rules, 39);
 
 /**
  * @generated from message harness.v1.BacktestSummary
@@ -1735,7 +1845,7 @@ export type BacktestSummary = Message<"harness.v1.BacktestSummary"> & {
  * Use `create(BacktestSummarySchema)` to create a new message.
  */
 export const BacktestSummarySchema: GenMessage<BacktestSummary> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 38);
+  messageDesc(file_harness_v1_rules, 40);
 
 /**
  * @generated from message harness.v1.WatchEventsRequest
@@ -1748,7 +1858,7 @@ export type WatchEventsRequest = Message<"harness.v1.WatchEventsRequest"> & {
  * Use `create(WatchEventsRequestSchema)` to create a new message.
  */
 export const WatchEventsRequestSchema: GenMessage<WatchEventsRequest> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 39);
+  messageDesc(file_harness_v1_rules, 41);
 
 /**
  * @generated from message harness.v1.WatchEventsResponse
@@ -1789,7 +1899,7 @@ export type WatchEventsResponse = Message<"harness.v1.WatchEventsResponse"> & {
  * Use `create(WatchEventsResponseSchema)` to create a new message.
  */
 export const WatchEventsResponseSchema: GenMessage<WatchEventsResponse> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 40);
+  messageDesc(file_harness_v1_rules, 42);
 
 /**
  * @generated from message harness.v1.WatchGap
@@ -1808,7 +1918,7 @@ export type WatchGap = Message<"harness.v1.WatchGap"> & {
  * Use `create(WatchGapSchema)` to create a new message.
  */
 export const WatchGapSchema: GenMessage<WatchGap> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 41);
+  messageDesc(file_harness_v1_rules, 43);
 
 /**
  * @generated from message harness.v1.PolicySyncedRequest
@@ -1832,7 +1942,7 @@ export type PolicySyncedRequest = Message<"harness.v1.PolicySyncedRequest"> & {
  * Use `create(PolicySyncedRequestSchema)` to create a new message.
  */
 export const PolicySyncedRequestSchema: GenMessage<PolicySyncedRequest> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 42);
+  messageDesc(file_harness_v1_rules, 44);
 
 /**
  * @generated from message harness.v1.PolicySyncedResponse
@@ -1849,7 +1959,7 @@ export type PolicySyncedResponse = Message<"harness.v1.PolicySyncedResponse"> & 
  * Use `create(PolicySyncedResponseSchema)` to create a new message.
  */
 export const PolicySyncedResponseSchema: GenMessage<PolicySyncedResponse> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 43);
+  messageDesc(file_harness_v1_rules, 45);
 
 /**
  * @generated from message harness.v1.ListProposalsRequest
@@ -1891,7 +2001,7 @@ export type ListProposalsRequest = Message<"harness.v1.ListProposalsRequest"> & 
  * Use `create(ListProposalsRequestSchema)` to create a new message.
  */
 export const ListProposalsRequestSchema: GenMessage<ListProposalsRequest> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 44);
+  messageDesc(file_harness_v1_rules, 46);
 
 /**
  * @generated from message harness.v1.ListProposalsResponse
@@ -1930,7 +2040,7 @@ export type ListProposalsResponse = Message<"harness.v1.ListProposalsResponse"> 
  * Use `create(ListProposalsResponseSchema)` to create a new message.
  */
 export const ListProposalsResponseSchema: GenMessage<ListProposalsResponse> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 45);
+  messageDesc(file_harness_v1_rules, 47);
 
 /**
  * @generated from message harness.v1.ProposalInfo
@@ -2069,7 +2179,7 @@ export type ProposalInfo = Message<"harness.v1.ProposalInfo"> & {
  * Use `create(ProposalInfoSchema)` to create a new message.
  */
 export const ProposalInfoSchema: GenMessage<ProposalInfo> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 46);
+  messageDesc(file_harness_v1_rules, 48);
 
 /**
  * @generated from message harness.v1.ProposalBacktest
@@ -2120,7 +2230,7 @@ export type ProposalBacktest = Message<"harness.v1.ProposalBacktest"> & {
  * Use `create(ProposalBacktestSchema)` to create a new message.
  */
 export const ProposalBacktestSchema: GenMessage<ProposalBacktest> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 47);
+  messageDesc(file_harness_v1_rules, 49);
 
 /**
  * @generated from message harness.v1.ProposalRejection
@@ -2159,7 +2269,7 @@ export type ProposalRejection = Message<"harness.v1.ProposalRejection"> & {
  * Use `create(ProposalRejectionSchema)` to create a new message.
  */
 export const ProposalRejectionSchema: GenMessage<ProposalRejection> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 48);
+  messageDesc(file_harness_v1_rules, 50);
 
 /**
  * @generated from message harness.v1.RecordProposalRequest
@@ -2214,7 +2324,7 @@ export type RecordProposalRequest = Message<"harness.v1.RecordProposalRequest"> 
  * Use `create(RecordProposalRequestSchema)` to create a new message.
  */
 export const RecordProposalRequestSchema: GenMessage<RecordProposalRequest> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 49);
+  messageDesc(file_harness_v1_rules, 51);
 
 /**
  * @generated from message harness.v1.RecordProposalResponse
@@ -2231,7 +2341,7 @@ export type RecordProposalResponse = Message<"harness.v1.RecordProposalResponse"
  * Use `create(RecordProposalResponseSchema)` to create a new message.
  */
 export const RecordProposalResponseSchema: GenMessage<RecordProposalResponse> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 50);
+  messageDesc(file_harness_v1_rules, 52);
 
 /**
  * @generated from message harness.v1.CountFiresRequest
@@ -2250,7 +2360,7 @@ export type CountFiresRequest = Message<"harness.v1.CountFiresRequest"> & {
  * Use `create(CountFiresRequestSchema)` to create a new message.
  */
 export const CountFiresRequestSchema: GenMessage<CountFiresRequest> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 51);
+  messageDesc(file_harness_v1_rules, 53);
 
 /**
  * @generated from message harness.v1.CountFiresResponse
@@ -2281,7 +2391,7 @@ export type CountFiresResponse = Message<"harness.v1.CountFiresResponse"> & {
  * Use `create(CountFiresResponseSchema)` to create a new message.
  */
 export const CountFiresResponseSchema: GenMessage<CountFiresResponse> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 52);
+  messageDesc(file_harness_v1_rules, 54);
 
 /**
  * @generated from message harness.v1.FireCount
@@ -2317,7 +2427,7 @@ export type FireCount = Message<"harness.v1.FireCount"> & {
  * Use `create(FireCountSchema)` to create a new message.
  */
 export const FireCountSchema: GenMessage<FireCount> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 53);
+  messageDesc(file_harness_v1_rules, 55);
 
 /**
  * @generated from message harness.v1.ListAnnotatedNodesRequest
@@ -2343,7 +2453,7 @@ export type ListAnnotatedNodesRequest = Message<"harness.v1.ListAnnotatedNodesRe
  * Use `create(ListAnnotatedNodesRequestSchema)` to create a new message.
  */
 export const ListAnnotatedNodesRequestSchema: GenMessage<ListAnnotatedNodesRequest> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 54);
+  messageDesc(file_harness_v1_rules, 56);
 
 /**
  * @generated from message harness.v1.ListAnnotatedNodesResponse
@@ -2367,7 +2477,7 @@ export type ListAnnotatedNodesResponse = Message<"harness.v1.ListAnnotatedNodesR
  * Use `create(ListAnnotatedNodesResponseSchema)` to create a new message.
  */
 export const ListAnnotatedNodesResponseSchema: GenMessage<ListAnnotatedNodesResponse> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 55);
+  messageDesc(file_harness_v1_rules, 57);
 
 /**
  * @generated from message harness.v1.AnnotatedNode
@@ -2396,7 +2506,7 @@ export type AnnotatedNode = Message<"harness.v1.AnnotatedNode"> & {
  * Use `create(AnnotatedNodeSchema)` to create a new message.
  */
 export const AnnotatedNodeSchema: GenMessage<AnnotatedNode> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 56);
+  messageDesc(file_harness_v1_rules, 58);
 
 /**
  * @generated from enum harness.v1.ErrorReason
