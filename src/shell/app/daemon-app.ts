@@ -199,6 +199,7 @@ export class DaemonApp {
         reads: stores.agentRuns,
         levels: () => daemon.configInForce.agents.tell,
         clock,
+        firesCommitted: () => daemon.firesCommitted,
       });
       // Backtests run in workers over their own read-only connections to this daemon's store.
       const backtests = new BacktestRunner(store.path);

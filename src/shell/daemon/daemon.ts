@@ -139,6 +139,7 @@ export class Daemon {
   /** What the journal's last batch found of the store's writes (`harness doctor` fails on a failure). */
   readonly storeWrite: StoreWriteHealth;
   private readonly rejectionLogged = new OncePer(HOUR);
+  private fireCommits = 0;
   /** Who waits for a row's evaluation (`evaluated`), settled after each step of the evaluator. */
   private readonly evaluationWaits = new EvaluationWaits();
 
@@ -176,6 +177,7 @@ export class Daemon {
           );
       },
       dispatch: (committed) => {
+        if (committed.fires.length > 0) this.fireCommits++;
         this.actions.dispatch(committed);
         metrics.holdsActive.set(Object.keys(this.evaluator.state.holds).length);
         deps.onCommitted(committed);
@@ -282,6 +284,14 @@ export class Daemon {
   }
 
   /** The evaluator as others may read it: the set in force and the state as last committed. */
+  /**
+   * How many evaluator commits have stored fires since the start: it changes whenever a fire may have
+   * become one to tell (`../agents/enforcement/tell.ts` skips the store while it has not).
+   */
+  get firesCommitted(): number {
+    return this.fireCommits;
+  }
+
   get view(): EvaluatorView {
     return this.evaluator;
   }

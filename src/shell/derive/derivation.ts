@@ -87,8 +87,12 @@ export class Derivation {
     const also: ((seqs: readonly number[]) => void)[] = [];
     const advanced = new Map<string, number>();
     let read = 0;
+    // Derivers at one cursor (the usual case) share one read: nothing commits until the step ends.
+    const readAt = new Map<number, readonly JournalRow[]>();
     for (const d of this.deps.derivers) {
-      const rows = this.deps.journal.rowsAfter(this.cursor.get(d.name) as number, BATCH);
+      const from = this.cursor.get(d.name) as number;
+      const rows = readAt.get(from) ?? this.deps.journal.rowsAfter(from, BATCH);
+      readAt.set(from, rows);
       if (rows.length === 0) continue;
       read += rows.length;
       const on = d.enabled();

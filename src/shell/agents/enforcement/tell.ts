@@ -31,14 +31,27 @@ export interface RunTellingDeps {
   /** `[agents] tell`, read on every call so a reload applies. */
   readonly levels: () => readonly string[];
   readonly clock: () => number;
+  /** Changes whenever fires are committed: while it has not, a run found with nothing to tell still has none. */
+  readonly firesCommitted: () => number;
 }
 
+/** Runs remembered with nothing to tell; the oldest is forgotten past this (and then asked again). */
+const MAX_QUIET_RUNS = 10_000;
+
 export class StoreRunTelling implements RunTelling {
+  /** Per run, the fire generation and levels at which the store had nothing to tell it. */
+  private readonly quiet = new Map<string, string>();
+
   constructor(private readonly deps: RunTellingDeps) {}
 
   tell(harness: string, run: string, maxChars: number): string | undefined {
     const levels = this.deps.levels();
     if (levels.length === 0) return undefined;
+    // Every call of every run asks: skipping the store's transaction while no fire was committed since
+    // it last had nothing keeps it off the hook's critical path.
+    const mark = `${this.deps.firesCommitted()}\u0000${levels.join(",")}`;
+    const key = `${harness}\u0000${run}`;
+    if (this.quiet.get(key) === mark) return undefined;
     const query = {
       run,
       harness,
@@ -52,6 +65,7 @@ export class StoreRunTelling implements RunTelling {
         fires.map((f) => toldFire(run, f)),
         maxChars,
       );
+      if (fires.length === 0) this.remember(key, mark);
       if (chosen === undefined) return { told: [], result: undefined };
       // Inside the transaction: a crash here tells nothing and records nothing.
       failpoint("tell.beforeCommit");
@@ -60,5 +74,11 @@ export class StoreRunTelling implements RunTelling {
     // Recorded told, the answer not yet sent: a crash here has lost it, never repeats it.
     if (text !== undefined) failpoint("tell.afterCommit");
     return text;
+  }
+
+  private remember(key: string, mark: string): void {
+    this.quiet.delete(key);
+    this.quiet.set(key, mark);
+    if (this.quiet.size > MAX_QUIET_RUNS) this.quiet.delete(this.quiet.keys().next().value as string);
   }
 }

@@ -68,12 +68,16 @@ interface Model {
   readonly eligible: (run: number, firstSeq: number | undefined) => boolean;
 }
 
+/** As the daemon counts them: each commit that stored fires; telling skips the store while it stands. */
+let fireCommits = 0;
+
 const telling = (db: Db) =>
   new StoreRunTelling({
     told: new AgentTold(db),
     reads: new AgentRunReads(db),
     levels: () => TOLD,
     clock: () => 1,
+    firesCommitted: () => fireCommits,
   });
 
 /** The fire ids a told text holds. */
@@ -129,6 +133,7 @@ describe("telling a run of the rules", () => {
               primitives: [],
             };
             decisions.commit({ cursor: seq, ops: [], fires: [fire], suppressed: new Map() });
+            fireCommits++;
             const firer = o.run;
             model.push({
               fireId: fire.id,
