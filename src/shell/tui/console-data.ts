@@ -125,6 +125,8 @@ export class ConsoleData {
   private lastSeq: number | undefined;
   /** The newest loop stop's seq the feed holds; undefined before the first read. */
   private lastLoopSeq: number | undefined;
+  /** Whether a read of the loop stops failed and the feed said so. */
+  private loopStopsFailed = false;
   private extraSub = 0;
   private rules: readonly RuleInfo[] = [];
   private counts: readonly FireCount[] = [];
@@ -369,13 +371,28 @@ export class ConsoleData {
   private async readLoopStops(): Promise<void> {
     const { journal } = this.options;
     if (journal === undefined) return;
-    const page = await journal.queryJournal({
-      kind: "run_event",
-      type: "loop_stopped",
-      ...(this.lastLoopSeq === undefined
-        ? { newest: true, limit: FIRST_LOOP_STOPS }
-        : { afterSeq: BigInt(this.lastLoopSeq), limit: 1_000 }),
-    });
+    let page: Awaited<ReturnType<typeof journal.queryJournal>>;
+    try {
+      page = await journal.queryJournal({
+        kind: "run_event",
+        type: "loop_stopped",
+        ...(this.lastLoopSeq === undefined
+          ? { newest: true, limit: FIRST_LOOP_STOPS }
+          : { afterSeq: BigInt(this.lastLoopSeq), limit: 1_000 }),
+      });
+    } catch (e) {
+      // The fires do not depend on it: the feed goes on without loop stops, says so once, and the next
+      // refresh asks again.
+      if (!this.loopStopsFailed)
+        this.ring.add({
+          kind: "notice",
+          key: this.afterNewest(),
+          text: `the loop guard's stops cannot be read (QueryJournal): ${message(e)}`,
+          atMs: this.clock(),
+        });
+      this.loopStopsFailed = true;
+      return;
+    }
     for (const row of page.rows) this.ring.add({ kind: "loop_stop", key: loopStopKey(row), row });
     this.lastLoopSeq = Math.max(this.lastLoopSeq ?? 0, Number(page.nextAfterSeq));
   }

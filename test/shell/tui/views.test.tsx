@@ -183,6 +183,24 @@ describe("Feed", () => {
     expect(x).toContain("8 identical calls");
   });
 
+  it("a daemon that cannot read the loop stops leaves the fires, and the feed says why once", async () => {
+    let asked = 0;
+    const journal = {
+      queryJournal: async () => {
+        asked++;
+        throw new Error("the journal query worker failed");
+      },
+    } as unknown as ConsoleDataOptions["journal"];
+    const c = await console_({ journal });
+    const f = await c.until((f) => f.includes("cannot be read"), "the notice");
+    expect(f).toContain("loop-stop-recurs");
+    expect(f).toContain("connected |");
+    expect(f).toContain("the loop guard's stops cannot be read (QueryJournal)");
+    expect(c.data.snapshot().feed.filter((e) => e.kind === "notice")).toHaveLength(1);
+    await c.data.stop();
+    expect(asked).toBeGreaterThan(0);
+  });
+
   it("a gap in the stream is shown, and the fires it hid are read back with ListFires after_seq", async () => {
     const recorded = new RecordedReads();
     const c = await console_({ recorded });
