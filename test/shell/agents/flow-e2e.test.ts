@@ -99,6 +99,17 @@ it("journal tail follows rows as hooks arrive", async () => {
   }
   expect(await exited).toBe(0);
 
+  // A reader that goes away (`| head -1`) ends a follower quietly at its next write.
+  const gone = spawn(process.execPath, [CLI, "journal", "tail", "--follow", "-n", "1"], {
+    env: fleet.env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const goneExit = new Promise<number | null>((resolve) => gone.on("close", resolve));
+  await new Promise((resolve) => gone.stdout.once("data", resolve));
+  gone.stdout.destroy();
+  await hook(claudeCode(repo, "sess-after").SessionStart);
+  expect(await goneExit).toBe(0);
+
   // Without --follow: the last N rows, then done; --json one object per row.
   const json = await fleet.cli(["journal", "tail", "--harness", "impl", "-n", "2", "--json"]);
   expect(json.code, json.stderr).toBe(0);
