@@ -22,7 +22,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file harness/v1/rules.proto.
  */
 export const file_harness_v1_rules: GenFile = /*@__PURE__*/
-  fileDesc("ChZoYXJuZXNzL3YxL3J1bGVzLnByb3RvEgpoYXJuZXNzLnYxIigKFUNoZWNrQWRtaXNzaW9uUmVxdWVzdBIPCgdoYXJuZXNzGAEgASgJImAKFkNoZWNrQWRtaXNzaW9uUmVzcG9uc2USEAoIYWRtaXR0ZWQYASABKAgSIwoFaG9sZHMYAiADKAsyFC5oYXJuZXNzLnYxLkhvbGRJbmZvEg8KB21lc3NhZ2UYAyABKAkiWgoISG9sZEluZm8SDwoHaGFybmVzcxgBIAEoCRIMCgRydWxlGAIgASgJEgwKBGhhc2gYAyABKAkSDwoHZmlyZV9pZBgEIAEoCRIQCghzaW5jZV9tcxgFIAEoAyIxChBDbGVhckhvbGRSZXF1ZXN0Eg8KB2hhcm5lc3MYASABKAkSDAoEcnVsZRgCIAEoCSI7ChFDbGVhckhvbGRSZXNwb25zZRImCghyZWxlYXNlZBgBIAMoCzIULmhhcm5lc3MudjEuSG9sZEluZm8iIQoNUmVsb2FkUmVxdWVzdBIQCghkZWZhdWx0cxgBIAEoCCKPAQoOUmVsb2FkUmVzcG9uc2USDgoGbG9hZGVkGAEgASgNEioKCGRpc2FibGVkGAIgAygLMhguaGFybmVzcy52MS5EaXNhYmxlZFJ1bGUSGAoQdW5rbm93bl9lbmZvcmNlZBgDIAMoCRIQCghyZWxlYXNlZBgEIAEoDRIVCg1uZWVkc19yZXN0YXJ0GAUgAygJIj0KDERpc2FibGVkUnVsZRIMCgRuYW1lGAEgASgJEg4KBnJlYXNvbhgCIAEoCRIPCgdtZXNzYWdlGAMgASgJIkcKC0Vycm9yRGV0YWlsEicKBnJlYXNvbhgBIAEoDjIXLmhhcm5lc3MudjEuRXJyb3JSZWFzb24SDwoHc3ViamVjdBgCIAEoCSISChBMaXN0UnVsZXNSZXF1ZXN0IjgKEUxpc3RSdWxlc1Jlc3BvbnNlEiMKBXJ1bGVzGAEgAygLMhQuaGFybmVzcy52MS5SdWxlSW5mbyKsAwoIUnVsZUluZm8SDAoEbmFtZRgBIAEoCRIOCgZzb3VyY2UYAiABKAkSCgoCb24YAyABKAkSFgoOZGVjbGFyZWRfbGV2ZWwYBCABKAkSFwoPZWZmZWN0aXZlX2xldmVsGAUgASgJEhAKCGVuZm9yY2VkGAYgASgIEg0KBXN0YXRlGAcgASgJEhcKD2Rpc2FibGVkX3JlYXNvbhgIIAEoCRIYChBkaXNhYmxlZF9tZXNzYWdlGAkgASgJEgwKBGhhc2gYCiABKAkSFwoPc2hhZG93X3NpbmNlX21zGAsgASgDEhcKD3NoYWRvd191bnRpbF9tcxgMIAEoAxITCgtjb29sZG93bl9tcxgNIAEoAxIOCgZ0YXJnZXQYDiABKAkSFgoOZXN0aW1hdGVkX2Nvc3QYDyABKAQSEQoJZmlyZXNfMjRoGBAgASgNEhAKCGZpcmVzXzdkGBEgASgNEhIKCnN1cHByZXNzZWQYEiABKAQSFAoMbGFzdF9maXJlX2lkGBMgASgJEhcKD2xhc3RfZmlyZV9hdF9tcxgUIAEoAxIMCgRmaWxlGBUgASgJIh4KDkdldFJ1bGVSZXF1ZXN0EgwKBG5hbWUYASABKAkipwEKD0dldFJ1bGVSZXNwb25zZRIiCgRydWxlGAEgASgLMhQuaGFybmVzcy52MS5SdWxlSW5mbxIMCgR3aGVuGAIgASgJEhMKC2Rlc2NyaXB0aW9uGAMgASgJEg8KB21lc3NhZ2UYBCABKAkSIwoFaG9sZHMYBSADKAsyFC5oYXJuZXNzLnYxLkhvbGRJbmZvEhcKD3ByaW1pdGl2ZV9jYWxscxgGIAEoDSJ4ChBMaXN0RmlyZXNSZXF1ZXN0EgwKBHJ1bGUYASABKAkSDwoHaGFybmVzcxgCIAEoCRIQCghzaW5jZV9tcxgDIAEoAxINCgVsaW1pdBgEIAEoDRIWCglhZnRlcl9zZXEYBSABKANIAIgBAUIMCgpfYWZ0ZXJfc2VxImMKEUxpc3RGaXJlc1Jlc3BvbnNlEiMKBWZpcmVzGAEgAygLMhQuaGFybmVzcy52MS5GaXJlSW5mbxIRCgl0cnVuY2F0ZWQYAiABKAgSFgoObmV4dF9hZnRlcl9zZXEYAyABKAMiwgIKCEZpcmVJbmZvEg8KB2ZpcmVfaWQYASABKAkSDAoEcnVsZRgCIAEoCRIMCgRoYXNoGAMgASgJEgsKA3NlcRgEIAEoAxINCgVhdF9tcxgFIAEoAxIMCgRraW5kGAYgASgJEgwKBHR5cGUYByABKAkSEwoLdGFyZ2V0X2tpbmQYCCABKAkSEgoKdGFyZ2V0X2tleRgJIAEoCRIPCgdoYXJuZXNzGAogASgJEgsKA3J1bhgLIAEoCRIWCg5kZWNsYXJlZF9sZXZlbBgMIAEoCRIXCg9lZmZlY3RpdmVfbGV2ZWwYDSABKAkSDAoEbW9kZRgOIAEoCRIOCgZhY3Rpb24YDyABKAkSDwoHbWVzc2FnZRgQIAEoCRIqCgdhY3Rpb25zGBEgAygLMhkuaGFybmVzcy52MS5BY3Rpb25PdXRjb21lIlUKDUFjdGlvbk91dGNvbWUSDgoGYWN0aW9uGAEgASgJEg0KBXN0YXRlGAIgASgJEg4KBmRldGFpbBgDIAEoCRIVCg11cGRhdGVkX2F0X21zGAQgASgDIiUKEkV4cGxhaW5GaXJlUmVxdWVzdBIPCgdmaXJlX2lkGAEgASgJIosCChNFeHBsYWluRmlyZVJlc3BvbnNlEiIKBGZpcmUYASABKAsyFC5oYXJuZXNzLnYxLkZpcmVJbmZvEgwKBHdoZW4YAiABKAkSJwoDcm93GAMgASgLMhouaGFybmVzcy52MS5Kb3VybmFsUm93SW5mbxISCgpyb3dfcHJ1bmVkGAQgASgIEg4KBm5vd19tcxgFIAEoAxIxCgpwcmltaXRpdmVzGAYgAygLMh0uaGFybmVzcy52MS5QcmltaXRpdmVDYWxsSW5mbxIYChBsZXZlbF9kZXJpdmF0aW9uGAcgASgJEigKBWd1YXJkGAggASgLMhkuaGFybmVzcy52MS5HdWFyZERlY2lzaW9uIqoCCg1HdWFyZERlY2lzaW9uEgwKBGtpbmQYASABKAkSDwoHaGFybmVzcxgCIAEoCRILCgNydW4YAyABKAkSDAoEdG9vbBgEIAEoCRIOCgZkaWdlc3QYBSABKAkSEQoJdGhyZXNob2xkGAYgASgNEhMKC3N0cmVha19yb3dzGAcgASgNEhEKCWZpcnN0X3NlcRgIIAEoAxITCgtmaXJzdF9hdF9tcxgJIAEoAxIQCghsYXN0X3NlcRgKIAEoAxISCgpsYXN0X2F0X21zGAsgASgDEhcKD2RlbGl2ZXJlZF9hdF9tcxgMIAEoAxIWCg5yZWxlYXNlZF9hdF9tcxgNIAEoAxIQCghzZW50ZW5jZRgOIAEoCRIWCg5yZXN1bWVfY29tbWFuZBgPIAEoCSKAAQoOSm91cm5hbFJvd0luZm8SCwoDc2VxGAEgASgDEgwKBGtpbmQYAiABKAkSDAoEdHlwZRgDIAEoCRINCgVhdF9tcxgEIAEoAxIOCgZzb3VyY2UYBSABKAkSJgoFZXZlbnQYBiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IpoBChFQcmltaXRpdmVDYWxsSW5mbxIKCgJmbhgBIAEoCRINCgVmaWVsZBgCIAEoCRIqCghzZWxlY3RvchgDIAMoCzIYLmhhcm5lc3MudjEuU2VsZWN0b3JUZXJtEhEKCXdpdGhpbl9tcxgEIAEoAxIQCgZudW1iZXIYBSABKA1IABIPCgV0cnV0aBgGIAEoCEgAQggKBnJlc3VsdCJGCgxTZWxlY3RvclRlcm0SDQoFZmllbGQYASABKAkSDgoEdGV4dBgCIAEoCUgAEg4KBGZsYWcYAyABKAhIAEIHCgV2YWx1ZSJMChBMaXN0SG9sZHNSZXF1ZXN0Eg8KB2hhcm5lc3MYASABKAkSGAoQaW5jbHVkZV9yZWxlYXNlZBgCIAEoCBINCgVsaW1pdBgDIAEoDSJNChFMaXN0SG9sZHNSZXNwb25zZRIlCgVob2xkcxgBIAMoCzIWLmhhcm5lc3MudjEuSG9sZFJlY29yZBIRCgl0cnVuY2F0ZWQYAiABKAgijAEKCkhvbGRSZWNvcmQSIgoEaG9sZBgBIAEoCzIULmhhcm5lc3MudjEuSG9sZEluZm8SEwoLY29vbGRvd25fbXMYAiABKAMSFgoOZmFsc2Vfc2luY2VfbXMYAyABKAMSFgoOcmVsZWFzZWRfYXRfbXMYBCABKAMSFQoNcmVsZWFzZV9jYXVzZRgFIAEoCSI1ChZMaXN0QW5ub3RhdGlvbnNSZXF1ZXN0EgwKBG5vZGUYASABKAkSDQoFbGltaXQYAiABKA0iXQoXTGlzdEFubm90YXRpb25zUmVzcG9uc2USLwoLYW5ub3RhdGlvbnMYASADKAsyGi5oYXJuZXNzLnYxLkFubm90YXRpb25JbmZvEhEKCXRydW5jYXRlZBgCIAEoCCJdCg5Bbm5vdGF0aW9uSW5mbxIPCgdmaXJlX2lkGAEgASgJEgwKBG5vZGUYAiABKAkSDAoEcnVsZRgDIAEoCRIPCgdtZXNzYWdlGAQgASgJEg0KBWF0X21zGAUgASgDIhIKEEdldFN0YXR1c1JlcXVlc3QimQYKEUdldFN0YXR1c1Jlc3BvbnNlEg8KB3ZlcnNpb24YASABKAkSFQoNc3RhcnRlZF9hdF9tcxgCIAEoAxIOCgZub3dfbXMYAyABKAMSFAoMam91cm5hbF9yb3dzGAQgASgEEhAKCGxhc3Rfc2VxGAUgASgDEhIKCmxhc3RfYXRfbXMYBiABKAMSNQoUYWRtaXR0ZWRfc2luY2Vfc3RhcnQYByADKAsyFy5oYXJuZXNzLnYxLlNvdXJjZUNvdW50EjQKE2Ryb3BwZWRfc2luY2Vfc3RhcnQYCCADKAsyFy5oYXJuZXNzLnYxLlNvdXJjZUNvdW50EhgKEGV2YWx1YXRvcl9jdXJzb3IYCSABKAMSEwoLbGFnX3NlY29uZHMYCiABKAESFAoMaG9sZHNfYWN0aXZlGAsgASgNEhQKDHJ1bGVzX2FjdGl2ZRgMIAEoDRIUCgxydWxlc19zaGFkb3cYDSABKA0SKgoIZGlzYWJsZWQYDiADKAsyGC5oYXJuZXNzLnYxLkRpc2FibGVkUnVsZRIYChB1bmtub3duX2VuZm9yY2VkGA8gAygJEiIKGnN1cGVydmlzb3Jfc3RvcF9jb25maWd1cmVkGBAgASgIEhwKFHVuZGVsaXZlcmVkX3N0b3BzXzdkGBEgASgNEi4KDXBvbGljeV9jbG9uZXMYEiADKAsyFy5oYXJuZXNzLnYxLlBvbGljeUNsb25lEhkKEWVuZm9yY2VkX2Rpc2FibGVkGBMgAygJEhgKEHVua25vd25fc3RvcHNfN2QYFCABKA0SFQoNbmVlZHNfcmVzdGFydBgVIAMoCRIZChFsYXN0X3JlbG9hZF9lcnJvchgeIAEoCRIgChhsYXN0X3JlbG9hZF9mYWlsZWRfYXRfbXMYHyABKAMSEgoKc3RvcmVfcGF0aBggIAEoCRIZChFzdG9yZV93cml0ZV9lcnJvchghIAEoCRIkChxzdG9yZV93cml0ZV9mYWlsaW5nX3NpbmNlX21zGCIgASgDEhwKFHN0b3JlX3dyaXRlX2ZhaWx1cmVzGCMgASgNIisKC1NvdXJjZUNvdW50Eg4KBnNvdXJjZRgBIAEoCRIMCgRyb3dzGAIgASgEIjoKC1BvbGljeUNsb25lEgwKBG5hbWUYASABKAkSDQoFc3RhdGUYAiABKAkSDgoGZGV0YWlsGAMgASgJIj8KD0JhY2t0ZXN0UmVxdWVzdBIMCgRmaWxlGAEgASgJEgwKBHRleHQYAiABKAkSEAoIc2luY2VfbXMYAyABKAMiogEKEEJhY2t0ZXN0UmVzcG9uc2USKgoFc3RhcnQYASABKAsyGS5oYXJuZXNzLnYxLkJhY2t0ZXN0U3RhcnRIABIqCgVmaXJlcxgCIAEoCzIZLmhhcm5lc3MudjEuQmFja3Rlc3RGaXJlc0gAEi4KB3N1bW1hcnkYAyABKAsyGy5oYXJuZXNzLnYxLkJhY2t0ZXN0U3VtbWFyeUgAQgYKBHBhcnQibwoNQmFja3Rlc3RTdGFydBIMCgRydWxlGAEgASgJEgwKBGhhc2gYAiABKAkSEAoIc2luY2VfbXMYAyABKAMSEAoIZnJvbV9zZXEYBCABKAMSDgoGdG9fc2VxGAUgASgDEg4KBm5vd19tcxgGIAEoAyI4Cg1CYWNrdGVzdEZpcmVzEicKBWZpcmVzGAEgAygLMhguaGFybmVzcy52MS5CYWNrdGVzdEZpcmUi8wEKDEJhY2t0ZXN0RmlyZRILCgNzZXEYASABKAMSDQoFYXRfbXMYAiABKAMSDAoEa2luZBgDIAEoCRIMCgR0eXBlGAQgASgJEhMKC3RhcmdldF9raW5kGAUgASgJEhIKCnRhcmdldF9rZXkYBiABKAkSFgoOZGVjbGFyZWRfbGV2ZWwYByABKAkSDQoFbGV2ZWwYCCABKAkSDAoEbW9kZRgJIAEoCRIPCgdtZXNzYWdlGAogASgJEg0KBWhvbGRzGAsgASgIEhUKDWhvbGRfdW50aWxfbXMYDCABKAMSFgoOaG9sZF91bnRpbF9zZXEYDSABKAMimQEKD0JhY2t0ZXN0U3VtbWFyeRIMCgRyb3dzGAEgASgEEhMKC2V2YWxfZXJyb3JzGAIgASgEEhQKDHN0b3JlX2Vycm9ycxgDIAEoBBINCgVmaXJlcxgEIAEoBBISCgpzdXBwcmVzc2VkGAUgASgEEhUKDWNvc3RfZXhjZWVkZWQYBiABKAQSEwoLZXZhbHVhdGlvbnMYByABKAQiFAoSV2F0Y2hFdmVudHNSZXF1ZXN0ItIBChNXYXRjaEV2ZW50c1Jlc3BvbnNlEioKCnJ1bGVfZmlyZWQYASABKAsyFC5oYXJuZXNzLnYxLkZpcmVJbmZvSAASKwoJcnVsZV9ob2xkGAIgASgLMhYuaGFybmVzcy52MS5Ib2xkUmVjb3JkSAASNAoScnVsZV9ob2xkX3JlbGVhc2VkGAMgASgLMhYuaGFybmVzcy52MS5Ib2xkUmVjb3JkSAASIwoDZ2FwGAQgASgLMhQuaGFybmVzcy52MS5XYXRjaEdhcEgAQgcKBWV2ZW50IhoKCFdhdGNoR2FwEg4KBm1pc3NlZBgBIAEoBCIzChNQb2xpY3lTeW5jZWRSZXF1ZXN0EgwKBHJlcG8YASABKAkSDgoGY29tbWl0GAIgASgJIkIKFFBvbGljeVN5bmNlZFJlc3BvbnNlEioKBnJlbG9hZBgBIAEoCzIaLmhhcm5lc3MudjEuUmVsb2FkUmVzcG9uc2UiWAoUTGlzdFByb3Bvc2Fsc1JlcXVlc3QSDQoFc3RhdGUYASABKAkSDQoFYWZ0ZXIYAiABKAkSEwoLcG9saWN5X3JlcG8YAyABKAkSDQoFbGltaXQYBCABKA0iigEKFUxpc3RQcm9wb3NhbHNSZXNwb25zZRIrCglwcm9wb3NhbHMYASADKAsyGC5oYXJuZXNzLnYxLlByb3Bvc2FsSW5mbxIRCgl0cnVuY2F0ZWQYAiABKAgSEQoJb3BlbmVkXzdkGAMgASgNEh4KFm1heF9wcm9wb3NhbHNfcGVyX3dlZWsYBCABKA0itgMKDFByb3Bvc2FsSW5mbxIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhEKCWZpbGVfdGV4dBgDIAEoCRIKCgJvbhgEIAEoCRINCgVsZXZlbBgFIAEoCRIUCgxjb250ZW50X2hhc2gYBiABKAkSFwoPZXhwcmVzc2lvbl9oYXNoGAcgASgJEhEKCXJhdGlvbmFsZRgIIAEoCRIQCghldmlkZW5jZRgJIAMoCRILCgNydW4YCiABKAkSEQoJdW50cnVzdGVkGAsgASgIEg0KBXN0YXRlGAwgASgJEhQKDHN0YXRlX2RldGFpbBgNIAEoCRITCgtwb2xpY3lfcmVwbxgOIAEoCRIRCglwcl9udW1iZXIYDyABKAQSDgoGcHJfdXJsGBAgASgJEi4KCGJhY2t0ZXN0GBEgASgLMhwuaGFybmVzcy52MS5Qcm9wb3NhbEJhY2t0ZXN0EhUKDWNyZWF0ZWRfYXRfbXMYEiABKAMSFQoNdXBkYXRlZF9hdF9tcxgTIAEoAxIvCghyZWplY3RlZBgUIAEoCzIdLmhhcm5lc3MudjEuUHJvcG9zYWxSZWplY3Rpb24iqgEKEFByb3Bvc2FsQmFja3Rlc3QSEAoIc2luY2VfbXMYASABKAMSDQoFYXRfbXMYAiABKAMSDAoEcm93cxgDIAEoBBINCgVmaXJlcxgEIAEoBBITCgtldmFsX2Vycm9ycxgFIAEoBBIUCgxzdG9yZV9lcnJvcnMYBiABKAQSLQoLZmlyc3RfZmlyZXMYByADKAsyGC5oYXJuZXNzLnYxLkJhY2t0ZXN0RmlyZSJzChFQcm9wb3NhbFJlamVjdGlvbhITCgtwb2xpY3lfcmVwbxgBIAEoCRIRCglwcl9udW1iZXIYAiABKAQSDgoGcHJfdXJsGAMgASgJEg4KBnJlYXNvbhgEIAEoCRIWCg5yZWplY3RlZF9hdF9tcxgFIAEoAyKqAQoVUmVjb3JkUHJvcG9zYWxSZXF1ZXN0EgoKAmlkGAEgASgJEhMKC3BvbGljeV9yZXBvGAIgASgJEg0KBXN0YXRlGAMgASgJEhEKCXByX251bWJlchgEIAEoBBIOCgZwcl91cmwYBSABKAkSDgoGZGV0YWlsGAYgASgJEi4KCGJhY2t0ZXN0GAcgASgLMhwuaGFybmVzcy52MS5Qcm9wb3NhbEJhY2t0ZXN0IkQKFlJlY29yZFByb3Bvc2FsUmVzcG9uc2USKgoIcHJvcG9zYWwYASABKAsyGC5oYXJuZXNzLnYxLlByb3Bvc2FsSW5mbyIlChFDb3VudEZpcmVzUmVxdWVzdBIQCghzaW5jZV9tcxgBIAEoAyJcChJDb3VudEZpcmVzUmVzcG9uc2USJQoGY291bnRzGAEgAygLMhUuaGFybmVzcy52MS5GaXJlQ291bnQSDgoGbm93X21zGAIgASgDEg8KB2Zyb21fbXMYAyABKAMiRwoJRmlyZUNvdW50EgwKBHJ1bGUYASABKAkSDAoEbW9kZRgCIAEoCRIPCgdob3VyX21zGAMgASgDEg0KBWZpcmVzGAQgASgNIjkKGUxpc3RBbm5vdGF0ZWROb2Rlc1JlcXVlc3QSDQoFYWZ0ZXIYASABKAkSDQoFbGltaXQYAiABKA0iWQoaTGlzdEFubm90YXRlZE5vZGVzUmVzcG9uc2USKAoFbm9kZXMYASADKAsyGS5oYXJuZXNzLnYxLkFubm90YXRlZE5vZGUSEQoJdHJ1bmNhdGVkGAIgASgIIkYKDUFubm90YXRlZE5vZGUSDAoEbm9kZRgBIAEoCRITCgthbm5vdGF0aW9ucxgCIAEoDRISCgpsYXN0X2F0X21zGAMgASgDKtcFCgtFcnJvclJlYXNvbhIcChhFUlJPUl9SRUFTT05fVU5TUEVDSUZJRUQQABIdChlFUlJPUl9SRUFTT05fVU5LTk9XTl9SVUxFEAESHQoZRVJST1JfUkVBU09OX1VOS05PV05fRklSRRACEh8KG0VSUk9SX1JFQVNPTl9IT0xEX05PVF9GT1VORBADEiEKHUVSUk9SX1JFQVNPTl9JTlZBTElEX0FSR1VNRU5UEAQSHgoaRVJST1JfUkVBU09OX1JFTE9BRF9GQUlMRUQQBRIcChhFUlJPUl9SRUFTT05fUlVMRV9TQ0hFTUEQBhIYChRFUlJPUl9SRUFTT05fQ09NUElMRRAHEh4KGkVSUk9SX1JFQVNPTl9DT1NUX0VTVElNQVRFEAgSHgoaRVJST1JfUkVBU09OX0JBQ0tURVNUX0JVU1kQCRIfChtFUlJPUl9SRUFTT05fU0lOQ0VfVE9PX0xPTkcQChIkCiBFUlJPUl9SRUFTT05fVU5LTk9XTl9QT0xJQ1lfUkVQTxALEicKI0VSUk9SX1JFQVNPTl9JTlZBTElEX1BST1BPU0FMX0xFVkVMEAwSJgoiRVJST1JfUkVBU09OX1BST1BPU0FMX0JBQ0tMT0dfRlVMTBANEiQKIEVSUk9SX1JFQVNPTl9TVVBQUkVTU0VEX1BST1BPU0FMEA4SJQohRVJST1JfUkVBU09OX1BST1BPU0FMX0NBUF9SRUFDSEVEEA8SIQodRVJST1JfUkVBU09OX1VOS05PV05fUFJPUE9TQUwQEBIhCh1FUlJPUl9SRUFTT05fVU5LTk9XTl9FVklERU5DRRAREiMKH0VSUk9SX1JFQVNPTl9QUk9QT1NBTF9SVU5fTElNSVQQEhIfChtFUlJPUl9SRUFTT05fTk9UX1JVTEVfTUlORVIQExIfChtFUlJPUl9SRUFTT05fUFJPUE9TQUxfU1RBVEUQFDLYCgoLUnVsZVNlcnZpY2USVwoOQ2hlY2tBZG1pc3Npb24SIS5oYXJuZXNzLnYxLkNoZWNrQWRtaXNzaW9uUmVxdWVzdBoiLmhhcm5lc3MudjEuQ2hlY2tBZG1pc3Npb25SZXNwb25zZRJICglDbGVhckhvbGQSHC5oYXJuZXNzLnYxLkNsZWFySG9sZFJlcXVlc3QaHS5oYXJuZXNzLnYxLkNsZWFySG9sZFJlc3BvbnNlEj8KBlJlbG9hZBIZLmhhcm5lc3MudjEuUmVsb2FkUmVxdWVzdBoaLmhhcm5lc3MudjEuUmVsb2FkUmVzcG9uc2USSAoJTGlzdFJ1bGVzEhwuaGFybmVzcy52MS5MaXN0UnVsZXNSZXF1ZXN0Gh0uaGFybmVzcy52MS5MaXN0UnVsZXNSZXNwb25zZRJCCgdHZXRSdWxlEhouaGFybmVzcy52MS5HZXRSdWxlUmVxdWVzdBobLmhhcm5lc3MudjEuR2V0UnVsZVJlc3BvbnNlEkgKCUxpc3RGaXJlcxIcLmhhcm5lc3MudjEuTGlzdEZpcmVzUmVxdWVzdBodLmhhcm5lc3MudjEuTGlzdEZpcmVzUmVzcG9uc2USTgoLRXhwbGFpbkZpcmUSHi5oYXJuZXNzLnYxLkV4cGxhaW5GaXJlUmVxdWVzdBofLmhhcm5lc3MudjEuRXhwbGFpbkZpcmVSZXNwb25zZRJICglMaXN0SG9sZHMSHC5oYXJuZXNzLnYxLkxpc3RIb2xkc1JlcXVlc3QaHS5oYXJuZXNzLnYxLkxpc3RIb2xkc1Jlc3BvbnNlEloKD0xpc3RBbm5vdGF0aW9ucxIiLmhhcm5lc3MudjEuTGlzdEFubm90YXRpb25zUmVxdWVzdBojLmhhcm5lc3MudjEuTGlzdEFubm90YXRpb25zUmVzcG9uc2USSAoJR2V0U3RhdHVzEhwuaGFybmVzcy52MS5HZXRTdGF0dXNSZXF1ZXN0Gh0uaGFybmVzcy52MS5HZXRTdGF0dXNSZXNwb25zZRJHCghCYWNrdGVzdBIbLmhhcm5lc3MudjEuQmFja3Rlc3RSZXF1ZXN0GhwuaGFybmVzcy52MS5CYWNrdGVzdFJlc3BvbnNlMAESUAoLV2F0Y2hFdmVudHMSHi5oYXJuZXNzLnYxLldhdGNoRXZlbnRzUmVxdWVzdBofLmhhcm5lc3MudjEuV2F0Y2hFdmVudHNSZXNwb25zZTABElEKDFBvbGljeVN5bmNlZBIfLmhhcm5lc3MudjEuUG9saWN5U3luY2VkUmVxdWVzdBogLmhhcm5lc3MudjEuUG9saWN5U3luY2VkUmVzcG9uc2USVAoNTGlzdFByb3Bvc2FscxIgLmhhcm5lc3MudjEuTGlzdFByb3Bvc2Fsc1JlcXVlc3QaIS5oYXJuZXNzLnYxLkxpc3RQcm9wb3NhbHNSZXNwb25zZRJXCg5SZWNvcmRQcm9wb3NhbBIhLmhhcm5lc3MudjEuUmVjb3JkUHJvcG9zYWxSZXF1ZXN0GiIuaGFybmVzcy52MS5SZWNvcmRQcm9wb3NhbFJlc3BvbnNlEksKCkNvdW50RmlyZXMSHS5oYXJuZXNzLnYxLkNvdW50RmlyZXNSZXF1ZXN0Gh4uaGFybmVzcy52MS5Db3VudEZpcmVzUmVzcG9uc2USYwoSTGlzdEFubm90YXRlZE5vZGVzEiUuaGFybmVzcy52MS5MaXN0QW5ub3RhdGVkTm9kZXNSZXF1ZXN0GiYuaGFybmVzcy52MS5MaXN0QW5ub3RhdGVkTm9kZXNSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_struct]);
+  fileDesc("ChZoYXJuZXNzL3YxL3J1bGVzLnByb3RvEgpoYXJuZXNzLnYxIigKFUNoZWNrQWRtaXNzaW9uUmVxdWVzdBIPCgdoYXJuZXNzGAEgASgJImAKFkNoZWNrQWRtaXNzaW9uUmVzcG9uc2USEAoIYWRtaXR0ZWQYASABKAgSIwoFaG9sZHMYAiADKAsyFC5oYXJuZXNzLnYxLkhvbGRJbmZvEg8KB21lc3NhZ2UYAyABKAkiWgoISG9sZEluZm8SDwoHaGFybmVzcxgBIAEoCRIMCgRydWxlGAIgASgJEgwKBGhhc2gYAyABKAkSDwoHZmlyZV9pZBgEIAEoCRIQCghzaW5jZV9tcxgFIAEoAyIxChBDbGVhckhvbGRSZXF1ZXN0Eg8KB2hhcm5lc3MYASABKAkSDAoEcnVsZRgCIAEoCSI7ChFDbGVhckhvbGRSZXNwb25zZRImCghyZWxlYXNlZBgBIAMoCzIULmhhcm5lc3MudjEuSG9sZEluZm8iIQoNUmVsb2FkUmVxdWVzdBIQCghkZWZhdWx0cxgBIAEoCCKPAQoOUmVsb2FkUmVzcG9uc2USDgoGbG9hZGVkGAEgASgNEioKCGRpc2FibGVkGAIgAygLMhguaGFybmVzcy52MS5EaXNhYmxlZFJ1bGUSGAoQdW5rbm93bl9lbmZvcmNlZBgDIAMoCRIQCghyZWxlYXNlZBgEIAEoDRIVCg1uZWVkc19yZXN0YXJ0GAUgAygJIj0KDERpc2FibGVkUnVsZRIMCgRuYW1lGAEgASgJEg4KBnJlYXNvbhgCIAEoCRIPCgdtZXNzYWdlGAMgASgJIkcKC0Vycm9yRGV0YWlsEicKBnJlYXNvbhgBIAEoDjIXLmhhcm5lc3MudjEuRXJyb3JSZWFzb24SDwoHc3ViamVjdBgCIAEoCSISChBMaXN0UnVsZXNSZXF1ZXN0IjgKEUxpc3RSdWxlc1Jlc3BvbnNlEiMKBXJ1bGVzGAEgAygLMhQuaGFybmVzcy52MS5SdWxlSW5mbyKsAwoIUnVsZUluZm8SDAoEbmFtZRgBIAEoCRIOCgZzb3VyY2UYAiABKAkSCgoCb24YAyABKAkSFgoOZGVjbGFyZWRfbGV2ZWwYBCABKAkSFwoPZWZmZWN0aXZlX2xldmVsGAUgASgJEhAKCGVuZm9yY2VkGAYgASgIEg0KBXN0YXRlGAcgASgJEhcKD2Rpc2FibGVkX3JlYXNvbhgIIAEoCRIYChBkaXNhYmxlZF9tZXNzYWdlGAkgASgJEgwKBGhhc2gYCiABKAkSFwoPc2hhZG93X3NpbmNlX21zGAsgASgDEhcKD3NoYWRvd191bnRpbF9tcxgMIAEoAxITCgtjb29sZG93bl9tcxgNIAEoAxIOCgZ0YXJnZXQYDiABKAkSFgoOZXN0aW1hdGVkX2Nvc3QYDyABKAQSEQoJZmlyZXNfMjRoGBAgASgNEhAKCGZpcmVzXzdkGBEgASgNEhIKCnN1cHByZXNzZWQYEiABKAQSFAoMbGFzdF9maXJlX2lkGBMgASgJEhcKD2xhc3RfZmlyZV9hdF9tcxgUIAEoAxIMCgRmaWxlGBUgASgJIh4KDkdldFJ1bGVSZXF1ZXN0EgwKBG5hbWUYASABKAkipwEKD0dldFJ1bGVSZXNwb25zZRIiCgRydWxlGAEgASgLMhQuaGFybmVzcy52MS5SdWxlSW5mbxIMCgR3aGVuGAIgASgJEhMKC2Rlc2NyaXB0aW9uGAMgASgJEg8KB21lc3NhZ2UYBCABKAkSIwoFaG9sZHMYBSADKAsyFC5oYXJuZXNzLnYxLkhvbGRJbmZvEhcKD3ByaW1pdGl2ZV9jYWxscxgGIAEoDSJ4ChBMaXN0RmlyZXNSZXF1ZXN0EgwKBHJ1bGUYASABKAkSDwoHaGFybmVzcxgCIAEoCRIQCghzaW5jZV9tcxgDIAEoAxINCgVsaW1pdBgEIAEoDRIWCglhZnRlcl9zZXEYBSABKANIAIgBAUIMCgpfYWZ0ZXJfc2VxImMKEUxpc3RGaXJlc1Jlc3BvbnNlEiMKBWZpcmVzGAEgAygLMhQuaGFybmVzcy52MS5GaXJlSW5mbxIRCgl0cnVuY2F0ZWQYAiABKAgSFgoObmV4dF9hZnRlcl9zZXEYAyABKAMiwgIKCEZpcmVJbmZvEg8KB2ZpcmVfaWQYASABKAkSDAoEcnVsZRgCIAEoCRIMCgRoYXNoGAMgASgJEgsKA3NlcRgEIAEoAxINCgVhdF9tcxgFIAEoAxIMCgRraW5kGAYgASgJEgwKBHR5cGUYByABKAkSEwoLdGFyZ2V0X2tpbmQYCCABKAkSEgoKdGFyZ2V0X2tleRgJIAEoCRIPCgdoYXJuZXNzGAogASgJEgsKA3J1bhgLIAEoCRIWCg5kZWNsYXJlZF9sZXZlbBgMIAEoCRIXCg9lZmZlY3RpdmVfbGV2ZWwYDSABKAkSDAoEbW9kZRgOIAEoCRIOCgZhY3Rpb24YDyABKAkSDwoHbWVzc2FnZRgQIAEoCRIqCgdhY3Rpb25zGBEgAygLMhkuaGFybmVzcy52MS5BY3Rpb25PdXRjb21lIlUKDUFjdGlvbk91dGNvbWUSDgoGYWN0aW9uGAEgASgJEg0KBXN0YXRlGAIgASgJEg4KBmRldGFpbBgDIAEoCRIVCg11cGRhdGVkX2F0X21zGAQgASgDIiUKEkV4cGxhaW5GaXJlUmVxdWVzdBIPCgdmaXJlX2lkGAEgASgJIosCChNFeHBsYWluRmlyZVJlc3BvbnNlEiIKBGZpcmUYASABKAsyFC5oYXJuZXNzLnYxLkZpcmVJbmZvEgwKBHdoZW4YAiABKAkSJwoDcm93GAMgASgLMhouaGFybmVzcy52MS5Kb3VybmFsUm93SW5mbxISCgpyb3dfcHJ1bmVkGAQgASgIEg4KBm5vd19tcxgFIAEoAxIxCgpwcmltaXRpdmVzGAYgAygLMh0uaGFybmVzcy52MS5QcmltaXRpdmVDYWxsSW5mbxIYChBsZXZlbF9kZXJpdmF0aW9uGAcgASgJEigKBWd1YXJkGAggASgLMhkuaGFybmVzcy52MS5HdWFyZERlY2lzaW9uIoABCg5Kb3VybmFsUm93SW5mbxILCgNzZXEYASABKAMSDAoEa2luZBgCIAEoCRIMCgR0eXBlGAMgASgJEg0KBWF0X21zGAQgASgDEg4KBnNvdXJjZRgFIAEoCRImCgVldmVudBgGIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QimgEKEVByaW1pdGl2ZUNhbGxJbmZvEgoKAmZuGAEgASgJEg0KBWZpZWxkGAIgASgJEioKCHNlbGVjdG9yGAMgAygLMhguaGFybmVzcy52MS5TZWxlY3RvclRlcm0SEQoJd2l0aGluX21zGAQgASgDEhAKBm51bWJlchgFIAEoDUgAEg8KBXRydXRoGAYgASgISABCCAoGcmVzdWx0IkYKDFNlbGVjdG9yVGVybRINCgVmaWVsZBgBIAEoCRIOCgR0ZXh0GAIgASgJSAASDgoEZmxhZxgDIAEoCEgAQgcKBXZhbHVlIkwKEExpc3RIb2xkc1JlcXVlc3QSDwoHaGFybmVzcxgBIAEoCRIYChBpbmNsdWRlX3JlbGVhc2VkGAIgASgIEg0KBWxpbWl0GAMgASgNIk0KEUxpc3RIb2xkc1Jlc3BvbnNlEiUKBWhvbGRzGAEgAygLMhYuaGFybmVzcy52MS5Ib2xkUmVjb3JkEhEKCXRydW5jYXRlZBgCIAEoCCKMAQoKSG9sZFJlY29yZBIiCgRob2xkGAEgASgLMhQuaGFybmVzcy52MS5Ib2xkSW5mbxITCgtjb29sZG93bl9tcxgCIAEoAxIWCg5mYWxzZV9zaW5jZV9tcxgDIAEoAxIWCg5yZWxlYXNlZF9hdF9tcxgEIAEoAxIVCg1yZWxlYXNlX2NhdXNlGAUgASgJIjUKFkxpc3RBbm5vdGF0aW9uc1JlcXVlc3QSDAoEbm9kZRgBIAEoCRINCgVsaW1pdBgCIAEoDSJdChdMaXN0QW5ub3RhdGlvbnNSZXNwb25zZRIvCgthbm5vdGF0aW9ucxgBIAMoCzIaLmhhcm5lc3MudjEuQW5ub3RhdGlvbkluZm8SEQoJdHJ1bmNhdGVkGAIgASgIIl0KDkFubm90YXRpb25JbmZvEg8KB2ZpcmVfaWQYASABKAkSDAoEbm9kZRgCIAEoCRIMCgRydWxlGAMgASgJEg8KB21lc3NhZ2UYBCABKAkSDQoFYXRfbXMYBSABKAMiEgoQR2V0U3RhdHVzUmVxdWVzdCKZBgoRR2V0U3RhdHVzUmVzcG9uc2USDwoHdmVyc2lvbhgBIAEoCRIVCg1zdGFydGVkX2F0X21zGAIgASgDEg4KBm5vd19tcxgDIAEoAxIUCgxqb3VybmFsX3Jvd3MYBCABKAQSEAoIbGFzdF9zZXEYBSABKAMSEgoKbGFzdF9hdF9tcxgGIAEoAxI1ChRhZG1pdHRlZF9zaW5jZV9zdGFydBgHIAMoCzIXLmhhcm5lc3MudjEuU291cmNlQ291bnQSNAoTZHJvcHBlZF9zaW5jZV9zdGFydBgIIAMoCzIXLmhhcm5lc3MudjEuU291cmNlQ291bnQSGAoQZXZhbHVhdG9yX2N1cnNvchgJIAEoAxITCgtsYWdfc2Vjb25kcxgKIAEoARIUCgxob2xkc19hY3RpdmUYCyABKA0SFAoMcnVsZXNfYWN0aXZlGAwgASgNEhQKDHJ1bGVzX3NoYWRvdxgNIAEoDRIqCghkaXNhYmxlZBgOIAMoCzIYLmhhcm5lc3MudjEuRGlzYWJsZWRSdWxlEhgKEHVua25vd25fZW5mb3JjZWQYDyADKAkSIgoac3VwZXJ2aXNvcl9zdG9wX2NvbmZpZ3VyZWQYECABKAgSHAoUdW5kZWxpdmVyZWRfc3RvcHNfN2QYESABKA0SLgoNcG9saWN5X2Nsb25lcxgSIAMoCzIXLmhhcm5lc3MudjEuUG9saWN5Q2xvbmUSGQoRZW5mb3JjZWRfZGlzYWJsZWQYEyADKAkSGAoQdW5rbm93bl9zdG9wc183ZBgUIAEoDRIVCg1uZWVkc19yZXN0YXJ0GBUgAygJEhkKEWxhc3RfcmVsb2FkX2Vycm9yGB4gASgJEiAKGGxhc3RfcmVsb2FkX2ZhaWxlZF9hdF9tcxgfIAEoAxISCgpzdG9yZV9wYXRoGCAgASgJEhkKEXN0b3JlX3dyaXRlX2Vycm9yGCEgASgJEiQKHHN0b3JlX3dyaXRlX2ZhaWxpbmdfc2luY2VfbXMYIiABKAMSHAoUc3RvcmVfd3JpdGVfZmFpbHVyZXMYIyABKA0iKwoLU291cmNlQ291bnQSDgoGc291cmNlGAEgASgJEgwKBHJvd3MYAiABKAQiOgoLUG9saWN5Q2xvbmUSDAoEbmFtZRgBIAEoCRINCgVzdGF0ZRgCIAEoCRIOCgZkZXRhaWwYAyABKAkiPwoPQmFja3Rlc3RSZXF1ZXN0EgwKBGZpbGUYASABKAkSDAoEdGV4dBgCIAEoCRIQCghzaW5jZV9tcxgDIAEoAyKiAQoQQmFja3Rlc3RSZXNwb25zZRIqCgVzdGFydBgBIAEoCzIZLmhhcm5lc3MudjEuQmFja3Rlc3RTdGFydEgAEioKBWZpcmVzGAIgASgLMhkuaGFybmVzcy52MS5CYWNrdGVzdEZpcmVzSAASLgoHc3VtbWFyeRgDIAEoCzIbLmhhcm5lc3MudjEuQmFja3Rlc3RTdW1tYXJ5SABCBgoEcGFydCJvCg1CYWNrdGVzdFN0YXJ0EgwKBHJ1bGUYASABKAkSDAoEaGFzaBgCIAEoCRIQCghzaW5jZV9tcxgDIAEoAxIQCghmcm9tX3NlcRgEIAEoAxIOCgZ0b19zZXEYBSABKAMSDgoGbm93X21zGAYgASgDIjgKDUJhY2t0ZXN0RmlyZXMSJwoFZmlyZXMYASADKAsyGC5oYXJuZXNzLnYxLkJhY2t0ZXN0RmlyZSLzAQoMQmFja3Rlc3RGaXJlEgsKA3NlcRgBIAEoAxINCgVhdF9tcxgCIAEoAxIMCgRraW5kGAMgASgJEgwKBHR5cGUYBCABKAkSEwoLdGFyZ2V0X2tpbmQYBSABKAkSEgoKdGFyZ2V0X2tleRgGIAEoCRIWCg5kZWNsYXJlZF9sZXZlbBgHIAEoCRINCgVsZXZlbBgIIAEoCRIMCgRtb2RlGAkgASgJEg8KB21lc3NhZ2UYCiABKAkSDQoFaG9sZHMYCyABKAgSFQoNaG9sZF91bnRpbF9tcxgMIAEoAxIWCg5ob2xkX3VudGlsX3NlcRgNIAEoAyKZAQoPQmFja3Rlc3RTdW1tYXJ5EgwKBHJvd3MYASABKAQSEwoLZXZhbF9lcnJvcnMYAiABKAQSFAoMc3RvcmVfZXJyb3JzGAMgASgEEg0KBWZpcmVzGAQgASgEEhIKCnN1cHByZXNzZWQYBSABKAQSFQoNY29zdF9leGNlZWRlZBgGIAEoBBITCgtldmFsdWF0aW9ucxgHIAEoBCIUChJXYXRjaEV2ZW50c1JlcXVlc3Qi0gEKE1dhdGNoRXZlbnRzUmVzcG9uc2USKgoKcnVsZV9maXJlZBgBIAEoCzIULmhhcm5lc3MudjEuRmlyZUluZm9IABIrCglydWxlX2hvbGQYAiABKAsyFi5oYXJuZXNzLnYxLkhvbGRSZWNvcmRIABI0ChJydWxlX2hvbGRfcmVsZWFzZWQYAyABKAsyFi5oYXJuZXNzLnYxLkhvbGRSZWNvcmRIABIjCgNnYXAYBCABKAsyFC5oYXJuZXNzLnYxLldhdGNoR2FwSABCBwoFZXZlbnQiGgoIV2F0Y2hHYXASDgoGbWlzc2VkGAEgASgEIjMKE1BvbGljeVN5bmNlZFJlcXVlc3QSDAoEcmVwbxgBIAEoCRIOCgZjb21taXQYAiABKAkiQgoUUG9saWN5U3luY2VkUmVzcG9uc2USKgoGcmVsb2FkGAEgASgLMhouaGFybmVzcy52MS5SZWxvYWRSZXNwb25zZSJYChRMaXN0UHJvcG9zYWxzUmVxdWVzdBINCgVzdGF0ZRgBIAEoCRINCgVhZnRlchgCIAEoCRITCgtwb2xpY3lfcmVwbxgDIAEoCRINCgVsaW1pdBgEIAEoDSKKAQoVTGlzdFByb3Bvc2Fsc1Jlc3BvbnNlEisKCXByb3Bvc2FscxgBIAMoCzIYLmhhcm5lc3MudjEuUHJvcG9zYWxJbmZvEhEKCXRydW5jYXRlZBgCIAEoCBIRCglvcGVuZWRfN2QYAyABKA0SHgoWbWF4X3Byb3Bvc2Fsc19wZXJfd2VlaxgEIAEoDSK2AwoMUHJvcG9zYWxJbmZvEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEQoJZmlsZV90ZXh0GAMgASgJEgoKAm9uGAQgASgJEg0KBWxldmVsGAUgASgJEhQKDGNvbnRlbnRfaGFzaBgGIAEoCRIXCg9leHByZXNzaW9uX2hhc2gYByABKAkSEQoJcmF0aW9uYWxlGAggASgJEhAKCGV2aWRlbmNlGAkgAygJEgsKA3J1bhgKIAEoCRIRCgl1bnRydXN0ZWQYCyABKAgSDQoFc3RhdGUYDCABKAkSFAoMc3RhdGVfZGV0YWlsGA0gASgJEhMKC3BvbGljeV9yZXBvGA4gASgJEhEKCXByX251bWJlchgPIAEoBBIOCgZwcl91cmwYECABKAkSLgoIYmFja3Rlc3QYESABKAsyHC5oYXJuZXNzLnYxLlByb3Bvc2FsQmFja3Rlc3QSFQoNY3JlYXRlZF9hdF9tcxgSIAEoAxIVCg11cGRhdGVkX2F0X21zGBMgASgDEi8KCHJlamVjdGVkGBQgASgLMh0uaGFybmVzcy52MS5Qcm9wb3NhbFJlamVjdGlvbiKqAQoQUHJvcG9zYWxCYWNrdGVzdBIQCghzaW5jZV9tcxgBIAEoAxINCgVhdF9tcxgCIAEoAxIMCgRyb3dzGAMgASgEEg0KBWZpcmVzGAQgASgEEhMKC2V2YWxfZXJyb3JzGAUgASgEEhQKDHN0b3JlX2Vycm9ycxgGIAEoBBItCgtmaXJzdF9maXJlcxgHIAMoCzIYLmhhcm5lc3MudjEuQmFja3Rlc3RGaXJlInMKEVByb3Bvc2FsUmVqZWN0aW9uEhMKC3BvbGljeV9yZXBvGAEgASgJEhEKCXByX251bWJlchgCIAEoBBIOCgZwcl91cmwYAyABKAkSDgoGcmVhc29uGAQgASgJEhYKDnJlamVjdGVkX2F0X21zGAUgASgDIqoBChVSZWNvcmRQcm9wb3NhbFJlcXVlc3QSCgoCaWQYASABKAkSEwoLcG9saWN5X3JlcG8YAiABKAkSDQoFc3RhdGUYAyABKAkSEQoJcHJfbnVtYmVyGAQgASgEEg4KBnByX3VybBgFIAEoCRIOCgZkZXRhaWwYBiABKAkSLgoIYmFja3Rlc3QYByABKAsyHC5oYXJuZXNzLnYxLlByb3Bvc2FsQmFja3Rlc3QiRAoWUmVjb3JkUHJvcG9zYWxSZXNwb25zZRIqCghwcm9wb3NhbBgBIAEoCzIYLmhhcm5lc3MudjEuUHJvcG9zYWxJbmZvIiUKEUNvdW50RmlyZXNSZXF1ZXN0EhAKCHNpbmNlX21zGAEgASgDIlwKEkNvdW50RmlyZXNSZXNwb25zZRIlCgZjb3VudHMYASADKAsyFS5oYXJuZXNzLnYxLkZpcmVDb3VudBIOCgZub3dfbXMYAiABKAMSDwoHZnJvbV9tcxgDIAEoAyJHCglGaXJlQ291bnQSDAoEcnVsZRgBIAEoCRIMCgRtb2RlGAIgASgJEg8KB2hvdXJfbXMYAyABKAMSDQoFZmlyZXMYBCABKA0iOQoZTGlzdEFubm90YXRlZE5vZGVzUmVxdWVzdBINCgVhZnRlchgBIAEoCRINCgVsaW1pdBgCIAEoDSJZChpMaXN0QW5ub3RhdGVkTm9kZXNSZXNwb25zZRIoCgVub2RlcxgBIAMoCzIZLmhhcm5lc3MudjEuQW5ub3RhdGVkTm9kZRIRCgl0cnVuY2F0ZWQYAiABKAgiRgoNQW5ub3RhdGVkTm9kZRIMCgRub2RlGAEgASgJEhMKC2Fubm90YXRpb25zGAIgASgNEhIKCmxhc3RfYXRfbXMYAyABKAMiqgIKDUd1YXJkRGVjaXNpb24SDAoEa2luZBgBIAEoCRIPCgdoYXJuZXNzGAIgASgJEgsKA3J1bhgDIAEoCRIMCgR0b29sGAQgASgJEg4KBmRpZ2VzdBgFIAEoCRIRCgl0aHJlc2hvbGQYBiABKA0SEwoLc3RyZWFrX3Jvd3MYByABKA0SEQoJZmlyc3Rfc2VxGAggASgDEhMKC2ZpcnN0X2F0X21zGAkgASgDEhAKCGxhc3Rfc2VxGAogASgDEhIKCmxhc3RfYXRfbXMYCyABKAMSFwoPZGVsaXZlcmVkX2F0X21zGAwgASgDEhYKDnJlbGVhc2VkX2F0X21zGA0gASgDEhAKCHNlbnRlbmNlGA4gASgJEhYKDnJlc3VtZV9jb21tYW5kGA8gASgJKtcFCgtFcnJvclJlYXNvbhIcChhFUlJPUl9SRUFTT05fVU5TUEVDSUZJRUQQABIdChlFUlJPUl9SRUFTT05fVU5LTk9XTl9SVUxFEAESHQoZRVJST1JfUkVBU09OX1VOS05PV05fRklSRRACEh8KG0VSUk9SX1JFQVNPTl9IT0xEX05PVF9GT1VORBADEiEKHUVSUk9SX1JFQVNPTl9JTlZBTElEX0FSR1VNRU5UEAQSHgoaRVJST1JfUkVBU09OX1JFTE9BRF9GQUlMRUQQBRIcChhFUlJPUl9SRUFTT05fUlVMRV9TQ0hFTUEQBhIYChRFUlJPUl9SRUFTT05fQ09NUElMRRAHEh4KGkVSUk9SX1JFQVNPTl9DT1NUX0VTVElNQVRFEAgSHgoaRVJST1JfUkVBU09OX0JBQ0tURVNUX0JVU1kQCRIfChtFUlJPUl9SRUFTT05fU0lOQ0VfVE9PX0xPTkcQChIkCiBFUlJPUl9SRUFTT05fVU5LTk9XTl9QT0xJQ1lfUkVQTxALEicKI0VSUk9SX1JFQVNPTl9JTlZBTElEX1BST1BPU0FMX0xFVkVMEAwSJgoiRVJST1JfUkVBU09OX1BST1BPU0FMX0JBQ0tMT0dfRlVMTBANEiQKIEVSUk9SX1JFQVNPTl9TVVBQUkVTU0VEX1BST1BPU0FMEA4SJQohRVJST1JfUkVBU09OX1BST1BPU0FMX0NBUF9SRUFDSEVEEA8SIQodRVJST1JfUkVBU09OX1VOS05PV05fUFJPUE9TQUwQEBIhCh1FUlJPUl9SRUFTT05fVU5LTk9XTl9FVklERU5DRRAREiMKH0VSUk9SX1JFQVNPTl9QUk9QT1NBTF9SVU5fTElNSVQQEhIfChtFUlJPUl9SRUFTT05fTk9UX1JVTEVfTUlORVIQExIfChtFUlJPUl9SRUFTT05fUFJPUE9TQUxfU1RBVEUQFDLYCgoLUnVsZVNlcnZpY2USVwoOQ2hlY2tBZG1pc3Npb24SIS5oYXJuZXNzLnYxLkNoZWNrQWRtaXNzaW9uUmVxdWVzdBoiLmhhcm5lc3MudjEuQ2hlY2tBZG1pc3Npb25SZXNwb25zZRJICglDbGVhckhvbGQSHC5oYXJuZXNzLnYxLkNsZWFySG9sZFJlcXVlc3QaHS5oYXJuZXNzLnYxLkNsZWFySG9sZFJlc3BvbnNlEj8KBlJlbG9hZBIZLmhhcm5lc3MudjEuUmVsb2FkUmVxdWVzdBoaLmhhcm5lc3MudjEuUmVsb2FkUmVzcG9uc2USSAoJTGlzdFJ1bGVzEhwuaGFybmVzcy52MS5MaXN0UnVsZXNSZXF1ZXN0Gh0uaGFybmVzcy52MS5MaXN0UnVsZXNSZXNwb25zZRJCCgdHZXRSdWxlEhouaGFybmVzcy52MS5HZXRSdWxlUmVxdWVzdBobLmhhcm5lc3MudjEuR2V0UnVsZVJlc3BvbnNlEkgKCUxpc3RGaXJlcxIcLmhhcm5lc3MudjEuTGlzdEZpcmVzUmVxdWVzdBodLmhhcm5lc3MudjEuTGlzdEZpcmVzUmVzcG9uc2USTgoLRXhwbGFpbkZpcmUSHi5oYXJuZXNzLnYxLkV4cGxhaW5GaXJlUmVxdWVzdBofLmhhcm5lc3MudjEuRXhwbGFpbkZpcmVSZXNwb25zZRJICglMaXN0SG9sZHMSHC5oYXJuZXNzLnYxLkxpc3RIb2xkc1JlcXVlc3QaHS5oYXJuZXNzLnYxLkxpc3RIb2xkc1Jlc3BvbnNlEloKD0xpc3RBbm5vdGF0aW9ucxIiLmhhcm5lc3MudjEuTGlzdEFubm90YXRpb25zUmVxdWVzdBojLmhhcm5lc3MudjEuTGlzdEFubm90YXRpb25zUmVzcG9uc2USSAoJR2V0U3RhdHVzEhwuaGFybmVzcy52MS5HZXRTdGF0dXNSZXF1ZXN0Gh0uaGFybmVzcy52MS5HZXRTdGF0dXNSZXNwb25zZRJHCghCYWNrdGVzdBIbLmhhcm5lc3MudjEuQmFja3Rlc3RSZXF1ZXN0GhwuaGFybmVzcy52MS5CYWNrdGVzdFJlc3BvbnNlMAESUAoLV2F0Y2hFdmVudHMSHi5oYXJuZXNzLnYxLldhdGNoRXZlbnRzUmVxdWVzdBofLmhhcm5lc3MudjEuV2F0Y2hFdmVudHNSZXNwb25zZTABElEKDFBvbGljeVN5bmNlZBIfLmhhcm5lc3MudjEuUG9saWN5U3luY2VkUmVxdWVzdBogLmhhcm5lc3MudjEuUG9saWN5U3luY2VkUmVzcG9uc2USVAoNTGlzdFByb3Bvc2FscxIgLmhhcm5lc3MudjEuTGlzdFByb3Bvc2Fsc1JlcXVlc3QaIS5oYXJuZXNzLnYxLkxpc3RQcm9wb3NhbHNSZXNwb25zZRJXCg5SZWNvcmRQcm9wb3NhbBIhLmhhcm5lc3MudjEuUmVjb3JkUHJvcG9zYWxSZXF1ZXN0GiIuaGFybmVzcy52MS5SZWNvcmRQcm9wb3NhbFJlc3BvbnNlEksKCkNvdW50RmlyZXMSHS5oYXJuZXNzLnYxLkNvdW50RmlyZXNSZXF1ZXN0Gh4uaGFybmVzcy52MS5Db3VudEZpcmVzUmVzcG9uc2USYwoSTGlzdEFubm90YXRlZE5vZGVzEiUuaGFybmVzcy52MS5MaXN0QW5ub3RhdGVkTm9kZXNSZXF1ZXN0GiYuaGFybmVzcy52MS5MaXN0QW5ub3RhdGVkTm9kZXNSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_struct]);
 
 /**
  * @generated from message harness.v1.CheckAdmissionRequest
@@ -844,108 +844,6 @@ export const ExplainFireResponseSchema: GenMessage<ExplainFireResponse> = /*@__P
   messageDesc(file_harness_v1_rules, 19);
 
 /**
- * A run stopped or closed by the daemon's own guards (SPEC-0029 REQ-12), as `rules explain` shows it.
- *
- * @generated from message harness.v1.GuardDecision
- */
-export type GuardDecision = Message<"harness.v1.GuardDecision"> & {
-  /**
-   * loop_stopped (the loop guard) or stale_closed (the stale run closer).
-   *
-   * @generated from field: string kind = 1;
-   */
-  kind: string;
-
-  /**
-   * @generated from field: string harness = 2;
-   */
-  harness: string;
-
-  /**
-   * @generated from field: string run = 3;
-   */
-  run: string;
-
-  /**
-   * loop_stopped: the identical call's tool and input digest.
-   *
-   * @generated from field: string tool = 4;
-   */
-  tool: string;
-
-  /**
-   * @generated from field: string digest = 5;
-   */
-  digest: string;
-
-  /**
-   * loop_stopped: the threshold (identical calls in an unbroken streak that trip the guard), and the
-   * identical tool rows of the streak the journal still holds: the first and last seq, their times.
-   *
-   * @generated from field: uint32 threshold = 6;
-   */
-  threshold: number;
-
-  /**
-   * @generated from field: uint32 streak_rows = 7;
-   */
-  streakRows: number;
-
-  /**
-   * @generated from field: int64 first_seq = 8;
-   */
-  firstSeq: bigint;
-
-  /**
-   * @generated from field: int64 first_at_ms = 9;
-   */
-  firstAtMs: bigint;
-
-  /**
-   * @generated from field: int64 last_seq = 10;
-   */
-  lastSeq: bigint;
-
-  /**
-   * @generated from field: int64 last_at_ms = 11;
-   */
-  lastAtMs: bigint;
-
-  /**
-   * loop_stopped: the stop as the store holds it: told to the agent at its next hook call (0: not
-   * yet), released by the operator (0: not).
-   *
-   * @generated from field: int64 delivered_at_ms = 12;
-   */
-  deliveredAtMs: bigint;
-
-  /**
-   * @generated from field: int64 released_at_ms = 13;
-   */
-  releasedAtMs: bigint;
-
-  /**
-   * What the agent is told, and the operator's command that lets its session start again; for a stale
-   * close, what the closer did and why.
-   *
-   * @generated from field: string sentence = 14;
-   */
-  sentence: string;
-
-  /**
-   * @generated from field: string resume_command = 15;
-   */
-  resumeCommand: string;
-};
-
-/**
- * Describes the message harness.v1.GuardDecision.
- * Use `create(GuardDecisionSchema)` to create a new message.
- */
-export const GuardDecisionSchema: GenMessage<GuardDecision> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 20);
-
-/**
  * @generated from message harness.v1.JournalRowInfo
  */
 export type JournalRowInfo = Message<"harness.v1.JournalRowInfo"> & {
@@ -991,7 +889,7 @@ export type JournalRowInfo = Message<"harness.v1.JournalRowInfo"> & {
  * Use `create(JournalRowInfoSchema)` to create a new message.
  */
 export const JournalRowInfoSchema: GenMessage<JournalRowInfo> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 21);
+  messageDesc(file_harness_v1_rules, 20);
 
 /**
  * @generated from message harness.v1.PrimitiveCallInfo
@@ -1050,7 +948,7 @@ export type PrimitiveCallInfo = Message<"harness.v1.PrimitiveCallInfo"> & {
  * Use `create(PrimitiveCallInfoSchema)` to create a new message.
  */
 export const PrimitiveCallInfoSchema: GenMessage<PrimitiveCallInfo> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 22);
+  messageDesc(file_harness_v1_rules, 21);
 
 /**
  * @generated from message harness.v1.SelectorTerm
@@ -1086,7 +984,7 @@ export type SelectorTerm = Message<"harness.v1.SelectorTerm"> & {
  * Use `create(SelectorTermSchema)` to create a new message.
  */
 export const SelectorTermSchema: GenMessage<SelectorTerm> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 23);
+  messageDesc(file_harness_v1_rules, 22);
 
 /**
  * @generated from message harness.v1.ListHoldsRequest
@@ -1119,7 +1017,7 @@ export type ListHoldsRequest = Message<"harness.v1.ListHoldsRequest"> & {
  * Use `create(ListHoldsRequestSchema)` to create a new message.
  */
 export const ListHoldsRequestSchema: GenMessage<ListHoldsRequest> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 24);
+  messageDesc(file_harness_v1_rules, 23);
 
 /**
  * @generated from message harness.v1.ListHoldsResponse
@@ -1143,7 +1041,7 @@ export type ListHoldsResponse = Message<"harness.v1.ListHoldsResponse"> & {
  * Use `create(ListHoldsResponseSchema)` to create a new message.
  */
 export const ListHoldsResponseSchema: GenMessage<ListHoldsResponse> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 25);
+  messageDesc(file_harness_v1_rules, 24);
 
 /**
  * @generated from message harness.v1.HoldRecord
@@ -1188,7 +1086,7 @@ export type HoldRecord = Message<"harness.v1.HoldRecord"> & {
  * Use `create(HoldRecordSchema)` to create a new message.
  */
 export const HoldRecordSchema: GenMessage<HoldRecord> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 26);
+  messageDesc(file_harness_v1_rules, 25);
 
 /**
  * @generated from message harness.v1.ListAnnotationsRequest
@@ -1214,7 +1112,7 @@ export type ListAnnotationsRequest = Message<"harness.v1.ListAnnotationsRequest"
  * Use `create(ListAnnotationsRequestSchema)` to create a new message.
  */
 export const ListAnnotationsRequestSchema: GenMessage<ListAnnotationsRequest> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 27);
+  messageDesc(file_harness_v1_rules, 26);
 
 /**
  * @generated from message harness.v1.ListAnnotationsResponse
@@ -1238,7 +1136,7 @@ export type ListAnnotationsResponse = Message<"harness.v1.ListAnnotationsRespons
  * Use `create(ListAnnotationsResponseSchema)` to create a new message.
  */
 export const ListAnnotationsResponseSchema: GenMessage<ListAnnotationsResponse> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 28);
+  messageDesc(file_harness_v1_rules, 27);
 
 /**
  * @generated from message harness.v1.AnnotationInfo
@@ -1275,7 +1173,7 @@ export type AnnotationInfo = Message<"harness.v1.AnnotationInfo"> & {
  * Use `create(AnnotationInfoSchema)` to create a new message.
  */
 export const AnnotationInfoSchema: GenMessage<AnnotationInfo> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 29);
+  messageDesc(file_harness_v1_rules, 28);
 
 /**
  * @generated from message harness.v1.GetStatusRequest
@@ -1288,7 +1186,7 @@ export type GetStatusRequest = Message<"harness.v1.GetStatusRequest"> & {
  * Use `create(GetStatusRequestSchema)` to create a new message.
  */
 export const GetStatusRequestSchema: GenMessage<GetStatusRequest> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 30);
+  messageDesc(file_harness_v1_rules, 29);
 
 /**
  * @generated from message harness.v1.GetStatusResponse
@@ -1471,7 +1369,7 @@ export type GetStatusResponse = Message<"harness.v1.GetStatusResponse"> & {
  * Use `create(GetStatusResponseSchema)` to create a new message.
  */
 export const GetStatusResponseSchema: GenMessage<GetStatusResponse> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 31);
+  messageDesc(file_harness_v1_rules, 30);
 
 /**
  * @generated from message harness.v1.SourceCount
@@ -1493,7 +1391,7 @@ export type SourceCount = Message<"harness.v1.SourceCount"> & {
  * Use `create(SourceCountSchema)` to create a new message.
  */
 export const SourceCountSchema: GenMessage<SourceCount> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 32);
+  messageDesc(file_harness_v1_rules, 31);
 
 /**
  * @generated from message harness.v1.PolicyClone
@@ -1522,7 +1420,7 @@ export type PolicyClone = Message<"harness.v1.PolicyClone"> & {
  * Use `create(PolicyCloneSchema)` to create a new message.
  */
 export const PolicyCloneSchema: GenMessage<PolicyClone> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 33);
+  messageDesc(file_harness_v1_rules, 32);
 
 /**
  * @generated from message harness.v1.BacktestRequest
@@ -1553,7 +1451,7 @@ export type BacktestRequest = Message<"harness.v1.BacktestRequest"> & {
  * Use `create(BacktestRequestSchema)` to create a new message.
  */
 export const BacktestRequestSchema: GenMessage<BacktestRequest> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 34);
+  messageDesc(file_harness_v1_rules, 33);
 
 /**
  * @generated from message harness.v1.BacktestResponse
@@ -1588,7 +1486,7 @@ export type BacktestResponse = Message<"harness.v1.BacktestResponse"> & {
  * Use `create(BacktestResponseSchema)` to create a new message.
  */
 export const BacktestResponseSchema: GenMessage<BacktestResponse> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 35);
+  messageDesc(file_harness_v1_rules, 34);
 
 /**
  * @generated from message harness.v1.BacktestStart
@@ -1635,7 +1533,7 @@ export type BacktestStart = Message<"harness.v1.BacktestStart"> & {
  * Use `create(BacktestStartSchema)` to create a new message.
  */
 export const BacktestStartSchema: GenMessage<BacktestStart> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 36);
+  messageDesc(file_harness_v1_rules, 35);
 
 /**
  * @generated from message harness.v1.BacktestFires
@@ -1654,7 +1552,7 @@ export type BacktestFires = Message<"harness.v1.BacktestFires"> & {
  * Use `create(BacktestFiresSchema)` to create a new message.
  */
 export const BacktestFiresSchema: GenMessage<BacktestFires> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 37);
+  messageDesc(file_harness_v1_rules, 36);
 
 /**
  * @generated from message harness.v1.BacktestFire
@@ -1740,7 +1638,7 @@ export type BacktestFire = Message<"harness.v1.BacktestFire"> & {
  * Use `create(BacktestFireSchema)` to create a new message.
  */
 export const BacktestFireSchema: GenMessage<BacktestFire> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 38);
+  messageDesc(file_harness_v1_rules, 37);
 
 /**
  * @generated from message harness.v1.BacktestSummary
@@ -1793,7 +1691,7 @@ export type BacktestSummary = Message<"harness.v1.BacktestSummary"> & {
  * Use `create(BacktestSummarySchema)` to create a new message.
  */
 export const BacktestSummarySchema: GenMessage<BacktestSummary> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 39);
+  messageDesc(file_harness_v1_rules, 38);
 
 /**
  * @generated from message harness.v1.WatchEventsRequest
@@ -1806,7 +1704,7 @@ export type WatchEventsRequest = Message<"harness.v1.WatchEventsRequest"> & {
  * Use `create(WatchEventsRequestSchema)` to create a new message.
  */
 export const WatchEventsRequestSchema: GenMessage<WatchEventsRequest> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 40);
+  messageDesc(file_harness_v1_rules, 39);
 
 /**
  * @generated from message harness.v1.WatchEventsResponse
@@ -1847,7 +1745,7 @@ export type WatchEventsResponse = Message<"harness.v1.WatchEventsResponse"> & {
  * Use `create(WatchEventsResponseSchema)` to create a new message.
  */
 export const WatchEventsResponseSchema: GenMessage<WatchEventsResponse> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 41);
+  messageDesc(file_harness_v1_rules, 40);
 
 /**
  * @generated from message harness.v1.WatchGap
@@ -1866,7 +1764,7 @@ export type WatchGap = Message<"harness.v1.WatchGap"> & {
  * Use `create(WatchGapSchema)` to create a new message.
  */
 export const WatchGapSchema: GenMessage<WatchGap> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 42);
+  messageDesc(file_harness_v1_rules, 41);
 
 /**
  * @generated from message harness.v1.PolicySyncedRequest
@@ -1890,7 +1788,7 @@ export type PolicySyncedRequest = Message<"harness.v1.PolicySyncedRequest"> & {
  * Use `create(PolicySyncedRequestSchema)` to create a new message.
  */
 export const PolicySyncedRequestSchema: GenMessage<PolicySyncedRequest> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 43);
+  messageDesc(file_harness_v1_rules, 42);
 
 /**
  * @generated from message harness.v1.PolicySyncedResponse
@@ -1907,7 +1805,7 @@ export type PolicySyncedResponse = Message<"harness.v1.PolicySyncedResponse"> & 
  * Use `create(PolicySyncedResponseSchema)` to create a new message.
  */
 export const PolicySyncedResponseSchema: GenMessage<PolicySyncedResponse> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 44);
+  messageDesc(file_harness_v1_rules, 43);
 
 /**
  * @generated from message harness.v1.ListProposalsRequest
@@ -1949,7 +1847,7 @@ export type ListProposalsRequest = Message<"harness.v1.ListProposalsRequest"> & 
  * Use `create(ListProposalsRequestSchema)` to create a new message.
  */
 export const ListProposalsRequestSchema: GenMessage<ListProposalsRequest> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 45);
+  messageDesc(file_harness_v1_rules, 44);
 
 /**
  * @generated from message harness.v1.ListProposalsResponse
@@ -1988,7 +1886,7 @@ export type ListProposalsResponse = Message<"harness.v1.ListProposalsResponse"> 
  * Use `create(ListProposalsResponseSchema)` to create a new message.
  */
 export const ListProposalsResponseSchema: GenMessage<ListProposalsResponse> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 46);
+  messageDesc(file_harness_v1_rules, 45);
 
 /**
  * @generated from message harness.v1.ProposalInfo
@@ -2127,7 +2025,7 @@ export type ProposalInfo = Message<"harness.v1.ProposalInfo"> & {
  * Use `create(ProposalInfoSchema)` to create a new message.
  */
 export const ProposalInfoSchema: GenMessage<ProposalInfo> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 47);
+  messageDesc(file_harness_v1_rules, 46);
 
 /**
  * @generated from message harness.v1.ProposalBacktest
@@ -2178,7 +2076,7 @@ export type ProposalBacktest = Message<"harness.v1.ProposalBacktest"> & {
  * Use `create(ProposalBacktestSchema)` to create a new message.
  */
 export const ProposalBacktestSchema: GenMessage<ProposalBacktest> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 48);
+  messageDesc(file_harness_v1_rules, 47);
 
 /**
  * @generated from message harness.v1.ProposalRejection
@@ -2217,7 +2115,7 @@ export type ProposalRejection = Message<"harness.v1.ProposalRejection"> & {
  * Use `create(ProposalRejectionSchema)` to create a new message.
  */
 export const ProposalRejectionSchema: GenMessage<ProposalRejection> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 49);
+  messageDesc(file_harness_v1_rules, 48);
 
 /**
  * @generated from message harness.v1.RecordProposalRequest
@@ -2272,7 +2170,7 @@ export type RecordProposalRequest = Message<"harness.v1.RecordProposalRequest"> 
  * Use `create(RecordProposalRequestSchema)` to create a new message.
  */
 export const RecordProposalRequestSchema: GenMessage<RecordProposalRequest> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 50);
+  messageDesc(file_harness_v1_rules, 49);
 
 /**
  * @generated from message harness.v1.RecordProposalResponse
@@ -2289,7 +2187,7 @@ export type RecordProposalResponse = Message<"harness.v1.RecordProposalResponse"
  * Use `create(RecordProposalResponseSchema)` to create a new message.
  */
 export const RecordProposalResponseSchema: GenMessage<RecordProposalResponse> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 51);
+  messageDesc(file_harness_v1_rules, 50);
 
 /**
  * @generated from message harness.v1.CountFiresRequest
@@ -2308,7 +2206,7 @@ export type CountFiresRequest = Message<"harness.v1.CountFiresRequest"> & {
  * Use `create(CountFiresRequestSchema)` to create a new message.
  */
 export const CountFiresRequestSchema: GenMessage<CountFiresRequest> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 52);
+  messageDesc(file_harness_v1_rules, 51);
 
 /**
  * @generated from message harness.v1.CountFiresResponse
@@ -2339,7 +2237,7 @@ export type CountFiresResponse = Message<"harness.v1.CountFiresResponse"> & {
  * Use `create(CountFiresResponseSchema)` to create a new message.
  */
 export const CountFiresResponseSchema: GenMessage<CountFiresResponse> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 53);
+  messageDesc(file_harness_v1_rules, 52);
 
 /**
  * @generated from message harness.v1.FireCount
@@ -2375,7 +2273,7 @@ export type FireCount = Message<"harness.v1.FireCount"> & {
  * Use `create(FireCountSchema)` to create a new message.
  */
 export const FireCountSchema: GenMessage<FireCount> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 54);
+  messageDesc(file_harness_v1_rules, 53);
 
 /**
  * @generated from message harness.v1.ListAnnotatedNodesRequest
@@ -2401,7 +2299,7 @@ export type ListAnnotatedNodesRequest = Message<"harness.v1.ListAnnotatedNodesRe
  * Use `create(ListAnnotatedNodesRequestSchema)` to create a new message.
  */
 export const ListAnnotatedNodesRequestSchema: GenMessage<ListAnnotatedNodesRequest> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 55);
+  messageDesc(file_harness_v1_rules, 54);
 
 /**
  * @generated from message harness.v1.ListAnnotatedNodesResponse
@@ -2425,7 +2323,7 @@ export type ListAnnotatedNodesResponse = Message<"harness.v1.ListAnnotatedNodesR
  * Use `create(ListAnnotatedNodesResponseSchema)` to create a new message.
  */
 export const ListAnnotatedNodesResponseSchema: GenMessage<ListAnnotatedNodesResponse> = /*@__PURE__*/
-  messageDesc(file_harness_v1_rules, 56);
+  messageDesc(file_harness_v1_rules, 55);
 
 /**
  * @generated from message harness.v1.AnnotatedNode
@@ -2454,6 +2352,108 @@ export type AnnotatedNode = Message<"harness.v1.AnnotatedNode"> & {
  * Use `create(AnnotatedNodeSchema)` to create a new message.
  */
 export const AnnotatedNodeSchema: GenMessage<AnnotatedNode> = /*@__PURE__*/
+  messageDesc(file_harness_v1_rules, 56);
+
+/**
+ * A run stopped or closed by the daemon's own guards (SPEC-0029 REQ-12), as `rules explain` shows it.
+ *
+ * @generated from message harness.v1.GuardDecision
+ */
+export type GuardDecision = Message<"harness.v1.GuardDecision"> & {
+  /**
+   * loop_stopped (the loop guard) or stale_closed (the stale run closer).
+   *
+   * @generated from field: string kind = 1;
+   */
+  kind: string;
+
+  /**
+   * @generated from field: string harness = 2;
+   */
+  harness: string;
+
+  /**
+   * @generated from field: string run = 3;
+   */
+  run: string;
+
+  /**
+   * loop_stopped: the identical call's tool and input digest.
+   *
+   * @generated from field: string tool = 4;
+   */
+  tool: string;
+
+  /**
+   * @generated from field: string digest = 5;
+   */
+  digest: string;
+
+  /**
+   * loop_stopped: the threshold (identical calls in an unbroken streak that trip the guard), and the
+   * identical tool rows of the streak the journal still holds: the first and last seq, their times.
+   *
+   * @generated from field: uint32 threshold = 6;
+   */
+  threshold: number;
+
+  /**
+   * @generated from field: uint32 streak_rows = 7;
+   */
+  streakRows: number;
+
+  /**
+   * @generated from field: int64 first_seq = 8;
+   */
+  firstSeq: bigint;
+
+  /**
+   * @generated from field: int64 first_at_ms = 9;
+   */
+  firstAtMs: bigint;
+
+  /**
+   * @generated from field: int64 last_seq = 10;
+   */
+  lastSeq: bigint;
+
+  /**
+   * @generated from field: int64 last_at_ms = 11;
+   */
+  lastAtMs: bigint;
+
+  /**
+   * loop_stopped: the stop as the store holds it: told to the agent at its next hook call (0: not
+   * yet), released by the operator (0: not).
+   *
+   * @generated from field: int64 delivered_at_ms = 12;
+   */
+  deliveredAtMs: bigint;
+
+  /**
+   * @generated from field: int64 released_at_ms = 13;
+   */
+  releasedAtMs: bigint;
+
+  /**
+   * What the agent is told, and the operator's command that lets its session start again; for a stale
+   * close, what the closer did and why.
+   *
+   * @generated from field: string sentence = 14;
+   */
+  sentence: string;
+
+  /**
+   * @generated from field: string resume_command = 15;
+   */
+  resumeCommand: string;
+};
+
+/**
+ * Describes the message harness.v1.GuardDecision.
+ * Use `create(GuardDecisionSchema)` to create a new message.
+ */
+export const GuardDecisionSchema: GenMessage<GuardDecision> = /*@__PURE__*/
   messageDesc(file_harness_v1_rules, 57);
 
 /**
