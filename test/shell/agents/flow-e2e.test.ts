@@ -8,6 +8,7 @@ import * as fs from "node:fs";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { journalRows } from "../../support/store-reads.js";
 import { CLI, TestFleet } from "../daemon-harness.js";
+import { gatewayToken, mcpSession, textOf } from "../gateway/mcp-session.js";
 import { makeRepo, rowsOf, runHook } from "./hook-harness.js";
 import { claudeCode } from "./payloads.js";
 
@@ -167,6 +168,20 @@ it("A loop stop is explained", async () => {
     released_at: null,
     resume: `harness rules resume ${run}`,
   });
+
+  // The agent may explain its own harness's stop through the MCP gateway; another harness's agent may not.
+  const own = await mcpSession(fleet, await gatewayToken(fleet, "impl"));
+  const other = await mcpSession(fleet, await gatewayToken(fleet, "other"));
+  try {
+    const data = await own.data("explain_fire", { fire_id: id });
+    expect(data).toMatchObject({ guard: { kind: "loop_stopped", run, tool: "Edit", threshold: 8 } });
+    const refused = await other.call("explain_fire", { fire_id: id });
+    expect(refused.isError).toBe(true);
+    expect(textOf(refused)).toContain("unknown fire");
+  } finally {
+    await own.close();
+    await other.close();
+  }
 
   // Resumed: explain says so.
   expect((await fleet.cli(["rules", "resume", run])).code).toBe(0);
