@@ -8,6 +8,8 @@
 import type { JsonObject, MessageInitShape } from "@bufbuild/protobuf";
 import { formatDuration } from "../../core/durations.js";
 import { resumeCommand, stoppedSentence } from "../../core/held-sentence.js";
+import { isHookFed } from "../../core/hook-runs.js";
+import type { EventFields } from "../../core/journal.js";
 import { LOOP_THRESHOLD } from "../../core/loop-guard.js";
 import type { RuleReads } from "../store/rule-reads.js";
 import type { ExplainFireResponseSchema } from "./gen/harness/v1/rules_pb.js";
@@ -71,6 +73,8 @@ function loopStop(
   const last = streak[0];
   const stop = reads.loopStop(run);
   const released = stop?.released_at !== null && stop?.released_at !== undefined;
+  // A supervised run's loop stop is its supervisor's: it stopped the harness, and no hook call is told.
+  const hookFed = isHookFed(event as EventFields);
   return {
     kind: "loop_stopped",
     harness,
@@ -85,8 +89,10 @@ function loopStop(
     lastAtMs: BigInt(last?.at ?? 0),
     deliveredAtMs: BigInt(stop?.delivered_at ?? 0),
     releasedAtMs: BigInt(stop?.released_at ?? 0),
-    sentence: stoppedSentence({ run, rule: "loop-guard", fireId: id, by: "loop_guard", released }),
-    resumeCommand: resumeCommand(run),
+    sentence: hookFed
+      ? stoppedSentence({ run, rule: "loop-guard", fireId: id, by: "loop_guard", released })
+      : `${run} was stopped by its supervisor's loop guard (the same tool call over and over), which stopped harness ${harness}`,
+    resumeCommand: hookFed ? resumeCommand(run) : "",
   };
 }
 

@@ -1,7 +1,8 @@
 /**
  * `rules explain journal:<seq>` of the daemon's own guards' decisions, beside the loop stop's end-to-end
  * scenario (`flow-e2e.test.ts`): the stale run closer's close of a hook-fed run, against a real daemon
- * whose clock the test moves; and a journal id of any other row, which no guard decided, is an unknown fire.
+ * whose clock the test moves; a supervised run's loop stop, which its supervisor acted on; and a journal
+ * id of any other row, which no guard decided, is an unknown fire.
  */
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterEach, expect, it } from "vitest";
@@ -56,4 +57,34 @@ it("a stale close is explained: the run, its last row and how long it was quiet"
     const e = await client.explainFire({ fireId: id }).catch((e: unknown) => e);
     expect((e as ConnectError).code, id).toBe(Code.NotFound);
   }
+});
+
+it("a supervised run's loop stop is explained as its supervisor's: no hook call to tell, no resume", async () => {
+  const d = await AgentsDaemon.start();
+  daemons.push(d);
+  const run = { harness: "nightly", run: "nightly#1" };
+  const digest = "b".repeat(64);
+  await d.append("ledger", [{ type: "opened", ...run }]);
+  const tools = await d.append(
+    "observer",
+    Array.from({ length: 8 }, () => ({ type: "tool", ...run, tool: "Bash", digest })),
+  );
+  const [stopped] = await d.append("loopguard", [{ type: "loop_stopped", ...run, tool: "Bash", digest }]);
+  const x = await ruleClient({ socketPath: d.fleet.socketPath }).explainFire({
+    fireId: `journal:${stopped}`,
+  });
+  expect(x.guard).toMatchObject({
+    kind: "loop_stopped",
+    run: "nightly#1",
+    streakRows: 8,
+    firstSeq: BigInt(tools[0] ?? 0),
+    lastSeq: BigInt(tools[7] ?? 0),
+    resumeCommand: "",
+  });
+  const lines = explanationLines(x);
+  expect(lines.some((l) => l.startsWith("  told"))).toBe(false);
+  expect(lines.at(-1)).toBe(
+    "  nightly#1 was stopped by its supervisor's loop guard (the same tool call over and over), which stopped harness nightly",
+  );
+  expect(explanationJson(x)).toMatchObject({ resume: null, streak: { calls: 8 } });
 });

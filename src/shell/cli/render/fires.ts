@@ -151,10 +151,12 @@ function guardLines(g: GuardDecision, x: ExplainFireResponse): string[] {
       out.push(
         `  window   seq ${g.firstSeq} at ${iso(g.firstAtMs)} to seq ${g.lastSeq} at ${iso(g.lastAtMs)} (${formatDuration(Number(g.lastAtMs - g.firstAtMs))})`,
       );
-    out.push(
-      `  told     ${isoOr(g.deliveredAtMs, "not yet: at the run's next hook call")}`,
-      `  released ${isoOr(g.releasedAtMs, `no: ${g.resumeCommand}`)}`,
-    );
+    // A hook-fed run's stop waits to be told at its next hook call; a supervisor's stopped the harness.
+    if (g.resumeCommand !== "")
+      out.push(
+        `  told     ${isoOr(g.deliveredAtMs, "not yet: at the run's next hook call")}`,
+        `  released ${isoOr(g.releasedAtMs, `no: ${g.resumeCommand}`)}`,
+      );
   } else if (g.lastSeq !== 0n) out.push(`  last row seq ${g.lastSeq} at ${iso(g.lastAtMs)}`);
   out.push(`  ${g.sentence}`);
   return out;
@@ -191,7 +193,7 @@ function guardJson(g: GuardDecision, x: ExplainFireResponse) {
           },
           delivered_at: iso(g.deliveredAtMs),
           released_at: iso(g.releasedAtMs),
-          resume: g.resumeCommand,
+          resume: g.resumeCommand === "" ? null : g.resumeCommand,
         }
       : { last_seq: Number(g.lastSeq), last_at: iso(g.lastAtMs) }),
     sentence: g.sentence,

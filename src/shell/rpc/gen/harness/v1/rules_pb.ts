@@ -2436,8 +2436,9 @@ export type GuardDecision = Message<"harness.v1.GuardDecision"> & {
   releasedAtMs: bigint;
 
   /**
-   * What the agent is told, and the operator's command that lets its session start again; for a stale
-   * close, what the closer did and why.
+   * What the agent is told, and the operator's command that lets its session start again (empty for a
+   * supervised run's loop stop: its supervisor stopped the harness); for a stale close, what the closer
+   * did and why.
    *
    * @generated from field: string sentence = 14;
    */
