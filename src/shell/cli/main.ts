@@ -52,6 +52,12 @@ interface ClientOptions {
   tokenFile?: string;
 }
 
+interface JournalCliOptions extends ClientOptions {
+  harness?: string;
+  lines?: string | number;
+  follow?: boolean;
+}
+
 interface AgentsCliOptions {
   harness?: string;
   project?: string;
@@ -96,15 +102,34 @@ cli
 cli
   .command(
     "journal <verb> [file]",
-    "The rule journal. Verbs: append (JSON Lines on stdin), import FILE (into a store no daemon holds)",
+    "The rule journal. Verbs: append (JSON Lines on stdin), import FILE (into a store no daemon holds), tail [--harness NAME] [-n N] [--follow] (the last rows, then new ones)",
   )
   .option("--store <path>", "import: the store to write")
   .option("--token-file <path>", "append: the producer credential (or HARNESS_PRODUCER_TOKEN_FILE)")
-  .option("--socket <path>", "append: the daemon's socket")
+  .option("--socket <path>", "append, tail: the daemon's socket")
   .option("--config <path>", "The global config")
   .option("--json", "Print results as JSON")
-  .action(async (verb: string, file: string | undefined, o: ClientOptions) => {
-    if (verb === "append") {
+  .option("--harness <name>", "tail: only this harness's rows")
+  .option("-n, --lines <n>", "tail: how many of the last rows (default 20, at most 1000)")
+  .option("--follow", "tail: keep printing rows as they commit, until interrupted")
+  .action(async (verb: string, file: string | undefined, o: JournalCliOptions) => {
+    if (verb === "tail") {
+      const { runJournalTail } = await import("./commands/journal-tail.js");
+      const stop = new AbortController();
+      for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => stop.abort());
+      process.exitCode = await runJournalTail(
+        {
+          socket: o.socket,
+          config: o.config,
+          json: o.json === true,
+          harness: o.harness,
+          lines: o.lines,
+          follow: o.follow === true,
+        },
+        io,
+        stop.signal,
+      );
+    } else if (verb === "append") {
       const { runJournalAppend } = await import("./commands/journal-append.js");
       process.exitCode = await runJournalAppend(
         {
@@ -128,7 +153,7 @@ cli
         { ...(o.store === undefined ? {} : { store: o.store }), json: o.json === true },
         io,
       );
-    } else unknownVerb("journal", verb, "append, import");
+    } else unknownVerb("journal", verb, "append, import, tail");
   });
 
 const RULES_VERBS = [

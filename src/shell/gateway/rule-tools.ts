@@ -239,7 +239,11 @@ export function registerRuleTools(server: McpServer, session: SessionContext): v
       title: "Explain a fire",
       description:
         "Why a fire happened: the fire, the rule's `when`, the journal row it evaluated (its identifiers), the `now` it saw, each primitive call with its selector, window and answer, and how its level was derived.",
-      inputSchema: { fire_id: NAME.describe("The fire's id, f-<seq>-<n>, as list_fires gives it.") },
+      inputSchema: {
+        fire_id: NAME.describe(
+          "The fire's id, f-<seq>-<n>, as list_fires gives it; or journal:<seq>, the id a loop-guard stop's deny reason names.",
+        ),
+      },
       outputSchema: wrappedOutput("explain_fire", EXPLAIN_FIRE),
     },
     ({ fire_id }) =>
@@ -251,8 +255,8 @@ export function registerRuleTools(server: McpServer, session: SessionContext): v
             gatewayContext("explainFire"),
           ),
         );
-        // Another harness's fire is, to a caller that may not see it, a fire that does not exist.
-        if (!mayExplain(session, r.fire)) throw new UnknownFireError(fire_id);
+        // Another harness's fire (or loop stop) is, to a caller that may not see it, a fire that does not exist.
+        if (!mayExplain(session, r.fire ?? r.guard)) throw new UnknownFireError(fire_id);
         return dataResult("explain_fire", explainFireOf(r));
       }),
   );

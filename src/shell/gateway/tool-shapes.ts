@@ -13,6 +13,7 @@ import type {
   ExplainFireResponse,
   FireInfo,
   GetRuleResponse,
+  GuardDecision,
   HoldInfo,
   HoldRecord,
   PrimitiveCallInfo,
@@ -203,8 +204,30 @@ const primitiveOf = (p: PrimitiveCallInfo): z.infer<typeof PRIMITIVE> => ({
   ...(p.result.case === "truth" ? { exists: p.result.value } : {}),
 });
 
+/** A decision no rule made: the loop guard's stop or the stale run closer's close (`journal:<seq>`). */
+const GUARD = z.object({
+  kind: z.enum(["loop_stopped", "stale_closed"]),
+  harness: z.string(),
+  run: z.string(),
+  tool: z.string().optional().describe("loop_stopped: the identical call's tool."),
+  digest: z.string().optional().describe("loop_stopped: the identical call's input digest."),
+  threshold: COUNT.optional().describe(
+    "loop_stopped: identical calls in an unbroken streak that trip the guard.",
+  ),
+  streak_rows: COUNT.optional().describe("loop_stopped: the streak's tool rows the journal still holds."),
+  first_seq: SEQ.optional(),
+  first_at: TIME.optional(),
+  last_seq: SEQ.optional(),
+  last_at: TIME.optional(),
+  delivered_at: TIME.optional().describe("When the stop was told to the agent; absent: not yet."),
+  released_at: TIME.optional().describe("When the operator released it; absent: not released."),
+  sentence: z.string().describe("What the agent is told, or what the closer did and why."),
+  resume_command: z.string().optional().describe("The operator's command that lets the session start again."),
+});
+
 export const EXPLAIN_FIRE = z.object({
-  fire: FIRE,
+  fire: FIRE.optional().describe("The fire; absent when the id is journal:<seq> of a guard's decision."),
+  guard: GUARD.optional().describe("Set instead of fire for journal:<seq>, a decision no rule made."),
   when: z.string().optional().describe("The rule's normalized `when`, when that rule and hash are in force."),
   row: z
     .object({
@@ -228,7 +251,8 @@ export const EXPLAIN_FIRE = z.object({
 export function explainFireOf(r: ExplainFireResponse): z.infer<typeof EXPLAIN_FIRE> {
   const row = r.row;
   return {
-    fire: fireOf(r.fire as FireInfo),
+    ...(r.fire === undefined ? {} : { fire: fireOf(r.fire) }),
+    ...(r.guard === undefined ? {} : { guard: guardOf(r.guard) }),
     row_pruned: r.rowPruned,
     now: timeOf(r.nowMs) ?? new Date(0).toISOString(),
     primitives: r.primitives.map(primitiveOf),
@@ -246,6 +270,28 @@ export function explainFireOf(r: ExplainFireResponse): z.infer<typeof EXPLAIN_FI
             event: eventOf(row.event ?? {}),
           },
         }),
+  };
+}
+
+function guardOf(g: GuardDecision): z.infer<typeof GUARD> {
+  return {
+    kind: g.kind === "stale_closed" ? "stale_closed" : "loop_stopped",
+    harness: g.harness,
+    run: g.run,
+    sentence: g.sentence,
+    ...present({
+      tool: g.tool,
+      digest: g.digest,
+      threshold: g.threshold,
+      streak_rows: g.streakRows,
+      first_seq: Number(g.firstSeq),
+      first_at: timeOf(g.firstAtMs),
+      last_seq: Number(g.lastSeq),
+      last_at: timeOf(g.lastAtMs),
+      delivered_at: timeOf(g.deliveredAtMs),
+      released_at: timeOf(g.releasedAtMs),
+      resume_command: g.resumeCommand,
+    }),
   };
 }
 

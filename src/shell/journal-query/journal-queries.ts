@@ -42,6 +42,8 @@ export interface QueryRequest {
   readonly untilMs?: number;
   readonly afterSeq?: number;
   readonly limit?: number;
+  /** The last `limit` matching rows rather than the first, still in seq order. */
+  readonly newest?: boolean;
 }
 
 export interface QueryAnswer {
@@ -111,8 +113,9 @@ export class JournalQueries {
         afterSeq: nonNegative("after_seq", req.afterSeq ?? 0),
       },
       limit + 1,
+      req.newest === true,
     );
-    const kept = rows.slice(0, limit);
+    const kept = req.newest === true ? rows.slice(-limit) : rows.slice(0, limit);
     return {
       rows: kept,
       truncated: rows.length > limit,

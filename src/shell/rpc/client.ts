@@ -10,6 +10,7 @@ import { createConnectTransport } from "@connectrpc/connect-node";
 import { AgentStatusService } from "./gen/harness/v1/agent_status_pb.js";
 import { AgentService } from "./gen/harness/v1/agents_pb.js";
 import { JournalService } from "./gen/harness/v1/journal_pb.js";
+import { JournalQueryService } from "./gen/harness/v1/journal_query_pb.js";
 import { RuleService } from "./gen/harness/v1/rules_pb.js";
 import { TokenService } from "./gen/harness/v1/tokens_pb.js";
 import { DEFAULT_READ_MAX_BYTES } from "./limits.js";
@@ -61,6 +62,12 @@ export const agentClient = (target: RpcTarget, token?: string): AgentClient =>
 /** AgentStatusService (read tier): `harness doctor`'s agents row. */
 export const agentStatusClient = (target: RpcTarget): Client<typeof AgentStatusService> =>
   client(AgentStatusService, target, undefined);
+
+export type JournalQueryClient = Client<typeof JournalQueryService>;
+
+/** JournalQueryService (read tier): `harness journal tail`. */
+export const journalQueryClient = (target: RpcTarget): JournalQueryClient =>
+  client(JournalQueryService, target, undefined);
 
 const errorText = (e: unknown): string =>
   e instanceof ConnectError ? `${e.code} ${e.rawMessage} ${String(e.cause)}` : String(e);

@@ -31,6 +31,7 @@ export function journalQueryService(queries: JournalReads): ServiceImpl<typeof J
           untilMs: Number(req.untilMs),
           afterSeq: Number(req.afterSeq),
           limit: req.limit,
+          newest: req.newest,
         });
         return {
           rows: answer.rows.map((r) => ({

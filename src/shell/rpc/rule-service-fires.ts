@@ -1,7 +1,8 @@
 /**
  * RuleService's fire-log methods: ListFires (a filtered page, newest first, continued by before_seq, or
- * a forward page after a seq), ExplainFire (a fire with the row it was made on, if retention kept it)
- * and CountFires (fires per rule and hour), all read from the store's fire log.
+ * a forward page after a seq), ExplainFire (a fire with the row it was made on, if retention kept it; or
+ * a guard's decision, `guard-decisions.ts`) and CountFires (fires per rule and hour), all read from the
+ * store's fire log.
  */
 import type { JsonObject } from "@bufbuild/protobuf";
 import { DAY, HOUR } from "../../core/durations.js";
@@ -9,6 +10,7 @@ import type { Level } from "../../core/rule-file.js";
 import { levelDerivation } from "../../core/rule-state.js";
 import { InvalidArgumentError, UnknownFireError } from "../errors.js";
 import type { FireRow, RuleReads } from "../store/rule-reads.js";
+import { explainGuard } from "./guard-decisions.js";
 import { fireInfo, primitivesOf } from "./messages.js";
 import { checkLength, limitOf, sinceOf, withinBudget } from "./requests.js";
 import type { RuleServiceDeps, RuleServiceImpl } from "./rule-service-deps.js";
@@ -47,7 +49,11 @@ export function fireMethods(
       serve(`ExplainFire ${req.fireId}`, () => {
         checkLength(req.fireId, "fire id");
         const row = reads.fire(req.fireId);
-        if (row === undefined) throw new UnknownFireError(req.fireId);
+        if (row === undefined) {
+          const guard = explainGuard(reads, req.fireId);
+          if (guard !== undefined) return guard;
+          throw new UnknownFireError(req.fireId);
+        }
         const journalRow = reads.journalRow(row.seq);
         const loaded = deps.evaluator.rules.rules.find(
           (r) => r.rule.spec.name === row.rule && r.rule.hash === row.hash,

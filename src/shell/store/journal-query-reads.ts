@@ -54,13 +54,17 @@ export class JournalQueryReads {
       .all(outcome, limit) as string[];
   }
 
-  /** Up to `limit` rows after `afterSeq` matching `filter`, in seq order: identifiers only. */
-  rows(filter: JournalFilter, limit: number): JournalIdsRow[] {
+  /**
+   * Up to `limit` rows after `afterSeq` matching `filter`, in seq order: identifiers only. With `newest`,
+   * the last `limit` of them rather than the first (still in seq order).
+   */
+  rows(filter: JournalFilter, limit: number, newest = false): JournalIdsRow[] {
     const { where, params } = whereOf(filter);
     const cols = ["seq", "at", "kind", "type", "source", ...INDEXED_COLUMNS].join(", ");
     const raws = this.db
-      .prepare(`SELECT ${cols} FROM rule_journal WHERE ${where} ORDER BY seq LIMIT ?`)
+      .prepare(`SELECT ${cols} FROM rule_journal WHERE ${where} ORDER BY seq ${newest ? "DESC" : ""} LIMIT ?`)
       .all(...params, limit) as Raw[];
+    if (newest) raws.reverse();
     return raws.map((r) => {
       const columns: Partial<Record<IndexedColumn, string | boolean>> = {};
       for (const c of INDEXED_COLUMNS) {

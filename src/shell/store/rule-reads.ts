@@ -81,6 +81,15 @@ const FIRE_COLUMNS =
  * by hash or harness and seq, actions by fire, annotations by node, the journal by seq and at. Fires by
  * rule name and released holds scan their (small) tables.
  */
+/** A run's row as the loop-stop explanation reads it. */
+export interface RunRow {
+  readonly seq: number;
+  readonly at: number;
+  readonly type: string;
+  readonly tool: string | null;
+  readonly digest: string | null;
+}
+
 export class RuleReads {
   private readonly stmts;
   /** The journal's own reads: its last row, and the first row after a time (which bounds every fire
@@ -102,6 +111,13 @@ export class RuleReads {
       ),
       journalRow: db.prepare("SELECT seq, kind, type, at, source, event FROM rule_journal WHERE seq = ?"),
       journalRows: db.prepare("SELECT COUNT(*) AS n FROM rule_journal"),
+      // On (run, seq): a seek, then the run's rows backwards from the guard's decision.
+      runRowsBefore: db.prepare(
+        "SELECT seq, at, type, tool, digest FROM rule_journal WHERE run = ? AND kind = 'run_event' AND seq < ? ORDER BY seq DESC LIMIT ?",
+      ),
+      runStop: db.prepare(
+        "SELECT fire_id, delivered_at, released_at FROM agent_run_stops WHERE run = ? AND by = 'loop_guard'",
+      ),
       firesAfter: db.prepare(`SELECT rowid, ${FIRE_COLUMNS} FROM rule_fires WHERE rowid > ? ORDER BY rowid`),
       firesAfterSeq: db.prepare(
         `SELECT ${FIRE_COLUMNS} FROM rule_fires WHERE seq > ? ORDER BY seq, rowid LIMIT ?`,
@@ -182,6 +198,18 @@ export class RuleReads {
     seq: number,
   ): { seq: number; kind: string; type: string; at: number; source: string; event: string } | undefined {
     return this.stmts.journalRow.get(seq) as ReturnType<RuleReads["journalRow"]>;
+  }
+
+  /** Up to `max` of the run's run_event rows before `seq`, newest first: the streak a loop stop ended. */
+  runRowsBefore(run: string, seq: number, max: number): RunRow[] {
+    return this.stmts.runRowsBefore.all(run, seq, max) as RunRow[];
+  }
+
+  /** The loop guard's stop of `run`, as `agent-run-stops.ts` keeps it. */
+  loopStop(
+    run: string,
+  ): { fire_id: string; delivered_at: number | null; released_at: number | null } | undefined {
+    return this.stmts.runStop.get(run) as ReturnType<RuleReads["loopStop"]>;
   }
 
   journalRows(): number {

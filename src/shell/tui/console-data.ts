@@ -6,11 +6,13 @@
  * the newest fire it holds), so that a gap in the stream or a daemon restart loses no fire from the view.
  * A failed call or a stream the daemon ends turns into "disconnected, retrying" and a reconnect with
  * backoff. The lists are refreshed on a timer; the view is told of changes at most every `throttleMs`,
- * however fast events arrive, and the feed is a bounded ring.
+ * however fast events arrive, and the feed is a bounded ring. The loop guard's stops are no rule's fires,
+ * so WatchEvents does not carry them: with `journal` (JournalQueryService, read tier too), each refresh
+ * reads the `loop_stopped` rows after the newest one the feed holds into the feed.
  */
 import { DAY } from "../../core/durations.js";
 import { parseFireId } from "../../core/fire-id.js";
-import type { RuleClient } from "../rpc/client.js";
+import type { JournalQueryClient, RuleClient } from "../rpc/client.js";
 import type {
   AnnotatedNode,
   AnnotationInfo,
@@ -23,7 +25,14 @@ import type {
   RuleInfo,
   WatchEventsResponse,
 } from "../rpc/gen/harness/v1/rules_pb.js";
-import { DEFAULT_FEED_SIZE, type FeedEntry, type FeedKey, FeedRing, fireKey } from "./feed-ring.js";
+import {
+  DEFAULT_FEED_SIZE,
+  type FeedEntry,
+  type FeedKey,
+  FeedRing,
+  fireKey,
+  loopStopKey,
+} from "./feed-ring.js";
 
 /** The RuleService methods the TUI reads through: all of the read tier. */
 export type ConsoleReads = Pick<
@@ -45,8 +54,13 @@ export type HoldClearing =
   | { readonly clear: (harness: string, rule: string) => Promise<readonly string[]> }
   | { readonly readOnly: string };
 
+/** The loop stops a first read brings into the feed: the newest of them. */
+const FIRST_LOOP_STOPS = 100;
+
 export interface ConsoleDataOptions {
   readonly reads: ConsoleReads;
+  /** Where the loop guard's stops are read from; without it the feed shows fires only. */
+  readonly journal?: Pick<JournalQueryClient, "queryJournal">;
   readonly clearing: HoldClearing;
   readonly clock?: () => number;
   readonly feedSize?: number;
@@ -109,6 +123,10 @@ export class ConsoleData {
   private connection: Connection = { state: "connecting" };
   /** The newest fire's seq the feed holds: where a catch-up read starts. Undefined before the first read. */
   private lastSeq: number | undefined;
+  /** The newest loop stop's seq the feed holds; undefined before the first read. */
+  private lastLoopSeq: number | undefined;
+  /** Whether a read of the loop stops failed and the feed said so. */
+  private loopStopsFailed = false;
   private extraSub = 0;
   private rules: readonly RuleInfo[] = [];
   private counts: readonly FireCount[] = [];
@@ -345,7 +363,38 @@ export class ConsoleData {
       this.nodesTruncated = nodes.truncated;
     }
     for (const f of recent.fires) this.ring.update(f);
+    await this.readLoopStops();
     this.changed();
+  }
+
+  /** The loop guard's stops after the newest the feed holds (the newest ones, the first time). */
+  private async readLoopStops(): Promise<void> {
+    const { journal } = this.options;
+    if (journal === undefined) return;
+    let page: Awaited<ReturnType<typeof journal.queryJournal>>;
+    try {
+      page = await journal.queryJournal({
+        kind: "run_event",
+        type: "loop_stopped",
+        ...(this.lastLoopSeq === undefined
+          ? { newest: true, limit: FIRST_LOOP_STOPS }
+          : { afterSeq: BigInt(this.lastLoopSeq), limit: 1_000 }),
+      });
+    } catch (e) {
+      // The fires do not depend on it: the feed goes on without loop stops, says so once, and the next
+      // refresh asks again.
+      if (!this.loopStopsFailed)
+        this.ring.add({
+          kind: "notice",
+          key: this.afterNewest(),
+          text: `the loop guard's stops cannot be read (QueryJournal): ${message(e)}`,
+          atMs: this.clock(),
+        });
+      this.loopStopsFailed = true;
+      return;
+    }
+    for (const row of page.rows) this.ring.add({ kind: "loop_stop", key: loopStopKey(row), row });
+    this.lastLoopSeq = Math.max(this.lastLoopSeq ?? 0, Number(page.nextAfterSeq));
   }
 
   /** Tells the view, at most once per `throttleMs`. */

@@ -5,6 +5,7 @@
  * fires the stream may also have delivered; the oldest entry leaves when the ring is full.
  */
 import { parseFireId } from "../../core/fire-id.js";
+import type { JournalRowIds } from "../rpc/gen/harness/v1/journal_query_pb.js";
 import type { FireInfo, HoldRecord } from "../rpc/gen/harness/v1/rules_pb.js";
 
 /** Where an entry sits in journal order: the row's seq, then its place among that row's events. */
@@ -15,11 +16,16 @@ export type FeedEntry =
   | { readonly kind: "hold"; readonly key: FeedKey; readonly hold: HoldRecord }
   | { readonly kind: "released"; readonly key: FeedKey; readonly hold: HoldRecord }
   | { readonly kind: "gap"; readonly key: FeedKey; readonly missed: number; readonly atMs: number }
-  | { readonly kind: "notice"; readonly key: FeedKey; readonly text: string; readonly atMs: number };
+  | { readonly kind: "notice"; readonly key: FeedKey; readonly text: string; readonly atMs: number }
+  /** The loop guard's stop of a run: its `loop_stopped` row, which no rule made. */
+  | { readonly kind: "loop_stop"; readonly key: FeedKey; readonly row: JournalRowIds };
 
 export const DEFAULT_FEED_SIZE = 1_000;
 
 const before = (a: FeedKey, b: FeedKey): boolean => a[0] < b[0] || (a[0] === b[0] && a[1] < b[1]);
+
+/** A loop stop's place: its row, before the fires rules made on that row. */
+export const loopStopKey = (row: JournalRowIds): FeedKey => [Number(row.seq), -1];
 
 /** A fire's place: `f-<seq>-<n>` gives the row and the fire's place among the row's fires. */
 export function fireKey(f: FireInfo): FeedKey {

@@ -3,11 +3,21 @@
  * responses recorded from real daemons (the demo fleet's, and proposals stored by propose_rule): each
  * view, the keys, the help, the filter, the explanation hop, the clear-hold dialog, and escaping.
  */
+import { create } from "@bufbuild/protobuf";
 import { render } from "ink-testing-library";
 import { afterEach, describe, expect, it } from "vitest";
+import {
+  JournalRowIdsSchema,
+  QueryJournalResponseSchema,
+} from "../../../src/shell/rpc/gen/harness/v1/journal_query_pb.js";
+import { ExplainFireResponseSchema } from "../../../src/shell/rpc/gen/harness/v1/rules_pb.js";
 import { App } from "../../../src/shell/tui/components/app.js";
 import { HELP_LINES } from "../../../src/shell/tui/components/help.js";
-import { ConsoleData, type HoldClearing } from "../../../src/shell/tui/console-data.js";
+import {
+  ConsoleData,
+  type ConsoleDataOptions,
+  type HoldClearing,
+} from "../../../src/shell/tui/console-data.js";
 import { CLI_TEXT, RECORDED, RECORDED_NOW, RecordedReads } from "./recorded.js";
 
 const ESC = "\u001b";
@@ -22,11 +32,18 @@ afterEach(async () => {
 
 /** The app on an 80×24 screen (or `width` columns) over the recorded responses, once its first lists are in. */
 async function console_(
-  options: { clearing?: HoldClearing; color?: boolean; recorded?: RecordedReads; width?: number } = {},
+  options: {
+    clearing?: HoldClearing;
+    color?: boolean;
+    recorded?: RecordedReads;
+    width?: number;
+    journal?: ConsoleDataOptions["journal"];
+  } = {},
 ) {
   const recorded = options.recorded ?? new RecordedReads();
   const data = new ConsoleData({
     reads: recorded.reads,
+    ...(options.journal === undefined ? {} : { journal: options.journal }),
     clearing: options.clearing ?? { readOnly: "the control token at /nowhere/control.token cannot be read" },
     clock: () => RECORDED_NOW,
     throttleMs: 0,
@@ -115,6 +132,73 @@ describe("Feed", () => {
     expect(c.recorded.calls).toContain("ExplainFire");
     await c.press(ESC);
     await c.until((f) => f.includes("ACTION: MESSAGE"), "the feed again");
+  });
+
+  it("a loop stop is shown in the feed, and Enter explains it as harness rules explain does", async () => {
+    const newest = RECORDED.fires.fires[0];
+    if (newest === undefined) throw new Error("no recorded fire");
+    const seq = newest.seq + 10n;
+    const text = (field: string, value: string) => ({ field, value: { case: "text" as const, value } });
+    const row = create(JournalRowIdsSchema, {
+      seq,
+      atMs: newest.atMs,
+      kind: "run_event",
+      type: "loop_stopped",
+      source: "loopguard",
+      fields: [text("harness", "impl\u001b[2J"), text("run", "impl#s1"), text("tool", "Edit")],
+    });
+    const asked: unknown[] = [];
+    const journal = {
+      queryJournal: async (req: unknown) => {
+        asked.push(req);
+        return create(QueryJournalResponseSchema, { rows: [row], nextAfterSeq: seq });
+      },
+    } as unknown as ConsoleDataOptions["journal"];
+    const recorded = new RecordedReads();
+    const explanation = create(ExplainFireResponseSchema, {
+      guard: {
+        kind: "loop_stopped",
+        harness: "impl",
+        run: "impl#s1",
+        tool: "Edit",
+        digest: "a".repeat(64),
+        threshold: 8,
+        streakRows: 8,
+        sentence: "impl#s1 was stopped by the loop guard",
+        resumeCommand: "harness rules resume impl#s1",
+      },
+    });
+    const explainFire = recorded.reads.explainFire;
+    (recorded.reads as { explainFire: unknown }).explainFire = async (req: { fireId: string }) =>
+      req.fireId === `journal:${seq}` ? explanation : explainFire(req);
+    const c = await console_({ recorded, journal });
+    const f = await c.until((f) => f.includes("LOOP STOP"), "the loop stop");
+    // Newest on top, its harness escaped.
+    expect(selected(f)).toContain(`LOOP STOP run impl#s1 of harness impl\\u{1b}[2J: the same Edit call`);
+    expect(f).not.toContain(ESC);
+    expect(asked[0]).toMatchObject({ kind: "run_event", type: "loop_stopped", newest: true });
+    await c.press("\r");
+    const x = await c.until((f) => f.includes(`explanation of journal:${seq}`), "the explanation");
+    expect(x).toContain("loop stop of run impl#s1 (harness impl): the loop guard, not a rule");
+    expect(x).toContain("8 identical calls");
+  });
+
+  it("a daemon that cannot read the loop stops leaves the fires, and the feed says why once", async () => {
+    let asked = 0;
+    const journal = {
+      queryJournal: async () => {
+        asked++;
+        throw new Error("the journal query worker failed");
+      },
+    } as unknown as ConsoleDataOptions["journal"];
+    const c = await console_({ journal });
+    const f = await c.until((f) => f.includes("cannot be read"), "the notice");
+    expect(f).toContain("loop-stop-recurs");
+    expect(f).toContain("connected |");
+    expect(f).toContain("the loop guard's stops cannot be read (QueryJournal)");
+    expect(c.data.snapshot().feed.filter((e) => e.kind === "notice")).toHaveLength(1);
+    await c.data.stop();
+    expect(asked).toBeGreaterThan(0);
   });
 
   it("a gap in the stream is shown, and the fires it hid are read back with ListFires after_seq", async () => {

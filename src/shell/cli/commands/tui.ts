@@ -1,11 +1,11 @@
 /**
  * `harness tui [--socket PATH] [--config PATH]`: the operator's console (SPEC-0029 REQ-19, docs/cli.md):
- * the feed of fires, shadowing rules, holds, proposals, annotations and rules, read through RuleService
- * only. With the operator's control token readable it may clear a hold (ClearHold); without, it runs
+ * the feed of fires and loop stops, shadowing rules, holds, proposals, annotations and rules, read through
+ * RuleService (and JournalQueryService for the loop stops), read tier. With the operator's control token readable it may clear a hold (ClearHold); without, it runs
  * read-only and says why when `c` is pressed. The renderers are the CLI's own, so an explanation reads
  * as `harness rules explain` prints it, and every producer-supplied string is escaped the same way.
  */
-import { ruleClient } from "../../rpc/client.js";
+import { journalQueryClient, ruleClient } from "../../rpc/client.js";
 import { runConsole } from "../../tui/console.js";
 import type { HoldClearing } from "../../tui/console-data.js";
 import { type Common, EXIT, type Io } from "../io.js";
@@ -46,6 +46,7 @@ export async function runTui(
         };
   await runConsole({
     reads,
+    journal: journalQueryClient({ socketPath: target.socketPath }),
     clearing,
     text: { printable, explanation: explanationLines, ruleMode: modeOf, holdState },
     color: io.env.NO_COLOR === undefined || io.env.NO_COLOR === "",

@@ -3,8 +3,13 @@
  * explanation, with each primitive call written as the rule wrote it and the values the row gave it.
  */
 import { formatDuration, HOUR } from "../../../core/durations.js";
-import type { ExplainFireResponse, FireInfo, PrimitiveCallInfo } from "../../rpc/gen/harness/v1/rules_pb.js";
-import { iso } from "../io.js";
+import type {
+  ExplainFireResponse,
+  FireInfo,
+  GuardDecision,
+  PrimitiveCallInfo,
+} from "../../rpc/gen/harness/v1/rules_pb.js";
+import { iso, isoOr } from "../io.js";
 
 function selectorText(p: PrimitiveCallInfo): string {
   const terms = p.selector.map((t) => `${JSON.stringify(t.field)}: ${JSON.stringify(t.value.value)}`);
@@ -62,6 +67,7 @@ export function fireJson(f: FireInfo) {
 
 export function explanationJson(x: ExplainFireResponse) {
   const f = x.fire;
+  if (f === undefined && x.guard !== undefined) return guardJson(x.guard, x);
   if (f === undefined) throw new Error("the daemon sent an explanation without its fire");
   return {
     ...fireJson(f),
@@ -96,7 +102,7 @@ const actionLine = (a: FireInfo["actions"][number]): string =>
 /** The explanation of one fire, as lines: what REQ-18's explain shows. */
 export function explanationLines(x: ExplainFireResponse): string[] {
   const f = x.fire;
-  if (f === undefined) return [];
+  if (f === undefined) return x.guard === undefined ? [] : guardLines(x.guard, x);
   const out = [
     `fire ${f.fireId}: rule ${f.rule}`,
     `  hash     ${f.hash}`,
@@ -122,4 +128,74 @@ export function explanationLines(x: ExplainFireResponse): string[] {
     out.push("    nothing to deliver after the commit (below notify)");
   out.push(`  message  ${f.message}`);
   return out;
+}
+
+/** A guard's decision (the loop guard's stop, the stale run closer's close), as `rules explain` prints it. */
+function guardLines(g: GuardDecision, x: ExplainFireResponse): string[] {
+  const row = x.row;
+  const out = [
+    g.kind === "loop_stopped"
+      ? `loop stop of run ${g.run} (harness ${g.harness}): the loop guard, not a rule`
+      : `stale close of run ${g.run} (harness ${g.harness}): the stale run closer, not a rule`,
+  ];
+  if (row !== undefined)
+    out.push(
+      `  row      seq ${row.seq} ${row.kind} ${row.type}, admitted ${iso(row.atMs)} from ${row.source}`,
+    );
+  if (g.kind === "loop_stopped") {
+    out.push(
+      `  call     ${g.tool} with input digest ${g.digest}`,
+      `  streak   ${g.streakRows} identical calls (tool and digest) in an unbroken streak, the guard's threshold ${g.threshold}`,
+    );
+    if (g.streakRows > 0)
+      out.push(
+        `  window   seq ${g.firstSeq} at ${iso(g.firstAtMs)} to seq ${g.lastSeq} at ${iso(g.lastAtMs)} (${formatDuration(Number(g.lastAtMs - g.firstAtMs))})`,
+      );
+    // A hook-fed run's stop waits to be told at its next hook call; a supervisor's stopped the harness.
+    if (g.resumeCommand !== "")
+      out.push(
+        `  told     ${isoOr(g.deliveredAtMs, "not yet: at the run's next hook call")}`,
+        `  released ${isoOr(g.releasedAtMs, `no: ${g.resumeCommand}`)}`,
+      );
+  } else if (g.lastSeq !== 0n) out.push(`  last row seq ${g.lastSeq} at ${iso(g.lastAtMs)}`);
+  out.push(`  ${g.sentence}`);
+  return out;
+}
+
+function guardJson(g: GuardDecision, x: ExplainFireResponse) {
+  const row = x.row;
+  return {
+    guard: g.kind,
+    harness: g.harness,
+    run: g.run,
+    row:
+      row === undefined
+        ? null
+        : {
+            seq: Number(row.seq),
+            kind: row.kind,
+            type: row.type,
+            at: iso(row.atMs),
+            source: row.source,
+            event: row.event ?? {},
+          },
+    ...(g.kind === "loop_stopped"
+      ? {
+          tool: g.tool,
+          digest: g.digest,
+          threshold: g.threshold,
+          streak: {
+            calls: g.streakRows,
+            first_seq: Number(g.firstSeq),
+            first_at: iso(g.firstAtMs),
+            last_seq: Number(g.lastSeq),
+            last_at: iso(g.lastAtMs),
+          },
+          delivered_at: iso(g.deliveredAtMs),
+          released_at: iso(g.releasedAtMs),
+          resume: g.resumeCommand === "" ? null : g.resumeCommand,
+        }
+      : { last_seq: Number(g.lastSeq), last_at: iso(g.lastAtMs) }),
+    sentence: g.sentence,
+  };
 }

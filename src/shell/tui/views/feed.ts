@@ -1,4 +1,7 @@
-/** Feed: fires as they commit, newest on top, with the holds placed and released and the stream's gaps. */
+/**
+ * Feed: fires as they commit, newest on top, with the holds placed and released, the loop guard's stops
+ * and the stream's gaps.
+ */
 import { type Layout, layout } from "../columns.js";
 import type { FeedEntry } from "../feed-ring.js";
 import { clockTime, outcome, type TuiText, targetOf } from "../text.js";
@@ -47,6 +50,18 @@ function row(e: FeedEntry, t: TuiText, l: Layout): Row {
         id: `gap:${e.key[1]}`,
         text: `${clockTime(e.atMs)} GAP: the stream missed ${e.missed} events; the feed read them back from the store`,
       };
+    case "loop_stop": {
+      const field = (name: string) => {
+        const v = e.row.fields.find((f) => f.field === name)?.value;
+        return v?.case === "text" ? v.value : "?";
+      };
+      const id = `journal:${e.row.seq}`;
+      return {
+        id,
+        text: `${clockTime(e.row.atMs)} LOOP STOP run ${p(field("run"))} of harness ${p(field("harness"))}: the same ${p(field("tool"))} call over and over (${id})`,
+        drill: { kind: "fire", fireId: id },
+      };
+    }
     case "notice":
       return { id: `notice:${e.key[1]}`, text: `${clockTime(e.atMs)} ${p(e.text)}` };
   }
