@@ -76,6 +76,7 @@ describe("the daemon's loop", () => {
         { name: "cross-run-churn", reason: "operator", message: "listed in [memory.rules] disable" },
       ],
       unknown_enforced: ["no-such-rule"],
+      stale_pins: [],
       released: 0,
       needs_restart: [],
     });
