@@ -55,7 +55,14 @@ const getStatus = () => ruleClient({ socketPath: fleet.socketPath }).getStatus({
  * The most git processes seen at once whose argv names `dir` (`git -C <dir> …`), read from /proc by a
  * process of its own (this one's event loop is busy with the calls) until `stop`.
  */
-async function gitPeakWatcher(dir: string): Promise<{ stop: () => Promise<number> }> {
+/**
+ * Counts the git processes working under `dir`, scanning /proc every millisecond; `peak` is the most
+ * seen at once so far. Under load the daemon's git may start after every call was answered (each is
+ * answered without waiting for it), so a test waits for the peak it expects before stopping the watch.
+ */
+async function gitPeakWatcher(
+  dir: string,
+): Promise<{ readonly peak: () => number; stop: () => Promise<number> }> {
   const script = `
     const fs = require("node:fs");
     let peak = 0;
@@ -68,25 +75,35 @@ async function gitPeakWatcher(dir: string): Promise<{ stop: () => Promise<number
           if (fs.readFileSync("/proc/" + pid + "/cmdline", "utf8").includes(process.argv[1])) n++;
         } catch {}
       }
+      if (n > peak) process.stdout.write(n + "\\n");
       peak = Math.max(peak, n);
     };
     const timer = setInterval(scan, 1);
     process.stdin.on("data", () => {});
-    process.stdin.on("end", () => { clearInterval(timer); scan(); process.stdout.write(String(peak)); });
-    process.stdout.write("ready\\n");
+    process.stdin.on("end", () => { clearInterval(timer); scan(); process.exit(0); });
+    process.stdout.write("0\\n");
   `;
   const child = spawn(process.execPath, ["-e", script, dir], { stdio: ["pipe", "pipe", "inherit"] });
   let out = "";
   child.stdout.on("data", (d: Buffer) => {
     out += d.toString();
   });
+  const peak = () =>
+    Math.max(
+      0,
+      ...out
+        .split("\n")
+        .filter((l) => l !== "")
+        .map(Number),
+    );
   const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()));
   await new Promise<void>((resolve) => child.stdout.once("data", () => resolve()));
   return {
+    peak,
     stop: async () => {
       child.stdin.end();
       await exited;
-      return Number(out.replace("ready\n", ""));
+      return peak();
     },
   };
 }
@@ -200,6 +217,10 @@ describe("issue 26: bounded work for every hook input", () => {
         getStatus(),
       ]);
     } finally {
+      // The gits block on their FIFOs until killed (5 s): started late, they are still seen.
+      const deadline = Date.now() + 4_000;
+      while (watcher.peak() < GIT_POOL.children && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 20));
       peak = await watcher.stop();
       // Every git blocked on a FIFO, or about to open one, reads an empty config and goes on.
       for (const fifo of fifos) {
