@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from "vitest";
 import type { RunVerdict } from "../../../../src/core/run-verdict.js";
-import { mapClaudeCode, OTHER_END, SESSION_END } from "../../../../src/shell/agents/adapters/claude-code.js";
+import { mapClaudeCode } from "../../../../src/shell/agents/adapters/claude-code.js";
+import { OTHER_END, SESSION_END } from "../../../../src/shell/agents/adapters/hooks-protocol.js";
 import { AGENTS } from "../../../../src/shell/agents/adapters/registry.js";
 import { normalizeRemote } from "../../../../src/shell/agents/ingest/git-facts.js";
 import { hookAnswer as answer } from "../../../../src/shell/agents/ingest/hook-answer.js";
