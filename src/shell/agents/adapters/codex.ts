@@ -108,7 +108,7 @@ export const codex: AgentAdapter = {
   title: "Codex",
   hooks: [hook, notify],
   install: {
-    // SessionEnd runs while Codex exits, on a short budget; a Codex too old to send it ignores the entry.
+    // SessionEnd runs while Codex exits, on a short budget; only recent releases send it.
     events: {
       SessionStart: 10,
       SessionEnd: 5,
@@ -125,7 +125,7 @@ export const codex: AgentAdapter = {
       return join(codexHome ?? join(homeDir(env), ".codex"), "hooks.json");
     },
     settingsShape: "hooks-by-event",
-    // Codex reads `notify` from the config.toml beside its hooks.json (a project's only once trusted).
+    // Codex reads `notify` from config.toml; a project's beside its hooks.json, the user's in $CODEX_HOME.
     argvProgram: {
       hook: notify.name,
       key: "notify",
