@@ -88,6 +88,8 @@ export type Mapped =
 export type Payload = Readonly<Record<string, unknown>>;
 
 const CONTROL = /\p{Cc}/u;
+/** An unpaired half of a surrogate pair: no Unicode text, so admission would refuse the whole row. */
+const LONE_SURROGATE = /\p{Surrogate}/u;
 /** 256 code points are at most 512 UTF-16 units: a longer id is refused at admission, unscanned. */
 const MAX_SESSION_SCANNED = 512;
 
@@ -118,11 +120,11 @@ export function sessionOf(
   return { session, event };
 }
 
-/** A non-empty string without control characters within the journal's identifier bound; else undefined. */
+/** A non-empty Unicode string without control characters within the journal's identifier bound; else undefined. */
 const identOf = (p: Payload, key: string): string | undefined => {
   const v = str(p, key);
   if (v === undefined || v === "" || v.length > MAX_SUBAGENT_FIELD * 2) return undefined;
-  return [...v].length <= MAX_SUBAGENT_FIELD && !CONTROL.test(v) ? v : undefined;
+  return [...v].length <= MAX_SUBAGENT_FIELD && !CONTROL.test(v) && !LONE_SURROGATE.test(v) ? v : undefined;
 };
 
 /**
