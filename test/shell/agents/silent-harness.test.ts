@@ -1,9 +1,11 @@
 /**
  * Seeing the flow, the rest, end to end against a real daemon with the built CLI: doctor names an
  * installed harness that has sent nothing since install (Codex's trust step said), until one hook call
- * arrives; install prints Codex's `notify` line and leaves the operator's config.toml alone; Claude Code
+ * arrives; install prints Codex's `notify` line (which, run as Codex runs it, records a turn end) and
+ * leaves the operator's config.toml alone; Claude Code
  * subagent calls give rows carrying the subagent's id and type; Codex's SessionEnd closes its run.
  */
+import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { parse } from "smol-toml";
@@ -11,7 +13,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { journalRows } from "../../support/store-reads.js";
 import { TestFleet } from "../daemon-harness.js";
 import { makeRepo, rowsOf, runHook } from "./hook-harness.js";
-import { claudeCode, codex } from "./payloads.js";
+import { claudeCode, codex, codexNotify } from "./payloads.js";
 
 let fleet: TestFleet;
 let repo: string;
@@ -72,6 +74,22 @@ it("Codex: install writes SessionEnd and prints the notify line, never editing t
   const argv = (parse(line?.[2] ?? "") as { notify: string[] }).notify;
   expect(argv.slice(2, 5)).toEqual(["hook", "codex-notify", "--harness"]);
   expect(argv.join(" ")).not.toContain(fleet.tokens.get("observer") as string);
+  // Run as Codex runs it, the turn's JSON its last argument: a turn-end mark of this harness.
+  const ran = spawnSync(
+    argv[0] as string,
+    [...argv.slice(1), JSON.stringify(codexNotify(repo, "sess-notify"))],
+    {
+      env: fleet.env,
+      encoding: "utf8",
+    },
+  );
+  expect(ran.status, ran.stderr).toBe(0);
+  await fleet.until(() => rowsOf(fleet, "sess-notify").length === 1, "the notify's row");
+  expect(rowsOf(fleet, "sess-notify")[0]?.event).toMatchObject({
+    harness: "impl",
+    mark: "turn-end",
+    adapter: "codex",
+  });
 
   // The operator added it: install says it is there.
   const theirs = '# mine\nmodel = "gpt-5"\n\n[tui]\nnotifications = true\n';
