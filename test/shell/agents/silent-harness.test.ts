@@ -2,8 +2,8 @@
  * Seeing the flow, the rest, end to end against a real daemon with the built CLI: doctor names an
  * installed harness that has sent nothing since install (Codex's trust step said), until one hook call
  * arrives; install prints Codex's `notify` line (which, run as Codex runs it, records a turn end) and
- * leaves the operator's config.toml alone; Claude Code
- * subagent calls give rows carrying the subagent's id and type; Codex's SessionEnd closes its run.
+ * leaves the operator's config.toml alone; Claude Code subagent calls give rows carrying the subagent's
+ * id and type; Codex's SessionEnd closes its run.
  */
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
