@@ -54,6 +54,9 @@ const RUN_FIELDS: Readonly<Record<string, FieldSpec>> = {
   reason: ident,
   exit_code: { type: T.int },
   cause_digest: digest,
+  // Beyond REQ-4: the subagent a hook-fed row came from (Claude Code's `agent_id`, `agent_type`).
+  subagent_id: ident,
+  subagent_type: ident,
 };
 
 /** What a run_event knows only once the call ran (`is_error`, `exit_code`) or at other times than a call. */

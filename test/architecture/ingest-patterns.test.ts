@@ -40,6 +40,7 @@ const REVIEWED: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   },
   "src/shell/agents/ingest/hook-event.ts": {
     "/\\p{Cc}/u": ONE_CHARACTER,
+    "/\\p{Surrogate}/u": `${ONE_CHARACTER} (a lone half of a pair; a pair is one code point)`,
     "/^Exit code:? (-?\\d+)/": `${ANCHORED}; run on the response's first 32 characters only`,
   },
   "src/shell/agents/ingest/classify.ts": {

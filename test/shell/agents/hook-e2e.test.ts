@@ -75,7 +75,10 @@ describe("Fixture payloads replayed through real harness hook processes", () => 
         },
       ],
       ["observer", { type: "mark", ...base, mark: "compaction" }],
-      ["observer", { type: "mark", ...base, mark: "subagent" }],
+      [
+        "observer",
+        { type: "mark", ...base, mark: "subagent", subagent_id: "agent-7", subagent_type: "Explore" },
+      ],
       ["observer", { type: "mark", ...base, mark: "turn-end" }],
       ["ledger", { type: "closed", ...base, outcome: "success", reason: "" }],
     ]);

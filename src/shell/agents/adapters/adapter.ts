@@ -30,6 +30,20 @@ export interface InstallTarget {
    * beside other keys, the one install merges into (`../install/settings-merge.ts`).
    */
   readonly settingsShape: "hooks-by-event";
+  /**
+   * A program the agent runs with each call's JSON as its last argument (fire-and-forget), set by one
+   * top-level key of a TOML file the operator keeps: install prints that line for the operator to add
+   * and never edits the file, so nothing of theirs (comments, order, a program of their own) is lost.
+   */
+  readonly argvProgram?: {
+    /** The hook format it calls in (`harness hook <hook>`). */
+    readonly hook: string;
+    readonly key: string;
+    /** The TOML file, beside the settings file install wrote. */
+    readonly file: (settingsFile: string) => string;
+  };
+  /** Why the agent may run none of the hooks, for doctor to say when a harness has sent nothing since install. */
+  readonly silentWhy?: string;
   /** What the operator must do after an install before the hooks run. */
   readonly notes: readonly string[];
   /**

@@ -2,7 +2,8 @@
  * Claude Code: its hook payloads as journal rows (its hooks reference gives the shapes): SessionStart
  * opens the run, SessionEnd closes it, PostToolUse and PostToolUseFailure are tool calls,
  * UserPromptSubmit, PreCompact, SubagentStart and Stop are marks, PreToolUse is an attempt (the tool
- * call about to run, judged by the rules before the answer). Only identifiers, flags, the input's digest and its paths are read: never the
+ * call about to run, judged by the rules before the answer). Inside a subagent its payloads carry
+ * `agent_id` and `agent_type`, which every row of the call carries as `subagent_id` and `subagent_type`. Only identifiers, flags, the input's digest and its paths are read: never the
  * prompt, the tool's output or a message. `docs/agents-mapping.md` is the table in prose. Its hooks run
  * as commands or post over http, from `.claude/settings.local.json` in a project (never the committed
  * `settings.json`) or `~/.claude/settings.json`.
@@ -15,12 +16,13 @@ import {
   type RowPlan,
   responseFailed,
   sessionOf,
-  str,
+  subagentOf,
 } from "../ingest/hook-event.js";
 import type { HookFormat } from "../ingest/hook-format.js";
 import { type AgentAdapter, homeDir } from "./adapter.js";
 import {
   attemptRow,
+  closedRow,
   decisionJson,
   EVENT_KEY,
   eventGate,
@@ -29,20 +31,6 @@ import {
   SESSION_KEY,
   toolRow,
 } from "./hooks-protocol.js";
-
-/** SessionEnd's `reason` → the closed row's outcome and reason; anything else is `OTHER_END`. */
-export const SESSION_END: Readonly<Record<string, { readonly outcome: string; readonly reason: string }>> = {
-  // The user left at the prompt: the session's normal end.
-  prompt_input_exit: { outcome: "success", reason: "" },
-  // `/clear` and `/resume` end this session for another that takes its place.
-  clear: { outcome: "replaced", reason: "" },
-  resume: { outcome: "replaced", reason: "" },
-  // Ended by the user's account or permission settings rather than by the work.
-  logout: { outcome: "cancelled", reason: "operator" },
-  bypass_permissions_disabled: { outcome: "cancelled", reason: "operator" },
-};
-/** `other`, a reason this table does not know, or none: the session ended without saying why. */
-export const OTHER_END = { outcome: "interrupted", reason: "" } as const;
 
 /** Events Claude Code sends that record nothing. */
 const QUIET_EVENTS = new Set([
@@ -73,21 +61,21 @@ export function mapClaudeCode(p: Payload, verifyPatterns: readonly string[]): Ma
   if ("problem" in id) return { ok: false, problem: id.problem };
   const { session, event } = id;
   const cwd = cwdOf(p);
-  const base = { event, session, ...(cwd === undefined ? {} : { cwd }) };
+  const subagent = subagentOf(p);
+  const base = {
+    event,
+    session,
+    ...(cwd === undefined ? {} : { cwd }),
+    ...(subagent === undefined ? {} : { subagent }),
+  };
   let row: RowPlan | string | undefined;
   switch (event) {
     case "SessionStart":
       row = openedRow(p);
       break;
-    case "SessionEnd": {
-      const reason = str(p, "reason");
-      row = {
-        source: "ledger",
-        type: "closed",
-        ...((reason !== undefined && Object.hasOwn(SESSION_END, reason) && SESSION_END[reason]) || OTHER_END),
-      };
+    case "SessionEnd":
+      row = closedRow(p);
       break;
-    }
     case "PreToolUse":
       row = attemptRow(p, verifyPatterns);
       break;

@@ -3,16 +3,19 @@
  * PostToolUse, Stop (and PreCompact, SubagentStart) with `session_id`, `turn_id`, `cwd`; shell and `apply_patch`
  * calls arrive as `{command}`, a patch's headers giving its paths. Its legacy `notify` program receives
  * `agent-turn-complete` JSON as its last argument (`harness hook codex-notify`): a turn-end mark, its
- * rows Codex's. Codex has no SessionEnd: its runs are closed by the daemon when they go quiet. Its hooks
- * are read from `.codex/hooks.json` in a project or `$CODEX_HOME/hooks.json` (default `~/.codex`).
+ * rows Codex's; install prints the `notify = [...]` line for `config.toml`. Recent releases send
+ * SessionEnd, mapped as Claude Code's (a closed row); a run whose Codex sends none is closed by the daemon
+ * when it goes quiet. Its hooks are read from `.codex/hooks.json` in a project or `$CODEX_HOME/hooks.json`
+ * (default `~/.codex`).
  */
-import { isAbsolute, join, resolve } from "node:path";
+import { dirname, isAbsolute, join, resolve } from "node:path";
 import { ALLOW } from "../ingest/hook-answer.js";
 import { cwdOf, type Mapped, type Payload, responseFailed, sessionOf } from "../ingest/hook-event.js";
 import type { HookFormat } from "../ingest/hook-format.js";
 import { type AgentAdapter, homeDir } from "./adapter.js";
 import {
   attemptRow,
+  closedRow,
   decisionJson,
   EVENT_KEY,
   eventGate,
@@ -41,6 +44,7 @@ export function mapCodex(p: Payload, verifyPatterns: readonly string[]): Mapped 
   const cwd = cwdOf(p);
   const base = { event, session, ...(cwd === undefined ? {} : { cwd }) };
   if (event === "SessionStart") return { ok: true, hook: { ...base, row: openedRow(p) } };
+  if (event === "SessionEnd") return { ok: true, hook: { ...base, row: closedRow(p) } };
   if (event === "PreToolUse" || event === "PostToolUse") {
     const row =
       event === "PreToolUse"
@@ -104,7 +108,15 @@ export const codex: AgentAdapter = {
   title: "Codex",
   hooks: [hook, notify],
   install: {
-    events: { SessionStart: 10, UserPromptSubmit: 10, PreToolUse: 10, PostToolUse: 10, Stop: 10 },
+    // SessionEnd runs while Codex exits, on a short budget; only recent releases send it.
+    events: {
+      SessionStart: 10,
+      SessionEnd: 5,
+      UserPromptSubmit: 10,
+      PreToolUse: 10,
+      PostToolUse: 10,
+      Stop: 10,
+    },
     modes: ["command"],
     settingsFile: (scope, env, cwd) => {
       if (scope.kind === "project") return join(resolve(cwd, scope.dir), ".codex", "hooks.json");
@@ -113,6 +125,14 @@ export const codex: AgentAdapter = {
       return join(codexHome ?? join(homeDir(env), ".codex"), "hooks.json");
     },
     settingsShape: "hooks-by-event",
+    // Codex reads `notify` from config.toml; a project's beside its hooks.json, the user's in $CODEX_HOME.
+    argvProgram: {
+      hook: notify.name,
+      key: "notify",
+      file: (settingsFile) => join(dirname(settingsFile), "config.toml"),
+    },
+    silentWhy:
+      "Codex runs project and user hooks only once trusted: open /hooks in Codex and trust them; `codex exec` skips untrusted hooks silently",
     notes: [
       "Codex runs these hooks only once they are trusted: open /hooks in Codex and trust them (any later change to the file makes them untrusted again)",
     ],

@@ -26,6 +26,30 @@ export const markOf = (event: string): MarkType | undefined =>
 export const eventGate = (event: string | undefined): Gate =>
   event === "PreToolUse" ? "tool" : event === "UserPromptSubmit" ? "prompt" : "turn";
 
+/** SessionEnd's `reason` → the closed row's outcome and reason; anything else is `OTHER_END`. */
+export const SESSION_END: Readonly<Record<string, { readonly outcome: string; readonly reason: string }>> = {
+  // The user left at the prompt: the session's normal end.
+  prompt_input_exit: { outcome: "success", reason: "" },
+  // `/clear` and `/resume` end this session for another that takes its place.
+  clear: { outcome: "replaced", reason: "" },
+  resume: { outcome: "replaced", reason: "" },
+  // Ended by the user's account or permission settings rather than by the work.
+  logout: { outcome: "cancelled", reason: "operator" },
+  bypass_permissions_disabled: { outcome: "cancelled", reason: "operator" },
+};
+/** `other`, a reason this table does not know, or none: the session ended without saying why. */
+export const OTHER_END = { outcome: "interrupted", reason: "" } as const;
+
+/** SessionEnd's row: the run closed, its outcome from the payload's `reason`. */
+export function closedRow(p: Payload): RowPlan {
+  const reason = str(p, "reason");
+  return {
+    source: "ledger",
+    type: "closed",
+    ...((reason !== undefined && Object.hasOwn(SESSION_END, reason) && SESSION_END[reason]) || OTHER_END),
+  };
+}
+
 /** SessionStart's row: the run opened, by its `source` (startup, resume, …). */
 export function openedRow(p: Payload): RowPlan {
   const trigger = str(p, "source");

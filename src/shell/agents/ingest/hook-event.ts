@@ -10,6 +10,7 @@ import {
   MAX_CWD_DEPTH,
   MAX_EVENT_NAME,
   MAX_RESPONSE_PREFIX,
+  MAX_SUBAGENT_FIELD,
   withinDepth,
 } from "./payload-bounds.js";
 
@@ -28,6 +29,12 @@ export interface HookIds {
   readonly event: string;
   /** Tried in order: the first that applies to the event and is present names the call. */
   readonly calls: readonly CallId[];
+}
+
+/** A subagent's id and type as its agent names them, each within the journal's identifier bound. */
+export interface Subagent {
+  readonly id?: string;
+  readonly type?: string;
 }
 
 export type MarkType = "user-message" | "compaction" | "subagent" | "turn-end";
@@ -68,6 +75,8 @@ export interface HookEvent {
   readonly session: string;
   readonly cwd?: string;
   readonly row?: RowPlan;
+  /** The subagent the call came from, when the payload names one: its row carries them. */
+  readonly subagent?: Subagent;
   /** Set for an event this adapter does not know: the call is answered, nothing is recorded. */
   readonly unknown?: true;
 }
@@ -79,6 +88,8 @@ export type Mapped =
 export type Payload = Readonly<Record<string, unknown>>;
 
 const CONTROL = /\p{Cc}/u;
+/** An unpaired half of a surrogate pair: no Unicode text, so admission would refuse the whole row. */
+const LONE_SURROGATE = /\p{Surrogate}/u;
 /** 256 code points are at most 512 UTF-16 units: a longer id is refused at admission, unscanned. */
 const MAX_SESSION_SCANNED = 512;
 
@@ -107,6 +118,24 @@ export function sessionOf(
   if (event.length > MAX_EVENT_NAME)
     return { problem: `${eventKey} is longer than ${MAX_EVENT_NAME} characters` };
   return { session, event };
+}
+
+/** A non-empty Unicode string without control characters within the journal's identifier bound; else undefined. */
+const identOf = (p: Payload, key: string): string | undefined => {
+  const v = str(p, key);
+  if (v === undefined || v === "" || v.length > MAX_SUBAGENT_FIELD * 2) return undefined;
+  return [...v].length <= MAX_SUBAGENT_FIELD && !CONTROL.test(v) && !LONE_SURROGATE.test(v) ? v : undefined;
+};
+
+/**
+ * The subagent a payload says it comes from (`agent_id`, `agent_type`), or undefined outside one. A value
+ * that is not a short identifier is left out rather than refusing the row: the call is still recorded.
+ */
+export function subagentOf(p: Payload): Subagent | undefined {
+  const id = identOf(p, "agent_id");
+  const type = identOf(p, "agent_type");
+  if (id === undefined && type === undefined) return undefined;
+  return { ...(id === undefined ? {} : { id }), ...(type === undefined ? {} : { type }) };
 }
 
 /**

@@ -262,6 +262,8 @@ export class HookIngest {
       ...(facts.repo === undefined ? {} : { repo: facts.repo }),
       ...(facts.branch === undefined ? {} : { branch: facts.branch }),
       session: hook.session,
+      ...(hook.subagent?.id === undefined ? {} : { subagent_id: hook.subagent.id }),
+      ...(hook.subagent?.type === undefined ? {} : { subagent_type: hook.subagent.type }),
     };
     switch (plan.type) {
       case "opened":

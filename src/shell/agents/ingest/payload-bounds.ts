@@ -8,6 +8,11 @@
 
 /** `hook_event_name` (Codex notify's `type`): past it the call is refused; no event is named so long. */
 export const MAX_EVENT_NAME = 256;
+/**
+ * A subagent's `agent_id` or `agent_type`, in code points: the journal's identifier bound (`core/kinds.ts`
+ * MAX_IDENT, not imported: the hook's bundle stays without the rule engine). Past it the value is left out.
+ */
+export const MAX_SUBAGENT_FIELD = 256;
 
 /**
  * `cwd`: Linux's PATH_MAX, and its depth in components (each costs a `stat` per call, looking for the

@@ -23,6 +23,8 @@ export interface InstalledAdapter {
   readonly problem: string | undefined;
   /** Token files the hooks name that are not there. */
   readonly missingTokenFiles: readonly string[];
+  /** What may keep the agent's hooks from running at all, said when its harness has sent nothing. */
+  readonly silentWhy?: string;
 }
 
 export interface SpoolStatus {
@@ -102,7 +104,12 @@ function checkInstalled(install: InstallEntry, record: InstallRecord, agent: Age
   const tokenFiles =
     install.mode === "http" || tokens === undefined ? [] : [tokens.observer.file, tokens.ledger.file];
   const missingTokenFiles = tokenFiles.filter((f) => !fs.existsSync(f));
-  const base = { install, expected, missingTokenFiles };
+  const base = {
+    install,
+    expected,
+    missingTokenFiles,
+    ...(agent.install.silentWhy === undefined ? {} : { silentWhy: agent.install.silentWhy }),
+  };
   try {
     const text = readSettings(install.file);
     if (text === undefined) return { ...base, present: 0, problem: "the file is gone" };

@@ -65,12 +65,13 @@ const hookName = (agent: AgentAdapter): string => agent.hooks[0].name;
 export const httpUrl = (listen: string, agent: AgentAdapter, harness: string, fail?: HookFailMode): string =>
   `http://${listen}${HOOK_PATH_PREFIX}${hookName(agent)}?harness=${encodeURIComponent(harness)}${fail === undefined ? "" : `&${FAIL_QUERY}=${fail}`}`;
 
-export function hookCommand(target: HookTarget & { readonly hook: CommandHook }): string {
+/** The command hook's words, for the agent's hook format `name` (its first unless told). */
+export function hookArgv(target: HookTarget & { readonly hook: CommandHook }, name = hookName(target.agent)) {
   const { hook } = target;
   return [
     ...hook.launcher,
     "hook",
-    hookName(target.agent),
+    name,
     "--harness",
     target.harness,
     "--observer-token",
@@ -80,10 +81,11 @@ export function hookCommand(target: HookTarget & { readonly hook: CommandHook })
     "--socket",
     hook.socket,
     ...(target.fail === undefined ? [] : ["--fail", target.fail]),
-  ]
-    .map(shellWord)
-    .join(" ");
+  ];
 }
+
+export const hookCommand = (target: HookTarget & { readonly hook: CommandHook }): string =>
+  hookArgv(target).map(shellWord).join(" ");
 
 /** The entries an install writes, one per event the agent's mapping needs. */
 export function hookEntries(target: HookTarget): HookEntry[] {

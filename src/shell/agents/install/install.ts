@@ -21,7 +21,7 @@ import {
   type ProducerRole,
   tokenFilePath,
 } from "./agent-paths.js";
-import { type HookTarget, hookEntries, isOurHandler, type TokenFiles } from "./hook-entries.js";
+import { type HookTarget, hookArgv, hookEntries, isOurHandler, type TokenFiles } from "./hook-entries.js";
 import {
   findInstall,
   type InstallEntry,
@@ -177,6 +177,8 @@ export async function install(req: InstallRequest, issuer: TokenIssuer): Promise
       `${file} ${req.mode === "http" ? "holds the hook tokens" : "names paths on this machine"} and git does not ignore it in this repository: add it to .git/info/exclude (or .gitignore) so it is never committed`,
     );
   if (req.fail !== undefined) notes.push(failNote(req.agent, req.fail));
+  const program = await programNote(req, file);
+  if (program !== undefined) notes.push(program);
   const existing = findInstall(record, { agent: req.agent.name, harness: req.harness, file });
   if (req.dryRun)
     return {
@@ -243,6 +245,78 @@ export async function install(req: InstallRequest, issuer: TokenIssuer): Promise
     backup,
     tokens,
     notes,
+  };
+}
+
+/** The most of an operator's TOML file install reads to see whether it already sets the program's key. */
+const MAX_PROGRAM_FILE_BYTES = 1024 * 1024;
+/** The most of the operator's own value a note quotes. */
+const MAX_QUOTED = 200;
+
+/**
+ * The line that runs the agent's argv program (Codex's `notify`) for this harness, and whether its file
+ * already has it: install prints it rather than editing the operator's TOML, and never offers to replace
+ * a program of theirs without saying so.
+ */
+async function programNote(req: InstallRequest, settingsFile: string): Promise<string | undefined> {
+  const program = req.agent.install.argvProgram;
+  if (program === undefined || req.mode !== "command") return undefined;
+  const argv = hookArgv(
+    {
+      agent: req.agent,
+      harness: req.harness,
+      ...(req.fail === undefined ? {} : { fail: req.fail }),
+      hook: {
+        mode: "command",
+        launcher: req.launcher,
+        tokenFiles: tokenFiles(req.env, req.harness),
+        socket: req.socket,
+      },
+    },
+    program.hook,
+  );
+  // A JSON string is a TOML basic string: the same quotes and escapes.
+  const line = `${program.key} = [${argv.map((w) => JSON.stringify(w)).join(", ")}]`;
+  const file = program.file(settingsFile);
+  const current = await topLevelValue(file, program.key, argv);
+  if (current.state === "same")
+    return `${file} already runs ${program.hook} for harness ${req.harness}: ${line}`;
+  if (current.state === "other")
+    return `${file} already sets ${program.key} = ${current.quoted}; ${req.agent.title} runs one ${program.key} program, so ours is not added (install never edits that file): keep yours, or replace it with: ${line}`;
+  const unread = current.state === "unreadable" ? ` (${file} could not be read as TOML: ${current.why})` : "";
+  return `to record each turn's end through ${req.agent.title}'s ${program.key} program as well, add this line to ${file}, above its first [table] (install does not edit TOML files)${unread}: ${line}`;
+}
+
+type TopLevel =
+  | { readonly state: "absent" | "same" }
+  | { readonly state: "other"; readonly quoted: string }
+  | { readonly state: "unreadable"; readonly why: string };
+
+async function topLevelValue(file: string, key: string, ours?: readonly string[]): Promise<TopLevel> {
+  let text: string;
+  try {
+    if (fs.statSync(file).size > MAX_PROGRAM_FILE_BYTES)
+      return { state: "unreadable", why: `larger than ${MAX_PROGRAM_FILE_BYTES} bytes` };
+    text = fs.readFileSync(file, "utf8");
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "ENOENT"
+      ? { state: "absent" }
+      : { state: "unreadable", why: (e as Error).message };
+  }
+  let value: unknown;
+  try {
+    // Loaded here only: the hook's own start never pays for the TOML parser.
+    const { parse } = await import("smol-toml");
+    value = parse(text)[key];
+  } catch (e) {
+    return { state: "unreadable", why: (e as Error).message.split("\n")[0] ?? "" };
+  }
+  if (value === undefined) return { state: "absent" };
+  const quoted = JSON.stringify(value) ?? "";
+  if (ours !== undefined && quoted === JSON.stringify(ours)) return { state: "same" };
+  return {
+    state: "other",
+    quoted: quoted.length > MAX_QUOTED ? `${quoted.slice(0, MAX_QUOTED)}…` : quoted,
   };
 }
 

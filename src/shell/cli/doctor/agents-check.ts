@@ -62,9 +62,8 @@ export async function agentsCheck(
         message: `${what}: token file ${f} is missing, so its hooks cannot append`,
       });
   }
-  const harnesses = [...new Set(status.adapters.map((a) => a.install.harness))];
-  if (harnesses.length > 0 && lastRows !== undefined)
-    findings.push(...(await lastRowFindings(harnesses, lastRows)));
+  if (status.adapters.length > 0 && lastRows !== undefined)
+    findings.push(...(await lastRowFindings(status.adapters, lastRows)));
   findings.push(...spoolFindings(status, lastRows !== undefined));
   const worst: Status = findings.some((f) => f.status === "warn") ? "warn" : "pass";
   return {
@@ -83,10 +82,15 @@ export async function agentsCheck(
   };
 }
 
+/**
+ * Each harness's last row, and a warning for each install whose harness has sent no row since it was
+ * installed: the agent has not run since, or runs without our hooks (the adapter says why it may).
+ */
 async function lastRowFindings(
-  harnesses: readonly string[],
+  adapters: AgentsStatus["adapters"],
   lastRows: LastRows,
 ): Promise<{ status: Status; message: string }[]> {
+  const harnesses = [...new Set(adapters.map((a) => a.install.harness))];
   let rows: readonly LastRow[];
   try {
     rows = await lastRows(harnesses);
@@ -95,8 +99,9 @@ async function lastRowFindings(
       { status: "warn", message: `the daemon did not say each harness's last row: ${(e as Error).message}` },
     ];
   }
-  return harnesses.map((h) => {
-    const r = rows.find((row) => row.harness === h);
+  const lastOf = (h: string) => rows.find((row) => row.harness === h);
+  const out: { status: Status; message: string }[] = harnesses.map((h) => {
+    const r = lastOf(h);
     return {
       status: "pass",
       message:
@@ -105,6 +110,17 @@ async function lastRowFindings(
           : `${h}: last row seq ${r.seq} run_event/${r.type} from ${r.source}${r.adapter === "" ? "" : ` (${r.adapter})`}, run ${r.run}, at ${iso(r.atMs)}`,
     };
   });
+  for (const a of adapters) {
+    const { agent, harness, installedAt } = a.install;
+    const since = Date.parse(installedAt);
+    const r = lastOf(harness);
+    if (Number.isNaN(since) || (r !== undefined && Number(r.atMs) >= since)) continue;
+    out.push({
+      status: "warn",
+      message: `${agent} for ${harness}: no row since install at ${installedAt}${a.silentWhy === undefined ? "" : `; ${a.silentWhy}`}`,
+    });
+  }
+  return out;
 }
 
 /**

@@ -8,17 +8,18 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { MAX_PATH, MAX_PATHS } from "../../../../src/core/kinds.js";
+import { MAX_IDENT, MAX_PATH, MAX_PATHS } from "../../../../src/core/kinds.js";
 import { mapClaudeCode } from "../../../../src/shell/agents/adapters/claude-code.js";
 import { mapCodex, mapCodexNotify } from "../../../../src/shell/agents/adapters/codex.js";
 import { patchPaths } from "../../../../src/shell/agents/ingest/classify.js";
-import type { Mapped, Payload } from "../../../../src/shell/agents/ingest/hook-event.js";
+import { type Mapped, type Payload, subagentOf } from "../../../../src/shell/agents/ingest/hook-event.js";
 import {
   MAX_CWD,
   MAX_CWD_DEPTH,
   MAX_EVENT_NAME,
   MAX_RAW_PATH,
   MAX_RAW_PATHS,
+  MAX_SUBAGENT_FIELD,
   withinDepth,
 } from "../../../../src/shell/agents/ingest/payload-bounds.js";
 import { repoPaths } from "../../../../src/shell/agents/ingest/repo-paths.js";
@@ -210,6 +211,34 @@ describe("the mapping's bounds hold for hostile payloads up to 1 MiB", () => {
       fc.record({ type: ident(["agent-turn-complete"]), "thread-id": ident(["t-1"]), cwd }),
       mapCodexNotify,
     ));
+});
+
+describe("a subagent's ids", () => {
+  it("are kept exactly when the journal admits them as identifiers, unchanged; anything else is left out", () => {
+    expect(MAX_SUBAGENT_FIELD).toBe(MAX_IDENT);
+    const value = fc.oneof(
+      fc.string({ unit: "grapheme", maxLength: 300 }),
+      fc.string({ unit: "binary", maxLength: 600 }),
+      // Half of a surrogate pair, alone: valid JSON, no Unicode text.
+      fc.string({ maxLength: 20 }).map((t) => `${t}\ud800${t}`),
+      fc.integer({ min: 0, max: 2_000 }).map((n) => "x".repeat(n)),
+      fc.constantFrom(null, 7, true, ["a"], { id: "a" }),
+    );
+    const admissible = (v: unknown): v is string =>
+      typeof v === "string" &&
+      v !== "" &&
+      [...v].length <= MAX_IDENT &&
+      !/\p{Cc}/u.test(v) &&
+      !/\p{Surrogate}/u.test(v);
+    fc.assert(
+      fc.property(value, value, (id, type) => {
+        const got = subagentOf({ agent_id: id, agent_type: type });
+        expect(got?.id).toBe(admissible(id) ? id : undefined);
+        expect(got?.type).toBe(admissible(type) ? type : undefined);
+      }),
+      { numRuns: runs(300) },
+    );
+  });
 });
 
 /** e4eabc5's patch header reading, backtracking patterns and all: the reference on short text. */

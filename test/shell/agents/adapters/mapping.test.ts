@@ -4,13 +4,20 @@
  */
 import { describe, expect, it } from "vitest";
 import type { RunVerdict } from "../../../../src/core/run-verdict.js";
-import { mapClaudeCode, OTHER_END, SESSION_END } from "../../../../src/shell/agents/adapters/claude-code.js";
+import { mapClaudeCode } from "../../../../src/shell/agents/adapters/claude-code.js";
+import { mapCodex } from "../../../../src/shell/agents/adapters/codex.js";
+import { OTHER_END, SESSION_END } from "../../../../src/shell/agents/adapters/hooks-protocol.js";
 import { AGENTS } from "../../../../src/shell/agents/adapters/registry.js";
 import { normalizeRemote } from "../../../../src/shell/agents/ingest/git-facts.js";
 import { hookAnswer as answer } from "../../../../src/shell/agents/ingest/hook-answer.js";
-import { type Gate, responseFailed, rowPayload } from "../../../../src/shell/agents/ingest/hook-event.js";
+import {
+  type Gate,
+  responseFailed,
+  rowPayload,
+  subagentOf,
+} from "../../../../src/shell/agents/ingest/hook-event.js";
 import type { HookFormat } from "../../../../src/shell/agents/ingest/hook-format.js";
-import { claudeCode } from "../payloads.js";
+import { claudeCode, codex } from "../payloads.js";
 
 describe("SessionEnd's reason → outcome and reason", () => {
   it.each([
@@ -38,6 +45,35 @@ describe("SessionEnd's reason → outcome and reason", () => {
       "resume",
     ]);
     expect(OTHER_END).toEqual({ outcome: "interrupted", reason: "" });
+  });
+});
+
+describe("Codex's SessionEnd and a subagent's ids", () => {
+  it.each([
+    ["prompt_input_exit", "success"],
+    ["other", "interrupted"],
+    [undefined, "interrupted"],
+  ])("Codex SessionEnd %s → closed %s, as Claude Code's", (reason, outcome) => {
+    const p = { ...codex("/r").SessionStart, hook_event_name: "SessionEnd", reason };
+    expect(mapCodex(p, [])).toMatchObject({
+      ok: true,
+      hook: { row: { source: "ledger", type: "closed", outcome } },
+    });
+  });
+
+  it.each([
+    [
+      { agent_id: "a-1", agent_type: "Explore" },
+      { id: "a-1", type: "Explore" },
+    ],
+    [{ agent_id: "a-1" }, { id: "a-1" }],
+    [{ agent_id: "", agent_type: 7 }, undefined],
+    [{ agent_id: "x".repeat(257), agent_type: "Plan" }, { type: "Plan" }],
+    [{ agent_id: "\u{1F600}".repeat(256) }, { id: "\u{1F600}".repeat(256) }],
+    [{ agent_id: "a\u0007b", agent_type: "Plan\n" }, undefined],
+    [{}, undefined],
+  ])("%j → %j", (payload, subagent) => {
+    expect(subagentOf(payload)).toEqual(subagent);
   });
 });
 

@@ -281,7 +281,7 @@ describe("harness agents install and uninstall", () => {
     expect(r.code).toBe(0);
     const file = path.join(project, ".codex", "hooks.json");
     expect(r.stdout).toContain(
-      `codex hooks for harness impl written to ${file} (command mode): SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, Stop\n`,
+      `codex hooks for harness impl written to ${file} (command mode): SessionStart, SessionEnd, UserPromptSubmit, PreToolUse, PostToolUse, Stop\n`,
     );
     expect(r.stdout).toContain(
       "  note: Codex runs these hooks only once they are trusted: open /hooks in Codex",
@@ -289,6 +289,7 @@ describe("harness agents install and uninstall", () => {
     const hooks = (JSON.parse(fs.readFileSync(file, "utf8")) as { hooks: Hooks }).hooks;
     expect(Object.keys(hooks)).toEqual([
       "SessionStart",
+      "SessionEnd",
       "UserPromptSubmit",
       "PreToolUse",
       "PostToolUse",
@@ -300,7 +301,7 @@ describe("harness agents install and uninstall", () => {
     fs.writeFileSync(file, `${JSON.stringify({ hooks }, null, 2)}\n`);
     const doctor = await f.cli(["doctor"]);
     expect(doctor.stdout).toContain(
-      ` warn: codex for impl: ${file} holds 4 of the 5 hook entries install wrote; run harness agents install again\n`,
+      ` warn: codex for impl: ${file} holds 5 of the 6 hook entries install wrote; run harness agents install again\n`,
     );
     const u = await f.cli(["agents", "uninstall", "codex", "--harness", "impl", "--project", project]);
     expect(u.code).toBe(0);
