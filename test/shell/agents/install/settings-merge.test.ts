@@ -101,6 +101,7 @@ describe("settings merge", () => {
     expect(created.created).toEqual(["hooks", ...events("codex").map((e) => `hooks.${e}`)]);
     expect(Object.keys((JSON.parse(created.text) as { hooks: object }).hooks)).toEqual([
       "SessionStart",
+      "SessionEnd",
       "UserPromptSubmit",
       "PreToolUse",
       "PostToolUse",
