@@ -5,11 +5,10 @@
  * denied on both paths, an open one's allowed even where the global `[agents] on_unreachable` denies;
  * the settings written carry Claude Code's `onFailure: "block"` on PreToolUse alone, and Codex's none.
  */
-import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type CliResult, freePort, TestFleet } from "../daemon-harness.js";
+import { type CliResult, freePort, runProcess, TestFleet } from "../daemon-harness.js";
 import { makeRepo } from "./hook-harness.js";
 import { claudeCode, codex } from "./payloads.js";
 
@@ -35,19 +34,7 @@ const handler = (s: Settings, event: string): Handler => s.hooks[event]?.[0]?.ho
 /** The installed PreToolUse command, run as the agent runs it. */
 function runInstalled(agent: "claude-code" | "codex", harness: string, payload: string): Promise<CliResult> {
   const command = String(handler(settingsOf(agent, harness), "PreToolUse").command);
-  return new Promise((resolve) => {
-    const child = spawn("/bin/sh", ["-c", command], { env: fleet.env, stdio: ["pipe", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => {
-      stdout += d.toString();
-    });
-    child.stderr.on("data", (d: Buffer) => {
-      stderr += d.toString();
-    });
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(payload);
-  });
+  return runProcess("/bin/sh", ["-c", command], { env: fleet.env, stdin: payload });
 }
 
 const CASES = [

@@ -5,12 +5,11 @@
  * as an operator would; then a real `harness hook claude-code` whose tool call the hold denies. A pin
  * of the first content stops enforcing once a sync brings a changed rule, until pinned again.
  */
-import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, expect, it } from "vitest";
 import { fires, holds } from "../../support/store-reads.js";
-import { type CliResult, TestFleet } from "../daemon-harness.js";
+import { type CliResult, runProcess, TestFleet } from "../daemon-harness.js";
 import { BIN, makeRepo, runHook } from "./hook-harness.js";
 import { claudeCode } from "./payloads.js";
 
@@ -47,23 +46,7 @@ async function fleetWithHarness(
   );
   if (start) await fleet.start();
   const env = { ...fleet.env, PATH: `${bin}:${process.env.PATH}` };
-  const sh = (line: string) =>
-    new Promise<CliResult>((resolve) => {
-      const child = spawn("/bin/sh", ["-c", line], {
-        env,
-        cwd: fleet.root,
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      let stdout = "";
-      let stderr = "";
-      child.stdout.on("data", (d: Buffer) => {
-        stdout += d.toString();
-      });
-      child.stderr.on("data", (d: Buffer) => {
-        stderr += d.toString();
-      });
-      child.on("exit", (code) => resolve({ code, stdout, stderr }));
-    });
+  const sh = (line: string) => runProcess("/bin/sh", ["-c", line], { env, cwd: fleet.root });
   return { fleet, sh };
 }
 

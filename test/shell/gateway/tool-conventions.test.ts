@@ -6,18 +6,13 @@
  * ids, numeric seqs, RFC 3339 times); truncated lists continue by cursor; the limits the intake enforces
  * are the ones the input schema declares.
  */
-import * as path from "node:path";
 import { Ajv } from "ajv";
 import addFormats from "ajv-formats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEMO_ENFORCE } from "../../../src/shell/demo/demo.js";
-import { FLEET, simulateFleet } from "../../../src/shell/demo/fleet-sim.js";
-import { ruleClient } from "../../../src/shell/rpc/client.js";
-import { FleetJournal } from "../../../src/shell/supervisor/fleet-journal.js";
-import { ReferenceSupervisor } from "../../../src/shell/supervisor/reference-supervisor.js";
-import { evaluatorCursor, holds, proposals } from "../../support/store-reads.js";
+import { holds, proposals } from "../../support/store-reads.js";
 import { jsonl, TestFleet } from "../daemon-harness.js";
-import { tokensOf } from "../tui/demo-fleet.js";
+import { runDemoFleet } from "../tui/demo-fleet.js";
 import { gatewayToken, type McpSession, mcpSession, textOf } from "./mcp-session.js";
 
 let fleet: TestFleet;
@@ -33,31 +28,7 @@ let nightly: McpSession;
 async function demoJournal(seconds: number): Promise<TestFleet> {
   const f = new TestFleet({ enforce: [...DEMO_ENFORCE], config: '[memory]\nrule_miners = ["miner"]' });
   await f.start();
-  const journal = new FleetJournal(f.socketPath, tokensOf(f));
-  const supervisor = await ReferenceSupervisor.start({
-    journal,
-    rules: ruleClient({ socketPath: f.socketPath }),
-    socketPath: path.join(f.root, "run", "supervisor.sock"),
-  });
-  for (const spec of FLEET) supervisor.define(spec);
-  const settle = () => f.until(() => evaluatorCursor(f) >= journal.lastSeq, "the evaluator to catch up");
-  try {
-    await simulateFleet({
-      supervisor,
-      observer: journal.producer("observer"),
-      graph: journal.producer("graph"),
-      seed: 29,
-      durationMs: seconds * 1000,
-      settle,
-      clearHold: async (harness) => {
-        const r = await f.cli(["rules", "clear", harness]);
-        if (r.code !== 0) throw new Error(`harness rules clear ${harness}: ${r.stderr}`);
-      },
-    });
-    await settle();
-  } finally {
-    await supervisor.shutdown();
-  }
+  await runDemoFleet(f, seconds);
   return f;
 }
 

@@ -95,6 +95,15 @@ export async function demoFleet(seconds = 3): Promise<TestFleet> {
   olderStoreRows(f.storePath);
   await f.start();
   await f.until(() => holds(f).length > 0, "the escaped harness's hold");
+  await runDemoFleet(f, seconds);
+  return f;
+}
+
+/**
+ * Runs `harness demo`'s fleet (seed 29, `seconds` of simulated time) through the started daemon `f`, as
+ * `harness demo` does, and waits for the evaluator to catch up with every row it appended.
+ */
+export async function runDemoFleet(f: TestFleet, seconds: number): Promise<void> {
   const journal = new FleetJournal(f.socketPath, tokensOf(f));
   const supervisor = await ReferenceSupervisor.start({
     journal,
@@ -120,5 +129,4 @@ export async function demoFleet(seconds = 3): Promise<TestFleet> {
   } finally {
     await supervisor.shutdown();
   }
-  return f;
 }

@@ -15,7 +15,7 @@
  */
 import { shellWord } from "../../support/shell-word.js";
 import type { AgentAdapter } from "../adapters/adapter.js";
-import { FAIL_QUERY, type HookFailMode } from "../ingest/fail-mode.js";
+import { FAIL_QUERY, HOOK_FAIL_MODES, type HookFailMode } from "../ingest/fail-mode.js";
 import { HOOK_PATH_PREFIX } from "../ingest/hook-limits.js";
 
 /** An http hook posts to the daemon on loopback: a few seconds is already a daemon that is not answering. */
@@ -122,7 +122,7 @@ export function isOurHandler(handler: unknown, agent: AgentAdapter, harness: str
     const tail = new RegExp(
       `(?:^| )${shellWord("hook")} ${shellWord(hookName(agent))} ${shellWord("--harness")} ${escapeRegExp(shellWord(harness))} ` +
         `${shellWord("--observer-token")} ${WORD} ${shellWord("--ledger-token")} ${WORD} ${shellWord("--socket")} ${WORD}` +
-        `(?: ${shellWord("--fail")} (?:${shellWord("closed")}|${shellWord("open")}))?$`,
+        `(?: ${shellWord("--fail")} (?:${HOOK_FAIL_MODES.map(shellWord).join("|")}))?$`,
     );
     return tail.test(h.command);
   }
@@ -137,9 +137,9 @@ export function isOurHandler(handler: unknown, agent: AgentAdapter, harness: str
     return (
       url.protocol === "http:" &&
       url.pathname === `${HOOK_PATH_PREFIX}${hookName(agent)}` &&
-      (url.search === search ||
-        url.search === `${search}&${FAIL_QUERY}=closed` ||
-        url.search === `${search}&${FAIL_QUERY}=open`)
+      [undefined, ...HOOK_FAIL_MODES].some(
+        (fail) => url.search === (fail === undefined ? search : `${search}&${FAIL_QUERY}=${fail}`),
+      )
     );
   }
   return false;
