@@ -6,9 +6,11 @@
  * the newest fire it holds), so that a gap in the stream or a daemon restart loses no fire from the view.
  * A failed call or a stream the daemon ends turns into "disconnected, retrying" and a reconnect with
  * backoff. The lists are refreshed on a timer; the view is told of changes at most every `throttleMs`,
- * however fast events arrive, and the feed is a bounded ring. The loop guard's stops are no rule's fires,
- * so WatchEvents does not carry them: with `journal` (JournalQueryService, read tier too), each refresh
- * reads the `loop_stopped` rows after the newest one the feed holds into the feed.
+ * however fast events arrive, and the feed is a bounded ring. The guards' decisions (the loop guard's
+ * stops, the stale run closer's closes) are no rule's fires, so WatchEvents does not carry them: with
+ * `journal` (JournalQueryService, read tier too), each refresh reads the `loop_stopped` rows and the
+ * interrupted `closed` rows after the newest the feed holds; a close is the stale closer's when
+ * ExplainFire of its row says so, since the closer's reason is no indexed field.
  */
 import { DAY } from "../../core/durations.js";
 import { parseFireId } from "../../core/fire-id.js";
@@ -25,14 +27,7 @@ import type {
   RuleInfo,
   WatchEventsResponse,
 } from "../rpc/gen/harness/v1/rules_pb.js";
-import {
-  DEFAULT_FEED_SIZE,
-  type FeedEntry,
-  type FeedKey,
-  FeedRing,
-  fireKey,
-  loopStopKey,
-} from "./feed-ring.js";
+import { DEFAULT_FEED_SIZE, type FeedEntry, type FeedKey, FeedRing, fireKey, guardKey } from "./feed-ring.js";
 
 /** The RuleService methods the TUI reads through: all of the read tier. */
 export type ConsoleReads = Pick<
@@ -56,10 +51,13 @@ export type HoldClearing =
 
 /** The loop stops a first read brings into the feed: the newest of them. */
 const FIRST_LOOP_STOPS = 100;
+/** The interrupted closes a first read looks at, and a later read at most: each costs an ExplainFire. */
+const FIRST_CLOSES = 20;
+const CLOSES_PER_REFRESH = 100;
 
 export interface ConsoleDataOptions {
   readonly reads: ConsoleReads;
-  /** Where the loop guard's stops are read from; without it the feed shows fires only. */
+  /** Where the guards' decisions are read from; without it the feed shows fires only. */
   readonly journal?: Pick<JournalQueryClient, "queryJournal">;
   readonly clearing: HoldClearing;
   readonly clock?: () => number;
@@ -125,8 +123,10 @@ export class ConsoleData {
   private lastSeq: number | undefined;
   /** The newest loop stop's seq the feed holds; undefined before the first read. */
   private lastLoopSeq: number | undefined;
-  /** Whether a read of the loop stops failed and the feed said so. */
-  private loopStopsFailed = false;
+  /** The newest interrupted close's seq looked at; undefined before the first read. */
+  private lastCloseSeq: number | undefined;
+  /** Whether a read of the guards' decisions failed and the feed said so. */
+  private guardsFailed = false;
   private extraSub = 0;
   private rules: readonly RuleInfo[] = [];
   private counts: readonly FireCount[] = [];
@@ -363,38 +363,51 @@ export class ConsoleData {
       this.nodesTruncated = nodes.truncated;
     }
     for (const f of recent.fires) this.ring.update(f);
-    await this.readLoopStops();
+    await this.readGuardDecisions();
     this.changed();
   }
 
-  /** The loop guard's stops after the newest the feed holds (the newest ones, the first time). */
-  private async readLoopStops(): Promise<void> {
+  /** The guards' decisions after the newest the feed holds (the newest ones, the first time). */
+  private async readGuardDecisions(): Promise<void> {
     const { journal } = this.options;
     if (journal === undefined) return;
-    let page: Awaited<ReturnType<typeof journal.queryJournal>>;
     try {
-      page = await journal.queryJournal({
+      const stops = await journal.queryJournal({
         kind: "run_event",
         type: "loop_stopped",
         ...(this.lastLoopSeq === undefined
           ? { newest: true, limit: FIRST_LOOP_STOPS }
           : { afterSeq: BigInt(this.lastLoopSeq), limit: 1_000 }),
       });
+      for (const row of stops.rows) this.ring.add({ kind: "loop_stop", key: guardKey(row), row });
+      this.lastLoopSeq = Math.max(this.lastLoopSeq ?? 0, Number(stops.nextAfterSeq));
+      const closes = await journal.queryJournal({
+        kind: "run_event",
+        type: "closed",
+        fields: [{ field: "outcome", value: { case: "text", value: "interrupted" } }],
+        ...(this.lastCloseSeq === undefined
+          ? { newest: true, limit: FIRST_CLOSES }
+          : { afterSeq: BigInt(this.lastCloseSeq), limit: CLOSES_PER_REFRESH }),
+      });
+      for (const row of closes.rows) {
+        const guard = (await this.options.reads.explainFire({ fireId: `journal:${row.seq}` })).guard;
+        if (guard?.kind === "stale_closed")
+          this.ring.add({ kind: "stale_close", key: guardKey(row), row, sentence: guard.sentence });
+        this.lastCloseSeq = Math.max(this.lastCloseSeq ?? 0, Number(row.seq));
+      }
+      this.lastCloseSeq = Math.max(this.lastCloseSeq ?? 0, Number(closes.nextAfterSeq));
     } catch (e) {
-      // The fires do not depend on it: the feed goes on without loop stops, says so once, and the next
-      // refresh asks again.
-      if (!this.loopStopsFailed)
+      // The fires do not depend on them: the feed goes on without them, says so once, and the next
+      // refresh asks again from where the last read got to.
+      if (!this.guardsFailed)
         this.ring.add({
           kind: "notice",
           key: this.afterNewest(),
-          text: `the loop guard's stops cannot be read (QueryJournal): ${message(e)}`,
+          text: `the guards' decisions cannot be read (QueryJournal, ExplainFire): ${message(e)}`,
           atMs: this.clock(),
         });
-      this.loopStopsFailed = true;
-      return;
+      this.guardsFailed = true;
     }
-    for (const row of page.rows) this.ring.add({ kind: "loop_stop", key: loopStopKey(row), row });
-    this.lastLoopSeq = Math.max(this.lastLoopSeq ?? 0, Number(page.nextAfterSeq));
   }
 
   /** Tells the view, at most once per `throttleMs`. */

@@ -18,14 +18,21 @@ export type FeedEntry =
   | { readonly kind: "gap"; readonly key: FeedKey; readonly missed: number; readonly atMs: number }
   | { readonly kind: "notice"; readonly key: FeedKey; readonly text: string; readonly atMs: number }
   /** The loop guard's stop of a run: its `loop_stopped` row, which no rule made. */
-  | { readonly kind: "loop_stop"; readonly key: FeedKey; readonly row: JournalRowIds };
+  | { readonly kind: "loop_stop"; readonly key: FeedKey; readonly row: JournalRowIds }
+  /** The stale run closer's close of a run: its `closed` row, and ExplainFire's sentence of it. */
+  | {
+      readonly kind: "stale_close";
+      readonly key: FeedKey;
+      readonly row: JournalRowIds;
+      readonly sentence: string;
+    };
 
 export const DEFAULT_FEED_SIZE = 1_000;
 
 const before = (a: FeedKey, b: FeedKey): boolean => a[0] < b[0] || (a[0] === b[0] && a[1] < b[1]);
 
-/** A loop stop's place: its row, before the fires rules made on that row. */
-export const loopStopKey = (row: JournalRowIds): FeedKey => [Number(row.seq), -1];
+/** A guard's decision's place: its row, before the fires rules made on that row. */
+export const guardKey = (row: JournalRowIds): FeedKey => [Number(row.seq), -1];
 
 /** A fire's place: `f-<seq>-<n>` gives the row and the fire's place among the row's fires. */
 export function fireKey(f: FireInfo): FeedKey {

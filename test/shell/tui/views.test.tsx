@@ -183,6 +183,57 @@ describe("Feed", () => {
     expect(x).toContain("8 identical calls");
   });
 
+  it("a stale close is shown in the feed with the closer's sentence, and Enter explains it", async () => {
+    const newest = RECORDED.fires.fires[0];
+    if (newest === undefined) throw new Error("no recorded fire");
+    const text = (field: string, value: string) => ({ field, value: { case: "text" as const, value } });
+    const closed = (seq: bigint, run: string) =>
+      create(JournalRowIdsSchema, {
+        seq,
+        atMs: newest.atMs,
+        kind: "run_event",
+        type: "closed",
+        source: "ledger",
+        fields: [text("harness", "impl"), text("run", run), text("outcome", "interrupted")],
+      });
+    // Two interrupted closes: the stale closer's, and a supervisor's (ExplainFire knows no guard of it).
+    const stale = closed(newest.seq + 20n, "impl#s9");
+    const supervised = closed(newest.seq + 21n, "impl#r3");
+    const asked: { type?: string; fields?: unknown }[] = [];
+    const journal = {
+      queryJournal: async (req: { type?: string; fields?: unknown }) => {
+        asked.push(req);
+        return req.type === "closed"
+          ? create(QueryJournalResponseSchema, { rows: [stale, supervised], nextAfterSeq: supervised.seq })
+          : create(QueryJournalResponseSchema, { nextAfterSeq: 0n });
+      },
+    } as unknown as ConsoleDataOptions["journal"];
+    const recorded = new RecordedReads();
+    const sentence =
+      "impl#s9 was closed interrupted by the stale run closer after 12h with no row from its agent\u001b[2J";
+    const explainFire = recorded.reads.explainFire;
+    (recorded.reads as { explainFire: unknown }).explainFire = async (req: { fireId: string }) =>
+      req.fireId === `journal:${stale.seq}`
+        ? create(ExplainFireResponseSchema, {
+            guard: { kind: "stale_closed", harness: "impl", run: "impl#s9", sentence },
+          })
+        : req.fireId === `journal:${supervised.seq}`
+          ? create(ExplainFireResponseSchema, {})
+          : explainFire(req);
+    const c = await console_({ recorded, journal });
+    const f = await c.until((f) => f.includes("STALE CLOSE"), "the stale close");
+    expect(selected(f)).toContain("STALE CLOSE impl#s9 was closed interrupted by the stale run closer");
+    expect(f).not.toContain(ESC);
+    expect(f).not.toContain("impl#r3");
+    expect(asked.find((r) => r.type === "closed")).toMatchObject({
+      kind: "run_event",
+      fields: [{ field: "outcome", value: { case: "text", value: "interrupted" } }],
+      newest: true,
+    });
+    await c.press("\r");
+    await c.until((f) => f.includes(`explanation of journal:${stale.seq}`), "the explanation");
+  });
+
   it("a daemon that cannot read the loop stops leaves the fires, and the feed says why once", async () => {
     let asked = 0;
     const journal = {
@@ -195,7 +246,7 @@ describe("Feed", () => {
     const f = await c.until((f) => f.includes("cannot be read"), "the notice");
     expect(f).toContain("loop-stop-recurs");
     expect(f).toContain("connected |");
-    expect(f).toContain("the loop guard's stops cannot be read (QueryJournal)");
+    expect(f).toContain("the guards' decisions cannot be read (QueryJournal, ExplainFire)");
     expect(c.data.snapshot().feed.filter((e) => e.kind === "notice")).toHaveLength(1);
     await c.data.stop();
     expect(asked).toBeGreaterThan(0);

@@ -1,7 +1,9 @@
 /**
- * Feed: fires as they commit, newest on top, with the holds placed and released, the loop guard's stops
- * and the stream's gaps.
+ * Feed: fires as they commit, newest on top, with the holds placed and released, the guards' decisions
+ * (the loop guard's stops, the stale run closer's closes) and the stream's gaps.
  */
+
+import type { JournalRowIds } from "../../rpc/gen/harness/v1/journal_query_pb.js";
 import { type Layout, layout } from "../columns.js";
 import type { FeedEntry } from "../feed-ring.js";
 import { clockTime, outcome, type TuiText, targetOf } from "../text.js";
@@ -19,6 +21,12 @@ const table = (screen: number) =>
     "ACTION: MESSAGE",
     screen,
   );
+
+/** A text field of a journal row's indexed fields; "?" when it has none. */
+function field(row: JournalRowIds, name: string): string {
+  const v = row.fields.find((f) => f.field === name)?.value;
+  return v?.case === "text" ? v.value : "?";
+}
 
 function row(e: FeedEntry, t: TuiText, l: Layout): Row {
   const p = t.printable;
@@ -51,14 +59,18 @@ function row(e: FeedEntry, t: TuiText, l: Layout): Row {
         text: `${clockTime(e.atMs)} GAP: the stream missed ${e.missed} events; the feed read them back from the store`,
       };
     case "loop_stop": {
-      const field = (name: string) => {
-        const v = e.row.fields.find((f) => f.field === name)?.value;
-        return v?.case === "text" ? v.value : "?";
-      };
       const id = `journal:${e.row.seq}`;
       return {
         id,
-        text: `${clockTime(e.row.atMs)} LOOP STOP run ${p(field("run"))} of harness ${p(field("harness"))}: the same ${p(field("tool"))} call over and over (${id})`,
+        text: `${clockTime(e.row.atMs)} LOOP STOP run ${p(field(e.row, "run"))} of harness ${p(field(e.row, "harness"))}: the same ${p(field(e.row, "tool"))} call over and over (${id})`,
+        drill: { kind: "fire", fireId: id },
+      };
+    }
+    case "stale_close": {
+      const id = `journal:${e.row.seq}`;
+      return {
+        id,
+        text: `${clockTime(e.row.atMs)} STALE CLOSE ${p(e.sentence)} (${id})`,
         drill: { kind: "fire", fireId: id },
       };
     }
