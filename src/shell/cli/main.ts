@@ -459,6 +459,26 @@ cli
   });
 
 cli
+  .command(
+    "store <verb> <path>",
+    "The store. Verbs: backup PATH (an online, consistent copy while the daemon runs; PATH must not exist)",
+  )
+  .option("--store <path>", "The SQLite store (default $XDG_STATE_HOME/harness/harness.db)")
+  .option("--json", "Print the result as JSON")
+  .action(async (verb: string, target: string, o: ClientOptions) => {
+    if (verb !== "backup") {
+      unknownVerb("store", verb, "backup");
+      return;
+    }
+    const { runStoreBackup } = await import("./commands/store-backup.js");
+    process.exitCode = await runStoreBackup(
+      target,
+      { ...(o.store === undefined ? {} : { store: o.store }), json: o.json === true },
+      io,
+    );
+  });
+
+cli
   .command("mcp", "The MCP gateway for an agent: a stdio relay to the daemon, with HARNESS_MCP_TOKEN")
   .option("--socket <path>", "The daemon's socket (the gateway's is beside it)")
   .option("--config <path>", "The global config")
