@@ -7,6 +7,10 @@
  * built-ins, the adapters' records and a few small modules of agents/. `bin.ts` dispatches here before
  * anything else is imported, and the build bundles it into `bin.cjs` (`scripts/bundle-bin.ts`).
  *
+ * Installed hooks reach it through the fast path (`harness-hook.sh`: sh and curl, no Node start), which
+ * hands it every call it cannot take itself, with the call's nonce (`--call`, for the same idempotency
+ * key) and the time left.
+ *
  * When the daemon cannot be reached within `--timeout` (default 5 s), the call is spooled (`spool.ts`)
  * and PreToolUse is answered by the harness's fail mode: `--fail closed|open` as install wrote it, else
  * `[agents] on_unreachable` (default allow; `../ingest/fail-mode.ts`). Waiting calls are delivered,
@@ -29,7 +33,7 @@ import {
 import { unreachableAnswer } from "../ingest/hook-answer.js";
 import { type Payload, rowPayload, str } from "../ingest/hook-event.js";
 import type { HookFormat, HookFormats } from "../ingest/hook-format.js";
-import { forwarderKey, runOf } from "../ingest/hook-key.js";
+import { forwarderKey, isCallNonce, runOf } from "../ingest/hook-key.js";
 import {
   HOOK_AT_HEADER,
   HOOK_KEY_HEADER,
@@ -62,11 +66,13 @@ interface HookArgs {
   readonly fail?: HookFailMode;
   /** The payload, for a format that gets it as the last argument. */
   readonly payloadArg?: string;
+  /** The call's nonce, from the fast path that handed the call over (`harness-hook.sh`). */
+  readonly call?: string;
 }
 
 const DEFAULT_TIMEOUT_MS = 5000;
 const usage = (formats: HookFormats): string =>
-  `usage: harness hook ${formats.hookNames.join("|")} --harness NAME --observer-token FILE --ledger-token FILE [--socket PATH] [--config PATH] [--timeout MS] [--fail closed|open] [JSON]`;
+  `usage: harness hook ${formats.hookNames.join("|")} --harness NAME --observer-token FILE --ledger-token FILE [--socket PATH] [--config PATH] [--timeout MS] [--fail closed|open] [--call NONCE] [JSON]`;
 
 /** The spool's directory under a state home: `$XDG_STATE_HOME/harness/agents/spool`. */
 export const spoolDir = (env: NodeJS.ProcessEnv): string =>
@@ -90,7 +96,11 @@ function parseArgs(argv: readonly string[], formats: HookFormats): HookArgs | st
     } else positional.push(a);
   }
   for (const name of flags.keys())
-    if (!["harness", "observer-token", "ledger-token", "socket", "config", "timeout", "fail"].includes(name))
+    if (
+      !["harness", "observer-token", "ledger-token", "socket", "config", "timeout", "fail", "call"].includes(
+        name,
+      )
+    )
       return `unknown option --${name}`;
   const harness = flags.get("harness");
   const observer = flags.get("observer-token");
@@ -101,6 +111,9 @@ function parseArgs(argv: readonly string[], formats: HookFormats): HookArgs | st
   if (!Number.isSafeInteger(timeout) || timeout < 1) return "--timeout must be a positive number of ms";
   const fail = flags.get("fail");
   if (fail !== undefined && !isHookFailMode(fail)) return `--fail must be ${HOOK_FAIL_MODES.join(" or ")}`;
+  const call = flags.get("call");
+  if (call !== undefined && !isCallNonce(call))
+    return "--call must be a call nonce (16 to 64 hex digits or dashes)";
   const socket = flags.get("socket");
   const config = flags.get("config");
   const payloadArg = positional.at(-1);
@@ -114,6 +127,7 @@ function parseArgs(argv: readonly string[], formats: HookFormats): HookArgs | st
     timeoutMs: timeout,
     ...(fail === undefined ? {} : { fail }),
     ...(format.payloadFrom === "argument" && payloadArg !== undefined ? { payloadArg } : {}),
+    ...(call === undefined ? {} : { call }),
   };
 }
 
@@ -400,7 +414,7 @@ export async function runCommandHook(
   const { format } = args;
   const unusable = payload === undefined ? "is not a JSON object" : missingIds(format, payload);
   // Sent with the live request and kept with a spooled copy: delivered twice, admitted once.
-  const key = forwarderKey(format, args.harness, payload ?? {});
+  const key = forwarderKey(format, args.harness, payload ?? {}, args.call);
   const run =
     payload === undefined || unusable !== undefined ? undefined : runOf(format, args.harness, payload);
   const gate = format.gate(payload === undefined ? undefined : str(payload, format.ids.event));

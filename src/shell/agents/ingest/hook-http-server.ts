@@ -15,8 +15,10 @@ import * as http from "node:http";
 import type * as net from "node:net";
 import { FAIL_QUERY } from "./fail-mode.js";
 import type { HookFormats } from "./hook-format.js";
+import { isCallNonce } from "./hook-key.js";
 import {
   HOOK_AT_HEADER,
+  HOOK_CALL_HEADER,
   HOOK_KEY_HEADER,
   HOOK_PATH_PREFIX,
   LEDGER_TOKEN_HEADER,
@@ -145,6 +147,7 @@ export function hookRequestListener(
     }
     const at = Number(header(req, HOOK_AT_HEADER));
     const key = header(req, HOOK_KEY_HEADER);
+    const call = header(req, HOOK_CALL_HEADER);
     const fail = url.searchParams.get(FAIL_QUERY);
     void readBody(req, res)
       .then(async (body) => {
@@ -159,6 +162,7 @@ export function hookRequestListener(
           body,
           ...(Number.isSafeInteger(at) && at > 0 ? { at } : {}),
           ...(key === undefined ? {} : { key }),
+          ...(call !== undefined && isCallNonce(call) ? { call } : {}),
           ...(fail === null ? {} : { fail }),
         });
         sendResponse(res, r);

@@ -6,8 +6,10 @@
  *
  * Only ids that name one call are used (docs/agents-mapping.md#idempotency), as each hook format
  * lists them (`hook-format.ts`): a tool call's id, a prompt's, a notify's turn. SessionStart, Stop and
- * SessionEnd carry none (a resumed session starts again under the same id), so the forwarder makes a
- * key for those, and the http path, which has no forwarder, sends them unkeyed.
+ * SessionEnd carry none (a resumed session starts again under the same id), so the command hook makes a
+ * key for those from a nonce of its own, and the http path, which has no forwarder, sends them unkeyed.
+ * The nonce is the call's: the fast path (`harness-hook.sh`) sends it, and hands it to the forwarder
+ * when that takes the call over, so both derive the same key without the script parsing the payload.
  */
 import { createHash, randomUUID } from "node:crypto";
 import type { HookFormat } from "./hook-format.js";
@@ -53,9 +55,18 @@ export function payloadKey(format: KeyedFormat, harness: string, p: Payload): st
   return `hook:${digest}`;
 }
 
-/** The forwarder's key for a call: the payload's own, or one made for this call alone. */
-export const forwarderKey = (format: KeyedFormat, harness: string, p: Payload): string =>
-  payloadKey(format, harness, p) ?? `hook:call:${randomUUID()}`;
+/** A call nonce as the command hook makes one: a UUID, or 32 hex digits from /dev/urandom. */
+const CALL_NONCE = /^[0-9a-f-]{16,64}$/;
+
+export const isCallNonce = (s: string): boolean => CALL_NONCE.test(s);
+
+/** A call's key: the payload's own, or the one its nonce makes. */
+export const callKey = (format: KeyedFormat, harness: string, p: Payload, nonce: string): string =>
+  payloadKey(format, harness, p) ?? `hook:call:${nonce}`;
+
+/** The forwarder's key for a call: `callKey` with the nonce it was handed, or one made for it alone. */
+export const forwarderKey = (format: KeyedFormat, harness: string, p: Payload, nonce?: string): string =>
+  callKey(format, harness, p, nonce ?? randomUUID());
 
 /** The run a call belongs to, `<harness>#<session>`, or undefined when the payload names no session. */
 export function runOf(format: KeyedFormat, harness: string, p: Payload): string | undefined {

@@ -14,6 +14,11 @@ export const LEDGER_TOKEN_HEADER = "x-harness-ledger-token";
 /** A spooled payload's original time (ms since the epoch) and its idempotency key. */
 export const HOOK_AT_HEADER = "x-harness-hook-at";
 export const HOOK_KEY_HEADER = "x-harness-hook-key";
+/**
+ * The command hook's fast path sends the call's nonce rather than its key (it parses no JSON): the
+ * daemon derives the key from the payload and the nonce as the forwarder does (`hook-key.ts`).
+ */
+export const HOOK_CALL_HEADER = "x-harness-hook-call";
 /** What became of the call's row (`admitted`, `none`, `rejected`, `dropped`), for the forwarder. */
 export const ROW_HEADER = "x-harness-row";
 /** A line for the hook's stderr: why nothing was recorded. Plain ASCII-safe text, one line. */

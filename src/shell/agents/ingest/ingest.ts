@@ -27,7 +27,7 @@ import { ALLOW, type HookAnswer, hookAnswer } from "./hook-answer.js";
 import { answerTelling } from "./hook-context.js";
 import type { HookEvent, Payload, RowPlan } from "./hook-event.js";
 import type { HookFormat } from "./hook-format.js";
-import { payloadKey } from "./hook-key.js";
+import { callKey, payloadKey } from "./hook-key.js";
 import { MAX_HOOK_PAYLOAD_BYTES } from "./hook-limits.js";
 import { repoPaths } from "./repo-paths.js";
 
@@ -78,6 +78,8 @@ export interface IngestRequest {
   readonly at?: number;
   /** The call's idempotency key: delivered twice, admitted once. Derived from the payload when absent. */
   readonly key?: string;
+  /** The command hook's call nonce (`hook-key.ts`), when it sent one rather than a key. */
+  readonly call?: string;
   /** The harness's own fail mode, as its hook was installed (`fail-mode.ts`); absent: the global one. */
   readonly fail?: string;
 }
@@ -173,8 +175,13 @@ export class HookIngest {
     const placed = this.place(req.harness, hook.session, hook.row?.type);
     if (placed === undefined) return refuse(503, "the store could not tell the session's run; not recorded");
     const { run } = placed;
-    // The http hook sends no key: the payload's own ids give one where they name the call.
-    const key = req.key ?? payloadKey(format, req.harness, parsed);
+    // The http hook sends no key: the payload's own ids give one where they name the call. The command
+    // hook's fast path sends its nonce, for the key the forwarder would have sent.
+    const key =
+      req.key ??
+      (req.call === undefined
+        ? payloadKey(format, req.harness, parsed)
+        : callKey(format, req.harness, parsed, req.call));
     const keyed = key === undefined ? req : { ...req, key };
     // A live attempt is judged before the answer; one of a run already stopped has nothing left to judge.
     const attempt = isLive(req) && hook.row?.type === "attempt";

@@ -80,11 +80,18 @@ function agentsListen(config: GlobalConfig | undefined): string {
 }
 
 /**
- * The program and script that run this CLI, absolute, so the hook runs from whatever directory the agent
- * is in: the bundled `bin.cjs`, which runs `harness hook` without loading the rest of the CLI.
+ * What runs the command hook, absolute, so it runs from whatever directory the agent is in: `/bin/sh`
+ * with the fast path (`harness-hook.sh`: curl, no Node start), then the program and script it hands a
+ * call to when it cannot take it itself, the bundled `bin.cjs`, which runs `harness hook` without
+ * loading the rest of the CLI (docs/decisions/0013-command-hook-fast-path.md).
  */
 function launcher(): string[] {
-  return [process.execPath, fileURLToPath(new URL("../bin.cjs", import.meta.url))];
+  return [
+    "/bin/sh",
+    fileURLToPath(new URL("../../agents/forwarder/harness-hook.sh", import.meta.url)),
+    process.execPath,
+    fileURLToPath(new URL("../bin.cjs", import.meta.url)),
+  ];
 }
 
 type Verb = "install" | "uninstall";
