@@ -1,11 +1,19 @@
 /**
  * `npm run bench:hook`: the agent hook's round trip (issue 17), p50 and p99 of a PreToolUse and a
  * PostToolUse call on both paths, beside a bare `node -e ''` start in the same run:
- * - command: a real `harness hook claude-code` process (dist/shell/cli/bin.cjs), payload on stdin, the
- *   daemon's answer on stdout, timed from spawn to exit;
+ * - command: the hook as install writes it on a machine with a C compiler, the native client
+ *   (`hook-client.c`, built as install builds it) `NODE bin.cjs hook claude-code …`: no Node start while
+ *   the daemon answers (docs/decisions/0013), payload on stdin, the daemon's answer on stdout, timed
+ *   from spawn to exit;
+ * - sh: what install writes where no compiler builds the client, `/bin/sh harness-hook.sh …` (sh, curl);
+ * - forwarder: the Node forwarder alone (`node bin.cjs hook claude-code …`), what the fast path hands
+ *   a call to when it cannot take it, and what install wrote before it;
+ * - relay floor: `bench/relay-floor.c`, compiled here with cc, a client that only connects and relays
+ *   (no checks at all): the least any command could cost on this machine;
  * - http: Claude Code's http hook, a POST to `[agents] listen`, timed from request to answer body.
- * Goals: the command path's p99 within 1.5x the bare start; the http path's p99 under 10% of it. Beside
- * them, the http path's own floor: a null server in its own process, timed by the same client.
+ * Goals: the command path's p99 within 0.25x the bare start (issue 30), the forwarder's within 1.5x; the
+ * http path's p99 under 10% of it. Beside them, the http path's own floor: a null server in its own
+ * process, timed by the same client.
  *
  * Every round makes one call of each kind, in an order shuffled per round (a fixed seed), so a busy
  * neighbour lands on all kinds alike and no kind always follows the same one (a PostToolUse's commit
@@ -37,9 +45,13 @@ import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
+import { buildHookClient } from "../src/shell/agents/install/hook-client.js";
 
 const RUNS = Number(process.env.RUNS ?? 200);
+/** The compiled relay floor (`relay-floor.c`), or undefined where no C compiler is found. */
+const RELAY_FLOOR = buildRelayFloor();
 const WARMUP_ROUNDS = 10;
 const BIN = path.resolve(process.env.HARNESS_BIN ?? "dist/shell/cli/bin.cjs");
 const BASELINE_BIN =
@@ -48,6 +60,19 @@ const BASELINE_BIN =
     : process.env.BASELINE !== undefined
       ? baselineBin(process.env.BASELINE)
       : undefined;
+
+function buildRelayFloor(): string | undefined {
+  const out = path.join(os.tmpdir(), `harness-relay-floor-${process.pid}`);
+  const source = fileURLToPath(new URL("../../bench/relay-floor.c", import.meta.url));
+  try {
+    execFileSync("cc", ["-O2", "-o", out, source], { stdio: ["ignore", "ignore", "inherit"] });
+    process.on("exit", () => fs.rmSync(out, { force: true }));
+    return out;
+  } catch {
+    process.stderr.write("no C compiler (cc): the relay floor is not measured\n");
+    return undefined;
+  }
+}
 
 /** `commit`'s `harness` executable, built now unless an earlier run built it (`baseline-build.ts`'s way). */
 function baselineBin(commit: string): string {
@@ -217,10 +242,15 @@ const payloads = (repo: string, session: string, n: number) => {
 };
 
 /** Wall time of one child process, spawn to exit, in ms; it must exit 0 having printed nothing. */
-function timeProcess(argv: readonly string[], env: NodeJS.ProcessEnv, stdin?: string): Promise<number> {
+function timeProcess(
+  argv: readonly [string, ...string[]],
+  env: NodeJS.ProcessEnv,
+  stdin?: string,
+): Promise<number> {
   return new Promise((resolve, reject) => {
     const start = process.hrtime.bigint();
-    const child = spawn(process.execPath, argv, { env, stdio: ["pipe", "pipe", "pipe"] });
+    const [program, ...args] = argv;
+    const child = spawn(program, args, { env, stdio: ["pipe", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => {
@@ -355,8 +385,7 @@ async function contender(bin: string, suffix: string, firing = false): Promise<C
     ledger: fs.readFileSync(box.ledger, "utf8").trim(),
   };
   const headers = { authorization: `Bearer ${tokens.observer}`, "x-harness-ledger-token": tokens.ledger };
-  const hookArgv = [
-    bin,
+  const hookWords = [
     "hook",
     "claude-code",
     "--harness",
@@ -368,6 +397,30 @@ async function contender(bin: string, suffix: string, firing = false): Promise<C
     "--socket",
     daemon.socketPath,
   ];
+  const forwarderDir = path.join(path.dirname(bin), "..", "agents", "forwarder");
+  const script = path.join(forwarderDir, "harness-hook.sh");
+  const viaScript = fs.existsSync(script);
+  const client = viaScript
+    ? buildHookClient(box.env, path.join(forwarderDir, "hook-client.c"), false)
+    : undefined;
+  if (client !== undefined && !("path" in client)) throw new Error(`the native client: ${client.problem}`);
+  // A baseline built before the fast paths has only its forwarder.
+  const commandArgv =
+    client === undefined
+      ? ([process.execPath, bin, ...hookWords] as const)
+      : ([client.path, process.execPath, bin, ...hookWords] as const);
+  const shArgv = ["/bin/sh", script, process.execPath, bin, ...hookWords] as const;
+  const forwarderArgv = [process.execPath, bin, ...hookWords] as const;
+  const relayArgv =
+    RELAY_FLOOR === undefined || firing
+      ? undefined
+      : ([
+          RELAY_FLOOR,
+          daemon.socketPath,
+          "/hooks/claude-code?harness=bench",
+          box.observer,
+          box.ledger,
+        ] as const);
   const url = `${daemon.hooksUrl}claude-code?harness=bench`;
   return {
     kinds: firing
@@ -383,9 +436,29 @@ async function contender(bin: string, suffix: string, firing = false): Promise<C
         }
       : {
           [`command PreToolUse${suffix}`]: (n) =>
-            timeProcess(hookArgv, box.env, payloads(box.repo, "bench-command", n).PreToolUse),
+            timeProcess(commandArgv, box.env, payloads(box.repo, "bench-command", n).PreToolUse),
           [`command PostToolUse${suffix}`]: (n) =>
-            timeProcess(hookArgv, box.env, payloads(box.repo, "bench-command", n).PostToolUse),
+            timeProcess(commandArgv, box.env, payloads(box.repo, "bench-command", n).PostToolUse),
+          ...(viaScript
+            ? {
+                [`sh PreToolUse${suffix}`]: (n: number) =>
+                  timeProcess(shArgv, box.env, payloads(box.repo, "bench-sh", n).PreToolUse),
+                [`sh PostToolUse${suffix}`]: (n: number) =>
+                  timeProcess(shArgv, box.env, payloads(box.repo, "bench-sh", n).PostToolUse),
+                [`forwarder PreToolUse${suffix}`]: (n: number) =>
+                  timeProcess(forwarderArgv, box.env, payloads(box.repo, "bench-forwarder", n).PreToolUse),
+                [`forwarder PostToolUse${suffix}`]: (n: number) =>
+                  timeProcess(forwarderArgv, box.env, payloads(box.repo, "bench-forwarder", n).PostToolUse),
+              }
+            : {}),
+          ...(relayArgv === undefined || suffix !== ""
+            ? {}
+            : {
+                "relay floor PreToolUse": (n: number) =>
+                  timeProcess(relayArgv, box.env, payloads(box.repo, "bench-relay", n).PreToolUse),
+                "relay floor PostToolUse": (n: number) =>
+                  timeProcess(relayArgv, box.env, payloads(box.repo, "bench-relay", n).PostToolUse),
+              }),
           [`http PreToolUse${suffix}`]: (n) =>
             timeHttp(url, headers, payloads(box.repo, "bench-http", n).PreToolUse),
           [`http PostToolUse${suffix}`]: (n) =>
@@ -409,7 +482,7 @@ async function main(): Promise<void> {
   try {
     const env = { PATH: process.env.PATH };
     const kinds: Record<string, (n: number) => Promise<number>> = {
-      "bare node -e ''": () => timeProcess(["-e", ""], env),
+      "bare node -e ''": () => timeProcess([process.execPath, "-e", ""], env),
       "http null server": (n) => timeHttp(floor.url, {}, payloads("/repo", "bench-null", n).PostToolUse),
       ...Object.assign({}, ...contenders.map((c) => c.kinds)),
     };
@@ -451,8 +524,26 @@ async function main(): Promise<void> {
     const command = worst("command");
     const http = worst("http");
     console.log(
-      `goal: command p99 <= 1.5x bare p99 (${(1.5 * bareP99).toFixed(1)} ms): ${command.toFixed(1)} ms, ${command <= 1.5 * bareP99 ? "met" : "NOT met"}`,
+      `goal: command p99 <= 0.25x bare p99 (${(0.25 * bareP99).toFixed(1)} ms): ${command.toFixed(1)} ms, ${(command / bareP99).toFixed(3)}x, ${command <= 0.25 * bareP99 ? "met" : "NOT met"}`,
     );
+    if (samples.has("sh PreToolUse")) {
+      const sh = worst("sh");
+      console.log(
+        `sh and curl (no C compiler) p99: ${sh.toFixed(1)} ms, ${(sh / bareP99).toFixed(3)}x bare p99`,
+      );
+    }
+    if (samples.has("forwarder PreToolUse")) {
+      const forwarder = worst("forwarder");
+      console.log(
+        `goal: forwarder p99 (the fast path's handover) <= 1.5x bare p99 (${(1.5 * bareP99).toFixed(1)} ms): ${forwarder.toFixed(1)} ms, ${forwarder <= 1.5 * bareP99 ? "met" : "NOT met"}`,
+      );
+    }
+    if (samples.has("relay floor PreToolUse")) {
+      const floorP99 = worst("relay floor");
+      console.log(
+        `command p99 ${command.toFixed(1)} ms against the compiled relay's ${floorP99.toFixed(1)} ms, the floor of a command on this machine: ${(command / floorP99).toFixed(2)}x`,
+      );
+    }
     console.log(
       `goal: http p99 < 10% of bare p99 (${(0.1 * bareP99).toFixed(1)} ms): ${http.toFixed(1)} ms, ${http < 0.1 * bareP99 ? "met" : "NOT met"}`,
     );

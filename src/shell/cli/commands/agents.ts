@@ -16,6 +16,7 @@ import { HOOK_FAIL_MODES, isHookFailMode } from "../../agents/ingest/fail-mode.j
 import { HARNESS_NAME_RULE, isHarnessName } from "../../agents/ingest/harness-name.js";
 import { proveHookEndpoint } from "../../agents/ingest/hook-challenge.js";
 import { RESERVED_NAMES } from "../../agents/install/agent-paths.js";
+import { type HookFiles, type HookLauncher, hookLauncher } from "../../agents/install/hook-client.js";
 import {
   AgentsUsageError,
   type InstallReport,
@@ -80,19 +81,17 @@ function agentsListen(config: GlobalConfig | undefined): string {
 }
 
 /**
- * What runs the command hook, absolute, so it runs from whatever directory the agent is in: `/bin/sh`
- * with the fast path (`harness-hook.sh`: curl, no Node start), then the program and script it hands a
- * call to when it cannot take it itself, the bundled `bin.cjs`, which runs `harness hook` without
- * loading the rest of the CLI (docs/decisions/0013-command-hook-fast-path.md).
+ * The files the command hook runs, absolute, so it runs from whatever directory the agent is in: the
+ * fast paths (`hook-client.c` compiled at install, else `harness-hook.sh`: no Node start), and the
+ * program and script they hand a call to when they cannot take it, the bundled `bin.cjs`, which runs
+ * `harness hook` without loading the rest of the CLI (docs/decisions/0013-command-hook-fast-path.md).
  */
-function launcher(): string[] {
-  return [
-    "/bin/sh",
-    fileURLToPath(new URL("../../agents/forwarder/harness-hook.sh", import.meta.url)),
-    process.execPath,
-    fileURLToPath(new URL("../bin.cjs", import.meta.url)),
-  ];
-}
+const hookFiles = (): HookFiles => ({
+  node: process.execPath,
+  bin: fileURLToPath(new URL("../bin.cjs", import.meta.url)),
+  script: fileURLToPath(new URL("../../agents/forwarder/harness-hook.sh", import.meta.url)),
+  clientSource: fileURLToPath(new URL("../../agents/forwarder/hook-client.c", import.meta.url)),
+});
 
 type Verb = "install" | "uninstall";
 
@@ -207,18 +206,19 @@ export async function runAgents(
   }
   try {
     if (verb === "install") {
+      const hook = mode === "command" ? hookLauncher(io.env, hookFiles(), request.dryRun) : undefined;
       const report = await install(
         {
           ...request,
           mode: mode as HookMode,
-          launcher: launcher(),
+          launcher: hook?.launcher ?? [],
           socket: target.socketPath,
           listen: agentsListen(target.config),
           ...(fail === undefined ? {} : { fail }),
         },
         lazyIssuer,
       );
-      printInstall(report, options.json === true, io);
+      printInstall(report, hook, options.json === true, io);
     } else printUninstall(await uninstall(request, lazyIssuer), options.json === true, io);
     return EXIT.ok;
   } catch (e) {
@@ -244,12 +244,13 @@ const reportJson = (r: InstallReport | UninstallReport) => ({
   changed: r.changed,
 });
 
-function printInstall(r: InstallReport, json: boolean, io: Io): void {
+function printInstall(r: InstallReport, hook: HookLauncher | undefined, json: boolean, io: Io): void {
   if (json) {
     io.out(
       JSON.stringify({
         ...reportJson(r),
         mode: r.mode,
+        client: hook?.kind ?? null,
         fail: r.fail ?? null,
         events: r.events,
         backup: r.backup ?? null,
@@ -272,6 +273,12 @@ function printInstall(r: InstallReport, json: boolean, io: Io): void {
       : `${r.agent} hooks for harness ${r.harness} already in ${r.file} (${r.mode} mode${failWords(r)}): nothing to change`,
   );
   if (r.backup !== undefined) out(`  backup of the old file: ${r.backup}`);
+  if (hook !== undefined)
+    out(
+      hook.kind === "native"
+        ? `  hook client: native, ${hook.launcher[0]} (hands the Node forwarder what it cannot take)`
+        : `  hook client: sh and curl (${hook.why}; a C compiler makes the faster native one)`,
+    );
   for (const [role, t] of Object.entries(r.tokens))
     out(
       `  ${role} token: ${t.file} (${t.minted ? `${would}minted` : "kept"}${t.id === undefined ? "" : `, id ${t.id}`})`,

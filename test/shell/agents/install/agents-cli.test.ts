@@ -130,7 +130,7 @@ describe("harness agents install and uninstall", () => {
       expect(ours?.hooks[0]).toMatchObject({ type: "command", timeout: event === "SessionEnd" ? 5 : 10 });
       expect(String(ours?.hooks[0]?.command)).toMatch(
         new RegExp(
-          `^/bin/sh \\S+/dist/shell/agents/forwarder/harness-hook\\.sh ${process.execPath}\\S* \\S+/dist/shell/cli/bin\\.cjs hook claude-code --harness impl --observer-token \\S+/observer\\.token --ledger-token \\S+/ledger\\.token --socket ${f.socketPath}$`,
+          `^\\S+/harness/bin/hook-client-[0-9a-f]{16} ${process.execPath}\\S* \\S+/dist/shell/cli/bin\\.cjs hook claude-code --harness impl --observer-token \\S+/observer\\.token --ledger-token \\S+/ledger\\.token --socket ${f.socketPath}$`,
         ),
       );
     }
