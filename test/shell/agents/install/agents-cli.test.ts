@@ -20,6 +20,8 @@ interface InstallJson {
   readonly file: string;
   readonly changed: boolean;
   readonly mode: string;
+  /** The command hook's client: native where cc builds it (CI has one), else sh. */
+  readonly client: string | null;
   readonly events: string[];
   readonly backup: string | null;
   readonly tokens: Record<"observer" | "ledger", { file: string; id: string | null; minted: boolean }>;
@@ -111,6 +113,7 @@ describe("harness agents install and uninstall", () => {
     );
     expect(r.changed).toBe(true);
     expect(r.mode).toBe("command");
+    expect(r.client).toBe("native");
     expect(r.events).toEqual([
       "SessionStart",
       "SessionEnd",
