@@ -72,7 +72,11 @@ it("Codex: install writes SessionEnd and prints the notify line, never editing t
   expect(fs.existsSync(config)).toBe(false);
   // The printed line is TOML whose argv runs our notify hook, no token on it.
   const argv = (parse(line?.[2] ?? "") as { notify: string[] }).notify;
-  expect(argv.slice(2, 5)).toEqual(["hook", "codex-notify", "--harness"]);
+  expect(argv.slice(argv.indexOf("hook"), argv.indexOf("hook") + 3)).toEqual([
+    "hook",
+    "codex-notify",
+    "--harness",
+  ]);
   expect(argv.join(" ")).not.toContain(fleet.tokens.get("observer") as string);
   // Run as Codex runs it, the turn's JSON its last argument: a turn-end mark of this harness.
   const ran = spawnSync(
