@@ -26,6 +26,7 @@ const result = spawnSync(
     "test/shell/agents/ingest/go-json-digest.test.ts",
     "test/shell/agents/adapters/mapping-bounds.property.test.ts",
     "test/shell/agents/install/settings-merge.test.ts",
+    "test/shell/agents/forwarder/hook-fast-path.property.test.ts",
     "test/shell/gateway/listener-caps.soak.test.ts",
     // A hook burst of 300 calls onto a full tmpfs (24 in npm test).
     "test/shell/store/disk-full-daemon.test.ts",
