@@ -6,6 +6,7 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { shellWords } from "../../support/shell-word.js";
 import type { AgentAdapter } from "../adapters/adapter.js";
 import { type AdapterRegistry, AGENTS } from "../adapters/registry.js";
 import { agentsStateDir, installRecordPath } from "./agent-paths.js";
@@ -25,6 +26,13 @@ export interface InstalledAdapter {
   readonly missingTokenFiles: readonly string[];
   /** What may keep the agent's hooks from running at all, said when its harness has sent nothing. */
   readonly silentWhy?: string;
+  /**
+   * A command hook's client, from its first word: the native client, sh and curl, or Node alone (an
+   * install from before the fast paths); undefined for an http hook or a command not found.
+   */
+  readonly client?: "native" | "sh" | "node";
+  /** Files the command hook runs (its client, Node, the CLI's script) that are not there. */
+  readonly missingPrograms: readonly string[];
 }
 
 export interface SpoolStatus {
@@ -90,6 +98,7 @@ function checkAdapter(
       install,
       present: 0,
       expected: 0,
+      missingPrograms: [],
       problem: `this harness knows no agent ${install.agent}`,
       missingTokenFiles: [],
     };
@@ -108,6 +117,7 @@ function checkInstalled(install: InstallEntry, record: InstallRecord, agent: Age
     install,
     expected,
     missingTokenFiles,
+    missingPrograms: [] as string[],
     ...(agent.install.silentWhy === undefined ? {} : { silentWhy: agent.install.silentWhy }),
   };
   try {
@@ -116,23 +126,37 @@ function checkInstalled(install: InstallEntry, record: InstallRecord, agent: Age
     const root = parseJsonText(text);
     const hooks = root.kind === "object" ? member(root, "hooks")?.value : undefined;
     let present = 0;
+    let command: string | undefined;
     if (hooks?.kind === "object")
       for (const event of events) {
         const groups = member(hooks, event)?.value;
         const value = groups === undefined ? undefined : nodeValue(text, groups);
-        if (
-          Array.isArray(value) &&
-          value.some(
-            (g: { hooks?: unknown }) =>
-              Array.isArray(g?.hooks) && g.hooks.some((h) => isOurHandler(h, agent, install.harness)),
-          )
-        )
-          present++;
+        const ours = Array.isArray(value)
+          ? value
+              .flatMap((g: { hooks?: unknown }) => (Array.isArray(g?.hooks) ? g.hooks : []))
+              .find((h) => isOurHandler(h, agent, install.harness))
+          : undefined;
+        if (ours === undefined) continue;
+        present++;
+        if (typeof ours.command === "string") command ??= ours.command;
       }
-    return { ...base, present, problem: undefined };
+    return { ...base, ...launcherStatus(command), present, problem: undefined };
   } catch (e) {
     return { ...base, present: 0, problem: (e as Error).message };
   }
+}
+
+/** The command hook's client and the files it runs that are gone, from its words before `hook`. */
+function launcherStatus(command: string | undefined): Pick<InstalledAdapter, "client" | "missingPrograms"> {
+  const words = command === undefined ? undefined : shellWords(command);
+  const end = words?.indexOf("hook") ?? -1;
+  if (words === undefined || end < 1) return { missingPrograms: [] };
+  const launcher = words.slice(0, end);
+  const first = path.basename(launcher[0] as string);
+  return {
+    client: first.startsWith("hook-client-") ? "native" : first === "sh" ? "sh" : "node",
+    missingPrograms: launcher.filter((f) => path.isAbsolute(f) && !fs.existsSync(f)),
+  };
 }
 
 /** What is installed, checked against the agents of `agents` (the registry this build knows by default). */

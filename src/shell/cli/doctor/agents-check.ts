@@ -31,6 +31,8 @@ const failWords = (install: InstallEntry): string =>
 
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
+const CLIENT_WORDS = { native: "the native client", sh: "sh and curl", node: "Node alone" } as const;
+
 export async function agentsCheck(
   env: NodeJS.ProcessEnv,
   lastRows: LastRows | undefined,
@@ -54,7 +56,17 @@ export async function agentsCheck(
     else
       findings.push({
         status: "pass",
-        message: `${what}: ${plural(a.expected, "hook")} in ${file} (${mode} mode, ${failWords(a.install)})`,
+        message: `${what}: ${plural(a.expected, "hook")} in ${file} (${mode} mode${a.client === undefined ? "" : ` via ${CLIENT_WORDS[a.client]}`}, ${failWords(a.install)})`,
+      });
+    for (const f of a.missingPrograms)
+      findings.push({
+        status: "warn",
+        message: `${what}: its hook runs ${f}, which is gone, so the agent's hooks fail to start; run harness agents install again`,
+      });
+    if (a.client === "node")
+      findings.push({
+        status: "warn",
+        message: `${what}: its hooks start Node on every call (installed before the fast paths); run harness agents install again`,
       });
     for (const f of a.missingTokenFiles)
       findings.push({

@@ -215,7 +215,7 @@ describe("harness agents install and uninstall", () => {
       /^WARN {2}agents {2}1 adapter installed: claude-code for impl \(command, fails as \[agents\] on_unreachable says\)$/m,
     );
     expect(r.stdout).toContain(
-      ` pass: claude-code for impl: 9 hooks in ${local} (command mode, fails as [agents] on_unreachable says)\n`,
+      ` pass: claude-code for impl: 9 hooks in ${local} (command mode via the native client, fails as [agents] on_unreachable says)\n`,
     );
     expect(r.stdout).toMatch(
       / pass: impl: last row seq \d+ run_event\/tool from observer \(claude-code\), run impl#s1, at \d{4}-/,
@@ -228,6 +228,17 @@ describe("harness agents install and uninstall", () => {
     );
     expect(j.checks.find((c) => c.name === "agents")?.status).toBe("warn");
     fs.rmSync(spool, { recursive: true });
+    // The compiled client gone (a wiped state directory): the hooks cannot start, and doctor says so.
+    const hooks = (JSON.parse(fs.readFileSync(local, "utf8")) as { hooks: Hooks }).hooks;
+    const client = String(hooks.Stop?.at(-1)?.hooks[0]?.command).split(" ")[0] as string;
+    fs.renameSync(client, `${client}.away`);
+    try {
+      expect((await f.cli(["doctor"])).stdout).toContain(
+        ` warn: claude-code for impl: its hook runs ${client}, which is gone, so the agent's hooks fail to start; run harness agents install again\n`,
+      );
+    } finally {
+      fs.renameSync(`${client}.away`, client);
+    }
   });
 
   it("an install after the harness's tokens were revoked mints them anew and revokes the pair", async () => {
