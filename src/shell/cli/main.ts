@@ -65,6 +65,7 @@ interface AgentsCliOptions {
   mode?: string;
   fail?: string;
   dryRun?: boolean;
+  enrolFile?: string;
   entry?: string;
   all?: boolean;
 }
@@ -400,6 +401,7 @@ interface TokenOptions extends ClientOptions {
   producer?: string;
   read?: boolean;
   gateway?: boolean;
+  enrol?: boolean;
   harness?: string;
   run?: string;
   label?: string;
@@ -412,7 +414,7 @@ interface TokenOptions extends ClientOptions {
 cli
   .command(
     "token <verb> [...ids]",
-    "Credentials the daemon issues (control token needed). Verbs: create (--producer SOURCE [--harness NAME] | --read, --out FILE; or --gateway --harness NAME [--run RUN], printed), list [--all], revoke ID… | --run RUN, rotate-control (a new control token in its file; the old one refused)",
+    "Credentials the daemon issues (control token needed). Verbs: create (--producer SOURCE [--harness NAME] | --read, --out FILE; or --gateway --harness NAME [--run RUN], printed; or --enrol --harness NAME [--ttl 1h], a one-time code a machine enrols with, printed), list [--all], revoke ID… | --run RUN, rotate-control (a new control token in its file; the old one refused)",
   )
   .option(
     "--producer <source>",
@@ -420,6 +422,10 @@ cli
   )
   .option("--read", "create: a read token, for TCP callers")
   .option("--gateway", "create: a token for the MCP gateway (HARNESS_MCP_TOKEN)")
+  .option(
+    "--enrol",
+    "create: a one-time enrolment code for --harness (1h unless --ttl, at most 7d): harness agents install --enrol-file spends it for the harness's own tokens",
+  )
   .option("--harness <name>", "create: the harness a producer token may append for, or a gateway token's")
   .option("--run <run>", "create: the run a gateway token is bound to; revoke: every gateway token of it")
   .option("--label <text>", "create: a note for the list")
@@ -553,6 +559,10 @@ cli
     "install: closed (a tool call the rules cannot judge, the daemon down or hung, is denied) or open (it runs); default: [agents] on_unreachable",
   )
   .option("--dry-run", "Say what would change; mint, revoke and write nothing")
+  .option(
+    "--enrol-file <file>",
+    "install: the harness's tokens from the one-time enrolment code in FILE (harness token create --enrol), not from the control token",
+  )
   .option("--socket <path>", "The daemon's socket")
   .option("--config <path>", "The global config")
   .option("--entry <name>", "spool retry|drop: the spooled call, as spool list names it")
@@ -572,7 +582,7 @@ cli
       unknownVerb("agents", verb, "install, uninstall, spool");
       return;
     }
-    const { runAgents } = await import("./commands/agents.js");
+    const { enrolmentIssuer, runAgents } = await import("./commands/agents.js");
     process.exitCode = await runAgents(
       verb,
       agent,
@@ -586,8 +596,10 @@ cli
         mode: o.mode,
         fail: o.fail === undefined ? undefined : String(o.fail),
         dryRun: o.dryRun,
+        enrolFile: o.enrolFile === undefined ? undefined : String(o.enrolFile),
       },
       io,
+      o.enrolFile === undefined ? undefined : enrolmentIssuer(String(o.enrolFile)),
     );
   });
 

@@ -2,7 +2,8 @@
  * The tokens the daemon issues (`harness token`, TokenService): minted here, kept in the store as
  * digests (`store/token-store.ts`), and handed to the credentials in force after every change, so a
  * token minted is accepted, and one revoked refused, from the next call on. Gateway tokens grant no RPC
- * tier; the MCP gateway asks `identify` who holds one.
+ * tier; the MCP gateway asks `identify` who holds one. An enrolment code (docs/fleet.md) grants one call,
+ * `TokenService.Enrol`, once: it is spent for its harness's two producer tokens.
  */
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { textProblem } from "../../core/admission.js";
@@ -29,6 +30,16 @@ export type IssuedToken = Omit<IssuedTokenRow, "digest">;
 
 /** The longest lifetime a token may be minted with: a year. */
 export const MAX_TOKEN_TTL_MS = 366 * 24 * 3600 * 1000;
+/** An enrolment code's lifetime unless told, and its longest: a code is for a machine being set up now. */
+export const ENROLMENT_TTL_MS = 3600 * 1000;
+export const MAX_ENROLMENT_TTL_MS = 7 * 24 * 3600 * 1000;
+
+/** The producer tokens an enrolment code was spent for, with their text: shown this once. */
+export interface Enrolment {
+  readonly harness: string;
+  readonly observer: { readonly id: string; readonly token: string };
+  readonly ledger: { readonly id: string; readonly token: string };
+}
 
 const bad = (message: string) => new InvalidArgumentError("", message);
 
@@ -64,6 +75,13 @@ function checkRequest(r: TokenRequest): void {
       if (r.source !== undefined) throw bad("a gateway token takes no source");
       if (r.harness === undefined) throw bad("a gateway token needs its harness");
       return;
+    case "enrolment":
+      if (r.source !== undefined || r.run !== undefined)
+        throw bad("an enrolment code takes no source or run");
+      if (r.harness === undefined) throw bad("an enrolment code needs the harness it enrols");
+      if (r.ttlMs !== undefined && r.ttlMs > MAX_ENROLMENT_TTL_MS)
+        throw bad("an enrolment code lives at most 7 days");
+      return;
   }
 }
 
@@ -82,6 +100,28 @@ const credentialOf = (t: IssuedTokenRow): IssuedCredential => ({
 });
 
 const withoutDigest = ({ digest: _digest, ...rest }: IssuedTokenRow): IssuedToken => rest;
+
+/** A new token's row and text. */
+function minted(
+  request: TokenRequest,
+  now: number,
+): { readonly row: IssuedTokenRow; readonly token: string } {
+  const token = mintText();
+  return {
+    token,
+    row: {
+      id: mintId(),
+      digest: digestToken(token),
+      kind: request.kind,
+      ...(request.source === undefined ? {} : { source: request.source }),
+      ...(request.harness === undefined ? {} : { harness: request.harness }),
+      ...(request.run === undefined ? {} : { run: request.run }),
+      ...(request.label === undefined ? {} : { label: request.label }),
+      createdMs: now,
+      ...(request.ttlMs === undefined ? {} : { expiresMs: now + request.ttlMs }),
+    },
+  };
+}
 
 export class IssuedTokens {
   private inForce: readonly IssuedTokenRow[];
@@ -114,21 +154,37 @@ export class IssuedTokens {
   create(request: TokenRequest): { readonly id: string; readonly token: string } {
     checkRequest(request);
     const now = this.clock();
-    const token = mintText();
-    const id = mintId();
-    this.store.insert({
-      id,
-      digest: digestToken(token),
-      kind: request.kind,
-      ...(request.source === undefined ? {} : { source: request.source }),
-      ...(request.harness === undefined ? {} : { harness: request.harness }),
-      ...(request.run === undefined ? {} : { run: request.run }),
-      ...(request.label === undefined ? {} : { label: request.label }),
-      createdMs: now,
-      ...(request.ttlMs === undefined ? {} : { expiresMs: now + request.ttlMs }),
-    });
+    const ttlMs = request.ttlMs ?? (request.kind === "enrolment" ? ENROLMENT_TTL_MS : undefined);
+    const { row, token } = minted({ ...request, ...(ttlMs === undefined ? {} : { ttlMs }) }, now);
+    this.store.insert(row);
     this.refresh(now);
-    return { id, token };
+    return { id: row.id, token };
+  }
+
+  /**
+   * Spends enrolment code `codeId` (the caller presented it, so it was in force) for two producer tokens
+   * bound to its harness, observer and ledger, as `harness agents install` would mint them; undefined
+   * when it is spent, revoked or expired meanwhile.
+   */
+  enrol(codeId: string, forHarness: string): Enrolment | undefined {
+    const now = this.clock();
+    const code = this.inForce.find((t) => t.id === codeId && t.kind === "enrolment");
+    const harness = code?.harness;
+    if (code === undefined || harness === undefined || expired(code, now)) return undefined;
+    if (forHarness !== harness)
+      throw bad(`the enrolment code is for harness ${harness}, not ${forHarness}; it is left unspent`);
+    const label = `agents ${harness} (enrolled with ${code.id}${code.label === undefined ? "" : `, ${code.label}`})`;
+    const make = (source: "observer" | "ledger") =>
+      minted({ kind: "producer", source, harness, label: label.slice(0, MAX_IDENT) }, now);
+    const observer = make("observer");
+    const ledger = make("ledger");
+    if (!this.store.redeem(code.id, [observer.row, ledger.row], now)) return undefined;
+    this.refresh(now);
+    return {
+      harness,
+      observer: { id: observer.row.id, token: observer.token },
+      ledger: { id: ledger.row.id, token: ledger.token },
+    };
   }
 
   /** Every issued token, newest first; revoked and expired ones only when asked. */

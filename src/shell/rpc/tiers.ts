@@ -23,7 +23,7 @@ import {
   type TokenDigest,
 } from "./credentials.js";
 
-export type Tier = "producer" | "read" | "control";
+export type Tier = "producer" | "read" | "control" | "enrol";
 
 /** Every RPC method's tier, keyed `<package>.<Service>/<Method>`. A method missing here is denied. */
 export const METHOD_TIERS: ReadonlyMap<string, Tier> = new Map<string, Tier>([
@@ -47,6 +47,7 @@ export const METHOD_TIERS: ReadonlyMap<string, Tier> = new Map<string, Tier>([
   ["harness.v1.TokenService/ListTokens", "control"],
   ["harness.v1.TokenService/RevokeToken", "control"],
   ["harness.v1.TokenService/RotateControlToken", "control"],
+  ["harness.v1.TokenService/Enrol", "enrol"],
   ["harness.v1.JournalQueryService/QueryJournal", "read"],
   ["harness.v1.JournalQueryService/CountJournal", "read"],
   ["harness.v1.RuleService/CountFires", "read"],
@@ -69,13 +70,16 @@ export type Caller =
       readonly harness?: string;
     }
   /** A gateway token (`harness token create --gateway`): the MCP gateway's, and no RPC tier's. */
-  | { readonly role: "gateway" };
+  | { readonly role: "gateway" }
+  /** An enrolment code (`harness token create --enrol`): one call, Enrol, for its harness's tokens. */
+  | { readonly role: "enrollee"; readonly code: string; readonly harness: string };
 
 const GRANTS: Readonly<Record<Caller["role"], readonly Tier[]>> = {
   reader: ["read"],
   controller: ["read", "control"],
   producer: ["producer"],
   gateway: [],
+  enrollee: ["enrol"],
 };
 
 export const grants = (caller: Caller, tier: Tier): boolean => GRANTS[caller.role].includes(tier);
@@ -138,6 +142,8 @@ function issuedCaller(issued: IssuedCredential): Caller {
       return { role: "reader" };
     case "gateway":
       return { role: "gateway" };
+    case "enrolment":
+      return { role: "enrollee", code: issued.id, harness: issued.harness ?? "" };
   }
 }
 
@@ -173,7 +179,9 @@ const describe = (caller: Caller): string =>
     ? `producer credential (source ${caller.source})`
     : caller.role === "gateway"
       ? "gateway token (it is for the MCP gateway only)"
-      : caller.role;
+      : caller.role === "enrollee"
+        ? "one-time enrolment code (it is for harness agents install --enrol-file only)"
+        : caller.role;
 
 /** The authorized caller, set by the interceptor for the handler (undefined when it did not run). */
 export const CALLER = createContextKey<Caller | undefined>(undefined, { description: "harness RPC caller" });

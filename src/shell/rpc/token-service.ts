@@ -3,7 +3,7 @@
  * (`issued-tokens.ts`). A token's text leaves the daemon once, in CreateToken's answer.
  */
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import type { ServiceImpl } from "@connectrpc/connect";
+import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import { InvalidArgumentError } from "../errors.js";
 import {
   type IssuedTokenSchema,
@@ -12,18 +12,21 @@ import {
 } from "./gen/harness/v1/tokens_pb.js";
 import type { IssuedToken, IssuedTokens, TokenKind } from "./issued-tokens.js";
 import { serve } from "./status.js";
+import { CALLER } from "./tiers.js";
 
 const KIND_OF: Readonly<Record<TokenKindMessage, TokenKind | undefined>> = {
   [TokenKindMessage.UNSPECIFIED]: undefined,
   [TokenKindMessage.PRODUCER]: "producer",
   [TokenKindMessage.READ]: "read",
   [TokenKindMessage.GATEWAY]: "gateway",
+  [TokenKindMessage.ENROLMENT]: "enrolment",
 };
 
 const MESSAGE_KIND: Readonly<Record<TokenKind, TokenKindMessage>> = {
   producer: TokenKindMessage.PRODUCER,
   read: TokenKindMessage.READ,
   gateway: TokenKindMessage.GATEWAY,
+  enrolment: TokenKindMessage.ENROLMENT,
 };
 
 /** At most this many ids a RevokeToken call. */
@@ -54,7 +57,8 @@ export function tokenService({ tokens, rotateControl }: TokenServiceDeps): Servi
     createToken: (req) =>
       serve("CreateToken", () => {
         const kind = KIND_OF[req.kind];
-        if (kind === undefined) throw new InvalidArgumentError("", "kind must be producer, read or gateway");
+        if (kind === undefined)
+          throw new InvalidArgumentError("", "kind must be producer, read, gateway or enrolment");
         const source = optional(req.source);
         const harness = optional(req.harness);
         const run = optional(req.run);
@@ -79,5 +83,24 @@ export function tokenService({ tokens, rotateControl }: TokenServiceDeps): Servi
         return { revoked: req.run === "" ? tokens.revoke(req.ids) : tokens.revokeRun(req.run) };
       }),
     rotateControlToken: () => serve("RotateControlToken", () => ({ file: rotateControl() })),
+    enrol: (req, ctx) =>
+      serve("Enrol", () => {
+        const caller = ctx.values.get(CALLER);
+        // The tier check let only an enrolment code's holder through.
+        const enrolment = caller?.role === "enrollee" ? tokens.enrol(caller.code, req.harness) : undefined;
+        if (enrolment === undefined)
+          // An authorization failure, as the tier check's are: the code was good when the call arrived.
+          throw new ConnectError(
+            "the enrolment code was spent, revoked or has expired meanwhile",
+            Code.PermissionDenied,
+          );
+        return {
+          harness: enrolment.harness,
+          observerId: enrolment.observer.id,
+          observerToken: enrolment.observer.token,
+          ledgerId: enrolment.ledger.id,
+          ledgerToken: enrolment.ledger.token,
+        };
+      }),
   };
 }

@@ -5,7 +5,7 @@
  */
 import type { Db } from "./open-store.js";
 
-export const TOKEN_KINDS = ["producer", "read", "gateway"] as const;
+export const TOKEN_KINDS = ["producer", "read", "gateway", "enrolment"] as const;
 export type TokenKind = (typeof TOKEN_KINDS)[number];
 
 export interface IssuedTokenRow {
@@ -99,6 +99,18 @@ export class TokenStore {
   /** Revokes each id still in force, in one transaction; returns the ids it revoked. */
   revoke(ids: readonly string[], now: number): string[] {
     return this.db.transaction(() => ids.filter((id) => this.revokeId.run(now, id).changes > 0))();
+  }
+
+  /**
+   * Spends enrolment code `code`: revokes it and inserts `tokens`, in one transaction, only if it was
+   * still unrevoked (two machines racing with one code: one wins). Whether it was spent here.
+   */
+  redeem(code: string, tokens: readonly IssuedTokenRow[], now: number): boolean {
+    return this.db.transaction(() => {
+      if (this.revokeId.run(now, code).changes !== 1) return false;
+      for (const t of tokens) this.insert(t);
+      return true;
+    })();
   }
 
   /** The ids of the gateway tokens of `run` still unrevoked. */

@@ -9,13 +9,14 @@
  * listen`), 4 the daemon refused.
  */
 import * as fs from "node:fs";
+import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { HOOK_MODES, type HookMode } from "../../agents/adapters/adapter.js";
 import { type AdapterRegistry, AGENTS } from "../../agents/adapters/registry.js";
 import { HOOK_FAIL_MODES, isHookFailMode } from "../../agents/ingest/fail-mode.js";
 import { HARNESS_NAME_RULE, isHarnessName } from "../../agents/ingest/harness-name.js";
 import { proveHookEndpoint } from "../../agents/ingest/hook-challenge.js";
-import { RESERVED_NAMES } from "../../agents/install/agent-paths.js";
+import { installRecordPath, RESERVED_NAMES } from "../../agents/install/agent-paths.js";
 import { type HookFiles, type HookLauncher, hookLauncher } from "../../agents/install/hook-client.js";
 import {
   AgentsUsageError,
@@ -24,12 +25,13 @@ import {
   type UninstallReport,
   uninstall,
 } from "../../agents/install/install.js";
-import { InstallRecordError } from "../../agents/install/install-record.js";
+import { InstallRecordError, readInstallRecord } from "../../agents/install/install-record.js";
 import type { TokenIssuer } from "../../agents/install/producer-tokens.js";
 import { SettingsFileError } from "../../agents/install/settings-file.js";
 import { DEFAULT_AGENTS_LISTEN, type GlobalConfig } from "../../config/global-config.js";
 import { tokenClient } from "../../rpc/client.js";
 import { TokenKind } from "../../rpc/gen/harness/v1/tokens_pb.js";
+import { readTokenFileSync } from "../../support/token-file.js";
 import { failed } from "../client.js";
 import { type Common, EXIT, type Io } from "../io.js";
 import { printed } from "../render/printable.js";
@@ -42,6 +44,8 @@ export interface AgentsOptions extends Common {
   readonly mode?: string | undefined;
   readonly fail?: string | undefined;
   readonly dryRun?: boolean | undefined;
+  /** A one-time enrolment code's file: the harness's tokens come from spending it. */
+  readonly enrolFile?: string | undefined;
 }
 
 /** The token service as the operator's control token reaches it, or the line saying why it cannot. */
@@ -69,6 +73,34 @@ export const daemonIssuer: IssuerFor = async (target, command) => {
     },
   };
 };
+
+/**
+ * TokenService with a one-time enrolment code (`harness token create --enrol`): a machine's owner gets
+ * the harness's two producer tokens without the operator's control token. The code is spent at the first
+ * mint, for both; a machine enrolling holds no earlier tokens of the harness (`runAgents` checks), so
+ * there is nothing to revoke or check.
+ */
+export const enrolmentIssuer =
+  (codeFile: string): IssuerFor =>
+  async (target) => {
+    const read = readTokenFileSync(path.resolve(codeFile));
+    if (!("token" in read)) return { error: `harness agents install: the enrolment code: ${read.problem}` };
+    const client = tokenClient({ socketPath: target.socketPath }, read.token);
+    let spent: ReturnType<typeof client.enrol> | undefined;
+    return {
+      issuer: {
+        mint: async (source, harness) => {
+          spent ??= client.enrol({ harness });
+          const r = await spent;
+          return source === "observer"
+            ? { id: r.observerId, token: r.observerToken }
+            : { id: r.ledgerId, token: r.ledgerToken };
+        },
+        revoke: async () => 0,
+        inForce: async () => new Set<string>(),
+      },
+    };
+  };
 
 /**
  * `[agents] listen` as `host:port`, "" when the config turns it off; with no config readable, the
@@ -170,6 +202,20 @@ export async function runAgents(
   if (options.fail !== undefined && !isHookFailMode(options.fail))
     return usage(`--fail must be ${HOOK_FAIL_MODES.join(" or ")}`);
   const fail = isHookFailMode(options.fail) ? options.fail : undefined;
+  if (options.enrolFile !== undefined) {
+    if (verb !== "install") return usage("--enrol-file is for install");
+    if (options.dryRun === true) return usage("--enrol-file spends its code: it cannot be a dry run");
+    let held: ReturnType<typeof readInstallRecord>["tokens"][string] | undefined;
+    try {
+      held = readInstallRecord(installRecordPath(io.env)).tokens[harness];
+    } catch {
+      // An unreadable record: install itself refuses it, with its file and reason.
+    }
+    if (held !== undefined)
+      return usage(
+        `this machine already holds harness ${harness}'s tokens (${held.observer.id}, ${held.ledger.id}): an enrolment code is for a machine without them; install without --enrol-file`,
+      );
+  }
   const target = await clientTarget({ socket: options.socket, config: options.config, env: io.env });
   const request = {
     agent,

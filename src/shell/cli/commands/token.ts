@@ -1,7 +1,8 @@
 /**
  * `harness token create|list|revoke`: the operator's one way to manage the credentials the daemon
  * issues (TokenService, control tier). A producer or read token is written to a file (0600) and never
- * printed; a gateway token, which a run hands its agent as HARNESS_MCP_TOKEN, is printed unless `--out`.
+ * printed; a gateway token, which a run hands its agent as HARNESS_MCP_TOKEN, and an enrolment code,
+ * which the operator hands a machine's owner, are printed unless `--out`.
  */
 
 import { parseDuration } from "../../../core/durations.js";
@@ -18,6 +19,7 @@ export interface TokenCreateOptions extends Common {
   readonly producer?: string | undefined;
   readonly read?: boolean | undefined;
   readonly gateway?: boolean | undefined;
+  readonly enrol?: boolean | undefined;
   readonly harness?: string | undefined;
   readonly run?: string | undefined;
   readonly label?: string | undefined;
@@ -32,6 +34,7 @@ const KIND_NAMES: Readonly<Record<TokenKind, string>> = {
   [TokenKind.PRODUCER]: "producer",
   [TokenKind.READ]: "read",
   [TokenKind.GATEWAY]: "gateway",
+  [TokenKind.ENROLMENT]: "enrolment",
 };
 
 type Parsed<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: string };
@@ -47,16 +50,23 @@ interface CreateRequest {
 
 /** The request the options describe, or the usage error that says what to change. */
 function createRequest(o: TokenCreateOptions): Parsed<CreateRequest> {
-  const kinds = [o.producer !== undefined, o.read === true, o.gateway === true].filter(Boolean).length;
-  if (kinds !== 1) return { ok: false, error: "give exactly one of --producer SOURCE, --read, --gateway" };
+  const kinds = [o.producer !== undefined, o.read === true, o.gateway === true, o.enrol === true].filter(
+    Boolean,
+  ).length;
+  if (kinds !== 1)
+    return { ok: false, error: "give exactly one of --producer SOURCE, --read, --gateway, --enrol" };
+  if (o.enrol === true && (o.harness === undefined || o.harness === ""))
+    return { ok: false, error: "--enrol needs --harness NAME: a code enrols one harness" };
+  if (o.enrol === true && o.run !== undefined) return { ok: false, error: "--run is for --gateway tokens" };
   if (o.producer !== undefined && !isProducerSource(o.producer))
     return { ok: false, error: `--producer must be one of ${PRODUCER_SOURCES.join(", ")}` };
   if (o.gateway === true && (o.harness === undefined || o.harness === ""))
     return { ok: false, error: "--gateway needs --harness NAME" };
-  if (o.gateway !== true && o.run !== undefined) return { ok: false, error: "--run is for --gateway tokens" };
+  if (o.gateway !== true && o.enrol !== true && o.run !== undefined)
+    return { ok: false, error: "--run is for --gateway tokens" };
   if (o.read === true && o.harness !== undefined)
     return { ok: false, error: "--harness is for --producer and --gateway tokens" };
-  if (o.gateway !== true && o.out === undefined)
+  if (o.gateway !== true && o.enrol !== true && o.out === undefined)
     return {
       ok: false,
       error: "--out FILE is required: a producer or read token is written to a file, never printed",
@@ -79,7 +89,13 @@ function createRequest(o: TokenCreateOptions): Parsed<CreateRequest> {
     ok: true,
     value: {
       kind:
-        o.producer !== undefined ? TokenKind.PRODUCER : o.read === true ? TokenKind.READ : TokenKind.GATEWAY,
+        o.producer !== undefined
+          ? TokenKind.PRODUCER
+          : o.read === true
+            ? TokenKind.READ
+            : o.enrol === true
+              ? TokenKind.ENROLMENT
+              : TokenKind.GATEWAY,
       source: o.producer ?? "",
       harness: o.harness ?? "",
       run: o.run ?? "",

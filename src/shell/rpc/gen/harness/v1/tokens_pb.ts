@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file harness/v1/tokens.proto.
  */
 export const file_harness_v1_tokens: GenFile = /*@__PURE__*/
-  fileDesc("ChdoYXJuZXNzL3YxL3Rva2Vucy5wcm90bxIKaGFybmVzcy52MSKGAQoSQ3JlYXRlVG9rZW5SZXF1ZXN0EiMKBGtpbmQYASABKA4yFS5oYXJuZXNzLnYxLlRva2VuS2luZBIOCgZzb3VyY2UYAiABKAkSDwoHaGFybmVzcxgDIAEoCRILCgNydW4YBCABKAkSDQoFbGFiZWwYBSABKAkSDgoGdHRsX21zGAYgASgDIjAKE0NyZWF0ZVRva2VuUmVzcG9uc2USCgoCaWQYASABKAkSDQoFdG9rZW4YAiABKAkiLAoRTGlzdFRva2Vuc1JlcXVlc3QSFwoPaW5jbHVkZV9yZXZva2VkGAEgASgIIrcBCgtJc3N1ZWRUb2tlbhIKCgJpZBgBIAEoCRIjCgRraW5kGAIgASgOMhUuaGFybmVzcy52MS5Ub2tlbktpbmQSDgoGc291cmNlGAMgASgJEg8KB2hhcm5lc3MYBCABKAkSCwoDcnVuGAUgASgJEg0KBWxhYmVsGAYgASgJEhIKCmNyZWF0ZWRfbXMYByABKAMSEgoKZXhwaXJlc19tcxgIIAEoAxISCgpyZXZva2VkX21zGAkgASgDIj0KEkxpc3RUb2tlbnNSZXNwb25zZRInCgZ0b2tlbnMYASADKAsyFy5oYXJuZXNzLnYxLklzc3VlZFRva2VuIi4KElJldm9rZVRva2VuUmVxdWVzdBILCgNpZHMYASADKAkSCwoDcnVuGAIgASgJIiYKE1Jldm9rZVRva2VuUmVzcG9uc2USDwoHcmV2b2tlZBgBIAMoCSIbChlSb3RhdGVDb250cm9sVG9rZW5SZXF1ZXN0IioKGlJvdGF0ZUNvbnRyb2xUb2tlblJlc3BvbnNlEgwKBGZpbGUYASABKAkqbQoJVG9rZW5LaW5kEhoKFlRPS0VOX0tJTkRfVU5TUEVDSUZJRUQQABIXChNUT0tFTl9LSU5EX1BST0RVQ0VSEAESEwoPVE9LRU5fS0lORF9SRUFEEAISFgoSVE9LRU5fS0lORF9HQVRFV0FZEAMy4AIKDFRva2VuU2VydmljZRJOCgtDcmVhdGVUb2tlbhIeLmhhcm5lc3MudjEuQ3JlYXRlVG9rZW5SZXF1ZXN0Gh8uaGFybmVzcy52MS5DcmVhdGVUb2tlblJlc3BvbnNlEksKCkxpc3RUb2tlbnMSHS5oYXJuZXNzLnYxLkxpc3RUb2tlbnNSZXF1ZXN0Gh4uaGFybmVzcy52MS5MaXN0VG9rZW5zUmVzcG9uc2USTgoLUmV2b2tlVG9rZW4SHi5oYXJuZXNzLnYxLlJldm9rZVRva2VuUmVxdWVzdBofLmhhcm5lc3MudjEuUmV2b2tlVG9rZW5SZXNwb25zZRJjChJSb3RhdGVDb250cm9sVG9rZW4SJS5oYXJuZXNzLnYxLlJvdGF0ZUNvbnRyb2xUb2tlblJlcXVlc3QaJi5oYXJuZXNzLnYxLlJvdGF0ZUNvbnRyb2xUb2tlblJlc3BvbnNlYgZwcm90bzM");
+  fileDesc("ChdoYXJuZXNzL3YxL3Rva2Vucy5wcm90bxIKaGFybmVzcy52MSKGAQoSQ3JlYXRlVG9rZW5SZXF1ZXN0EiMKBGtpbmQYASABKA4yFS5oYXJuZXNzLnYxLlRva2VuS2luZBIOCgZzb3VyY2UYAiABKAkSDwoHaGFybmVzcxgDIAEoCRILCgNydW4YBCABKAkSDQoFbGFiZWwYBSABKAkSDgoGdHRsX21zGAYgASgDIjAKE0NyZWF0ZVRva2VuUmVzcG9uc2USCgoCaWQYASABKAkSDQoFdG9rZW4YAiABKAkiLAoRTGlzdFRva2Vuc1JlcXVlc3QSFwoPaW5jbHVkZV9yZXZva2VkGAEgASgIIrcBCgtJc3N1ZWRUb2tlbhIKCgJpZBgBIAEoCRIjCgRraW5kGAIgASgOMhUuaGFybmVzcy52MS5Ub2tlbktpbmQSDgoGc291cmNlGAMgASgJEg8KB2hhcm5lc3MYBCABKAkSCwoDcnVuGAUgASgJEg0KBWxhYmVsGAYgASgJEhIKCmNyZWF0ZWRfbXMYByABKAMSEgoKZXhwaXJlc19tcxgIIAEoAxISCgpyZXZva2VkX21zGAkgASgDIj0KEkxpc3RUb2tlbnNSZXNwb25zZRInCgZ0b2tlbnMYASADKAsyFy5oYXJuZXNzLnYxLklzc3VlZFRva2VuIi4KElJldm9rZVRva2VuUmVxdWVzdBILCgNpZHMYASADKAkSCwoDcnVuGAIgASgJIiYKE1Jldm9rZVRva2VuUmVzcG9uc2USDwoHcmV2b2tlZBgBIAMoCSIbChlSb3RhdGVDb250cm9sVG9rZW5SZXF1ZXN0IioKGlJvdGF0ZUNvbnRyb2xUb2tlblJlc3BvbnNlEgwKBGZpbGUYASABKAkiHwoMRW5yb2xSZXF1ZXN0Eg8KB2hhcm5lc3MYASABKAkidgoNRW5yb2xSZXNwb25zZRIPCgdoYXJuZXNzGAEgASgJEhMKC29ic2VydmVyX2lkGAIgASgJEhYKDm9ic2VydmVyX3Rva2VuGAMgASgJEhEKCWxlZGdlcl9pZBgEIAEoCRIUCgxsZWRnZXJfdG9rZW4YBSABKAkqhwEKCVRva2VuS2luZBIaChZUT0tFTl9LSU5EX1VOU1BFQ0lGSUVEEAASFwoTVE9LRU5fS0lORF9QUk9EVUNFUhABEhMKD1RPS0VOX0tJTkRfUkVBRBACEhYKElRPS0VOX0tJTkRfR0FURVdBWRADEhgKFFRPS0VOX0tJTkRfRU5ST0xNRU5UEAQyngMKDFRva2VuU2VydmljZRJOCgtDcmVhdGVUb2tlbhIeLmhhcm5lc3MudjEuQ3JlYXRlVG9rZW5SZXF1ZXN0Gh8uaGFybmVzcy52MS5DcmVhdGVUb2tlblJlc3BvbnNlEksKCkxpc3RUb2tlbnMSHS5oYXJuZXNzLnYxLkxpc3RUb2tlbnNSZXF1ZXN0Gh4uaGFybmVzcy52MS5MaXN0VG9rZW5zUmVzcG9uc2USTgoLUmV2b2tlVG9rZW4SHi5oYXJuZXNzLnYxLlJldm9rZVRva2VuUmVxdWVzdBofLmhhcm5lc3MudjEuUmV2b2tlVG9rZW5SZXNwb25zZRJjChJSb3RhdGVDb250cm9sVG9rZW4SJS5oYXJuZXNzLnYxLlJvdGF0ZUNvbnRyb2xUb2tlblJlcXVlc3QaJi5oYXJuZXNzLnYxLlJvdGF0ZUNvbnRyb2xUb2tlblJlc3BvbnNlEjwKBUVucm9sEhguaGFybmVzcy52MS5FbnJvbFJlcXVlc3QaGS5oYXJuZXNzLnYxLkVucm9sUmVzcG9uc2ViBnByb3RvMw");
 
 /**
  * @generated from message harness.v1.CreateTokenRequest
@@ -265,6 +265,64 @@ export const RotateControlTokenResponseSchema: GenMessage<RotateControlTokenResp
   messageDesc(file_harness_v1_tokens, 8);
 
 /**
+ * @generated from message harness.v1.EnrolRequest
+ */
+export type EnrolRequest = Message<"harness.v1.EnrolRequest"> & {
+  /**
+   * The harness the machine installs for: refused, the code left unspent, when the code is another's.
+   *
+   * @generated from field: string harness = 1;
+   */
+  harness: string;
+};
+
+/**
+ * Describes the message harness.v1.EnrolRequest.
+ * Use `create(EnrolRequestSchema)` to create a new message.
+ */
+export const EnrolRequestSchema: GenMessage<EnrolRequest> = /*@__PURE__*/
+  messageDesc(file_harness_v1_tokens, 9);
+
+/**
+ * @generated from message harness.v1.EnrolResponse
+ */
+export type EnrolResponse = Message<"harness.v1.EnrolResponse"> & {
+  /**
+   * The harness the code was made for: the tokens append its rows alone.
+   *
+   * @generated from field: string harness = 1;
+   */
+  harness: string;
+
+  /**
+   * @generated from field: string observer_id = 2;
+   */
+  observerId: string;
+
+  /**
+   * @generated from field: string observer_token = 3;
+   */
+  observerToken: string;
+
+  /**
+   * @generated from field: string ledger_id = 4;
+   */
+  ledgerId: string;
+
+  /**
+   * @generated from field: string ledger_token = 5;
+   */
+  ledgerToken: string;
+};
+
+/**
+ * Describes the message harness.v1.EnrolResponse.
+ * Use `create(EnrolResponseSchema)` to create a new message.
+ */
+export const EnrolResponseSchema: GenMessage<EnrolResponse> = /*@__PURE__*/
+  messageDesc(file_harness_v1_tokens, 10);
+
+/**
  * @generated from enum harness.v1.TokenKind
  */
 export enum TokenKind {
@@ -293,6 +351,13 @@ export enum TokenKind {
    * @generated from enum value: TOKEN_KIND_GATEWAY = 3;
    */
   GATEWAY = 3,
+
+  /**
+   * An enrolment code: TokenService.Enrol alone, once, for its harness (default lifetime 1 hour, at most 7 days).
+   *
+   * @generated from enum value: TOKEN_KIND_ENROLMENT = 4;
+   */
+  ENROLMENT = 4,
 }
 
 /**
@@ -345,6 +410,18 @@ export const TokenService: GenService<{
     methodKind: "unary";
     input: typeof RotateControlTokenRequestSchema;
     output: typeof RotateControlTokenResponseSchema;
+  },
+  /**
+   * Spends the enrolment code the caller presents (its own tier: this call alone, once) for two producer
+   * tokens bound to the code's harness, observer and ledger, returned this once. The control token never
+   * leaves the operator: a machine enrols with a code the operator made for it (docs/fleet.md).
+   *
+   * @generated from rpc harness.v1.TokenService.Enrol
+   */
+  enrol: {
+    methodKind: "unary";
+    input: typeof EnrolRequestSchema;
+    output: typeof EnrolResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_harness_v1_tokens, 0);
