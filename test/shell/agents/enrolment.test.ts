@@ -173,6 +173,19 @@ describe("Enrolment without the control token", () => {
     expect((await m.install("ci-runner", code.file)).code).toBe(0);
   });
 
+  it("a code needs its harness, lives at most 7 days, and is not for a run", async () => {
+    const usage = async (args: string[], message: RegExp) => {
+      const r = await fleet.cli(["token", "create", "--enrol", ...args]);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(message);
+    };
+    await usage([], /--enrol needs --harness NAME: a code enrols one harness/);
+    await usage(["--harness", "x", "--run", "x#1"], /--run is for --gateway tokens/);
+    const long = await fleet.cli(["token", "create", "--enrol", "--harness", "x", "--ttl", "8d"]);
+    expect(long.code).not.toBe(0);
+    expect(long.stderr).toMatch(/an enrolment code lives at most 7 days/);
+  });
+
   it("two machines racing with one code: one is enrolled, the other refused", async () => {
     const code = await enrolmentCode("racer");
     const text = fs.readFileSync(code.file, "utf8").trim();
