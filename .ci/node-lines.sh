@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Node 22 (docs: README's "Supported Node lines"; not 24, which README says why): in a copy of the checkout, better-sqlite3
+# Node 22 and 24 (docs: README's "Supported Node lines"): in a copy of the checkout, better-sqlite3
 # rebuilt for the line's ABI against its own headers, then the build, the store, daemon and agents tests
 # and `harness demo`, all on that line. Run by .ci/run after `npm test` (Node 20, the checkout's own).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-for line in ${HARNESS_NODE_LINES:-22}; do
+for line in ${HARNESS_NODE_LINES:-22 24}; do
   start=$SECONDS
   node_dir=$(bash .ci/node-line.sh "$line")
   work=$(mktemp -d)

@@ -36,7 +36,7 @@ export const SHELL_FOLDERS: Readonly<Record<string, readonly (string | Arrow)[]>
   journal: ["store", "support"],
   notify: [],
   policy: ["config", "store"],
-  backtest: ["policy", "store", "config", "errors"],
+  backtest: ["policy", "store", "config", "errors", "support"],
   daemon: [
     "config",
     { to: "derive", why: "it runs the derivers over committed rows" },
@@ -79,7 +79,7 @@ export const SHELL_FOLDERS: Readonly<Record<string, readonly (string | Arrow)[]>
   ],
   lint: [{ to: "config", why: "TOML reading" }, "support"],
   forge: ["config", "lint", { to: "policy", why: "git" }, { to: "rpc", why: "client, wire types" }],
-  "journal-query": ["store", "errors"],
+  "journal-query": ["store", "errors", "support"],
   gateway: ["rpc", "proposals", "journal-query", "support", "errors"],
   miner: [{ to: "rpc", why: "clients" }, { to: "gateway", why: "its protocol" }, "config"],
   derive: ["store"],

@@ -1,14 +1,14 @@
 /**
- * Where the daemon runs backtests (SPEC-0029 REQ-17): each in a worker thread with its own read-only
+ * Where the daemon runs backtests (SPEC-0029 REQ-17): each in a worker process (`support/process-worker.ts`) with its own read-only
  * connection, at most two at once. A third is refused at once rather than queued, so a caller learns
  * the daemon is busy instead of waiting behind a month-long replay. A backtest holds its slot until its
  * stream ends, not just while its worker replays: the fires a slow reader has not taken yet wait in the
  * daemon, and two slots bound them too. Ending, failing, or the caller going away frees the slot.
  */
-import { Worker } from "node:worker_threads";
 import type { BacktestCounts, ReplayedFire } from "../../core/backtest.js";
 import type { RuleProblem } from "../../core/rule-file.js";
 import { BacktestBusyError } from "../errors.js";
+import { ProcessWorker } from "../support/process-worker.js";
 import type { BacktestRequest, BacktestStart } from "./replay.js";
 
 export const MAX_CONCURRENT_BACKTESTS = 2;
@@ -34,7 +34,7 @@ const WORKER_URL = new URL(
 
 export class BacktestRunner {
   private running = 0;
-  private readonly workers = new Set<Worker>();
+  private readonly workers = new Set<ProcessWorker>();
 
   constructor(private readonly storePath: string) {}
 
@@ -46,7 +46,10 @@ export class BacktestRunner {
     if (this.running >= MAX_CONCURRENT_BACKTESTS)
       throw new BacktestBusyError(request.file, MAX_CONCURRENT_BACKTESTS);
     this.running++;
-    const worker = new Worker(WORKER_URL, { workerData: { storePath: this.storePath, request } });
+    const worker = new ProcessWorker(WORKER_URL, {
+      storePath: this.storePath,
+      request,
+    } satisfies WorkerInput);
     this.workers.add(worker);
     worker.once("exit", () => this.workers.delete(worker));
     return messages(worker, signal, () => {
@@ -61,7 +64,7 @@ export class BacktestRunner {
 }
 
 async function* messages(
-  worker: Worker,
+  worker: ProcessWorker,
   signal: AbortSignal,
   release: () => void,
 ): AsyncGenerator<WorkerMessage> {

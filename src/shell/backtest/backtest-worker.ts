@@ -1,17 +1,19 @@
 /**
- * The Backtest RPC's worker thread: one replay over its own read-only connection to the store, so a
- * long backtest never delays the daemon's event loop or its evaluator. It posts the replay's parts as
- * they come and ends; the daemon terminates it when the caller goes away.
+ * The Backtest RPC's worker, a child process (`support/process-worker.ts` says why not a thread): one
+ * replay over its own read-only connection to the store, so a long backtest never delays the daemon's
+ * event loop or its evaluator. It posts the replay's parts as they come; the daemon terminates it once
+ * the summary is read, or when the caller goes away.
  */
-import { parentPort, workerData } from "node:worker_threads";
 import { RuleRefusedError } from "../errors.js";
 import { openStoreReadOnly } from "../store/open-store.js";
 import { Stores } from "../store/stores.js";
+import { workerPort } from "../support/process-worker.js";
 import type { WorkerInput, WorkerMessage } from "./backtest-runner.js";
 import { replay } from "./replay.js";
 
-const { storePath, request } = workerData as WorkerInput;
-const post = (m: WorkerMessage) => parentPort?.postMessage(m);
+const port = await workerPort<WorkerInput>();
+const { storePath, request } = port.workerData;
+const post = (m: WorkerMessage) => port.postMessage(m);
 
 try {
   const store = openStoreReadOnly(storePath);

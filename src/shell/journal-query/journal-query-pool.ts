@@ -1,18 +1,18 @@
 /**
  * Where the daemon runs the journal reads of the MCP gateway's query_journal and count_journal and of
- * JournalQueryService: in two worker threads, each with its own read-only
+ * JournalQueryService: in two worker processes (`support/process-worker.ts`), each with its own read-only
  * connection, so a scan never stalls admission, hook answers or another client's call. What a scan may
  * cost is bounded before it runs: a call waits in a queue of at most `MAX_WAITING_QUERIES`, one caller
  * (a gateway session) has at most `MAX_QUERIES_PER_CALLER` in flight or waiting, and a call running
  * past `QUERY_TIMEOUT_MS` has its worker terminated (a fresh one takes its place). Past a bound the call
  * is refused at once, RESOURCE_EXHAUSTED, rather than left to wait.
  */
-import { Worker } from "node:worker_threads";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { InvalidArgumentError } from "../errors.js";
+import { ProcessWorker } from "../support/process-worker.js";
 import type { CountAnswer, CountRequest, QueryAnswer, QueryRequest, Scope } from "./journal-queries.js";
 
-/** Worker threads, each running one scan at a time. */
+/** Workers, each running one scan at a time. */
 export const QUERY_WORKERS = 2;
 /** Calls waiting for a worker, in total. */
 export const MAX_WAITING_QUERIES = 16;
@@ -64,7 +64,7 @@ interface Pending {
 }
 
 interface Slot {
-  worker: Worker | undefined;
+  worker: ProcessWorker | undefined;
   job: Pending | undefined;
   timer: NodeJS.Timeout | undefined;
 }
@@ -195,10 +195,8 @@ export class JournalQueryPool implements JournalReads {
     worker.postMessage(pending.job);
   }
 
-  private spawn(slot: Slot): Worker {
-    const worker = new Worker(WORKER_URL, {
-      workerData: { storePath: this.storePath } satisfies QueryWorkerInput,
-    });
+  private spawn(slot: Slot): ProcessWorker {
+    const worker = new ProcessWorker(WORKER_URL, { storePath: this.storePath } satisfies QueryWorkerInput);
     slot.worker = worker;
     worker.on("message", (reply: QueryReply) => {
       const pending = slot.job;

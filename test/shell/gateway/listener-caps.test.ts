@@ -43,17 +43,29 @@ async function metric(name: string, labels = ""): Promise<number> {
 }
 
 /** How many of the daemon's open files are the store's database file (one per SQLite connection). */
-function storeConnections(): number {
+/** The descriptors process `pid` holds on the store, each with whether it was opened read-only. */
+function storeConnections(pid = fleet.pid as number): { readonly readOnly: boolean }[] {
   const store = fs.realpathSync(fleet.storePath);
-  const dir = `/proc/${fleet.pid}/fd`;
-  return fs.readdirSync(dir).filter((fd) => {
+  const dir = `/proc/${pid}/fd`;
+  return fs.readdirSync(dir).flatMap((fd) => {
     try {
-      return fs.readlinkSync(path.join(dir, fd)) === store;
+      if (fs.readlinkSync(path.join(dir, fd)) !== store) return [];
+      const flags = /^flags:\s+([0-7]+)$/m.exec(fs.readFileSync(`/proc/${pid}/fdinfo/${fd}`, "utf8"))?.[1];
+      return [{ readOnly: flags !== undefined && (Number.parseInt(flags, 8) & 3) === 0 }];
     } catch {
-      return false;
+      return [];
     }
-  }).length;
+  });
 }
+
+/** The daemon's child processes (its journal query workers among them). */
+const children = (): number[] =>
+  fs
+    .readFileSync(`/proc/${fleet.pid}/task/${fleet.pid}/children`, "utf8")
+    .trim()
+    .split(/\s+/)
+    .filter((p) => p !== "")
+    .map(Number);
 
 /** Opens `n` connections and waits until each is established. */
 async function hold(connect: () => net.Socket, n: number): Promise<net.Socket[]> {
@@ -151,7 +163,7 @@ describe("issue 26: journal reads, listener and session caps", () => {
       ),
     );
     expect(r.code, r.stderr).toBe(0);
-    const before = storeConnections();
+    const before = storeConnections().length;
     const s = await mcpSession(fleet, token);
     try {
       const counted = await s.data("count_journal", { selector: { tool: "Bash" }, within: "168h" });
@@ -161,8 +173,11 @@ describe("issue 26: journal reads, listener and session caps", () => {
     } finally {
       await s.close();
     }
-    // The daemon's own connection does not scan: a worker opened one more, read-only, and keeps it.
-    expect(storeConnections()).toBe(before + 1);
+    // The daemon's own connection does not scan: a worker process opened one, read-only, and keeps it.
+    expect(storeConnections().length).toBe(before);
+    const workers = children().filter((pid) => storeConnections(pid).length > 0);
+    expect(workers).toHaveLength(1);
+    expect(storeConnections(workers[0])).toEqual([{ readOnly: true }]);
   });
 
   it("finding 7: the hook endpoint answers 401 from the headers, before the body is sent, and counts it", async () => {
