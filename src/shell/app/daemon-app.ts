@@ -168,7 +168,8 @@ export class DaemonApp {
       );
       tokens.onChange((issued) => credentials.replaceIssued(issued));
       const runStops = stores.agentRunStops;
-      const tls = config.server.tls === undefined ? undefined : new TlsListeners(tlsMaterial(config.server.tls));
+      const tls =
+        config.server.tls === undefined ? undefined : new TlsListeners(tlsMaterial(config.server.tls));
       const daemon = new Daemon({
         stores,
         configAtStart: config,

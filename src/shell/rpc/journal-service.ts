@@ -154,7 +154,8 @@ export function journalService(admit: Admit, rejected: Rejected): ServiceImpl<ty
       // key's stored answer covers the events they pass.
       const checks = req.events.map((event) => checkEvent(appender, event));
       const wires = checks.flatMap((c) => (c.ok ? [c.wire] : []));
-      const admitted = wires.length === 0 ? [] : await admitChecked(admit, source, wires, key, ctx.values.get(PEER));
+      const admitted =
+        wires.length === 0 ? [] : await admitChecked(admit, source, wires, key, ctx.values.get(PEER));
       let next = 0;
       const results = checks.map((c) => {
         // admitChecked answered exactly one result per wire, in order.

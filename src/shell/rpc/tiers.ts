@@ -11,8 +11,8 @@
  */
 import { timingSafeEqual } from "node:crypto";
 import { Code, ConnectError, createContextKey, type Interceptor } from "@connectrpc/connect";
-import type { PeerIdentity } from "../support/tls-listener.js";
 import type { ProducerSource } from "../../core/sources.js";
+import type { PeerIdentity } from "../support/tls-listener.js";
 import {
   bearerToken,
   type CredentialHolder,

@@ -78,7 +78,16 @@ export class JournalTable {
   private readonly typedRanges = new Map<string, Database.Statement<unknown[]>>();
 
   constructor(private readonly db: Db) {
-    const cols = ["kind", "type", "at", "source", ...INDEXED_COLUMNS, "event", "peer_name", "peer_fingerprint"];
+    const cols = [
+      "kind",
+      "type",
+      "at",
+      "source",
+      ...INDEXED_COLUMNS,
+      "event",
+      "peer_name",
+      "peer_fingerprint",
+    ];
     this.insertRow = db.prepare(
       `INSERT INTO rule_journal (${cols.join(", ")}) VALUES (${cols.map((c) => `@${c}`).join(", ")})`,
     );

@@ -135,6 +135,26 @@ export class TlsListeners {
   }
 }
 
+/** A client's TLS files against a remote daemon: the CA that signed its certificate, and its own pair. */
+export interface ClientTlsFiles {
+  readonly caFile?: string | undefined;
+  readonly certFile?: string | undefined;
+  readonly keyFile?: string | undefined;
+}
+
+/** The `https.request` options of `files`, each read with the same bound as the server's. */
+export function clientTlsOptions(files: ClientTlsFiles): Pick<tls.ConnectionOptions, "ca" | "cert" | "key"> {
+  if ((files.certFile === undefined) !== (files.keyFile === undefined))
+    throw new TlsConfigError(
+      "a client certificate needs its key: give --client-cert and --client-key together",
+    );
+  return {
+    ...(files.caFile === undefined ? {} : { ca: readPem(files.caFile, "--ca-file") }),
+    ...(files.certFile === undefined ? {} : { cert: readPem(files.certFile, "--client-cert") }),
+    ...(files.keyFile === undefined ? {} : { key: readPem(files.keyFile, "--client-key") }),
+  };
+}
+
 const CONTROL = /\p{Cc}/gu;
 
 /**
