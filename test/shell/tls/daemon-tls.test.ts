@@ -9,7 +9,7 @@ import * as tls from "node:tls";
 import Database from "better-sqlite3";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { journalClient } from "../../../src/shell/rpc/client.js";
-import { jsonl, TestFleet } from "../daemon-harness.js";
+import { freePort, jsonl, TestFleet } from "../daemon-harness.js";
 import { makeTestCerts, type TestCerts } from "./test-certs.js";
 
 let certs: TestCerts;
@@ -24,8 +24,8 @@ afterEach(async () => {
 });
 
 /** A fleet whose `[server]` table gets `lines` (the harness writes it with `[server.producers]` after). */
-function fleetWith(lines: readonly string[]): TestFleet {
-  const f = new TestFleet();
+function fleetWith(lines: readonly string[], config?: string): TestFleet {
+  const f = new TestFleet(config === undefined ? {} : { config });
   fleets.push(f);
   const file = path.join(f.root, "config", "harness", "harness.toml");
   const text = fs.readFileSync(file, "utf8");
@@ -40,18 +40,25 @@ function fleetWith(lines: readonly string[]): TestFleet {
 }
 
 /** TLS from files in the fleet's own directory, so a test can replace them and reload. */
-function tlsFleet(mutual: boolean): { fleet: TestFleet; cert: string; key: string } {
+function tlsFleet(
+  mutual: boolean,
+  config?: string,
+  port = 0,
+): { fleet: TestFleet; cert: string; key: string } {
   const dir = fs.mkdtempSync(path.join(certs.dir, "daemon-"));
   const cert = path.join(dir, "server.pem");
   const key = path.join(dir, "server.key");
   fs.copyFileSync(certs.server.cert, cert);
   fs.copyFileSync(certs.server.key, key);
-  const fleet = fleetWith([
-    'listen = "127.0.0.1:0"',
-    `tls_cert_file = ${JSON.stringify(cert)}`,
-    `tls_key_file = ${JSON.stringify(key)}`,
-    ...(mutual ? [`client_ca_file = ${JSON.stringify(certs.ca)}`] : []),
-  ]);
+  const fleet = fleetWith(
+    [
+      `listen = "127.0.0.1:${port}"`,
+      `tls_cert_file = ${JSON.stringify(cert)}`,
+      `tls_key_file = ${JSON.stringify(key)}`,
+      ...(mutual ? [`client_ca_file = ${JSON.stringify(certs.ca)}`] : []),
+    ],
+    config,
+  );
   return { fleet, cert, key };
 }
 
@@ -205,5 +212,43 @@ describe("daemon over TLS", () => {
     // The daemon logs the rotation with the new certificate's sha256.
     await fleet.until(() => fleet.daemonStdout.includes(certs.server2.sha256), "the rotation's log line");
     expect(fleet.daemonStdout).toMatch(/"tls_sha256":"[0-9A-F:]+".*"msg":"TLS certificate reloaded"/);
+  });
+
+  it("doctor checks the TLS endpoint; agents install --mode http is refused under mutual TLS", async () => {
+    const { fleet } = tlsFleet(true, '[agents]\nlisten = "127.0.0.1:0"', await freePort());
+    const { rpc } = startLine(await fleet.start());
+    const doctor = await fleet.cli(["doctor", "--json"]);
+    const row = (
+      JSON.parse(doctor.stdout) as { checks: { name: string; status: string; detail: string }[] }
+    ).checks.find((c) => c.name === "tls");
+    expect(row).toEqual({
+      name: "tls",
+      // The test certificates live two days: doctor says to rotate them soon.
+      status: "warn",
+      detail: expect.stringMatching(
+        new RegExp(
+          `^${new URL(rpc).host.replace(/\./g, "\\.")} serves ${certs.server.sha256}, mutual TLS, valid until `,
+        ),
+      ),
+      findings: [],
+    });
+    const project = path.join(fleet.root, "project");
+    fs.mkdirSync(project);
+    const r = await fleet.cli([
+      "agents",
+      "install",
+      "claude-code",
+      "--harness",
+      "impl",
+      "--project",
+      project,
+      "--mode",
+      "http",
+    ]);
+    expect(r.stderr).toBe(
+      "harness agents install: --mode http is refused: the hook endpoint needs TLS with a client certificate ([server] client_ca_file), and Claude Code's http hook cannot present one; install with --mode command (the command hook reaches the daemon over its socket)\n",
+    );
+    expect(r.code).toBe(2);
+    expect(fs.existsSync(path.join(project, ".claude"))).toBe(false);
   });
 });
