@@ -227,7 +227,7 @@ describe("daemon over TLS", () => {
       status: "warn",
       detail: expect.stringMatching(
         new RegExp(
-          `^${new URL(rpc).host.replace(/\./g, "\\.")} serves ${certs.server.sha256}, mutual TLS, valid until `,
+          `^${new URL(rpc).host.replace(/\./g, "\\.")} serves ${certs.server.sha256}, mutual TLS, valid until \\S+: rotate it soon \\(harness reload\\)$`,
         ),
       ),
       findings: [],
