@@ -77,6 +77,7 @@ import { Stores } from "../store/stores.js";
 import { createLog, type Log } from "../support/log.js";
 import { DaemonMetrics } from "../support/metrics.js";
 import { portHolder } from "../support/port-holder.js";
+import { loadTlsMaterial, type TlsFiles, TlsListeners, type TlsMaterial } from "../support/tls-listener.js";
 import { packageVersion } from "../support/version.js";
 import { type MetricsServer, serveMetrics } from "./metrics-server.js";
 
@@ -136,6 +137,8 @@ export class DaemonApp {
     readonly gateway: GatewayServer,
     /** `[agents] listen`, when it is on and bound. */
     private readonly hookListener: HookListener | undefined,
+    /** `[server]` TLS, when configured: every TCP listener's certificate, swapped on reload. */
+    private readonly tls: TlsListeners | undefined,
   ) {}
 
   static async start(options: DaemonOptions): Promise<DaemonApp> {
@@ -165,6 +168,8 @@ export class DaemonApp {
       );
       tokens.onChange((issued) => credentials.replaceIssued(issued));
       const runStops = stores.agentRunStops;
+      const tls =
+        config.server.tls === undefined ? undefined : new TlsListeners(tlsMaterial(config.server.tls));
       const daemon = new Daemon({
         stores,
         configAtStart: config,
@@ -174,7 +179,11 @@ export class DaemonApp {
         loadRules,
         loadServed: async (c) => {
           const next = await loadCredentials(credentialFiles(c));
-          return () => credentials.replace(next);
+          const rotate = tlsRotation(tls, c, log);
+          return () => {
+            credentials.replace(next);
+            rotate?.();
+          };
         },
         log,
         clock,
@@ -249,6 +258,7 @@ export class DaemonApp {
       const refusedConnection = (listener: string) => metrics.connectionsRefused.inc({ listener });
       const rpc = await startRpc(config, {
         socketPath,
+        tls,
         hookRoutes,
         admit,
         refused: refusedConnection,
@@ -284,9 +294,11 @@ export class DaemonApp {
         },
       );
       opened.push(() => gateway.close());
-      const metricsServer = await startMetricsServer(config, metrics, () => daemon.view.lagSeconds(clock()));
+      const metricsServer = await startMetricsServer(config, metrics, tls, () =>
+        daemon.view.lagSeconds(clock()),
+      );
       if (metricsServer !== undefined) opened.push(() => metricsServer.close());
-      const hookListener = await startAgentsListener(config, hookRoutes, () =>
+      const hookListener = await startAgentsListener(config, hookRoutes, tls, () =>
         refusedConnection("hooks_http"),
       );
       daemon.start();
@@ -307,6 +319,7 @@ export class DaemonApp {
         metricsServer,
         gateway,
         hookListener,
+        tls,
       );
     } catch (e) {
       for (const close of opened.reverse()) await close().catch(() => undefined);
@@ -321,11 +334,22 @@ export class DaemonApp {
   get metricsUrl(): string | undefined {
     return this.metricsServer?.url;
   }
-  /** Where Claude Code's http hooks post: `http://host:port/hooks/claude-code`, when listening. */
+  /** Where Claude Code's http hooks post: `http(s)://host:port/hooks/claude-code`, when listening. */
   get hooksUrl(): string | undefined {
     return this.hookListener === undefined
       ? undefined
-      : `http://${this.hookListener.address}${HOOK_PATH_PREFIX}`;
+      : `${this.tls === undefined ? "http" : "https"}://${this.hookListener.address}${HOOK_PATH_PREFIX}`;
+  }
+
+  /** The RPC TCP listener's base URL (`https://…` under TLS), when there is one. */
+  get rpcUrl(): string | undefined {
+    const a = this.rpc.tcpAddress;
+    return a === undefined ? undefined : `${this.tls === undefined ? "http" : "https"}://${a}`;
+  }
+
+  /** The SHA-256 fingerprint of the certificate the TCP listeners serve now, when TLS is on. */
+  get tlsSha256(): string | undefined {
+    return this.tls?.material.certSha256;
   }
 
   admit(source: ProducerSource, events: readonly unknown[]): Promise<readonly AdmitResult[]> {
@@ -559,6 +583,7 @@ async function startRpc(
   config: GlobalConfig,
   d: {
     readonly socketPath: string;
+    readonly tls: TlsListeners | undefined;
     readonly hookRoutes: http.RequestListener;
     readonly admit: HookRouteDeps["admit"];
     readonly refused: (listener: string) => void;
@@ -571,6 +596,7 @@ async function startRpc(
     socketPath: d.socketPath,
     socketRoutes: { prefix: HOOK_PATH_PREFIX, handler: d.hookRoutes },
     ...(server.listen === undefined ? {} : { tcpListen: `${server.listen.host}:${server.listen.port}` }),
+    ...(d.tls === undefined ? {} : { tls: d.tls }),
     credentials,
     admit: d.admit,
     refused: d.refused,
@@ -589,11 +615,13 @@ async function startRpc(
 async function startAgentsListener(
   config: GlobalConfig,
   hookRoutes: http.RequestListener,
+  tls: TlsListeners | undefined,
   refused: () => void,
 ): Promise<HookListener | undefined> {
   const listen = config.agents.listen;
   if (listen === undefined) return undefined;
-  return startHookListener(listen.host, listen.port, hookRoutes, refused).catch(
+  const serve = tls === undefined ? undefined : (l: http.RequestListener) => tls.httpsServer(l);
+  return startHookListener(listen.host, listen.port, hookRoutes, refused, serve).catch(
     bindError("[agents] listen", hostPortText(listen)),
   );
 }
@@ -602,6 +630,7 @@ async function startAgentsListener(
 async function startMetricsServer(
   config: GlobalConfig,
   metrics: DaemonMetrics,
+  tls: TlsListeners | undefined,
   lagSeconds: () => number,
 ): Promise<MetricsServer | undefined> {
   const { server } = config;
@@ -614,8 +643,34 @@ async function startMetricsServer(
         ? undefined
         : digestToken(await readTokenFile(server.metricsTokenFile)),
     metrics,
+    ...(tls === undefined ? {} : { tls }),
     beforeScrape: () => metrics.journalLag.set(lagSeconds()),
   }).catch(bindError("[server] metrics_listen", hostPortText(server.metricsListen)));
+}
+
+/** The certificate, key and client CA `[server]` names, or the start error saying what is wrong. */
+function tlsMaterial(files: TlsFiles): TlsMaterial {
+  try {
+    return loadTlsMaterial(files);
+  } catch (e) {
+    throw new DaemonStartError(`TLS: ${(e as Error).message}`, { cause: e });
+  }
+}
+
+/**
+ * A reload's certificate swap, read now so a bad file fails the reload and leaves the one in force.
+ * None when TLS was off at start, is off now, or mutual TLS was switched: those take a restart, and the
+ * reload says so (`needsRestart`).
+ */
+function tlsRotation(tls: TlsListeners | undefined, c: GlobalConfig, log: Log): (() => void) | undefined {
+  const files = c.server.tls;
+  if (tls === undefined || files === undefined || tls.mutual !== (files.clientCaFile !== undefined))
+    return undefined;
+  const next = tlsMaterial(files);
+  return () => {
+    tls.rotate(next);
+    log.info({ tls_sha256: next.certSha256 }, "TLS certificate reloaded");
+  };
 }
 
 /** Turns a listener's failure to bind into the daemon's start error. */

@@ -6,9 +6,10 @@
 import * as http from "node:http";
 import { bearerMatches, type TokenDigest } from "../rpc/credentials.js";
 import type { DaemonMetrics } from "../support/metrics.js";
+import type { TlsListeners } from "../support/tls-listener.js";
 
 export interface MetricsServer {
-  /** `http://host:port/metrics`. */
+  /** `http(s)://host:port/metrics`. */
   readonly url: string;
   close(): Promise<void>;
 }
@@ -18,11 +19,13 @@ export async function serveMetrics(options: {
   readonly port: number;
   readonly token: TokenDigest | undefined;
   readonly metrics: DaemonMetrics;
+  /** `[server]` TLS: scrapers then connect over https (with a client certificate under mutual TLS). */
+  readonly tls?: TlsListeners;
   /** Brings the gauges read at scrape time up to date. */
   readonly beforeScrape: () => void;
 }): Promise<MetricsServer> {
   const { host, port, token, metrics } = options;
-  const server = http.createServer((req, res) => {
+  const handle: http.RequestListener = (req, res) => {
     if (req.url !== "/metrics") {
       res.writeHead(404).end();
       return;
@@ -36,7 +39,8 @@ export async function serveMetrics(options: {
       (text) => res.writeHead(200, { "Content-Type": metrics.registry.contentType }).end(text),
       (e: Error) => res.writeHead(500).end(e.message),
     );
-  });
+  };
+  const server = options.tls === undefined ? http.createServer(handle) : options.tls.httpsServer(handle);
   return new Promise((resolve, reject) => {
     server.once("error", reject);
     server.listen(port, host, () => {
@@ -44,7 +48,7 @@ export async function serveMetrics(options: {
       const a = server.address();
       const address = typeof a === "object" && a !== null ? `${host}:${a.port}` : `${host}:${port}`;
       resolve({
-        url: `http://${address}/metrics`,
+        url: `${options.tls === undefined ? "http" : "https"}://${address}/metrics`,
         close: () => new Promise<void>((done) => server.close(() => done())),
       });
     });

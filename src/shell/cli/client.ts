@@ -7,7 +7,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { type RuleClient, ruleClient, unreachable } from "../rpc/client.js";
 import { ErrorDetailSchema, ErrorReason } from "../rpc/gen/harness/v1/rules_pb.js";
 import { type Common, EXIT, type Io } from "./io.js";
-import { clientTarget } from "./target.js";
+import { type ClientTarget, clientTarget, controlToken } from "./target.js";
 
 /** The exit code of each RuleService sentinel (docs/cli.md). */
 const EXIT_FOR_REASON: Readonly<Record<ErrorReason, number>> = {
@@ -35,9 +35,9 @@ const EXIT_FOR_REASON: Readonly<Record<ErrorReason, number>> = {
 };
 
 /** Says why a call failed, and returns its exit code: by the error's sentinel, else by what failed. */
-export function failed(command: string, socketPath: string, e: unknown, io: Io): number {
+export function failed(command: string, where: string, e: unknown, io: Io): number {
   if (unreachable(e)) {
-    io.err(`harness ${command}: no daemon answers on ${socketPath}`);
+    io.err(`harness ${command}: no daemon answers on ${where}`);
     return EXIT.unreachable;
   }
   if (!(e instanceof ConnectError)) {
@@ -57,10 +57,26 @@ export async function withClient(
   io: Io,
   run: (client: RuleClient, socketPath: string) => Promise<number>,
 ): Promise<number> {
-  const target = await clientTarget({ socket: options.socket, config: options.config, env: io.env });
+  let target: ClientTarget;
+  let token: string | undefined;
   try {
-    return await run(ruleClient({ socketPath: target.socketPath }), target.socketPath);
+    target = await clientTarget({ ...options, env: io.env });
+    // Over TCP no call is trusted for where it came from: the operator's control token covers reads too.
+    if (target.remote) {
+      const control = await controlToken(target, command);
+      if ("error" in control) {
+        io.err(control.error);
+        return EXIT.error;
+      }
+      token = control.token;
+    }
   } catch (e) {
-    return failed(command, target.socketPath, e, io);
+    io.err(`harness ${command}: ${(e as Error).message}`);
+    return EXIT.usage;
+  }
+  try {
+    return await run(ruleClient(target.rpc, token), target.where);
+  } catch (e) {
+    return failed(command, target.where, e, io);
   }
 }

@@ -15,6 +15,11 @@ export interface Io {
 
 export interface Common {
   readonly socket?: string | undefined;
+  /** `--target https://host:port` and its TLS files (`target.ts`). */
+  readonly target?: string | undefined;
+  readonly caFile?: string | undefined;
+  readonly clientCert?: string | undefined;
+  readonly clientKey?: string | undefined;
   readonly config?: string | undefined;
   readonly json?: boolean | undefined;
 }

@@ -24,6 +24,27 @@ process.stdout.on("error", (e: NodeJS.ErrnoException) => {
   throw e;
 });
 
+// A daemon on another machine, over TLS (decision 0014): `harness rules` and `harness journal append` take it.
+cli
+  .option(
+    "--target <url>",
+    "rules, journal append: a remote daemon, https://host:port (with the control token, or a producer's)",
+  )
+  .option("--ca-file <path>", "with --target: the CA that signed the daemon's certificate")
+  .option(
+    "--client-cert <path>",
+    "with --target: this client's certificate, when the daemon asks for one (mutual TLS)",
+  )
+  .option("--client-key <path>", "with --target: the client certificate's key");
+
+/** `--target` and its TLS files, as the client commands take them. */
+const remote = (o: ClientOptions) => ({
+  target: o.target,
+  caFile: o.caFile,
+  clientCert: o.clientCert,
+  clientKey: o.clientKey,
+});
+
 const unknownVerb = (group: string, verb: string, expected: string): void => {
   io.err(`harness ${group}: unknown verb '${verb}' (expected: ${expected})`);
   process.exitCode = 2;
@@ -45,6 +66,10 @@ cli
 
 interface ClientOptions {
   socket?: string;
+  target?: string;
+  caFile?: string;
+  clientCert?: string;
+  clientKey?: string;
   config?: string;
   store?: string;
   json?: boolean;
@@ -138,6 +163,7 @@ cli
           ...(o.config === undefined ? {} : { config: o.config }),
           ...(o.tokenFile === undefined ? {} : { tokenFile: o.tokenFile }),
           json: o.json === true,
+          ...remote(o),
         },
         process.stdin,
         io,
@@ -206,7 +232,7 @@ cli
       process.exitCode = runLint(arg ?? ".", { json: o.json, strict: o.strict }, io);
       return;
     }
-    const common = { socket: o.socket, config: o.config, json: o.json };
+    const common = { socket: o.socket, config: o.config, json: o.json, ...remote(o) };
     if (verb === "propose") {
       const { runPropose } = await import("./commands/rules-propose.js");
       process.exitCode = await runPropose(

@@ -29,7 +29,8 @@ export interface ConfigError {
 
 /** Accepted, but worth saying: the same shape as an error. */
 export interface ConfigWarning extends Omit<ConfigError, "code"> {
-  readonly code: "public_listen";
+  /** `public_listen`: reachable from the network; `deprecated`: accepted today, refused in a later release. */
+  readonly code: "public_listen" | "deprecated";
 }
 
 /** `file:line:col: [table] key: message`, leaving out the parts that are unknown. */

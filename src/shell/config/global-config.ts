@@ -23,6 +23,17 @@ export interface HostPort {
   readonly port: number;
 }
 
+/**
+ * `[server] tls_cert_file`, `tls_key_file` and `client_ca_file` (decision 0014): TLS on every listener that
+ * leaves the machine; with a client CA, mutual TLS.
+ */
+export interface TlsFilesConfig {
+  readonly certFile: string;
+  readonly keyFile: string;
+  /** Set: clients must present a certificate from this CA (mutual TLS). */
+  readonly clientCaFile?: string | undefined;
+}
+
 export interface PolicyRepoConfig {
   readonly name: string;
   readonly remote: string;
@@ -102,10 +113,12 @@ export interface GlobalConfig {
     readonly harnessD: string | undefined;
     /** Each producer source's credential file. */
     readonly producers: Readonly<Partial<Record<ProducerSource, string>>>;
+    /** Unset: every TCP listener is plaintext, so loopback only. */
+    readonly tls: TlsFilesConfig | undefined;
   };
   /** `[agents]`: agent hooks. Global only. */
   readonly agents: {
-    /** Claude Code's http hook endpoint, loopback only; unset when `listen = ""`. */
+    /** Claude Code's http hook endpoint, loopback only without `[server]` TLS; unset when `listen = ""`. */
     readonly listen: HostPort | undefined;
     /** What the command hook answers a PreToolUse when the daemon cannot be reached. */
     readonly onUnreachable: "allow" | "deny";
@@ -212,6 +225,7 @@ export function loadGlobalConfig(text: string, file: string, env: NodeJS.Process
       controlTokenFile: server?.path("control_token_file") ?? controlTokenPath(env),
       harnessD: server?.path("harness_d"),
       producers: producerFiles(producers),
+      tls: server === undefined ? undefined : tlsFiles(server),
     },
     agents: {
       listen:
@@ -238,31 +252,73 @@ export function loadGlobalConfig(text: string, file: string, env: NodeJS.Process
     "control_token_file",
     "harness_d",
     "producers",
+    "tls_cert_file",
+    "tls_key_file",
+    "client_ca_file",
   ]);
   agents?.rejectUnknown(["listen", "on_unreachable", "verify_patterns", "stale_after", "tell"]);
-  // Hook tokens travel in plain HTTP: the http hook endpoint is for this machine's agents only.
-  const agentsListen = config.agents.listen;
-  if (agentsListen !== undefined && !isLoopback(agentsListen.host))
-    agents?.fail(
-      "invalid_value",
-      "listen",
-      `${agentsListen.host} is not a loopback address: the hook endpoint listens on loopback only`,
-    );
-  // Metrics name every rule and its counts: off the loopback interface only to a scraper with the token.
-  const metricsListen = config.server.metricsListen;
-  if (
-    metricsListen !== undefined &&
-    !isLoopback(metricsListen.host) &&
-    config.server.metricsTokenFile === undefined
-  )
-    server?.fail(
-      "invalid_value",
-      "metrics_listen",
-      `${metricsListen.host} is not a loopback address: a metrics listener reachable from the network needs [server] metrics_token_file, the bearer token scrapers present`,
-    );
+  refusePlaintextOffLoopback(config, server, agents);
   return c.errors.length > 0
     ? { ok: false, errors: inFileOrder(c.errors) }
     : { ok: true, config, warnings: inFileOrder(c.warnings) };
+}
+
+/** The three TLS keys: a certificate and its key go together; a client CA needs them both. */
+function tlsFiles(server: Table): TlsFilesConfig | undefined {
+  const certFile = server.path("tls_cert_file");
+  const keyFile = server.path("tls_key_file");
+  const clientCaFile = server.path("client_ca_file");
+  if (certFile !== undefined && keyFile === undefined)
+    server.fail(
+      "missing_key",
+      "tls_key_file",
+      "missing: tls_cert_file needs the certificate's key, tls_key_file",
+    );
+  if (keyFile !== undefined && certFile === undefined)
+    server.fail("missing_key", "tls_cert_file", "missing: tls_key_file needs its certificate, tls_cert_file");
+  if (clientCaFile !== undefined && (certFile === undefined || keyFile === undefined))
+    server.fail(
+      "invalid_value",
+      "client_ca_file",
+      "mutual TLS needs the server's own certificate too: set tls_cert_file and tls_key_file",
+    );
+  if (certFile === undefined || keyFile === undefined) return undefined;
+  return { certFile, keyFile, ...(clientCaFile === undefined ? {} : { clientCaFile }) };
+}
+
+/**
+ * Tokens and rows must not cross a network in plaintext: a TCP listener off loopback needs `[server]`
+ * TLS (decision 0014). `/metrics` behind only its bearer token is still accepted off loopback, with a
+ * deprecation warning (docs/fleet.md, "TLS between machines", says how to move to TLS).
+ */
+function refusePlaintextOffLoopback(
+  config: GlobalConfig,
+  server: Table | undefined,
+  agents: Table | undefined,
+): void {
+  if (config.server.tls !== undefined) return;
+  const plaintext = (host: string): string =>
+    `${host} is not a loopback address: a plaintext listener there would carry tokens and rows in the clear; set [server] tls_cert_file and tls_key_file, or listen on loopback`;
+  const listen = config.server.listen;
+  if (listen !== undefined && !isLoopback(listen.host))
+    server?.fail("invalid_value", "listen", plaintext(listen.host));
+  const agentsListen = config.agents.listen;
+  if (agentsListen !== undefined && !isLoopback(agentsListen.host))
+    agents?.fail("invalid_value", "listen", plaintext(agentsListen.host));
+  const metricsListen = config.server.metricsListen;
+  if (metricsListen === undefined || isLoopback(metricsListen.host)) return;
+  if (config.server.metricsTokenFile === undefined)
+    server?.fail(
+      "invalid_value",
+      "metrics_listen",
+      `${metricsListen.host} is not a loopback address: a metrics listener reachable from the network needs TLS ([server] tls_cert_file and tls_key_file) or, deprecated, [server] metrics_token_file`,
+    );
+  else
+    server?.warn(
+      "metrics_listen",
+      `${metricsListen.host} is not a loopback address and /metrics is plaintext behind only its bearer token: deprecated, the token crosses the network in the clear; set [server] tls_cert_file and tls_key_file (docs/fleet.md, "TLS between machines")`,
+      "deprecated",
+    );
 }
 
 function policyRepos(root: Table): PolicyRepoConfig[] {
@@ -437,8 +493,8 @@ class Table {
     return undefined;
   }
 
-  warn(key: string, message: string): void {
-    this.c.warnings.push({ code: "public_listen", ...this.c.issue(this.tablePath, key), message });
+  warn(key: string, message: string, code: ConfigWarning["code"] = "public_listen"): void {
+    this.c.warnings.push({ code, ...this.c.issue(this.tablePath, key), message });
   }
 
   rejectUnknown(known: readonly string[], options: { readonly allowTables?: boolean } = {}): void {

@@ -60,6 +60,9 @@ const RESTART_KEYS: readonly (readonly [string, (c: GlobalConfig) => unknown])[]
   ["server.metrics_listen", (c) => c.server.metricsListen],
   ["server.metrics_token_file", (c) => c.server.metricsTokenFile],
   ["server.socket", (c) => c.server.socket],
+  // Certificates rotate on reload; turning TLS or mutual TLS on or off rebinds the listeners.
+  ["server.tls_cert_file", (c) => c.server.tls !== undefined],
+  ["server.client_ca_file", (c) => c.server.tls?.clientCaFile !== undefined],
 ];
 
 /** The keys of `RESTART_KEYS` whose values differ between the two configs. */

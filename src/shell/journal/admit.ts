@@ -23,6 +23,8 @@ export interface AdmitOptions {
   readonly hookFed?: boolean;
   /** The commit need not wait for the disk (a live hook call, answered at its commit, `../store/wal-sync.ts`). */
   readonly unsynced?: boolean;
+  /** The client certificate of an Append over mutual TLS (`support/tls-listener.ts`'s `peerIdentity`). */
+  readonly peer?: { readonly name: string; readonly fingerprint: string } | undefined;
 }
 
 /**
@@ -48,7 +50,12 @@ export function admitEvents(
     if (parsed.ok) {
       refusals.push(undefined);
       const hookFed = options.hookFed === true && hookFedKind(parsed.kind);
-      offers.push({ source, kind: parsed.kind, event: hookFedEvent(parsed.event, hookFed) });
+      offers.push({
+        source,
+        kind: parsed.kind,
+        event: hookFedEvent(parsed.event, hookFed),
+        ...(options.peer === undefined ? {} : { peer: options.peer }),
+      });
     } else
       refusals.push({
         kind: "rejected",

@@ -17,7 +17,7 @@ import type { EventKind } from "../../core/kinds.js";
 import type { Source } from "../../core/sources.js";
 import type { JournalAppends } from "../store/journal-appends.js";
 import type { JournalCommits } from "../store/journal-commits.js";
-import type { JournalTable } from "../store/journal-table.js";
+import type { JournalTable, NewRow } from "../store/journal-table.js";
 import { failpoint } from "../support/failpoints.js";
 import type { DaemonMetrics } from "../support/metrics.js";
 
@@ -25,6 +25,8 @@ export interface Offer {
   readonly source: Source;
   readonly kind: EventKind;
   readonly event: EventFields;
+  /** The client certificate it came under, over mutual TLS: stored beside the row, not in its event. */
+  readonly peer?: NewRow["peer"];
 }
 
 /** A row from another journal, with the time it was admitted at there when it carries one. */
@@ -289,7 +291,7 @@ export class JournalWriter {
               continue;
             }
             const seqs = q.offers.map((o) =>
-              this.journal.append({ kind: o.kind, source: o.source, at, event: o.event }),
+              this.journal.append({ kind: o.kind, source: o.source, at, event: o.event, peer: o.peer }),
             );
             if (q.key !== undefined) this.appends.record(q.key.source, q.key.key, q.key.answer(seqs), at);
             results.push({ kind: "committed", seqs });

@@ -1,12 +1,13 @@
 /**
  * Clients of the daemon: `JournalService` for producers (`harness journal append`): over the daemon's Unix socket, or
- * a base URL for its TCP listener, with the producer credential as a bearer token. HTTP/1.1 like the
- * server (`server.ts`).
+ * a base URL for its TCP listener (`https://…` with a CA file and, under mutual TLS, a client certificate),
+ * with the producer credential as a bearer token. HTTP/1.1 like the server (`server.ts`).
  */
 
 import type { DescService } from "@bufbuild/protobuf";
 import { type Client, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
+import { type ClientTlsFiles, clientTlsOptions } from "../support/tls-listener.js";
 import { AgentStatusService } from "./gen/harness/v1/agent_status_pb.js";
 import { AgentService } from "./gen/harness/v1/agents_pb.js";
 import { JournalService } from "./gen/harness/v1/journal_pb.js";
@@ -15,7 +16,9 @@ import { RuleService } from "./gen/harness/v1/rules_pb.js";
 import { TokenService } from "./gen/harness/v1/tokens_pb.js";
 import { DEFAULT_READ_MAX_BYTES } from "./limits.js";
 
-export type RpcTarget = { readonly socketPath: string } | { readonly baseUrl: string };
+export type RpcTarget =
+  | { readonly socketPath: string }
+  | { readonly baseUrl: string; readonly tls?: ClientTlsFiles | undefined };
 
 export type JournalClient = Client<typeof JournalService>;
 export type RuleClient = Client<typeof RuleService>;
@@ -35,7 +38,10 @@ function client<S extends DescService>(service: S, target: RpcTarget, token: str
     // Over a Unix socket the URL only names the path; the host is never resolved.
     ...("socketPath" in target
       ? { baseUrl: "http://localhost", nodeOptions: { socketPath: target.socketPath } }
-      : { baseUrl: target.baseUrl }),
+      : {
+          baseUrl: target.baseUrl,
+          ...(target.tls === undefined ? {} : { nodeOptions: clientTlsOptions(target.tls) }),
+        }),
     interceptors: token === undefined ? [] : [bearer(token)],
     readMaxBytes: DEFAULT_READ_MAX_BYTES,
   });

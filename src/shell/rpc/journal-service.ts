@@ -11,9 +11,10 @@ import type { RefusalReason } from "../../core/admission.js";
 import { EVENT_KINDS, isEventKind } from "../../core/kinds.js";
 import { type ProducerSource, sourceRefusal } from "../../core/sources.js";
 import type { AdmitResult } from "../journal/admit.js";
+import type { PeerIdentity } from "../support/tls-listener.js";
 import type { AppendResultSchema, JournalService, WireEvent } from "./gen/harness/v1/journal_pb.js";
 import { MAX_APPEND_BATCH } from "./limits.js";
-import { CALLER } from "./tiers.js";
+import { CALLER, PEER } from "./tiers.js";
 
 /**
  * The daemon's admission: each event is the wire object `{kind, ...fields}` (`event-format.ts`), and the
@@ -24,6 +25,7 @@ export type Admit = (
   source: ProducerSource,
   events: readonly unknown[],
   key?: string,
+  options?: { readonly peer?: PeerIdentity },
 ) => Promise<readonly AdmitResult[]>;
 
 /** The longest idempotency key: a random id needs far fewer characters. */
@@ -106,10 +108,11 @@ async function admitChecked(
   source: ProducerSource,
   wires: readonly JsonObject[],
   key: string | undefined,
+  peer: PeerIdentity | undefined,
 ): Promise<readonly AdmitResult[]> {
   let admitted: readonly AdmitResult[];
   try {
-    admitted = await admit(source, wires, key);
+    admitted = await admit(source, wires, key, peer === undefined ? undefined : { peer });
   } catch (e) {
     if (e instanceof ConnectError) throw e;
     throw new ConnectError(
@@ -151,7 +154,8 @@ export function journalService(admit: Admit, rejected: Rejected): ServiceImpl<ty
       // key's stored answer covers the events they pass.
       const checks = req.events.map((event) => checkEvent(appender, event));
       const wires = checks.flatMap((c) => (c.ok ? [c.wire] : []));
-      const admitted = wires.length === 0 ? [] : await admitChecked(admit, source, wires, key);
+      const admitted =
+        wires.length === 0 ? [] : await admitChecked(admit, source, wires, key, ctx.values.get(PEER));
       let next = 0;
       const results = checks.map((c) => {
         // admitChecked answered exactly one result per wire, in order.

@@ -1,7 +1,9 @@
 /**
  * The daemon's ConnectRPC server: HTTP/1.1 on the operator's Unix socket (0600, in a 0700 directory)
- * and, opt-in, on TCP. HTTP/1.1 rather than h2c, because Node's http2 server cannot also speak HTTP/1.1
- * without TLS, and HTTP/1.1 serves every Connect client (curl included) and server streaming alike.
+ * and, opt-in, on TCP, over TLS when `[server]` names a certificate (`support/tls-listener.ts`; mutual TLS
+ * with a client CA, the client certificate's identity handed to the handlers as `PEER`). HTTP/1.1 rather
+ * than h2c, because Node's http2 server cannot also speak HTTP/1.1 without TLS, and HTTP/1.1 serves every
+ * Connect client (curl included) and server streaming alike.
  * Each listener has its own tier interceptor (`tiers.ts`), so a caller's listener is known from where the
  * call arrived, never from anything the caller says.
  */
@@ -12,13 +14,14 @@ import * as net from "node:net";
 import * as path from "node:path";
 import { isMainThread } from "node:worker_threads";
 import type { JsonReadOptions } from "@bufbuild/protobuf";
-import type { ConnectRouter } from "@connectrpc/connect";
+import { type ConnectRouter, createContextValues } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { peerIdentity, type TlsListeners } from "../support/tls-listener.js";
 import type { CredentialHolder } from "./credentials.js";
 import { JournalService } from "./gen/harness/v1/journal_pb.js";
 import { type Admit, journalService, type Rejected } from "./journal-service.js";
 import { DEFAULT_READ_MAX_BYTES } from "./limits.js";
-import { type Listener, METHOD_TIERS, tierInterceptor } from "./tiers.js";
+import { type Listener, METHOD_TIERS, PEER, tierInterceptor } from "./tiers.js";
 
 export { DEFAULT_READ_MAX_BYTES } from "./limits.js";
 
@@ -26,6 +29,8 @@ export interface RpcServerOptions {
   readonly socketPath: string;
   /** `host:port` (`[::1]:port` for IPv6; port 0 picks one) of the opt-in TCP listener. */
   readonly tcpListen?: string;
+  /** TLS on the TCP listener: its certificate, swapped on reload, and whether clients need one too. */
+  readonly tls?: TlsListeners;
   /** Read on every call, so a reload's replacement is in force from the next call on. */
   readonly credentials: CredentialHolder;
   readonly admit: Admit;
@@ -86,6 +91,13 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
         assertEveryMethodTiered(router);
       },
       interceptors: [tierInterceptor(listener, options.credentials)],
+      // Read from the connection the call arrived on: a verified client certificate, under mutual TLS.
+      contextValues: (req) => {
+        const values = createContextValues();
+        const peer = peerIdentity(req.socket);
+        if (peer !== undefined) values.set(PEER, peer);
+        return values;
+      },
       readMaxBytes: options.readMaxBytes ?? DEFAULT_READ_MAX_BYTES,
       jsonOptions: STRICT_JSON,
       // Streaming handlers (WatchEvents, Backtest) see this and end when the server closes.
@@ -108,7 +120,8 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
   const servers = [socketServer];
   let tcpAddress: string | undefined;
   if (options.tcpListen !== undefined) {
-    const tcpServer = http.createServer(handler("tcp"));
+    const tcpServer =
+      options.tls === undefined ? http.createServer(handler("tcp")) : options.tls.httpsServer(handler("tcp"));
     capConnections(tcpServer, options.maxConnections?.tcp ?? MAX_TCP_CONNECTIONS, () => refused("tcp"));
     try {
       tcpAddress = await listenOnTcp(tcpServer, options.tcpListen);

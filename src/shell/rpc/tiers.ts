@@ -12,6 +12,7 @@
 import { timingSafeEqual } from "node:crypto";
 import { Code, ConnectError, createContextKey, type Interceptor } from "@connectrpc/connect";
 import type { ProducerSource } from "../../core/sources.js";
+import type { PeerIdentity } from "../support/tls-listener.js";
 import {
   bearerToken,
   type CredentialHolder,
@@ -185,6 +186,12 @@ const describe = (caller: Caller): string =>
 
 /** The authorized caller, set by the interceptor for the handler (undefined when it did not run). */
 export const CALLER = createContextKey<Caller | undefined>(undefined, { description: "harness RPC caller" });
+
+/**
+ * The verified client certificate a call arrived under, over mutual TLS (`support/tls-listener.ts`), set
+ * from the connection by the server, never from anything the caller sends; undefined otherwise.
+ */
+export const PEER = createContextKey<PeerIdentity | undefined>(undefined, { description: "peer" });
 
 /** The digest of the token the caller presented, undefined when it presented none. */
 export const CREDENTIAL = createContextKey<TokenDigest | undefined>(undefined, {

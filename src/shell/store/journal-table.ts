@@ -30,6 +30,8 @@ export interface NewRow {
   /** Admission time, ms; the writer keeps it non-decreasing. */
   readonly at: number;
   readonly event: EventFields;
+  /** The client certificate the row was appended under, over mutual TLS (decision 0014). */
+  readonly peer?: { readonly name: string; readonly fingerprint: string } | undefined;
 }
 
 interface StoredRow {
@@ -76,7 +78,16 @@ export class JournalTable {
   private readonly typedRanges = new Map<string, Database.Statement<unknown[]>>();
 
   constructor(private readonly db: Db) {
-    const cols = ["kind", "type", "at", "source", ...INDEXED_COLUMNS, "event"];
+    const cols = [
+      "kind",
+      "type",
+      "at",
+      "source",
+      ...INDEXED_COLUMNS,
+      "event",
+      "peer_name",
+      "peer_fingerprint",
+    ];
     this.insertRow = db.prepare(
       `INSERT INTO rule_journal (${cols.join(", ")}) VALUES (${cols.map((c) => `@${c}`).join(", ")})`,
     );
@@ -105,6 +116,8 @@ export class JournalTable {
       at: row.at,
       source: row.source,
       event: JSON.stringify(row.event),
+      peer_name: row.peer?.name ?? null,
+      peer_fingerprint: row.peer?.fingerprint ?? null,
     };
     for (const c of INDEXED_COLUMNS) {
       const v = indexed.fields[c];

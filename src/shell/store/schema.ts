@@ -341,5 +341,12 @@ ALTER TABLE agent_run_stops ADD COLUMN released_at INTEGER;
 CREATE INDEX agent_run_stops_unreleased ON agent_run_stops (harness, rule) WHERE released_at IS NULL;
 `;
 
-export const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12];
+// V13: who appended a row over mutual TLS (decision 0014): the client certificate's subject CN and SHA-256
+// fingerprint, beside the row like its source and never an event field (REQ-4); NULL for every other row.
+const V13 = `
+ALTER TABLE rule_journal ADD COLUMN peer_name TEXT;
+ALTER TABLE rule_journal ADD COLUMN peer_fingerprint TEXT;
+`;
+
+export const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12, V13];
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -1,4 +1,4 @@
-/** `[agents]`'s keys: listen (loopback only, off when ""), on_unreachable, verify_patterns, stale_after, tell. */
+/** `[agents]`'s keys: listen (loopback only without TLS, off when ""), on_unreachable, verify_patterns, stale_after, tell. */
 import { describe, expect, it } from "vitest";
 import { loadGlobalConfig } from "../../../src/shell/config/global-config.js";
 
@@ -34,7 +34,10 @@ describe("[agents]", () => {
     expect(r.ok).toBe(false);
     if (r.ok) return;
     expect(r.errors.map((e) => [e.key, e.message])).toEqual([
-      ["listen", "0.0.0.0 is not a loopback address: the hook endpoint listens on loopback only"],
+      [
+        "listen",
+        "0.0.0.0 is not a loopback address: a plaintext listener there would carry tokens and rows in the clear; set [server] tls_cert_file and tls_key_file, or listen on loopback",
+      ],
       ["on_unreachable", 'must be one of "allow", "deny"'],
       ["port", "unknown key (expected one of: listen, on_unreachable, verify_patterns, stale_after, tell)"],
     ]);

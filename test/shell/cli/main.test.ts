@@ -102,6 +102,8 @@ describe("harness, the command line", () => {
           socket: other.socketPath,
           metrics: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/),
           hooks: null,
+          rpc: null,
+          tls_sha256: null,
         },
       ]);
       expect(stderr).not.toContain("harness daemon: store");

@@ -61,6 +61,7 @@ describe("global config: defaults", () => {
         controlTokenFile: join(root, "config", "harness", "control.token"),
         harnessD: undefined,
         producers: {},
+        tls: undefined,
       },
       agents: {
         listen: { host: "127.0.0.1", port: 7434 },
@@ -366,7 +367,7 @@ describe("global config: values", () => {
 
   it("listen addresses: host:port, a warning off loopback", () => {
     const r = loadGlobalConfig(
-      '[server]\nlisten = "0.0.0.0:7443"\nmetrics_listen = "localhost:9100"\n',
+      '[server]\nlisten = "0.0.0.0:7443"\nmetrics_listen = "localhost:9100"\ntls_cert_file = "/etc/harness/tls/server.pem"\ntls_key_file = "/etc/harness/tls/server.key"\n',
       FILE,
       env,
     );
@@ -379,10 +380,12 @@ describe("global config: values", () => {
     }
   });
 
-  it("a metrics listener off loopback needs metrics_token_file", () => {
+  it("a metrics listener off loopback needs TLS, or (deprecated) metrics_token_file", () => {
     const e = onlyError('[server]\nmetrics_listen = "0.0.0.0:9464"\n');
     expect(e).toMatchObject({ code: "invalid_value", key: "metrics_listen", line: 2 });
-    expect(e.message).toContain("needs [server] metrics_token_file");
+    expect(e.message).toContain(
+      "needs TLS ([server] tls_cert_file and tls_key_file) or, deprecated, [server] metrics_token_file",
+    );
     const r = loadGlobalConfig(
       '[server]\nmetrics_listen = "0.0.0.0:9464"\nmetrics_token_file = "/etc/harness/metrics.token"\n',
       FILE,
@@ -390,6 +393,51 @@ describe("global config: values", () => {
     );
     if (!r.ok) throw new Error("a token file makes it acceptable");
     expect(r.config.server.metricsTokenFile).toBe("/etc/harness/metrics.token");
+    expect(r.warnings).toContainEqual(
+      expect.objectContaining({ code: "deprecated", key: "metrics_listen", line: 2, file: FILE }),
+    );
+  });
+
+  it("A plaintext non-loopback listener is refused", () => {
+    for (const [table, key] of [
+      ["server", "listen"],
+      ["agents", "listen"],
+    ] as const) {
+      const e = onlyError(`[${table}]\n${key} = "192.0.2.7:7443"\n`);
+      expect(e).toMatchObject({ code: "invalid_value", file: FILE, table, key, line: 2, column: 1 });
+      expect(formatConfigError(e)).toBe(
+        `${FILE}:2:1: [${table}] listen: 192.0.2.7 is not a loopback address: a plaintext listener there would carry tokens and rows in the clear; set [server] tls_cert_file and tls_key_file, or listen on loopback`,
+      );
+    }
+    // Loopback stays plaintext; TLS lets every listener off loopback.
+    expect(loadGlobalConfig('[server]\nlisten = "127.0.0.1:7443"\n', FILE, env).ok).toBe(true);
+    const tls = loadGlobalConfig(
+      '[server]\nlisten = "192.0.2.7:7443"\nmetrics_listen = "192.0.2.7:9464"\ntls_cert_file = "tls/server.pem"\ntls_key_file = "tls/server.key"\nclient_ca_file = "tls/ca.pem"\n[agents]\nlisten = "192.0.2.7:7434"\n',
+      FILE,
+      env,
+    );
+    if (!tls.ok) throw new Error(`expected ok: ${JSON.stringify(tls.errors)}`);
+    expect(tls.config.server.tls).toEqual({
+      certFile: "/etc/harness/tls/server.pem",
+      keyFile: "/etc/harness/tls/server.key",
+      clientCaFile: "/etc/harness/tls/ca.pem",
+    });
+  });
+
+  it("the TLS keys go together: a certificate needs its key, a client CA needs both", () => {
+    expect(onlyError('[server]\ntls_cert_file = "a.pem"\n')).toMatchObject({
+      code: "missing_key",
+      key: "tls_key_file",
+    });
+    expect(onlyError('[server]\ntls_key_file = "a.key"\n')).toMatchObject({
+      code: "missing_key",
+      key: "tls_cert_file",
+    });
+    expect(onlyError('[server]\nclient_ca_file = "ca.pem"\n')).toMatchObject({
+      code: "invalid_value",
+      key: "client_ca_file",
+      line: 2,
+    });
   });
 
   it("a TOML syntax error reports line and column", () => {

@@ -356,6 +356,7 @@ describe("doctor on a fleet with rule trouble", () => {
       ["store", "pass"],
       ["reload", "pass"],
       ["listen", "pass"],
+      ["tls", "pass"],
       ["agents", "pass"],
     ]);
     const listed = json<{ rules: Record<string, unknown>[] }>(await f.cli(["rules", "list", "--json"])).rules;

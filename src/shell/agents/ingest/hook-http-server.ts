@@ -189,8 +189,10 @@ export function startHookListener(
   port: number,
   listener: http.RequestListener,
   refused: () => void = () => {},
+  /** Makes the server: plain http unless given (the composition root's TLS server, decision 0014). */
+  serve: (listener: http.RequestListener) => http.Server = (l) => http.createServer(l),
 ): Promise<HookListener> {
-  const server = http.createServer(listener);
+  const server = serve(listener);
   server.maxConnections = MAX_HOOK_CONNECTIONS;
   server.on("drop", refused);
   // A hook's request is small and answered at once; a slow client may not hold a connection open.

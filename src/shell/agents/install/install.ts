@@ -55,6 +55,8 @@ export interface InstallRequest extends AgentsRequest {
   readonly socket: string;
   /** Http mode: `[agents] listen`. */
   readonly listen: string;
+  /** `[server]` TLS, which the hook endpoint serves too: mutual when it names a client CA. */
+  readonly listenTls?: { readonly mutual: boolean } | undefined;
   /** `--fail closed|open`: the harness's own fail mode; absent, `[agents] on_unreachable` decides. */
   readonly fail?: HookFailMode;
 }
@@ -142,6 +144,14 @@ export async function install(req: InstallRequest, issuer: TokenIssuer): Promise
   if (req.mode === "http" && req.listen === "")
     throw new AgentsUsageError(
       '--mode http needs the daemon\'s hook endpoint, but [agents] listen is "" (off)',
+    );
+  // The endpoint serves https under [server] TLS (decision 0014); an agent's http hook has no setting
+  // for a client certificate, nor for trusting a private CA.
+  if (req.mode === "http" && req.listenTls !== undefined)
+    throw new AgentsUsageError(
+      req.listenTls.mutual
+        ? `--mode http is refused: the hook endpoint needs TLS with a client certificate ([server] client_ca_file), and ${req.agent.title}'s http hook cannot present one; install with --mode command (the command hook reaches the daemon over its socket)`
+        : `--mode http is refused: the hook endpoint serves TLS ([server] tls_cert_file), and ${req.agent.title}'s http hook cannot be given the CA to trust it; install with --mode command (the command hook reaches the daemon over its socket)`,
     );
   const file = req.agent.install.settingsFile(req.scope, req.env, req.cwd);
   const text = readSettings(file);

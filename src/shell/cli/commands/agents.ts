@@ -243,7 +243,13 @@ export async function runAgents(
     issuer = got.issuer;
     return issuer;
   };
-  if (verb === "install" && mode === "http" && (agent.install.modes as readonly string[]).includes(mode)) {
+  // Under [server] TLS, install refuses http mode itself, before any probe of the endpoint.
+  if (
+    verb === "install" &&
+    mode === "http" &&
+    (agent.install.modes as readonly string[]).includes(mode) &&
+    target.config?.server.tls === undefined
+  ) {
     const refused = await squatRefusal(agentsListen(target.config), target.socketPath);
     if (refused !== undefined) {
       io.err(`harness ${command}: ${refused.message}; nothing was written`);
@@ -260,6 +266,9 @@ export async function runAgents(
           launcher: hook?.launcher ?? [],
           socket: target.socketPath,
           listen: agentsListen(target.config),
+          ...(target.config?.server.tls === undefined
+            ? {}
+            : { listenTls: { mutual: target.config.server.tls.clientCaFile !== undefined } }),
           ...(fail === undefined ? {} : { fail }),
         },
         lazyIssuer,

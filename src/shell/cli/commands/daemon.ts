@@ -54,11 +54,13 @@ export async function runDaemon(
         socket: daemon.socketPath,
         metrics: daemon.metricsUrl ?? null,
         hooks: daemon.hooksUrl ?? null,
+        rpc: daemon.rpcUrl ?? null,
+        tls_sha256: daemon.tlsSha256 ?? null,
       }),
     );
   else
     io.err(
-      `harness daemon: store ${daemon.store.path}, socket ${daemon.socketPath}, metrics ${daemon.metricsUrl ?? "off"}, hooks ${daemon.hooksUrl ?? "off"}`,
+      `harness daemon: store ${daemon.store.path}, socket ${daemon.socketPath}, metrics ${daemon.metricsUrl ?? "off"}, hooks ${daemon.hooksUrl ?? "off"}, rpc ${daemon.rpcUrl ?? "off"}${daemon.tlsSha256 === undefined ? "" : `, tls sha256 ${daemon.tlsSha256}`}`,
     );
   await stopping;
   process.off("SIGTERM", onSignal);

@@ -16,6 +16,7 @@ import { failed } from "../client.js";
 import { agentsCheck } from "../doctor/agents-check.js";
 import { hookEndpointCheck } from "../doctor/hook-endpoint-check.js";
 import { reloadCheck } from "../doctor/reload-check.js";
+import { tlsCheck } from "../doctor/tls-check.js";
 import { type Common, EXIT, type Io, iso } from "../io.js";
 import { stalePinSentence } from "../render/rules.js";
 import { clientTarget } from "../target.js";
@@ -193,6 +194,7 @@ export async function runDoctor(options: Common, io: Io): Promise<number> {
       storeWriteCheck(status),
       reloadCheck(status),
       await hookEndpointCheck(target.config, target.socketPath),
+      await tlsCheck(target.config, Date.now()),
       await agentsCheck(io.env, async (harnesses) => {
         const res = await agentStatusClient({ socketPath: target.socketPath }).lastRows({
           harnesses: [...harnesses],

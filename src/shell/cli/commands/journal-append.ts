@@ -13,7 +13,7 @@ import { readTokenFile } from "../../rpc/credentials.js";
 import { WireEventSchema } from "../../rpc/gen/harness/v1/journal_pb.js";
 import { DEFAULT_READ_MAX_BYTES, MAX_APPEND_BATCH } from "../../rpc/limits.js";
 import { EXIT, type Io } from "../io.js";
-import { clientTarget } from "../target.js";
+import { clientTarget, type RemoteOptions } from "../target.js";
 
 /** What a request may hold in events: the limit, less room for the request's other fields. */
 const REQUEST_BUDGET = DEFAULT_READ_MAX_BYTES - 1024;
@@ -62,7 +62,7 @@ export async function runJournalAppend(
     readonly config?: string;
     readonly tokenFile?: string;
     readonly json?: boolean;
-  },
+  } & RemoteOptions,
   input: NodeJS.ReadableStream,
   io: Io,
 ): Promise<number> {
@@ -80,8 +80,16 @@ export async function runJournalAppend(
     io.err(`harness journal append: ${(e as Error).message}`);
     return EXIT.usage;
   }
-  const target = await clientTarget({ socket: options.socket, config: options.config, env: io.env });
-  const client = journalClient({ socketPath: target.socketPath }, token);
+  let client: ReturnType<typeof journalClient>;
+  let where: string;
+  try {
+    const target = await clientTarget({ ...options, env: io.env });
+    client = journalClient(target.rpc, token);
+    where = target.where;
+  } catch (e) {
+    io.err(`harness journal append: ${(e as Error).message}`);
+    return EXIT.usage;
+  }
   let admitted = 0;
   let failed = 0;
   /** The first line of the batch whose answer has not come: where a failed run leaves off. */
@@ -156,7 +164,7 @@ export async function runJournalAppend(
     const from =
       unanswered === undefined ? "" : `; from line ${unanswered} on, nothing is known to be admitted`;
     io.err(
-      `harness journal append: ${unreachable(e) ? `no daemon answers on ${target.socketPath}` : (e as Error).message}; ${admitted} admitted, ${failed} not before that${from}`,
+      `harness journal append: ${unreachable(e) ? `no daemon answers on ${where}` : (e as Error).message}; ${admitted} admitted, ${failed} not before that${from}`,
     );
     return unreachable(e) ? EXIT.unreachable : EXIT.failed;
   }
