@@ -181,13 +181,17 @@ describe("harness config check", () => {
 
   it("--json prints ok and no errors for a clean setup, with the warnings", async () => {
     const { root, env, write } = sandbox();
-    const config = write("elsewhere.toml", '[server]\nlisten = "0.0.0.0:7443"\n');
+    // /metrics off loopback behind only its token: allowed, deprecated, and reachable from the network.
+    const config = write(
+      "elsewhere.toml",
+      '[server]\nmetrics_listen = "0.0.0.0:9464"\nmetrics_token_file = "metrics.token"\n',
+    );
     write("repo/harness.toml", '[harness.impl]\ncmd = "claude"\n');
     const r = await configCheck({ dir: join(root, "repo"), env, config, json: true });
     expect(r.code).toBe(0);
     const out = JSON.parse(r.text);
     expect(out).toMatchObject({ ok: true, errors: [], globalConfig: config });
-    expect(out.warnings).toHaveLength(1);
+    expect(out.warnings.map((w: { code: string }) => w.code).sort()).toEqual(["deprecated", "public_listen"]);
   });
 
   it("exits 2 when the given config cannot be read", async () => {
