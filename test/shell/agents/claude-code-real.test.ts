@@ -3,13 +3,14 @@
  * installs it and CI names it in HARNESS_TEST_CLAUDE_BIN) run headless (`claude -p`) against a scripted
  * model (`scripted-model.ts`) with the hooks `harness agents install` writes, against a real daemon: the
  * hooks reach the journal, and a harness installed `--fail closed` keeps its tools from running while the
- * daemon is down, through our command hook's answer and through Claude Code's own `onFailure: "block"`
- * when the hook cannot even start. Skipped without the binary, except under CI, where it must run.
+ * daemon is down: through our command hook's answer, and through Claude Code's own `onFailure: "block"`
+ * when its http hook finds nothing to post to or the command hook cannot even start. Skipped without the
+ * binary, except under CI, where it must run.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type CliResult, runProcess, TestFleet } from "../daemon-harness.js";
+import { type CliResult, freePort, runProcess, TestFleet } from "../daemon-harness.js";
 import { rowsOf } from "./hook-harness.js";
 import { type ScriptedModel, scriptedModel } from "./scripted-model.js";
 
@@ -24,10 +25,15 @@ let model: ScriptedModel;
 
 beforeAll(async () => {
   if (CLAUDE === undefined) return;
-  fleet = new TestFleet({ config: '[agents]\nlisten = ""' });
+  fleet = new TestFleet({ config: `[agents]\nlisten = "127.0.0.1:${await freePort()}"` });
   model = await scriptedModel(`echo hi > ${MARK}`);
   await fleet.start();
-  for (const fail of ["closed", "open"])
+  for (const [name, mode, fail] of [
+    ["closed", "command", "closed"],
+    ["open", "command", "open"],
+    ["http-closed", "http", "closed"],
+    ["http-open", "http", "open"],
+  ])
     expect(
       (
         await fleet.cli([
@@ -35,11 +41,13 @@ beforeAll(async () => {
           "install",
           "claude-code",
           "--harness",
-          `cc-${fail}`,
+          `cc-${name}`,
           "--project",
-          project(fail),
+          project(name as string),
+          "--mode",
+          mode as string,
           "--fail",
-          fail,
+          fail as string,
         ])
       ).code,
     ).toBe(0);
@@ -94,7 +102,8 @@ describe.skipIf(CLAUDE === undefined)("The real Claude Code with our hooks", () 
     expect(types).toContain("tool");
   });
 
-  it("Fail closed denies while the daemon is down, fail open allows", async () => {
+  // Four headless runs, one after another: a minute on a loaded machine.
+  it("Fail closed denies while the daemon is down, fail open allows", { timeout: 240_000 }, async () => {
     await fleet.stop();
     try {
       const results = model.toolResults.length;
@@ -106,6 +115,13 @@ describe.skipIf(CLAUDE === undefined)("The real Claude Code with our hooks", () 
       const open = await turn("open");
       expect(open.result.code, open.result.stderr).toBe(0);
       expect(open.ran).toBe(true);
+      // The http hook: nothing answers its post, and onFailure block is what refuses the call.
+      const httpClosed = await turn("http-closed");
+      expect(httpClosed.result.code, httpClosed.result.stderr).toBe(0);
+      expect(httpClosed.ran).toBe(false);
+      const httpOpen = await turn("http-open");
+      expect(httpOpen.result.code, httpOpen.result.stderr).toBe(0);
+      expect(httpOpen.ran).toBe(true);
     } finally {
       await fleet.start();
     }
