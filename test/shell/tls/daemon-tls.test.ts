@@ -232,6 +232,20 @@ describe("daemon over TLS", () => {
       ),
       findings: [],
     });
+    expect(
+      (JSON.parse(doctor.stdout) as { checks: { name: string; status: string }[] }).checks.map((c) => [
+        c.name,
+        c.status,
+      ]),
+    ).toEqual([
+      ["daemon", "pass"],
+      ["rules", "pass"],
+      ["store", "pass"],
+      ["reload", "pass"],
+      ["listen", "pass"],
+      ["tls", "warn"],
+      ["agents", "pass"],
+    ]);
     const project = path.join(fleet.root, "project");
     fs.mkdirSync(project);
     const r = await fleet.cli([
@@ -250,5 +264,8 @@ describe("daemon over TLS", () => {
     );
     expect(r.code).toBe(2);
     expect(fs.existsSync(path.join(project, ".claude"))).toBe(false);
+    // A clean stop closes the TLS listeners too.
+    await fleet.stop();
+    expect(await fleet.exited()).toBe(0);
   });
 });
