@@ -166,8 +166,12 @@ export function peerIdentity(socket: net.Socket | undefined): PeerIdentity | und
   const cert = socket.getPeerCertificate();
   if (cert === null || typeof cert !== "object" || cert.fingerprint256 === undefined) return undefined;
   const cn = cert.subject?.CN;
-  const raw = Array.isArray(cn) ? cn.join(",") : (cn ?? "");
-  // The CN is the peer's own text: bounded, and never a terminal control where it is shown.
-  const name = raw.slice(0, MAX_PEER_NAME).replace(CONTROL, "\uFFFD");
-  return { name, fingerprint: cert.fingerprint256 };
+  return { name: peerName(Array.isArray(cn) ? cn.join(",") : (cn ?? "")), fingerprint: cert.fingerprint256 };
 }
+
+/** A subject CN as recorded: the peer's own text, bounded, and never a terminal control where shown. */
+export const peerName = (cn: string): string =>
+  Array.from(cn.slice(0, MAX_PEER_NAME * 2))
+    .slice(0, MAX_PEER_NAME)
+    .join("")
+    .replace(CONTROL, "\uFFFD");

@@ -4,6 +4,7 @@
  * certificate while a client keeps working.
  */
 import * as fs from "node:fs";
+import * as https from "node:https";
 import * as path from "node:path";
 import * as tls from "node:tls";
 import Database from "better-sqlite3";
@@ -63,10 +64,22 @@ function tlsFleet(
 }
 
 /** The RPC listener's URL and the certificate's sha256 from the daemon's start line. */
-function startLine(stderr: string): { rpc: string; sha256: string } {
-  const m = /rpc (https:\/\/\S+), tls sha256 ([0-9A-F:]+)/.exec(stderr);
+function startLine(stderr: string): { rpc: string; metrics: string; sha256: string } {
+  const m = /metrics (https:\/\/\S+), hooks .*, rpc (https:\/\/\S+), tls sha256 ([0-9A-F:]+)/.exec(stderr);
   if (m === null) throw new Error(`no TLS start line in: ${stderr}`);
-  return { rpc: m[1] as string, sha256: m[2] as string };
+  return { metrics: m[1] as string, rpc: m[2] as string, sha256: m[3] as string };
+}
+
+/** A GET over https with `options`' TLS files: its status, or the error that refused it. */
+function httpsStatus(url: string, options: https.RequestOptions): Promise<number | string> {
+  return new Promise((resolve) => {
+    https
+      .get(url, options, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      })
+      .on("error", (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message));
+  });
 }
 
 const EVENT = {
@@ -81,8 +94,13 @@ const EVENT = {
 describe("daemon over TLS", () => {
   it("the CLI over --target https, and mTLS identity in the journal", async () => {
     const { fleet } = tlsFleet(true);
-    const { rpc, sha256 } = startLine(await fleet.start());
+    const { rpc, metrics, sha256 } = startLine(await fleet.start());
     expect(sha256).toBe(certs.server.sha256);
+    // /metrics is served over the same mutual TLS.
+    const ca = fs.readFileSync(certs.ca);
+    const clientPair = { cert: fs.readFileSync(certs.client.cert), key: fs.readFileSync(certs.client.key) };
+    expect(await httpsStatus(metrics, { ca, ...clientPair })).toBe(200);
+    expect(await httpsStatus(metrics, { ca })).not.toBe(200);
     const remote = [
       "--target",
       rpc,
