@@ -65,9 +65,9 @@ function tlsFleet(
 
 /** The RPC listener's URL and the certificate's sha256 from the daemon's start line. */
 function startLine(stderr: string): { rpc: string; metrics: string; sha256: string } {
-  const m = /metrics (https:\/\/\S+), hooks .*, rpc (https:\/\/\S+), tls sha256 ([0-9A-F:]+)/.exec(stderr);
+  const m = /rpc (https:\/\/[^\s,]+), tls sha256 ([0-9A-F:]+), metrics (https:\/\/[^\s,]+),/.exec(stderr);
   if (m === null) throw new Error(`no TLS start line in: ${stderr}`);
-  return { metrics: m[1] as string, rpc: m[2] as string, sha256: m[3] as string };
+  return { rpc: m[1] as string, sha256: m[2] as string, metrics: m[3] as string };
 }
 
 /** A GET over https with `options`' TLS files: its status, or the error that refused it. */
