@@ -117,7 +117,10 @@ export class TlsListeners {
       listener,
     );
     this.servers.push(server);
-    server.once("close", () => this.servers.splice(this.servers.indexOf(server), 1));
+    server.once("close", () => {
+      const i = this.servers.indexOf(server);
+      if (i >= 0) this.servers.splice(i, 1);
+    });
     return server;
   }
 
