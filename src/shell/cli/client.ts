@@ -4,10 +4,10 @@
  * sentinel (docs/cli.md).
  */
 import { Code, ConnectError } from "@connectrpc/connect";
-import { type RuleClient, ruleClient, unreachable } from "../rpc/client.js";
+import { handshakeFailed, type RuleClient, ruleClient, unreachable } from "../rpc/client.js";
 import { ErrorDetailSchema, ErrorReason } from "../rpc/gen/harness/v1/rules_pb.js";
 import { type Common, EXIT, type Io } from "./io.js";
-import { type ClientTarget, clientTarget, controlToken } from "./target.js";
+import { type ClientTarget, clientTarget, controlToken, noAnswer } from "./target.js";
 
 /** The exit code of each RuleService sentinel (docs/cli.md). */
 const EXIT_FOR_REASON: Readonly<Record<ErrorReason, number>> = {
@@ -36,8 +36,8 @@ const EXIT_FOR_REASON: Readonly<Record<ErrorReason, number>> = {
 
 /** Says why a call failed, and returns its exit code: by the error's sentinel, else by what failed. */
 export function failed(command: string, where: string, e: unknown, io: Io): number {
-  if (unreachable(e)) {
-    io.err(`harness ${command}: no daemon answers on ${where}`);
+  if (unreachable(e) || (where.startsWith("https://") && handshakeFailed(e))) {
+    io.err(`harness ${command}: ${noAnswer(where)}`);
     return EXIT.unreachable;
   }
   if (!(e instanceof ConnectError)) {

@@ -90,3 +90,12 @@ export async function controlToken(
     return { error: `harness ${command}: the operator's control token is needed: ${(e as Error).message}` };
   }
 }
+
+/**
+ * What to say when a call to `where` got no answer. Under TLS 1.3 a daemon that refuses the client's
+ * certificate in the handshake can look to the client like a dropped connection, so a URL's line says so.
+ */
+export const noAnswer = (where: string): string =>
+  where.startsWith("https://")
+    ? `no answer from ${where}: the connection or its TLS handshake failed (under mutual TLS a client certificate from another CA, or none, is refused)`
+    : `no daemon answers on ${where}`;

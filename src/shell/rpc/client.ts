@@ -84,6 +84,14 @@ export function unreachable(e: unknown): boolean {
 }
 
 /**
+ * Whether a call over TLS failed in or right after the handshake: under TLS 1.3 a daemon that refuses the
+ * client's certificate sends an alert the client may read, or may only see as a dropped connection.
+ */
+export function handshakeFailed(e: unknown): boolean {
+  return /socket hang up|ECONNRESET|EPIPE|alert|ERR_SSL|ERR_TLS|certificate/i.test(errorText(e));
+}
+
+/**
  * Whether the daemon may have received the request but its answer was lost (the connection dropped on
  * the way), as opposed to no daemon listening, when the request surely went nowhere.
  */

@@ -117,7 +117,10 @@ export class TlsListeners {
       listener,
     );
     this.servers.push(server);
-    server.once("close", () => this.servers.splice(this.servers.indexOf(server), 1));
+    server.once("close", () => {
+      const i = this.servers.indexOf(server);
+      if (i >= 0) this.servers.splice(i, 1);
+    });
     return server;
   }
 
@@ -166,8 +169,12 @@ export function peerIdentity(socket: net.Socket | undefined): PeerIdentity | und
   const cert = socket.getPeerCertificate();
   if (cert === null || typeof cert !== "object" || cert.fingerprint256 === undefined) return undefined;
   const cn = cert.subject?.CN;
-  const raw = Array.isArray(cn) ? cn.join(",") : (cn ?? "");
-  // The CN is the peer's own text: bounded, and never a terminal control where it is shown.
-  const name = raw.slice(0, MAX_PEER_NAME).replace(CONTROL, "\uFFFD");
-  return { name, fingerprint: cert.fingerprint256 };
+  return { name: peerName(Array.isArray(cn) ? cn.join(",") : (cn ?? "")), fingerprint: cert.fingerprint256 };
 }
+
+/** A subject CN as recorded: the peer's own text, bounded, and never a terminal control where shown. */
+export const peerName = (cn: string): string =>
+  Array.from(cn.slice(0, MAX_PEER_NAME * 2))
+    .slice(0, MAX_PEER_NAME)
+    .join("")
+    .replace(CONTROL, "\uFFFD");

@@ -4,13 +4,16 @@ import * as https from "node:https";
 import type * as net from "node:net";
 import * as path from "node:path";
 import type * as tls from "node:tls";
+import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   clientTlsOptions,
   loadTlsMaterial,
+  MAX_PEER_NAME,
   MAX_TLS_FILE_BYTES,
   type PeerIdentity,
   peerIdentity,
+  peerName,
   TlsConfigError,
   TlsListeners,
 } from "../../../src/shell/support/tls-listener.js";
@@ -151,6 +154,17 @@ describe("tls listener", () => {
       agent.destroy();
       await s.close();
     }
+  });
+
+  it("a recorded peer name is at most MAX_PEER_NAME code points, with no control character", () => {
+    fc.assert(
+      fc.property(fc.string({ unit: "binary", maxLength: 2000 }), (cn) => {
+        const name = peerName(cn);
+        expect(Array.from(name).length).toBeLessThanOrEqual(MAX_PEER_NAME);
+        expect(/\p{Cc}/u.test(name)).toBe(false);
+        if (Array.from(cn).length <= MAX_PEER_NAME && !/\p{Cc}/u.test(cn)) expect(name).toBe(cn);
+      }),
+    );
   });
 
   it("peerIdentity of a plain socket is undefined", () => {

@@ -60,7 +60,8 @@ export async function runDaemon(
     );
   else
     io.err(
-      `harness daemon: store ${daemon.store.path}, socket ${daemon.socketPath}, metrics ${daemon.metricsUrl ?? "off"}, hooks ${daemon.hooksUrl ?? "off"}, rpc ${daemon.rpcUrl ?? "off"}${daemon.tlsSha256 === undefined ? "" : `, tls sha256 ${daemon.tlsSha256}`}`,
+      // The hooks URL stays last: supervisors and tests read it to the end of the line.
+      `harness daemon: store ${daemon.store.path}, socket ${daemon.socketPath}, rpc ${daemon.rpcUrl ?? "off"}${daemon.tlsSha256 === undefined ? "" : `, tls sha256 ${daemon.tlsSha256}`}, metrics ${daemon.metricsUrl ?? "off"}, hooks ${daemon.hooksUrl ?? "off"}`,
     );
   await stopping;
   process.off("SIGTERM", onSignal);

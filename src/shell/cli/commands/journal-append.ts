@@ -8,12 +8,18 @@ import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { create, type JsonObject, toBinary } from "@bufbuild/protobuf";
 import { jsonLines } from "../../journal/json-lines.js";
-import { answerLost, type JournalClient, journalClient, unreachable } from "../../rpc/client.js";
+import {
+  answerLost,
+  handshakeFailed,
+  type JournalClient,
+  journalClient,
+  unreachable,
+} from "../../rpc/client.js";
 import { readTokenFile } from "../../rpc/credentials.js";
 import { WireEventSchema } from "../../rpc/gen/harness/v1/journal_pb.js";
 import { DEFAULT_READ_MAX_BYTES, MAX_APPEND_BATCH } from "../../rpc/limits.js";
 import { EXIT, type Io } from "../io.js";
-import { clientTarget, type RemoteOptions } from "../target.js";
+import { clientTarget, noAnswer, type RemoteOptions } from "../target.js";
 
 /** What a request may hold in events: the limit, less room for the request's other fields. */
 const REQUEST_BUDGET = DEFAULT_READ_MAX_BYTES - 1024;
@@ -82,10 +88,13 @@ export async function runJournalAppend(
   }
   let client: ReturnType<typeof journalClient>;
   let where: string;
+  let noDaemon: (e: unknown) => boolean;
   try {
     const target = await clientTarget({ ...options, env: io.env });
     client = journalClient(target.rpc, token);
     where = target.where;
+    // Over TLS, a handshake refused is told as no answer, with what may have refused it.
+    noDaemon = (e) => unreachable(e) || (target.remote && handshakeFailed(e));
   } catch (e) {
     io.err(`harness journal append: ${(e as Error).message}`);
     return EXIT.usage;
@@ -164,9 +173,9 @@ export async function runJournalAppend(
     const from =
       unanswered === undefined ? "" : `; from line ${unanswered} on, nothing is known to be admitted`;
     io.err(
-      `harness journal append: ${unreachable(e) ? `no daemon answers on ${where}` : (e as Error).message}; ${admitted} admitted, ${failed} not before that${from}`,
+      `harness journal append: ${noDaemon(e) ? noAnswer(where) : (e as Error).message}; ${admitted} admitted, ${failed} not before that${from}`,
     );
-    return unreachable(e) ? EXIT.unreachable : EXIT.failed;
+    return noDaemon(e) ? EXIT.unreachable : EXIT.failed;
   }
   if (options.json !== true) io.err(`harness journal append: ${admitted} admitted, ${failed} not`);
   return failed === 0 ? EXIT.ok : EXIT.failed;

@@ -36,6 +36,13 @@ export async function hookEndpointCheck(
   const address = listen.host.includes(":")
     ? `[${listen.host}]:${listen.port}`
     : `${listen.host}:${listen.port}`;
+  // Under [server] TLS the endpoint serves https, which no http hook is installed against (decision
+  // 0014): the challenge's plain http would be refused there, and the tls row checks the listener.
+  if (config?.server.tls !== undefined)
+    return check(
+      "pass",
+      `${address} serves TLS (the tls row checks it); http hooks are not installed under TLS`,
+    );
   const proof = await proveHookEndpoint(address, socketPath);
   switch (proof.kind) {
     case "this_daemon":

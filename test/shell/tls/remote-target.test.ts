@@ -1,0 +1,36 @@
+/** `--target`: a remote daemon is reached over https only, its URL bounded (decision 0014). */
+import * as os from "node:os";
+import * as path from "node:path";
+import { describe, expect, it } from "vitest";
+import { clientTarget, noAnswer, TargetError } from "../../../src/shell/cli/target.js";
+
+const env = { XDG_CONFIG_HOME: path.join(os.tmpdir(), "harness-no-config"), XDG_RUNTIME_DIR: os.tmpdir() };
+
+describe("--target", () => {
+  it("an https URL becomes the rpc target with its TLS files; the socket stays the default", async () => {
+    const t = await clientTarget({ env, target: "https://rules.example:7443/", caFile: "/ca.pem" });
+    expect(t.rpc).toEqual({
+      baseUrl: "https://rules.example:7443",
+      tls: { caFile: "/ca.pem", certFile: undefined, keyFile: undefined },
+    });
+    expect(t.remote).toBe(true);
+    expect(noAnswer(t.where)).toMatch(
+      /^no answer from https:\/\/rules\.example:7443: the connection or its TLS handshake failed/,
+    );
+  });
+
+  it("refuses plain http, a non-URL and an overlong one", async () => {
+    await expect(clientTarget({ env, target: "http://rules.example:7443" })).rejects.toThrow(
+      /over https only \(tokens must not cross the network in plaintext\)/,
+    );
+    await expect(clientTarget({ env, target: "rules.example" })).rejects.toThrow(TargetError);
+    await expect(clientTarget({ env, target: `https://${"a".repeat(3000)}` })).rejects.toThrow(
+      /longer than 2048/,
+    );
+  });
+
+  it("without --target the socket is the target", async () => {
+    const t = await clientTarget({ env, socket: "/run/h.sock" });
+    expect(t).toMatchObject({ rpc: { socketPath: "/run/h.sock" }, where: "/run/h.sock", remote: false });
+  });
+});
