@@ -7,6 +7,7 @@
  */
 
 import type * as http from "node:http";
+import { hostname } from "node:os";
 import type { ConnectRouter } from "@connectrpc/connect";
 import { MINUTE } from "../../core/durations.js";
 import type { RuleSet } from "../../core/rule-set.js";
@@ -78,6 +79,8 @@ import { createLog, type Log } from "../support/log.js";
 import { DaemonMetrics } from "../support/metrics.js";
 import { portHolder } from "../support/port-holder.js";
 import { packageVersion } from "../support/version.js";
+import { type DecisionExport, startDecisionExport } from "../telemetry/decision-export.js";
+import { OtlpHeadersError, readOtlpHeaders } from "../telemetry/otlp-headers.js";
 import { type MetricsServer, serveMetrics } from "./metrics-server.js";
 
 export interface DaemonOptions {
@@ -136,6 +139,7 @@ export class DaemonApp {
     readonly gateway: GatewayServer,
     /** `[agents] listen`, when it is on and bound. */
     private readonly hookListener: HookListener | undefined,
+    private readonly decisionExport: DecisionExport | undefined,
   ) {}
 
   static async start(options: DaemonOptions): Promise<DaemonApp> {
@@ -289,6 +293,11 @@ export class DaemonApp {
       const hookListener = await startAgentsListener(config, hookRoutes, () =>
         refusedConnection("hooks_http"),
       );
+      const decisionExport = startOtel(config, metrics);
+      if (decisionExport !== undefined) {
+        daemon.observeDecisions(decisionExport.observer);
+        opened.push(() => decisionExport.shutdown());
+      }
       daemon.start();
       return new DaemonApp(
         daemon,
@@ -307,6 +316,7 @@ export class DaemonApp {
         metricsServer,
         gateway,
         hookListener,
+        decisionExport,
       );
     } catch (e) {
       for (const close of opened.reverse()) await close().catch(() => undefined);
@@ -347,6 +357,8 @@ export class DaemonApp {
     await this.backtests.close();
     await this.journalReads.close();
     await this.daemon.close();
+    // After the daemon's last decisions: what waits is sent, for a bounded time.
+    await this.decisionExport?.shutdown();
     await this.metricsServer?.close();
     this.store.close();
   }
@@ -665,4 +677,26 @@ async function readConfig(
     );
   if (!r.ok) throw new DaemonStartError(`config ${file}:\n${r.errors.map(formatConfigError).join("\n")}`);
   return r.config;
+}
+
+/** `[otel]`: the decision export, fixed at start (a reload does not change it). */
+function startOtel(config: GlobalConfig, metrics: DaemonMetrics): DecisionExport | undefined {
+  const otel = config.otel;
+  if (otel === undefined) return undefined;
+  let headers: Record<string, string> = {};
+  if (otel.headersFile !== undefined) {
+    try {
+      headers = readOtlpHeaders(otel.headersFile);
+    } catch (e) {
+      if (e instanceof OtlpHeadersError) throw new DaemonStartError(`[otel] headers_file ${e.message}`);
+      throw e;
+    }
+  }
+  return startDecisionExport({
+    config: otel,
+    headers,
+    metrics,
+    serviceInstance: `${hostname()}:${process.pid}`,
+    serviceVersion: packageVersion(),
+  });
 }

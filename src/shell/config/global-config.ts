@@ -58,6 +58,20 @@ export interface MinerConfig {
 
 export const DEFAULT_MINER_TIMEOUT = 30 * MINUTE;
 
+export const OTEL_PROTOCOLS = ["http/protobuf", "http/json"] as const;
+export type OtelProtocol = (typeof OTEL_PROTOCOLS)[number];
+
+export interface OtelConfig {
+  /** The OTLP/HTTP logs endpoint, e.g. `http://collector:4318/v1/logs`. */
+  readonly endpoint: string;
+  readonly protocol: OtelProtocol;
+  /** A 0600 file of `Name: value` lines sent as headers; never the config itself (it holds secrets). */
+  readonly headersFile: string | undefined;
+}
+
+/** An endpoint URL longer than this is not one. */
+export const MAX_OTEL_ENDPOINT = 2048;
+
 export interface GlobalConfig {
   readonly memory: {
     readonly ruleMiners: readonly string[];
@@ -103,6 +117,8 @@ export interface GlobalConfig {
     /** Each producer source's credential file. */
     readonly producers: Readonly<Partial<Record<ProducerSource, string>>>;
   };
+  /** `[otel]`: decisions exported over OTLP/HTTP (telemetry/decision-export.ts); global-only. */
+  readonly otel: OtelConfig | undefined;
   /** `[agents]`: agent hooks. Global only. */
   readonly agents: {
     /** Claude Code's http hook endpoint, loopback only; unset when `listen = ""`. */
@@ -176,6 +192,7 @@ export function loadGlobalConfig(text: string, file: string, env: NodeJS.Process
   const server = root.table("server");
   const agents = root.table("agents");
   const graph = root.table("graph");
+  const otel = root.table("otel");
   const producers = server?.table("producers");
 
   const config: GlobalConfig = {
@@ -213,6 +230,7 @@ export function loadGlobalConfig(text: string, file: string, env: NodeJS.Process
       harnessD: server?.path("harness_d"),
       producers: producerFiles(producers),
     },
+    otel: otel === undefined ? undefined : otelConfig(otel),
     agents: {
       listen:
         agents?.value("listen") === "" ? undefined : (agents?.hostPort("listen") ?? DEFAULT_AGENTS_LISTEN),
@@ -229,6 +247,7 @@ export function loadGlobalConfig(text: string, file: string, env: NodeJS.Process
   notify?.rejectUnknown(["command", "timeout", "cooldown", "events"]);
   supervisor?.rejectUnknown(["stop"]);
   graph?.rejectUnknown(["project_file_edges"]);
+  otel?.rejectUnknown(["endpoint", "protocol", "headers_file"]);
   server?.rejectUnknown([
     "socket",
     "listen",
@@ -263,6 +282,28 @@ export function loadGlobalConfig(text: string, file: string, env: NodeJS.Process
   return c.errors.length > 0
     ? { ok: false, errors: inFileOrder(c.errors) }
     : { ok: true, config, warnings: inFileOrder(c.warnings) };
+}
+
+function otelConfig(t: Table): OtelConfig | undefined {
+  const endpoint = t.string("endpoint");
+  const protocol = t.oneOf("protocol", OTEL_PROTOCOLS) ?? "http/protobuf";
+  const headersFile = t.path("headers_file");
+  if (endpoint === undefined)
+    return t.fail("missing_key", "endpoint", "[otel] needs endpoint, an OTLP/HTTP URL");
+  if (endpoint.length > MAX_OTEL_ENDPOINT)
+    return t.fail("invalid_value", "endpoint", `longer than ${MAX_OTEL_ENDPOINT} characters`);
+  let url: URL;
+  try {
+    url = new URL(endpoint);
+  } catch {
+    return t.fail("invalid_value", "endpoint", "not a URL (want http://host:4318/v1/logs)");
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:")
+    return t.fail("invalid_value", "endpoint", `${url.protocol} is not http: or https: (OTLP/HTTP only)`);
+  // Credentials in the URL would sit in the config and the logs: they belong in headers_file.
+  if (url.username !== "" || url.password !== "")
+    return t.fail("invalid_value", "endpoint", "credentials in the URL: put them in headers_file");
+  return { endpoint, protocol, headersFile };
 }
 
 function policyRepos(root: Table): PolicyRepoConfig[] {
