@@ -32,6 +32,7 @@ import { BacktestRunner } from "../backtest/backtest-runner.js";
 import { formatConfigError } from "../config/config-error.js";
 import { type GlobalConfig, readGlobalConfig } from "../config/global-config.js";
 import { storePath as defaultStorePath, globalConfigPath } from "../config/paths.js";
+import type { DecisionObserver } from "../daemon/actions.js";
 import { Daemon } from "../daemon/daemon.js";
 import type { Committed } from "../daemon/evaluator.js";
 import { EventBus } from "../daemon/event-bus.js";
@@ -336,6 +337,11 @@ export class DaemonApp {
     return this.hookListener === undefined
       ? undefined
       : `http://${this.hookListener.address}${HOOK_PATH_PREFIX}`;
+  }
+
+  /** Every decision after its commit, as the OTLP export sees it (the bench measures with it). */
+  observeDecisions(observer: DecisionObserver): void {
+    this.daemon.observeDecisions(observer);
   }
 
   admit(source: ProducerSource, events: readonly unknown[]): Promise<readonly AdmitResult[]> {
