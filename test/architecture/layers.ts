@@ -46,6 +46,7 @@ export const SHELL_FOLDERS: Readonly<Record<string, readonly (string | Arrow)[]>
     "store",
     "support",
   ],
+  telemetry: ["config", { to: "daemon", typeOnly: true, why: "its decisions" }, "support"],
   proposals: ["backtest", { to: "daemon", typeOnly: true, why: "its view" }, "store", "support", "errors"],
   rpc: [
     { to: "daemon", typeOnly: true },
@@ -76,6 +77,7 @@ export const SHELL_FOLDERS: Readonly<Record<string, readonly (string | Arrow)[]>
     "rpc",
     "store",
     "support",
+    "telemetry",
   ],
   lint: [{ to: "config", why: "TOML reading" }, "support"],
   forge: ["config", "lint", { to: "policy", why: "git" }, { to: "rpc", why: "client, wire types" }],

@@ -7,6 +7,7 @@
  */
 
 import type * as http from "node:http";
+import { hostname } from "node:os";
 import type { ConnectRouter } from "@connectrpc/connect";
 import { MINUTE } from "../../core/durations.js";
 import type { RuleSet } from "../../core/rule-set.js";
@@ -31,6 +32,7 @@ import { BacktestRunner } from "../backtest/backtest-runner.js";
 import { formatConfigError } from "../config/config-error.js";
 import { type GlobalConfig, readGlobalConfig } from "../config/global-config.js";
 import { storePath as defaultStorePath, globalConfigPath } from "../config/paths.js";
+import type { DecisionObserver } from "../daemon/actions.js";
 import { Daemon } from "../daemon/daemon.js";
 import type { Committed } from "../daemon/evaluator.js";
 import { EventBus } from "../daemon/event-bus.js";
@@ -79,6 +81,8 @@ import { DaemonMetrics } from "../support/metrics.js";
 import { portHolder } from "../support/port-holder.js";
 import { loadTlsMaterial, type TlsFiles, TlsListeners, type TlsMaterial } from "../support/tls-listener.js";
 import { packageVersion } from "../support/version.js";
+import { type DecisionExport, startDecisionExport } from "../telemetry/decision-export.js";
+import { OtlpHeadersError, readOtlpHeaders } from "../telemetry/otlp-headers.js";
 import { type MetricsServer, serveMetrics } from "./metrics-server.js";
 
 export interface DaemonOptions {
@@ -139,6 +143,7 @@ export class DaemonApp {
     private readonly hookListener: HookListener | undefined,
     /** `[server]` TLS, when configured: every TCP listener's certificate, swapped on reload. */
     private readonly tls: TlsListeners | undefined,
+    private readonly decisionExport: DecisionExport | undefined,
   ) {}
 
   static async start(options: DaemonOptions): Promise<DaemonApp> {
@@ -301,6 +306,11 @@ export class DaemonApp {
       const hookListener = await startAgentsListener(config, hookRoutes, tls, () =>
         refusedConnection("hooks_http"),
       );
+      const decisionExport = startOtel(config, metrics);
+      if (decisionExport !== undefined) {
+        daemon.observeDecisions(decisionExport.observer);
+        opened.push(() => decisionExport.shutdown());
+      }
       daemon.start();
       return new DaemonApp(
         daemon,
@@ -320,6 +330,7 @@ export class DaemonApp {
         gateway,
         hookListener,
         tls,
+        decisionExport,
       );
     } catch (e) {
       for (const close of opened.reverse()) await close().catch(() => undefined);
@@ -352,6 +363,11 @@ export class DaemonApp {
     return this.tls?.material.certSha256;
   }
 
+  /** Every decision after its commit, as the OTLP export sees it (the bench measures with it). */
+  observeDecisions(observer: DecisionObserver): void {
+    this.daemon.observeDecisions(observer);
+  }
+
   admit(source: ProducerSource, events: readonly unknown[]): Promise<readonly AdmitResult[]> {
     return this.daemon.admit(source, events);
   }
@@ -371,6 +387,8 @@ export class DaemonApp {
     await this.backtests.close();
     await this.journalReads.close();
     await this.daemon.close();
+    // After the daemon's last decisions: what waits is sent, for a bounded time.
+    await this.decisionExport?.shutdown();
     await this.metricsServer?.close();
     this.store.close();
   }
@@ -720,4 +738,26 @@ async function readConfig(
     );
   if (!r.ok) throw new DaemonStartError(`config ${file}:\n${r.errors.map(formatConfigError).join("\n")}`);
   return r.config;
+}
+
+/** `[otel]`: the decision export, fixed at start (a reload does not change it). */
+function startOtel(config: GlobalConfig, metrics: DaemonMetrics): DecisionExport | undefined {
+  const otel = config.otel;
+  if (otel === undefined) return undefined;
+  let headers: Record<string, string> = {};
+  if (otel.headersFile !== undefined) {
+    try {
+      headers = readOtlpHeaders(otel.headersFile);
+    } catch (e) {
+      if (e instanceof OtlpHeadersError) throw new DaemonStartError(`[otel] headers_file ${e.message}`);
+      throw e;
+    }
+  }
+  return startDecisionExport({
+    config: otel,
+    headers,
+    metrics,
+    serviceInstance: `${hostname()}:${process.pid}`,
+    serviceVersion: packageVersion(),
+  });
 }

@@ -401,6 +401,15 @@ cli
     );
   });
 
+interface DemoFlags {
+  seconds?: number;
+  keep?: boolean;
+  json?: boolean;
+  keepRunning?: boolean;
+  otelEndpoint?: string;
+  otelProtocol?: string;
+}
+
 cli
   .command(
     "demo",
@@ -410,7 +419,9 @@ cli
   .option("--keep", "Keep the temporary directory and print where it is")
   .option("--json", "Print each event as a JSON line")
   .option("--keep-running", "After the demo, the fleet keeps working until Ctrl-C (for harness tui)")
-  .action(async (o: { seconds?: number; keep?: boolean; json?: boolean; keepRunning?: boolean }) => {
+  .option("--otel-endpoint <url>", "Export the demo's decisions to this OTLP/HTTP logs endpoint")
+  .option("--otel-protocol <p>", "With --otel-endpoint: http/protobuf (default) or http/json")
+  .action(async (o: DemoFlags) => {
     const { runDemo } = await import("./commands/demo.js");
     process.exitCode = await runDemo(
       {
@@ -418,6 +429,11 @@ cli
         ...(o.keep === true ? { keep: true } : {}),
         ...(o.json === true ? { json: true } : {}),
         ...(o.keepRunning === true ? { keepRunning: true } : {}),
+        ...(o.otelEndpoint === undefined
+          ? {}
+          : {
+              otel: { endpoint: String(o.otelEndpoint), protocol: String(o.otelProtocol ?? "http/protobuf") },
+            }),
       },
       io,
     );

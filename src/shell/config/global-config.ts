@@ -69,6 +69,20 @@ export interface MinerConfig {
 
 export const DEFAULT_MINER_TIMEOUT = 30 * MINUTE;
 
+export const OTEL_PROTOCOLS = ["http/protobuf", "http/json"] as const;
+export type OtelProtocol = (typeof OTEL_PROTOCOLS)[number];
+
+export interface OtelConfig {
+  /** The OTLP/HTTP logs endpoint, e.g. `http://collector:4318/v1/logs`. */
+  readonly endpoint: string;
+  readonly protocol: OtelProtocol;
+  /** A 0600 file of `Name: value` lines sent as headers; never the config itself (it holds secrets). */
+  readonly headersFile: string | undefined;
+}
+
+/** An endpoint URL longer than this is not one. */
+export const MAX_OTEL_ENDPOINT = 2048;
+
 export interface GlobalConfig {
   readonly memory: {
     readonly ruleMiners: readonly string[];
@@ -116,6 +130,8 @@ export interface GlobalConfig {
     /** Unset: every TCP listener is plaintext, so loopback only. */
     readonly tls: TlsFilesConfig | undefined;
   };
+  /** `[otel]`: decisions exported over OTLP/HTTP (telemetry/decision-export.ts); global-only. */
+  readonly otel: OtelConfig | undefined;
   /** `[agents]`: agent hooks. Global only. */
   readonly agents: {
     /** Claude Code's http hook endpoint, loopback only without `[server]` TLS; unset when `listen = ""`. */
@@ -189,6 +205,7 @@ export function loadGlobalConfig(text: string, file: string, env: NodeJS.Process
   const server = root.table("server");
   const agents = root.table("agents");
   const graph = root.table("graph");
+  const otel = root.table("otel");
   const producers = server?.table("producers");
 
   const config: GlobalConfig = {
@@ -227,6 +244,7 @@ export function loadGlobalConfig(text: string, file: string, env: NodeJS.Process
       producers: producerFiles(producers),
       tls: server === undefined ? undefined : tlsFiles(server),
     },
+    otel: otel === undefined ? undefined : otelConfig(otel),
     agents: {
       listen:
         agents?.value("listen") === "" ? undefined : (agents?.hostPort("listen") ?? DEFAULT_AGENTS_LISTEN),
@@ -243,6 +261,7 @@ export function loadGlobalConfig(text: string, file: string, env: NodeJS.Process
   notify?.rejectUnknown(["command", "timeout", "cooldown", "events"]);
   supervisor?.rejectUnknown(["stop"]);
   graph?.rejectUnknown(["project_file_edges"]);
+  otel?.rejectUnknown(["endpoint", "protocol", "headers_file"]);
   server?.rejectUnknown([
     "socket",
     "listen",
@@ -319,6 +338,28 @@ function refusePlaintextOffLoopback(
       `${metricsListen.host} is not a loopback address and /metrics is plaintext behind only its bearer token: deprecated, the token crosses the network in the clear; set [server] tls_cert_file and tls_key_file (docs/fleet.md, "TLS between machines")`,
       "deprecated",
     );
+}
+
+function otelConfig(t: Table): OtelConfig | undefined {
+  const endpoint = t.string("endpoint");
+  const protocol = t.oneOf("protocol", OTEL_PROTOCOLS) ?? "http/protobuf";
+  const headersFile = t.path("headers_file");
+  if (endpoint === undefined)
+    return t.fail("missing_key", "endpoint", "[otel] needs endpoint, an OTLP/HTTP URL");
+  if (endpoint.length > MAX_OTEL_ENDPOINT)
+    return t.fail("invalid_value", "endpoint", `longer than ${MAX_OTEL_ENDPOINT} characters`);
+  let url: URL;
+  try {
+    url = new URL(endpoint);
+  } catch {
+    return t.fail("invalid_value", "endpoint", "not a URL (want http://host:4318/v1/logs)");
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:")
+    return t.fail("invalid_value", "endpoint", `${url.protocol} is not http: or https: (OTLP/HTTP only)`);
+  // Credentials in the URL would sit in the config and the logs: they belong in headers_file.
+  if (url.username !== "" || url.password !== "")
+    return t.fail("invalid_value", "endpoint", "credentials in the URL: put them in headers_file");
+  return { endpoint, protocol, headersFile };
 }
 
 function policyRepos(root: Table): PolicyRepoConfig[] {

@@ -113,7 +113,7 @@ async function checkFile(file: string, role: "project" | "drop-in"): Promise<Con
 }
 
 /** The top-level keys under which every table is global-only. */
-const GLOBAL_ONLY = ["policy_repo", "memory", "server", "agents", "graph"] as const;
+const GLOBAL_ONLY = ["policy_repo", "memory", "server", "agents", "graph", "otel"] as const;
 
 /** The global-only tables a document declares, each with the name the error gives it. */
 function globalOnly(doc: TomlTable): { path: string[]; name: string }[] {

@@ -16,6 +16,28 @@ import { failpoint } from "../support/failpoints.js";
 import type { Log } from "../support/log.js";
 import type { Committed } from "./evaluator.js";
 
+/**
+ * One decision the daemon took, as it takes it: a fire (shadow or active), a hold placed or released, an
+ * action's outcome. Observers (telemetry/decision-export.ts) see each after its commit; they must not
+ * block or throw into the runner.
+ */
+export type Decision =
+  | { readonly kind: "fire"; readonly fire: Fire }
+  | { readonly kind: "hold"; readonly fire: Fire; readonly harness: string }
+  | { readonly kind: "release"; readonly release: Release; readonly at: number }
+  | {
+      readonly kind: "outcome";
+      readonly fireId: string;
+      readonly action: PlannedAction;
+      readonly state: ActionState;
+      readonly detail: string | undefined;
+      readonly rule: string | undefined;
+      readonly seq: number | undefined;
+      readonly at: number;
+    };
+
+export type DecisionObserver = (decision: Decision) => void;
+
 export interface ActionSinks {
   /** The notifier's offer, or undefined when no hook is configured or the event is not wanted. */
   readonly notify: ((event: NotifyEvent) => void) | undefined;
@@ -29,6 +51,7 @@ export interface ActionSinks {
 
 export class ActionRunner {
   private running = new Set<Promise<void>>();
+  private observers: DecisionObserver[] = [];
 
   constructor(
     private readonly decisions: DecisionStore,
@@ -38,6 +61,22 @@ export class ActionRunner {
     /** Where a stop of hook-fed runs waits for their next hook call. */
     private readonly runStops: AgentRunStops,
   ) {}
+
+  /** Adds an observer of every decision from now on (the OTLP export). */
+  observe(observer: DecisionObserver): void {
+    this.observers.push(observer);
+  }
+
+  /** An observer's failure is logged, never thrown: the decision is already committed and acted on. */
+  private tell(decision: Decision): void {
+    for (const o of this.observers) {
+      try {
+        o(decision);
+      } catch (e) {
+        this.log.error({ kind: decision.kind, err: (e as Error).message }, "a decision observer failed");
+      }
+    }
+  }
 
   /** A reload's `[notify]` and `[supervisor] stop`, for the actions dispatched from now on. */
   configure(sinks: ActionSinks): void {
@@ -57,8 +96,10 @@ export class ActionRunner {
     /** The fire's rule and seq when known, for the log line (REQ: name rule, fire id and seq). */
     context: { readonly rule?: string; readonly seq?: number } = {},
   ): void {
+    const at = this.clock();
+    this.tell({ kind: "outcome", fireId, action, state, detail, rule: context.rule, seq: context.seq, at });
     try {
-      this.decisions.setActionState(fireId, action, state, detail, this.clock());
+      this.decisions.setActionState(fireId, action, state, detail, at);
     } catch (e) {
       this.log.error(
         { fire_id: fireId, ...context, action, err: (e as Error).message },
@@ -82,6 +123,7 @@ export class ActionRunner {
     // Annotations went in with the commit. Each fire's notify and stop start in turn, then the holds
     // placed are announced.
     for (const fire of committed.fires) {
+      this.tell({ kind: "fire", fire });
       for (const action of fire.actions) {
         if (action.kind !== "notify" && action.kind !== "stop") continue;
         failpoint("action.beforeStart");
@@ -92,6 +134,7 @@ export class ActionRunner {
     for (const fire of committed.fires) {
       const hold = holdPlaced(fire);
       if (hold === undefined) continue;
+      this.tell({ kind: "hold", fire, harness: hold.harness });
       this.log.warn(
         { rule: fire.rule, harness: hold.harness, fire_id: fire.id, seq: fire.seq },
         "rule hold placed",
@@ -111,6 +154,7 @@ export class ActionRunner {
   }
 
   private released(r: Release): void {
+    this.tell({ kind: "release", release: r, at: this.clock() });
     this.log.warn({ rule: r.rule, harness: r.harness, cause: r.cause }, "rule hold released");
     this.sinks.notify?.({
       event: "rule_hold_released",

@@ -27,7 +27,7 @@ import type { Stores } from "../store/stores.js";
 import type { WalSync } from "../store/wal-sync.js";
 import { type Log, OncePer } from "../support/log.js";
 import type { DaemonMetrics } from "../support/metrics.js";
-import { ActionRunner, type ActionSinks } from "./actions.js";
+import { ActionRunner, type ActionSinks, type DecisionObserver } from "./actions.js";
 import { EvaluationWaits } from "./evaluation-waits.js";
 import { type Committed, Evaluator } from "./evaluator.js";
 import type { EvaluatorView } from "./evaluator-view.js";
@@ -293,6 +293,11 @@ export class Daemon {
    */
   get firesCommitted(): number {
     return this.fireCommits;
+  }
+
+  /** Sees every decision after its commit (telemetry/decision-export.ts); see ActionRunner.observe. */
+  observeDecisions(observer: DecisionObserver): void {
+    this.actions.observe(observer);
   }
 
   get view(): EvaluatorView {

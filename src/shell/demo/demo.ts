@@ -38,6 +38,8 @@ export interface SandboxOptions {
   readonly notifyCooldown?: string;
   /** Where the directory is made; the system's temporary directory by default. */
   readonly parent?: string;
+  /** `[otel]`: the demo's decisions exported to the reader's collector. */
+  readonly otel?: { readonly endpoint: string; readonly protocol: string };
 }
 
 const toml = (s: string): string => JSON.stringify(s);
@@ -134,6 +136,14 @@ export class Sandbox {
       "[agents]",
       'listen = ""',
       "",
+      ...(options.otel === undefined
+        ? []
+        : [
+            "[otel]",
+            `endpoint = ${toml(options.otel.endpoint)}`,
+            `protocol = ${toml(options.otel.protocol)}`,
+            "",
+          ]),
     ];
     fs.writeFileSync(this.configPath, config.join("\n"), { mode: 0o600 });
   }

@@ -99,6 +99,17 @@ export class DaemonMetrics {
     help: "Hook calls answered 401 from their headers alone, their body not read.",
     registers: [this.registry],
   });
+  readonly otelExported = new Counter({
+    name: "harness_otel_exported_total",
+    help: "Decision log records the OTLP collector accepted.",
+    registers: [this.registry],
+  });
+  readonly otelDropped = new Counter({
+    name: "harness_otel_dropped_total",
+    help: "Decision log records dropped: queue_full (the bounded queue was full) or export_failed.",
+    labelNames: ["reason"] as const,
+    registers: [this.registry],
+  });
   readonly notifyDeliveries = new Counter({
     name: "harness_notify_deliveries_total",
     help: "Notify hook deliveries by event and result.",

@@ -12,6 +12,7 @@ import { runDemo } from "../../../src/shell/cli/commands/demo.js";
 import { stopEntryPath } from "../../../src/shell/supervisor/stop-command.js";
 import { proposals } from "../../support/store-reads.js";
 import { CLI } from "../daemon-harness.js";
+import { OtlpReceiver } from "../telemetry/otlp-receiver.js";
 
 beforeAll(() => {
   const file = stopEntryPath();
@@ -56,6 +57,46 @@ describe("harness demo", () => {
     );
     for (const e of events.slice(1, -1)) expect(typeof e.t).toBe("number");
     expect(events.at(-1)).toMatchObject({ kind: "done", rules_fired: expect.any(Array) });
+  });
+
+  it("with --otel-endpoint the demo's fires and its hold reach the collector", async () => {
+    const receiver = new OtlpReceiver();
+    const endpoint = await receiver.start();
+    try {
+      const out: string[] = [];
+      const err: string[] = [];
+      const code = await runDemo(
+        {
+          seconds: 3,
+          json: true,
+          miner: false,
+          proposalLoop: false,
+          otel: { endpoint, protocol: "http/json" },
+        },
+        { env: process.env, out: (l) => out.push(l), err: (l) => err.push(l) },
+      );
+      expect({ code, err }).toEqual({ code: 0, err: [] });
+      const done = JSON.parse(out.at(-1) ?? "{}") as { rules_fired: unknown[] };
+      const fired = new Set(
+        receiver.records
+          .filter((r) => r.attributes["harness.decision"] === "fire")
+          .map((r) => r.attributes["harness.rule.name"]),
+      );
+      const names = done.rules_fired.map((r) => (typeof r === "string" ? r : (r as { rule: string }).rule));
+      expect(names.length).toBeGreaterThan(0);
+      for (const name of names) expect(fired).toContain(name);
+      expect(receiver.records).toContainEqual(
+        expect.objectContaining({
+          attributes: expect.objectContaining({
+            "harness.decision": "hold",
+            "harness.rule.name": "budget-exhaustion-recurring",
+            "harness.target.harness": "nightly",
+          }),
+        }),
+      );
+    } finally {
+      await receiver.stop();
+    }
   });
 
   it("with --keep-running the fleet tells its story again to new harnesses until Ctrl-C, then ends with exit 0", async () => {

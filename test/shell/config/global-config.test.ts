@@ -71,6 +71,7 @@ describe("global config: defaults", () => {
         tell: ["annotate", "notify"],
       },
       graph: { projectFileEdges: true },
+      otel: undefined,
     } satisfies GlobalConfig);
   });
 

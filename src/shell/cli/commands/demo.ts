@@ -47,6 +47,8 @@ export interface DemoOptions {
    * with the next seed, so `harness tui` has a live fleet to watch for as long as one likes.
    */
   readonly keepRunning?: boolean;
+  /** `--otel-endpoint`, `--otel-protocol`: the demo daemon's `[otel]`, to watch its decisions. */
+  readonly otel?: { readonly endpoint: string; readonly protocol: string };
 }
 
 export const DEFAULT_DEMO_SECONDS = 20;
@@ -61,7 +63,7 @@ export async function runDemo(options: DemoOptions, io: Io): Promise<number> {
     io.err(`harness demo: --seconds must be more than 0 and at most 600 (got ${seconds})`);
     return 2;
   }
-  const sandbox = prepareSandbox(io);
+  const sandbox = prepareSandbox(io, options);
   if (sandbox === undefined) return 1;
   const json = options.json === true;
   // Text from the fleet, a miner or a forge is data: shown escaped, never as terminal controls.
@@ -112,10 +114,14 @@ export async function runDemo(options: DemoOptions, io: Io): Promise<number> {
 }
 
 /** The temporary directory the demo runs in, or undefined (said on stderr) when it cannot be made. */
-function prepareSandbox(io: Io): Sandbox | undefined {
+function prepareSandbox(io: Io, options: DemoOptions): Sandbox | undefined {
   try {
     return Sandbox.create(
-      { enforce: DEMO_ENFORCE, ...(io.env.TMPDIR === undefined ? {} : { parent: io.env.TMPDIR }) },
+      {
+        enforce: DEMO_ENFORCE,
+        ...(io.env.TMPDIR === undefined ? {} : { parent: io.env.TMPDIR }),
+        ...(options.otel === undefined ? {} : { otel: options.otel }),
+      },
       io.env,
     );
   } catch (e) {
