@@ -13,6 +13,7 @@ import { expect } from "vitest";
 import { forgetProposals, journalCount, proposals } from "../../support/store-reads.js";
 import { type CliResult, jsonl, TestFleet } from "../daemon-harness.js";
 import { type ForgeKind, TestForge } from "./test-forge.js";
+import { TestGitLab } from "./test-gitlab.js";
 
 export const OWNER = "org";
 export const REPO = "policy";
@@ -65,7 +66,8 @@ export class ProposeWorld {
   }
 
   static async start(kind: ForgeKind, setup: ProposeSetup = {}): Promise<ProposeWorld> {
-    const w = new ProposeWorld(await TestForge.start(kind), setup);
+    const forge = kind === "gitlab" ? await TestGitLab.startGitLab() : await TestForge.start(kind);
+    const w = new ProposeWorld(forge, setup);
     try {
       await w.fleet.start();
       await w.ledger([1, 2, 3].map(budget));
