@@ -81,8 +81,7 @@ export async function proposeOnForge(options: ProposeOptions, io: Io): Promise<n
         ProposalClone.open(
           proposalClonePath(io.env, repo.name),
           remote.httpsUrl,
-          // GitHub's documented user for an installation token; GitHub and Gitea check only the token.
-          { username: login ?? "x-access-token", password: token },
+          { username: forge.gitUser(login), password: token },
           io.env,
           repo.commitAuthor,
         ),

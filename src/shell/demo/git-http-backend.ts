@@ -12,8 +12,8 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 /** Where Debian's and most distributions' git packages install the CGI program. */
 export const GIT_HTTP_BACKEND = "/usr/lib/git-core/git-http-backend";
 
-/** A path git's smart HTTP serves: `/<owner>/<repo>.git/...`. */
-export const isGitPath = (pathname: string): boolean => /^\/[^/]+\/[^/]+\.git\//.test(pathname);
+/** A repository under one namespace or, as GitLab serves them, under nested groups. */
+export const isGitPath = (pathname: string): boolean => /^(?:\/[^/]+)+\.git\//.test(pathname);
 
 /** The user and password of an HTTP Basic `Authorization` header, if it has one. */
 export function basicCredential(req: IncomingMessage): { user: string; password: string } | undefined {

@@ -1,11 +1,11 @@
 /**
  * A forge, as `harness rules propose` uses one (SPEC-0029 REQ-16): the few calls that open a pull
- * request, ask for reviews, label it and read back what became of it. GitHub (`github.ts`) and
- * Gitea/Forgejo (`gitea.ts`) implement it; `detect.ts` picks one from the remote. Nothing here merges,
+ * request, ask for reviews, label it and read back what became of it. GitHub (`github.ts`),
+ * Gitea/Forgejo (`gitea.ts`) and GitLab (`gitlab.ts`, whose merge requests are its pull requests) implement it; `detect.ts` picks one from the remote. Nothing here merges,
  * approves, arms auto-merge or force-pushes: those calls do not exist on this interface.
  */
 
-export type ForgeKind = "github" | "gitea";
+export type ForgeKind = "github" | "gitea" | "gitlab";
 
 export interface ForgePull {
   readonly number: number;
@@ -36,6 +36,8 @@ export interface Forge {
   readonly api: string;
   /** The login the token acts as. */
   login(): Promise<string>;
+  /** The user name git sends with the token over HTTPS, given the token's login when known. */
+  gitUser(login: string | undefined): string;
   /** The open pull request whose head is `head` in this repository, if any. */
   findOpenPull(head: string): Promise<ForgePull | undefined>;
   getPull(number: number): Promise<ForgePull>;

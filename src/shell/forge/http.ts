@@ -70,16 +70,59 @@ async function boundedText(response: Response, method: string, path: string): Pr
   return new TextDecoder().decode(bytes);
 }
 
-/** GitHub's `message` and its `errors[].message`; Gitea's `message`. Cut short: it goes to a terminal. */
+/**
+ * GitHub's `message` and its `errors[].message`; Gitea's `message`; GitLab's `message` as a string, a
+ * list of strings or an object of field → strings, or its `error`. Cut short: it goes to a terminal.
+ */
 function messageOf(body: unknown, fallback: string): string {
   if (typeof body !== "object" || body === null) return fallback;
-  const b = body as { message?: unknown; errors?: unknown };
-  const parts = [typeof b.message === "string" ? b.message : fallback];
+  const b = body as { message?: unknown; errors?: unknown; error?: unknown };
+  const parts = [
+    typeof b.message === "string"
+      ? b.message
+      : typeof b.message === "object" && b.message !== null
+        ? gitlabMessage(b.message)
+        : typeof b.error === "string"
+          ? b.error
+          : fallback,
+  ];
   if (Array.isArray(b.errors))
     for (const e of b.errors)
       if (typeof e === "object" && e !== null && typeof (e as { message?: unknown }).message === "string")
         parts.push((e as { message: string }).message);
   return parts.join(": ").slice(0, 500);
+}
+
+/** GitLab's `["…"]` or `{"field": ["…"]}` as one line. */
+function gitlabMessage(m: object): string {
+  const entries = Array.isArray(m) ? [["", m]] : Object.entries(m).slice(0, 10);
+  return entries
+    .map(([k, v]) => {
+      const texts = (Array.isArray(v) ? v : [v]).filter((x): x is string => typeof x === "string");
+      return `${k === "" ? "" : `${k} `}${texts.slice(0, 10).join(", ")}`;
+    })
+    .join("; ");
+}
+
+/** Lists are read at most this many pages deep: a policy repo's pulls, reviews, notes or labels. */
+const MAX_PAGES = 20;
+
+/** Every item of a paged list, `page(n, size)` giving the query of page `n`. */
+export async function listPages(
+  http: ForgeHttp,
+  path: string,
+  page: (n: number, size: number) => string,
+  size: number,
+): Promise<unknown[]> {
+  const out: unknown[] = [];
+  for (let n = 1; n <= MAX_PAGES; n++) {
+    const sep = path.includes("?") ? "&" : "?";
+    const { body } = await call(http, "GET", `${path}${sep}${page(n, size)}`);
+    if (!isArray(body)) throw new ForgeError("GET", path, 200, "the forge's answer is not a list");
+    out.push(...body);
+    if (body.length < size) break;
+  }
+  return out;
 }
 
 /** A field of an object the forge sent, checked for its type. */

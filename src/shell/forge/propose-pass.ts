@@ -167,14 +167,14 @@ export async function proposePass(d: PassDeps): Promise<PassReport> {
 }
 
 /**
- * The login the token acts as: `bot_login` when set, so no call is made. Otherwise Gitea/Forgejo is
- * asked (`GET /user`); GitHub is not, since it refuses that call to a GitHub App installation token
+ * The login the token acts as: `bot_login` when set, so no call is made. Otherwise Gitea/Forgejo or
+ * GitLab is asked (`GET /user`, which GitLab answers for project and group access tokens' bot users too); GitHub is not, since it refuses that call to a GitHub App installation token
  * (403, "Resource not accessible by integration"), and the pass goes on without the login: only the
  * reviewer-is-author check needs it, and the forge itself refuses that review request.
  */
 async function botLogin(d: PassDeps): Promise<string | undefined> {
   if (d.repo.botLogin !== undefined) return d.repo.botLogin;
-  return d.forge.kind === "gitea" ? await d.forge.login() : undefined;
+  return d.forge.kind === "github" ? undefined : await d.forge.login();
 }
 
 interface PullLink {

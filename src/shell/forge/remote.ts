@@ -5,12 +5,14 @@
  * host, so the one credential `harness rules propose` holds serves both the API and the push; a file or
  * git:// remote has no forge. Plain `http://` is refused except to a loopback address (`isLoopbackHttp`:
  * the token never leaves the machine), where the forge is served without TLS, as `harness demo`'s is.
+ * A path of more than two segments is a GitLab project in nested groups; only GitLab takes one.
  */
 import { isLoopbackHttp } from "../config/git-refs.js";
 
 export interface ForgeRemote {
   /** `host` or `host:port`, as in a URL. */
   readonly host: string;
+  /** The namespace: a user or organisation, or on GitLab a group path (`group/sub`). */
   readonly owner: string;
   readonly repo: string;
   /** `https://<host>/<owner>/<repo>.git` (`http://` for a loopback forge), with no userinfo. */
@@ -31,6 +33,9 @@ export class ForgeRemoteError extends Error {
 
 const SCP_LIKE = /^(?:[^@/:]+@)?([^/:]+):(.+)$/;
 const SEGMENT = /^[A-Za-z0-9._-]+$/;
+/** A GitLab project sits at most 20 subgroups deep: a group, 20 subgroups and the project. */
+const MAX_SEGMENTS = 22;
+const MAX_PATH = 1_000;
 
 export function forgeRemote(remote: string): ForgeRemote {
   let host: string;
@@ -63,13 +68,21 @@ export function forgeRemote(remote: string): ForgeRemote {
     host = m[1] as string;
     repoPath = m[2] as string;
   }
+  if (repoPath.length > MAX_PATH)
+    throw new ForgeRemoteError(remote, `the path is over ${MAX_PATH} characters`);
   const parts = repoPath
     .replace(/^\/+|\/+$/g, "")
     .replace(/\.git$/, "")
     .split("/");
-  if (parts.length !== 2 || !parts.every((p) => SEGMENT.test(p) && p !== "." && p !== ".."))
-    throw new ForgeRemoteError(remote, "the path is not <owner>/<repo>");
-  const [owner, repo] = parts as [string, string];
+  // Two segments on GitHub and Gitea; GitLab's nested groups make more (`detect.ts` holds the others to two).
+  if (
+    parts.length < 2 ||
+    parts.length > MAX_SEGMENTS ||
+    !parts.every((p) => SEGMENT.test(p) && p !== "." && p !== "..")
+  )
+    throw new ForgeRemoteError(remote, "the path is not <owner>/<repo> (or <group>/<subgroup>/…/<project>)");
+  const repo = parts.pop() as string;
+  const owner = parts.join("/");
   const origin = `${web}://${host}`;
   return { host, owner, repo, origin, httpsUrl: `${origin}/${owner}/${repo}.git` };
 }

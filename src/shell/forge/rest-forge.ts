@@ -7,7 +7,7 @@
  */
 import type { Forge, ForgeKind, ForgePull, NewPull } from "./forge.js";
 import { ForgeError } from "./forge.js";
-import { call, enc, type ForgeHttp, field, isArray, isBoolean, isNumber, isString } from "./http.js";
+import { call, enc, type ForgeHttp, field, isBoolean, isNumber, isString, listPages } from "./http.js";
 
 export interface Dialect {
   readonly kind: ForgeKind;
@@ -19,9 +19,6 @@ export interface Dialect {
   /** The body of `POST /issues/{n}/labels`, from the label names. */
   readonly labelsBody: (forge: RestForge, labels: readonly string[]) => Promise<unknown>;
 }
-
-/** Lists are read at most this many pages deep: a policy repo's pulls, reviews or labels. */
-const MAX_PAGES = 20;
 
 export class RestForge implements Forge {
   readonly kind: ForgeKind;
@@ -41,6 +38,11 @@ export class RestForge implements Forge {
 
   async login(): Promise<string> {
     return field((await call(this.http, "GET", "/user")).body, "login", isString, "/user");
+  }
+
+  /** GitHub's documented user for an installation token; GitHub and Gitea check only the token. */
+  gitUser(login: string | undefined): string {
+    return login ?? "x-access-token";
   }
 
   async findOpenPull(head: string): Promise<ForgePull | undefined> {
@@ -116,17 +118,8 @@ export class RestForge implements Forge {
     return dated.at(-1)?.text ?? "";
   }
 
-  private async list(path: string): Promise<unknown[]> {
-    const out: unknown[] = [];
-    const size = this.dialect.pageSize;
-    for (let page = 1; page <= MAX_PAGES; page++) {
-      const sep = path.includes("?") ? "&" : "?";
-      const { body } = await call(this.http, "GET", `${path}${sep}${this.dialect.page(page, size)}`);
-      if (!isArray(body)) throw new ForgeError("GET", path, 200, "the forge's answer is not a list");
-      out.push(...body);
-      if (body.length < size) break;
-    }
-    return out;
+  private list(path: string): Promise<unknown[]> {
+    return listPages(this.http, path, this.dialect.page, this.dialect.pageSize);
   }
 }
 

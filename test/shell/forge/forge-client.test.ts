@@ -11,7 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { detectForge } from "../../../src/shell/forge/detect.js";
 import { type Forge, ForgeError } from "../../../src/shell/forge/forge.js";
 import { forgeRemote } from "../../../src/shell/forge/remote.js";
-import { type ForgeKind, TestForge } from "./test-forge.js";
+import { TestForge } from "./test-forge.js";
+import { TestGitLab } from "./test-gitlab.js";
 
 function trustingFetch(caFile: string): typeof fetch {
   const ca = fs.readFileSync(caFile);
@@ -47,7 +48,7 @@ const failure = async (p: Promise<unknown>): Promise<ForgeError> => {
   return e as ForgeError;
 };
 
-describe.each<ForgeKind>(["github", "gitea"])("the %s client against the test forge", (kind) => {
+describe.each<"github" | "gitea">(["github", "gitea"])("the %s client against the test forge", (kind) => {
   let forge: TestForge;
   let client: Forge;
   let token: string;
@@ -136,5 +137,108 @@ describe.each<ForgeKind>(["github", "gitea"])("the %s client against the test fo
     const e = await failure(bad.login());
     expect(e.status).toBe(401);
     expect(e.message).toMatch(/^GET \/user: HTTP 401: /);
+  });
+});
+
+describe("the gitlab client against the GitLab stand-in, a project in a nested group", () => {
+  const GROUP = "org/platform";
+  let forge: TestGitLab;
+  let client: Forge;
+  let token: string;
+  beforeAll(async () => {
+    forge = await TestGitLab.startGitLab();
+    token = forge.addUser("harness-bot");
+    forge.addUser("alice");
+    forge.createRepo(GROUP, "policy", {});
+    forge.branch(GROUP, "policy", "harness-rules/a");
+    client = await detectForge(
+      forgeRemote(forge.remoteOf(GROUP, "policy")),
+      token,
+      trustingFetch(forge.caFile),
+    );
+  });
+  afterAll(() => forge.dispose());
+
+  it("is detected by /api/v4/version answering 401 without a token, and sends the token as Bearer", async () => {
+    expect(client.kind).toBe("gitlab");
+    expect(client.api).toBe(`${forge.origin}/api/v4`);
+    expect(client.gitUser("harness-bot")).toBe("oauth2");
+    expect(await client.login()).toBe("harness-bot");
+    expect(forge.requests.find((q) => q.path === "/api/v4/version")?.headers.authorization).toBeUndefined();
+    expect(forge.requests.at(-1)?.headers.authorization).toBe(`Bearer ${token}`);
+  });
+
+  it("opens one merge request per source branch at the encoded project path; the second is 409", async () => {
+    const pull = await client.openPull({ title: "t", head: "harness-rules/a", base: "main", body: "b" });
+    expect(pull).toMatchObject({
+      number: 1,
+      state: "open",
+      merged: false,
+      head: "harness-rules/a",
+      body: "b",
+      url: `${forge.origin}/${GROUP}/policy/-/merge_requests/1`,
+    });
+    expect(forge.requests.at(-1)?.path).toBe("/api/v4/projects/org%2Fplatform%2Fpolicy/merge_requests");
+    expect(JSON.parse(forge.requests.at(-1)?.body ?? "{}")).toMatchObject({ remove_source_branch: true });
+    const e = await failure(
+      client.openPull({ title: "t", head: "harness-rules/a", base: "main", body: "b" }),
+    );
+    expect(e.status).toBe(409);
+    expect(e.message).toContain("Another open merge request already exists for this source branch: !1");
+    expect(await client.findOpenPull("harness-rules/a")).toMatchObject({ number: 1 });
+    expect(await client.findOpenPull("harness-rules/none")).toBeUndefined();
+  });
+
+  it("refuses the author as a reviewer (GitLab itself would allow it), resolves usernames to ids and keeps reviewers already set", async () => {
+    const e = await failure(client.requestReviewers(1, ["HARNESS-BOT"]));
+    expect(e.message).toContain("HARNESS-BOT opened this merge request and cannot review it");
+    expect((await failure(client.requestReviewers(1, ["nobody"]))).message).toContain(
+      "GitLab has no user nobody",
+    );
+    expect((await failure(client.requestReviewers(1, ["org/team"]))).message).toContain("not groups");
+    await client.requestReviewers(1, ["alice"]);
+    await client.addLabels(1, ["harness-rules", "rules"]);
+    await client.updateBody(1, "b2");
+    const pull = await client.getPull(1);
+    expect(pull).toMatchObject({ requested: ["alice"], labels: ["harness-rules", "rules"], body: "b2" });
+    forge.addUser("bob");
+    await client.requestReviewers(1, ["bob"]);
+    expect((await client.getPull(1)).requested).toEqual(["alice", "bob"]);
+    expect(await client.reviewedBy(1)).toEqual([]);
+  });
+
+  it("maps locked to open, merged and closed to closed, and reads the newest note a person wrote", async () => {
+    forge.lockedPulls.add(1);
+    expect(await client.getPull(1)).toMatchObject({ state: "open", merged: false });
+    forge.lockedPulls.clear();
+    forge.pulls[0]?.comments.push({ body: "first thought", at: "2026-01-01T00:00:00Z" });
+    forge.close(1, { review: "not now" });
+    expect(await client.getPull(1)).toMatchObject({ state: "closed", merged: false });
+    expect(await client.lastReviewComment(1)).toBe("not now");
+    (forge.pulls[0] as { merged: boolean }).merged = true;
+    expect(await client.getPull(1)).toMatchObject({ state: "closed", merged: true });
+  });
+
+  it("a bad token is 401 with GitLab's message", async () => {
+    const bad = await detectForge(
+      forgeRemote(forge.remoteOf(GROUP, "policy")),
+      "y".repeat(40),
+      trustingFetch(forge.caFile),
+    );
+    const e = await failure(bad.login());
+    expect(e.status).toBe(401);
+    expect(e.message).toBe("GET /user: HTTP 401: 401 Unauthorized");
+  });
+
+  it("a nested path on GitHub or Gitea is refused: only GitLab has nested groups", async () => {
+    const gitea = await TestForge.start("gitea");
+    try {
+      gitea.createRepo(GROUP, "policy", {});
+      await expect(
+        detectForge(forgeRemote(gitea.remoteOf(GROUP, "policy")), token, trustingFetch(gitea.caFile)),
+      ).rejects.toThrow(/only GitLab has nested groups/);
+    } finally {
+      await gitea.dispose();
+    }
   });
 });

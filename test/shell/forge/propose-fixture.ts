@@ -13,8 +13,11 @@ import { expect } from "vitest";
 import { forgetProposals, journalCount, proposals } from "../../support/store-reads.js";
 import { type CliResult, jsonl, TestFleet } from "../daemon-harness.js";
 import { type ForgeKind, TestForge } from "./test-forge.js";
+import { TestGitLab } from "./test-gitlab.js";
 
 export const OWNER = "org";
+/** GitLab's policy repo sits in a nested group, so every scenario there runs on one. */
+export const ownerOf = (kind: ForgeKind): string => (kind === "gitlab" ? "org/platform" : OWNER);
 export const REPO = "policy";
 export const BOT = "harness-bot";
 export const REVIEWER = "alice";
@@ -47,14 +50,17 @@ export class ProposeWorld {
   /** An installation token of the GitHub App `APP_BOT` (GitHub only). */
   readonly appToken: string | undefined;
   readonly credentialFile: string;
+  /** The policy repo's namespace on the forge. */
+  readonly owner: string;
   private readonly maxPerWeek: number;
 
   private constructor(forge: TestForge, setup: ProposeSetup) {
     this.forge = forge;
+    this.owner = ownerOf(forge.kind);
     this.token = forge.addUser(BOT);
     this.appToken = forge.kind === "github" ? forge.addInstallation(APP_BOT) : undefined;
     forge.addUser(REVIEWER);
-    forge.createRepo(OWNER, REPO, setup.files ?? {}, LABELS);
+    forge.createRepo(this.owner, REPO, setup.files ?? {}, LABELS);
     this.maxPerWeek = setup.maxPerWeek ?? 3;
     this.fleet = new TestFleet({ gateway: true, config: `[memory]\nrule_miners = ["${MINER}"]\n` });
     this.credentialFile = path.join(this.fleet.root, "forge.token");
@@ -65,7 +71,8 @@ export class ProposeWorld {
   }
 
   static async start(kind: ForgeKind, setup: ProposeSetup = {}): Promise<ProposeWorld> {
-    const w = new ProposeWorld(await TestForge.start(kind), setup);
+    const forge = kind === "gitlab" ? await TestGitLab.startGitLab() : await TestForge.start(kind);
+    const w = new ProposeWorld(forge, setup);
     try {
       await w.fleet.start();
       await w.ledger([1, 2, 3].map(budget));
@@ -87,7 +94,7 @@ export class ProposeWorld {
       setup.botLogin !== undefined ? setup.botLogin : this.forge.kind === "github" ? BOT : null;
     return [
       "[policy_repo.ops]",
-      `remote = "${this.forge.remoteOf(OWNER, REPO)}"`,
+      `remote = "${this.forge.remoteOf(this.owner, REPO)}"`,
       `credential_file = ${JSON.stringify(this.credentialFile)}`,
       `reviewers = ${JSON.stringify(setup.reviewers ?? [REVIEWER])}`,
       `labels = ${JSON.stringify(LABELS.slice(0, 1))}`,
@@ -120,7 +127,7 @@ export class ProposeWorld {
     if ((setup.maxPerWeek ?? 3) !== this.maxPerWeek)
       throw new Error("max_proposals_per_week is the daemon's too: start a world of its own for it");
     this.forge.reset();
-    this.forge.createRepo(OWNER, REPO, setup.files ?? {}, LABELS);
+    this.forge.createRepo(this.owner, REPO, setup.files ?? {}, LABELS);
     const config = fs.readFileSync(this.configFile, "utf8");
     fs.writeFileSync(
       this.configFile,
@@ -195,8 +202,9 @@ export class ProposeWorld {
   /** The pull request bodies the forge received, in order (created, then edited). */
   bodiesReceived(): string[] {
     return this.forge.requests.flatMap((r) => {
-      if (!/\/pulls(\/\d+)?$/.test(r.path) || (r.method !== "POST" && r.method !== "PATCH")) return [];
-      const body = (JSON.parse(r.body) as { body?: unknown }).body;
+      if (!/\/(pulls|merge_requests)(\/\d+)?$/.test(r.path) || r.method === "GET") return [];
+      const sent = JSON.parse(r.body) as { body?: unknown; description?: unknown };
+      const body = sent.body ?? sent.description;
       return typeof body === "string" ? [body] : [];
     });
   }

@@ -33,11 +33,21 @@ describe("forgeRemote", () => {
     ["/srv/git/policy.git", /local path/],
     ["file:///srv/git/policy.git", /file:\/\/ remote is not on a forge/],
     ["git://forge.example/org/policy.git", /git:\/\/ remote/],
-    ["https://forge.example/org/sub/policy.git", /<owner>\/<repo>/],
+    ["https://forge.example/policy.git", /<owner>\/<repo>/],
+    [`https://forge.example/${"g/".repeat(22)}policy.git`, /<owner>\/<repo>/],
     ["https://forge.example/org/..", /<owner>\/<repo>/],
   ])("refuses %s: it names no repository on a forge", (remote, why) => {
     expect(() => forgeRemote(remote)).toThrow(ForgeRemoteError);
     expect(() => forgeRemote(remote)).toThrow(why);
+  });
+
+  it("takes a GitLab project in nested groups, its owner the group path", () => {
+    expect(forgeRemote("git@gitlab.example:org/platform/rules/policy.git")).toMatchObject({
+      host: "gitlab.example",
+      owner: "org/platform/rules",
+      repo: "policy",
+      httpsUrl: "https://gitlab.example/org/platform/rules/policy.git",
+    });
   });
 
   it.each([

@@ -13,7 +13,6 @@ import { journalCount, proposals, rewriteProposalText } from "../../support/stor
 import {
   APP_BOT,
   BOT,
-  OWNER,
   type ProposeSetup,
   ProposeWorld,
   REPO,
@@ -26,7 +25,7 @@ import type { ForgeKind } from "./test-forge.js";
 const BRANCH = "harness-rules/budget-notify";
 const T = 60_000;
 
-describe.each<ForgeKind>(["github", "gitea"])("harness rules propose on %s", (kind) => {
+describe.each<ForgeKind>(["github", "gitea", "gitlab"])("harness rules propose on %s", (kind) => {
   // One daemon and forge for the file's tests on this forge, reset before each (`ProposeWorld.reset`).
   let shared: ProposeWorld | undefined;
   let w: ProposeWorld | undefined;
@@ -47,7 +46,9 @@ describe.each<ForgeKind>(["github", "gitea"])("harness rules propose on %s", (ki
     }
     // Whatever a test did, nothing merged, approved or armed auto-merge.
     expect(
-      w.forge.requests.filter((r) => /\/merge|auto.?merge|\/reviews$/.test(r.path) && r.method !== "GET"),
+      w.forge.requests.filter(
+        (r) => /\/merge$|auto.?merge|\/reviews$|\/approve$/.test(r.path) && r.method !== "GET",
+      ),
     ).toEqual([]);
     w = undefined;
   });
@@ -67,7 +68,7 @@ describe.each<ForgeKind>(["github", "gitea"])("harness rules propose on %s", (ki
           id,
           action: "opened",
           pr_number: 1,
-          pr_url: `${w.forge.origin}/${OWNER}/${REPO}/pull${kind === "github" ? "" : "s"}/1`,
+          pr_url: w.forge.pullUrl(w.owner, REPO, 1),
         }),
       ]);
       const [pull] = w.forge.pulls;
@@ -79,8 +80,8 @@ describe.each<ForgeKind>(["github", "gitea"])("harness rules propose on %s", (ki
         labels: ["harness-rules"],
         state: "open",
       });
-      expect(w.forge.changedFiles(OWNER, REPO, "main", BRANCH)).toEqual(["rules/budget-notify.toml"]);
-      expect(w.forge.show(OWNER, REPO, BRANCH, "rules/budget-notify.toml")).toBe(
+      expect(w.forge.changedFiles(w.owner, REPO, "main", BRANCH)).toEqual(["rules/budget-notify.toml"]);
+      expect(w.forge.show(w.owner, REPO, BRANCH, "rules/budget-notify.toml")).toBe(
         reviewableRuleFile(renderRuleFile(ruleOf("budget-notify"))),
       );
       const hash = proposals(w.fleet)[0]?.expressionHash;
@@ -94,11 +95,17 @@ describe.each<ForgeKind>(["github", "gitea"])("harness rules propose on %s", (ki
       expect(w.states()).toEqual({ [id]: "opened" });
       // The API calls carried the forge's own auth scheme and, on GitHub, the API version.
       const api = w.forge.requests.filter((q) =>
-        q.path.startsWith(kind === "github" ? "/api/v3/repos" : "/api/v1/repos"),
+        q.path.startsWith(
+          {
+            github: "/api/v3/repos",
+            gitea: "/api/v1/repos",
+            gitlab: "/api/v4/projects/org%2Fplatform%2Fpolicy/",
+          }[kind],
+        ),
       );
       expect(api.length).toBeGreaterThan(0);
       for (const q of api) {
-        expect(q.headers.authorization).toBe(`${kind === "github" ? "Bearer" : "token"} ${w.token}`);
+        expect(q.headers.authorization).toBe(`${kind === "gitea" ? "token" : "Bearer"} ${w.token}`);
         if (kind === "github") expect(q.headers["x-github-api-version"]).toBe("2022-11-28");
       }
       const listed = await w.fleet.cli(["rules", "proposals", "--json"]);
@@ -162,7 +169,7 @@ describe.each<ForgeKind>(["github", "gitea"])("harness rules propose on %s", (ki
       );
       const r = await w.run();
       expect(r.code, r.stderr).toBe(0);
-      const url = `${w.forge.origin}/${OWNER}/${REPO}/pull${kind === "github" ? "" : "s"}/1`;
+      const url = w.forge.pullUrl(w.owner, REPO, 1);
       expect(r.json?.proposals).toEqual([
         expect.objectContaining({
           id: "p-1",
@@ -174,7 +181,7 @@ describe.each<ForgeKind>(["github", "gitea"])("harness rules propose on %s", (ki
       expect(w.states()).toEqual({ "p-1": "closed", [renamed]: "suppressed" });
       expect(w.detail(renamed)).toContain(url);
       expect(w.forge.pulls).toHaveLength(1);
-      expect(w.forge.branches(OWNER, REPO)).not.toContain("harness-rules/budget-again");
+      expect(w.forge.branches(w.owner, REPO)).not.toContain("harness-rules/budget-again");
     },
     T,
   );
@@ -206,7 +213,7 @@ describe.each<ForgeKind>(["github", "gitea"])("harness rules propose on %s", (ki
       expect(w.states()).toEqual({ [id]: "duplicate" });
       expect(w.detail(id)).toBe("rules/budget-old.toml on main has the same expression hash");
       expect(w.forge.pulls).toEqual([]);
-      expect(w.forge.branches(OWNER, REPO)).toEqual(["main"]);
+      expect(w.forge.branches(w.owner, REPO)).toEqual(["main"]);
     },
     T,
   );
@@ -228,8 +235,8 @@ describe.each<ForgeKind>(["github", "gitea"])("harness rules propose on %s", (ki
         expect.objectContaining({ id: revised, action: "pushed", pr_number: 1 }),
       ]);
       expect(w.forge.pulls).toHaveLength(1);
-      expect(w.forge.show(OWNER, REPO, BRANCH, "rules/budget-notify.toml")).toContain("(revised)");
-      expect(w.forge.changedFiles(OWNER, REPO, "main", BRANCH)).toEqual(["rules/budget-notify.toml"]);
+      expect(w.forge.show(w.owner, REPO, BRANCH, "rules/budget-notify.toml")).toContain("(revised)");
+      expect(w.forge.changedFiles(w.owner, REPO, "main", BRANCH)).toEqual(["rules/budget-notify.toml"]);
       expect(w.forge.pulls[0]?.body).toContain(`(proposal ${revised})`);
       expect(w.states()).toEqual({ "p-1": "opened", [revised]: "opened" });
     },
@@ -243,7 +250,7 @@ describe.each<ForgeKind>(["github", "gitea"])("harness rules propose on %s", (ki
       await w.propose("budget-notify");
       expect((await w.run()).code).toBe(0);
       const theirs = w.forge.commitAs(
-        OWNER,
+        w.owner,
         REPO,
         BRANCH,
         "rules/budget-notify.toml",
@@ -256,7 +263,7 @@ describe.each<ForgeKind>(["github", "gitea"])("harness rules propose on %s", (ki
       expect(w.detail(revised)).toMatch(
         /^branch diverged: harness-rules\/budget-notify is at [0-9a-f]{12} on the remote/,
       );
-      expect(w.forge.show(OWNER, REPO, BRANCH, "rules/budget-notify.toml")).toBe("# someone else's edit\n");
+      expect(w.forge.show(w.owner, REPO, BRANCH, "rules/budget-notify.toml")).toBe("# someone else's edit\n");
       expect(w.forge.pulls).toHaveLength(1);
       expect(theirs).toMatch(/^[0-9a-f]{40}$/);
       // Retried on the next pass, and still waiting while the branch holds their commit.
@@ -275,7 +282,7 @@ describe.each<ForgeKind>(["github", "gitea"])("harness rules propose on %s", (ki
       expect(r.code).toBe(1);
       expect(r.stderr).toContain(`reviewers lists ${BOT}, the login of the token in its credential_file`);
       expect(w.forge.pulls).toEqual([]);
-      expect(w.forge.branches(OWNER, REPO)).toEqual(["main"]);
+      expect(w.forge.branches(w.owner, REPO)).toEqual(["main"]);
       expect(w.forge.requests.filter((q) => q.path.includes("git-receive-pack"))).toEqual([]);
       expect(w.states()).toEqual({ "p-1": "stored" });
     },
@@ -356,7 +363,7 @@ describe.each<ForgeKind>(["github", "gitea"])("harness rules propose on %s", (ki
         }),
       ]);
       expect(w.forge.pulls).toEqual([]);
-      expect(w.forge.branches(OWNER, REPO)).toEqual(["main"]);
+      expect(w.forge.branches(w.owner, REPO)).toEqual(["main"]);
       expect(
         w.forge.requests.filter(
           (q) =>
@@ -376,7 +383,12 @@ describe.each<ForgeKind>(["github", "gitea"])("harness rules propose on %s", (ki
     async () => {
       const w = await world();
       for (const n of ["a", "b", "c", "d"]) await w.propose(`budget-${n}`);
-      w.forge.failures.push({ method: "POST", path: /\/requested_reviewers$/, status: 500, message: "boom" });
+      // The reviewer step: POST requested_reviewers; on GitLab the username → id lookup before its PUT.
+      w.forge.failures.push(
+        kind === "gitlab"
+          ? { method: "GET", path: /^\/api\/v4\/users$/, status: 500, message: "boom" }
+          : { method: "POST", path: /\/requested_reviewers$/, status: 500, message: "boom" },
+      );
       const first = await w.run();
       expect(first.code).toBe(4);
       expect(w.forge.pulls).toHaveLength(3);
@@ -398,7 +410,11 @@ describe.each<ForgeKind>(["github", "gitea"])("harness rules propose on %s", (ki
       expect(
         w.forge.requests
           .slice(before)
-          .filter((q) => q.method === "POST" && q.path.endsWith("/requested_reviewers")).length,
+          .filter((q) =>
+            kind === "gitlab"
+              ? q.method === "PUT" && q.body.includes('"reviewer_ids"')
+              : q.method === "POST" && q.path.endsWith("/requested_reviewers"),
+          ).length,
       ).toBe(2);
       expect(w.states()).toEqual({ "p-1": "opened", "p-2": "opened", "p-3": "opened", "p-4": "waiting" });
       expect(w.detail("p-4")).toBe(
@@ -408,7 +424,7 @@ describe.each<ForgeKind>(["github", "gitea"])("harness rules propose on %s", (ki
       const settled = w.forge.requests.length;
       expect((await w.run()).code).toBe(0);
       expect(
-        w.forge.requests.slice(settled).filter((q) => q.method === "POST" && !q.path.includes("/git-")),
+        w.forge.requests.slice(settled).filter((q) => q.method !== "GET" && !q.path.includes("/git-")),
       ).toEqual([]);
     },
     T,
@@ -446,7 +462,7 @@ describe.each<ForgeKind>(["github", "gitea"])("harness rules propose on %s", (ki
     async () => {
       const w = await world();
       await w.propose("budget-notify");
-      w.forge.rejectPushes(OWNER, REPO, [
+      w.forge.rejectPushes(w.owner, REPO, [
         "GH006: Protected branch update failed for refs/heads/harness-rules/budget-notify.",
         "\u001b[31mrules/ changes need a signed commit\u001b[0m",
       ]);
@@ -503,7 +519,7 @@ describe.each<ForgeKind>(["github", "gitea"])("harness rules propose on %s", (ki
         labels: ["harness-rules"],
       });
       // Finding 9: the commit's author is commit_author.
-      expect(w.forge.log(OWNER, REPO, BRANCH, "%an <%ae>")).toBe("Policy Bot <policy-bot@example.org>");
+      expect(w.forge.log(w.owner, REPO, BRANCH, "%an <%ae>")).toBe("Policy Bot <policy-bot@example.org>");
       // The reviewer-is-author check uses bot_login, before anything is pushed.
       await w.reset({ installation: app, botLogin: login, reviewers: [login] });
       await w.propose("budget-notify");
@@ -541,7 +557,7 @@ describe.each<ForgeKind>(["github", "gitea"])("harness rules propose on %s", (ki
       await w.propose("budget-notify");
       const r = await w.run();
       expect(r.code, r.stderr).toBe(0);
-      const file = w.forge.show(OWNER, REPO, BRANCH, "rules/budget-notify.toml") ?? "";
+      const file = w.forge.show(w.owner, REPO, BRANCH, "rules/budget-notify.toml") ?? "";
       const when = file.split("\n").find((l) => l.startsWith("when = "));
       expect(when).toBe(`when = '${whenOf("budget-notify")}'`);
       expect(file).not.toContain('\\"');
@@ -556,7 +572,7 @@ describe.each<ForgeKind>(["github", "gitea"])("harness rules propose on %s", (ki
       await w.propose("budget-notify");
       const r = await w.run();
       expect(r.code, r.stderr).toBe(0);
-      expect(w.forge.log(OWNER, REPO, BRANCH, "%an <%ae>|%cn <%ce>")).toBe(
+      expect(w.forge.log(w.owner, REPO, BRANCH, "%an <%ae>|%cn <%ce>")).toBe(
         "Policy Bot <policy-bot@example.org>|Policy Bot <policy-bot@example.org>",
       );
     },
@@ -572,7 +588,7 @@ describe.each<ForgeKind>(["github", "gitea"])("harness rules propose on %s", (ki
       const body = w.forge.pulls[0]?.body ?? "";
       expect(body).toContain("repo, branch and path withheld: public is unset, which counts as true");
       expect(body).not.toContain("the repo is public");
-      expect(w.forge.show(OWNER, REPO, BRANCH, "rules/budget-notify.toml")).toContain(
+      expect(w.forge.show(w.owner, REPO, BRANCH, "rules/budget-notify.toml")).toContain(
         `when = '${whenOf("budget-notify")}'`,
       );
     },

@@ -38,7 +38,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { basicCredential, isGitPath, serveGitHttp } from "../../../src/shell/demo/git-http-backend.js";
 
-export type ForgeKind = "github" | "gitea";
+export type ForgeKind = "github" | "gitea" | "gitlab";
 
 export interface Pull {
   number: number;
@@ -90,7 +90,7 @@ export class TestForge {
   readonly requests: Received[] = [];
   /** Per repo (`owner/name`): label name → id. */
   readonly labels = new Map<string, Map<string, number>>();
-  private readonly tokens = new Map<string, string>();
+  protected readonly tokens = new Map<string, string>();
   private readonly installationTokens = new Set<string>();
   /** `createRepo`'s files (as JSON) → a pristine copy of the bare repository first made with them. */
   private readonly templates = new Map<string, string>();
@@ -101,7 +101,7 @@ export class TestForge {
   private readonly server: https.Server;
   private port = 0;
 
-  private constructor(readonly kind: ForgeKind) {
+  protected constructor(readonly kind: ForgeKind) {
     fs.mkdirSync(this.repos);
     const key = path.join(this.root, "key.pem");
     execFileSync(
@@ -133,15 +133,24 @@ export class TestForge {
     );
   }
 
-  static async start(kind: ForgeKind): Promise<TestForge> {
-    const f = new TestForge(kind);
-    await new Promise<void>((resolve) => f.server.listen(0, "127.0.0.1", resolve));
-    f.port = (f.server.address() as { port: number }).port;
-    return f;
+  /** GitHub's or Gitea's; GitLab's is `TestGitLab.start` (`test-gitlab.ts`). */
+  static async start(kind: "github" | "gitea"): Promise<TestForge> {
+    return new TestForge(kind).listen();
+  }
+
+  protected async listen(): Promise<this> {
+    await new Promise<void>((resolve) => this.server.listen(0, "127.0.0.1", resolve));
+    this.port = (this.server.address() as { port: number }).port;
+    return this;
   }
 
   get origin(): string {
     return `https://127.0.0.1:${this.port}`;
+  }
+
+  /** The page a reviewer opens for pull request `n`. */
+  pullUrl(owner: string, repo: string, n: number): string {
+    return `${this.origin}/${owner}/${repo}/pull${this.kind === "github" ? "" : "s"}/${n}`;
   }
 
   remoteOf(owner: string, repo: string): string {
@@ -163,7 +172,8 @@ export class TestForge {
 
   /** A user and a token that acts as them. */
   addUser(login: string): string {
-    const token = `${this.kind === "github" ? "ghp_" : "gta_"}${randomBytes(24).toString("hex")}`;
+    const prefix = { github: "ghp_", gitea: "gta_", gitlab: "glpat-" }[this.kind];
+    const token = `${prefix}${randomBytes(24).toString("hex")}`;
     this.tokens.set(token, login);
     return token;
   }
@@ -340,7 +350,7 @@ export class TestForge {
     return this.kind === "github" ? "/api/v3" : "/api/v1";
   }
 
-  private bearer(req: IncomingMessage): string | undefined {
+  protected bearer(req: IncomingMessage): string | undefined {
     return /^(?:Bearer|token) (\S+)$/.exec(req.headers.authorization ?? "")?.[1];
   }
 
@@ -349,7 +359,7 @@ export class TestForge {
     return token === undefined ? undefined : this.tokens.get(token);
   }
 
-  private api(req: IncomingMessage, url: URL, raw: string): [number, unknown] {
+  protected api(req: IncomingMessage, url: URL, raw: string): [number, unknown] {
     const method = req.method ?? "GET";
     const p = url.pathname;
     if (this.kind === "gitea" && p === "/api/v1/version") return [200, { version: "1.22.0" }];
