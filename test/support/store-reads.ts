@@ -90,6 +90,28 @@ export function journalRows(at: StoreAt, filter: RowFilter = {}): StoredRow[] {
   );
 }
 
+/** Each matching row's client certificate identity (mutual TLS, V13), beside the row, in seq order. */
+export function journalPeers(
+  at: StoreAt,
+  filter: RowFilter = {},
+): { seq: number; source: string; peerName: string | null; peerFingerprint: string | null }[] {
+  const w = where({ ...filter }, ROW_COLUMNS);
+  return read(
+    at,
+    (db) =>
+      db
+        .prepare(
+          `SELECT seq, source, peer_name AS peerName, peer_fingerprint AS peerFingerprint FROM rule_journal ${w.sql} ORDER BY seq`,
+        )
+        .all(...w.params) as {
+        seq: number;
+        source: string;
+        peerName: string | null;
+        peerFingerprint: string | null;
+      }[],
+  );
+}
+
 /** The whole journal as the core reads it, in seq order. */
 export const coreRows = (at: StoreAt): JournalRow[] =>
   read(at, (db) => new JournalTable(db).rowsAfter(0, Number.MAX_SAFE_INTEGER));

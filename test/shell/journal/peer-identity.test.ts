@@ -5,6 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { admitEvents } from "../../../src/shell/journal/admit.js";
 import { JournalTable } from "../../../src/shell/store/journal-table.js";
+import { journalPeers, journalRows } from "../../support/store-reads.js";
 import { tempStores } from "../store/temp-stores.js";
 import { testWriter } from "./test-writer.js";
 
@@ -21,18 +22,10 @@ describe("the client certificate beside the row", () => {
     writer.flush();
     expect(await withPeer).toEqual([{ kind: "admitted", seq: 1 }]);
     expect(await without).toEqual([{ kind: "admitted", seq: 2 }]);
-    const rows = db
-      .prepare("SELECT seq, peer_name, peer_fingerprint, event FROM rule_journal ORDER BY seq")
-      .all() as {
-      seq: number;
-      peer_name: string | null;
-      peer_fingerprint: string | null;
-      event: string;
-    }[];
-    expect(rows.map((r) => [r.seq, r.peer_name, r.peer_fingerprint])).toEqual([
+    expect(journalPeers(db).map((r) => [r.seq, r.peerName, r.peerFingerprint])).toEqual([
       [1, "laptop-1", "AB:CD"],
       [2, null, null],
     ]);
-    for (const r of rows) expect(r.event).not.toContain("laptop-1");
+    for (const r of journalRows(db)) expect(JSON.stringify(r.event)).not.toContain("laptop-1");
   });
 });

@@ -7,9 +7,9 @@ import * as fs from "node:fs";
 import * as https from "node:https";
 import * as path from "node:path";
 import * as tls from "node:tls";
-import Database from "better-sqlite3";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { journalClient } from "../../../src/shell/rpc/client.js";
+import { journalCount, journalPeers, journalRows } from "../../support/store-reads.js";
 import { freePort, jsonl, TestFleet } from "../daemon-harness.js";
 import { makeTestCerts, type TestCerts } from "./test-certs.js";
 
@@ -126,25 +126,19 @@ describe("daemon over TLS", () => {
     const listed = await fleet.cli(["rules", "list", "--json", ...remote]);
     expect(listed.code).toBe(0);
     expect(listed.stdout).toContain("name");
-    const db = new Database(fleet.storePath, { readonly: true });
-    try {
-      const rows = db
-        .prepare(
-          "SELECT source, peer_name, peer_fingerprint FROM rule_journal WHERE kind = 'run_event' ORDER BY seq",
-        )
-        .all();
-      expect(rows).toEqual([
-        { source: "observer", peer_name: "laptop-1", peer_fingerprint: certs.client.sha256 },
-        { source: "observer", peer_name: null, peer_fingerprint: null },
-      ]);
-      // The identity is beside the row, never one of its event's fields (REQ-4).
-      const events = db.prepare("SELECT event FROM rule_journal WHERE kind = 'run_event'").all() as {
-        event: string;
-      }[];
-      for (const e of events) expect(e.event).not.toContain("laptop-1");
-    } finally {
-      db.close();
-    }
+    expect(
+      journalPeers(fleet, { kind: "run_event" }).map(({ source, peerName, peerFingerprint }) => ({
+        source,
+        peerName,
+        peerFingerprint,
+      })),
+    ).toEqual([
+      { source: "observer", peerName: "laptop-1", peerFingerprint: certs.client.sha256 },
+      { source: "observer", peerName: null, peerFingerprint: null },
+    ]);
+    // The identity is beside the row, never one of its event's fields (REQ-4).
+    for (const r of journalRows(fleet, { kind: "run_event" }))
+      expect(JSON.stringify(r.event)).not.toContain("laptop-1");
   });
 
   it("A client certificate from another CA is refused", async () => {
@@ -174,14 +168,7 @@ describe("daemon over TLS", () => {
       `harness journal append: no answer from ${rpc}: the connection or its TLS handshake failed (under mutual TLS a client certificate from another CA, or none, is refused); 0 admitted, 0 not before that; from line 1 on, nothing is known to be admitted\n`,
     );
     expect(r.code).toBe(3);
-    const db = new Database(fleet.storePath, { readonly: true });
-    try {
-      expect(db.prepare("SELECT count(*) AS n FROM rule_journal WHERE kind = 'run_event'").get()).toEqual({
-        n: 0,
-      });
-    } finally {
-      db.close();
-    }
+    expect(journalCount(fleet, { kind: "run_event" })).toBe(0);
   });
 
   it("A plaintext non-loopback listener is refused", async () => {
