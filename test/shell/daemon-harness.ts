@@ -48,6 +48,8 @@ export interface FleetOptions {
   readonly gateway?: boolean;
   /** `[memory.rules] shadow_period` for the test rules (default "0s": they act at once). */
   readonly shadowPeriod?: string;
+  /** Runs the daemon inside this network namespace (`ip netns exec`, root; test/support/netns.ts). */
+  readonly netns?: string;
 }
 
 /** A loopback port free at the time of asking (for a config that must name a port, not 0). */
@@ -108,6 +110,7 @@ export class TestFleet {
   readonly stops = path.join(this.root, "stops");
   private readonly rulesDir: string | undefined;
   private readonly gateway: boolean;
+  private readonly netns: string | undefined;
   /** The stand-in gateway's socket, with `gateway: true`. */
   readonly gatewaySocket: string;
   readonly tokens = new Map<ProducerSource, string>();
@@ -135,6 +138,7 @@ export class TestFleet {
     this.socketPath = path.join(this.root, "run", "harness.sock");
     this.gatewaySocket = path.join(this.root, "run", "gateway.sock");
     this.gateway = options.gateway === true;
+    this.netns = options.netns;
     fs.mkdirSync(this.deliveries);
     fs.mkdirSync(this.stops);
     if (options.rules !== undefined) {
@@ -194,7 +198,12 @@ export class TestFleet {
         : this.gateway
           ? ["--import", "tsx", WITH_GATEWAY]
           : [CLI, "daemon"];
-    const child = spawn(process.execPath, argv, {
+    // `ip netns exec` execs node in the namespace: the child's pid is the daemon's, signals reach it.
+    const [command, args] =
+      this.netns === undefined
+        ? [process.execPath, argv]
+        : ["ip", ["netns", "exec", this.netns, process.execPath, ...argv]];
+    const child = spawn(command, args, {
       env: {
         ...this.env,
         ...extraEnv,
