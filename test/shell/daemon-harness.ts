@@ -9,17 +9,14 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { ProducerSource } from "../../src/core/sources.js";
+import type { CliResult } from "../support/run-process.js";
+
+export { type CliResult, runProcess } from "../support/run-process.js";
 
 export const CLI = fileURLToPath(new URL("../../dist/shell/cli/main.js", import.meta.url));
 const WITH_RULES = fileURLToPath(new URL("../fixtures/daemon/daemon-with-rules.ts", import.meta.url));
 const WITH_GATEWAY = fileURLToPath(new URL("../fixtures/daemon/daemon-with-gateway.ts", import.meta.url));
 export const HOOKS = fileURLToPath(new URL("../fixtures/hooks/", import.meta.url));
-
-export interface CliResult {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
 
 export interface FleetOptions {
   readonly enforce?: readonly string[];
@@ -70,37 +67,6 @@ function agentsTable(extra: string | undefined): string {
   if (!/^listen = /m.test(extra))
     throw new Error("a test fleet's [agents] table must set listen (\"\" or port 0): 7434 is the host's");
   return "";
-}
-
-/**
- * Runs a process to its end and gives its exit code and whole output (resolved on `close`, so what it
- * wrote last has been read); `stdin` is written and closed, or nothing is.
- */
-export function runProcess(
-  command: string,
-  args: readonly string[],
-  options: { readonly env: NodeJS.ProcessEnv; readonly cwd?: string; readonly stdin?: string },
-): Promise<CliResult> {
-  return new Promise((resolve) => {
-    const child = spawn(command, args, {
-      env: options.env,
-      ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
-      stdio: [options.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout?.on("data", (d: Buffer) => {
-      stdout += d.toString();
-    });
-    child.stderr?.on("data", (d: Buffer) => {
-      stderr += d.toString();
-    });
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-    if (options.stdin !== undefined) {
-      child.stdin?.on("error", () => {});
-      child.stdin?.end(options.stdin);
-    }
-  });
 }
 
 export class TestFleet {

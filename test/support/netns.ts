@@ -10,7 +10,7 @@ import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { CLI, type CliResult, runProcess } from "../shell/daemon-harness.js";
+import { type CliResult, runProcess } from "./run-process.js";
 
 /** The daemon's address in every lab: on the server's loopback, routed to from each laptop. */
 export const SERVER_ADDRESS = "10.77.0.1";
@@ -39,8 +39,6 @@ export interface Laptop {
   /** A home of its own (HOME and the XDG directories), as another machine has. */
   readonly root: string;
   readonly env: NodeJS.ProcessEnv;
-  /** Runs the built `harness` CLI on this laptop. */
-  cli(args: readonly string[], stdin?: string): Promise<CliResult>;
   /** Runs any program on this laptop, with its environment. */
   run(
     command: string,
@@ -130,7 +128,6 @@ function makeLaptop(ns: string, address: string, server: string, serverLink: str
     root,
     env,
     run,
-    cli: (args, stdin) => run(process.execPath, [CLI, ...args], stdin === undefined ? {} : { stdin }),
     link: (up) => ip(["-n", server, "link", "set", serverLink, up ? "up" : "down"]),
   };
 }

@@ -9,8 +9,8 @@ import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Lab, type Laptop, makeLab, NETNS_AVAILABLE, SERVER_ADDRESS } from "../../support/netns.js";
 import { journalCount, journalPeers } from "../../support/store-reads.js";
-import { jsonl, TestFleet } from "../daemon-harness.js";
-import { makeTestCerts, type TestCerts } from "../tls/test-certs.js";
+import { makeTestCerts, type TestCerts } from "../../support/test-certs.js";
+import { CLI, jsonl, TestFleet } from "../daemon-harness.js";
 
 /** On CI the namespaces must run (CI is root and installs iproute2); elsewhere, without root, they skip. */
 const RUN = NETNS_AVAILABLE || process.env.CI !== undefined;
@@ -43,6 +43,10 @@ function rpcUrl(stderr: string): string {
   if (m === null) throw new Error(`no TLS start line in: ${stderr}`);
   return m[1] as string;
 }
+
+/** Runs the built `harness` CLI on `laptop`. */
+const cli = (laptop: Laptop, args: readonly string[], stdin?: string) =>
+  laptop.run(process.execPath, [CLI, ...args], stdin === undefined ? {} : { stdin });
 
 /** Copies `file` into the laptop's home, private, as an operator hands a machine its token. */
 function handOver(laptop: Laptop, file: string, name: string): string {
@@ -81,7 +85,8 @@ describe.skipIf(!RUN)("a fleet over network namespaces", () => {
     pair: { cert: string; key: string },
     events: Record<string, unknown>[],
   ) =>
-    laptop.cli(
+    cli(
+      laptop,
       [
         "journal",
         "append",
