@@ -51,7 +51,13 @@ export interface PolicyRepoConfig {
   readonly botLogin?: string | undefined;
   /** `Name <email>` of propose's commits; unset, `harness-rules <harness-rules@localhost>`. */
   readonly commitAuthor?: { readonly name: string; readonly email: string } | undefined;
+  /** The forge the remote is on, declared; unset, it is found from the host (`forge/detect.ts`). */
+  readonly forge?: ForgeKind | undefined;
 }
+
+/** The forges `harness rules propose` speaks to; `gitea` covers Forgejo (docs/decisions/0016). */
+export const FORGE_KINDS = ["github", "gitea", "gitlab"] as const;
+export type ForgeKind = (typeof FORGE_KINDS)[number];
 
 /**
  * `[memory.miners.<name>]`: how `harness miner run <name>` runs a rule miner's scheduled one-shot
@@ -396,6 +402,7 @@ function policyRepos(root: Table): PolicyRepoConfig[] {
       maxProposalsPerWeek: t.int("max_proposals_per_week", 0) ?? DEFAULT_MAX_PROPOSALS_PER_WEEK,
       botLogin: forgeLogin(t, "bot_login"),
       commitAuthor: commitAuthor(t, "commit_author"),
+      forge: t.oneOf("forge", FORGE_KINDS),
     });
     t.rejectUnknown([
       "remote",
@@ -408,6 +415,7 @@ function policyRepos(root: Table): PolicyRepoConfig[] {
       "max_proposals_per_week",
       "bot_login",
       "commit_author",
+      "forge",
     ]);
   }
   return repos.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));

@@ -349,6 +349,27 @@ describe("global config: values", () => {
     expect(all.map((e) => e.key)).toEqual(["public", "max_proposals_per_week", "labels"]);
   });
 
+  it("a policy repo's forge is declared as github, gitea or gitlab; anything else is refused where it is written", () => {
+    const base = '[policy_repo.ops]\nremote = "https://git.example.org/org/platform/policy.git"\n';
+    expect(load(base).policyRepos[0]?.forge).toBeUndefined();
+    for (const kind of ["github", "gitea", "gitlab"] as const)
+      expect(load(`${base}forge = "${kind}"\n`).policyRepos[0]?.forge).toBe(kind);
+    for (const bad of ['"GitLab"', '"forgejo"', '"bitbucket"', "1", '["gitlab"]']) {
+      const e = onlyError(`${base}forge = ${bad}\n`);
+      expect(e).toMatchObject({
+        code: "invalid_value",
+        file: FILE,
+        table: "policy_repo.ops",
+        key: "forge",
+        line: 3,
+        column: 1,
+      });
+      expect(formatConfigError(e)).toBe(
+        `${FILE}:3:1: [policy_repo.ops] forge: must be one of "github", "gitea", "gitlab"`,
+      );
+    }
+  });
+
   it("unknown producer source", () => {
     const e = onlyError('[server.producers]\nobserver = "/etc/o.cred"\ntick = "/etc/t.cred"\n');
     expect(e).toMatchObject({ code: "unknown_key", table: "server.producers", key: "tick", line: 3 });
