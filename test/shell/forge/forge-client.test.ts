@@ -201,13 +201,16 @@ describe("the gitlab client against the GitLab stand-in, a project in a nested g
     expect(await client.reviewedBy(1)).toEqual([]);
   });
 
-  it("maps locked to open, merged and closed to closed, and reads the newest note a person wrote", async () => {
+  it("maps locked to open and merging, merged and closed to closed, and reads the newest note a person wrote", async () => {
     forge.lockedPulls.add(1);
-    expect(await client.getPull(1)).toMatchObject({ state: "open", merged: false });
+    expect(await client.getPull(1)).toMatchObject({ state: "open", merged: false, merging: true });
+    // Not listed by `state=opened`, found by `state=locked`: a pass must see it to leave it alone.
+    expect(await client.findOpenPull("harness-rules/a")).toMatchObject({ number: 1, merging: true });
     forge.lockedPulls.clear();
+    expect(await client.getPull(1)).toMatchObject({ state: "open", merging: false });
     forge.pulls[0]?.comments.push({ body: "first thought", at: "2026-01-01T00:00:00Z" });
     forge.close(1, { review: "not now" });
-    expect(await client.getPull(1)).toMatchObject({ state: "closed", merged: false });
+    expect(await client.getPull(1)).toMatchObject({ state: "closed", merged: false, merging: false });
     expect(await client.lastReviewComment(1)).toBe("not now");
     (forge.pulls[0] as { merged: boolean }).merged = true;
     expect(await client.getPull(1)).toMatchObject({ state: "closed", merged: true });
