@@ -8,7 +8,8 @@
  * left `waiting` once `max_proposals_per_week` pull requests were opened there in 7 days, backtested over
  * 30 days through RuleService.Backtest, committed as `rules/<name>.toml` on `<branch_prefix><name>` and
  * pushed (never forced; `branch diverged` leaves it waiting), and opened as a pull request, or pushed to
- * the one open on that branch, with reviewers and labels. Every state goes through RecordProposal.
+ * the one open on that branch, with reviewers and labels; one GitLab is merging (`locked`) is left
+ * alone, and a proposal of its name waits. Every state goes through RecordProposal.
  * A dry run does every read (it may fetch) and records, pushes, commits and opens nothing.
  */
 

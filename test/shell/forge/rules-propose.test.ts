@@ -431,6 +431,34 @@ describe.each<ForgeKind>(["github", "gitea", "gitlab"])("harness rules propose o
     T,
   );
 
+  it.runIf(kind === "gitlab")(
+    "Finding 2 on GitLab: with the reviewer_ids PUT answering 500 after the username lookup, the next pass adopts the merge request and asks for its reviewer and label",
+    async () => {
+      const w = await world();
+      await w.propose("budget-notify");
+      w.forge.failures.push({
+        method: "PUT",
+        path: /\/merge_requests\/\d+$/,
+        status: 500,
+        message: "500 Internal Server Error",
+      });
+      const first = await w.run();
+      expect(first.code).toBe(4);
+      expect(w.forge.pulls.map((p) => [p.reviewers, p.labels])).toEqual([[[], []]]);
+      expect(w.states()).toEqual({ "p-1": "stored" });
+      w.forge.failures.length = 0;
+      const second = await w.run();
+      expect(second.code, second.stderr).toBe(0);
+      expect(second.json?.proposals).toEqual([
+        expect.objectContaining({ id: "p-1", action: "pushed", pr_number: 1 }),
+      ]);
+      expect(w.forge.pulls).toHaveLength(1);
+      expect(w.forge.pulls[0]).toMatchObject({ reviewers: [REVIEWER], labels: ["harness-rules"] });
+      expect(w.states()).toEqual({ "p-1": "opened" });
+    },
+    T,
+  );
+
   it(
     "Finding 3: of several proposals under one name, only the one whose expression was merged is marked merged; the others are closed as superseded",
     async () => {
