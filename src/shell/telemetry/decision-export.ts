@@ -254,7 +254,11 @@ export function startDecisionExport(o: DecisionExportOptions): DecisionExport {
   // Records handed to the SDK and not yet exported or failed: the bound this module enforces itself, so
   // every drop is counted (the SDK's own queue drops silently).
   let waiting = 0;
+  // Set once the export has stopped: what still waited then was counted dropped, and a batch that
+  // settles later must not be counted again.
+  let stopped = false;
   const exporter = new CountingExporter(inner, (n, ok) => {
+    if (stopped) return;
     waiting -= n;
     if (ok) o.metrics.otelExported.inc(n);
     else o.metrics.otelDropped.inc({ reason: "export_failed" }, n);
@@ -295,18 +299,22 @@ export function startDecisionExport(o: DecisionExportOptions): DecisionExport {
   return {
     observer,
     flush: () => provider.forceFlush(),
-    // A collector that is down must not hold up the daemon's stop: what has not gone by then is lost.
+    // A collector that is down must not hold up the daemon's stop: what has not gone by then is lost,
+    // and counted.
     shutdown: () =>
       new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, SHUTDOWN_MS);
+        const stop = () => {
+          if (!stopped && waiting > 0) o.metrics.otelDropped.inc({ reason: "stopped" }, waiting);
+          stopped = true;
+          waiting = 0;
+          resolve();
+        };
+        const timer = setTimeout(stop, SHUTDOWN_MS);
         timer.unref();
-        provider.shutdown().then(
-          () => {
-            clearTimeout(timer);
-            resolve();
-          },
-          () => resolve(),
-        );
+        provider.shutdown().then(() => {
+          clearTimeout(timer);
+          stop();
+        }, stop);
       }),
   };
 }

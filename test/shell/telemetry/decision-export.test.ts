@@ -2,6 +2,8 @@
  * Issue 33 item 1: decisions exported over OpenTelemetry, received by a real OTLP/HTTP receiver
  * (./otlp-receiver.ts) from a real daemon process.
  */
+import * as http from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Fire } from "../../../src/core/outcome.js";
 import { DaemonMetrics } from "../../../src/shell/support/metrics.js";
@@ -141,6 +143,38 @@ describe("decisions over OpenTelemetry", () => {
     expect([...body].filter(control)).toEqual([]);
     expect(body.startsWith("\uFFFD]0;pwned\uFFFD\uFFFD[2Jxxx")).toBe(true);
     expect(receiver.records[0]?.attributes["harness.rule.name"]).toBe("hostile");
+  });
+
+  it("records still unsent when the export stops are counted dropped", async () => {
+    // A collector that takes the request and never answers: the batch is in flight at the stop.
+    const silent = http.createServer(() => {});
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    cleanups.push(
+      () =>
+        new Promise<void>((resolve) => {
+          silent.closeAllConnections();
+          silent.close(() => resolve());
+        }),
+    );
+    const metrics = new DaemonMetrics();
+    const exp = startDecisionExport({
+      config: {
+        endpoint: `http://127.0.0.1:${(silent.address() as AddressInfo).port}/v1/logs`,
+        protocol: "http/protobuf",
+        headersFile: undefined,
+      },
+      headers: {},
+      metrics,
+      serviceInstance: "test",
+      serviceVersion: "0.0.0",
+      delayMs: 10,
+    });
+    for (let i = 0; i < 3; i++) exp.observer({ kind: "fire", fire: { ...hostileFire("m"), id: `f${i}` } });
+    await exp.shutdown();
+    const dropped = async () =>
+      (await metrics.otelDropped.get()).values.map((v) => [v.labels.reason, v.value]);
+    expect(await dropped()).toEqual([["stopped", 3]]);
+    expect((await metrics.otelExported.get()).values[0]?.value ?? 0).toBe(0);
   });
 
   it("a shadow fire is exported with its mode", () => {
