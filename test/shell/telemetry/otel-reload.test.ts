@@ -114,11 +114,11 @@ describe("harness reload and [otel]", () => {
 
     writeHeaders(headers, "Authorization: Bearer two\n", 0o644);
     const open = await fleet.cli(["reload"]);
-    expect(open.code).not.toBe(0);
+    expect(open.code).toBe(4);
     expect(open.stderr).toContain(`[otel] headers_file ${headers}: readable by group or others`);
     writeHeaders(headers, "Authorization: Bearer two\nX-Tenant team-a\n");
     const bad = await fleet.cli(["reload"]);
-    expect(bad.code).not.toBe(0);
+    expect(bad.code).toBe(4);
     expect(bad.stderr).toContain(`[otel] headers_file ${headers}:2:1: want \`Name: value\``);
 
     const run = await appendTool(fleet);
