@@ -2,6 +2,7 @@
  * Issue 33 item 1: decisions exported over OpenTelemetry, received by a real OTLP/HTTP receiver
  * (./otlp-receiver.ts) from a real daemon process.
  */
+import * as fs from "node:fs";
 import * as http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
@@ -15,6 +16,7 @@ import {
 import { parseOtlpHeaders } from "../../../src/shell/telemetry/otlp-headers.js";
 import { fires, journalRows } from "../../support/store-reads.js";
 import { AgentsDaemon, session } from "../agents/agents-daemon.js";
+import { claudeCode } from "../agents/payloads.js";
 import { freePort, jsonl, TestFleet } from "../daemon-harness.js";
 import { OtlpReceiver } from "./otlp-receiver.js";
 
@@ -233,6 +235,35 @@ describe("decisions taken without a rule fire", () => {
     expect(record?.body).toBe(`run ${s.run} stopped by the loop guard: 8 identical calls of Read in a row`);
   });
 
+  it("a live tool call its fail mode answered reaches the collector", async () => {
+    const receiver = new OtlpReceiver();
+    cleanups.push(() => receiver.stop());
+    const d = await AgentsDaemon.start({
+      config: `[otel]\nendpoint = "${await receiver.start()}"\nprotocol = "http/json"\n[agents]\nlisten = ""\non_unreachable = "deny"\n`,
+    });
+    cleanups.push(() => d.dispose());
+    // An evaluator that never gets to the attempt within the budget.
+    d.app.daemon.evaluated = async () => false;
+    const answer = await postHook(d, claudeCode(d.fleet.root, "s1").PreToolUse);
+    expect(answer).toContain('on_unreachable = \\"deny\\"');
+    await d.fleet.until(
+      () => receiver.records.some((r) => r.attributes["harness.decision"] === "fail_mode"),
+      "the fail mode's record",
+    );
+    const [attempt] = journalRows(d, { kind: "attempt_event" });
+    const record = receiver.records.find((r) => r.attributes["harness.decision"] === "fail_mode");
+    expect(record?.attributes).toMatchObject({
+      "harness.fail_mode.result": "deny",
+      "harness.fail_mode.source": "global",
+      "harness.journal.seq": attempt?.seq,
+      "harness.tool": "Edit",
+      "harness.target.harness": "impl",
+      "harness.target.run": attempt?.run,
+      "gen_ai.guardrail.action.type": "block",
+    });
+    expect(record?.body).toContain("not evaluated within 2000 ms");
+  });
+
   it("a tool call its fail mode answered is a record naming the mode's result and source", () => {
     const r = decisionRecord({
       kind: "fail_mode",
@@ -307,6 +338,32 @@ describe("the GenAI guardrail conventions' names, beside ours", () => {
       });
   });
 });
+
+/** Posts a hook payload to the daemon's socket as Claude Code's http hook does: the answer's body. */
+function postHook(d: AgentsDaemon, payload: unknown): Promise<string> {
+  const [observer, ledger] = (["observer", "ledger"] as const).map((s) =>
+    fs.readFileSync(d.fleet.tokens.get(s) as string, "utf8").trim(),
+  );
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        socketPath: d.fleet.socketPath,
+        path: "/hooks/claude-code?harness=impl",
+        method: "POST",
+        headers: { authorization: `Bearer ${observer}`, "x-harness-ledger-token": ledger },
+      },
+      (res) => {
+        let body = "";
+        res.on("data", (c: Buffer) => {
+          body += c.toString();
+        });
+        res.on("end", () => resolve(body));
+      },
+    );
+    req.on("error", reject);
+    req.end(JSON.stringify(payload));
+  });
+}
 
 function hostileFire(message: string): Fire {
   return {
