@@ -126,6 +126,21 @@ describe("harness reload and [otel]", () => {
     expect(fireOf(r, run)?.headers?.authorization).toBe("Bearer one");
   });
 
+  it("a config whose [otel] does not load fails the reload, naming file, key, line and column, and the config and export in force stay", async () => {
+    const { r, url } = await receiver();
+    const fleet = await fleetWith(otelTable(url));
+    setOtel(fleet, otelTable("grpc://collector:4317"));
+    const file = path.join(fleet.root, "config", "harness", "harness.toml");
+    const line = fs.readFileSync(file, "utf8").split("\n").indexOf('endpoint = "grpc://collector:4317"') + 1;
+    const reload = await fleet.cli(["reload"]);
+    expect(reload.code).toBe(4);
+    expect(reload.stderr).toContain(`${file}:${line}:1: [otel] endpoint: grpc: is not http: or https:`);
+    const run = await appendTool(fleet);
+    await fleet.until(() => fireOf(r, run) !== undefined, "the fire's record at the collector in force");
+    // The rest of the config in force goes on too: the notify hook still hears of the fire.
+    await fleet.until(() => fleet.delivered().length > 0, "the fire's notification");
+  });
+
   it("a reload moves the export to a new endpoint and protocol, and one without [otel] ends it", async () => {
     const first = await receiver();
     const second = await receiver();
