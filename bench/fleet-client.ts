@@ -92,7 +92,8 @@ async function load(job: LoadJob, ca: Buffer | undefined): Promise<object> {
   const session = async (harness: string, id: string) => {
     let due = start - Math.log(1 - next()) * (1000 / job.rate);
     for (let n = 0; ; n++) {
-      await sleep(due - Date.now());
+      // A call due after the end is never made: sleep no further than the end.
+      await sleep(Math.min(due, end) - Date.now());
       if (Date.now() >= end) return;
       const call = payloads(job.repo, id, n);
       for (const body of [call.PreToolUse, call.PostToolUse]) {

@@ -8,7 +8,7 @@
  *    fixed seed so load lands on both alike. Each call opens a connection of its own, as a command hook
  *    does: over TLS that is a handshake per call. Goal: TLS p99 <= 2x loopback p99.
  * 2. A fleet's load: 50 simulated machines x 4 sessions (each machine a harness of its own) calling the
- *    TLS daemon at a realistic rate (a tool call per session every 10 s: 40 hook calls/s in all) and at
+ *    TLS daemon from the laptops, and the same load to the loopback daemon from the host, at a realistic rate (a tool call per session every 10 s: 40 hook calls/s in all) and at
  *    10x it, open loop, for DURATION_S each: rows admitted per second, p50/p99 answer times, errors, the
  *    daemon's CPU (share of one core) and RSS, and the clients' own CPU (they share the machine's two
  *    cores with the daemon).
@@ -269,31 +269,36 @@ interface LoadResult {
   readonly clientCpuMs: number;
 }
 
+/**
+ * One load on `target`: over TLS its clients run in the laptops' namespaces, over loopback on the host,
+ * split the same way (a process per laptop) so both meet the same client-side costs.
+ */
 async function fleetLoad(
   lab: Lab,
-  tls: { box: Box; daemon: Daemon; ca: string },
+  target: { box: Box; daemon: Daemon; ca?: string },
+  path: "tls" | "loopback",
   factor: number,
 ): Promise<void> {
   const machines = Array.from({ length: MACHINES }, (_, i) => `m${String(i + 1).padStart(2, "0")}`);
   const share = Math.ceil(MACHINES / lab.laptops.length);
-  const rowsBefore = journalRows(tls.box.store);
-  const cpuBefore = cpuMs(tls.daemon.pid);
+  const rowsBefore = journalRows(target.box.store);
+  const cpuBefore = cpuMs(target.daemon.pid);
   const results = await Promise.all(
     lab.laptops.map((laptop, i) =>
       startClient(
         {
           mode: "load",
-          hooksUrl: tls.daemon.hooksUrl,
-          headers: tls.box.headers,
-          ca: tls.ca,
-          repo: tls.box.repo,
+          hooksUrl: target.daemon.hooksUrl,
+          headers: target.box.headers,
+          ...(target.ca === undefined ? {} : { ca: target.ca }),
+          repo: target.box.repo,
           machines: machines.slice(i * share, (i + 1) * share).map((m) => `${m}-x${factor}`),
           sessionsPerMachine: SESSIONS,
           rate: REALISTIC_RATE * factor,
           durationMs: DURATION_S * 1000,
           seed: SEED + i,
         },
-        laptop.ns,
+        path === "tls" ? laptop.ns : undefined,
       )
         .ask("")
         .then((line) => JSON.parse(line) as LoadResult),
@@ -301,14 +306,14 @@ async function fleetLoad(
   );
   // Rows the daemon admitted for calls answered in the window; its derivers may add a few of their own.
   const elapsed = Math.max(...results.map((r) => r.elapsedMs)) / 1000;
-  const rows = journalRows(tls.box.store) - rowsBefore;
-  const cpu = (cpuMs(tls.daemon.pid) - cpuBefore) / 1000;
-  const rss = rssMiB(tls.daemon.pid);
+  const rows = journalRows(target.box.store) - rowsBefore;
+  const cpu = (cpuMs(target.daemon.pid) - cpuBefore) / 1000;
+  const rss = rssMiB(target.daemon.pid);
   const latencies = results.flatMap((r) => r.latencies);
   const errors = results.reduce((n, r) => n + r.errors, 0);
   const offered = MACHINES * SESSIONS * REALISTIC_RATE * factor * 2;
   console.log(
-    `${`${factor}x`.padEnd(4)} ${offered.toFixed(0).padStart(7)}  ${(rows / elapsed).toFixed(1).padStart(9)}  ${fmt(quantile(latencies, 0.5))}  ${fmt(quantile(latencies, 0.99))}  ${String(errors).padStart(6)}  ${((100 * cpu) / elapsed).toFixed(0).padStart(10)}%  ${rss.now.toFixed(0).padStart(7)}/${rss.peak.toFixed(0)}  ${((100 * results.reduce((n, r) => n + r.clientCpuMs, 0)) / 1000 / elapsed).toFixed(0).padStart(10)}%`,
+    `${`${factor}x ${path}`.padEnd(13)} ${offered.toFixed(0).padStart(7)}  ${(rows / elapsed).toFixed(1).padStart(9)}  ${fmt(quantile(latencies, 0.5))}  ${fmt(quantile(latencies, 0.99))}  ${String(errors).padStart(6)}  ${((100 * cpu) / elapsed).toFixed(0).padStart(10)}%  ${rss.now.toFixed(0).padStart(7)}/${rss.peak.toFixed(0)}  ${((100 * results.reduce((n, r) => n + r.clientCpuMs, 0)) / 1000 / elapsed).toFixed(0).padStart(10)}%`,
   );
   for (const e of results.flatMap((r) => r.firstErrors)) console.log(`  error: ${e}`);
 }
@@ -351,9 +356,11 @@ async function main(): Promise<void> {
       `\n2. ${MACHINES} machines x ${SESSIONS} sessions over TLS from ${lab.laptops.length} laptop namespaces, ${DURATION_S} s each, seed ${SEED}`,
     );
     console.log(
-      "load  calls/s  rows/s    p50 ms   p99 ms  errors  daemon CPU  RSS MiB now/peak  clients CPU",
+      "load          calls/s  rows/s    p50 ms   p99 ms  errors  daemon CPU  RSS MiB now/peak  clients CPU",
     );
-    for (const factor of [1, 10]) await fleetLoad(lab, tls, factor);
+    for (const factor of [1, 10])
+      for (const p of ["tls", "loopback"] as const)
+        await fleetLoad(lab, p === "tls" ? tls : { box: localBox, daemon: localDaemon }, p, factor);
     console.log(
       `load average after: ${os
         .loadavg()
