@@ -1,6 +1,6 @@
 /**
  * Opening the PostgreSQL store (issue 34): a node-postgres pool whose BIGINT columns (seq, at) read as
- * numbers, and the schema brought to this harness's version at start, under a transaction-scoped
+ * numbers, the server's durability settings checked, and the schema brought to this harness's version at start, under a transaction-scoped
  * advisory lock so two harnesses starting together migrate once. A database of a newer schema is
  * refused, never downgraded; the migrations that are missing run in one transaction, all or none.
  */
@@ -38,9 +38,23 @@ const types = {
 const nameOf = (config: pg.PoolConfig): string =>
   `postgresql ${config.host ?? "localhost"}/${config.database ?? "(default)"}`;
 
+/**
+ * The server's settings a commit's answer relies on, read back as SQLite's pragmas are: with fsync or
+ * synchronous_commit off, a commit answered could still be lost in a crash, and an action repeated.
+ */
+async function checkDurability(client: pg.PoolClient, name: string): Promise<void> {
+  for (const setting of ["fsync", "synchronous_commit"]) {
+    const r = await client.query<Record<string, string>>(`SHOW ${setting}`);
+    const value = r.rows[0]?.[setting];
+    if (value === "off")
+      throw new PgStoreOpenError(name, `${setting} is off: a committed row could be lost after its answer`);
+  }
+}
+
 async function migrate(pool: pg.Pool, name: string): Promise<void> {
   const client = await pool.connect();
   try {
+    await checkDurability(client, name);
     await client.query("BEGIN");
     // The lock's key is derived from a fixed text, so every harness takes the same one.
     await client.query("SELECT pg_advisory_xact_lock(hashtext('harness_schema'))");

@@ -131,7 +131,9 @@ export class PgJournal {
   async commit(groups: readonly PgGroup[]): Promise<PgCommitted> {
     const client = await this.pool.connect();
     try {
-      await client.query("BEGIN");
+      // Read committed whatever the server's default: after waiting for the head, the lock's statement
+      // reads the head as the transaction before left it, and each later statement sees that one's rows.
+      await client.query("BEGIN ISOLATION LEVEL READ COMMITTED");
       // The head's lock, held to the commit: every append transaction waits here for the one before it.
       const head = await client.query<{ seq: number; at: number }>(
         "SELECT seq, at FROM journal_head WHERE id = 1 FOR UPDATE",

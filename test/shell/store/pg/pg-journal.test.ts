@@ -154,4 +154,10 @@ describe("the PostgreSQL schema's version", () => {
     await expect(refused).rejects.toBeInstanceOf(PgStoreOpenError);
     await expect(refused).rejects.toThrow(/schema version \d+ is newer than this harness knows/);
   });
+
+  it("refuses a server whose commits could be lost after their answer", async () => {
+    const db = await freshPgDatabase("pg_durability");
+    const refused = openPgStore({ ...pgOptions(db), options: "-c synchronous_commit=off" });
+    await expect(refused).rejects.toThrow(/synchronous_commit is off/);
+  });
 });
