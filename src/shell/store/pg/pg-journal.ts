@@ -135,9 +135,10 @@ export class PgJournal {
       // reads the head as the transaction before left it, and each later statement sees that one's rows.
       await client.query("BEGIN ISOLATION LEVEL READ COMMITTED");
       // The head's lock, held to the commit: every append transaction waits here for the one before it.
-      const head = await client.query<{ seq: number; at: number }>(
-        "SELECT seq, at FROM journal_head WHERE id = 1 FOR UPDATE",
-      );
+      const head = await client.query<{ seq: number; at: number }>({
+        name: "journal-head",
+        text: "SELECT seq, at FROM journal_head WHERE id = 1 FOR UPDATE",
+      });
       const start = head.rows[0];
       if (start === undefined) throw new Error("journal_head has no row");
       // Read after the lock, so every key committed before is seen: keys are written under it alone.
@@ -170,13 +171,12 @@ export class PgJournal {
       }
       let at = 0;
       if (seq > start.seq) {
-        const r = await client.query<{ at: number }>(APPEND, [
-          ...cells,
-          seq,
-          ...paths,
-          ...keys,
-          APPEND_KEY_TTL_MS,
-        ]);
+        // Named, so each connection parses and plans it once: it runs while the head is held.
+        const r = await client.query<{ at: number }>({
+          name: "journal-append",
+          text: APPEND,
+          values: [...cells, seq, ...paths, ...keys, APPEND_KEY_TTL_MS],
+        });
         at = (r.rows[0] as { at: number }).at;
       }
       await this.options.beforeCommit?.();
