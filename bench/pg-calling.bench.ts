@@ -72,7 +72,7 @@ async function main(): Promise<void> {
     const results: [string, number][] = [
       ["PostgreSQL point read, awaited", await perCall(() => store.pool.query(read))],
       ["PostgreSQL point read, sync over a worker", await perCall(() => querySync(read))],
-      ["SQLite point read (better-sqlite3)", await perCall(() => table.atOf(1))],
+      ["SQLite point read (JournalTable.atOf, which prepares each call)", await perCall(() => table.atOf(1))],
       ["PostgreSQL append of one row, awaited", await perCall(() => journal.commit([{ rows: [row] }]))],
       [
         "SQLite append of one row (BEGIN IMMEDIATE, synchronous=FULL)",
