@@ -5,13 +5,18 @@
  * and its `at` as the later of the head's and the database's clock, and holds the lock until it has
  * committed; so transactions commit in seq order, seqs have no gaps, and `at` never goes back whatever the
  * clocks of the hosts that write. A reader in seq order can never pass a row that commits later.
+ *
+ * The mapping: `commit(groups)` is the journal writer's `JournalCommits.commit` around
+ * `JournalAppends.answer`, `JournalTable.append` and `JournalAppends.record` (a transaction as data,
+ * since its statements are round trips); `answer` and the reads keep SQLite's names and meaning, their
+ * generators asynchronous (test/shell/store/pg/journal-contract.test.ts holds them to SQLite's).
  */
 import type pg from "pg";
 import type { EventFields, JournalRow } from "../../../core/journal.js";
 import { indexRow } from "../../../core/journal.js";
 import type { EventKind } from "../../../core/kinds.js";
 import type { Source } from "../../../core/sources.js";
-import type { NewRow } from "../journal-table.js";
+import { type Decodable, type IndexedColumn, knownFields, type NewRow } from "../journal-table.js";
 import { INDEXED_COLUMNS } from "../schema.js";
 
 /** A row to append: its `at` is the database's, given in the append transaction. */
@@ -228,6 +233,88 @@ export class PgJournal {
       [seq, limit],
     );
     return r.rows.map(toRow);
+  }
+
+  /**
+   * Rows with seq in `(fromSeq, toSeq]` admitted after `afterAt`, in seq order, a page at a time
+   * (SQLite's `rowsBetween`).
+   */
+  async *rowsBetween(
+    afterAt: number,
+    fromSeq: number,
+    toSeq: number,
+    page = 5_000,
+  ): AsyncGenerator<JournalRow> {
+    let from = fromSeq;
+    for (;;) {
+      const r = await this.pool.query<StoredRow>(
+        "SELECT seq, kind, at, event FROM rule_journal WHERE at > $1 AND seq > $2 AND seq <= $3 ORDER BY seq LIMIT $4",
+        [afterAt, from, toSeq, page],
+      );
+      for (const row of r.rows) yield toRow(row);
+      if (r.rows.length < page) return;
+      from = (r.rows[r.rows.length - 1] as StoredRow).seq;
+    }
+  }
+
+  /**
+   * SQLite's `rowsInRangeTyped`: rows `fromSeq`..`toSeq`, the event decoded only where `readsEvent`
+   * says the reader needs more than its type and the indexed `columns`, and its text not even read
+   * for a row `decodable` rules out.
+   */
+  async *rowsInRangeTyped(
+    fromSeq: number,
+    toSeq: number,
+    readsEvent: (kind: EventKind, type: string, values: readonly (string | boolean | undefined)[]) => boolean,
+    columns: readonly IndexedColumn[] = [],
+    decodable?: Decodable,
+    page = 5_000,
+  ): AsyncGenerator<JournalRow> {
+    // Column names come from INDEXED_COLUMNS only, never from input; kinds and types are parameters.
+    const params: unknown[] = [];
+    const p = (v: unknown) => {
+      params.push(v);
+      return `$${params.length}`;
+    };
+    let event = "event";
+    if (decodable !== undefined) {
+      const terms: string[] = [];
+      for (const [kind, types] of decodable)
+        if (types === "any") terms.push(`kind = ${p(kind)}`);
+        else if (types.size > 0) terms.push(`(kind = ${p(kind)} AND type = ANY(${p([...types])}::text[]))`);
+      event = terms.length === 0 ? "NULL" : `CASE WHEN ${terms.join(" OR ")} THEN event END`;
+    }
+    const extra = columns.map((c) => `, ${c}`).join("");
+    const after = params.length + 1;
+    const sql = `SELECT seq, kind, type, at${extra}, ${event} AS event FROM rule_journal WHERE seq > $${after} AND seq <= $${after + 1} ORDER BY seq LIMIT $${after + 2}`;
+    const values: (string | boolean | undefined)[] = columns.map(() => undefined);
+    let from = fromSeq - 1;
+    for (;;) {
+      const r = await this.pool.query<unknown[]>({
+        text: sql,
+        values: [...params, from, toSeq, page],
+        rowMode: "array",
+      });
+      for (const row of r.rows) {
+        const [seq, kind, type, at] = row as [number, EventKind, string, number];
+        for (let i = 0; i < values.length; i++) {
+          const v = row[4 + i];
+          values[i] = typeof v === "string" || typeof v === "boolean" ? v : undefined;
+        }
+        const text = row[row.length - 1];
+        yield {
+          seq,
+          kind,
+          at,
+          event:
+            typeof text === "string" && readsEvent(kind, type, values)
+              ? (JSON.parse(text) as EventFields)
+              : knownFields(type, columns, values),
+        };
+      }
+      if (r.rows.length < page) return;
+      from = (r.rows[r.rows.length - 1] as [number, ...unknown[]])[0];
+    }
   }
 
   /** Rows `fromSeq`..`toSeq` in seq order, read a page at a time on the primary key. */
