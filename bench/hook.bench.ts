@@ -48,6 +48,8 @@ import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { buildHookClient } from "../src/shell/agents/install/hook-client.js";
+import { payloads } from "./hook-payloads.js";
+import { quantile } from "./measure.js";
 
 const RUNS = Number(process.env.RUNS ?? 200);
 /** The compiled relay floor (`relay-floor.c`), or undefined where no C compiler is found. */
@@ -211,36 +213,6 @@ function sandbox() {
   return { root, env, observer, ledger, repo };
 }
 
-/**
- * Round `n`'s PreToolUse and PostToolUse payloads, in session `session`. Each session edits its own file:
- * two sessions of one harness editing one file collide, and the collision's fire would be told in the
- * next answer, which then carries context (`tell-e2e.test.ts` covers that; this times the quiet path).
- */
-const payloads = (repo: string, session: string, n: number) => {
-  const file = `${repo}/src/${session}.ts`;
-  const common = {
-    session_id: session,
-    transcript_path: "/t.jsonl",
-    cwd: repo,
-    permission_mode: "default",
-  };
-  const tool = {
-    tool_name: "Edit",
-    tool_input: { file_path: file, old_string: `a${n}`, new_string: "b", replace_all: false },
-    tool_use_id: `toolu_${n}`,
-  };
-  return {
-    PreToolUse: JSON.stringify({ ...common, hook_event_name: "PreToolUse", ...tool }),
-    PostToolUse: JSON.stringify({
-      ...common,
-      hook_event_name: "PostToolUse",
-      ...tool,
-      tool_response: { filePath: file, success: true },
-      duration_ms: 3,
-    }),
-  };
-};
-
 /** Wall time of one child process, spawn to exit, in ms; it must exit 0 having printed nothing. */
 function timeProcess(
   argv: readonly [string, ...string[]],
@@ -357,11 +329,6 @@ const load = (): string =>
     .loadavg()
     .map((l) => l.toFixed(2))
     .join(", ");
-
-const quantile = (xs: readonly number[], q: number): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil(q * s.length) - 1)] as number;
-};
 
 /** A build under test: its daemon in a sandbox of its own, and its four timed calls. */
 interface Contender {

@@ -62,7 +62,14 @@ async function downUrl(): Promise<string> {
   return url;
 }
 
-async function measure(otel: string | undefined): Promise<number[]> {
+interface Measured {
+  readonly samples: number[];
+  /** Records the collector took, and those dropped (by reason), once the daemon has stopped. */
+  readonly exported: number;
+  readonly dropped: string;
+}
+
+async function measure(otel: string | undefined): Promise<Measured> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "harness-otel-bench-"));
   const sub = (p: string) => {
     const d = path.join(dir, p);
@@ -127,7 +134,11 @@ async function measure(otel: string | undefined): Promise<number[]> {
     await daemon.close();
     fs.rmSync(dir, { recursive: true, force: true });
   }
-  return samples.sort((a, b) => a - b);
+  const exported = (await daemon.metrics.otelExported.get()).values[0]?.value ?? 0;
+  const dropped = (await daemon.metrics.otelDropped.get()).values
+    .map((v) => `${v.labels.reason}=${v.value}`)
+    .join(" ");
+  return { samples: samples.sort((a, b) => a - b), exported, dropped: dropped || "none" };
 }
 
 const pct = (s: number[], p: number) =>
@@ -135,7 +146,7 @@ const pct = (s: number[], p: number) =>
 
 const live = await collector();
 const down = await downUrl();
-const runs: [string, number[]][] = [
+const runs: [string, Measured][] = [
   ["no export", await measure(undefined)],
   ["live collector", await measure(live.url)],
   ["collector down", await measure(down)],
@@ -144,12 +155,14 @@ const received = live.received();
 await live.close();
 const [base] = runs;
 console.log(`admission → decision, ${SAMPLES} rows each (after ${WARMUP} warm-up), one run`);
-console.log("setup            p50 ms   p99 ms   p50 ratio  p99 ratio");
-for (const [name, s] of runs) {
-  const r50 = pct(s, 50) / pct(base?.[1] ?? s, 50);
-  const r99 = pct(s, 99) / pct(base?.[1] ?? s, 99);
+console.log("setup            p50 ms   p99 ms   p50 ratio  p99 ratio  exported  dropped");
+for (const [name, m] of runs) {
+  const s = m.samples;
+  const b = base?.[1].samples ?? s;
+  const r50 = pct(s, 50) / pct(b, 50);
+  const r99 = pct(s, 99) / pct(b, 99);
   console.log(
-    `${name.padEnd(16)} ${pct(s, 50).toFixed(3).padStart(6)}   ${pct(s, 99).toFixed(3).padStart(6)}   ${r50.toFixed(2).padStart(8)}   ${r99.toFixed(2).padStart(8)}`,
+    `${name.padEnd(16)} ${pct(s, 50).toFixed(3).padStart(6)}   ${pct(s, 99).toFixed(3).padStart(6)}   ${r50.toFixed(2).padStart(8)}   ${r99.toFixed(2).padStart(8)}  ${String(m.exported).padStart(8)}  ${m.dropped}`,
   );
 }
 console.log(`the live collector received ${received} bytes of OTLP`);

@@ -9,17 +9,14 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { ProducerSource } from "../../src/core/sources.js";
+import type { CliResult } from "../support/run-process.js";
+
+export { type CliResult, runProcess } from "../support/run-process.js";
 
 export const CLI = fileURLToPath(new URL("../../dist/shell/cli/main.js", import.meta.url));
 const WITH_RULES = fileURLToPath(new URL("../fixtures/daemon/daemon-with-rules.ts", import.meta.url));
 const WITH_GATEWAY = fileURLToPath(new URL("../fixtures/daemon/daemon-with-gateway.ts", import.meta.url));
 export const HOOKS = fileURLToPath(new URL("../fixtures/hooks/", import.meta.url));
-
-export interface CliResult {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
 
 export interface FleetOptions {
   readonly enforce?: readonly string[];
@@ -48,6 +45,8 @@ export interface FleetOptions {
   readonly gateway?: boolean;
   /** `[memory.rules] shadow_period` for the test rules (default "0s": they act at once). */
   readonly shadowPeriod?: string;
+  /** Runs the daemon inside this network namespace (`ip netns exec`, root; test/support/netns.ts). */
+  readonly netns?: string;
 }
 
 /** A loopback port free at the time of asking (for a config that must name a port, not 0). */
@@ -70,37 +69,6 @@ function agentsTable(extra: string | undefined): string {
   return "";
 }
 
-/**
- * Runs a process to its end and gives its exit code and whole output (resolved on `close`, so what it
- * wrote last has been read); `stdin` is written and closed, or nothing is.
- */
-export function runProcess(
-  command: string,
-  args: readonly string[],
-  options: { readonly env: NodeJS.ProcessEnv; readonly cwd?: string; readonly stdin?: string },
-): Promise<CliResult> {
-  return new Promise((resolve) => {
-    const child = spawn(command, args, {
-      env: options.env,
-      ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
-      stdio: [options.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout?.on("data", (d: Buffer) => {
-      stdout += d.toString();
-    });
-    child.stderr?.on("data", (d: Buffer) => {
-      stderr += d.toString();
-    });
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-    if (options.stdin !== undefined) {
-      child.stdin?.on("error", () => {});
-      child.stdin?.end(options.stdin);
-    }
-  });
-}
-
 export class TestFleet {
   readonly root = fs.mkdtempSync(path.join(os.tmpdir(), "harness-daemon-"));
   readonly env: NodeJS.ProcessEnv;
@@ -108,6 +76,7 @@ export class TestFleet {
   readonly stops = path.join(this.root, "stops");
   private readonly rulesDir: string | undefined;
   private readonly gateway: boolean;
+  private readonly netns: string | undefined;
   /** The stand-in gateway's socket, with `gateway: true`. */
   readonly gatewaySocket: string;
   readonly tokens = new Map<ProducerSource, string>();
@@ -135,6 +104,7 @@ export class TestFleet {
     this.socketPath = path.join(this.root, "run", "harness.sock");
     this.gatewaySocket = path.join(this.root, "run", "gateway.sock");
     this.gateway = options.gateway === true;
+    this.netns = options.netns;
     fs.mkdirSync(this.deliveries);
     fs.mkdirSync(this.stops);
     if (options.rules !== undefined) {
@@ -194,7 +164,12 @@ export class TestFleet {
         : this.gateway
           ? ["--import", "tsx", WITH_GATEWAY]
           : [CLI, "daemon"];
-    const child = spawn(process.execPath, argv, {
+    // `ip netns exec` execs node in the namespace: the child's pid is the daemon's, signals reach it.
+    const [command, args] =
+      this.netns === undefined
+        ? [process.execPath, argv]
+        : ["ip", ["netns", "exec", this.netns, process.execPath, ...argv]];
+    const child = spawn(command, args, {
       env: {
         ...this.env,
         ...extraEnv,

@@ -33,11 +33,10 @@ import { formatConfigError } from "../config/config-error.js";
 import { type GlobalConfig, readGlobalConfig } from "../config/global-config.js";
 import { storePath as defaultStorePath, globalConfigPath } from "../config/paths.js";
 import type { DecisionObserver } from "../daemon/actions.js";
-import { Daemon } from "../daemon/daemon.js";
+import { Daemon, type DaemonDeps } from "../daemon/daemon.js";
 import type { Committed } from "../daemon/evaluator.js";
 import { EventBus } from "../daemon/event-bus.js";
 import { ClosedRunTokens } from "../derive/closed-run-tokens.js";
-import type { Deriver } from "../derive/deriver.js";
 import { UnknownPolicyRepoError } from "../errors.js";
 import { gatewayCaller } from "../gateway/caller.js";
 import { type GatewayServer, startGateway } from "../gateway/gateway-server.js";
@@ -81,8 +80,9 @@ import { DaemonMetrics } from "../support/metrics.js";
 import { portHolder } from "../support/port-holder.js";
 import { loadTlsMaterial, type TlsFiles, TlsListeners, type TlsMaterial } from "../support/tls-listener.js";
 import { packageVersion } from "../support/version.js";
-import { type DecisionExport, startDecisionExport } from "../telemetry/decision-export.js";
-import { OtlpHeadersError, readOtlpHeaders } from "../telemetry/otlp-headers.js";
+import { startDecisionExport } from "../telemetry/decision-export.js";
+import { DecisionExports } from "../telemetry/decision-exports.js";
+import { OtlpHeadersError } from "../telemetry/otlp-headers.js";
 import { type MetricsServer, serveMetrics } from "./metrics-server.js";
 
 export interface DaemonOptions {
@@ -143,7 +143,8 @@ export class DaemonApp {
     private readonly hookListener: HookListener | undefined,
     /** `[server]` TLS, when configured: every TCP listener's certificate, swapped on reload. */
     private readonly tls: TlsListeners | undefined,
-    private readonly decisionExport: DecisionExport | undefined,
+    /** `[otel]`: the decision export in force, replaced by a reload that changes it. */
+    private readonly decisionExports: DecisionExports,
   ) {}
 
   static async start(options: DaemonOptions): Promise<DaemonApp> {
@@ -175,6 +176,16 @@ export class DaemonApp {
       const runStops = stores.agentRunStops;
       const tls =
         config.server.tls === undefined ? undefined : new TlsListeners(tlsMaterial(config.server.tls));
+      const decisionExports = new DecisionExports((otel, headers) =>
+        startDecisionExport({
+          config: otel,
+          headers,
+          metrics,
+          serviceInstance: `${hostname()}:${process.pid}`,
+          serviceVersion: packageVersion(),
+        }),
+      );
+      const startExport = prepareOtel(decisionExports, config);
       const daemon = new Daemon({
         stores,
         configAtStart: config,
@@ -185,9 +196,11 @@ export class DaemonApp {
         loadServed: async (c) => {
           const next = await loadCredentials(credentialFiles(c));
           const rotate = tlsRotation(tls, c, log);
+          const otel = prepareOtel(decisionExports, c);
           return () => {
             credentials.replace(next);
             rotate?.();
+            otel();
           };
         },
         log,
@@ -306,11 +319,9 @@ export class DaemonApp {
       const hookListener = await startAgentsListener(config, hookRoutes, tls, () =>
         refusedConnection("hooks_http"),
       );
-      const decisionExport = startOtel(config, metrics);
-      if (decisionExport !== undefined) {
-        daemon.observeDecisions(decisionExport.observer);
-        opened.push(() => decisionExport.shutdown());
-      }
+      daemon.observeDecisions(decisionExports.observer);
+      startExport();
+      opened.push(() => decisionExports.shutdown());
       daemon.start();
       return new DaemonApp(
         daemon,
@@ -330,7 +341,7 @@ export class DaemonApp {
         gateway,
         hookListener,
         tls,
-        decisionExport,
+        decisionExports,
       );
     } catch (e) {
       for (const close of opened.reverse()) await close().catch(() => undefined);
@@ -388,7 +399,7 @@ export class DaemonApp {
     await this.journalReads.close();
     await this.daemon.close();
     // After the daemon's last decisions: what waits is sent, for a bounded time.
-    await this.decisionExport?.shutdown();
+    await this.decisionExports.shutdown();
     await this.metricsServer?.close();
     this.store.close();
   }
@@ -399,9 +410,9 @@ function derivers(
   runStops: AgentRunStops,
   tokens: IssuedTokens,
   clock: () => number,
-): (inForce: () => GlobalConfig) => readonly Deriver[] {
-  return (inForce) => [
-    new HookLoopGuard(runStops, clock),
+): DaemonDeps["derivers"] {
+  return (inForce, decided) => [
+    new HookLoopGuard(runStops, clock, (stop) => decided({ kind: "loop_stop", ...stop })),
     new StaleRunCloser(() => inForce().agents.staleAfter),
     new FileEdgeProjector(() => inForce().graph.projectFileEdges),
     new StopSettler(runStops, clock),
@@ -489,6 +500,7 @@ function agentHookRoutes(d: HookRouteDeps): http.RequestListener {
       rejected: (source, reason) => daemon.rejected(source, reason),
       evaluated: (seq, budgetMs) => daemon.evaluated(seq, budgetMs),
       failMode: () => daemon.configInForce.agents.onUnreachable,
+      onFailMode: (answer) => daemon.decided({ kind: "fail_mode", ...answer, at: clock() }),
     }),
     (e) => log.error({ err: (e as Error).message }, "agent hook call failed"),
     {
@@ -740,24 +752,16 @@ async function readConfig(
   return r.config;
 }
 
-/** `[otel]`: the decision export, fixed at start (a reload does not change it). */
-function startOtel(config: GlobalConfig, metrics: DaemonMetrics): DecisionExport | undefined {
-  const otel = config.otel;
-  if (otel === undefined) return undefined;
-  let headers: Record<string, string> = {};
-  if (otel.headersFile !== undefined) {
-    try {
-      headers = readOtlpHeaders(otel.headersFile);
-    } catch (e) {
-      if (e instanceof OtlpHeadersError) throw new DaemonStartError(`[otel] headers_file ${e.message}`);
-      throw e;
-    }
+/**
+ * `[otel]`'s export, prepared for a start or a reload: a headers file that cannot be used fails it, and
+ * what is in force stays.
+ */
+function prepareOtel(exports: DecisionExports, config: GlobalConfig): () => void {
+  try {
+    return exports.prepare(config.otel);
+  } catch (e) {
+    if (e instanceof OtlpHeadersError)
+      throw new DaemonStartError(`[otel] headers_file ${e.message}`, { cause: e });
+    throw e;
   }
-  return startDecisionExport({
-    config: otel,
-    headers,
-    metrics,
-    serviceInstance: `${hostname()}:${process.pid}`,
-    serviceVersion: packageVersion(),
-  });
 }

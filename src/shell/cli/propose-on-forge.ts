@@ -70,7 +70,7 @@ export async function proposeOnForge(options: ProposeOptions, io: Io): Promise<n
   let report: PassReport;
   try {
     const remote = forgeRemote(repo.remote);
-    const forge = await detectForge(remote, token);
+    const forge = await detectForge(remote, token, { declared: repo.forge });
     report = await proposePass({
       repo,
       shadowPeriodMs: config.memory.rules.shadowPeriod,

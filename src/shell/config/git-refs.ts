@@ -42,6 +42,24 @@ export function remoteProblem(remote: string): string | undefined {
 }
 
 /**
+ * The host a forge remote names, lower-cased (`https://`, `ssh://`, scp-like `git@host:path`), or
+ * undefined for a remote on no forge (a local path, `file://`, `git://`) or one that is not a URL.
+ */
+export function forgeHost(remote: string): string | undefined {
+  const scheme = URL_SCHEME.exec(remote)?.[1]?.toLowerCase();
+  if (scheme === undefined) {
+    if (remote.startsWith("/") || !SCP_LIKE.test(remote)) return undefined;
+    return remote.slice(0, remote.indexOf(":")).replace(/^.*@/, "").toLowerCase();
+  }
+  if (scheme === "file" || scheme === "git") return undefined;
+  try {
+    return new URL(remote.replace(/^[^:]+:/, "https:")).hostname.toLowerCase();
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * Why `branch` cannot be a branch name, or undefined: it is put into `refs/heads/<branch>` refspecs, where
  * a `:` would name a second ref to write (the rules of `git check-ref-format`, written out).
  */

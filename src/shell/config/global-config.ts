@@ -13,7 +13,7 @@ import { LEVELS, type Level } from "../../core/rule-file.js";
 import { isProducerSource, PRODUCER_SOURCES, type ProducerSource } from "../../core/sources.js";
 import { MIN_JOURNAL_RETENTION } from "../../core/window.js";
 import { type ConfigError, type ConfigErrorCode, type ConfigWarning, inFileOrder } from "./config-error.js";
-import { branchProblem, remoteProblem } from "./git-refs.js";
+import { branchProblem, forgeHost, remoteProblem } from "./git-refs.js";
 import { controlTokenPath, socketPath } from "./paths.js";
 import { decodeUtf8, isTable, parseTomlDocument, type TomlTable } from "./toml-document.js";
 import type { TomlPositions } from "./toml-positions.js";
@@ -51,7 +51,13 @@ export interface PolicyRepoConfig {
   readonly botLogin?: string | undefined;
   /** `Name <email>` of propose's commits; unset, `harness-rules <harness-rules@localhost>`. */
   readonly commitAuthor?: { readonly name: string; readonly email: string } | undefined;
+  /** The forge the remote is on, declared; unset, it is found from the host (`forge/detect.ts`). */
+  readonly forge?: ForgeKind | undefined;
 }
+
+/** The forges `harness rules propose` speaks to; `gitea` covers Forgejo (docs/decisions/0016). */
+export const FORGE_KINDS = ["github", "gitea", "gitlab"] as const;
+export type ForgeKind = (typeof FORGE_KINDS)[number];
 
 /**
  * `[memory.miners.<name>]`: how `harness miner run <name>` runs a rule miner's scheduled one-shot
@@ -396,6 +402,7 @@ function policyRepos(root: Table): PolicyRepoConfig[] {
       maxProposalsPerWeek: t.int("max_proposals_per_week", 0) ?? DEFAULT_MAX_PROPOSALS_PER_WEEK,
       botLogin: forgeLogin(t, "bot_login"),
       commitAuthor: commitAuthor(t, "commit_author"),
+      forge: declaredForge(t, remoteRefusal === undefined ? remote : undefined),
     });
     t.rejectUnknown([
       "remote",
@@ -408,9 +415,30 @@ function policyRepos(root: Table): PolicyRepoConfig[] {
       "max_proposals_per_week",
       "bot_login",
       "commit_author",
+      "forge",
     ]);
   }
   return repos.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/** The forges whose host says what they are: a declaration may not contradict them. */
+const FORGE_HOSTS: Readonly<Record<string, ForgeKind>> = { "github.com": "github", "gitlab.com": "gitlab" };
+
+/** `forge`: one of FORGE_KINDS, for a remote on a forge, agreeing with github.com and gitlab.com. */
+function declaredForge(t: Table, remote: string | undefined): ForgeKind | undefined {
+  const forge = t.oneOf("forge", FORGE_KINDS);
+  if (forge === undefined || remote === undefined) return forge;
+  const host = forgeHost(remote);
+  if (host === undefined)
+    return t.fail("invalid_value", "forge", `the remote is on no forge (https or ssh needed to declare one)`);
+  const known = FORGE_HOSTS[host];
+  if (known !== undefined && known !== forge)
+    return t.fail(
+      "invalid_value",
+      "forge",
+      `${host} is ${known}: declare forge = "${known}" or leave it unset`,
+    );
+  return forge;
 }
 
 /** A forge login: letters, digits, `-`, `_`, `.`, and a GitHub App's `[bot]` suffix. */

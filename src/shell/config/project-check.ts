@@ -136,7 +136,8 @@ function globalOnly(doc: TomlTable): { path: string[]; name: string }[] {
         found.push({ path: ["memory", key], name: key === "rules" ? "[memory.rules]" : "[memory.*]" });
     }
   }
-  if (doc.server !== undefined) found.push({ path: ["server"], name: "[server]" });
+  for (const key of ["server", "agents", "graph", "otel"] as const)
+    if (doc[key] !== undefined) found.push({ path: [key], name: `[${key}]` });
   return found;
 }
 

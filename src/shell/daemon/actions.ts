@@ -18,8 +18,10 @@ import type { Committed } from "./evaluator.js";
 
 /**
  * One decision the daemon took, as it takes it: a fire (shadow or active), a hold placed or released, an
- * action's outcome. Observers (telemetry/decision-export.ts) see each after its commit; they must not
- * block or throw into the runner.
+ * action's outcome; and two taken without a rule, told by their takers (`decidedElsewhere`): the loop
+ * guard's stop of a hook-fed run, and a live tool call answered by its fail mode because the rules could
+ * not judge it in time. Observers (telemetry/decision-export.ts) see each after its commit; they must
+ * not block or throw into the runner.
  */
 export type Decision =
   | { readonly kind: "fire"; readonly fire: Fire }
@@ -33,6 +35,30 @@ export type Decision =
       readonly detail: string | undefined;
       readonly rule: string | undefined;
       readonly seq: number | undefined;
+      readonly at: number;
+    }
+  | {
+      readonly kind: "loop_stop";
+      readonly harness: string;
+      readonly run: string;
+      readonly tool: string;
+      /** The tool row that tripped the guard. */
+      readonly seq: number;
+      /** Its `loop_stopped` row: the stop's id is `journal:<loopSeq>`. */
+      readonly loopSeq: number;
+      readonly at: number;
+    }
+  | {
+      readonly kind: "fail_mode";
+      readonly harness: string;
+      readonly run: string;
+      readonly tool: string;
+      /** The attempt's row, when it was admitted. */
+      readonly seq: number | undefined;
+      readonly result: "allow" | "deny";
+      /** `harness`: its hook's `--fail`; `global`: `[agents] on_unreachable`. */
+      readonly source: "harness" | "global";
+      readonly reason: string;
       readonly at: number;
     };
 
@@ -65,6 +91,11 @@ export class ActionRunner {
   /** Adds an observer of every decision from now on (the OTLP export). */
   observe(observer: DecisionObserver): void {
     this.observers.push(observer);
+  }
+
+  /** A decision taken outside the runner, already committed: its observers see it as they see the rest. */
+  decidedElsewhere(decision: Decision): void {
+    this.tell(decision);
   }
 
   /** An observer's failure is logged, never thrown: the decision is already committed and acted on. */

@@ -27,7 +27,7 @@ import type { Stores } from "../store/stores.js";
 import type { WalSync } from "../store/wal-sync.js";
 import { type Log, OncePer } from "../support/log.js";
 import type { DaemonMetrics } from "../support/metrics.js";
-import { ActionRunner, type ActionSinks, type DecisionObserver } from "./actions.js";
+import { ActionRunner, type ActionSinks, type Decision, type DecisionObserver } from "./actions.js";
 import { EvaluationWaits } from "./evaluation-waits.js";
 import { type Committed, Evaluator } from "./evaluator.js";
 import type { EvaluatorView } from "./evaluator-view.js";
@@ -105,7 +105,11 @@ export interface DaemonDeps {
    * The producers of daemon-derived rows (`../derive/`), given the config in force; each commits what
    * it derives with its cursor, outside the producers' queue.
    */
-  readonly derivers: (config: () => GlobalConfig) => readonly Deriver[];
+  readonly derivers: (
+    config: () => GlobalConfig,
+    /** Where a deriver tells a decision it took (the loop guard's stop), once committed. */
+    decided: (decision: Decision) => void,
+  ) => readonly Deriver[];
 }
 
 /** Milliseconds the evaluator runs before it yields to producers and RPCs. */
@@ -210,7 +214,10 @@ export class Daemon {
       journal,
       cursors: stores.cursors,
       append: this.appendDerived,
-      derivers: deps.derivers(() => this.inForce),
+      derivers: deps.derivers(
+        () => this.inForce,
+        (d) => this.actions.decidedElsewhere(d),
+      ),
       // The derivers keep state about runs in flight: a rebuild replays from the oldest one's opening.
       replayFrom: () => runReads.replayFrom(decisions.cursor(), HOUR),
     });
@@ -298,6 +305,11 @@ export class Daemon {
   /** Sees every decision after its commit (telemetry/decision-export.ts); see ActionRunner.observe. */
   observeDecisions(observer: DecisionObserver): void {
     this.actions.observe(observer);
+  }
+
+  /** A decision taken outside the evaluator (a fail mode's answer), told to the decisions' observers. */
+  decided(decision: Decision): void {
+    this.actions.decidedElsewhere(decision);
   }
 
   get view(): EvaluatorView {

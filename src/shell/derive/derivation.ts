@@ -85,6 +85,7 @@ export class Derivation {
     if (!this.built) this.rebuild();
     const out: DerivedRow[] = [];
     const also: ((seqs: readonly number[]) => void)[] = [];
+    const committed: ((seqs: readonly number[]) => void)[] = [];
     const advanced = new Map<string, number>();
     let read = 0;
     // Derivers at one cursor (the usual case) share one read: nothing commits until the step ends.
@@ -102,18 +103,21 @@ export class Derivation {
         if (derived === undefined || !on) continue;
         const start = out.length;
         out.push(...derived.rows);
+        const n = derived.rows.length;
         const write = derived.also;
-        if (write !== undefined) {
-          const n = derived.rows.length;
-          also.push((seqs) => write(seqs.slice(start, start + n)));
-        }
+        if (write !== undefined) also.push((seqs) => write(seqs.slice(start, start + n)));
+        const tell = derived.committed;
+        if (tell !== undefined) committed.push((seqs) => tell(seqs.slice(start, start + n)));
       }
       advanced.set(d.name, (rows.at(-1) as JournalRow).seq);
     }
     if (advanced.size === 0) return 0;
     for (const [name, cursor] of advanced) this.cursor.set(name, cursor);
     if (out.length === 0 && also.length === 0) this.unsaved = true;
-    else this.commit(out, also);
+    else {
+      const seqs = this.commit(out, also);
+      for (const tell of committed) tell(seqs);
+    }
     return read;
   }
 
@@ -127,11 +131,15 @@ export class Derivation {
     if (this.unsaved) this.commit([], []);
   }
 
-  /** Commits `out` and `also` with every deriver's cursor. */
-  private commit(out: readonly DerivedRow[], also: readonly ((seqs: readonly number[]) => void)[]): void {
+  /** Commits `out` and `also` with every deriver's cursor; returns the seqs of `out`. */
+  private commit(
+    out: readonly DerivedRow[],
+    also: readonly ((seqs: readonly number[]) => void)[],
+  ): readonly number[] {
+    let seqs: readonly number[];
     try {
-      this.deps.append(out, (seqs) => {
-        for (const write of also) write(seqs);
+      seqs = this.deps.append(out, (written) => {
+        for (const write of also) write(written);
         for (const [name, cursor] of this.cursor) this.deps.cursors.set(name, cursor);
       });
     } catch (e) {
@@ -140,5 +148,6 @@ export class Derivation {
       throw new Error(`deriving rows: the commit failed: ${(e as Error).message}`, { cause: e });
     }
     this.unsaved = false;
+    return seqs;
   }
 }

@@ -29,6 +29,11 @@ export interface Derived {
   readonly rows: readonly DerivedRow[];
   /** Store writes that commit with the rows, given their seqs (a loop guard's stop). */
   readonly also?: (seqs: readonly number[]) => void;
+  /**
+   * Told the rows' seqs once their transaction has committed (the decision export); never for a commit
+   * that failed, whose rows are derived again.
+   */
+  readonly committed?: (seqs: readonly number[]) => void;
 }
 
 /**

@@ -1,11 +1,15 @@
 /**
- * Which forge a remote is on (SPEC-0029 REQ-16), with no config key for it (REQ-1 allows none):
- * github.com is GitHub and gitlab.com is GitLab; any other host is asked, without the token, whether it
- * is Gitea or Forgejo (`GET /api/v1/version` answers `{"version": …}`), GitLab (`GET /api/v4/version`
- * answers the version, or, without a token, GitLab's own `{"message":"401 Unauthorized"}`) or GitHub
- * Enterprise Server (`GET /api/v3/meta` answers a JSON object). Only GitLab takes a project in nested
- * groups; a remote with more than two path segments elsewhere is refused.
+ * Which forge a remote is on (SPEC-0029 REQ-16; docs/decisions/0016). github.com is GitHub and
+ * gitlab.com is GitLab by their hosts. Any other host is the forge `[policy_repo.<name>] forge` declares,
+ * with no probe, or else is asked, without the token, in this order: Gitea or Forgejo (`GET
+ * /api/v1/version`, public, answers `{"version": …}`), GitLab (`GET /api/v4/version` needs a token and
+ * answers GitLab's own 401 `{"message":"401 Unauthorized"}` without one, `{"version", "revision"}` with
+ * one) and GitHub Enterprise Server (`GET /api/v3/meta` answers a JSON object). Gitea goes first because
+ * its answer is public and unmistakable; neither GitLab nor GitHub serves `/api/v1`. A declaration that
+ * contradicts github.com or gitlab.com is refused. Only GitLab takes a project in nested groups; a
+ * remote with more than two path segments elsewhere is refused.
  */
+import type { ForgeKind } from "../config/global-config.js";
 import { type Forge, ForgeError } from "./forge.js";
 import { giteaForge } from "./gitea.js";
 import { githubForge } from "./github.js";
@@ -13,66 +17,81 @@ import { gitlabForge } from "./gitlab.js";
 import { call } from "./http.js";
 import { type ForgeRemote, ForgeRemoteError } from "./remote.js";
 
+export interface DetectOptions {
+  /** `forge` in the policy repo's declaration: trusted, so nothing is probed. */
+  readonly declared?: ForgeKind | undefined;
+  /** The client's `fetch` (tests hand one that trusts their forge's certificate). */
+  readonly fetch?: typeof fetch | undefined;
+}
+
+const NAMES: Record<ForgeKind, string> = { github: "GitHub", gitea: "Gitea/Forgejo", gitlab: "GitLab" };
+
 export async function detectForge(
   remote: ForgeRemote,
   token: string,
-  fetchImpl?: typeof fetch,
+  options: DetectOptions = {},
 ): Promise<Forge> {
-  const f = fetchImpl === undefined ? {} : { fetch: fetchImpl };
   const host = remote.host.toLowerCase();
-  const gitlab = (base: string) => gitlabForge(base, `${remote.owner}/${remote.repo}`, token, fetchImpl);
-  const twoSegments = () => {
-    if (remote.owner.includes("/"))
-      throw new ForgeRemoteError(
-        remote.httpsUrl,
-        `the path is not <owner>/<repo>: only GitLab has nested groups, and ${remote.host} is not GitLab`,
-      );
-  };
-  if (host === "gitlab.com") return gitlab("https://gitlab.com/api/v4");
-  if (host === "github.com") {
-    twoSegments();
-    return githubForge("https://api.github.com", remote.owner, remote.repo, token, fetchImpl);
-  }
-  const probe = async (base: string, path: string, accept: readonly number[] = []): Promise<unknown> => {
+  const byHost: ForgeKind | undefined =
+    host === "github.com" ? "github" : host === "gitlab.com" ? "gitlab" : undefined;
+  const { declared } = options;
+  if (declared !== undefined && byHost !== undefined && declared !== byHost)
+    throw new ForgeRemoteError(
+      remote.httpsUrl,
+      `forge = "${declared}" is declared, but ${host} is ${NAMES[byHost]}`,
+    );
+  const kind = byHost ?? declared ?? (await probe(remote, options.fetch));
+  return forgeOf(kind, remote, token, options.fetch);
+}
+
+function forgeOf(kind: ForgeKind, remote: ForgeRemote, token: string, fetchImpl?: typeof fetch): Forge {
+  if (kind === "gitlab")
+    return gitlabForge(`${remote.origin}/api/v4`, `${remote.owner}/${remote.repo}`, token, fetchImpl);
+  if (remote.owner.includes("/"))
+    throw new ForgeRemoteError(
+      remote.httpsUrl,
+      `the path is not <owner>/<repo>: only GitLab has nested groups, and ${remote.host} is ${NAMES[kind]}`,
+    );
+  if (kind === "gitea")
+    return giteaForge(`${remote.origin}/api/v1`, remote.owner, remote.repo, token, fetchImpl);
+  const api =
+    remote.host.toLowerCase() === "github.com" ? "https://api.github.com" : `${remote.origin}/api/v3`;
+  return githubForge(api, remote.owner, remote.repo, token, fetchImpl);
+}
+
+async function probe(remote: ForgeRemote, fetchImpl?: typeof fetch): Promise<ForgeKind> {
+  const f = fetchImpl === undefined ? {} : { fetch: fetchImpl };
+  const ask = async (api: string, path: string, accept: readonly number[] = []): Promise<unknown> => {
     try {
-      const a = await call({ base, headers: {}, ...f, timeoutMs: 10_000 }, "GET", path, undefined, [
-        404,
-        ...accept,
-      ]);
+      const a = await call(
+        { base: `${remote.origin}${api}`, headers: {}, ...f, timeoutMs: 10_000 },
+        "GET",
+        path,
+        undefined,
+        [404, ...accept],
+      );
       return a.status === 404 ? undefined : a.body;
     } catch (e) {
       if (e instanceof ForgeError && e.status !== 0) return undefined;
       throw e;
     }
   };
-  const gitea = await probe(`${remote.origin}/api/v1`, "/version");
-  if (
-    typeof gitea === "object" &&
-    gitea !== null &&
-    typeof (gitea as { version?: unknown }).version === "string"
-  ) {
-    twoSegments();
-    return giteaForge(`${remote.origin}/api/v1`, remote.owner, remote.repo, token, fetchImpl);
-  }
-  const lab = (await probe(`${remote.origin}/api/v4`, "/version", [401])) as {
-    version?: unknown;
-    message?: unknown;
-  } | null;
+  const gitea = (await ask("/api/v1", "/version")) as { version?: unknown } | null | undefined;
+  if (typeof gitea === "object" && gitea !== null && typeof gitea.version === "string") return "gitea";
+  const lab = (await ask("/api/v4", "/version", [401])) as Record<string, unknown> | null | undefined;
   if (
     typeof lab === "object" &&
     lab !== null &&
-    (typeof lab.version === "string" || lab.message === "401 Unauthorized")
+    (lab.message === "401 Unauthorized" ||
+      (typeof lab.version === "string" && typeof lab.revision === "string"))
   )
-    return gitlab(`${remote.origin}/api/v4`);
-  const ghe = await probe(`${remote.origin}/api/v3`, "/meta");
-  if (typeof ghe === "object" && ghe !== null) {
-    twoSegments();
-    return githubForge(`${remote.origin}/api/v3`, remote.owner, remote.repo, token, fetchImpl);
-  }
+    return "gitlab";
+  const ghe = await ask("/api/v3", "/meta");
+  if (typeof ghe === "object" && ghe !== null) return "github";
   throw new ForgeError(
     "GET",
     `${remote.origin}/api/v1/version`,
     0,
-    `${remote.host} answers neither as Gitea/Forgejo (/api/v1/version), GitLab (/api/v4/version) nor GitHub Enterprise (/api/v3/meta)`,
+    `${remote.host} answers neither as Gitea/Forgejo (/api/v1/version), GitLab (/api/v4/version) nor GitHub Enterprise (/api/v3/meta); declare it with forge = "github", "gitea" or "gitlab" in its [policy_repo.<name>]`,
   );
 }

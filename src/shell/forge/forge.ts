@@ -5,7 +5,9 @@
  * approves, arms auto-merge or force-pushes: those calls do not exist on this interface.
  */
 
-export type ForgeKind = "github" | "gitea" | "gitlab";
+import type { ForgeKind } from "../config/global-config.js";
+
+export type { ForgeKind };
 
 export interface ForgePull {
   readonly number: number;
@@ -13,6 +15,11 @@ export interface ForgePull {
   readonly url: string;
   readonly state: "open" | "closed";
   readonly merged: boolean;
+  /**
+   * Open, but the forge is merging it now (GitLab's `locked`): nothing is pushed to it or asked of it
+   * until a later pass reads it merged, or open again when the merge failed.
+   */
+  readonly merging: boolean;
   /** The head branch's name (without an owner). */
   readonly head: string;
   /** The body as the forge holds it ("" when it has none). */

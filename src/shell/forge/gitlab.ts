@@ -6,7 +6,10 @@
  * GitLab accepts for all of them; git sends it as the password of user `oauth2`. Reviewers are user ids
  * (resolved from usernames by `GET /users?username=`), and `reviewer_ids` replaces the whole set, so it
  * is sent as the current reviewers plus the new ones. Labels are a comma-separated `add_labels`.
- * States: `opened` and `locked` (being merged) are open; `merged` and `closed` are closed.
+ * States: `opened` is open; `locked` is open and `merging` (GitLab holds it so while a merge runs, and
+ * leaves it so if the merge dies half way), so a pass neither pushes to it nor asks anything of it;
+ * `merged` and `closed` are closed. A locked discussion (`discussion_locked`) is another thing: its
+ * state stays `opened`.
  */
 import type { Forge, ForgePull, NewPull } from "./forge.js";
 import { ForgeError } from "./forge.js";
@@ -38,14 +41,17 @@ export class GitLabForge implements Forge {
     return "oauth2";
   }
 
+  /** An `opened` merge request, or one being merged (`locked`), which a pass must not push to. */
   async findOpenPull(head: string): Promise<ForgePull | undefined> {
-    const path = `${this.project}/merge_requests?state=opened&source_branch=${enc(head)}`;
-    for (const item of await listPages(this.http, path, PAGE, PAGE_SIZE)) {
-      const o = item as { source_project_id?: unknown; project_id?: unknown };
-      // A merge request from a fork has the same branch name in another project: not ours.
-      if (o.source_project_id !== o.project_id) continue;
-      const pull = mergeRequestOf(item, path);
-      if (pull.head === head && pull.state === "open") return pull;
+    for (const state of ["opened", "locked"]) {
+      const path = `${this.project}/merge_requests?state=${state}&source_branch=${enc(head)}`;
+      for (const item of await listPages(this.http, path, PAGE, PAGE_SIZE)) {
+        const o = item as { source_project_id?: unknown; project_id?: unknown };
+        // A merge request from a fork has the same branch name in another project: not ours.
+        if (o.source_project_id !== o.project_id) continue;
+        const pull = mergeRequestOf(item, path);
+        if (pull.head === head && pull.state === "open") return pull;
+      }
     }
     return undefined;
   }
@@ -148,6 +154,7 @@ function mergeRequestOf(item: unknown, where: string): ForgePull {
     url: field(item, "web_url", isString, where),
     state: state === "opened" || state === "locked" ? "open" : "closed",
     merged: state === "merged",
+    merging: state === "locked",
     head: field(item, "source_branch", isString, where),
     body: typeof o.description === "string" ? o.description : "",
     requested: isArray(o.reviewers)

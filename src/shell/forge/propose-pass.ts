@@ -8,7 +8,8 @@
  * left `waiting` once `max_proposals_per_week` pull requests were opened there in 7 days, backtested over
  * 30 days through RuleService.Backtest, committed as `rules/<name>.toml` on `<branch_prefix><name>` and
  * pushed (never forced; `branch diverged` leaves it waiting), and opened as a pull request, or pushed to
- * the one open on that branch, with reviewers and labels. Every state goes through RecordProposal.
+ * the one open on that branch, with reviewers and labels; one GitLab is merging (`locked`) is left
+ * alone, and a proposal of its name waits. Every state goes through RecordProposal.
  * A dry run does every read (it may fetch) and records, pushes, commits and opens nothing.
  */
 
@@ -256,6 +257,17 @@ async function readBackPulls(
     const pull = await d.forge.getPull(number);
     const link = { number, url: pull.url };
     if (pull.state === "open") {
+      if (pull.merging) {
+        // Asking anything of a merge in progress could race it; the next pass reads how it ended.
+        outcomes.push({
+          id: last.id,
+          name: last.name,
+          action: "unchanged",
+          detail: merging(pull),
+          pull: link,
+        });
+        continue;
+      }
       if (d.dryRun) continue;
       try {
         const asked = await ensureReviewersAndLabels(d, pull);
@@ -295,6 +307,8 @@ async function proposeOne(pass: Pass, p: ProposalInfo): Promise<void> {
   if (refused !== undefined) return record(p, refused);
   const branch = `${repo.branchPrefix}${p.name}`;
   const open = await forge.findOpenPull(branch);
+  // A commit pushed to a branch being merged would race the merge: the proposal waits for its end.
+  if (open?.merging === true) return record(p, { action: "waiting", detail: merging(open) });
   // A rule that fired 0 times would spend a weekly slot on nothing a reviewer can judge; it waits
   // (an extension of REQ-16, docs/decisions/0008). One already with an open pull request goes on.
   if (open === undefined && !d.includeSilent && p.backtest !== undefined && p.backtest.fires === 0n)
@@ -536,6 +550,9 @@ async function backtestOrInvalid(
     throw e;
   }
 }
+
+const merging = (pull: ForgePull): string =>
+  `merging: #${pull.number} on ${pull.head} is being merged; a later pass reads how the merge ended`;
 
 const errorText = (e: unknown): string =>
   e instanceof ConnectError ? e.rawMessage : e instanceof Error ? e.message : String(e);

@@ -136,6 +136,8 @@ function pullOf(item: unknown, where: string): ForgePull {
     url: field(item, "html_url", isString, where),
     state,
     merged: isBoolean(merged) ? merged : typeof mergedAt === "string",
+    // Neither GitHub's nor Gitea's pull request has a state for a merge in progress.
+    merging: false,
     head: field(head, "ref", isString, where),
     body: typeof o.body === "string" ? o.body : "",
     // GitHub: `requested_teams` by slug; Gitea: `requested_reviewers_teams` by name (its slug).

@@ -106,7 +106,7 @@ export class DaemonMetrics {
   });
   readonly otelDropped = new Counter({
     name: "harness_otel_dropped_total",
-    help: "Decision log records dropped: queue_full (the bounded queue was full) or export_failed.",
+    help: "Decision log records dropped: queue_full (the bounded queue was full), export_failed, or stopped (still unsent when the export stopped).",
     labelNames: ["reason"] as const,
     registers: [this.registry],
   });

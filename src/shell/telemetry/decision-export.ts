@@ -16,6 +16,8 @@ import {
   type LogRecordExporter,
   type ReadableLogRecord,
 } from "@opentelemetry/sdk-logs";
+import { LOOP_THRESHOLD } from "../../core/loop-guard.js";
+import type { Action } from "../../core/outcome.js";
 import type { Level } from "../../core/rule-file.js";
 import type { OtelConfig } from "../config/global-config.js";
 import type { Decision, DecisionObserver } from "../daemon/actions.js";
@@ -52,6 +54,25 @@ const SEVERITY: Record<Level, SeverityNumber> = {
   notify: SeverityNumber.WARN,
   hold: SeverityNumber.WARN2,
   stop: SeverityNumber.ERROR,
+};
+
+/**
+ * The GenAI guardrail conventions' names (semantic-conventions-genai, Development status; the version
+ * checked is in docs/telemetry.md), set beside our own where a field of theirs means what ours does.
+ * Verdict: what the rule reports, by its effective level; action: what the daemon enforced.
+ */
+const GUARDRAIL_COMPONENT = "harness-rules";
+const VERDICT: Record<Level, string> = {
+  annotate: "audit",
+  notify: "warn",
+  hold: "escalate",
+  stop: "deny",
+};
+const ENFORCED: Partial<Record<Action, string>> = { hold: "escalate", stop: "block" };
+/** A tool call about to run, in the conventions' words. */
+const TOOL_CALL_TARGET: AnyValueMap = {
+  "gen_ai.guardrail.target.type": "input",
+  "gen_ai.guardrail.target.subtype": "tool_call",
 };
 
 // C0 and C1 controls but tab and newline: a collector's UI or a terminal must not read agent text as
@@ -91,6 +112,10 @@ export function decisionRecord(d: Decision): {
           "harness.event.kind": f.kind,
           "harness.event.type": f.type,
           ...targetAttributes(f.target?.kind, f.target?.harness, f.target?.run),
+          "gen_ai.guardrail.component.name": GUARDRAIL_COMPONENT,
+          "gen_ai.guardrail.security.policy.id": f.rule,
+          "gen_ai.guardrail.verdict.type": VERDICT[f.effectiveLevel],
+          "gen_ai.guardrail.action.type": ENFORCED[f.action] ?? "allow",
         },
       };
     }
@@ -107,6 +132,10 @@ export function decisionRecord(d: Decision): {
           "harness.fire.id": d.fire.id,
           "harness.journal.seq": d.fire.seq,
           "harness.target.harness": d.harness,
+          "gen_ai.guardrail.component.name": GUARDRAIL_COMPONENT,
+          "gen_ai.guardrail.security.policy.id": d.fire.rule,
+          "gen_ai.guardrail.verdict.type": VERDICT.hold,
+          "gen_ai.guardrail.action.type": ENFORCED.hold as string,
         },
       };
     case "release":
@@ -134,6 +163,49 @@ export function decisionRecord(d: Decision): {
           "harness.action.state": d.state,
           ...(d.rule === undefined ? {} : { "harness.rule.name": d.rule }),
           ...(d.seq === undefined ? {} : { "harness.journal.seq": d.seq }),
+        },
+      };
+    case "loop_stop":
+      return {
+        body: boundedBody(
+          `run ${d.run} stopped by the loop guard: ${LOOP_THRESHOLD} identical calls of ${d.tool} in a row`,
+        ),
+        severity: SeverityNumber.ERROR,
+        at: d.at,
+        attributes: {
+          "harness.decision": "loop_stop",
+          "harness.action": "stop",
+          "harness.stop.id": `journal:${d.loopSeq}`,
+          "harness.journal.seq": d.seq,
+          "harness.event.kind": "run_event",
+          "harness.event.type": "tool",
+          "harness.tool": boundedBody(d.tool),
+          ...targetAttributes("run", d.harness, d.run),
+          "gen_ai.guardrail.component.name": GUARDRAIL_COMPONENT,
+          "gen_ai.guardrail.verdict.type": "deny",
+          "gen_ai.guardrail.action.type": "block",
+          ...TOOL_CALL_TARGET,
+        },
+      };
+    case "fail_mode":
+      return {
+        body: boundedBody(
+          `tool call ${d.tool} in ${d.run} not judged by the rules (${d.reason}): ${d.result === "deny" ? "refused" : "let through"} by ${d.source === "harness" ? "the harness's --fail mode" : "[agents] on_unreachable"}`,
+        ),
+        severity: SeverityNumber.WARN,
+        at: d.at,
+        attributes: {
+          "harness.decision": "fail_mode",
+          "harness.fail_mode.result": d.result,
+          "harness.fail_mode.source": d.source,
+          ...(d.seq === undefined ? {} : { "harness.journal.seq": d.seq }),
+          "harness.event.kind": "attempt_event",
+          "harness.event.type": "tool",
+          "harness.tool": boundedBody(d.tool),
+          ...targetAttributes("run", d.harness, d.run),
+          "gen_ai.guardrail.component.name": GUARDRAIL_COMPONENT,
+          "gen_ai.guardrail.action.type": d.result === "deny" ? "block" : "allow",
+          ...TOOL_CALL_TARGET,
         },
       };
   }
@@ -182,7 +254,11 @@ export function startDecisionExport(o: DecisionExportOptions): DecisionExport {
   // Records handed to the SDK and not yet exported or failed: the bound this module enforces itself, so
   // every drop is counted (the SDK's own queue drops silently).
   let waiting = 0;
+  // Set once the export has stopped: what still waited then was counted dropped, and a batch that
+  // settles later must not be counted again.
+  let stopped = false;
   const exporter = new CountingExporter(inner, (n, ok) => {
+    if (stopped) return;
     waiting -= n;
     if (ok) o.metrics.otelExported.inc(n);
     else o.metrics.otelDropped.inc({ reason: "export_failed" }, n);
@@ -223,18 +299,22 @@ export function startDecisionExport(o: DecisionExportOptions): DecisionExport {
   return {
     observer,
     flush: () => provider.forceFlush(),
-    // A collector that is down must not hold up the daemon's stop: what has not gone by then is lost.
+    // A collector that is down must not hold up the daemon's stop: what has not gone by then is lost,
+    // and counted.
     shutdown: () =>
       new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, SHUTDOWN_MS);
+        const stop = () => {
+          if (!stopped && waiting > 0) o.metrics.otelDropped.inc({ reason: "stopped" }, waiting);
+          stopped = true;
+          waiting = 0;
+          resolve();
+        };
+        const timer = setTimeout(stop, SHUTDOWN_MS);
         timer.unref();
-        provider.shutdown().then(
-          () => {
-            clearTimeout(timer);
-            resolve();
-          },
-          () => resolve(),
-        );
+        provider.shutdown().then(() => {
+          clearTimeout(timer);
+          stop();
+        }, stop);
       }),
   };
 }

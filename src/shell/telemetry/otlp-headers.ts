@@ -10,13 +10,14 @@ export const MAX_HEADERS = 32;
 const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$/;
 const HEADER_VALUE = /^[\x20-\x7e]{0,4096}$/;
 
+/** A headers file that cannot be used: the file, and the line and column of a bad line. */
 export class OtlpHeadersError extends Error {
   constructor(
     readonly file: string,
-    readonly line: number | undefined,
+    readonly at: { readonly line: number; readonly column: number } | undefined,
     message: string,
   ) {
-    super(`${file}${line === undefined ? "" : `:${line}`}: ${message}`);
+    super(`${file}${at === undefined ? "" : `:${at.line}:${at.column}`}: ${message}`);
     this.name = "OtlpHeadersError";
   }
 }
@@ -26,7 +27,12 @@ export function readOtlpHeaders(file: string): Record<string, string> {
   try {
     fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (e) {
-    throw new OtlpHeadersError(file, undefined, `cannot read: ${(e as NodeJS.ErrnoException).code ?? e}`);
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new OtlpHeadersError(
+      file,
+      undefined,
+      code === "ENOENT" ? "does not exist" : `cannot read: ${code ?? (e as Error).message}`,
+    );
   }
   let text: string;
   try {
@@ -58,12 +64,18 @@ export function parseOtlpHeaders(text: string, file: string): Record<string, str
     if (line.trim() === "" || line.startsWith("#")) continue;
     const colon = line.indexOf(":");
     const name = colon < 0 ? "" : line.slice(0, colon).trim();
-    const value = colon < 0 ? "" : line.slice(colon + 1).trim();
-    if (!HEADER_NAME.test(name)) throw new OtlpHeadersError(file, i + 1, "want `Name: value`");
+    const rest = colon < 0 ? "" : line.slice(colon + 1);
+    const value = rest.trim();
+    const at = (column: number) => ({ line: i + 1, column });
+    if (!HEADER_NAME.test(name)) throw new OtlpHeadersError(file, at(1), "want `Name: value`");
     if (!HEADER_VALUE.test(value))
-      throw new OtlpHeadersError(file, i + 1, `the value of ${name} is not printable ASCII (or too long)`);
+      throw new OtlpHeadersError(
+        file,
+        at(colon + 2 + (rest.length - rest.trimStart().length)),
+        `the value of ${name} is not printable ASCII (or longer than 4096 characters)`,
+      );
     if (Object.keys(headers).length >= MAX_HEADERS)
-      throw new OtlpHeadersError(file, i + 1, `more than ${MAX_HEADERS} headers`);
+      throw new OtlpHeadersError(file, at(1), `more than ${MAX_HEADERS} headers`);
     headers[name] = value;
   }
   return headers;

@@ -59,45 +59,70 @@ describe("harness demo", () => {
     expect(events.at(-1)).toMatchObject({ kind: "done", rules_fired: expect.any(Array) });
   });
 
-  it("with --otel-endpoint the demo's fires and its hold reach the collector", async () => {
-    const receiver = new OtlpReceiver();
-    const endpoint = await receiver.start();
-    try {
-      const out: string[] = [];
-      const err: string[] = [];
-      const code = await runDemo(
-        {
-          seconds: 3,
-          json: true,
-          miner: false,
-          proposalLoop: false,
-          otel: { endpoint, protocol: "http/json" },
-        },
-        { env: process.env, out: (l) => out.push(l), err: (l) => err.push(l) },
-      );
-      expect({ code, err }).toEqual({ code: 0, err: [] });
-      const done = JSON.parse(out.at(-1) ?? "{}") as { rules_fired: unknown[] };
-      const fired = new Set(
-        receiver.records
-          .filter((r) => r.attributes["harness.decision"] === "fire")
-          .map((r) => r.attributes["harness.rule.name"]),
-      );
-      const names = done.rules_fired.map((r) => (typeof r === "string" ? r : (r as { rule: string }).rule));
-      expect(names.length).toBeGreaterThan(0);
-      for (const name of names) expect(fired).toContain(name);
-      expect(receiver.records).toContainEqual(
-        expect.objectContaining({
-          attributes: expect.objectContaining({
-            "harness.decision": "hold",
-            "harness.rule.name": "budget-exhaustion-recurring",
-            "harness.target.harness": "nightly",
+  it.each(["http/json", "http/protobuf"])(
+    "with --otel-endpoint (%s) every fire of the demo and its hold reach the collector, with the documented attributes",
+    async (protocol) => {
+      const receiver = new OtlpReceiver();
+      const endpoint = await receiver.start();
+      try {
+        const out: string[] = [];
+        const err: string[] = [];
+        const code = await runDemo(
+          { seconds: 3, json: true, miner: false, proposalLoop: false, otel: { endpoint, protocol } },
+          { env: process.env, out: (l) => out.push(l), err: (l) => err.push(l) },
+        );
+        expect({ code, err }).toEqual({ code: 0, err: [] });
+        expect(receiver.contentTypes).toEqual(
+          new Set([protocol === "http/json" ? "application/json" : "application/x-protobuf"]),
+        );
+        const done = JSON.parse(out.at(-1) ?? "{}") as { rules_fired: unknown[] };
+        const fireRecords = receiver.records.filter((r) => r.attributes["harness.decision"] === "fire");
+        const names = done.rules_fired.map((r) => (typeof r === "string" ? r : (r as { rule: string }).rule));
+        expect(names.length).toBeGreaterThan(0);
+        expect(new Set(fireRecords.map((r) => r.attributes["harness.rule.name"]))).toEqual(new Set(names));
+        // Each fire once: the fire id is the record's identity.
+        const ids = fireRecords.map((r) => r.attributes["harness.fire.id"]);
+        expect(new Set(ids).size).toBe(ids.length);
+        // Every fire the notify hook was told of is among the records.
+        const notified = out
+          .map((l) => JSON.parse(l) as { kind?: string; payload?: { event?: string; fire_id?: string } })
+          .filter((e) => e.kind === "hook" && e.payload?.event === "rule_fired")
+          .map((e) => e.payload?.fire_id);
+        expect(notified.length).toBeGreaterThan(0);
+        for (const id of notified) expect(ids).toContain(id);
+        for (const r of fireRecords) {
+          expect(r.eventName).toBe("harness.rule.decision");
+          expect(r.resource).toMatchObject({ "service.name": "harness-rules" });
+          expect(r.attributes).toMatchObject({
+            "harness.rule.content_hash": expect.stringMatching(/^[0-9a-f]{8,}/),
+            "harness.rule.level": expect.stringMatching(/^(annotate|notify|hold|stop)$/),
+            "harness.rule.declared_level": expect.stringMatching(/^(annotate|notify|hold|stop)$/),
+            "harness.rule.mode": expect.stringMatching(/^(shadow|active)$/),
+            "harness.fire.id": expect.any(String),
+            "harness.fire.action": expect.any(String),
+            "harness.journal.seq": expect.any(Number),
+            "harness.event.kind": expect.any(String),
+            "harness.event.type": expect.any(String),
+            "gen_ai.guardrail.component.name": "harness-rules",
+            "gen_ai.guardrail.security.policy.id": r.attributes["harness.rule.name"],
+            "gen_ai.guardrail.verdict.type": expect.stringMatching(/^(audit|warn|escalate|deny)$/),
+            "gen_ai.guardrail.action.type": expect.stringMatching(/^(allow|escalate|block)$/),
+          });
+        }
+        expect(receiver.records).toContainEqual(
+          expect.objectContaining({
+            attributes: expect.objectContaining({
+              "harness.decision": "hold",
+              "harness.rule.name": "budget-exhaustion-recurring",
+              "harness.target.harness": "nightly",
+            }),
           }),
-        }),
-      );
-    } finally {
-      await receiver.stop();
-    }
-  });
+        );
+      } finally {
+        await receiver.stop();
+      }
+    },
+  );
 
   it("with --keep-running the fleet tells its story again to new harnesses until Ctrl-C, then ends with exit 0", async () => {
     const out: string[] = [];

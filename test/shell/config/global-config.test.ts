@@ -349,6 +349,63 @@ describe("global config: values", () => {
     expect(all.map((e) => e.key)).toEqual(["public", "max_proposals_per_week", "labels"]);
   });
 
+  it("a policy repo's forge is declared as github, gitea or gitlab; anything else is refused where it is written", () => {
+    const base = '[policy_repo.ops]\nremote = "https://git.example.org/org/platform/policy.git"\n';
+    expect(load(base).policyRepos[0]?.forge).toBeUndefined();
+    for (const kind of ["github", "gitea", "gitlab"] as const)
+      expect(load(`${base}forge = "${kind}"\n`).policyRepos[0]?.forge).toBe(kind);
+    for (const bad of ['"GitLab"', '"forgejo"', '"bitbucket"', "1", '["gitlab"]']) {
+      const e = onlyError(`${base}forge = ${bad}\n`);
+      expect(e).toMatchObject({
+        code: "invalid_value",
+        file: FILE,
+        table: "policy_repo.ops",
+        key: "forge",
+        line: 3,
+        column: 1,
+      });
+      expect(formatConfigError(e)).toBe(
+        `${FILE}:3:1: [policy_repo.ops] forge: must be one of "github", "gitea", "gitlab"`,
+      );
+    }
+  });
+
+  it("a declared forge may not contradict github.com or gitlab.com, nor be declared for a remote on no forge", () => {
+    const repo = (remote: string, forge: string) =>
+      `[policy_repo.ops]\nremote = ${JSON.stringify(remote)}\nforge = "${forge}"\n`;
+    expect(load(repo("git@gitlab.com:org/platform/policy.git", "gitlab")).policyRepos[0]?.forge).toBe(
+      "gitlab",
+    );
+    expect(load(repo("ssh://git@GitHub.com:22/org/policy.git", "github")).policyRepos[0]?.forge).toBe(
+      "github",
+    );
+    expect(load(repo("https://git.example.org/org/policy.git", "gitea")).policyRepos[0]?.forge).toBe("gitea");
+    for (const [remote, forge, host, known] of [
+      ["https://github.com/org/policy.git", "gitlab", "github.com", "github"],
+      ["git@github.com:org/policy.git", "gitea", "github.com", "github"],
+      ["https://user@gitlab.com/org/sub/policy.git", "github", "gitlab.com", "gitlab"],
+    ] as const) {
+      const e = onlyError(repo(remote, forge));
+      expect(e).toMatchObject({
+        code: "invalid_value",
+        table: "policy_repo.ops",
+        key: "forge",
+        line: 3,
+        column: 1,
+      });
+      expect(e.message).toBe(`${host} is ${known}: declare forge = "${known}" or leave it unset`);
+    }
+    for (const remote of [
+      "/srv/git/policy.git",
+      "file:///srv/git/policy.git",
+      "git://forge.example/org/policy.git",
+    ])
+      expect(onlyError(repo(remote, "gitlab"))).toMatchObject({
+        key: "forge",
+        message: "the remote is on no forge (https or ssh needed to declare one)",
+      });
+  });
+
   it("unknown producer source", () => {
     const e = onlyError('[server.producers]\nobserver = "/etc/o.cred"\ntick = "/etc/t.cred"\n');
     expect(e).toMatchObject({ code: "unknown_key", table: "server.producers", key: "tick", line: 3 });

@@ -36,6 +36,16 @@ describe("REQ-1, REQ-10: project files cannot declare global-only tables", () =>
     expect(existsSync(policyRoot(env))).toBe(false);
   });
 
+  it("A project file cannot declare a policy repo's forge either", async () => {
+    const { root, env, write } = sandbox();
+    const file = write("repo/harness.toml", '[policy_repo.ops]\nforge = "gitlab"\n');
+    const r = await configCheck({ dir: join(root, "repo"), env });
+    expect(r.code).toBe(1);
+    expect(r.text).toBe(
+      `${file}:1:1: [policy_repo.ops]: [policy_repo.*] is global-only: declare it in the global config`,
+    );
+  });
+
   it("Enforce is hand-written and global", async () => {
     const { root, env, write } = sandbox();
     const file = write(

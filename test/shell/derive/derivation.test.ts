@@ -121,3 +121,55 @@ describe("Derivation", () => {
     s.close();
   });
 });
+
+describe("Derivation: after the commit", () => {
+  it("a deriver is told its rows' seqs once they committed, never for a commit that failed nor for a replay", () => {
+    const d = fs.mkdtempSync(path.join(os.tmpdir(), "harness-derive-"));
+    dirs.push(d);
+    const opened = openStore(path.join(d, "harness.db"), "test");
+    const journal = new JournalTable(opened.db);
+    const writer = testWriter(opened.db, journal, { clock: () => Date.parse("2026-11-01T00:00:00Z") });
+    const told: number[][] = [];
+    const inner = everyThirdEdit();
+    const telling: Deriver = {
+      ...inner,
+      derive: (row, replay) => {
+        const derived = inner.derive(row, replay);
+        return derived === undefined ? undefined : { ...derived, committed: (seqs) => told.push([...seqs]) };
+      },
+    };
+    let failNext = false;
+    const derivation = new Derivation({
+      journal,
+      cursors: new DerivedCursors(opened.db),
+      append: (rows, also) => {
+        if (failNext) {
+          failNext = false;
+          throw new Error("disk full");
+        }
+        return writer.appendNow(rows, (seqs) => also?.(seqs));
+      },
+      derivers: [telling],
+    });
+    derivation.start();
+    const edits = (n: number) => {
+      for (let i = 0; i < n; i++)
+        writer.offer({
+          source: "observer",
+          kind: "run_event",
+          event: { type: "tool", harness: "impl", run: "impl#1", action: "edit" },
+        });
+      writer.flush();
+    };
+    edits(3);
+    failNext = true;
+    expect(() => derivation.step()).toThrow(/the commit failed: disk full/);
+    expect(told).toEqual([]);
+    // The retry rebuilds the state by replaying the journal, and derives the mark again: told once.
+    while (derivation.step() > 0);
+    expect(told).toEqual([[4]]);
+    expect(journalRows(opened, { type: "mark" }).map((r) => r.seq)).toEqual([4]);
+    writer.close();
+    opened.close();
+  });
+});

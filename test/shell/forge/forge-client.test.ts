@@ -58,11 +58,9 @@ describe.each<"github" | "gitea">(["github", "gitea"])("the %s client against th
     forge.addUser("alice");
     forge.createRepo("org", "policy", {}, ["harness-rules"]);
     forge.branch("org", "policy", "harness-rules/a");
-    client = await detectForge(
-      forgeRemote(forge.remoteOf("org", "policy")),
-      token,
-      trustingFetch(forge.caFile),
-    );
+    client = await detectForge(forgeRemote(forge.remoteOf("org", "policy")), token, {
+      fetch: trustingFetch(forge.caFile),
+    });
   });
   afterAll(() => forge.dispose());
 
@@ -119,7 +117,7 @@ describe.each<"github" | "gitea">(["github", "gitea"])("the %s client against th
       const app = await detectForge(
         forgeRemote(forge.remoteOf("org", "policy")),
         forge.addInstallation("harness-app[bot]"),
-        trustingFetch(forge.caFile),
+        { fetch: trustingFetch(forge.caFile) },
       );
       const e = await failure(app.login());
       expect(e.status).toBe(403);
@@ -129,11 +127,9 @@ describe.each<"github" | "gitea">(["github", "gitea"])("the %s client against th
   );
 
   it("a bad token is 401, and no call goes further", async () => {
-    const bad = await detectForge(
-      forgeRemote(forge.remoteOf("org", "policy")),
-      "y".repeat(40),
-      trustingFetch(forge.caFile),
-    );
+    const bad = await detectForge(forgeRemote(forge.remoteOf("org", "policy")), "y".repeat(40), {
+      fetch: trustingFetch(forge.caFile),
+    });
     const e = await failure(bad.login());
     expect(e.status).toBe(401);
     expect(e.message).toMatch(/^GET \/user: HTTP 401: /);
@@ -151,11 +147,9 @@ describe("the gitlab client against the GitLab stand-in, a project in a nested g
     forge.addUser("alice");
     forge.createRepo(GROUP, "policy", {});
     forge.branch(GROUP, "policy", "harness-rules/a");
-    client = await detectForge(
-      forgeRemote(forge.remoteOf(GROUP, "policy")),
-      token,
-      trustingFetch(forge.caFile),
-    );
+    client = await detectForge(forgeRemote(forge.remoteOf(GROUP, "policy")), token, {
+      fetch: trustingFetch(forge.caFile),
+    });
   });
   afterAll(() => forge.dispose());
 
@@ -207,24 +201,25 @@ describe("the gitlab client against the GitLab stand-in, a project in a nested g
     expect(await client.reviewedBy(1)).toEqual([]);
   });
 
-  it("maps locked to open, merged and closed to closed, and reads the newest note a person wrote", async () => {
+  it("maps locked to open and merging, merged and closed to closed, and reads the newest note a person wrote", async () => {
     forge.lockedPulls.add(1);
-    expect(await client.getPull(1)).toMatchObject({ state: "open", merged: false });
+    expect(await client.getPull(1)).toMatchObject({ state: "open", merged: false, merging: true });
+    // Not listed by `state=opened`, found by `state=locked`: a pass must see it to leave it alone.
+    expect(await client.findOpenPull("harness-rules/a")).toMatchObject({ number: 1, merging: true });
     forge.lockedPulls.clear();
+    expect(await client.getPull(1)).toMatchObject({ state: "open", merging: false });
     forge.pulls[0]?.comments.push({ body: "first thought", at: "2026-01-01T00:00:00Z" });
     forge.close(1, { review: "not now" });
-    expect(await client.getPull(1)).toMatchObject({ state: "closed", merged: false });
+    expect(await client.getPull(1)).toMatchObject({ state: "closed", merged: false, merging: false });
     expect(await client.lastReviewComment(1)).toBe("not now");
     (forge.pulls[0] as { merged: boolean }).merged = true;
     expect(await client.getPull(1)).toMatchObject({ state: "closed", merged: true });
   });
 
   it("a bad token is 401 with GitLab's message", async () => {
-    const bad = await detectForge(
-      forgeRemote(forge.remoteOf(GROUP, "policy")),
-      "y".repeat(40),
-      trustingFetch(forge.caFile),
-    );
+    const bad = await detectForge(forgeRemote(forge.remoteOf(GROUP, "policy")), "y".repeat(40), {
+      fetch: trustingFetch(forge.caFile),
+    });
     const e = await failure(bad.login());
     expect(e.status).toBe(401);
     expect(e.message).toBe("GET /user: HTTP 401: 401 Unauthorized");
@@ -235,10 +230,139 @@ describe("the gitlab client against the GitLab stand-in, a project in a nested g
     try {
       gitea.createRepo(GROUP, "policy", {});
       await expect(
-        detectForge(forgeRemote(gitea.remoteOf(GROUP, "policy")), token, trustingFetch(gitea.caFile)),
+        detectForge(forgeRemote(gitea.remoteOf(GROUP, "policy")), token, {
+          fetch: trustingFetch(gitea.caFile),
+        }),
       ).rejects.toThrow(/only GitLab has nested groups/);
     } finally {
       await gitea.dispose();
+    }
+  });
+});
+
+describe("which forge: by host, by the policy repo's declared forge, or by probing", () => {
+  const offline = (async () => {
+    throw new Error("no request may be made");
+  }) as typeof fetch;
+  let lab: TestGitLab;
+  let gitea: TestForge;
+  let ghe: TestForge;
+  let tokens: { lab: string; gitea: string; ghe: string };
+  const probes = (f: TestForge): string[] =>
+    f.requests.filter((q) => /^\/api\/v[134]\/(version|meta)$/.test(q.path)).map((q) => q.path);
+  beforeAll(async () => {
+    [lab, gitea, ghe] = await Promise.all([
+      TestGitLab.startGitLab(),
+      TestForge.start("gitea"),
+      TestForge.start("github"),
+    ]);
+    tokens = {
+      lab: lab.addUser("harness-bot"),
+      gitea: gitea.addUser("harness-bot"),
+      ghe: ghe.addUser("harness-bot"),
+    };
+    lab.createRepo("org/platform", "policy", {});
+    gitea.createRepo("org", "policy", {});
+    ghe.createRepo("org", "policy", {});
+  });
+  afterAll(() => Promise.all([lab.dispose(), gitea.dispose(), ghe.dispose()]));
+
+  it("github.com and gitlab.com are known by their hosts and asked nothing; a declaration contradicting them is refused", async () => {
+    const hub = await detectForge(forgeRemote("git@github.com:org/policy.git"), "t", { fetch: offline });
+    expect([hub.kind, hub.api]).toEqual(["github", "https://api.github.com"]);
+    const gl = await detectForge(forgeRemote("https://gitlab.com/org/platform/policy.git"), "t", {
+      declared: "gitlab",
+      fetch: offline,
+    });
+    expect([gl.kind, gl.api]).toEqual(["gitlab", "https://gitlab.com/api/v4"]);
+    await expect(
+      detectForge(forgeRemote("https://github.com/org/policy.git"), "t", {
+        declared: "gitlab",
+        fetch: offline,
+      }),
+    ).rejects.toThrow(/forge = "gitlab" is declared, but github.com is GitHub/);
+    await expect(
+      detectForge(forgeRemote("https://gitlab.com/org/policy.git"), "t", {
+        declared: "gitea",
+        fetch: offline,
+      }),
+    ).rejects.toThrow(/forge = "gitea" is declared, but gitlab.com is GitLab/);
+  });
+
+  it("a declared forge is trusted: nothing is probed, and its API answers", async () => {
+    for (const f of [lab, gitea, ghe]) f.requests.length = 0;
+    const onLab = await detectForge(forgeRemote(lab.remoteOf("org/platform", "policy")), tokens.lab, {
+      declared: "gitlab",
+      fetch: trustingFetch(lab.caFile),
+    });
+    const onGitea = await detectForge(forgeRemote(gitea.remoteOf("org", "policy")), tokens.gitea, {
+      declared: "gitea",
+      fetch: trustingFetch(gitea.caFile),
+    });
+    const onGhe = await detectForge(forgeRemote(ghe.remoteOf("org", "policy")), tokens.ghe, {
+      declared: "github",
+      fetch: trustingFetch(ghe.caFile),
+    });
+    expect([onLab.api, onGitea.api, onGhe.api]).toEqual([
+      `${lab.origin}/api/v4`,
+      `${gitea.origin}/api/v1`,
+      `${ghe.origin}/api/v3`,
+    ]);
+    for (const c of [onLab, onGitea, onGhe]) expect(await c.login()).toBe("harness-bot");
+    expect([probes(lab), probes(gitea), probes(ghe)]).toEqual([[], [], []]);
+    // Declared Gitea, a nested group is still only GitLab's.
+    await expect(
+      detectForge(forgeRemote(lab.remoteOf("org/platform", "policy")), tokens.lab, {
+        declared: "gitea",
+        fetch: offline,
+      }),
+    ).rejects.toThrow(/only GitLab has nested groups, and 127.0.0.1:\d+ is Gitea\/Forgejo/);
+  });
+
+  it("undeclared, Gitea answers /api/v1/version first and GitLab is asked nothing of it; GitLab answers it 404, then /api/v4/version 401, and is not taken for Gitea", async () => {
+    for (const f of [lab, gitea, ghe]) f.requests.length = 0;
+    const g = await detectForge(forgeRemote(gitea.remoteOf("org", "policy")), tokens.gitea, {
+      fetch: trustingFetch(gitea.caFile),
+    });
+    const l = await detectForge(forgeRemote(lab.remoteOf("org/platform", "policy")), tokens.lab, {
+      fetch: trustingFetch(lab.caFile),
+    });
+    const h = await detectForge(forgeRemote(ghe.remoteOf("org", "policy")), tokens.ghe, {
+      fetch: trustingFetch(ghe.caFile),
+    });
+    expect([g.kind, l.kind, h.kind]).toEqual(["gitea", "gitlab", "github"]);
+    expect(probes(gitea)).toEqual(["/api/v1/version"]);
+    expect(probes(lab)).toEqual(["/api/v1/version", "/api/v4/version"]);
+    expect(probes(ghe)).toEqual(["/api/v1/version", "/api/v4/version", "/api/v3/meta"]);
+    // The probes carry no token.
+    for (const f of [lab, gitea, ghe])
+      for (const q of f.requests)
+        expect([q.headers.authorization, q.headers["private-token"]]).toEqual([undefined, undefined]);
+  });
+
+  it("GitLab's stand-in answers /api/v4/version as GitLab does: 401 without a token, version and revision with one", async () => {
+    const get = trustingFetch(lab.caFile);
+    const anon = await get(`${lab.origin}/api/v4/version`);
+    expect([anon.status, await anon.json()]).toEqual([401, { message: "401 Unauthorized" }]);
+    const authed = await get(`${lab.origin}/api/v4/version`, { headers: { "private-token": tokens.lab } });
+    expect(authed.status).toBe(200);
+    expect(Object.keys((await authed.json()) as object).sort()).toEqual(["revision", "version"]);
+    const v1 = await get(`${lab.origin}/api/v1/version`);
+    expect(v1.status).toBe(404);
+  });
+
+  it("a host that answers as none of them is refused, naming the forge key that declares it", async () => {
+    lab.failures.push({ method: "GET", path: /^\/api\/v4\/version$/, status: 404, message: "404 Not Found" });
+    try {
+      await expect(
+        detectForge(forgeRemote(lab.remoteOf("org/platform", "policy")), tokens.lab, {
+          fetch: trustingFetch(lab.caFile),
+        }),
+      ).rejects.toThrow(
+        /answers neither as Gitea\/Forgejo .* declare it with forge = "github", "gitea" or "gitlab"/,
+      );
+    } finally {
+      lab.failures.length = 0;
     }
   });
 });

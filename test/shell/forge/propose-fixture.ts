@@ -41,6 +41,8 @@ export interface ProposeSetup {
   readonly publicKey?: boolean | null;
   /** `commit_author`. */
   readonly commitAuthor?: string;
+  /** `forge`, declaring which forge the remote is on; unset, it is probed. */
+  readonly forge?: ForgeKind;
 }
 
 export class ProposeWorld {
@@ -102,6 +104,7 @@ export class ProposeWorld {
       `max_proposals_per_week = ${this.maxPerWeek}`,
       ...(botLogin === null ? [] : [`bot_login = ${JSON.stringify(botLogin)}`]),
       ...(setup.commitAuthor === undefined ? [] : [`commit_author = ${JSON.stringify(setup.commitAuthor)}`]),
+      ...(setup.forge === undefined ? [] : [`forge = ${JSON.stringify(setup.forge)}`]),
       "",
     ].join("\n");
   }

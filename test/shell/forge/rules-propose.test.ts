@@ -1,6 +1,6 @@
 /**
- * `harness rules propose` (SPEC-0029 REQ-16) against the test forge (`test-forge.ts`), for GitHub and
- * for Gitea alike: the built CLI, a real daemon holding the proposals, real git pushing over smart HTTP.
+ * `harness rules propose` (SPEC-0029 REQ-16) against the test forge (`test-forge.ts`), for GitHub,
+ * Gitea and GitLab (`test-gitlab.ts`, its project in a nested group) alike: the built CLI, a real daemon holding the proposals, real git pushing over smart HTTP.
  * Each test is named after a REQ-16 scenario, sentinel or duty of issue 19.
  */
 import * as fs from "node:fs";
@@ -21,6 +21,7 @@ import {
   whenOf,
 } from "./propose-fixture.js";
 import type { ForgeKind } from "./test-forge.js";
+import type { TestGitLab } from "./test-gitlab.js";
 
 const BRANCH = "harness-rules/budget-notify";
 const T = 60_000;
@@ -430,6 +431,34 @@ describe.each<ForgeKind>(["github", "gitea", "gitlab"])("harness rules propose o
     T,
   );
 
+  it.runIf(kind === "gitlab")(
+    "Finding 2 on GitLab: with the reviewer_ids PUT answering 500 after the username lookup, the next pass adopts the merge request and asks for its reviewer and label",
+    async () => {
+      const w = await world();
+      await w.propose("budget-notify");
+      w.forge.failures.push({
+        method: "PUT",
+        path: /\/merge_requests\/\d+$/,
+        status: 500,
+        message: "500 Internal Server Error",
+      });
+      const first = await w.run();
+      expect(first.code).toBe(4);
+      expect(w.forge.pulls.map((p) => [p.reviewers, p.labels])).toEqual([[[], []]]);
+      expect(w.states()).toEqual({ "p-1": "stored" });
+      w.forge.failures.length = 0;
+      const second = await w.run();
+      expect(second.code, second.stderr).toBe(0);
+      expect(second.json?.proposals).toEqual([
+        expect.objectContaining({ id: "p-1", action: "pushed", pr_number: 1 }),
+      ]);
+      expect(w.forge.pulls).toHaveLength(1);
+      expect(w.forge.pulls[0]).toMatchObject({ reviewers: [REVIEWER], labels: ["harness-rules"] });
+      expect(w.states()).toEqual({ "p-1": "opened" });
+    },
+    T,
+  );
+
   it(
     "Finding 3: of several proposals under one name, only the one whose expression was merged is marked merged; the others are closed as superseded",
     async () => {
@@ -618,6 +647,77 @@ describe.each<ForgeKind>(["github", "gitea", "gitlab"])("harness rules propose o
       expect(included.code, included.stderr).toBe(0);
       expect(w.states()).toEqual({ [silent]: "opened", [loud]: "opened" });
       expect(w.forge.pulls).toHaveLength(2);
+    },
+    T,
+  );
+
+  it(
+    "a declared forge is trusted: the pass probes no API version and opens the pull request",
+    async () => {
+      const w = await world({ forge: kind });
+      await w.propose("budget-notify");
+      const r = await w.run();
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.json).toMatchObject({
+        forge: kind,
+        proposals: [expect.objectContaining({ action: "opened" })],
+      });
+      expect(w.forge.pulls).toHaveLength(1);
+      expect(
+        w.forge.requests.filter((q) => /^\/api\/v[134]\/(version|meta)$/.test(q.path)).map((q) => q.path),
+      ).toEqual([]);
+      // Undeclared, the same forge is found by its probe.
+      await world();
+      await w.propose("budget-notify");
+      expect((await w.run()).json?.forge).toBe(kind);
+      expect(w.forge.requests.some((q) => /^\/api\/v[134]\/(version|meta)$/.test(q.path))).toBe(true);
+    },
+    T,
+  );
+
+  it.runIf(kind === "gitlab")(
+    "a merge request GitLab is merging (locked) is left alone: nothing pushed to it or asked of it, the proposal of its name waits, and goes on once the merge failed",
+    async () => {
+      const w = await world();
+      const lab = w.forge as TestGitLab;
+      await w.propose("budget-notify");
+      expect((await w.run()).code).toBe(0);
+      const revised = await w.propose(
+        "budget-notify",
+        {},
+        { when: whenOf("revised"), message: "{{run}} over budget (revised)" },
+      );
+      // The reviewer it lacks would be asked for, were it not being merged.
+      (w.forge.pulls[0] as { reviewers: string[] }).reviewers.length = 0;
+      lab.lockedPulls.add(1);
+      const before = w.forge.requests.length;
+      const r = await w.run();
+      expect(r.code, r.stderr).toBe(0);
+      const merging =
+        "merging: #1 on harness-rules/budget-notify is being merged; a later pass reads how the merge ended";
+      expect(r.json?.proposals).toEqual([
+        expect.objectContaining({ id: "p-1", action: "unchanged", detail: merging, pr_number: 1 }),
+        expect.objectContaining({ id: revised, action: "waiting", detail: merging }),
+      ]);
+      expect(w.states()).toEqual({ "p-1": "opened", [revised]: "waiting" });
+      expect(w.detail(revised)).toBe(merging);
+      const sent = w.forge.requests.slice(before);
+      expect(sent.filter((q) => q.method !== "GET" && !q.path.includes("/git-"))).toEqual([]);
+      expect(sent.filter((q) => q.path.includes("git-receive-pack"))).toEqual([]);
+      // Found through GitLab's own state filter: a locked one is not listed by `state=opened`.
+      expect(sent.some((q) => q.path.includes("/merge_requests?state=locked&"))).toBe(true);
+      expect(w.forge.show(w.owner, REPO, BRANCH, "rules/budget-notify.toml")).not.toContain("(revised)");
+      expect(w.forge.pulls[0]?.reviewers).toEqual([]);
+      // The merge failed: GitLab unlocks it, `opened` again, and the next pass pushes and asks.
+      lab.lockedPulls.clear();
+      const after = await w.run();
+      expect(after.code, after.stderr).toBe(0);
+      expect(after.json?.proposals).toEqual(
+        expect.arrayContaining([expect.objectContaining({ id: revised, action: "pushed", pr_number: 1 })]),
+      );
+      expect(w.forge.show(w.owner, REPO, BRANCH, "rules/budget-notify.toml")).toContain("(revised)");
+      expect(w.forge.pulls[0]?.reviewers).toEqual([REVIEWER]);
+      expect(w.forge.pulls).toHaveLength(1);
     },
     T,
   );

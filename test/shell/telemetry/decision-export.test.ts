@@ -2,6 +2,9 @@
  * Issue 33 item 1: decisions exported over OpenTelemetry, received by a real OTLP/HTTP receiver
  * (./otlp-receiver.ts) from a real daemon process.
  */
+import * as fs from "node:fs";
+import * as http from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Fire } from "../../../src/core/outcome.js";
 import { DaemonMetrics } from "../../../src/shell/support/metrics.js";
@@ -12,6 +15,8 @@ import {
 } from "../../../src/shell/telemetry/decision-export.js";
 import { parseOtlpHeaders } from "../../../src/shell/telemetry/otlp-headers.js";
 import { fires, journalRows } from "../../support/store-reads.js";
+import { AgentsDaemon, session } from "../agents/agents-daemon.js";
+import { claudeCode } from "../agents/payloads.js";
 import { freePort, jsonl, TestFleet } from "../daemon-harness.js";
 import { OtlpReceiver } from "./otlp-receiver.js";
 
@@ -142,6 +147,38 @@ describe("decisions over OpenTelemetry", () => {
     expect(receiver.records[0]?.attributes["harness.rule.name"]).toBe("hostile");
   });
 
+  it("records still unsent when the export stops are counted dropped", async () => {
+    // A collector that takes the request and never answers: the batch is in flight at the stop.
+    const silent = http.createServer(() => {});
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    cleanups.push(
+      () =>
+        new Promise<void>((resolve) => {
+          silent.closeAllConnections();
+          silent.close(() => resolve());
+        }),
+    );
+    const metrics = new DaemonMetrics();
+    const exp = startDecisionExport({
+      config: {
+        endpoint: `http://127.0.0.1:${(silent.address() as AddressInfo).port}/v1/logs`,
+        protocol: "http/protobuf",
+        headersFile: undefined,
+      },
+      headers: {},
+      metrics,
+      serviceInstance: "test",
+      serviceVersion: "0.0.0",
+      delayMs: 10,
+    });
+    for (let i = 0; i < 3; i++) exp.observer({ kind: "fire", fire: { ...hostileFire("m"), id: `f${i}` } });
+    await exp.shutdown();
+    const dropped = async () =>
+      (await metrics.otelDropped.get()).values.map((v) => [v.labels.reason, v.value]);
+    expect(await dropped()).toEqual([["stopped", 3]]);
+    expect((await metrics.otelExported.get()).values[0]?.value ?? 0).toBe(0);
+  });
+
   it("a shadow fire is exported with its mode", () => {
     const r = decisionRecord({ kind: "fire", fire: { ...hostileFire("m"), mode: "shadow", actions: [] } });
     expect(r.attributes).toMatchObject({ "harness.rule.mode": "shadow", "harness.decision": "fire" });
@@ -152,10 +189,181 @@ describe("decisions over OpenTelemetry", () => {
       Authorization: "Bearer abc",
       "X-Tenant": "t1",
     });
-    expect(() => parseOtlpHeaders("no colon here\n", "h")).toThrow(/h:1: want `Name: value`/);
-    expect(() => parseOtlpHeaders("X: \u001b[2J\n", "h")).toThrow(/h:1: the value of X/);
+    expect(() => parseOtlpHeaders("no colon here\n", "h")).toThrow(/h:1:1: want `Name: value`/);
+    expect(() => parseOtlpHeaders("X: \u001b[2J\n", "h")).toThrow(/h:1:4: the value of X/);
   });
 });
+
+describe("decisions taken without a rule fire", () => {
+  it("the loop guard's stop of a hook-fed run reaches the collector", async () => {
+    const receiver = new OtlpReceiver();
+    cleanups.push(() => receiver.stop());
+    const d = await AgentsDaemon.start({
+      config: `[otel]\nendpoint = "${await receiver.start()}"\nprotocol = "http/protobuf"\n`,
+    });
+    cleanups.push(() => d.dispose());
+    const s = session("worker", "s1");
+    await d.hookRows("ledger", [s.opened()]);
+    const same = s.tool({ tool: "Read", action: "read", digest: "a".repeat(64) });
+    await d.hookRows("observer", Array(8).fill(same));
+    await d.settled();
+    const [trip] = d.rows("loop_stopped");
+    const tripped = journalRows(d, { kind: "run_event", type: "tool" }).at(-1)?.seq;
+    await d.fleet.until(
+      () => receiver.records.some((r) => r.attributes["harness.decision"] === "loop_stop"),
+      "the loop guard's record",
+    );
+    const record = receiver.records.find((r) => r.attributes["harness.decision"] === "loop_stop");
+    expect(record?.attributes).toEqual({
+      "harness.decision": "loop_stop",
+      "harness.action": "stop",
+      "harness.stop.id": `journal:${trip?.seq}`,
+      "harness.journal.seq": tripped,
+      "harness.event.kind": "run_event",
+      "harness.event.type": "tool",
+      "harness.tool": "Read",
+      "harness.target.kind": "run",
+      "harness.target.harness": "worker",
+      "harness.target.run": s.run,
+      "gen_ai.guardrail.component.name": "harness-rules",
+      "gen_ai.guardrail.verdict.type": "deny",
+      "gen_ai.guardrail.action.type": "block",
+      "gen_ai.guardrail.target.type": "input",
+      "gen_ai.guardrail.target.subtype": "tool_call",
+    });
+    expect(record?.severityText).toBe("ERROR");
+    expect(record?.body).toBe(`run ${s.run} stopped by the loop guard: 8 identical calls of Read in a row`);
+  });
+
+  it("a live tool call its fail mode answered reaches the collector", async () => {
+    const receiver = new OtlpReceiver();
+    cleanups.push(() => receiver.stop());
+    const d = await AgentsDaemon.start({
+      config: `[otel]\nendpoint = "${await receiver.start()}"\nprotocol = "http/json"\n[agents]\nlisten = ""\non_unreachable = "deny"\n`,
+    });
+    cleanups.push(() => d.dispose());
+    // An evaluator that never gets to the attempt within the budget.
+    d.app.daemon.evaluated = async () => false;
+    const answer = await postHook(d, claudeCode(d.fleet.root, "s1").PreToolUse);
+    expect(answer).toContain('on_unreachable = \\"deny\\"');
+    await d.fleet.until(
+      () => receiver.records.some((r) => r.attributes["harness.decision"] === "fail_mode"),
+      "the fail mode's record",
+    );
+    const [attempt] = journalRows(d, { kind: "attempt_event" });
+    const record = receiver.records.find((r) => r.attributes["harness.decision"] === "fail_mode");
+    expect(record?.attributes).toMatchObject({
+      "harness.fail_mode.result": "deny",
+      "harness.fail_mode.source": "global",
+      "harness.journal.seq": attempt?.seq,
+      "harness.tool": "Edit",
+      "harness.target.harness": "impl",
+      "harness.target.run": attempt?.run,
+      "gen_ai.guardrail.action.type": "block",
+    });
+    expect(record?.body).toContain("not evaluated within 2000 ms");
+  });
+
+  it("a tool call its fail mode answered is a record naming the mode's result and source", () => {
+    const r = decisionRecord({
+      kind: "fail_mode",
+      harness: "impl",
+      run: "impl#s1",
+      tool: "Bash",
+      seq: 12,
+      result: "deny",
+      source: "global",
+      reason: "not evaluated within 2000 ms",
+      at: 1,
+    });
+    expect(r.attributes).toEqual({
+      "harness.decision": "fail_mode",
+      "harness.fail_mode.result": "deny",
+      "harness.fail_mode.source": "global",
+      "harness.journal.seq": 12,
+      "harness.event.kind": "attempt_event",
+      "harness.event.type": "tool",
+      "harness.tool": "Bash",
+      "harness.target.kind": "run",
+      "harness.target.harness": "impl",
+      "harness.target.run": "impl#s1",
+      "gen_ai.guardrail.component.name": "harness-rules",
+      "gen_ai.guardrail.action.type": "block",
+      "gen_ai.guardrail.target.type": "input",
+      "gen_ai.guardrail.target.subtype": "tool_call",
+    });
+    expect(r.body).toBe(
+      "tool call Bash in impl#s1 not judged by the rules (not evaluated within 2000 ms): refused by [agents] on_unreachable",
+    );
+    const open = decisionRecord({
+      kind: "fail_mode",
+      harness: "impl",
+      run: "impl#s1",
+      tool: "Bash\u001b[2J",
+      seq: undefined,
+      result: "allow",
+      source: "harness",
+      reason: "the journal's queue is full; the row was dropped",
+      at: 1,
+    });
+    expect(open.attributes).not.toHaveProperty("harness.journal.seq");
+    expect(open.attributes).toMatchObject({
+      "harness.tool": "Bash\uFFFD[2J",
+      "gen_ai.guardrail.action.type": "allow",
+    });
+    expect(open.body).toContain("let through by the harness's --fail mode");
+  });
+});
+
+describe("the GenAI guardrail conventions' names, beside ours", () => {
+  const fire = (over: Partial<Fire>) =>
+    decisionRecord({ kind: "fire", fire: { ...hostileFire("m"), ...over } });
+
+  it("verdict by the effective level, action by what the daemon enforced", () => {
+    const cases: [Partial<Fire>, string, string][] = [
+      [{ effectiveLevel: "annotate", action: "annotate" }, "audit", "allow"],
+      [{ effectiveLevel: "notify", action: "notify" }, "warn", "allow"],
+      [{ effectiveLevel: "hold", action: "hold" }, "escalate", "escalate"],
+      [{ effectiveLevel: "stop", action: "stop" }, "deny", "block"],
+      // Shadow: the rule says stop, nothing is enforced (the conventions' verdict/action split).
+      [{ effectiveLevel: "stop", action: "none", mode: "shadow" }, "deny", "allow"],
+      [{ effectiveLevel: "stop", action: "target_gone" }, "deny", "allow"],
+    ];
+    for (const [over, verdict, action] of cases)
+      expect(fire(over).attributes, JSON.stringify(over)).toMatchObject({
+        "gen_ai.guardrail.component.name": "harness-rules",
+        "gen_ai.guardrail.security.policy.id": "hostile",
+        "gen_ai.guardrail.verdict.type": verdict,
+        "gen_ai.guardrail.action.type": action,
+      });
+  });
+});
+
+/** Posts a hook payload to the daemon's socket as Claude Code's http hook does: the answer's body. */
+function postHook(d: AgentsDaemon, payload: unknown): Promise<string> {
+  const [observer, ledger] = (["observer", "ledger"] as const).map((s) =>
+    fs.readFileSync(d.fleet.tokens.get(s) as string, "utf8").trim(),
+  );
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        socketPath: d.fleet.socketPath,
+        path: "/hooks/claude-code?harness=impl",
+        method: "POST",
+        headers: { authorization: `Bearer ${observer}`, "x-harness-ledger-token": ledger },
+      },
+      (res) => {
+        let body = "";
+        res.on("data", (c: Buffer) => {
+          body += c.toString();
+        });
+        res.on("end", () => resolve(body));
+      },
+    );
+    req.on("error", reject);
+    req.end(JSON.stringify(payload));
+  });
+}
 
 function hostileFire(message: string): Fire {
   return {

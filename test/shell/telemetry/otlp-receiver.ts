@@ -13,6 +13,8 @@ export interface ReceivedRecord {
   readonly body: string;
   readonly attributes: Record<string, string | number>;
   readonly resource: Record<string, string | number>;
+  /** The headers of the request that carried it (set by the receiver). */
+  readonly headers?: http.IncomingHttpHeaders;
 }
 
 type Json = Record<string, unknown>;
@@ -102,7 +104,8 @@ export class OtlpReceiver {
         const body = Buffer.concat(chunks);
         const type = req.headers["content-type"] ?? "";
         this.contentTypes.add(type);
-        this.records.push(...(type.includes("json") ? fromJson(body.toString("utf8")) : fromProto(body)));
+        const decoded = type.includes("json") ? fromJson(body.toString("utf8")) : fromProto(body);
+        this.records.push(...decoded.map((r) => ({ ...r, headers: req.headers })));
         res.writeHead(200, { "content-type": type });
         res.end(type.includes("json") ? "{}" : "");
       });

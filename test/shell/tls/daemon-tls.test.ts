@@ -10,8 +10,8 @@ import * as tls from "node:tls";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { journalClient } from "../../../src/shell/rpc/client.js";
 import { journalCount, journalPeers, journalRows } from "../../support/store-reads.js";
+import { makeTestCerts, type TestCerts } from "../../support/test-certs.js";
 import { freePort, jsonl, TestFleet } from "../daemon-harness.js";
-import { makeTestCerts, type TestCerts } from "./test-certs.js";
 
 let certs: TestCerts;
 beforeAll(() => {

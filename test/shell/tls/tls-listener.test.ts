@@ -17,7 +17,7 @@ import {
   TlsConfigError,
   TlsListeners,
 } from "../../../src/shell/support/tls-listener.js";
-import { makeTestCerts, type TestCerts } from "./test-certs.js";
+import { makeTestCerts, type TestCerts } from "../../support/test-certs.js";
 
 let certs: TestCerts;
 beforeAll(() => {

@@ -3,7 +3,8 @@
  * eight identical tool calls (same tool and digest) in an unbroken streak in one run trip it. It derives
  * a `loop_stopped` row (source `loopguard`) from the committed tool row that tripped it and, in the same
  * transaction, records the run stopped (`agent-run-stops`), so the run's next hook call answers stopped.
- * It consults no rule and no rule configures it; rules see its trips only as `loop_stopped` rows.
+ * It consults no rule and no rule configures it; rules see its trips only as `loop_stopped` rows. Each
+ * stop, once committed, is told to `onStop` (the decision export).
  */
 import { HOOK_FED_FIELD, isHookFed } from "../../../core/hook-runs.js";
 import type { JournalRow } from "../../../core/journal.js";
@@ -13,6 +14,18 @@ import { EndedRuns } from "../../derive/ended-runs.js";
 import type { AgentRunStops } from "../../store/agent-run-stops.js";
 
 const str = (v: unknown): string => (typeof v === "string" ? v : "");
+
+/** A run the loop guard stopped, as committed: the tool row that tripped it and its `loop_stopped` row. */
+export interface LoopGuardStop {
+  readonly harness: string;
+  readonly run: string;
+  readonly tool: string;
+  /** The tool row that tripped the guard. */
+  readonly seq: number;
+  /** The `loop_stopped` row derived from it. */
+  readonly loopSeq: number;
+  readonly at: number;
+}
 
 export class HookLoopGuard implements Deriver {
   readonly name = "loop-guard";
@@ -26,6 +39,7 @@ export class HookLoopGuard implements Deriver {
   constructor(
     private readonly stops: AgentRunStops,
     private readonly clock: () => number,
+    private readonly onStop?: (stop: LoopGuardStop) => void,
   ) {}
 
   reset(): void {
@@ -69,9 +83,17 @@ export class HookLoopGuard implements Deriver {
       digest: str(e.digest),
       [HOOK_FED_FIELD]: true,
     };
+    const at = this.clock();
+    const onStop = this.onStop;
     return {
       rows: [{ source: "loopguard", kind: "run_event", event }],
-      also: ([seq]) => this.stops.loopGuardStop({ run, harness, loopSeq: seq as number, at: this.clock() }),
+      also: ([seq]) => this.stops.loopGuardStop({ run, harness, loopSeq: seq as number, at }),
+      ...(onStop === undefined
+        ? {}
+        : {
+            committed: ([loopSeq]: readonly number[]) =>
+              onStop({ harness, run, tool: event.tool, seq: row.seq, loopSeq: loopSeq as number, at }),
+          }),
     };
   }
 }

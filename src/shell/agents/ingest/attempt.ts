@@ -6,7 +6,7 @@
  * (dropped, refused, not stored) or not evaluated in time is answered by the harness's fail mode
  * (`fail-mode.ts`), as a daemon out of reach is (docs/decisions/0005-attempt-event.md).
  */
-import type { FailPolicy } from "./fail-mode.js";
+import type { FailMode, FailPolicy } from "./fail-mode.js";
 import { ALLOW, type AnswerFormat, type HookAnswer } from "./hook-answer.js";
 import type { Gate } from "./hook-event.js";
 
@@ -31,6 +31,20 @@ export async function attemptJudged(
   } catch {
     return false;
   }
+}
+
+/** An attempt the rules could not judge, answered by the fail mode: told to the decision export. */
+export interface FailModeAnswer {
+  readonly harness: string;
+  readonly run: string;
+  readonly tool: string;
+  /** The attempt's row, when it was admitted (and then not evaluated in time). */
+  readonly seq: number | undefined;
+  readonly result: FailMode;
+  /** `harness`: its hook's `--fail` mode; `global`: `[agents] on_unreachable`. */
+  readonly source: "harness" | "global";
+  /** Why it was not judged: the budget, or why its row was not admitted. */
+  readonly reason: string;
 }
 
 /**

@@ -19,7 +19,13 @@ import type { AdmitOptions, AdmitResult } from "../../journal/admit.js";
 import type { Placement, RunLife } from "../enforcement/run-life.js";
 import type { RunVerdicts } from "../enforcement/run-verdict.js";
 import type { RunTelling } from "../enforcement/tell.js";
-import { ATTEMPT_BUDGET_MS, type AwaitEvaluated, attemptJudged, unjudgedAnswer } from "./attempt.js";
+import {
+  ATTEMPT_BUDGET_MS,
+  type AwaitEvaluated,
+  attemptJudged,
+  type FailModeAnswer,
+  unjudgedAnswer,
+} from "./attempt.js";
 import { FAIL_QUERY, type FailMode, failPolicy, HOOK_FAIL_MODES, isHookFailMode } from "./fail-mode.js";
 import type { GitFacts } from "./git-facts.js";
 import { HARNESS_NAME_RULE, isHarnessName } from "./harness-name.js";
@@ -62,6 +68,8 @@ export interface IngestDeps {
   readonly evaluated: AwaitEvaluated;
   /** `[agents] on_unreachable`: how an attempt the rules could not judge is answered, unless the harness's hook says. */
   readonly failMode: () => FailMode;
+  /** Told each live attempt its fail mode answered (the decision export); it must not throw. */
+  readonly onFailMode?: (answer: FailModeAnswer) => void;
 }
 
 export interface IngestRequest {
@@ -199,13 +207,14 @@ export class HookIngest {
       placed.refused !== undefined ||
       (await attemptJudged(admitted, this.deps.evaluated));
     const gate = format.gate(hook.event);
+    const why = admitted.note ?? `not evaluated within ${ATTEMPT_BUDGET_MS} ms`;
     const unjudged = judged
       ? undefined
       : unjudgedAnswer(
           format,
           gate,
           failPolicy(isHookFailMode(req.fail) ? req.fail : undefined, this.deps.failMode()),
-          admitted.note ?? `not evaluated within ${ATTEMPT_BUDGET_MS} ms`,
+          why,
         );
     // A spooled call is history: its answer has no reader, and asking would deliver a pending stop to nobody.
     const verdict = isLive(req) ? this.verdict(req.harness, run) : { kind: "allow" as const };
@@ -218,6 +227,17 @@ export class HookIngest {
     // An unjudged attempt the verdict lets go on is answered by the fail mode, and told nothing; an
     // unstored row's answer is a 503 the hook does not read: it is told nothing either.
     const plain = hookAnswer(format, req.harness, gate, verdict);
+    // The fail mode decided only where the run's verdict let the call go on.
+    if (!judged && gate === "tool" && plain === ALLOW && hook.row?.type === "attempt")
+      this.deps.onFailMode?.({
+        harness: req.harness,
+        run,
+        tool: hook.row.tool,
+        seq: admitted.seq,
+        result: unjudged === undefined ? "allow" : "deny",
+        source: isHookFailMode(req.fail) ? "harness" : "global",
+        reason: why,
+      });
     const answer =
       plain === ALLOW && unjudged !== undefined
         ? unjudged

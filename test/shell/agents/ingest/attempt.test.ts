@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { RunVerdict } from "../../../../src/core/run-verdict.js";
 import { AGENTS } from "../../../../src/shell/agents/adapters/registry.js";
-import { ATTEMPT_BUDGET_MS } from "../../../../src/shell/agents/ingest/attempt.js";
+import { ATTEMPT_BUDGET_MS, type FailModeAnswer } from "../../../../src/shell/agents/ingest/attempt.js";
 import type { HookFormat } from "../../../../src/shell/agents/ingest/hook-format.js";
 import { HookIngest } from "../../../../src/shell/agents/ingest/ingest.js";
 import { EvaluationWaits } from "../../../../src/shell/daemon/evaluation-waits.js";
@@ -22,6 +22,7 @@ interface Setup {
 function ingest(setup: Setup) {
   const waits: { seq: number; budgetMs: number }[] = [];
   const admits: unknown[][] = [];
+  const failModes: FailModeAnswer[] = [];
   const handler = new HookIngest({
     admit: async (_source, events) => {
       admits.push([...events]);
@@ -41,8 +42,9 @@ function ingest(setup: Setup) {
     runs: { place: (harness, session) => ({ run: `${harness}#${session}`, done: () => {} }) },
     gitFacts: async () => ({}),
     verifyPatterns: () => [],
+    onFailMode: (answer) => failModes.push(answer),
   });
-  return { handler, waits, admits };
+  return { handler, waits, admits, failModes };
 }
 
 const call = (handler: HookIngest, agent: string, event: string, at?: number, fail?: string) =>
@@ -176,6 +178,54 @@ describe("a live attempt", () => {
     expect(r.row).toBe("none");
     expect(admits).toEqual([]);
     expect(denial(r.answer)).toContain("stopped by rule r");
+  });
+});
+
+describe("an attempt its fail mode answered is a decision the daemon took (issue 33: exported)", () => {
+  it("the budget ran out: told with its row, the mode's result and where the mode comes from", async () => {
+    const denied = ingest({ evaluated: false, failMode: "deny" });
+    await call(denied.handler, "claude-code", "PreToolUse");
+    expect(denied.failModes).toEqual([
+      {
+        harness: "impl",
+        run: "impl#s1",
+        tool: "Bash",
+        seq: 7,
+        result: "deny",
+        source: "global",
+        reason: `not evaluated within ${ATTEMPT_BUDGET_MS} ms`,
+      },
+    ]);
+    const open = ingest({ evaluated: false, failMode: "deny" });
+    await call(open.handler, "codex", "PreToolUse", undefined, "open");
+    expect(open.failModes).toMatchObject([{ result: "allow", source: "harness", seq: 7 }]);
+  });
+
+  it("not admitted: told without a row, with why", async () => {
+    const dropped = ingest({ admitted: { kind: "dropped" }, failMode: "deny" });
+    await call(dropped.handler, "claude-code", "PreToolUse");
+    expect(dropped.failModes).toEqual([
+      expect.objectContaining({
+        seq: undefined,
+        result: "deny",
+        reason: "the journal's queue is full; the row was dropped",
+      }),
+    ]);
+  });
+
+  it("judged in time, answered by the run's verdict, or not live: nothing is told", async () => {
+    const judged = ingest({ failMode: "deny" });
+    await call(judged.handler, "claude-code", "PreToolUse");
+    const held = ingest({
+      evaluated: false,
+      failMode: "allow",
+      verdict: { kind: "held", rule: "r", fireId: "f-1-0", clearCommand: "harness rules clear impl" },
+    });
+    await call(held.handler, "codex", "PreToolUse");
+    const spooled = ingest({ evaluated: false, failMode: "deny" });
+    await call(spooled.handler, "claude-code", "PreToolUse", 1_700_000_000_000);
+    await call(spooled.handler, "claude-code", "PostToolUse");
+    expect([judged.failModes, held.failModes, spooled.failModes]).toEqual([[], [], []]);
   });
 });
 

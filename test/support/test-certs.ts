@@ -107,18 +107,21 @@ function makeLeaf(
   return { cert, key, sha256: new X509Certificate(fs.readFileSync(cert)).fingerprint256 };
 }
 
-const SERVER_EXT = "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth";
+/** The server certificates' extensions: loopback, and the addresses a test names (a namespace's). */
+const serverExt = (ips: readonly string[]): string =>
+  `subjectAltName=${["127.0.0.1", ...ips].map((ip) => `IP:${ip}`).join(",")},DNS:localhost\nextendedKeyUsage=serverAuth`;
 const CLIENT_EXT = "extendedKeyUsage=clientAuth";
 
-export function makeTestCerts(): TestCerts {
+/** `serverIps`: addresses besides 127.0.0.1 the server certificates name (a daemon in a network namespace). */
+export function makeTestCerts(serverIps: readonly string[] = []): TestCerts {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "harness-tls-"));
   const ca = makeCa(dir, "test-ca");
   const other = makeCa(dir, "other-ca");
   return {
     dir,
     ca: ca.cert,
-    server: makeLeaf(dir, ca, "server", "harness-server", SERVER_EXT),
-    server2: makeLeaf(dir, ca, "server2", "harness-server-2", SERVER_EXT),
+    server: makeLeaf(dir, ca, "server", "harness-server", serverExt(serverIps)),
+    server2: makeLeaf(dir, ca, "server2", "harness-server-2", serverExt(serverIps)),
     client: makeLeaf(dir, ca, "client", "laptop-1", CLIENT_EXT),
     otherCa: other.cert,
     foreignClient: makeLeaf(dir, other, "intruder", "intruder", CLIENT_EXT),
