@@ -10,5 +10,7 @@ export default defineConfig({
     // Most files wait on child processes (daemons, the CLI, git, tmux) far more than they compute, and
     // vitest's default on 2 cores is one worker: three keep both cores busy through those waits.
     maxWorkers: 3,
+    // The PostgreSQL test cluster: named here, started by the first file that asks (test/support/pg-cluster.ts).
+    globalSetup: ["test/support/pg-global-setup.ts"],
   },
 });

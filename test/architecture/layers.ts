@@ -33,6 +33,7 @@ export const SHELL_FOLDERS: Readonly<Record<string, readonly (string | Arrow)[]>
   support: [],
   config: [],
   store: [],
+  "store/pg": [{ to: "store", why: "the journal's columns and row type" }],
   journal: ["store", "support"],
   notify: [],
   policy: ["config", "store"],

@@ -31,6 +31,8 @@ const result = spawnSync(
     // A hook burst of 300 calls onto a full tmpfs (24 in npm test).
     "test/shell/store/disk-full-daemon.test.ts",
     "test/shell/journal/fair-share.test.ts",
+    // Concurrent writers on PostgreSQL against a reader in seq order (decision 0019).
+    "test/shell/store/pg/pg-journal-order.property.test.ts",
     // npm pack, npm install -g into a temporary prefix (better-sqlite3 compiles: minutes), harness demo.
     "test/examples/pack-install.soak.test.ts",
   ],

@@ -45,8 +45,8 @@ interface StoredRow {
 const columnValue = (v: unknown): string | boolean | undefined =>
   typeof v === "string" ? v : typeof v === "number" ? v !== 0 : undefined;
 
-/** An undecoded row's event: its type and the set `columns` read beside it. */
-function knownFields(
+/** An undecoded row's event: its type and the set `columns` read beside it (`pg/pg-journal.ts` too). */
+export function knownFields(
   type: string,
   columns: readonly IndexedColumn[],
   values: readonly (string | boolean | undefined)[],

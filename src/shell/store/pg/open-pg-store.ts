@@ -1,0 +1,97 @@
+/**
+ * Opening the PostgreSQL store (issue 34): a node-postgres pool whose BIGINT columns (seq, at) read as
+ * numbers, the server's durability settings checked, and the schema brought to this harness's version at start, under a transaction-scoped
+ * advisory lock so two harnesses starting together migrate once. A database of a newer schema is
+ * refused, never downgraded; the migrations that are missing run in one transaction, all or none.
+ */
+import pg from "pg";
+import { PG_MIGRATIONS, PG_SCHEMA_VERSION, PG_VERSION_TABLE } from "./pg-schema.js";
+
+export class PgStoreOpenError extends Error {
+  constructor(
+    /** The database as an operator names it: host and database, never a password. */
+    readonly store: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`store ${store}: ${message}`, options);
+    this.name = "PgStoreOpenError";
+  }
+}
+
+export interface OpenedPgStore {
+  readonly pool: pg.Pool;
+  /** Host and database, for messages. */
+  readonly name: string;
+  close(): Promise<void>;
+}
+
+const INT8_OID = 20;
+/** seq and at are BIGINT; both stay far below 2^53, so they read as numbers, not strings. */
+const types = {
+  getTypeParser: ((oid: number, format?: "text" | "binary") =>
+    oid === INT8_OID
+      ? (v: string) => Number(v)
+      : pg.types.getTypeParser(oid, format ?? "text")) as typeof pg.types.getTypeParser,
+};
+
+const nameOf = (config: pg.PoolConfig): string =>
+  `postgresql ${config.host ?? "localhost"}/${config.database ?? "(default)"}`;
+
+/**
+ * The server's settings a commit's answer relies on, read back as SQLite's pragmas are: with fsync or
+ * synchronous_commit off, a commit answered could still be lost in a crash, and an action repeated.
+ */
+async function checkDurability(client: pg.PoolClient, name: string): Promise<void> {
+  for (const setting of ["fsync", "synchronous_commit"]) {
+    const r = await client.query<Record<string, string>>(`SHOW ${setting}`);
+    const value = r.rows[0]?.[setting];
+    if (value === "off")
+      throw new PgStoreOpenError(name, `${setting} is off: a committed row could be lost after its answer`);
+  }
+}
+
+async function migrate(pool: pg.Pool, name: string): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await checkDurability(client, name);
+    await client.query("BEGIN");
+    // The lock's key is derived from a fixed text, so every harness takes the same one.
+    await client.query("SELECT pg_advisory_xact_lock(hashtext('harness_schema'))");
+    await client.query(PG_VERSION_TABLE);
+    const r = await client.query<{ version: number }>("SELECT version FROM harness_schema WHERE id = 1");
+    const version = r.rows[0]?.version ?? 0;
+    if (version > PG_SCHEMA_VERSION)
+      throw new PgStoreOpenError(
+        name,
+        `schema version ${version} is newer than this harness knows (${PG_SCHEMA_VERSION}); upgrade harness, the database is left as it is`,
+      );
+    for (let v = version; v < PG_SCHEMA_VERSION; v++) await client.query(PG_MIGRATIONS[v] as string);
+    await client.query(
+      "INSERT INTO harness_schema (id, version) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET version = $1",
+      [PG_SCHEMA_VERSION],
+    );
+    await client.query("COMMIT");
+  } catch (e) {
+    await client.query("ROLLBACK").catch(() => {});
+    throw e;
+  } finally {
+    client.release();
+  }
+}
+
+/** Opens a pool on the database and migrates it; `max` connections (node-postgres' default 10). */
+export async function openPgStore(config: pg.PoolConfig): Promise<OpenedPgStore> {
+  const name = nameOf(config);
+  const pool = new pg.Pool({ ...config, types });
+  // An idle client's error (the server went away) must not crash the process; the next query fails.
+  pool.on("error", () => {});
+  try {
+    await migrate(pool, name);
+  } catch (e) {
+    await pool.end();
+    if (e instanceof PgStoreOpenError) throw e;
+    throw new PgStoreOpenError(name, (e as Error).message, { cause: e });
+  }
+  return { pool, name, close: () => pool.end() };
+}
