@@ -93,6 +93,7 @@ interface AgentsCliOptions {
   enrolFile?: string;
   entry?: string;
   all?: boolean;
+  daemon?: string;
 }
 
 interface RulesOptions extends ClientOptions {
@@ -605,6 +606,10 @@ cli
     "--enrol-file <file>",
     "install: the harness's tokens from the one-time enrolment code in FILE (harness token create --enrol), not from the control token",
   )
+  .option(
+    "--daemon <url>",
+    "install: hooks that post to a remote daemon's hook endpoint, https://HOST:PORT (its [agents] listen under TLS), with --ca-file and, under mutual TLS, --client-cert/--client-key; tokens are minted or enrolled through --target (its RPC listener) or the local socket",
+  )
   .option("--socket <path>", "The daemon's socket")
   .option("--config <path>", "The global config")
   .option("--entry <name>", "spool retry|drop: the spooled call, as spool list names it")
@@ -639,6 +644,8 @@ cli
         fail: o.fail === undefined ? undefined : String(o.fail),
         dryRun: o.dryRun,
         enrolFile: o.enrolFile === undefined ? undefined : String(o.enrolFile),
+        daemon: o.daemon === undefined ? undefined : String(o.daemon),
+        ...remote(o),
       },
       io,
       o.enrolFile === undefined ? undefined : enrolmentIssuer(String(o.enrolFile)),
