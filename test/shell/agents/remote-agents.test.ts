@@ -107,6 +107,15 @@ const installRemote = async (m: Laptop, agent: string, harness: string, extra: r
     ...extra,
   ]);
 
+/** Doctor's agents row on a laptop (its daemon row fails there: it has no local daemon). */
+async function doctorAgents(m: Laptop): Promise<{ status: string; message: string }[]> {
+  const r = await m.cli(["doctor", "--json"]);
+  const checks = (
+    JSON.parse(r.stdout) as { checks: { name: string; findings: { status: string; message: string }[] }[] }
+  ).checks;
+  return checks.find((c) => c.name === "agents")?.findings ?? [];
+}
+
 const spoolDir = (m: Laptop) => path.join(m.env.XDG_STATE_HOME, "harness", "agents", "spool");
 const waiting = (m: Laptop) =>
   fs.existsSync(spoolDir(m)) ? fs.readdirSync(spoolDir(m)).filter((f) => f.endsWith(".json")) : [];
@@ -138,6 +147,18 @@ describe("Remote agents over TLS", () => {
     const words = shellWords(installedHandlers(settings(), "PreToolUse")[0]?.command as string) ?? [];
     expect(words.slice(words.indexOf("--daemon"))).toEqual(["--daemon", hooksUrl, "--ca-file", certs.ca]);
     expect(words).not.toContain("--socket");
+  });
+
+  it("doctor names the remote daemon and whether its hook endpoint answers", async () => {
+    const findings = await doctorAgents(cc);
+    expect(findings).toContainEqual({
+      status: "pass",
+      message: expect.stringContaining(`posting to ${hooksUrl}`),
+    });
+    expect(findings).toContainEqual({
+      status: "pass",
+      message: `claude-code for laptop: ${hooksUrl} answers the hook endpoint's challenge over TLS`,
+    });
   });
 
   it("Claude Code's installed hooks: rows with the facts the forwarder computed and the laptop's clock", async () => {
@@ -211,6 +232,12 @@ describe("Remote agents over TLS", () => {
       expect(ran.stderr).toMatch(/cannot be reached at https:\/\/127\.0\.0\.1:\d+.*waits in/);
     }
     expect(waiting(cc)).toHaveLength(4);
+    expect(await doctorAgents(cc)).toContainEqual({
+      status: "warn",
+      message: expect.stringMatching(
+        /^claude-code for laptop: no answer from https:.*its calls wait in the spool until it answers$/,
+      ),
+    });
     const spooled = JSON.parse(fs.readFileSync(path.join(spoolDir(cc), waiting(cc)[0] as string), "utf8"));
     expect(spooled).toMatchObject({
       daemon: { url: hooksUrl, ca_file: certs.ca },
