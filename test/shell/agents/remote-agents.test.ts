@@ -9,8 +9,13 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { shellWords } from "../../../src/shell/support/shell-word.js";
-import { driveInstalledHook, installedHandlers } from "../../support/installed-hook.js";
+import { shellWord, shellWords } from "../../../src/shell/support/shell-word.js";
+import {
+  driveInstalledHook,
+  installedCommand,
+  installedHandlers,
+  runInstalledCommand,
+} from "../../support/installed-hook.js";
 import { CLI, freePort, runProcess, TestFleet } from "../daemon-harness.js";
 import { makeTestCerts, type TestCerts } from "../tls/test-certs.js";
 import { makeRepo, rowsOf } from "./hook-harness.js";
@@ -258,6 +263,22 @@ describe("Remote agents over TLS", () => {
     // Spooled rows kept the facts computed when each call was made.
     expect(rows[2]?.event).toMatchObject({ repo: "forge.example/org/reduit", paths: ["src/a.ts"] });
     expect(waiting(cc)).toEqual([]);
+  });
+
+  it("A hook trusting another CA is refused by the handshake: nothing admitted, the call waits", async () => {
+    const command = installedCommand(settings(), "SessionStart", "laptop").replace(
+      shellWord(certs.ca),
+      shellWord(certs.otherCa),
+    );
+    const ran = await runInstalledCommand(command, claudeCode(repo, "remote-wrong-ca").SessionStart, cc.env);
+    expect(ran.code).toBe(0);
+    expect(ran.stderr).toMatch(
+      /cannot be reached at https:\/\/127\.0\.0\.1:\d+ \(.*(CERT|SELF_SIGNED|UNABLE_TO).*\)/,
+    );
+    expect(waiting(cc)).toHaveLength(1);
+    expect(rowsOf(fleet, "remote-wrong-ca")).toEqual([]);
+    // Dropped, as an operator would once the CA is fixed and the call is not wanted.
+    for (const f of waiting(cc)) fs.rmSync(path.join(spoolDir(cc), f));
   });
 
   it("A daemon certificate from another CA is refused at install, and nothing is written", async () => {
