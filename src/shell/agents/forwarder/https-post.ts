@@ -1,19 +1,19 @@
 /**
- * The command hook's call to a remote daemon (decision 0017): one POST over https to its hook endpoint
+ * The command hook's call to a remote daemon (decision 0017): one POST over TLS to its hook endpoint
  * (`[agents] listen` under `[server]` TLS), trusting the CA file install named (else the system's), and
- * presenting the client certificate when the daemon asks for one (mutual TLS). Node's own `https`; no
- * connection is kept, as the hook process ends with the call. The answer's body is bounded. Failures to
- * get an answer are `RawHttpError`s, as over the socket, so the forwarder spools alike.
+ * presenting the client certificate when the daemon asks for one (mutual TLS). Node's own `tls`, with
+ * the request written and read by hand as over the socket (`raw-http.ts`): Node's `https` client costs
+ * a hook's start more than the call. Failures to get an answer are `RawHttpError`s, as over the socket,
+ * so the forwarder spools alike.
  */
 import * as fs from "node:fs";
-import * as https from "node:https";
+import * as net from "node:net";
+import * as tls from "node:tls";
 import type { RemoteDaemon } from "../ingest/hook-limits.js";
-import { RawHttpError, type RawResponse } from "./raw-http.js";
+import { RawHttpError, type RawResponse, rawPostOn } from "./raw-http.js";
 
 /** The largest PEM file read (a CA bundle, a certificate chain, a key), as the daemon bounds its own. */
 const MAX_PEM_BYTES = 256 * 1024;
-/** The largest answer read: a hook's decision JSON is a few hundred bytes. */
-const MAX_ANSWER_BYTES = 1024 * 1024;
 
 /** A PEM file's bytes, or a `RawHttpError` naming it. */
 function pem(file: string, what: string): Buffer {
@@ -33,7 +33,7 @@ function pem(file: string, what: string): Buffer {
 }
 
 /** The TLS options for `daemon`'s files, read now (each call is a new process: nothing to cache). */
-export function tlsOptions(daemon: RemoteDaemon): https.RequestOptions {
+export function tlsOptions(daemon: RemoteDaemon): tls.SecureContextOptions {
   return {
     ...(daemon.caFile === undefined ? {} : { ca: pem(daemon.caFile, "the CA file") }),
     ...(daemon.clientCert === undefined ? {} : { cert: pem(daemon.clientCert, "the client certificate") }),
@@ -49,62 +49,27 @@ export function httpsPost(
   body: Uint8Array,
   timeoutMs: number,
 ): Promise<RawResponse> {
-  return new Promise((resolve, reject) => {
-    let settled = false;
-    const fail = (e: Error) => {
-      if (settled) return;
-      settled = true;
-      reject(
-        e instanceof RawHttpError ? e : new RawHttpError((e as NodeJS.ErrnoException).code ?? e.message),
-      );
-    };
-    let options: https.RequestOptions;
-    try {
-      options = tlsOptions(daemon);
-    } catch (e) {
-      fail(e as Error);
-      return;
-    }
-    const url = new URL(path, daemon.url);
-    const req = https.request(url, {
-      ...options,
-      method: "POST",
-      agent: false,
-      headers: { ...headers, "content-length": String(body.byteLength), connection: "close" },
-    });
-    const timer = setTimeout(() => {
-      fail(new RawHttpError("timed out", true));
-      req.destroy();
-    }, timeoutMs);
-    req.on("error", (e) => {
-      clearTimeout(timer);
-      fail(e);
-    });
-    req.on("response", (res) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on("data", (c: Buffer) => {
-        size += c.length;
-        if (size > MAX_ANSWER_BYTES) {
-          clearTimeout(timer);
-          fail(new RawHttpError(`the answer is larger than ${MAX_ANSWER_BYTES} bytes`));
-          req.destroy();
-        } else chunks.push(c);
-      });
-      res.on("end", () => {
-        clearTimeout(timer);
-        if (settled) return;
-        settled = true;
-        const map = new Map<string, string>();
-        for (const [k, v] of Object.entries(res.headers))
-          if (typeof v === "string") map.set(k.toLowerCase(), v);
-        resolve({ status: res.statusCode ?? 0, headers: map, body: Buffer.concat(chunks) });
-      });
-      res.on("error", (e) => {
-        clearTimeout(timer);
-        fail(e);
-      });
-    });
-    req.end(body);
-  });
+  const url = new URL(daemon.url);
+  const host = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
+  const port = Number(url.port === "" ? 443 : url.port);
+  return rawPostOn(
+    {
+      // Read inside `open`, so a missing file is the call's failure, spooled like any other.
+      open: () =>
+        tls.connect({
+          host,
+          port,
+          ...tlsOptions(daemon),
+          // SNI takes a name, never an address.
+          ...(net.isIP(host) === 0 ? { servername: host } : {}),
+          ALPNProtocols: ["http/1.1"],
+        }),
+      ready: "secureConnect",
+      host: url.host,
+    },
+    path,
+    headers,
+    body,
+    timeoutMs,
+  );
 }
