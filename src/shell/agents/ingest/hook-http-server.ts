@@ -7,6 +7,10 @@
  * decision JSON (empty: no decision); `X-Harness-Row` and `X-Harness-Note` tell the forwarder what
  * became of the row.
  *
+ * A remote install's forwarder (decision 0017) marks its body as an envelope with `X-Harness-Hook-Facts:
+ * 1` (the payload inside, with the git facts it computed and its clock; `supplied-facts.ts`). A call on a
+ * TLS connection may come from another machine, so the ingest runs no git for it.
+ *
  * The observer token is checked from the headers before a byte of the body is read: a caller
  * without one is answered 401 at once, so no unauthenticated body is buffered. Which harness a token is
  * bound to is still checked by the ingest, after mapping, as for every call.
