@@ -569,6 +569,10 @@ cli
   .option("--observer-token <file>", "The observer producer token")
   .option("--ledger-token <file>", "The ledger producer token")
   .option("--socket <path>", "The daemon's socket")
+  .option(
+    "--daemon <url>",
+    "A remote daemon's hook endpoint, https://HOST:PORT (with --ca-file, --client-cert, --client-key): git facts computed here and sent with the call",
+  )
   .option("--config <path>", "The global config ([agents] on_unreachable, [server] socket)")
   .option("--timeout <ms>", "How long to wait for the daemon (default 5000)")
   .action(async () => {
