@@ -347,6 +347,78 @@ describe("Remote agents over TLS", () => {
   });
 });
 
+describe("Remote agents over mutual TLS", () => {
+  let mfleet: TestFleet;
+  let url: string;
+  beforeAll(async () => {
+    const port = await freePort();
+    url = `https://127.0.0.1:${port}`;
+    mfleet = new TestFleet({ config: `[agents]\nlisten = "127.0.0.1:${port}"` });
+    const file = path.join(mfleet.root, "config", "harness", "harness.toml");
+    fs.writeFileSync(
+      file,
+      fs
+        .readFileSync(file, "utf8")
+        .replace(
+          '[server]\nmetrics_listen = "127.0.0.1:0"\n',
+          `[server]\nmetrics_listen = "127.0.0.1:0"\ntls_cert_file = ${JSON.stringify(certs.server.cert)}\ntls_key_file = ${JSON.stringify(certs.server.key)}\nclient_ca_file = ${JSON.stringify(certs.ca)}\n`,
+        ),
+    );
+    await mfleet.start();
+    fs.chmodSync(certs.client.key, 0o600);
+  }, 60_000);
+  afterAll(() => mfleet.dispose());
+
+  it("the hook presents its client certificate; without one, install is refused", async () => {
+    // Tokens minted by the operator over the daemon's socket (the operator's own machine, here).
+    const env = { ...mfleet.env };
+    const project = path.join(mfleet.root, "project");
+    fs.mkdirSync(project);
+    const install = (extra: readonly string[]) =>
+      runProcess(
+        process.execPath,
+        [
+          CLI,
+          "agents",
+          "install",
+          "claude-code",
+          "--harness",
+          "mtls",
+          "--project",
+          project,
+          "--socket",
+          mfleet.socketPath,
+          "--daemon",
+          url,
+          "--ca-file",
+          certs.ca,
+          ...extra,
+        ],
+        { env },
+      );
+    const refused = await install([]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/TLS handshake|no answer from/);
+    const r = await install(["--client-cert", certs.client.cert, "--client-key", certs.client.key]);
+    expect(r.code, r.stderr).toBe(0);
+    const file = path.join(project, ".claude", "settings.local.json");
+    const ran = await driveInstalledHook(
+      file,
+      "SessionStart",
+      "mtls",
+      claudeCode(repo, "remote-mtls").SessionStart,
+      env,
+    );
+    expect(ran.code, ran.stderr).toBe(0);
+    expect(ran.stderr).toBe("");
+    await mfleet.until(() => rowsOf(mfleet, "remote-mtls").length === 1, "the row over mutual TLS");
+    expect(rowsOf(mfleet, "remote-mtls")[0]?.event).toMatchObject({
+      repo: "forge.example/org/reduit",
+      branch: "feature",
+    });
+  });
+});
+
 /** A POST over TLS trusting the test CA: its status. */
 async function fetchOverTls(url: string, body: string, headers: Record<string, string>): Promise<number> {
   const https = await import("node:https");
