@@ -277,7 +277,31 @@ describe("Remote agents over TLS", () => {
     );
     expect(waiting(cc)).toHaveLength(1);
     expect(rowsOf(fleet, "remote-wrong-ca")).toEqual([]);
-    // Dropped, as an operator would once the CA is fixed and the call is not wanted.
+    // A call spooled for another daemon, which is down, holds up no call to this one.
+    const elsewhere = runInstalledCommand(
+      command
+        .replace(shellWord(hooksUrl), shellWord("https://127.0.0.1:1"))
+        .replace(shellWord(certs.otherCa), shellWord(certs.ca)),
+      claudeCode(repo, "remote-elsewhere").SessionStart,
+      cc.env,
+    );
+    expect((await elsewhere).stderr).toMatch(/cannot be reached at https:\/\/127\.0\.0\.1:1 /);
+    expect(waiting(cc)).toHaveLength(2);
+    // The hook as installed (the right CA) delivers the call spooled with the wrong one: the call
+    // goes with the installed hook's TLS files; the other daemon's call stays.
+    const fixed = await driveInstalledHook(
+      settings(),
+      "SessionStart",
+      "laptop",
+      claudeCode(repo, "remote-fixed").SessionStart,
+      cc.env,
+    );
+    expect(fixed.code, fixed.stderr).toBe(0);
+    await fleet.until(
+      () => rowsOf(fleet, "remote-wrong-ca").length === 1 && rowsOf(fleet, "remote-fixed").length === 1,
+      "the call spooled with the wrong CA, then the live one",
+    );
+    expect(waiting(cc)).toHaveLength(1);
     for (const f of waiting(cc)) fs.rmSync(path.join(spoolDir(cc), f));
   });
 

@@ -200,10 +200,15 @@ const send = (
     ? rawPost(t.socket, target, headers, body, timeoutMs)
     : httpsPost(t.daemon, target, headers, body, timeoutMs);
 
-/** A spooled call's transport: its remote daemon's, or the socket. */
-function transportOf(entry: SpoolEntry, socket: string): Transport {
+/**
+ * A spooled call's transport: its remote daemon's, or the socket. An entry for the daemon this call goes
+ * to is sent with this call's TLS files: the hook as installed now is the truth (a CA fixed since the
+ * call was spooled, say).
+ */
+function transportOf(entry: SpoolEntry, socket: string, own: Transport): Transport {
   const d = entry.daemon;
   if (d === undefined) return { socket };
+  if ("daemon" in own && own.daemon.url === d.url) return own;
   return {
     daemon: {
       url: d.url,
@@ -392,6 +397,8 @@ async function lockFor(
 async function drain(
   spool: Spool,
   socket: string,
+  /** Where this call goes: its daemon unreachable, the call is too; another's only skips its entries. */
+  own: Transport,
   until: number,
   run: string | undefined,
   io: HookIo,
@@ -406,9 +413,14 @@ async function drain(
     return tokens.get(file) as string | { problem: string };
   };
   let first = true;
+  const ownKey = JSON.stringify(own);
+  // Daemons found unreachable in this drain, and the entries left for them.
+  const down = new Set<string>();
+  const skipped = new Set<string>();
+  const left = () => spool.entries().filter((n) => !skipped.has(n));
   try {
     // Entries spooled meanwhile by other calls are delivered too, until none is left.
-    for (let names = spool.entries(); names.length > 0; names = spool.entries()) {
+    for (let names = left(); names.length > 0; names = left()) {
       for (const name of names) {
         if (Date.now() >= until) return "reached";
         const entry = spool.read(name);
@@ -421,11 +433,17 @@ async function drain(
           spool.fail(name);
           continue;
         }
+        const transport = transportOf(entry, socket, own);
+        const key = JSON.stringify(transport);
+        if (down.has(key)) {
+          skipped.add(name);
+          continue;
+        }
         const fair = first || until - Date.now() >= FAIR_TRY_MS;
         first = false;
         const payload = Buffer.from(JSON.stringify(entry.payload));
         const reply = await post(
-          transportOf(entry, socket),
+          transport,
           entry.adapter,
           entry.harness,
           { observer, ledger },
@@ -436,8 +454,15 @@ async function drain(
           if (e instanceof Unreachable) return e;
           throw e;
         });
-        if (reply instanceof Unreachable && !reply.timedOut) return "unreachable";
-        if (!(reply instanceof Unreachable) && reply.status === 404) return "unreachable";
+        if (
+          (reply instanceof Unreachable && !reply.timedOut) ||
+          (!(reply instanceof Unreachable) && reply.status === 404)
+        ) {
+          if (key === ownKey) return "unreachable";
+          down.add(key);
+          skipped.add(name);
+          continue;
+        }
         if (reply instanceof Unreachable && !fair) return "reached";
         if (reply instanceof Unreachable || reply.status >= 500) {
           const why =
@@ -519,15 +544,15 @@ export async function runCommandHook(
   // `behind`: a call of this session still waits in the spool, so this one's row may not be admitted
   // before it. A PreToolUse's attempt is judged now or never, so it still asks the daemon.
   const deliver = async (): Promise<Reply | "behind" | undefined> => {
-    if ((await drain(spool, socket, drainUntil, run, io, agents)) === "unreachable") return undefined;
+    const own: Transport = remote === undefined ? { socket } : { daemon: remote };
+    if ((await drain(spool, socket, own, drainUntil, run, io, agents)) === "unreachable") return undefined;
     if (gate !== "tool" && waitingOf(spool, run, agents).length > 0) return "behind";
     const call = {
       key,
       ...(args.fail === undefined ? {} : { fail: args.fail }),
       ...(facts === undefined ? {} : { facts: true }),
     };
-    const transport: Transport = remote === undefined ? { socket } : { daemon: remote };
-    return post(transport, format.name, args.harness, { observer, ledger }, wire, deadline, call).catch(
+    return post(own, format.name, args.harness, { observer, ledger }, wire, deadline, call).catch(
       (e: unknown) => {
         if (!(e instanceof Unreachable)) throw e;
         lastFailure = e.message;
