@@ -589,7 +589,7 @@ cli
 cli
   .command(
     "agents <verb> [agent]",
-    `Hook adapters that feed ${AGENTS.agents.map((a) => a.title).join(" or ")} sessions into the journal (docs/agents.md). Verbs: install ${AGENTS.agentNames.join("|")} --harness NAME, uninstall ${AGENTS.agentNames.join("|")} --harness NAME, spool list|retry|drop [--entry NAME | --all]`,
+    `Hook adapters that feed ${AGENTS.agents.map((a) => a.title).join(" or ")} sessions into the journal (docs/agents.md). Verbs: install ${AGENTS.agentNames.join("|")} --harness NAME, uninstall ${AGENTS.agentNames.join("|")} --harness NAME, status (the installs, remote daemons, the spool), spool list|retry|drop [--entry NAME | --all]`,
   )
   .option("--harness <name>", "The harness the agent's sessions run as")
   .option("--project <dir>", "Write the project's settings under DIR (default: the current directory)")
@@ -620,6 +620,11 @@ cli
   .option("--all", "spool retry|drop: every call set aside or refused")
   .option("--json", "Print the result as JSON")
   .action(async (verb: string, agent: string | undefined, o: ClientOptions & AgentsCliOptions) => {
+    if (verb === "status") {
+      const { runAgentsStatus } = await import("./commands/agents-status.js");
+      process.exitCode = await runAgentsStatus({ json: o.json }, io);
+      return;
+    }
     if (verb === "spool") {
       const { runAgentsSpool } = await import("./commands/agents-spool.js");
       process.exitCode = runAgentsSpool(
@@ -630,7 +635,7 @@ cli
       return;
     }
     if (verb !== "install" && verb !== "uninstall") {
-      unknownVerb("agents", verb, "install, uninstall, spool");
+      unknownVerb("agents", verb, "install, uninstall, status, spool");
       return;
     }
     const { enrolmentIssuer, runAgents } = await import("./commands/agents.js");

@@ -112,6 +112,10 @@ const installRemote = async (m: Laptop, agent: string, harness: string, extra: r
     ...extra,
   ]);
 
+/** The events a settings file has hooks for. */
+const installedEvents = (file: string): string[] =>
+  Object.keys((JSON.parse(fs.readFileSync(file, "utf8")) as { hooks: Record<string, unknown> }).hooks);
+
 /** Doctor's agents row on a laptop (its daemon row fails there: it has no local daemon). */
 async function doctorAgents(m: Laptop): Promise<{ status: string; message: string }[]> {
   const r = await m.cli(["doctor", "--json"]);
@@ -154,6 +158,23 @@ describe("Remote agents over TLS", () => {
     expect(words).not.toContain("--socket");
   });
 
+  it("uninstall knows the remote hooks as ours", async () => {
+    const r = await cc.cli([
+      "agents",
+      "uninstall",
+      "claude-code",
+      "--harness",
+      "laptop",
+      "--project",
+      cc.project,
+      "--dry-run",
+      "--json",
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ removed: installedEvents(settings()).length });
+    expect(installedEvents(settings()).length).toBeGreaterThan(5);
+  });
+
   it("doctor names the remote daemon and whether its hook endpoint answers", async () => {
     const findings = await doctorAgents(cc);
     expect(findings).toContainEqual({
@@ -164,6 +185,10 @@ describe("Remote agents over TLS", () => {
       status: "pass",
       message: `claude-code for laptop: ${hooksUrl} answers the hook endpoint's challenge over TLS`,
     });
+    // `harness agents status` is the same row, alone.
+    const status = await cc.cli(["agents", "status"]);
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toContain(`${hooksUrl} answers the hook endpoint's challenge over TLS`);
   });
 
   it("Claude Code's installed hooks: rows with the facts the forwarder computed and the laptop's clock", async () => {
