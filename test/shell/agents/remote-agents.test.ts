@@ -158,6 +158,35 @@ describe("Remote agents over TLS", () => {
     expect(words).not.toContain("--socket");
   });
 
+  it("a second agent of the same harness on the laptop uses the tokens it holds, with no control token", async () => {
+    const r = await cc.cli([
+      "agents",
+      "install",
+      "codex",
+      "--harness",
+      "laptop",
+      "--project",
+      cc.project,
+      "--daemon",
+      hooksUrl,
+      "--ca-file",
+      certs.ca,
+      "--json",
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    const report = JSON.parse(r.stdout) as { tokens: Record<string, { minted: boolean }> };
+    expect(Object.values(report.tokens).map((t) => t.minted)).toEqual([false, false]);
+    const ran = await driveInstalledHook(
+      path.join(cc.project, ".codex", "hooks.json"),
+      "SessionStart",
+      "laptop",
+      codex(repo, "remote-cx-same").SessionStart,
+      cc.env,
+    );
+    expect(ran.code, ran.stderr).toBe(0);
+    await fleet.until(() => rowsOf(fleet, "remote-cx-same").length === 1, "the second agent's row");
+  });
+
   it("uninstall knows the remote hooks as ours", async () => {
     const r = await cc.cli([
       "agents",

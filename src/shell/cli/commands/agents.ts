@@ -310,7 +310,16 @@ export async function runAgents(
     // Only a change that mints or revokes needs the daemon and the control token.
     mint: async (...args) => (await needIssuer()).mint(...args),
     revoke: async (...args) => (await needIssuer()).revoke(...args),
-    inForce: async (...args) => (await needIssuer()).inForce(...args),
+    inForce: async (...args) => {
+      try {
+        return await (await needIssuer()).inForce(...args);
+      } catch (e) {
+        // A remote install's machine holds no control token to ask with (it enrolled): the token files
+        // it holds are used as they are, and a revoked one shows as refused calls and in doctor.
+        if (e instanceof AgentsUsageError && daemon !== undefined) return new Set(args[0]);
+        throw e;
+      }
+    },
   };
   const needIssuer = async (): Promise<TokenIssuer> => {
     if (issuer !== undefined) return issuer;
