@@ -93,6 +93,7 @@ interface AgentsCliOptions {
   enrolFile?: string;
   entry?: string;
   all?: boolean;
+  daemon?: string;
 }
 
 interface RulesOptions extends ClientOptions {
@@ -568,6 +569,10 @@ cli
   .option("--observer-token <file>", "The observer producer token")
   .option("--ledger-token <file>", "The ledger producer token")
   .option("--socket <path>", "The daemon's socket")
+  .option(
+    "--daemon <url>",
+    "A remote daemon's hook endpoint, https://HOST:PORT (with --ca-file, --client-cert, --client-key): git facts computed here and sent with the call",
+  )
   .option("--config <path>", "The global config ([agents] on_unreachable, [server] socket)")
   .option("--timeout <ms>", "How long to wait for the daemon (default 5000)")
   .action(async () => {
@@ -584,7 +589,7 @@ cli
 cli
   .command(
     "agents <verb> [agent]",
-    `Hook adapters that feed ${AGENTS.agents.map((a) => a.title).join(" or ")} sessions into the journal (docs/agents.md). Verbs: install ${AGENTS.agentNames.join("|")} --harness NAME, uninstall ${AGENTS.agentNames.join("|")} --harness NAME, spool list|retry|drop [--entry NAME | --all]`,
+    `Hook adapters that feed ${AGENTS.agents.map((a) => a.title).join(" or ")} sessions into the journal (docs/agents.md). Verbs: install ${AGENTS.agentNames.join("|")} --harness NAME, uninstall ${AGENTS.agentNames.join("|")} --harness NAME, status (the installs, remote daemons, the spool), spool list|retry|drop [--entry NAME | --all]`,
   )
   .option("--harness <name>", "The harness the agent's sessions run as")
   .option("--project <dir>", "Write the project's settings under DIR (default: the current directory)")
@@ -605,12 +610,21 @@ cli
     "--enrol-file <file>",
     "install: the harness's tokens from the one-time enrolment code in FILE (harness token create --enrol), not from the control token",
   )
+  .option(
+    "--daemon <url>",
+    "install: hooks that post to a remote daemon's hook endpoint, https://HOST:PORT (its [agents] listen under TLS), with --ca-file and, under mutual TLS, --client-cert/--client-key; tokens are minted or enrolled through --target (its RPC listener) or the local socket",
+  )
   .option("--socket <path>", "The daemon's socket")
   .option("--config <path>", "The global config")
   .option("--entry <name>", "spool retry|drop: the spooled call, as spool list names it")
   .option("--all", "spool retry|drop: every call set aside or refused")
   .option("--json", "Print the result as JSON")
   .action(async (verb: string, agent: string | undefined, o: ClientOptions & AgentsCliOptions) => {
+    if (verb === "status") {
+      const { runAgentsStatus } = await import("./commands/agents-status.js");
+      process.exitCode = await runAgentsStatus({ json: o.json }, io);
+      return;
+    }
     if (verb === "spool") {
       const { runAgentsSpool } = await import("./commands/agents-spool.js");
       process.exitCode = runAgentsSpool(
@@ -621,7 +635,7 @@ cli
       return;
     }
     if (verb !== "install" && verb !== "uninstall") {
-      unknownVerb("agents", verb, "install, uninstall, spool");
+      unknownVerb("agents", verb, "install, uninstall, status, spool");
       return;
     }
     const { enrolmentIssuer, runAgents } = await import("./commands/agents.js");
@@ -639,6 +653,8 @@ cli
         fail: o.fail === undefined ? undefined : String(o.fail),
         dryRun: o.dryRun,
         enrolFile: o.enrolFile === undefined ? undefined : String(o.enrolFile),
+        daemon: o.daemon === undefined ? undefined : String(o.daemon),
+        ...remote(o),
       },
       io,
       o.enrolFile === undefined ? undefined : enrolmentIssuer(String(o.enrolFile)),

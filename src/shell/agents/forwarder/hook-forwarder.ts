@@ -11,6 +11,12 @@
  * hands it every call it cannot take itself, with the call's nonce (`--call`, for the same idempotency
  * key) and the time left.
  *
+ * A remote install (`--daemon https://host:port`, decision 0017) posts over https instead, to the remote
+ * daemon's hook endpoint, with `--ca-file` and, under mutual TLS, `--client-cert`/`--client-key`; it
+ * computes the call's git facts here (`local-facts.ts`), since the daemon cannot see this machine's
+ * disk, and sends them, with this machine's clock, in an envelope around the payload
+ * (`../ingest/supplied-facts.ts`). A spooled call keeps its facts and its daemon.
+ *
  * When the daemon cannot be reached within `--timeout` (default 5 s), the call is spooled (`spool.ts`)
  * and PreToolUse is answered by the harness's fail mode: `--fail closed|open` as install wrote it, else
  * `[agents] on_unreachable` (default allow; `../ingest/fail-mode.ts`). Waiting calls are delivered,
@@ -36,14 +42,19 @@ import type { HookFormat, HookFormats } from "../ingest/hook-format.js";
 import { forwarderKey, isCallNonce, runOf } from "../ingest/hook-key.js";
 import {
   HOOK_AT_HEADER,
+  HOOK_FACTS_HEADER,
   HOOK_KEY_HEADER,
   HOOK_PATH_PREFIX,
   LEDGER_TOKEN_HEADER,
   MAX_HOOK_PAYLOAD_BYTES,
   NOTE_HEADER,
+  type RemoteDaemon,
   ROW_HEADER,
 } from "../ingest/hook-limits.js";
-import { RawHttpError, rawPost } from "./raw-http.js";
+import { envelopeBody, type SuppliedFacts } from "../ingest/supplied-facts.js";
+import { httpsPost } from "./https-post.js";
+import { localFacts } from "./local-facts.js";
+import { RawHttpError, type RawResponse, rawPost } from "./raw-http.js";
 import { keyOf, MAX_TRIES, Spool, type SpoolEntry } from "./spool.js";
 
 export interface HookIo {
@@ -68,11 +79,16 @@ interface HookArgs {
   readonly payloadArg?: string;
   /** The call's nonce, from the fast path that handed the call over (`harness-hook.sh`). */
   readonly call?: string;
+  /** A remote install's daemon: its hook endpoint over https, never the socket. */
+  readonly daemon?: RemoteDaemon;
 }
 
 const DEFAULT_TIMEOUT_MS = 5000;
 const usage = (formats: HookFormats): string =>
-  `usage: harness hook ${formats.hookNames.join("|")} --harness NAME --observer-token FILE --ledger-token FILE [--socket PATH] [--config PATH] [--timeout MS] [--fail closed|open] [--call NONCE] [JSON]`;
+  `usage: harness hook ${formats.hookNames.join("|")} --harness NAME --observer-token FILE --ledger-token FILE [--socket PATH | --daemon https://HOST:PORT [--ca-file F] [--client-cert F --client-key F]] [--config PATH] [--timeout MS] [--fail closed|open] [--call NONCE] [JSON]`;
+
+/** The options a remote install adds. */
+const REMOTE_FLAGS = ["daemon", "ca-file", "client-cert", "client-key"];
 
 /** The spool's directory under a state home: `$XDG_STATE_HOME/harness/agents/spool`. */
 export const spoolDir = (env: NodeJS.ProcessEnv): string =>
@@ -97,9 +113,17 @@ function parseArgs(argv: readonly string[], formats: HookFormats): HookArgs | st
   }
   for (const name of flags.keys())
     if (
-      !["harness", "observer-token", "ledger-token", "socket", "config", "timeout", "fail", "call"].includes(
-        name,
-      )
+      ![
+        "harness",
+        "observer-token",
+        "ledger-token",
+        "socket",
+        "config",
+        "timeout",
+        "fail",
+        "call",
+        ...REMOTE_FLAGS,
+      ].includes(name)
     )
       return `unknown option --${name}`;
   const harness = flags.get("harness");
@@ -115,6 +139,9 @@ function parseArgs(argv: readonly string[], formats: HookFormats): HookArgs | st
   if (call !== undefined && !isCallNonce(call))
     return "--call must be a call nonce (16 to 64 hex digits or dashes)";
   const socket = flags.get("socket");
+  const daemon = remoteDaemon(flags);
+  if (typeof daemon === "string") return daemon;
+  if (daemon !== undefined && socket !== undefined) return "give --socket or --daemon, not both";
   const config = flags.get("config");
   const payloadArg = positional.at(-1);
   return {
@@ -128,6 +155,67 @@ function parseArgs(argv: readonly string[], formats: HookFormats): HookArgs | st
     ...(fail === undefined ? {} : { fail }),
     ...(format.payloadFrom === "argument" && payloadArg !== undefined ? { payloadArg } : {}),
     ...(call === undefined ? {} : { call }),
+    ...(daemon === undefined ? {} : { daemon }),
+  };
+}
+
+/** `--daemon` and its TLS files, or why they cannot be used: https only, a token never in plaintext. */
+function remoteDaemon(flags: ReadonlyMap<string, string>): RemoteDaemon | string | undefined {
+  const url = flags.get("daemon");
+  if (url === undefined) {
+    const stray = REMOTE_FLAGS.find((f) => flags.has(f));
+    return stray === undefined ? undefined : `--${stray} is for --daemon`;
+  }
+  let origin: URL;
+  try {
+    origin = new URL(url);
+  } catch {
+    return "--daemon must be a URL, https://host:port";
+  }
+  if (origin.protocol !== "https:")
+    return "--daemon must be https://host:port (tokens never cross the network in plaintext)";
+  const cert = flags.get("client-cert");
+  const key = flags.get("client-key");
+  if ((cert === undefined) !== (key === undefined)) return "--client-cert and --client-key go together";
+  const file = (f: string | undefined) => (f === undefined ? undefined : path.resolve(f));
+  const ca = file(flags.get("ca-file"));
+  return {
+    url: origin.origin,
+    ...(ca === undefined ? {} : { caFile: ca }),
+    ...(cert === undefined ? {} : { clientCert: file(cert) as string, clientKey: file(key) as string }),
+  };
+}
+
+/** Where a call goes: the daemon's socket, or a remote daemon over https. */
+type Transport = { readonly socket: string } | { readonly daemon: RemoteDaemon };
+
+const send = (
+  t: Transport,
+  target: string,
+  headers: Readonly<Record<string, string>>,
+  body: Uint8Array,
+  timeoutMs: number,
+): Promise<RawResponse> =>
+  "socket" in t
+    ? rawPost(t.socket, target, headers, body, timeoutMs)
+    : httpsPost(t.daemon, target, headers, body, timeoutMs);
+
+/**
+ * A spooled call's transport: its remote daemon's, or the socket. An entry for the daemon this call goes
+ * to is sent with this call's TLS files: the hook as installed now is the truth (a CA fixed since the
+ * call was spooled, say).
+ */
+function transportOf(entry: SpoolEntry, socket: string, own: Transport): Transport {
+  const d = entry.daemon;
+  if (d === undefined) return { socket };
+  if ("daemon" in own && own.daemon.url === d.url) return own;
+  return {
+    daemon: {
+      url: d.url,
+      ...(d.ca_file === undefined ? {} : { caFile: d.ca_file }),
+      ...(d.client_cert === undefined ? {} : { clientCert: d.client_cert }),
+      ...(d.client_key === undefined ? {} : { clientKey: d.client_key }),
+    },
   };
 }
 
@@ -163,7 +251,7 @@ class Unreachable extends Error {
 }
 
 async function post(
-  socket: string,
+  transport: Transport,
   /** The hook format's name: its endpoint's path. */
   hook: string,
   harness: string,
@@ -174,13 +262,13 @@ async function post(
    * The call's idempotency key; for a spooled call when the hook received it; for a live one the
    * harness's fail mode, which answers its attempt if the rules cannot judge it in time.
    */
-  call: { key: string; at?: number; fail?: HookFailMode },
+  call: { key: string; at?: number; fail?: HookFailMode; facts?: boolean },
 ): Promise<Reply> {
   const remaining = deadline - Date.now();
   if (remaining <= 0) throw new Unreachable("timed out", true);
   try {
-    const res = await rawPost(
-      socket,
+    const res = await send(
+      transport,
       `${HOOK_PATH_PREFIX}${hook}?harness=${encodeURIComponent(harness)}${call.fail === undefined ? "" : `&${FAIL_QUERY}=${call.fail}`}`,
       {
         "Content-Type": "application/json",
@@ -188,6 +276,7 @@ async function post(
         [LEDGER_TOKEN_HEADER]: tokens.ledger,
         [HOOK_KEY_HEADER]: call.key,
         ...(call.at === undefined ? {} : { [HOOK_AT_HEADER]: String(call.at) }),
+        ...(call.facts === true ? { [HOOK_FACTS_HEADER]: "1" } : {}),
       },
       body,
       remaining,
@@ -247,6 +336,8 @@ function parseJsonObject(body: Buffer): Payload | undefined {
   }
 }
 
+/** The share of `--timeout` git may take for a remote call's facts; past it the call goes without. */
+const FACTS_SHARE = 0.2;
 /** The share of `--timeout` the spool may take before the call's own request: the rest is the call's. */
 const DRAIN_SHARE = 0.5;
 const LOCK_POLL_MS = 20;
@@ -306,6 +397,8 @@ async function lockFor(
 async function drain(
   spool: Spool,
   socket: string,
+  /** Where this call goes: its daemon unreachable, the call is too; another's only skips its entries. */
+  own: Transport,
   until: number,
   run: string | undefined,
   io: HookIo,
@@ -320,9 +413,14 @@ async function drain(
     return tokens.get(file) as string | { problem: string };
   };
   let first = true;
+  const ownKey = JSON.stringify(own);
+  // Daemons found unreachable in this drain, and the entries left for them.
+  const down = new Set<string>();
+  const skipped = new Set<string>();
+  const left = () => spool.entries().filter((n) => !skipped.has(n));
   try {
     // Entries spooled meanwhile by other calls are delivered too, until none is left.
-    for (let names = spool.entries(); names.length > 0; names = spool.entries()) {
+    for (let names = left(); names.length > 0; names = left()) {
       for (const name of names) {
         if (Date.now() >= until) return "reached";
         const entry = spool.read(name);
@@ -335,22 +433,36 @@ async function drain(
           spool.fail(name);
           continue;
         }
+        const transport = transportOf(entry, socket, own);
+        const key = JSON.stringify(transport);
+        if (down.has(key)) {
+          skipped.add(name);
+          continue;
+        }
         const fair = first || until - Date.now() >= FAIR_TRY_MS;
         first = false;
+        const payload = Buffer.from(JSON.stringify(entry.payload));
         const reply = await post(
-          socket,
+          transport,
           entry.adapter,
           entry.harness,
           { observer, ledger },
-          Buffer.from(JSON.stringify(entry.payload)),
+          entry.facts === undefined ? payload : envelopeBody(payload, entry.facts, entry.at),
           until,
-          { at: entry.at, key: keyOf(name, entry) },
+          { at: entry.at, key: keyOf(name, entry), facts: entry.facts !== undefined },
         ).catch((e: unknown) => {
           if (e instanceof Unreachable) return e;
           throw e;
         });
-        if (reply instanceof Unreachable && !reply.timedOut) return "unreachable";
-        if (!(reply instanceof Unreachable) && reply.status === 404) return "unreachable";
+        if (
+          (reply instanceof Unreachable && !reply.timedOut) ||
+          (!(reply instanceof Unreachable) && reply.status === 404)
+        ) {
+          if (key === ownKey) return "unreachable";
+          down.add(key);
+          skipped.add(name);
+          continue;
+        }
         if (reply instanceof Unreachable && !fair) return "reached";
         if (reply instanceof Unreachable || reply.status >= 500) {
           const why =
@@ -420,31 +532,46 @@ export async function runCommandHook(
   const gate = format.gate(payload === undefined ? undefined : str(payload, format.ids.event));
   const spool = new Spool(spoolDir(io.env));
   let socket = args.socket ?? socketPath(io.env);
+  const remote = args.daemon;
+  // A remote daemon cannot see this machine's disk: the facts are computed here, once, and go with the
+  // call (and with its spooled copy), with this machine's clock.
+  const facts =
+    remote === undefined || payload === undefined || unusable !== undefined
+      ? undefined
+      : await localFacts(format, payload, io.env, Math.floor(args.timeoutMs * FACTS_SHARE));
+  const wire = facts === undefined ? body : envelopeBody(body, facts, start);
   let fallback: Awaited<ReturnType<typeof configFallback>> | undefined;
   // `behind`: a call of this session still waits in the spool, so this one's row may not be admitted
   // before it. A PreToolUse's attempt is judged now or never, so it still asks the daemon.
-  const send = async (): Promise<Reply | "behind" | undefined> => {
-    if ((await drain(spool, socket, drainUntil, run, io, agents)) === "unreachable") return undefined;
+  const deliver = async (): Promise<Reply | "behind" | undefined> => {
+    const own: Transport = remote === undefined ? { socket } : { daemon: remote };
+    if ((await drain(spool, socket, own, drainUntil, run, io, agents)) === "unreachable") return undefined;
     if (gate !== "tool" && waitingOf(spool, run, agents).length > 0) return "behind";
-    const call = { key, ...(args.fail === undefined ? {} : { fail: args.fail }) };
-    return post(socket, format.name, args.harness, { observer, ledger }, body, deadline, call).catch(
+    const call = {
+      key,
+      ...(args.fail === undefined ? {} : { fail: args.fail }),
+      ...(facts === undefined ? {} : { facts: true }),
+    };
+    return post(own, format.name, args.harness, { observer, ledger }, wire, deadline, call).catch(
       (e: unknown) => {
-        if (e instanceof Unreachable) return undefined;
-        throw e;
+        if (!(e instanceof Unreachable)) throw e;
+        lastFailure = e.message;
+        return undefined;
       },
     );
   };
-  let reply = await send();
-  if (reply === undefined && args.socket === undefined) {
+  let lastFailure: string | undefined;
+  let reply = await deliver();
+  if (reply === undefined && args.socket === undefined && remote === undefined) {
     // The config may name another socket: read only now, so the usual call never parses it.
     fallback = await configFallback(args, io.env);
     if (fallback.socket !== undefined && fallback.socket !== socket) {
       socket = fallback.socket;
-      reply = await send();
+      reply = await deliver();
     }
   }
   const spoolIt = (cause: string) =>
-    spoolCall(spool, { args, payload: payload as Payload, key, at: start }, io, cause);
+    spoolCall(spool, { args, payload: payload as Payload, key, at: start, facts }, io, cause);
   if (reply === "behind") {
     spoolIt("an earlier call of its session waits in the spool");
     return 0;
@@ -461,7 +588,10 @@ export async function runCommandHook(
   }
   fallback ??= await configFallback(args, io.env);
   if (fallback.problem !== undefined) io.err(`harness hook: ${fallback.problem}`);
-  const why = reply === undefined ? `cannot be reached at ${socket}` : `answered HTTP ${reply.status}`;
+  const why =
+    reply === undefined
+      ? `cannot be reached at ${remote === undefined ? socket : `${remote.url}${lastFailure === undefined ? "" : ` (${lastFailure})`}`}`
+      : `answered HTTP ${reply.status}`;
   if (unusable !== undefined) {
     io.err(`harness hook: the payload ${unusable}, and the daemon ${why}; not recorded, the tool runs`);
     return 1;
@@ -483,6 +613,7 @@ interface SpooledCall {
   readonly payload: Payload;
   readonly key: string;
   readonly at: number;
+  readonly facts: SuppliedFacts | undefined;
 }
 
 function spoolCall(spool: Spool, call: SpooledCall, io: HookIo, cause: string): void {
@@ -496,6 +627,17 @@ function spoolCall(spool: Spool, call: SpooledCall, io: HookIo, cause: string): 
     at: call.at,
     key: call.key,
     payload: rowPayload(call.payload, args.format.ids),
+    ...(args.daemon === undefined
+      ? {}
+      : {
+          daemon: {
+            url: args.daemon.url,
+            ...(args.daemon.caFile === undefined ? {} : { ca_file: args.daemon.caFile }),
+            ...(args.daemon.clientCert === undefined ? {} : { client_cert: args.daemon.clientCert }),
+            ...(args.daemon.clientKey === undefined ? {} : { client_key: args.daemon.clientKey }),
+          },
+        }),
+    ...(call.facts === undefined ? {} : { facts: call.facts }),
   };
   let spooled: boolean;
   try {

@@ -5,7 +5,8 @@
  * needs none of it: the answer is the status line, the headers and the body, complete once its
  * `Content-Length` bytes are in (or, without one, at the server's close). Not waiting for the close
  * matters: Node's server closes the connection only after the response's `finish`, a turn of its event
- * loop later, and a hook row's commit (an fsync of tens of milliseconds) runs in that turn.
+ * loop later, and a hook row's commit (an fsync of tens of milliseconds) runs in that turn. The same
+ * request goes over TLS to a remote daemon (`https-post.ts`), for the same reason.
  */
 import * as net from "node:net";
 
@@ -27,6 +28,9 @@ export class RawHttpError extends Error {
     this.name = "RawHttpError";
   }
 }
+
+/** The largest answer read: a hook's decision JSON and its headers are a few hundred bytes. */
+const MAX_ANSWER_BYTES = 1024 * 1024;
 
 /** Header values go on one line: anything else is refused rather than sent. */
 const SAFE_HEADER = /^[\x20-\x7e]*$/;
@@ -61,8 +65,34 @@ function parseResponse(data: Buffer): RawResponse {
 }
 
 /** POSTs `body` to `path` on the Unix socket `socketPath`, giving up after `timeoutMs`. */
-export function rawPost(
+export const rawPost = (
   socketPath: string,
+  path: string,
+  headers: Readonly<Record<string, string>>,
+  body: Uint8Array,
+  timeoutMs: number,
+): Promise<RawResponse> =>
+  rawPostOn(
+    { open: () => net.connect(socketPath), ready: "connect", host: "localhost" },
+    path,
+    headers,
+    body,
+    timeoutMs,
+  );
+
+/**
+ * Where a request goes: a socket `open` makes, ready to write at its `ready` event (`connect`, or
+ * `secureConnect` for a TLS socket once its handshake is done), and the `Host` header's value.
+ */
+export interface RawConnection {
+  readonly open: () => net.Socket;
+  readonly ready: "connect" | "secureConnect";
+  readonly host: string;
+}
+
+/** POSTs `body` to `path` over the connection `to` opens, giving up after `timeoutMs`. */
+export function rawPostOn(
+  to: RawConnection,
   path: string,
   headers: Readonly<Record<string, string>>,
   body: Uint8Array,
@@ -76,7 +106,7 @@ export function rawPost(
       }
     const head = [
       `POST ${path} HTTP/1.1`,
-      "Host: localhost",
+      `Host: ${to.host}`,
       "Connection: close",
       `Content-Length: ${body.byteLength}`,
       ...Object.entries(headers).map(([n, v]) => `${n}: ${v}`),
@@ -85,7 +115,13 @@ export function rawPost(
     ].join("\r\n");
     const chunks: Buffer[] = [];
     let settled = false;
-    const socket = net.connect(socketPath);
+    let socket: net.Socket;
+    try {
+      socket = to.open();
+    } catch (e) {
+      reject(new RawHttpError((e as NodeJS.ErrnoException).code ?? (e as Error).message));
+      return;
+    }
     const fail = (e: Error) => {
       if (settled) return;
       settled = true;
@@ -113,7 +149,13 @@ export function rawPost(
         fail(e as Error);
       }
     };
+    let size = 0;
     socket.on("data", (c: Buffer) => {
+      size += c.length;
+      if (size > MAX_ANSWER_BYTES) {
+        fail(new RawHttpError(`the answer is larger than ${MAX_ANSWER_BYTES} bytes`));
+        return;
+      }
       chunks.push(c);
       settle(completeResponse);
     });
@@ -122,7 +164,7 @@ export function rawPost(
     // the answer was written. `Connection: close` has the server close once it has answered.
     // Head and body in one writev: a server that answers from the head alone (a 404) and closes would
     // otherwise reset the connection as the body arrives, and the answer would be lost with it.
-    socket.on("connect", () => {
+    socket.on(to.ready, () => {
       socket.cork();
       socket.write(head);
       socket.write(body);

@@ -5,7 +5,8 @@
  *
  * Files, for `harness doctor` and the operator:
  * - `<time>-<pid>-<n>.json`, one call each: `{"v":1, adapter, harness, observer_token_file,
- *   ledger_token_file, at, key, tries, payload}`. `payload` holds only what a row is built from
+ *   ledger_token_file, at, key, tries, payload}`, and for a remote install `daemon` (its URL and TLS
+ *   files) and `facts` (the git facts computed when the call was made). `payload` holds only what a row is built from
  *   (`rowPayload`): the ids, the tool's name and input, never a prompt or the tool's output. `key` is
  *   the call's idempotency key (`hook-key.ts`), sent with its live request too; `tries` counts the
  *   deliveries that timed out or failed in the daemon. The spool's depth is the number of these.
@@ -24,6 +25,7 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
+import type { SuppliedFacts } from "../ingest/supplied-facts.js";
 
 export const MAX_SPOOL_ENTRIES = 1000;
 export const MAX_SPOOL_BYTES = 32 * 1024 * 1024;
@@ -45,6 +47,15 @@ export interface SpoolEntry {
   /** Deliveries that failed in the daemon (a timeout, a 5xx); absent for none. */
   readonly tries?: number;
   readonly payload: unknown;
+  /** A remote install's daemon (decision 0017): delivered there over https, not to the socket. */
+  readonly daemon?: {
+    readonly url: string;
+    readonly ca_file?: string;
+    readonly client_cert?: string;
+    readonly client_key?: string;
+  };
+  /** The git facts computed on this machine when the call was made, sent with it. */
+  readonly facts?: SuppliedFacts;
 }
 
 /** Where an entry is: waiting, set aside after `MAX_TRIES` failures, or refused by the daemon. */

@@ -16,9 +16,8 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { MAX_IDENT } from "../../../core/kinds.js";
 import { git, notFound } from "../../policy/git.js";
-import { MAX_CWD, MAX_CWD_DEPTH, MAX_REMOTE_URL, withinDepth } from "./payload-bounds.js";
+import { MAX_CWD, MAX_CWD_DEPTH, MAX_REMOTE_URL, ROW_IDENT, withinDepth } from "./payload-bounds.js";
 
 export interface GitFacts {
   /** The work tree's top level, as git prints it; undefined outside a repository. */
@@ -284,8 +283,8 @@ export class GitFactsReader {
         facts: {
           top: topLevel,
           // A row refuses a repo or branch past the journal's bound: better the row without it.
-          ...(repo === undefined || repo.length > MAX_IDENT ? {} : { repo }),
-          ...(branch === undefined || branch === "" || branch.length > MAX_IDENT || CONTROL.test(branch)
+          ...(repo === undefined || repo.length > ROW_IDENT ? {} : { repo }),
+          ...(branch === undefined || branch === "" || branch.length > ROW_IDENT || CONTROL.test(branch)
             ? {}
             : { branch }),
           ...(realTop === undefined ? {} : { realTop }),

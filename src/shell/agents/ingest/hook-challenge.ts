@@ -12,7 +12,8 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import * as http from "node:http";
-import { CHALLENGE_PATH } from "./hook-limits.js";
+import * as https from "node:https";
+import { CHALLENGE_PATH, type RemoteDaemon } from "./hook-limits.js";
 
 /** A nonce is 32 random bytes as hex; anything else is refused unread. */
 const NONCE = /^[0-9a-f]{64}$/;
@@ -116,4 +117,61 @@ export async function proveHookEndpoint(listen: string, socketPath: string): Pro
     kind: "other",
     detail: `${listen} answers, but not as the daemon on ${socketPath} (HTTP ${got.status}): another process holds the port`,
   };
+}
+
+/** Whether a remote daemon's hook endpoint answers, or why not (a TLS refusal named as one). */
+export type RemoteProbe =
+  | { readonly kind: "answers" }
+  | { readonly kind: "tls"; readonly detail: string }
+  | { readonly kind: "unreachable"; readonly detail: string }
+  | { readonly kind: "other"; readonly detail: string };
+
+/** TLS errors that say the certificate, not the network, is the problem. */
+const TLS_CODES = /CERT|SELF_SIGNED|UNABLE_TO|ERR_TLS|ERR_SSL|HOSTNAME|EPROTO|ALERT|ECONNRESET/;
+
+/**
+ * Asks a remote daemon's endpoint the challenge over https, with `tls` (the CA and client files' bytes):
+ * a 64-digit answer is a harness daemon holding a certificate the CA signed. Its answer cannot be
+ * checked against a socket here (the daemon is on another machine): the certificate is the proof.
+ */
+export function probeRemote(daemon: RemoteDaemon, tls: https.RequestOptions): Promise<RemoteProbe> {
+  const nonce = randomBytes(32).toString("hex");
+  return new Promise((resolve) => {
+    const req = https.request(
+      new URL(`${CHALLENGE_PATH}?nonce=${nonce}`, daemon.url),
+      { ...tls, method: "GET", agent: false, timeout: TIMEOUT_MS },
+      (res) => {
+        let body = "";
+        res.setEncoding("latin1");
+        res.on("data", (chunk: string) => {
+          body += chunk;
+          if (body.length > MAX_ANSWER_BYTES) res.destroy();
+        });
+        res.on("end", () =>
+          resolve(
+            res.statusCode === 200 && /^[0-9a-f]{64}$/.test(body)
+              ? { kind: "answers" }
+              : {
+                  kind: "other",
+                  detail: `${daemon.url} answers, but not as a harness daemon's hook endpoint (HTTP ${res.statusCode})`,
+                },
+          ),
+        );
+        res.on("error", () => resolve({ kind: "other", detail: `${daemon.url} broke off its answer` }));
+      },
+    );
+    req.on("timeout", () => req.destroy(Object.assign(new Error("timed out"), { code: "ETIMEDOUT" })));
+    req.on("error", (e: NodeJS.ErrnoException) => {
+      const code = e.code ?? e.message;
+      resolve(
+        TLS_CODES.test(code)
+          ? {
+              kind: "tls",
+              detail: `the TLS handshake with ${daemon.url} failed (${code}): its certificate is not signed by the CA given (--ca-file), or it asks for a client certificate from another CA`,
+            }
+          : { kind: "unreachable", detail: `no answer from ${daemon.url} (${code})` },
+      );
+    });
+    req.end();
+  });
 }

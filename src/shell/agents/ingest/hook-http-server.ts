@@ -7,21 +7,28 @@
  * decision JSON (empty: no decision); `X-Harness-Row` and `X-Harness-Note` tell the forwarder what
  * became of the row.
  *
+ * A remote install's forwarder (decision 0017) marks its body as an envelope with `X-Harness-Hook-Facts:
+ * 1` (the payload inside, with the git facts it computed and its clock; `supplied-facts.ts`). A call on a
+ * TLS connection may come from another machine, so the ingest runs no git for it.
+ *
  * The observer token is checked from the headers before a byte of the body is read: a caller
  * without one is answered 401 at once, so no unauthenticated body is buffered. Which harness a token is
  * bound to is still checked by the ingest, after mapping, as for every call.
  */
 import * as http from "node:http";
 import type * as net from "node:net";
+import type * as tls from "node:tls";
 import { FAIL_QUERY } from "./fail-mode.js";
 import type { HookFormats } from "./hook-format.js";
 import { isCallNonce } from "./hook-key.js";
 import {
   HOOK_AT_HEADER,
   HOOK_CALL_HEADER,
+  HOOK_FACTS_HEADER,
   HOOK_KEY_HEADER,
   HOOK_PATH_PREFIX,
   LEDGER_TOKEN_HEADER,
+  MAX_FACTS_BYTES,
   MAX_HOOK_PAYLOAD_BYTES,
   NOTE_HEADER,
   ROW_HEADER,
@@ -60,8 +67,12 @@ function tooLarge(req: http.IncomingMessage, res: http.ServerResponse): void {
   req.resume();
 }
 
-/** The body, or undefined (and a 413 sent) when it passes the bound. */
-function readBody(req: http.IncomingMessage, res: http.ServerResponse): Promise<Buffer | undefined> {
+/** The body, or undefined (and a 413 sent) when it passes `limit`. */
+function readBody(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  limit: number,
+): Promise<Buffer | undefined> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -69,7 +80,7 @@ function readBody(req: http.IncomingMessage, res: http.ServerResponse): Promise<
     req.on("data", (chunk: Buffer) => {
       if (over) return;
       size += chunk.length;
-      if (size > MAX_HOOK_PAYLOAD_BYTES) {
+      if (size > limit) {
         over = true;
         tooLarge(req, res);
         resolve(undefined);
@@ -132,8 +143,11 @@ export function hookRequestListener(
       req.resume();
       return;
     }
+    // An envelope carries the facts its forwarder computed beside the payload (`supplied-facts.ts`).
+    const envelope = header(req, HOOK_FACTS_HEADER) === "1";
+    const limit = MAX_HOOK_PAYLOAD_BYTES + (envelope ? MAX_FACTS_BYTES : 0);
     // Both answered from the headers, before any of the body is read.
-    if (Number(req.headers["content-length"] ?? "0") > MAX_HOOK_PAYLOAD_BYTES) {
+    if (Number(req.headers["content-length"] ?? "0") > limit) {
       tooLarge(req, res);
       return;
     }
@@ -149,7 +163,9 @@ export function hookRequestListener(
     const key = header(req, HOOK_KEY_HEADER);
     const call = header(req, HOOK_CALL_HEADER);
     const fail = url.searchParams.get(FAIL_QUERY);
-    void readBody(req, res)
+    // Over TLS the caller may be on another machine: the daemon runs no git on a path it names.
+    const remote = (req.socket as Partial<tls.TLSSocket>).encrypted === true;
+    void readBody(req, res, limit)
       .then(async (body) => {
         if (body === undefined) return;
         const r = await ingest.handle({
@@ -164,6 +180,8 @@ export function hookRequestListener(
           ...(key === undefined ? {} : { key }),
           ...(call !== undefined && isCallNonce(call) ? { call } : {}),
           ...(fail === null ? {} : { fail }),
+          ...(envelope ? { envelope } : {}),
+          ...(remote ? { remote } : {}),
         });
         sendResponse(res, r);
       })

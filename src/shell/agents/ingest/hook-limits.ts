@@ -27,3 +27,20 @@ export const NOTE_HEADER = "x-harness-note";
 export const HOOK_PATH_PREFIX = "/hooks/";
 /** Where the daemon proves it is the endpoint (`hook-challenge.ts`): no hook format may be called this. */
 export const CHALLENGE_PATH = "/hooks/challenge";
+
+/**
+ * Set (to `1`) by a forwarder that computed the call's git facts on the agent's machine (a remote
+ * install, decision 0017): the body is then the envelope of `supplied-facts.ts`, the payload inside it.
+ */
+export const HOOK_FACTS_HEADER = "x-harness-hook-facts";
+/** What the envelope may add to a payload: its facts and clock (64 paths of 1024 code points at most). */
+export const MAX_FACTS_BYTES = 512 * 1024;
+
+/** A remote daemon as a remote install names it (decision 0017): its hook endpoint and the TLS files. */
+export interface RemoteDaemon {
+  /** `https://host:port`. */
+  readonly url: string;
+  readonly caFile?: string;
+  readonly clientCert?: string;
+  readonly clientKey?: string;
+}

@@ -34,8 +34,9 @@ import { answerTelling } from "./hook-context.js";
 import type { HookEvent, Payload, RowPlan } from "./hook-event.js";
 import type { HookFormat } from "./hook-format.js";
 import { callKey, payloadKey } from "./hook-key.js";
-import { MAX_HOOK_PAYLOAD_BYTES } from "./hook-limits.js";
+import { MAX_FACTS_BYTES, MAX_HOOK_PAYLOAD_BYTES } from "./hook-limits.js";
 import { repoPaths } from "./repo-paths.js";
+import { openEnvelope, type SuppliedFacts } from "./supplied-facts.js";
 
 /** Who a presented token is: a producer source, bound to one harness or to any. */
 export interface TokenIdentity {
@@ -90,6 +91,13 @@ export interface IngestRequest {
   readonly call?: string;
   /** The harness's own fail mode, as its hook was installed (`fail-mode.ts`); absent: the global one. */
   readonly fail?: string;
+  /** The body is `supplied-facts.ts`'s envelope: the forwarder computed the git facts (decision 0017). */
+  readonly envelope?: boolean;
+  /**
+   * The call came from another machine, or may have (the TCP listener under TLS): the daemon runs no
+   * git on its `cwd`, and its row has the facts it brought, or none.
+   */
+  readonly remote?: boolean;
 }
 
 /** `unstored`: admitted to the queue, but its commit failed (answered 503). */
@@ -166,12 +174,15 @@ export class HookIngest {
       return refuse(400, `the idempotency key must be 1 to ${MAX_KEY} characters`);
     if (req.fail !== undefined && !isHookFailMode(req.fail))
       return refuse(400, `the ${FAIL_QUERY} parameter must be ${HOOK_FAIL_MODES.join(" or ")}`);
-    if (req.body.byteLength > MAX_HOOK_PAYLOAD_BYTES)
+    if (req.body.byteLength > MAX_HOOK_PAYLOAD_BYTES + (req.envelope === true ? MAX_FACTS_BYTES : 0))
       return refuse(413, `the payload is larger than ${MAX_HOOK_PAYLOAD_BYTES} bytes; not recorded`);
     const caller = this.authorized(req.observerToken, "observer", req.harness);
     if (caller !== undefined) return refuse(401, caller);
-    const parsed = parsePayload(req.body);
-    if (typeof parsed === "string") return refuse(400, `${parsed}; not recorded`);
+    const body = parsePayload(req.body);
+    if (typeof body === "string") return refuse(400, `${body}; not recorded`);
+    const opened = req.envelope === true ? openEnvelope(body) : undefined;
+    if (typeof opened === "string") return refuse(400, `${opened}; not recorded`);
+    const parsed = opened?.payload ?? body;
     const { format } = req;
     const mapped = format.map(parsed, this.deps.verifyPatterns());
     if (!mapped.ok) return refuse(400, `${mapped.problem}; not recorded`);
@@ -199,7 +210,7 @@ export class HookIngest {
         ? { row: "none" as const }
         : placed.refused !== undefined
           ? this.afterClose(hook.row, placed.refused)
-          : await this.admitRow(keyed, hook, hook.row, run).finally(placed.done);
+          : await this.admitRow(keyed, hook, hook.row, run, opened).finally(placed.done);
     // A run closed before the call has nothing left to judge: its verdict answers it.
     const judged =
       !attempt ||
@@ -275,14 +286,18 @@ export class HookIngest {
     hook: HookEvent,
     plan: RowPlan,
     run: string,
+    envelope: { readonly facts: SuppliedFacts; readonly clock?: number } | undefined,
   ): Promise<RowAdmission> {
-    const facts = hook.cwd === undefined ? {} : await this.deps.gitFacts(hook.cwd);
+    const facts = await this.factsOf(req, hook, plan, envelope?.facts);
     const kind = plan.type === "attempt" ? "attempt_event" : "run_event";
     const type = plan.type === "attempt" ? "tool" : plan.type;
+    // The event's `at` is the producer's clock (a spooled call's, or the forwarder's): data beside the
+    // row's own `at`, the daemon's admission, which alone is `now` (REQ-7).
+    const at = req.at ?? envelope?.clock;
     const wire: Record<string, unknown> = {
       kind,
       type,
-      ...(req.at === undefined ? {} : { at: new Date(req.at).toISOString() }),
+      ...(at === undefined ? {} : { at: new Date(at).toISOString() }),
       harness: req.harness,
       run,
       adapter: req.format.agent,
@@ -309,11 +324,7 @@ export class HookIngest {
         wire.action = plan.action;
         if (plan.type === "tool") wire.is_error = plan.isError;
         if (plan.digest !== undefined) wire.digest = plan.digest;
-        const paths =
-          facts.realTop === undefined || hook.cwd === undefined
-            ? []
-            : repoPaths(plan.paths, hook.cwd, facts.realTop);
-        if (paths.length > 0) wire.paths = paths;
+        if (facts.paths.length > 0) wire.paths = facts.paths;
         break;
       }
     }
@@ -344,6 +355,35 @@ export class HookIngest {
       default:
         return { row: "dropped", note: "the journal's queue is full; the row was dropped" };
     }
+  }
+
+  /**
+   * The row's repo, branch and repo-relative paths: those the forwarder computed on the agent's machine
+   * when it sent them; none for any other call that came over TLS (the daemon never runs git on a path
+   * a remote caller names); else read here from the call's `cwd`.
+   */
+  private async factsOf(
+    req: IngestRequest,
+    hook: HookEvent,
+    plan: RowPlan,
+    supplied: SuppliedFacts | undefined,
+  ): Promise<{ repo?: string; branch?: string; paths: readonly string[] }> {
+    // Only a tool call's row holds paths.
+    const named = plan.type === "tool" || plan.type === "attempt" ? plan.paths : undefined;
+    if (supplied !== undefined)
+      return {
+        ...(supplied.repo === undefined ? {} : { repo: supplied.repo }),
+        ...(supplied.branch === undefined ? {} : { branch: supplied.branch }),
+        paths: named === undefined ? [] : (supplied.paths ?? []),
+      };
+    if (req.remote === true || hook.cwd === undefined) return { paths: [] };
+    const facts = await this.deps.gitFacts(hook.cwd);
+    return {
+      ...(facts.repo === undefined ? {} : { repo: facts.repo }),
+      ...(facts.branch === undefined ? {} : { branch: facts.branch }),
+      paths:
+        named === undefined || facts.realTop === undefined ? [] : repoPaths(named, hook.cwd, facts.realTop),
+    };
   }
 
   /** The call's run, or undefined when the store could not be read (the hook keeps the call). */

@@ -51,6 +51,15 @@ export const MAX_REMOTE_URL = 2048;
  */
 export const MAX_INPUT_DEPTH = 1000;
 
+/**
+ * The journal's bounds on a row's identifiers (`repo`, `branch`), on one path and on a row's paths
+ * (`core/kinds.ts` MAX_IDENT, MAX_PATH, MAX_PATHS, in code points; not imported, as above: the
+ * forwarder computes git facts for a remote daemon with `git-facts.ts` and `repo-paths.ts`).
+ */
+export const ROW_IDENT = 256;
+export const ROW_PATH = 1024;
+export const ROW_PATHS = 64;
+
 /** Whether `s` holds at most `maxComponents` slashes: a scan that stops at the bound. */
 export function withinDepth(s: string, maxComponents: number): boolean {
   let slashes = 0;

@@ -3,7 +3,7 @@
  * A path is dropped (never the row) when it holds a control character, lies outside the top level, or
  * reaches outside it through a symlink: the existing part of the path is resolved on disk, so a link
  * inside the repository pointing out of it is caught, and a file not yet written (a Write) is judged by
- * its directory. At most `MAX_PATHS`, in the order the call named them, without repeats. A path past
+ * its directory. At most `ROW_PATHS`, in the order the call named them, without repeats. A path past
  * `MAX_RAW_PATH`, or with more than `MAX_MISSING_COMPONENTS` components not on disk, is dropped before
  * (or instead of) more lookups: each costs a system call.
  *
@@ -13,8 +13,13 @@
  */
 import { realpathSync } from "node:fs";
 import * as path from "node:path";
-import { MAX_PATH, MAX_PATHS } from "../../../core/kinds.js";
-import { MAX_MISSING_COMPONENTS, MAX_RAW_PATH, MAX_RAW_PATHS } from "./payload-bounds.js";
+import {
+  MAX_MISSING_COMPONENTS,
+  MAX_RAW_PATH,
+  MAX_RAW_PATHS,
+  ROW_PATH,
+  ROW_PATHS,
+} from "./payload-bounds.js";
 
 const CONTROL = /\p{Cc}/u;
 const LONE_SURROGATE = /\p{Surrogate}/u;
@@ -52,13 +57,13 @@ export function repoPaths(paths: readonly string[], cwd: string, realTop: string
   if (!path.isAbsolute(cwd)) return [];
   const out: string[] = [];
   for (const raw of paths.slice(0, MAX_RAW_PATHS)) {
-    if (out.length >= MAX_PATHS) break;
+    if (out.length >= ROW_PATHS) break;
     if (raw === "" || raw.length > MAX_RAW_PATH || CONTROL.test(raw) || LONE_SURROGATE.test(raw)) continue;
     const abs = path.resolve(cwd, raw);
     const real = resolveExisting(abs);
     if (real === undefined) continue;
     const rel = path.relative(realTop, real);
-    if (!inside(rel) || [...rel].length > MAX_PATH) continue;
+    if (!inside(rel) || [...rel].length > ROW_PATH) continue;
     const slashed = rel.split(path.sep).join("/");
     if (!out.includes(slashed)) out.push(slashed);
   }

@@ -9,6 +9,7 @@ import * as path from "node:path";
 import { shellWords } from "../../support/shell-word.js";
 import type { AgentAdapter } from "../adapters/adapter.js";
 import { type AdapterRegistry, AGENTS } from "../adapters/registry.js";
+import type { RemoteDaemon } from "../ingest/hook-limits.js";
 import { agentsStateDir, installRecordPath } from "./agent-paths.js";
 import { isOurHandler } from "./hook-entries.js";
 import { type InstallEntry, type InstallRecord, readInstallRecord } from "./install-record.js";
@@ -33,6 +34,8 @@ export interface InstalledAdapter {
   readonly client?: "native" | "sh" | "node";
   /** Files the command hook runs (its client, Node, the CLI's script) that are not there. */
   readonly missingPrograms: readonly string[];
+  /** A remote install's daemon as its command hook names it (`--daemon`, `--ca-file`, …). */
+  readonly remote?: RemoteDaemon;
 }
 
 export interface SpoolStatus {
@@ -146,16 +149,36 @@ function checkInstalled(install: InstallEntry, record: InstallRecord, agent: Age
   }
 }
 
-/** The command hook's client and the files it runs that are gone, from its words before `hook`. */
-function launcherStatus(command: string | undefined): Pick<InstalledAdapter, "client" | "missingPrograms"> {
+/**
+ * The command hook's client and the files it runs that are gone, from its words before `hook`; and a
+ * remote install's daemon, from its `--daemon` words.
+ */
+function launcherStatus(
+  command: string | undefined,
+): Pick<InstalledAdapter, "client" | "missingPrograms" | "remote"> {
   const words = command === undefined ? undefined : shellWords(command);
   const end = words?.indexOf("hook") ?? -1;
   if (words === undefined || end < 1) return { missingPrograms: [] };
   const launcher = words.slice(0, end);
   const first = path.basename(launcher[0] as string);
+  const after = (flag: string) => {
+    const i = words.indexOf(flag, end);
+    return i < 0 ? undefined : words[i + 1];
+  };
+  const url = after("--daemon");
+  const [caFile, clientCert, clientKey] = ["--ca-file", "--client-cert", "--client-key"].map(after);
   return {
     client: first.startsWith("hook-client-") ? "native" : first === "sh" ? "sh" : "node",
     missingPrograms: launcher.filter((f) => path.isAbsolute(f) && !fs.existsSync(f)),
+    ...(url === undefined
+      ? {}
+      : {
+          remote: {
+            url,
+            ...(caFile === undefined ? {} : { caFile }),
+            ...(clientCert === undefined || clientKey === undefined ? {} : { clientCert, clientKey }),
+          },
+        }),
   };
 }
 

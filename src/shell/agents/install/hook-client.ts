@@ -16,13 +16,13 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { stateHome } from "../../config/paths.js";
 
-export type HookClientKind = "native" | "sh";
+export type HookClientKind = "native" | "sh" | "node";
 
 export interface HookLauncher {
   /** The words before `hook <format> …` in the installed command. */
   readonly launcher: readonly string[];
   readonly kind: HookClientKind;
-  /** Why the sh script is used rather than the native client. */
+  /** Why the sh script (or the Node forwarder) is used rather than the native client. */
   readonly why?: string;
 }
 
@@ -105,3 +105,13 @@ export function hookLauncher(env: NodeJS.ProcessEnv, files: HookFiles, dryRun: b
     why: built.problem,
   };
 }
+
+/**
+ * A remote install's launcher: the Node forwarder itself, which alone computes the call's git facts
+ * on this machine and speaks TLS to the daemon (decision 0017: the fast paths parse no JSON).
+ */
+export const remoteLauncher = (files: HookFiles): HookLauncher => ({
+  launcher: [files.node, files.bin],
+  kind: "node",
+  why: "a remote daemon: it computes the git facts here and speaks TLS",
+});

@@ -22,6 +22,8 @@ export interface InstallEntry {
   readonly mode: HookMode;
   /** `--fail closed|open`; absent, the harness follows `[agents] on_unreachable`. */
   readonly fail?: HookFailMode;
+  /** A remote install's daemon, `https://host:port` (decision 0017); absent, the local daemon. */
+  readonly daemon?: string;
   /** The keys install created in the file (`hooks`, `hooks.<Event>`), removed when uninstall empties them. */
   readonly created: readonly string[];
   /** Install created the file: uninstall removes it when nothing else is left in it. */
@@ -66,6 +68,7 @@ function entryOf(v: unknown): InstallEntry | undefined {
     !isString(e.mode) ||
     !(HOOK_MODES as readonly string[]).includes(e.mode) ||
     (e.fail !== undefined && !isHookFailMode(e.fail as string)) ||
+    (e.daemon !== undefined && !(isString(e.daemon) && e.daemon.startsWith("https://"))) ||
     !Array.isArray(e.created) ||
     !e.created.every(isString) ||
     typeof e.createdFile !== "boolean" ||

@@ -13,6 +13,7 @@ import { gitTest } from "../../policy/git.js";
 import { writeTokenFile } from "../../rpc/credentials.js";
 import type { AgentAdapter, HookMode, Scope } from "../adapters/adapter.js";
 import type { HookFailMode } from "../ingest/fail-mode.js";
+import type { RemoteDaemon } from "../ingest/hook-limits.js";
 import {
   backupsDir,
   harnessTokenDir,
@@ -21,7 +22,14 @@ import {
   type ProducerRole,
   tokenFilePath,
 } from "./agent-paths.js";
-import { type HookTarget, hookArgv, hookEntries, isOurHandler, type TokenFiles } from "./hook-entries.js";
+import {
+  type HookTarget,
+  hookArgv,
+  hookEntries,
+  isOurHandler,
+  type TokenFiles,
+  tokenEnvNames,
+} from "./hook-entries.js";
 import {
   findInstall,
   type InstallEntry,
@@ -59,6 +67,12 @@ export interface InstallRequest extends AgentsRequest {
   readonly listenTls?: { readonly mutual: boolean } | undefined;
   /** `--fail closed|open`: the harness's own fail mode; absent, `[agents] on_unreachable` decides. */
   readonly fail?: HookFailMode;
+  /**
+   * `--daemon https://host:port`: a remote daemon's hook endpoint (decision 0017). The command hook
+   * posts there over TLS with git facts computed on this machine; an http hook posts there straight,
+   * its tokens from the environment.
+   */
+  readonly daemon?: RemoteDaemon;
 }
 
 export interface TokenReport {
@@ -75,6 +89,8 @@ export interface InstallReport {
   readonly file: string;
   readonly mode: HookMode;
   readonly fail: HookFailMode | undefined;
+  /** A remote install's daemon URL. */
+  readonly daemon: string | undefined;
   readonly dryRun: boolean;
   /** Whether the settings file changed (or would, in a dry run). */
   readonly changed: boolean;
@@ -130,9 +146,37 @@ function target(req: InstallRequest, tokens: TokenFiles): HookTarget {
             launcher: req.launcher,
             tokenFiles: tokenFiles(req.env, req.harness),
             socket: req.socket,
+            ...(req.daemon === undefined ? {} : { daemon: req.daemon }),
           }
-        : { mode: "http", listen: req.listen, tokens },
+        : {
+            mode: "http",
+            listen: req.listen,
+            tokens,
+            ...(req.daemon === undefined
+              ? {}
+              : { remote: { url: req.daemon.url, env: tokenEnvNames(req.harness) } }),
+          },
   };
+}
+
+/** What a remote install tells its operator: where the hooks post, and what http mode gives up. */
+function remoteNotes(req: InstallRequest, files: TokenFiles): string[] {
+  const d = req.daemon;
+  if (d === undefined) return [];
+  if (req.mode === "command")
+    return [
+      `the hooks post to ${d.url} over TLS${d.caFile === undefined ? " (the system's CAs)" : `, trusting ${d.caFile}`}${d.clientCert === undefined ? "" : `, with the client certificate ${d.clientCert}`}; git facts (repo, branch, repo-relative paths) are computed on this machine and sent with each call; while ${d.url} cannot be reached, calls wait in the spool and are delivered in order when it answers`,
+    ];
+  const env = tokenEnvNames(req.harness);
+  return [
+    `http mode to a remote daemon loses the git facts: ${d.url} cannot see this machine's disk and ${req.agent.title}'s http hook sends none, so its rows have no repo, branch or paths, and no collision rule can see them; nothing is spooled while ${d.url} is down (the hook fails open). Install with --mode command (the default) to keep them`,
+    `the tokens are not in the settings file: ${req.agent.title} reads them from the environment variables ${env.observer} and ${env.ledger} (its allowedEnvVars); export them from the 0600 files before starting it: export ${env.observer}="$(cat ${files.observer})" ${env.ledger}="$(cat ${files.ledger})"`,
+    ...(d.caFile === undefined
+      ? []
+      : [
+          `${req.agent.title}'s http hook cannot be given ${d.caFile} in its settings: start it with NODE_EXTRA_CA_CERTS=${d.caFile} (it runs on Node), or serve a certificate the system trusts`,
+        ]),
+  ];
 }
 
 export async function install(req: InstallRequest, issuer: TokenIssuer): Promise<InstallReport> {
@@ -141,17 +185,21 @@ export async function install(req: InstallRequest, issuer: TokenIssuer): Promise
     throw new AgentsUsageError(
       `--mode ${req.mode} is not for ${req.agent.title}: it runs ${modes.join(" or ")} hooks alone`,
     );
-  if (req.mode === "http" && req.listen === "")
+  if (req.mode === "http" && req.daemon?.clientCert !== undefined)
+    throw new AgentsUsageError(
+      `--mode http is refused with --client-cert: ${req.agent.title}'s http hook cannot present a client certificate; install with --mode command`,
+    );
+  if (req.mode === "http" && req.daemon === undefined && req.listen === "")
     throw new AgentsUsageError(
       '--mode http needs the daemon\'s hook endpoint, but [agents] listen is "" (off)',
     );
   // The endpoint serves https under [server] TLS (decision 0014); an agent's http hook has no setting
   // for a client certificate, nor for trusting a private CA.
-  if (req.mode === "http" && req.listenTls !== undefined)
+  if (req.mode === "http" && req.daemon === undefined && req.listenTls !== undefined)
     throw new AgentsUsageError(
       req.listenTls.mutual
         ? `--mode http is refused: the hook endpoint needs TLS with a client certificate ([server] client_ca_file), and ${req.agent.title}'s http hook cannot present one; install with --mode command (the command hook reaches the daemon over its socket)`
-        : `--mode http is refused: the hook endpoint serves TLS ([server] tls_cert_file), and ${req.agent.title}'s http hook cannot be given the CA to trust it; install with --mode command (the command hook reaches the daemon over its socket)`,
+        : `--mode http is refused: the hook endpoint serves TLS ([server] tls_cert_file); this machine's agents reach it with --mode command over the socket, and another machine's with --daemon https://HOST:PORT`,
     );
   const file = req.agent.install.settingsFile(req.scope, req.env, req.cwd);
   const text = readSettings(file);
@@ -184,8 +232,9 @@ export async function install(req: InstallRequest, issuer: TokenIssuer): Promise
     (await gitIgnores(path.resolve(req.cwd, req.scope.dir), file, req.env)) === false
   )
     notes.push(
-      `${file} ${req.mode === "http" ? "holds the hook tokens" : "names paths on this machine"} and git does not ignore it in this repository: add it to .git/info/exclude (or .gitignore) so it is never committed`,
+      `${file} ${req.mode === "http" && req.daemon === undefined ? "holds the hook tokens" : "names paths on this machine"} and git does not ignore it in this repository: add it to .git/info/exclude (or .gitignore) so it is never committed`,
     );
+  notes.push(...remoteNotes(req, files));
   if (req.fail !== undefined) notes.push(failNote(req.agent, req.fail));
   const program = await programNote(req, file);
   if (program !== undefined) notes.push(program);
@@ -195,6 +244,7 @@ export async function install(req: InstallRequest, issuer: TokenIssuer): Promise
       ...base(req, file),
       mode: req.mode,
       fail: req.fail,
+      daemon: req.daemon?.url,
       changed: preview.changed,
       events,
       backup: undefined,
@@ -222,13 +272,18 @@ export async function install(req: InstallRequest, issuer: TokenIssuer): Promise
   let backup: string | undefined;
   if (merged.changed) {
     if (text !== undefined) backup = backUp(file, backupsDir(req.env), req.agent.name, req.now());
-    writeSettings(file, merged.text, {
-      newMode: req.mode === "http" ? 0o600 : 0o644,
-      narrow: req.mode === "http",
-    });
+    // A remote http hook names environment variables, not tokens: nothing secret is in the file.
+    const secret = req.mode === "http" && req.daemon === undefined;
+    writeSettings(file, merged.text, { newMode: secret ? 0o600 : 0o644, narrow: secret });
   }
   const created = [...new Set([...(existing?.created ?? []), ...merged.created])];
-  if (existing === undefined || merged.changed || existing.mode !== req.mode || existing.fail !== req.fail)
+  if (
+    existing === undefined ||
+    merged.changed ||
+    existing.mode !== req.mode ||
+    existing.fail !== req.fail ||
+    existing.daemon !== req.daemon?.url
+  )
     writeInstallRecord(
       recordFile,
       withInstall(record, {
@@ -238,6 +293,7 @@ export async function install(req: InstallRequest, issuer: TokenIssuer): Promise
         file,
         mode: req.mode,
         ...(req.fail === undefined ? {} : { fail: req.fail }),
+        ...(req.daemon === undefined ? {} : { daemon: req.daemon.url }),
         created,
         createdFile: existing?.createdFile ?? text === undefined,
         installedAt:
@@ -250,6 +306,7 @@ export async function install(req: InstallRequest, issuer: TokenIssuer): Promise
     ...base(req, file),
     mode: req.mode,
     fail: req.fail,
+    daemon: req.daemon?.url,
     changed: merged.changed,
     events,
     backup,
@@ -281,6 +338,7 @@ async function programNote(req: InstallRequest, settingsFile: string): Promise<s
         launcher: req.launcher,
         tokenFiles: tokenFiles(req.env, req.harness),
         socket: req.socket,
+        ...(req.daemon === undefined ? {} : { daemon: req.daemon }),
       },
     },
     program.hook,

@@ -1,6 +1,7 @@
 /**
  * `harness agents install|uninstall AGENT --harness NAME [--project DIR | --user]
- * [--mode http|command] [--dry-run] [--json]` (docs/agents.md): writes or removes the agent's hook
+ * [--mode http|command] [--daemon https://HOST:PORT [--ca-file F] [--client-cert F --client-key F]]
+ * [--dry-run] [--json]` (docs/agents.md; `--daemon`, a remote daemon, decision 0017): writes or removes the agent's hook
  * entries and the harness's producer tokens (`agents/install/install.ts` does the work), AGENT one of
  * the adapter registry's (`agents/adapters/registry.ts`). Exit 0 done
  * (also when nothing needed changing), 1 a settings file or the record of installs that cannot be used,
@@ -8,16 +9,25 @@
  * unreadable control token, 3 no daemon answers (or, in http mode, nothing listens on `[agents]
  * listen`), 4 the daemon refused.
  */
+
+import { X509Certificate } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { HOOK_MODES, type HookMode } from "../../agents/adapters/adapter.js";
 import { type AdapterRegistry, AGENTS } from "../../agents/adapters/registry.js";
+import { tlsOptions } from "../../agents/forwarder/https-post.js";
 import { HOOK_FAIL_MODES, isHookFailMode } from "../../agents/ingest/fail-mode.js";
 import { HARNESS_NAME_RULE, isHarnessName } from "../../agents/ingest/harness-name.js";
-import { proveHookEndpoint } from "../../agents/ingest/hook-challenge.js";
+import { probeRemote, proveHookEndpoint } from "../../agents/ingest/hook-challenge.js";
+import type { RemoteDaemon } from "../../agents/ingest/hook-limits.js";
 import { installRecordPath, RESERVED_NAMES } from "../../agents/install/agent-paths.js";
-import { type HookFiles, type HookLauncher, hookLauncher } from "../../agents/install/hook-client.js";
+import {
+  type HookFiles,
+  type HookLauncher,
+  hookLauncher,
+  remoteLauncher,
+} from "../../agents/install/hook-client.js";
 import {
   AgentsUsageError,
   type InstallReport,
@@ -46,6 +56,13 @@ export interface AgentsOptions extends Common {
   readonly dryRun?: boolean | undefined;
   /** A one-time enrolment code's file: the harness's tokens come from spending it. */
   readonly enrolFile?: string | undefined;
+  /** A remote daemon's hook endpoint, `https://host:port`, and the TLS files to reach it. */
+  readonly daemon?: string | undefined;
+  readonly caFile?: string | undefined;
+  readonly clientCert?: string | undefined;
+  readonly clientKey?: string | undefined;
+  /** `--target` and its files: the daemon's RPC listener, where tokens are minted or an enrolment spent. */
+  readonly target?: string | undefined;
 }
 
 /** The token service as the operator's control token reaches it, or the line saying why it cannot. */
@@ -58,7 +75,7 @@ export type IssuerFor = (
 export const daemonIssuer: IssuerFor = async (target, command) => {
   const control = await controlToken(target, command);
   if ("error" in control) return control;
-  const client = tokenClient({ socketPath: target.socketPath }, control.token);
+  const client = tokenClient(target.rpc, control.token);
   return {
     issuer: {
       mint: async (source, harness, label) => {
@@ -85,7 +102,7 @@ export const enrolmentIssuer =
   async (target) => {
     const read = readTokenFileSync(path.resolve(codeFile));
     if (!("token" in read)) return { error: `harness agents install: the enrolment code: ${read.problem}` };
-    const client = tokenClient({ socketPath: target.socketPath }, read.token);
+    const client = tokenClient(target.rpc, read.token);
     let spent: ReturnType<typeof client.enrol> | undefined;
     return {
       issuer: {
@@ -160,6 +177,53 @@ async function squatRefusal(
   }
 }
 
+/** The longest `--daemon` URL. */
+const MAX_DAEMON_URL = 2048;
+
+/**
+ * `--daemon` and its TLS files, checked before anything is written: an https origin (a token never
+ * crosses the network in plaintext), a CA file that parses, a client key private to its owner. The
+ * files are referenced by absolute path, not copied: a rotated certificate needs no new install.
+ */
+function remoteDaemon(options: AgentsOptions): RemoteDaemon | string | undefined {
+  if (options.daemon === undefined) {
+    if (options.target === undefined && (options.clientCert ?? options.clientKey) !== undefined)
+      return "--client-cert and --client-key are for --daemon or --target";
+    return undefined;
+  }
+  if (options.daemon.length > MAX_DAEMON_URL) return `--daemon is longer than ${MAX_DAEMON_URL} characters`;
+  let url: URL;
+  try {
+    url = new URL(options.daemon);
+  } catch {
+    return `--daemon ${JSON.stringify(options.daemon)} is not a URL (https://host:port)`;
+  }
+  if (url.protocol !== "https:")
+    return `--daemon ${JSON.stringify(options.daemon)}: a remote daemon is reached over https only (a token must never cross the network in plaintext)`;
+  if (url.pathname !== "/" || url.search !== "" || url.username !== "" || url.password !== "")
+    return `--daemon is the daemon's origin alone, https://host:port (its [agents] listen)`;
+  if ((options.clientCert === undefined) !== (options.clientKey === undefined))
+    return "--client-cert and --client-key go together";
+  const abs = (f: string | undefined) => (f === undefined ? undefined : path.resolve(f));
+  const daemon: RemoteDaemon = {
+    url: url.origin,
+    ...(options.caFile === undefined ? {} : { caFile: abs(options.caFile) as string }),
+    ...(options.clientCert === undefined
+      ? {}
+      : { clientCert: abs(options.clientCert) as string, clientKey: abs(options.clientKey) as string }),
+  };
+  try {
+    const tls = tlsOptions(daemon);
+    if (tls.ca !== undefined) new X509Certificate(tls.ca as Buffer);
+    if (tls.cert !== undefined) new X509Certificate(tls.cert as Buffer);
+  } catch (e) {
+    return `${(e as Error).message.replace(/^error:[^:]*:/, "")} (a PEM certificate is needed)`;
+  }
+  if (daemon.clientKey !== undefined && (fs.statSync(daemon.clientKey).mode & 0o077) !== 0)
+    return `--client-key ${daemon.clientKey} is readable by others than its owner: chmod 600 it first`;
+  return daemon;
+}
+
 const isDirectory = (dir: string): boolean => {
   try {
     return fs.statSync(dir).isDirectory();
@@ -216,7 +280,19 @@ export async function runAgents(
         `this machine already holds harness ${harness}'s tokens (${held.observer.id}, ${held.ledger.id}): an enrolment code is for a machine without them; install without --enrol-file`,
       );
   }
-  const target = await clientTarget({ socket: options.socket, config: options.config, env: io.env });
+  const daemon = remoteDaemon(options);
+  if (typeof daemon === "string") return usage(daemon);
+  if (daemon !== undefined && verb === "uninstall")
+    return usage("--daemon is for install: uninstall removes our entries whichever daemon they post to");
+  const target = await clientTarget({
+    socket: options.socket,
+    config: options.config,
+    env: io.env,
+    target: options.target,
+    caFile: options.caFile,
+    clientCert: options.clientCert,
+    clientKey: options.clientKey,
+  });
   const request = {
     agent,
     harness,
@@ -234,7 +310,16 @@ export async function runAgents(
     // Only a change that mints or revokes needs the daemon and the control token.
     mint: async (...args) => (await needIssuer()).mint(...args),
     revoke: async (...args) => (await needIssuer()).revoke(...args),
-    inForce: async (...args) => (await needIssuer()).inForce(...args),
+    inForce: async (...args) => {
+      try {
+        return await (await needIssuer()).inForce(...args);
+      } catch (e) {
+        // A remote install's machine holds no control token to ask with (it enrolled): the token files
+        // it holds are used as they are, and a revoked one shows as refused calls and in doctor.
+        if (e instanceof AgentsUsageError && daemon !== undefined) return new Set(args[0]);
+        throw e;
+      }
+    },
   };
   const needIssuer = async (): Promise<TokenIssuer> => {
     if (issuer !== undefined) return issuer;
@@ -243,10 +328,19 @@ export async function runAgents(
     issuer = got.issuer;
     return issuer;
   };
+  // A remote install's endpoint must answer through the TLS files given, before anything is written.
+  if (verb === "install" && daemon !== undefined) {
+    const probe = await probeRemote(daemon, tlsOptions(daemon));
+    if (probe.kind !== "answers") {
+      io.err(`harness ${command}: ${probe.detail}; nothing was written`);
+      return probe.kind === "unreachable" ? EXIT.unreachable : EXIT.failed;
+    }
+  }
   // Under [server] TLS, install refuses http mode itself, before any probe of the endpoint.
   if (
     verb === "install" &&
     mode === "http" &&
+    daemon === undefined &&
     (agent.install.modes as readonly string[]).includes(mode) &&
     target.config?.server.tls === undefined
   ) {
@@ -258,7 +352,13 @@ export async function runAgents(
   }
   try {
     if (verb === "install") {
-      const hook = mode === "command" ? hookLauncher(io.env, hookFiles(), request.dryRun) : undefined;
+      // A remote call needs the Node forwarder: it computes the git facts (decision 0017).
+      const hook =
+        mode !== "command"
+          ? undefined
+          : daemon !== undefined
+            ? remoteLauncher(hookFiles())
+            : hookLauncher(io.env, hookFiles(), request.dryRun);
       const report = await install(
         {
           ...request,
@@ -270,6 +370,7 @@ export async function runAgents(
             ? {}
             : { listenTls: { mutual: target.config.server.tls.clientCaFile !== undefined } }),
           ...(fail === undefined ? {} : { fail }),
+          ...(daemon === undefined ? {} : { daemon }),
         },
         lazyIssuer,
       );
@@ -285,7 +386,7 @@ export async function runAgents(
       io.err(`harness ${command}: ${e.message}; nothing was written`);
       return EXIT.failed;
     }
-    return failed(command, target.socketPath, e, io);
+    return failed(command, target.where, e, io);
   }
 }
 
@@ -305,6 +406,7 @@ function printInstall(r: InstallReport, hook: HookLauncher | undefined, json: bo
       JSON.stringify({
         ...reportJson(r),
         mode: r.mode,
+        daemon: r.daemon ?? null,
         client: hook?.kind ?? null,
         fail: r.fail ?? null,
         events: r.events,
@@ -328,11 +430,14 @@ function printInstall(r: InstallReport, hook: HookLauncher | undefined, json: bo
       : `${r.agent} hooks for harness ${r.harness} already in ${r.file} (${r.mode} mode${failWords(r)}): nothing to change`,
   );
   if (r.backup !== undefined) out(`  backup of the old file: ${r.backup}`);
+  if (r.daemon !== undefined) out(`  daemon: ${r.daemon} (https)`);
   if (hook !== undefined)
     out(
       hook.kind === "native"
         ? `  hook client: native, ${hook.launcher[0]} (hands the Node forwarder what it cannot take)`
-        : `  hook client: sh and curl (${hook.why}; a C compiler makes the faster native one)`,
+        : hook.kind === "node"
+          ? `  hook client: the Node forwarder (${hook.why})`
+          : `  hook client: sh and curl (${hook.why}; a C compiler makes the faster native one)`,
     );
   for (const [role, t] of Object.entries(r.tokens))
     out(

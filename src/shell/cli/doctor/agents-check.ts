@@ -3,10 +3,15 @@
  * the record `harness agents install` keeps, checked against the settings files it wrote and the token
  * files), each harness's last journal row (AgentStatusService.LastRows; skipped when no daemon answers),
  * and the command hook's spool: its depth, the calls it dropped when full, the calls the daemon refused.
- * It warns of what stops hooks reaching the journal; it never fails doctor on its own.
+ * A remote install (decision 0017) names its daemon's URL, and whether its hook endpoint answers the
+ * challenge through the install's TLS files. It warns of what stops hooks reaching the journal; it
+ * never fails doctor on its own.
  */
 
+import { tlsOptions } from "../../agents/forwarder/https-post.js";
 import { MAX_TRIES } from "../../agents/forwarder/spool.js";
+import { probeRemote, type RemoteProbe } from "../../agents/ingest/hook-challenge.js";
+import type { RemoteDaemon } from "../../agents/ingest/hook-limits.js";
 import { type AgentsStatus, agentsStatus } from "../../agents/install/agents-status.js";
 import type { InstallEntry } from "../../agents/install/install-record.js";
 import type { LastRow } from "../../rpc/gen/harness/v1/agent_status_pb.js";
@@ -33,11 +38,22 @@ const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? o
 
 const CLIENT_WORDS = { native: "the native client", sh: "sh and curl", node: "Node alone" } as const;
 
+/** Whether a remote daemon answers through its TLS files (a file that cannot be read says so). */
+async function probe(daemon: RemoteDaemon): Promise<RemoteProbe> {
+  try {
+    return await probeRemote(daemon, tlsOptions(daemon));
+  } catch (e) {
+    return { kind: "other", detail: (e as Error).message };
+  }
+}
+
 export async function agentsCheck(
   env: NodeJS.ProcessEnv,
   lastRows: LastRows | undefined,
+  probeDaemon: (daemon: RemoteDaemon) => Promise<RemoteProbe> = probe,
 ): Promise<AgentsCheck> {
   const status = agentsStatus(env);
+  const probes = new Map<string, Promise<RemoteProbe>>();
   const findings: { status: Status; message: string }[] = [];
   if (status.recordProblem !== undefined) findings.push({ status: "warn", message: status.recordProblem });
   for (const a of status.adapters) {
@@ -56,14 +72,31 @@ export async function agentsCheck(
     else
       findings.push({
         status: "pass",
-        message: `${what}: ${plural(a.expected, "hook")} in ${file} (${mode} mode${a.client === undefined ? "" : ` via ${CLIENT_WORDS[a.client]}`}, ${failWords(a.install)})`,
+        message: `${what}: ${plural(a.expected, "hook")} in ${file} (${mode} mode${a.client === undefined ? "" : ` via ${CLIENT_WORDS[a.client]}`}, ${failWords(a.install)}${a.install.daemon === undefined ? "" : `, posting to ${a.install.daemon}`})`,
       });
+    const remote = a.remote ?? (a.install.daemon === undefined ? undefined : { url: a.install.daemon });
+    if (remote !== undefined) {
+      const key = JSON.stringify(remote);
+      if (!probes.has(key)) probes.set(key, probeDaemon(remote));
+      const p = await (probes.get(key) as Promise<RemoteProbe>);
+      findings.push(
+        p.kind === "answers"
+          ? {
+              status: "pass",
+              message: `${what}: ${remote.url} answers the hook endpoint's challenge over TLS`,
+            }
+          : {
+              status: "warn",
+              message: `${what}: ${p.detail}; ${mode === "command" ? "its calls wait in the spool until it answers" : "its http hooks fail open (nothing recorded) until it answers"}`,
+            },
+      );
+    }
     for (const f of a.missingPrograms)
       findings.push({
         status: "warn",
         message: `${what}: its hook runs ${f}, which is gone, so the agent's hooks fail to start; run harness agents install again`,
       });
-    if (a.client === "node")
+    if (a.client === "node" && a.remote === undefined)
       findings.push({
         status: "warn",
         message: `${what}: its hooks start Node on every call (installed before the fast paths); run harness agents install again`,
@@ -87,7 +120,7 @@ export async function agentsCheck(
         : `${plural(status.adapters.length, "adapter")} installed: ${status.adapters
             .map(
               (a) =>
-                `${a.install.agent} for ${a.install.harness} (${a.install.mode}, ${failWords(a.install)})`,
+                `${a.install.agent} for ${a.install.harness} (${a.install.mode}, ${failWords(a.install)}${a.install.daemon === undefined ? "" : `, ${a.install.daemon}`})`,
             )
             .join(", ")}`,
     findings: findings.map((f) => ({ status: f.status, message: printable(f.message) })),

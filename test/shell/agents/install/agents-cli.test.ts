@@ -432,7 +432,7 @@ describe("harness agents install and uninstall", () => {
       ],
       [
         ["agents", "remove", "codex"],
-        "harness agents: unknown verb 'remove' (expected: install, uninstall, spool)\n",
+        "harness agents: unknown verb 'remove' (expected: install, uninstall, status, spool)\n",
       ],
     ];
     for (const [args, stderr] of cases) {
