@@ -16,8 +16,8 @@ import {
   installedHandlers,
   runInstalledCommand,
 } from "../../support/installed-hook.js";
+import { makeTestCerts, type TestCerts } from "../../support/test-certs.js";
 import { CLI, freePort, runProcess, TestFleet } from "../daemon-harness.js";
-import { makeTestCerts, type TestCerts } from "../tls/test-certs.js";
 import { makeRepo, rowsOf } from "./hook-harness.js";
 import { claudeCode, codex, SECRET_TEXT } from "./payloads.js";
 
