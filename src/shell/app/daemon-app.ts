@@ -7,6 +7,7 @@
  */
 
 import type * as http from "node:http";
+import type * as net from "node:net";
 import { hostname } from "node:os";
 import type { ConnectRouter } from "@connectrpc/connect";
 import { MINUTE } from "../../core/durations.js";
@@ -41,7 +42,7 @@ import type { Deriver } from "../derive/deriver.js";
 import { UnknownPolicyRepoError } from "../errors.js";
 import { gatewayCaller } from "../gateway/caller.js";
 import { type GatewayServer, startGateway } from "../gateway/gateway-server.js";
-import { mcpSocketPath } from "../gateway/protocol.js";
+import { MCP_UPGRADE, MCP_UPGRADE_PATH, mcpSocketPath } from "../gateway/protocol.js";
 import { FileEdgeProjector } from "../graph/file-edges.js";
 import type { AdmitOptions, AdmitResult } from "../journal/admit.js";
 import { JournalQueryPool } from "../journal-query/journal-query-pool.js";
@@ -261,9 +262,12 @@ export class DaemonApp {
       // Every listener the config names is bound or the daemon does not start: a squatter on a port
       // would be handed what is sent there. Those bound before a failure are closed again.
       const refusedConnection = (listener: string) => metrics.connectionsRefused.inc({ listener });
+      // The gateway starts after the RPC server; an upgrade before then finds none and is closed.
+      let adoptMcp: ((socket: net.Socket) => void) | undefined;
       const rpc = await startRpc(config, {
         socketPath,
         tls,
+        adoptMcp: (socket) => (adoptMcp === undefined ? socket.destroy() : adoptMcp(socket)),
         hookRoutes,
         admit,
         refused: refusedConnection,
@@ -299,6 +303,7 @@ export class DaemonApp {
         },
       );
       opened.push(() => gateway.close());
+      adoptMcp = (socket) => gateway.adopt(socket);
       const metricsServer = await startMetricsServer(config, metrics, tls, () =>
         daemon.view.lagSeconds(clock()),
       );
@@ -494,6 +499,7 @@ function agentHookRoutes(d: HookRouteDeps): http.RequestListener {
     {
       isObserver: (token) => identifyProducer(token)?.source === "observer",
       unauthenticated: () => metrics.hookCallsUnauthenticated.inc(),
+      version: packageVersion(),
     },
     d.agents,
   );
@@ -606,6 +612,8 @@ async function startRpc(
     readonly admit: HookRouteDeps["admit"];
     readonly refused: (listener: string) => void;
     readonly services: ServiceRouteDeps;
+    /** A remote `harness mcp`'s connection, upgraded on the TCP listener, for the gateway. */
+    readonly adoptMcp: (socket: net.Socket) => void;
   },
 ): Promise<RpcServer> {
   const { server } = config;
@@ -620,6 +628,7 @@ async function startRpc(
     refused: d.refused,
     rejected: (source, reason, events) => daemon.rejected(source, reason, events),
     routes: (router) => serviceRoutes(router, d.services),
+    upgrade: { protocol: MCP_UPGRADE, path: MCP_UPGRADE_PATH, accept: d.adoptMcp },
   }).catch((e: unknown) => {
     // The socket's own errors say what they are; a TCP listener's gets its key and holder.
     const tcp = server.listen;

@@ -24,22 +24,23 @@ process.stdout.on("error", (e: NodeJS.ErrnoException) => {
   throw e;
 });
 
-// A daemon on another machine, over TLS (decision 0014): `harness rules` and `harness journal append` take it.
+// A daemon on another machine, over TLS (decisions 0014, 0018): every command that reaches a daemon takes
+// it; `[client] daemon` in the global config is its default.
 cli
   .option(
-    "--target <url>",
-    "rules, journal append: a remote daemon, https://host:port (with the control token, or a producer's)",
+    "--daemon <url>",
+    "A remote daemon, https://host:port (default [client] daemon; with the operator's tokens, or a producer's)",
   )
-  .option("--ca-file <path>", "with --target: the CA that signed the daemon's certificate")
+  .option("--ca-file <path>", "with --daemon: the CA that signed the daemon's certificate")
   .option(
     "--client-cert <path>",
-    "with --target: this client's certificate, when the daemon asks for one (mutual TLS)",
+    "with --daemon: this client's certificate, when the daemon asks for one (mutual TLS)",
   )
-  .option("--client-key <path>", "with --target: the client certificate's key");
+  .option("--client-key <path>", "with --daemon: the client certificate's key");
 
-/** `--target` and its TLS files, as the client commands take them. */
+/** `--daemon` and its TLS files, as the client commands take them. */
 const remote = (o: ClientOptions) => ({
-  target: o.target,
+  daemon: o.daemon,
   caFile: o.caFile,
   clientCert: o.clientCert,
   clientKey: o.clientKey,
@@ -66,7 +67,7 @@ cli
 
 interface ClientOptions {
   socket?: string;
-  target?: string;
+  daemon?: string;
   caFile?: string;
   clientCert?: string;
   clientKey?: string;
@@ -148,6 +149,7 @@ cli
           socket: o.socket,
           config: o.config,
           json: o.json === true,
+          ...remote(o),
           harness: o.harness,
           lines: o.lines,
           follow: o.follow === true,
@@ -368,7 +370,10 @@ cli
   .option("--json", "Print the checks as JSON")
   .action(async (o: ClientOptions) => {
     const { runDoctor } = await import("./commands/doctor.js");
-    process.exitCode = await runDoctor({ socket: o.socket, config: o.config, json: o.json }, io);
+    process.exitCode = await runDoctor(
+      { socket: o.socket, config: o.config, json: o.json, ...remote(o) },
+      io,
+    );
   });
 
 cli
@@ -384,7 +389,7 @@ cli
     // chosen by this variable when React is first loaded, just below.
     process.env.NODE_ENV = "production";
     const { runTui } = await import("./commands/tui.js");
-    process.exitCode = await runTui({ socket: o.socket, config: o.config }, io);
+    process.exitCode = await runTui({ socket: o.socket, config: o.config, ...remote(o) }, io);
   });
 
 cli
@@ -396,7 +401,7 @@ cli
   .action(async (o: ClientOptions & { defaults?: boolean }) => {
     const { runReload } = await import("./commands/reload.js");
     process.exitCode = await runReload(
-      { socket: o.socket, config: o.config, json: o.json, defaults: o.defaults },
+      { socket: o.socket, config: o.config, json: o.json, defaults: o.defaults, ...remote(o) },
       io,
     );
   });
@@ -479,7 +484,7 @@ cli
   .option("--config <path>", "The global config")
   .option("--json", "Print the result as JSON")
   .action(async (verb: string, ids: string[], o: TokenOptions) => {
-    const common = { socket: o.socket, config: o.config, json: o.json };
+    const common = { socket: o.socket, config: o.config, json: o.json, ...remote(o) };
     const { runTokenCreate, runTokenList, runTokenRevoke, runTokenRotateControl } = await import(
       "./commands/token.js"
     );
@@ -532,7 +537,7 @@ cli
   .option("--config <path>", "The global config")
   .action(async (o: ClientOptions) => {
     const { runMcp } = await import("./commands/mcp.js");
-    const code = await runMcp({ socket: o.socket, config: o.config }, io, {
+    const code = await runMcp({ socket: o.socket, config: o.config, ...remote(o) }, io, {
       stdin: process.stdin,
       stdout: process.stdout,
     });

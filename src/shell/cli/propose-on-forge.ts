@@ -56,7 +56,7 @@ export async function proposeOnForge(options: ProposeOptions, io: Io): Promise<n
     io.err(`harness ${COMMAND}: ${(e as Error).message}`);
     return EXIT.failed;
   }
-  const target = await clientTarget({ socket: options.socket, config: options.config, env: io.env });
+  const target = await clientTarget({ ...options, env: io.env });
   let controlTokenValue: string | undefined;
   if (options.dryRun !== true) {
     const c = await controlToken(target, COMMAND);

@@ -22,6 +22,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { globalConfigPath, socketPath, stateHome } from "../../config/paths.js";
 import { readTokenFileSync } from "../../support/token-file.js";
+import { VERSION_HEADER } from "../../support/versions-meet.js";
 import { type AdapterRegistry, AGENTS } from "../adapters/registry.js";
 import {
   FAIL_QUERY,
@@ -43,6 +44,7 @@ import {
   NOTE_HEADER,
   ROW_HEADER,
 } from "../ingest/hook-limits.js";
+import { FORWARDER_VERSION } from "./forwarder-version.js";
 import { RawHttpError, rawPost } from "./raw-http.js";
 import { keyOf, MAX_TRIES, Spool, type SpoolEntry } from "./spool.js";
 
@@ -144,12 +146,16 @@ interface Reply {
   readonly note: string | undefined;
 }
 
+/** The daemon's answer to a forwarder whose version does not meet its own: the fail mode answers. */
+const VERSIONS_APART = 412;
+
 /**
  * Whether the daemon's hook endpoint answered: a 5xx is the daemon failing, and a 404 a daemon without
  * the endpoint (not yet upgraded, or started without it); both are treated as unreachable, so the call
  * waits in the spool rather than being lost.
  */
-const answered = (reply: Reply): boolean => reply.status < 500 && reply.status !== 404;
+const answered = (reply: Reply): boolean =>
+  reply.status < 500 && reply.status !== 404 && reply.status !== VERSIONS_APART;
 
 /** A failure to get an answer from the daemon (as opposed to an answer it gave). */
 class Unreachable extends Error {
@@ -187,6 +193,7 @@ async function post(
         Authorization: `Bearer ${tokens.observer}`,
         [LEDGER_TOKEN_HEADER]: tokens.ledger,
         [HOOK_KEY_HEADER]: call.key,
+        [VERSION_HEADER]: FORWARDER_VERSION,
         ...(call.at === undefined ? {} : { [HOOK_AT_HEADER]: String(call.at) }),
       },
       body,
@@ -350,7 +357,8 @@ async function drain(
           throw e;
         });
         if (reply instanceof Unreachable && !reply.timedOut) return "unreachable";
-        if (!(reply instanceof Unreachable) && reply.status === 404) return "unreachable";
+        if (!(reply instanceof Unreachable) && (reply.status === 404 || reply.status === VERSIONS_APART))
+          return "unreachable";
         if (reply instanceof Unreachable && !fair) return "reached";
         if (reply instanceof Unreachable || reply.status >= 500) {
           const why =
@@ -461,7 +469,10 @@ export async function runCommandHook(
   }
   fallback ??= await configFallback(args, io.env);
   if (fallback.problem !== undefined) io.err(`harness hook: ${fallback.problem}`);
-  const why = reply === undefined ? `cannot be reached at ${socket}` : `answered HTTP ${reply.status}`;
+  const why =
+    reply === undefined
+      ? `cannot be reached at ${socket}`
+      : `answered HTTP ${reply.status}${reply.note === undefined ? "" : ` (${reply.note})`}`;
   if (unusable !== undefined) {
     io.err(`harness hook: the payload ${unusable}, and the daemon ${why}; not recorded, the tool runs`);
     return 1;

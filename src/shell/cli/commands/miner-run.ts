@@ -11,7 +11,7 @@ import { type Common, EXIT, type Io } from "../io.js";
 import { clientTarget, controlToken } from "../target.js";
 
 export async function runMinerRun(name: string, options: Common, io: Io): Promise<number> {
-  const target = await clientTarget({ socket: options.socket, config: options.config, env: io.env });
+  const target = await clientTarget({ ...options, env: io.env });
   const config = target.config;
   if (config === undefined) {
     io.err("harness miner run: the global config does not load; harness config check says why");

@@ -58,7 +58,7 @@ export async function runBacktest(file: string, options: RulesBacktestOptions, i
     return EXIT.failed;
   }
   const { text } = read;
-  const target = await clientTarget({ socket: options.socket, config: options.config, env: io.env });
+  const target = await clientTarget({ ...options, env: io.env });
   let report: BacktestReport;
   try {
     report = await backtestOnDaemon(

@@ -112,7 +112,7 @@ async function withTokenClient(
   io: Io,
   work: (client: ReturnType<typeof tokenClient>) => Promise<number>,
 ): Promise<number> {
-  const target = await clientTarget({ socket: options.socket, config: options.config, env: io.env });
+  const target = await clientTarget({ ...options, env: io.env });
   const control = await controlToken(target, `token ${verb}`);
   if ("error" in control) {
     io.err(control.error);
