@@ -12,14 +12,18 @@ export interface ReleaseResult {
   readonly releases: readonly Release[];
 }
 
-/** Releases the harness's holds (only `rule`'s when given); none found is the caller's "hold not found". */
-export function clearHolds(state: CoreState, harness: string, rule?: string): ReleaseResult {
+/**
+ * Releases the harness's holds (only `rule`'s when given), recording the operator `by` when known; none
+ * found is the caller's "hold not found".
+ */
+export function clearHolds(state: CoreState, harness: string, rule?: string, by?: string): ReleaseResult {
   const delta: StateOp[] = [];
   const releases: Release[] = [];
   for (const [key, hold] of Object.entries(state.holds)) {
     if (hold.harness !== harness || (rule !== undefined && hold.rule !== rule)) continue;
-    delta.push({ op: "release", key, cause: "operator" });
-    releases.push({ harness, rule: hold.rule, fireId: hold.fireId, cause: "operator" });
+    const who = by === undefined ? {} : { by };
+    delta.push({ op: "release", key, cause: "operator", ...who });
+    releases.push({ harness, rule: hold.rule, fireId: hold.fireId, cause: "operator", ...who });
   }
   return { delta, releases };
 }

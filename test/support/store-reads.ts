@@ -235,7 +235,7 @@ export function holds(at: StoreAt, filter: HoldFilter = {}): HoldRow[] {
     (db) =>
       db
         .prepare(
-          `SELECT harness, rule, hash, fire_id, since, cooldown, false_since, released_at, release_cause FROM rule_holds ${w.sql} ORDER BY id`,
+          `SELECT harness, rule, hash, fire_id, since, cooldown, false_since, released_at, release_cause, released_by FROM rule_holds ${w.sql} ORDER BY id`,
         )
         .all(...w.params) as HoldRow[],
   );

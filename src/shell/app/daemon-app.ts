@@ -583,7 +583,7 @@ function rulesOf(
     startedAt: clock(),
     version: packageVersion(),
     supervisorStopConfigured: () => daemon.configInForce.supervisor.stop !== undefined,
-    clear: (harness, rule) => daemon.clear(harness, rule),
+    clear: (harness, rule, by) => daemon.clear(harness, rule, by),
     reload: (defaults) => daemon.reload({ defaults }),
     lastReloadFailure: () => daemon.lastReloadFailure,
     // Refused unless the config the reload reads declares the repo (the sync command read the same

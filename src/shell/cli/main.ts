@@ -449,6 +449,7 @@ interface TokenOptions extends ClientOptions {
   read?: boolean;
   gateway?: boolean;
   enrol?: boolean;
+  control?: boolean;
   harness?: string;
   run?: string;
   label?: string;
@@ -461,7 +462,7 @@ interface TokenOptions extends ClientOptions {
 cli
   .command(
     "token <verb> [...ids]",
-    "Credentials the daemon issues (control token needed). Verbs: create (--producer SOURCE [--harness NAME] | --read, --out FILE; or --gateway --harness NAME [--run RUN], printed; or --enrol --harness NAME [--ttl 1h], a one-time code a machine enrols with, printed), list [--all], revoke ID… | --run RUN, rotate-control (a new control token in its file; the old one refused)",
+    "Credentials the daemon issues (control token needed). Verbs: create (--producer SOURCE [--harness NAME] | --read, --out FILE; or --gateway --harness NAME [--run RUN], printed; or --enrol --harness NAME [--ttl 1h], a one-time code a machine enrols with, printed; or --control --label NAME --out FILE, an operator's own control token), list [--all], revoke ID… | --run RUN, rotate-control (a new control token in its file; the old one refused)",
   )
   .option(
     "--producer <source>",
@@ -469,6 +470,10 @@ cli
   )
   .option("--read", "create: a read token, for TCP callers")
   .option("--gateway", "create: a token for the MCP gateway (HARNESS_MCP_TOKEN)")
+  .option(
+    "--control",
+    "create: an operator's own control token, with --label NAME and --out FILE: what it does is recorded under NAME",
+  )
   .option(
     "--enrol",
     "create: a one-time enrolment code for --harness (1h unless --ttl, at most 7d): harness agents install --enrol-file spends it for the harness's own tokens",

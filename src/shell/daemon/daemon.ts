@@ -365,8 +365,8 @@ export class Daemon {
    * The hook-fed runs of the harness each released hold's rule stopped are released with it
    * (`agent-run-stops.ts`).
    */
-  clear(harness: string, rule: string | undefined): number {
-    const released = this.evaluator.clear(harness, rule);
+  clear(harness: string, rule: string | undefined, by?: string): number {
+    const released = this.evaluator.clear(harness, rule, by);
     const at = this.deps.clock();
     for (const r of released) this.deps.runStops.releasedWithHold(r.harness, r.rule, at);
     this.deps.metrics.holdsActive.set(Object.keys(this.evaluator.state.holds).length);

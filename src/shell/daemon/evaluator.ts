@@ -157,8 +157,8 @@ export class Evaluator {
   }
 
   /** `harness rules clear` (REQ-11 (b)): the releases, committed; none means "hold not found". */
-  clear(harness: string, rule?: string): readonly Release[] {
-    const { delta, releases } = clearHolds(this.acc.current, harness, rule);
+  clear(harness: string, rule?: string, by?: string): readonly Release[] {
+    const { delta, releases } = clearHolds(this.acc.current, harness, rule, by);
     this.commitBetweenRows(delta, releases);
     return releases;
   }

@@ -25,7 +25,7 @@ export interface RuleServiceDeps {
   /** Whether the config in force has a `[supervisor] stop` command. */
   readonly supervisorStopConfigured: () => boolean;
   /** `harness rules clear`: releases and commits the holds on `harness` (by `rule`, if given). */
-  readonly clear: (harness: string, rule: string | undefined) => void;
+  readonly clear: (harness: string, rule: string | undefined, by: string | undefined) => void;
   /**
    * `harness reload`; rejects when the config cannot be read (or is gone and `defaults` is false),
    * leaving the set in force.
