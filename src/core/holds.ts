@@ -28,8 +28,11 @@ export function clearHolds(state: CoreState, harness: string, rule?: string, by?
   return { delta, releases };
 }
 
-/** Releases every hold the new rule set no longer backs: same name, same hash, loaded and enforced. */
-export function releaseOnReload(state: CoreState, ruleSet: RuleSet): ReleaseResult {
+/**
+ * Releases every hold the new rule set no longer backs: same name, same hash, loaded and enforced; `by`
+ * the operator who asked for the reload, when one did.
+ */
+export function releaseOnReload(state: CoreState, ruleSet: RuleSet, by?: string): ReleaseResult {
   const backing = new Set(
     ruleSet.rules.filter((r) => r.enforced).map((r) => `${r.rule.spec.name}\u0000${r.rule.hash}`),
   );
@@ -37,8 +40,9 @@ export function releaseOnReload(state: CoreState, ruleSet: RuleSet): ReleaseResu
   const releases: Release[] = [];
   for (const [key, hold] of Object.entries(state.holds)) {
     if (backing.has(`${hold.rule}\u0000${hold.hash}`)) continue;
-    delta.push({ op: "release", key, cause: "reload" });
-    releases.push({ harness: hold.harness, rule: hold.rule, fireId: hold.fireId, cause: "reload" });
+    const who = by === undefined ? {} : { by };
+    delta.push({ op: "release", key, cause: "reload", ...who });
+    releases.push({ harness: hold.harness, rule: hold.rule, fireId: hold.fireId, cause: "reload", ...who });
   }
   return { delta, releases };
 }

@@ -297,6 +297,18 @@ export const agentRunStops = (at: StoreAt): { run: string; outcome: string | nul
     ).map((r) => ({ run: r.run, outcome: r.outcome, settled: r.delivered_at !== null })),
   );
 
+/** Who released a run's stop (`agent_run_stops.released_by`, decision 0018); null when none did. */
+export const runStopReleasedBy = (at: StoreAt, run: string): string | null | undefined =>
+  read(
+    at,
+    (db) =>
+      (
+        db.prepare("SELECT released_by FROM agent_run_stops WHERE run = ?").get(run) as
+          | { released_by: string | null }
+          | undefined
+      )?.released_by,
+  );
+
 /** The notify cooldowns kept, as `<rule>@<sent at>`, in rule order. */
 export const notifyCooldowns = (at: StoreAt): string[] =>
   read(at, (db) =>

@@ -528,11 +528,15 @@ function serviceRoutes(router: ConnectRouter, d: ServiceRouteDeps): void {
       AgentService,
       agentService({
         peek: (harness, run) => d.runVerdicts.peek(harness, run),
-        resume: (run) => {
+        resume: (run, by) => {
           const stop = stores.agentRunStops.get(run);
           if (stop === undefined) return undefined;
-          const released = stores.agentRunStops.released(run, d.clock());
-          if (released) log.warn({ run, rule: stop.rule, fire_id: stop.fireId }, "stopped run released");
+          const released = stores.agentRunStops.released(run, d.clock(), by);
+          if (released)
+            log.warn(
+              { run, rule: stop.rule, fire_id: stop.fireId, ...(by === undefined ? {} : { by }) },
+              "stopped run released",
+            );
           return { harness: stop.harness, rule: stop.rule, fireId: stop.fireId, by: stop.by, released };
         },
       }),
@@ -584,15 +588,19 @@ function rulesOf(
     version: packageVersion(),
     supervisorStopConfigured: () => daemon.configInForce.supervisor.stop !== undefined,
     clear: (harness, rule, by) => daemon.clear(harness, rule, by),
-    reload: (defaults) => daemon.reload({ defaults }),
+    reload: (defaults, by) => daemon.reload({ defaults, ...(by === undefined ? {} : { by }) }),
     lastReloadFailure: () => daemon.lastReloadFailure,
     // Refused unless the config the reload reads declares the repo (the sync command read the same
     // file, but the daemon may be running an older one).
-    policySynced: (repo, commit) =>
-      daemon.queueReload((c) => {
-        if (!c.policyRepos.some((r) => r.name === repo)) throw new UnknownPolicyRepoError(repo);
-        log.info({ repo, commit }, "policy repo synced; reloading");
-      }),
+    policySynced: (repo, commit, by) =>
+      daemon.queueReload(
+        (c) => {
+          if (!c.policyRepos.some((r) => r.name === repo)) throw new UnknownPolicyRepoError(repo);
+          log.info({ repo, commit, ...(by === undefined ? {} : { by }) }, "policy repo synced; reloading");
+        },
+        false,
+        by,
+      ),
     policyClones: () => daemon.policyClones,
     needsRestart: () => daemon.needsRestart,
     storeWrite: () => ({ path: store.path, failure: daemon.storeWrite.current }),

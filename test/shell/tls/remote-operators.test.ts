@@ -124,6 +124,14 @@ describe("Remote operators", () => {
     );
     expect(json.holds[0]).toMatchObject({ release_cause: "operator", released_by: "alice" });
 
+    // A reload she asks for is logged as hers.
+    const reloaded = await fleet.cli(["reload", "--config", config]);
+    expect(reloaded.stderr).toBe("");
+    await fleet.until(
+      () => /"by":"alice".*"msg":"reloaded"|"msg":"reloaded".*"by":"alice"/.test(fleet.daemonStdout),
+      "her reload's log line",
+    );
+
     // Her token may not mint another operator's or replace the first.
     const mint = await fleet.cli([
       "token",
