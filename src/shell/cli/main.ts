@@ -564,7 +564,11 @@ cli
       return;
     }
     const { runMinerRun } = await import("./commands/miner-run.js");
-    process.exitCode = await runMinerRun(name, { socket: o.socket, config: o.config, json: o.json }, io);
+    process.exitCode = await runMinerRun(
+      name,
+      { socket: o.socket, config: o.config, json: o.json, ...remote(o) },
+      io,
+    );
   });
 
 // `bin.ts` runs `harness hook` before this module loads; this entry serves `node main.js hook …` alike.

@@ -12,6 +12,11 @@ import { clientTarget, controlToken } from "../target.js";
 
 export async function runMinerRun(name: string, options: Common, io: Io): Promise<number> {
   const target = await clientTarget({ ...options, env: io.env });
+  // A miner's run reads the policy clone and the gateway socket on the daemon's machine.
+  if (options.daemon !== undefined) {
+    io.err("harness miner run: runs on the daemon's machine, over its socket; --daemon is not taken");
+    return EXIT.usage;
+  }
   const config = target.config;
   if (config === undefined) {
     io.err("harness miner run: the global config does not load; harness config check says why");
