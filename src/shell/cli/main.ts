@@ -540,9 +540,11 @@ cli
   .command("mcp", "The MCP gateway for an agent: a stdio relay to the daemon, with HARNESS_MCP_TOKEN")
   .option("--socket <path>", "The daemon's socket (the gateway's is beside it)")
   .option("--config <path>", "The global config")
+  .option("--token-file <path>", "The gateway token from this file (0600) rather than HARNESS_MCP_TOKEN")
   .action(async (o: ClientOptions) => {
     const { runMcp } = await import("./commands/mcp.js");
-    const code = await runMcp({ socket: o.socket, config: o.config, ...remote(o) }, io, {
+    const options = { socket: o.socket, config: o.config, tokenFile: o.tokenFile, ...remote(o) };
+    const code = await runMcp(options, io, {
       stdin: process.stdin,
       stdout: process.stdout,
     });

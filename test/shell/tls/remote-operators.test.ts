@@ -211,9 +211,11 @@ describe("Remote operators", () => {
     expect(plain.stderr).toContain("over https only");
   });
 
-  it("harness mcp --daemon reaches the gateway through the TLS listener", async () => {
+  it("harness mcp --daemon reaches the gateway through the TLS listener, its token from a file", async () => {
     const { fleet, url } = await tlsDaemon();
     const token = await gatewayToken(fleet, "impl", "impl#9");
+    const tokenFile = path.join(fleet.root, "gateway.token");
+    fs.writeFileSync(tokenFile, `${token}\n`, { mode: 0o600 });
     const transport = new StdioClientTransport({
       command: process.execPath,
       args: [
@@ -227,8 +229,10 @@ describe("Remote operators", () => {
         certs.client.cert,
         "--client-key",
         certs.client.key,
+        "--token-file",
+        tokenFile,
       ],
-      env: { ...(fleet.env as Record<string, string>), HARNESS_MCP_TOKEN: token },
+      env: fleet.env as Record<string, string>,
       stderr: "pipe",
     });
     const client = new Client({ name: "remote-mcp-test", version: "1.0.0" });

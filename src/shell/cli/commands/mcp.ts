@@ -18,6 +18,7 @@ import {
   MCP_UPGRADE_PATH,
   mcpSocketPath,
 } from "../../gateway/protocol.js";
+import { readTokenFile } from "../../rpc/credentials.js";
 import { clientTlsOptions } from "../../support/tls-listener.js";
 import { packageVersion } from "../../support/version.js";
 import { VERSION_HEADER } from "../../support/versions-meet.js";
@@ -32,11 +33,24 @@ export interface RelayStreams {
 /** The most an upgrade's answer head (or a refusal with its line) may take. */
 const MAX_UPGRADE_ANSWER = 16 * 1024;
 
-export async function runMcp(options: Common, io: Io, streams: RelayStreams): Promise<number> {
-  const token = io.env[MCP_TOKEN_ENV]?.trim();
+export async function runMcp(
+  options: Common & { readonly tokenFile?: string | undefined },
+  io: Io,
+  streams: RelayStreams,
+): Promise<number> {
+  let token: string | undefined;
+  if (options.tokenFile !== undefined)
+    try {
+      // A file held like every credential (0600, bounded), for an operator's remote session.
+      token = await readTokenFile(options.tokenFile);
+    } catch (e) {
+      io.err(`harness mcp: ${(e as Error).message}`);
+      return EXIT.usage;
+    }
+  else token = io.env[MCP_TOKEN_ENV]?.trim();
   if (token === undefined || token === "") {
     io.err(
-      `harness mcp: ${MCP_TOKEN_ENV} is not set; give it the gateway token of this run (harness token create --gateway)`,
+      `harness mcp: ${MCP_TOKEN_ENV} is not set; give it the gateway token of this run (harness token create --gateway), or --token-file FILE`,
     );
     return EXIT.usage;
   }
