@@ -12,20 +12,27 @@ export interface ReleaseResult {
   readonly releases: readonly Release[];
 }
 
-/** Releases the harness's holds (only `rule`'s when given); none found is the caller's "hold not found". */
-export function clearHolds(state: CoreState, harness: string, rule?: string): ReleaseResult {
+/**
+ * Releases the harness's holds (only `rule`'s when given), recording the operator `by` when known; none
+ * found is the caller's "hold not found".
+ */
+export function clearHolds(state: CoreState, harness: string, rule?: string, by?: string): ReleaseResult {
   const delta: StateOp[] = [];
   const releases: Release[] = [];
   for (const [key, hold] of Object.entries(state.holds)) {
     if (hold.harness !== harness || (rule !== undefined && hold.rule !== rule)) continue;
-    delta.push({ op: "release", key, cause: "operator" });
-    releases.push({ harness, rule: hold.rule, fireId: hold.fireId, cause: "operator" });
+    const who = by === undefined ? {} : { by };
+    delta.push({ op: "release", key, cause: "operator", ...who });
+    releases.push({ harness, rule: hold.rule, fireId: hold.fireId, cause: "operator", ...who });
   }
   return { delta, releases };
 }
 
-/** Releases every hold the new rule set no longer backs: same name, same hash, loaded and enforced. */
-export function releaseOnReload(state: CoreState, ruleSet: RuleSet): ReleaseResult {
+/**
+ * Releases every hold the new rule set no longer backs: same name, same hash, loaded and enforced; `by`
+ * the operator who asked for the reload, when one did.
+ */
+export function releaseOnReload(state: CoreState, ruleSet: RuleSet, by?: string): ReleaseResult {
   const backing = new Set(
     ruleSet.rules.filter((r) => r.enforced).map((r) => `${r.rule.spec.name}\u0000${r.rule.hash}`),
   );
@@ -33,8 +40,9 @@ export function releaseOnReload(state: CoreState, ruleSet: RuleSet): ReleaseResu
   const releases: Release[] = [];
   for (const [key, hold] of Object.entries(state.holds)) {
     if (backing.has(`${hold.rule}\u0000${hold.hash}`)) continue;
-    delta.push({ op: "release", key, cause: "reload" });
-    releases.push({ harness: hold.harness, rule: hold.rule, fireId: hold.fireId, cause: "reload" });
+    const who = by === undefined ? {} : { by };
+    delta.push({ op: "release", key, cause: "reload", ...who });
+    releases.push({ harness: hold.harness, rule: hold.rule, fireId: hold.fireId, cause: "reload", ...who });
   }
   return { delta, releases };
 }

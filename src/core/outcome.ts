@@ -96,6 +96,8 @@ export interface Release {
   readonly rule: string;
   readonly fireId: string;
   readonly cause: ReleaseCause;
+  /** The operator who released it (an operator's control token's label, decision 0018), when one did. */
+  readonly by?: string;
 }
 
 export interface RowOutcome {

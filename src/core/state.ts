@@ -66,7 +66,7 @@ export type StateOp =
   | { readonly op: "cooldown_expired"; readonly key: string }
   | { readonly op: "hold"; readonly key: string; readonly hold: Hold }
   | { readonly op: "hold_false_since"; readonly key: string; readonly at: number | undefined }
-  | { readonly op: "release"; readonly key: string; readonly cause: ReleaseCause }
+  | { readonly op: "release"; readonly key: string; readonly cause: ReleaseCause; readonly by?: string }
   | { readonly op: "run_in_flight"; readonly harness: string; readonly run: string | undefined }
   | { readonly op: "session_in_flight"; readonly run: string; readonly harness: string | undefined }
   | { readonly op: "cost_exceeded"; readonly hash: string };

@@ -91,6 +91,7 @@ export const SHELL_FOLDERS: Readonly<Record<string, readonly (string | Arrow)[]>
     { to: "agents/enforcement", why: "the verdict's and the telling's interfaces" },
     { to: "journal", typeOnly: true, why: "admission's" },
     { to: "policy", why: "its git wrapper, for git facts" },
+    { to: "support", why: "versions that meet" },
   ],
   "agents/forwarder": [
     { to: "agents/adapters", why: "the registry" },

@@ -45,7 +45,10 @@ export interface Laptop {
     args: readonly string[],
     options?: { stdin?: string; cwd?: string },
   ): Promise<CliResult>;
-  /** Takes this laptop's link to the server down (`false`) or up again (`true`). */
+  /**
+   * Takes this laptop's interface down (`false`), as a laptop losing its network does: its routes go and
+   * a connection fails at once; or up again (`true`), its route to the server back.
+   */
   link(up: boolean): void;
 }
 
@@ -90,7 +93,7 @@ export function makeLab(count: number): Lab {
       ip(["-n", server, "link", "set", `l${i}`, "up"]);
       ip(["-n", ns, "link", "set", "up0", "up"]);
       ip(["-n", ns, "route", "add", `${SERVER_ADDRESS}/32`, "via", serverSide]);
-      laptops.push(makeLaptop(ns, address, server, `l${i}`));
+      laptops.push(makeLaptop(ns, address, serverSide));
     }
     return {
       server,
@@ -106,7 +109,7 @@ export function makeLab(count: number): Lab {
   }
 }
 
-function makeLaptop(ns: string, address: string, server: string, serverLink: string): Laptop {
+function makeLaptop(ns: string, address: string, gateway: string): Laptop {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), `harness-${ns}-`));
   const xdg = (name: string) => {
     const d = path.join(root, name);
@@ -128,6 +131,10 @@ function makeLaptop(ns: string, address: string, server: string, serverLink: str
     root,
     env,
     run,
-    link: (up) => ip(["-n", server, "link", "set", serverLink, up ? "up" : "down"]),
+    link: (up) => {
+      ip(["-n", ns, "link", "set", "up0", up ? "up" : "down"]);
+      // Down took the route with the interface; the address's own route comes back with it, this one not.
+      if (up) ip(["-n", ns, "route", "replace", `${SERVER_ADDRESS}/32`, "via", gateway]);
+    },
   };
 }

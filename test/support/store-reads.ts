@@ -235,7 +235,7 @@ export function holds(at: StoreAt, filter: HoldFilter = {}): HoldRow[] {
     (db) =>
       db
         .prepare(
-          `SELECT harness, rule, hash, fire_id, since, cooldown, false_since, released_at, release_cause FROM rule_holds ${w.sql} ORDER BY id`,
+          `SELECT harness, rule, hash, fire_id, since, cooldown, false_since, released_at, release_cause, released_by FROM rule_holds ${w.sql} ORDER BY id`,
         )
         .all(...w.params) as HoldRow[],
   );
@@ -295,6 +295,18 @@ export const agentRunStops = (at: StoreAt): { run: string; outcome: string | nul
         delivered_at: number | null;
       }[]
     ).map((r) => ({ run: r.run, outcome: r.outcome, settled: r.delivered_at !== null })),
+  );
+
+/** Who released a run's stop (`agent_run_stops.released_by`, decision 0018); null when none did. */
+export const runStopReleasedBy = (at: StoreAt, run: string): string | null | undefined =>
+  read(
+    at,
+    (db) =>
+      (
+        db.prepare("SELECT released_by FROM agent_run_stops WHERE run = ?").get(run) as
+          | { released_by: string | null }
+          | undefined
+      )?.released_by,
   );
 
 /** The notify cooldowns kept, as `<rule>@<sent at>`, in rule order. */

@@ -7,6 +7,7 @@
  */
 
 import type * as http from "node:http";
+import type * as net from "node:net";
 import { hostname } from "node:os";
 import type { ConnectRouter } from "@connectrpc/connect";
 import { MINUTE } from "../../core/durations.js";
@@ -40,7 +41,7 @@ import { ClosedRunTokens } from "../derive/closed-run-tokens.js";
 import { UnknownPolicyRepoError } from "../errors.js";
 import { gatewayCaller } from "../gateway/caller.js";
 import { type GatewayServer, startGateway } from "../gateway/gateway-server.js";
-import { mcpSocketPath } from "../gateway/protocol.js";
+import { MCP_UPGRADE, MCP_UPGRADE_PATH, mcpSocketPath } from "../gateway/protocol.js";
 import { FileEdgeProjector } from "../graph/file-edges.js";
 import type { AdmitOptions, AdmitResult } from "../journal/admit.js";
 import { JournalQueryPool } from "../journal-query/journal-query-pool.js";
@@ -274,9 +275,12 @@ export class DaemonApp {
       // Every listener the config names is bound or the daemon does not start: a squatter on a port
       // would be handed what is sent there. Those bound before a failure are closed again.
       const refusedConnection = (listener: string) => metrics.connectionsRefused.inc({ listener });
+      // The gateway starts after the RPC server; an upgrade before then finds none and is closed.
+      let adoptMcp: ((socket: net.Socket) => void) | undefined;
       const rpc = await startRpc(config, {
         socketPath,
         tls,
+        adoptMcp: (socket) => (adoptMcp === undefined ? socket.destroy() : adoptMcp(socket)),
         hookRoutes,
         admit,
         refused: refusedConnection,
@@ -312,6 +316,7 @@ export class DaemonApp {
         },
       );
       opened.push(() => gateway.close());
+      adoptMcp = (socket) => gateway.adopt(socket);
       const metricsServer = await startMetricsServer(config, metrics, tls, () =>
         daemon.view.lagSeconds(clock()),
       );
@@ -506,6 +511,7 @@ function agentHookRoutes(d: HookRouteDeps): http.RequestListener {
     {
       isObserver: (token) => identifyProducer(token)?.source === "observer",
       unauthenticated: () => metrics.hookCallsUnauthenticated.inc(),
+      version: packageVersion(),
     },
     d.agents,
   );
@@ -534,11 +540,15 @@ function serviceRoutes(router: ConnectRouter, d: ServiceRouteDeps): void {
       AgentService,
       agentService({
         peek: (harness, run) => d.runVerdicts.peek(harness, run),
-        resume: (run) => {
+        resume: (run, by) => {
           const stop = stores.agentRunStops.get(run);
           if (stop === undefined) return undefined;
-          const released = stores.agentRunStops.released(run, d.clock());
-          if (released) log.warn({ run, rule: stop.rule, fire_id: stop.fireId }, "stopped run released");
+          const released = stores.agentRunStops.released(run, d.clock(), by);
+          if (released)
+            log.warn(
+              { run, rule: stop.rule, fire_id: stop.fireId, ...(by === undefined ? {} : { by }) },
+              "stopped run released",
+            );
           return { harness: stop.harness, rule: stop.rule, fireId: stop.fireId, by: stop.by, released };
         },
       }),
@@ -589,16 +599,20 @@ function rulesOf(
     startedAt: clock(),
     version: packageVersion(),
     supervisorStopConfigured: () => daemon.configInForce.supervisor.stop !== undefined,
-    clear: (harness, rule) => daemon.clear(harness, rule),
-    reload: (defaults) => daemon.reload({ defaults }),
+    clear: (harness, rule, by) => daemon.clear(harness, rule, by),
+    reload: (defaults, by) => daemon.reload({ defaults, ...(by === undefined ? {} : { by }) }),
     lastReloadFailure: () => daemon.lastReloadFailure,
     // Refused unless the config the reload reads declares the repo (the sync command read the same
     // file, but the daemon may be running an older one).
-    policySynced: (repo, commit) =>
-      daemon.queueReload((c) => {
-        if (!c.policyRepos.some((r) => r.name === repo)) throw new UnknownPolicyRepoError(repo);
-        log.info({ repo, commit }, "policy repo synced; reloading");
-      }),
+    policySynced: (repo, commit, by) =>
+      daemon.queueReload(
+        (c) => {
+          if (!c.policyRepos.some((r) => r.name === repo)) throw new UnknownPolicyRepoError(repo);
+          log.info({ repo, commit, ...(by === undefined ? {} : { by }) }, "policy repo synced; reloading");
+        },
+        false,
+        by,
+      ),
     policyClones: () => daemon.policyClones,
     needsRestart: () => daemon.needsRestart,
     storeWrite: () => ({ path: store.path, failure: daemon.storeWrite.current }),
@@ -618,6 +632,8 @@ async function startRpc(
     readonly admit: HookRouteDeps["admit"];
     readonly refused: (listener: string) => void;
     readonly services: ServiceRouteDeps;
+    /** A remote `harness mcp`'s connection, upgraded on the TCP listener, for the gateway. */
+    readonly adoptMcp: (socket: net.Socket) => void;
   },
 ): Promise<RpcServer> {
   const { server } = config;
@@ -632,6 +648,7 @@ async function startRpc(
     refused: d.refused,
     rejected: (source, reason, events) => daemon.rejected(source, reason, events),
     routes: (router) => serviceRoutes(router, d.services),
+    upgrade: { protocol: MCP_UPGRADE, path: MCP_UPGRADE_PATH, accept: d.adoptMcp },
   }).catch((e: unknown) => {
     // The socket's own errors say what they are; a TCP listener's gets its key and holder.
     const tcp = server.listen;

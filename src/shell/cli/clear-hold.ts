@@ -17,14 +17,14 @@ export async function clearHold(
   options: Common & { readonly rule?: string | undefined },
   io: Io,
 ): Promise<number> {
-  const target = await clientTarget({ socket: options.socket, config: options.config, env: io.env });
+  const target = await clientTarget({ ...options, env: io.env });
   const control = await controlToken(target, "rules clear");
   if ("error" in control) {
     io.err(control.error);
     return EXIT.usage;
   }
   try {
-    const res = await ruleClient({ socketPath: target.socketPath }, control.token).clearHold({
+    const res = await ruleClient(target.rpc, control.token).clearHold({
       harness,
       rule: options.rule ?? "",
     });
@@ -41,6 +41,6 @@ export async function clearHold(
       io.err(`harness rules clear: ${e.rawMessage}`);
       return EXIT.failed;
     }
-    return failed("rules clear", target.socketPath, e, io);
+    return failed("rules clear", target.where, e, io);
   }
 }

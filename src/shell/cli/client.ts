@@ -7,7 +7,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { handshakeFailed, type RuleClient, ruleClient, unreachable } from "../rpc/client.js";
 import { ErrorDetailSchema, ErrorReason } from "../rpc/gen/harness/v1/rules_pb.js";
 import { type Common, EXIT, type Io } from "./io.js";
-import { type ClientTarget, clientTarget, controlToken, noAnswer } from "./target.js";
+import { type ClientTarget, clientTarget, noAnswer, readToken } from "./target.js";
 
 /** The exit code of each RuleService sentinel (docs/cli.md). */
 const EXIT_FOR_REASON: Readonly<Record<ErrorReason, number>> = {
@@ -61,15 +61,13 @@ export async function withClient(
   let token: string | undefined;
   try {
     target = await clientTarget({ ...options, env: io.env });
-    // Over TCP no call is trusted for where it came from: the operator's control token covers reads too.
-    if (target.remote) {
-      const control = await controlToken(target, command);
-      if ("error" in control) {
-        io.err(control.error);
-        return EXIT.error;
-      }
-      token = control.token;
+    // Over TCP no call is trusted for where it came from: a read presents the read token, else the control token.
+    const read = await readToken(target, command);
+    if ("error" in read) {
+      io.err(read.error);
+      return EXIT.error;
     }
+    token = read.token;
   } catch (e) {
     io.err(`harness ${command}: ${(e as Error).message}`);
     return EXIT.usage;

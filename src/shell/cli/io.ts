@@ -15,8 +15,8 @@ export interface Io {
 
 export interface Common {
   readonly socket?: string | undefined;
-  /** `--target https://host:port` and its TLS files (`target.ts`). */
-  readonly target?: string | undefined;
+  /** `--daemon https://host:port` and its TLS files (`target.ts`). */
+  readonly daemon?: string | undefined;
   readonly caFile?: string | undefined;
   readonly clientCert?: string | undefined;
   readonly clientKey?: string | undefined;

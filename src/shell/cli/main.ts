@@ -24,22 +24,23 @@ process.stdout.on("error", (e: NodeJS.ErrnoException) => {
   throw e;
 });
 
-// A daemon on another machine, over TLS (decision 0014): `harness rules` and `harness journal append` take it.
+// A daemon on another machine, over TLS (decisions 0014, 0018): every command that reaches a daemon takes
+// it; `[client] daemon` in the global config is its default.
 cli
   .option(
-    "--target <url>",
-    "rules, journal append: a remote daemon, https://host:port (with the control token, or a producer's)",
+    "--daemon <url>",
+    "A remote daemon, https://host:port (default [client] daemon; with the operator's tokens, or a producer's)",
   )
-  .option("--ca-file <path>", "with --target: the CA that signed the daemon's certificate")
+  .option("--ca-file <path>", "with --daemon: the CA that signed the daemon's certificate")
   .option(
     "--client-cert <path>",
-    "with --target: this client's certificate, when the daemon asks for one (mutual TLS)",
+    "with --daemon: this client's certificate, when the daemon asks for one (mutual TLS)",
   )
-  .option("--client-key <path>", "with --target: the client certificate's key");
+  .option("--client-key <path>", "with --daemon: the client certificate's key");
 
-/** `--target` and its TLS files, as the client commands take them. */
+/** `--daemon` and its TLS files, as the client commands take them. */
 const remote = (o: ClientOptions) => ({
-  target: o.target,
+  daemon: o.daemon,
   caFile: o.caFile,
   clientCert: o.clientCert,
   clientKey: o.clientKey,
@@ -66,7 +67,7 @@ cli
 
 interface ClientOptions {
   socket?: string;
-  target?: string;
+  daemon?: string;
   caFile?: string;
   clientCert?: string;
   clientKey?: string;
@@ -94,6 +95,7 @@ interface AgentsCliOptions {
   entry?: string;
   all?: boolean;
   daemon?: string;
+  rpc?: string;
 }
 
 interface RulesOptions extends ClientOptions {
@@ -149,6 +151,7 @@ cli
           socket: o.socket,
           config: o.config,
           json: o.json === true,
+          ...remote(o),
           harness: o.harness,
           lines: o.lines,
           follow: o.follow === true,
@@ -369,7 +372,10 @@ cli
   .option("--json", "Print the checks as JSON")
   .action(async (o: ClientOptions) => {
     const { runDoctor } = await import("./commands/doctor.js");
-    process.exitCode = await runDoctor({ socket: o.socket, config: o.config, json: o.json }, io);
+    process.exitCode = await runDoctor(
+      { socket: o.socket, config: o.config, json: o.json, ...remote(o) },
+      io,
+    );
   });
 
 cli
@@ -385,7 +391,7 @@ cli
     // chosen by this variable when React is first loaded, just below.
     process.env.NODE_ENV = "production";
     const { runTui } = await import("./commands/tui.js");
-    process.exitCode = await runTui({ socket: o.socket, config: o.config }, io);
+    process.exitCode = await runTui({ socket: o.socket, config: o.config, ...remote(o) }, io);
   });
 
 cli
@@ -397,7 +403,7 @@ cli
   .action(async (o: ClientOptions & { defaults?: boolean }) => {
     const { runReload } = await import("./commands/reload.js");
     process.exitCode = await runReload(
-      { socket: o.socket, config: o.config, json: o.json, defaults: o.defaults },
+      { socket: o.socket, config: o.config, json: o.json, defaults: o.defaults, ...remote(o) },
       io,
     );
   });
@@ -445,6 +451,7 @@ interface TokenOptions extends ClientOptions {
   read?: boolean;
   gateway?: boolean;
   enrol?: boolean;
+  control?: boolean;
   harness?: string;
   run?: string;
   label?: string;
@@ -457,7 +464,7 @@ interface TokenOptions extends ClientOptions {
 cli
   .command(
     "token <verb> [...ids]",
-    "Credentials the daemon issues (control token needed). Verbs: create (--producer SOURCE [--harness NAME] | --read, --out FILE; or --gateway --harness NAME [--run RUN], printed; or --enrol --harness NAME [--ttl 1h], a one-time code a machine enrols with, printed), list [--all], revoke ID… | --run RUN, rotate-control (a new control token in its file; the old one refused)",
+    "Credentials the daemon issues (control token needed). Verbs: create (--producer SOURCE [--harness NAME] | --read, --out FILE; or --gateway --harness NAME [--run RUN], printed; or --enrol --harness NAME [--ttl 1h], a one-time code a machine enrols with, printed; or --control --label NAME --out FILE, an operator's own control token), list [--all], revoke ID… | --run RUN, rotate-control (a new control token in its file; the old one refused)",
   )
   .option(
     "--producer <source>",
@@ -465,6 +472,10 @@ cli
   )
   .option("--read", "create: a read token, for TCP callers")
   .option("--gateway", "create: a token for the MCP gateway (HARNESS_MCP_TOKEN)")
+  .option(
+    "--control",
+    "create: an operator's own control token, with --label NAME and --out FILE: what it does is recorded under NAME",
+  )
   .option(
     "--enrol",
     "create: a one-time enrolment code for --harness (1h unless --ttl, at most 7d): harness agents install --enrol-file spends it for the harness's own tokens",
@@ -480,7 +491,7 @@ cli
   .option("--config <path>", "The global config")
   .option("--json", "Print the result as JSON")
   .action(async (verb: string, ids: string[], o: TokenOptions) => {
-    const common = { socket: o.socket, config: o.config, json: o.json };
+    const common = { socket: o.socket, config: o.config, json: o.json, ...remote(o) };
     const { runTokenCreate, runTokenList, runTokenRevoke, runTokenRotateControl } = await import(
       "./commands/token.js"
     );
@@ -531,9 +542,11 @@ cli
   .command("mcp", "The MCP gateway for an agent: a stdio relay to the daemon, with HARNESS_MCP_TOKEN")
   .option("--socket <path>", "The daemon's socket (the gateway's is beside it)")
   .option("--config <path>", "The global config")
+  .option("--token-file <path>", "The gateway token from this file (0600) rather than HARNESS_MCP_TOKEN")
   .action(async (o: ClientOptions) => {
     const { runMcp } = await import("./commands/mcp.js");
-    const code = await runMcp({ socket: o.socket, config: o.config }, io, {
+    const options = { socket: o.socket, config: o.config, tokenFile: o.tokenFile, ...remote(o) };
+    const code = await runMcp(options, io, {
       stdin: process.stdin,
       stdout: process.stdout,
     });
@@ -555,7 +568,11 @@ cli
       return;
     }
     const { runMinerRun } = await import("./commands/miner-run.js");
-    process.exitCode = await runMinerRun(name, { socket: o.socket, config: o.config, json: o.json }, io);
+    process.exitCode = await runMinerRun(
+      name,
+      { socket: o.socket, config: o.config, json: o.json, ...remote(o) },
+      io,
+    );
   });
 
 // `bin.ts` runs `harness hook` before this module loads; this entry serves `node main.js hook …` alike.
@@ -612,7 +629,11 @@ cli
   )
   .option(
     "--daemon <url>",
-    "install: hooks that post to a remote daemon's hook endpoint, https://HOST:PORT (its [agents] listen under TLS), with --ca-file and, under mutual TLS, --client-cert/--client-key; tokens are minted or enrolled through --target (its RPC listener) or the local socket",
+    "install: hooks that post to a remote daemon's hook endpoint, https://HOST:PORT (its [agents] listen under TLS), with --ca-file and, under mutual TLS, --client-cert/--client-key; tokens are minted or enrolled through --rpc",
+  )
+  .option(
+    "--rpc <url>",
+    "install: the daemon's RPC listener, https://HOST:PORT ([server] listen), where tokens are minted or an enrolment code is spent (same TLS files); default [client] daemon, else the local socket",
   )
   .option("--socket <path>", "The daemon's socket")
   .option("--config <path>", "The global config")
@@ -654,7 +675,10 @@ cli
         dryRun: o.dryRun,
         enrolFile: o.enrolFile === undefined ? undefined : String(o.enrolFile),
         daemon: o.daemon === undefined ? undefined : String(o.daemon),
-        ...remote(o),
+        rpc: o.rpc === undefined ? undefined : String(o.rpc),
+        caFile: o.caFile,
+        clientCert: o.clientCert,
+        clientKey: o.clientKey,
       },
       io,
       o.enrolFile === undefined ? undefined : enrolmentIssuer(String(o.enrolFile)),

@@ -18,7 +18,7 @@ import { readTokenFile } from "../rpc/credentials.js";
 import { backtestOnDaemon } from "./backtest-on-daemon.js";
 import { failed } from "./client.js";
 import { type Common, EXIT, type Io, table } from "./io.js";
-import { clientTarget, controlToken } from "./target.js";
+import { clientTarget, controlToken, readToken } from "./target.js";
 
 export interface ProposeOptions extends Common {
   readonly policyRepo?: string | undefined;
@@ -56,17 +56,14 @@ export async function proposeOnForge(options: ProposeOptions, io: Io): Promise<n
     io.err(`harness ${COMMAND}: ${(e as Error).message}`);
     return EXIT.failed;
   }
-  const target = await clientTarget({ socket: options.socket, config: options.config, env: io.env });
-  let controlTokenValue: string | undefined;
-  if (options.dryRun !== true) {
-    const c = await controlToken(target, COMMAND);
-    if ("error" in c) {
-      io.err(c.error);
-      return EXIT.usage;
-    }
-    controlTokenValue = c.token;
+  const target = await clientTarget({ ...options, env: io.env });
+  // A dry run only reads: locally it needs no token, remotely the read token (else the control token).
+  const c = options.dryRun !== true ? await controlToken(target, COMMAND) : await readToken(target, COMMAND);
+  if ("error" in c) {
+    io.err(c.error);
+    return EXIT.usage;
   }
-  const client = ruleClient({ socketPath: target.socketPath }, controlTokenValue);
+  const client = ruleClient(target.rpc, c.token);
   let report: PassReport;
   try {
     const remote = forgeRemote(repo.remote);
@@ -111,7 +108,7 @@ export async function proposeOnForge(options: ProposeOptions, io: Io): Promise<n
       io.err(`harness ${COMMAND}: ${repo.name}: the forge refused: ${e.message}`);
       return EXIT.error;
     }
-    if (unreachable(e) || e instanceof ConnectError) return failed(COMMAND, target.socketPath, e, io);
+    if (unreachable(e) || e instanceof ConnectError) return failed(COMMAND, target.where, e, io);
     io.err(`harness ${COMMAND}: ${repo.name}: ${(e as Error).message}`);
     return EXIT.error;
   }

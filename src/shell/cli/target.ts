@@ -1,18 +1,20 @@
 /**
- * Where the CLI finds the daemon and its credentials: `--target https://host:port` (a remote daemon over
- * TLS, with `--ca-file` and, under mutual TLS, `--client-cert`/`--client-key`), else `--socket`, else the
- * global config's `[server] socket`, else the default; the control token from `[server] control_token_file`. A global
- * config that does not load still leaves the defaults usable, so `harness rules admission` keeps
- * answering while an operator fixes a typo.
+ * Where the CLI finds the daemon and its credentials (decisions 0014, 0018): `--daemon https://host:port`
+ * (a remote daemon over TLS, with `--ca-file` and, under mutual TLS, `--client-cert`/`--client-key`), else
+ * `--socket`, else the global config's `[client] daemon` (with its files), else `[server] socket`, else
+ * the default. A remote control call presents `[client] control_token_file` (this operator's own), else
+ * `[server] control_token_file`; a remote read presents `[client] read_token_file` when set, else the
+ * control token. A global config that does not load still leaves the defaults usable, so
+ * `harness rules admission` keeps answering while an operator fixes a typo.
  */
-import { type GlobalConfig, readGlobalConfig } from "../config/global-config.js";
+import { daemonOrigin, type GlobalConfig, readGlobalConfig } from "../config/global-config.js";
 import { controlTokenPath, globalConfigPath, socketPath } from "../config/paths.js";
 import type { RpcTarget } from "../rpc/client.js";
 import { readTokenFile } from "../rpc/credentials.js";
 
-/** `--target` and its TLS files: a daemon on another machine. */
+/** `--daemon` and its TLS files: a daemon on another machine. */
 export interface RemoteOptions {
-  readonly target?: string | undefined;
+  readonly daemon?: string | undefined;
   readonly caFile?: string | undefined;
   readonly clientCert?: string | undefined;
   readonly clientKey?: string | undefined;
@@ -20,13 +22,15 @@ export interface RemoteOptions {
 
 export interface ClientTarget {
   readonly socketPath: string;
-  /** How the rpc clients reach the daemon: its socket, or `--target`'s URL over TLS. */
+  /** How the rpc clients reach the daemon: its socket, or `--daemon`'s URL over TLS. */
   readonly rpc: RpcTarget;
   /** The socket path or the URL, for the messages that say where no daemon answered. */
   readonly where: string;
-  /** Set for `--target`: a TCP caller has no socket's trust, so reads present the control token too. */
+  /** Set for a remote daemon: a TCP caller has no socket's trust, so reads present a token too. */
   readonly remote: boolean;
   readonly controlTokenFile: string;
+  /** The read token a remote read presents (`[client] read_token_file`); unset: the control token. */
+  readonly readTokenFile: string | undefined;
   readonly config: GlobalConfig | undefined;
 }
 
@@ -36,9 +40,6 @@ export class TargetError extends Error {
     this.name = "TargetError";
   }
 }
-
-/** The longest `--target` URL. */
-const MAX_TARGET = 2048;
 
 export async function clientTarget(
   options: {
@@ -51,32 +52,52 @@ export async function clientTarget(
   const r = await readGlobalConfig(file, options.env, { required: options.config !== undefined });
   const config = r.ok ? r.config : undefined;
   const socket = options.socket ?? config?.server.socket ?? socketPath(options.env);
-  const base = {
+  const serverControl = config?.server.controlTokenFile ?? controlTokenPath(options.env);
+  const local = {
     socketPath: socket,
-    controlTokenFile: config?.server.controlTokenFile ?? controlTokenPath(options.env),
+    controlTokenFile: serverControl,
+    readTokenFile: undefined,
     config,
   };
-  if (options.target === undefined)
-    return { ...base, rpc: { socketPath: socket }, where: socket, remote: false };
-  const url = remoteUrl(options.target);
-  const tls = { caFile: options.caFile, certFile: options.clientCert, keyFile: options.clientKey };
-  return { ...base, rpc: { baseUrl: url, tls }, where: url, remote: true };
+  // `--socket` names the local daemon outright; `[client] daemon` is only the default.
+  const fromConfig = options.socket === undefined ? config?.client : undefined;
+  const daemon = options.daemon ?? fromConfig?.daemon;
+  if (daemon === undefined) return { ...local, rpc: { socketPath: socket }, where: socket, remote: false };
+  const checked = daemonOrigin(daemon);
+  if ("problem" in checked) throw new TargetError(`--daemon ${checked.problem}`);
+  const files = options.daemon === undefined ? fromConfig : config?.client;
+  const tls = {
+    caFile: options.caFile ?? files?.caFile,
+    certFile: options.clientCert ?? files?.clientCertFile,
+    keyFile: options.clientKey ?? files?.clientKeyFile,
+  };
+  return {
+    ...local,
+    controlTokenFile: config?.client.controlTokenFile ?? serverControl,
+    readTokenFile: config?.client.readTokenFile,
+    rpc: { baseUrl: checked.origin, tls },
+    where: checked.origin,
+    remote: true,
+  };
 }
 
-/** `--target`: an https origin only, so a token never leaves for another machine in the clear. */
-function remoteUrl(text: string): string {
-  if (text.length > MAX_TARGET) throw new TargetError(`--target is longer than ${MAX_TARGET} characters`);
-  let url: URL;
+/**
+ * The token a remote read presents (the read token, else the control token); none on the socket, whose
+ * reads need none.
+ */
+export async function readToken(
+  target: ClientTarget,
+  command: string,
+): Promise<{ readonly token: string | undefined } | { readonly error: string }> {
+  if (!target.remote) return { token: undefined };
+  if (target.readTokenFile === undefined) return controlToken(target, command);
   try {
-    url = new URL(text);
-  } catch {
-    throw new TargetError(`--target ${JSON.stringify(text)} is not a URL (https://host:port)`);
+    return { token: await readTokenFile(target.readTokenFile) };
+  } catch (e) {
+    return {
+      error: `harness ${command}: the read token ([client] read_token_file) is needed: ${(e as Error).message}`,
+    };
   }
-  if (url.protocol !== "https:")
-    throw new TargetError(
-      `--target ${JSON.stringify(text)}: a remote daemon is reached over https only (tokens must not cross the network in plaintext)`,
-    );
-  return url.origin;
 }
 
 /** The operator's control token for a control-tier command, or the line saying why there is none. */

@@ -138,6 +138,11 @@ export interface GlobalConfig {
   };
   /** `[otel]`: decisions exported over OTLP/HTTP (telemetry/decision-export.ts); global-only. */
   readonly otel: OtelConfig | undefined;
+  /**
+   * `[client]`: the daemon the CLI reaches when `--daemon` is not given, and its files (decision 0018);
+   * global-only. Every key unset: the local socket, as before.
+   */
+  readonly client: ClientConfig;
   /** `[agents]`: agent hooks. Global only. */
   readonly agents: {
     /** Claude Code's http hook endpoint, loopback only without `[server]` TLS; unset when `listen = ""`. */
@@ -151,6 +156,40 @@ export interface GlobalConfig {
     /** The levels of active fires about a hook-fed run that its next hook answer tells it. */
     readonly tell: readonly Level[];
   };
+}
+
+export interface ClientConfig {
+  /** A remote daemon's https origin; unset: the local socket. */
+  readonly daemon: string | undefined;
+  readonly caFile: string | undefined;
+  readonly clientCertFile: string | undefined;
+  readonly clientKeyFile: string | undefined;
+  /** The read token a remote read presents; unset: the control token. */
+  readonly readTokenFile: string | undefined;
+  /** This operator's control token for a remote daemon; unset: `[server] control_token_file`. */
+  readonly controlTokenFile: string | undefined;
+}
+
+/** The longest daemon URL (`[client] daemon`, `--daemon`). */
+export const MAX_DAEMON_URL = 2048;
+
+/**
+ * A remote daemon's URL as its origin, or why it is not one: https only, so a token never leaves for
+ * another machine in the clear.
+ */
+export function daemonOrigin(text: string): { readonly origin: string } | { readonly problem: string } {
+  if (text.length > MAX_DAEMON_URL) return { problem: `longer than ${MAX_DAEMON_URL} characters` };
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return { problem: `${JSON.stringify(text)} is not a URL (https://host:port)` };
+  }
+  if (url.protocol !== "https:")
+    return {
+      problem: `${JSON.stringify(text)}: a remote daemon is reached over https only (tokens must not cross the network in plaintext)`,
+    };
+  return { origin: url.origin };
 }
 
 export type GlobalConfigResult =
@@ -212,6 +251,7 @@ export function loadGlobalConfig(text: string, file: string, env: NodeJS.Process
   const agents = root.table("agents");
   const graph = root.table("graph");
   const otel = root.table("otel");
+  const client = root.table("client");
   const producers = server?.table("producers");
 
   const config: GlobalConfig = {
@@ -251,6 +291,7 @@ export function loadGlobalConfig(text: string, file: string, env: NodeJS.Process
       tls: server === undefined ? undefined : tlsFiles(server),
     },
     otel: otel === undefined ? undefined : otelConfig(otel),
+    client: clientConfig(client),
     agents: {
       listen:
         agents?.value("listen") === "" ? undefined : (agents?.hostPort("listen") ?? DEFAULT_AGENTS_LISTEN),
@@ -268,6 +309,14 @@ export function loadGlobalConfig(text: string, file: string, env: NodeJS.Process
   supervisor?.rejectUnknown(["stop"]);
   graph?.rejectUnknown(["project_file_edges"]);
   otel?.rejectUnknown(["endpoint", "protocol", "headers_file"]);
+  client?.rejectUnknown([
+    "daemon",
+    "ca_file",
+    "client_cert_file",
+    "client_key_file",
+    "read_token_file",
+    "control_token_file",
+  ]);
   server?.rejectUnknown([
     "socket",
     "listen",
@@ -344,6 +393,28 @@ function refusePlaintextOffLoopback(
       `${metricsListen.host} is not a loopback address and /metrics is plaintext behind only its bearer token: deprecated, the token crosses the network in the clear; set [server] tls_cert_file and tls_key_file (docs/fleet.md, "TLS between machines")`,
       "deprecated",
     );
+}
+
+function clientConfig(t: Table | undefined): ClientConfig {
+  const text = t?.string("daemon");
+  const checked = text === undefined ? undefined : daemonOrigin(text);
+  if (checked !== undefined && "problem" in checked) t?.fail("invalid_value", "daemon", checked.problem);
+  const certFile = t?.path("client_cert_file");
+  const keyFile = t?.path("client_key_file");
+  if ((certFile === undefined) !== (keyFile === undefined))
+    t?.fail(
+      "missing_key",
+      certFile === undefined ? "client_key_file" : "client_cert_file",
+      "client_cert_file and client_key_file go together (the certificate and its key)",
+    );
+  return {
+    daemon: checked !== undefined && "origin" in checked ? checked.origin : undefined,
+    caFile: t?.path("ca_file"),
+    clientCertFile: certFile,
+    clientKeyFile: keyFile,
+    readTokenFile: t?.path("read_token_file"),
+    controlTokenFile: t?.path("control_token_file"),
+  };
 }
 
 function otelConfig(t: Table): OtelConfig | undefined {

@@ -113,7 +113,7 @@ async function checkFile(file: string, role: "project" | "drop-in"): Promise<Con
 }
 
 /** The top-level keys under which every table is global-only. */
-const GLOBAL_ONLY = ["policy_repo", "memory", "server", "agents", "graph", "otel"] as const;
+const GLOBAL_ONLY = ["policy_repo", "memory", "server", "agents", "graph", "otel", "client"] as const;
 
 /** The global-only tables a document declares, each with the name the error gives it. */
 function globalOnly(doc: TomlTable): { path: string[]; name: string }[] {
@@ -138,6 +138,8 @@ function globalOnly(doc: TomlTable): { path: string[]; name: string }[] {
   }
   for (const key of ["server", "agents", "graph", "otel"] as const)
     if (doc[key] !== undefined) found.push({ path: [key], name: `[${key}]` });
+  // A cloned repository must not point the operator's CLI, and its tokens, at another daemon.
+  if (doc.client !== undefined) found.push({ path: ["client"], name: "[client]" });
   return found;
 }
 

@@ -377,10 +377,10 @@ export class Daemon {
    * The hook-fed runs of the harness each released hold's rule stopped are released with it
    * (`agent-run-stops.ts`).
    */
-  clear(harness: string, rule: string | undefined): number {
-    const released = this.evaluator.clear(harness, rule);
+  clear(harness: string, rule: string | undefined, by?: string): number {
+    const released = this.evaluator.clear(harness, rule, by);
     const at = this.deps.clock();
-    for (const r of released) this.deps.runStops.releasedWithHold(r.harness, r.rule, at);
+    for (const r of released) this.deps.runStops.releasedWithHold(r.harness, r.rule, at, r.by);
     this.deps.metrics.holdsActive.set(Object.keys(this.evaluator.state.holds).length);
     return released.length;
   }
@@ -519,22 +519,27 @@ export class Daemon {
    * `harness reload` and SIGHUP: the config and rule set reread, swapped in between two rows. Reloads
    * run one at a time, so two never interleave their reads of the clones.
    */
-  reload(options: { readonly defaults?: boolean } = {}): Promise<ReloadReport> {
-    return this.queueReload(() => undefined, options.defaults === true);
+  reload(options: { readonly defaults?: boolean; readonly by?: string } = {}): Promise<ReloadReport> {
+    return this.queueReload(() => undefined, options.defaults === true, options.by);
   }
 
   /**
    * A reload after the ones already queued; `admit` may refuse the config it reads, by throwing. The
    * check and the reload read the config once, so no edit can land between them (`harness policy sync`
-   * asks for a reload only if the config the daemon reads declares the synced repo).
+   * asks for a reload only if the config the daemon reads declares the synced repo). `by`: the operator
+   * who asked (decision 0018), recorded with the holds it releases and in its log line.
    */
-  queueReload(admit: (config: GlobalConfig) => void, defaults = false): Promise<ReloadReport> {
-    const next = this.reloading.then(() => this.reloadNow(admit, defaults));
+  queueReload(admit: (config: GlobalConfig) => void, defaults = false, by?: string): Promise<ReloadReport> {
+    const next = this.reloading.then(() => this.reloadNow(admit, defaults, by));
     this.reloading = next.catch(() => undefined);
     return next;
   }
 
-  private async reloadNow(admit: (config: GlobalConfig) => void, defaults: boolean): Promise<ReloadReport> {
+  private async reloadNow(
+    admit: (config: GlobalConfig) => void,
+    defaults: boolean,
+    by: string | undefined,
+  ): Promise<ReloadReport> {
     // A failure to read or load is remembered until a reload succeeds; `admit`'s refusal is an answer
     // to its caller about the request, not a fault of the config.
     const failed = (e: unknown): never => {
@@ -548,7 +553,7 @@ export class Daemon {
     // Nothing has changed until here. The swap, which commits the holds it releases, goes first: if it
     // throws, the credentials and actions in force stay as they were too.
     // The evaluator runs whole rows between turns of the event loop, so this lands between two rows.
-    const released = this.evaluator.swapRuleSet(ruleSet);
+    const released = this.evaluator.swapRuleSet(ruleSet, by);
     serve();
     this.clones = clones;
     this.reconfigureActions(config);
@@ -557,7 +562,12 @@ export class Daemon {
     this.reloadFailure = undefined;
     this.reportRuleSet(ruleSet, clones);
     this.deps.log[this.restartKeys.length === 0 ? "info" : "warn"](
-      { loaded: ruleSet.rules.length, released: released.length, needs_restart: this.restartKeys },
+      {
+        loaded: ruleSet.rules.length,
+        released: released.length,
+        needs_restart: this.restartKeys,
+        ...(by === undefined ? {} : { by }),
+      },
       this.restartKeys.length === 0 ? "reloaded" : "reloaded; some changed keys apply only at a restart",
     );
     return {

@@ -144,8 +144,8 @@ export class Evaluator {
    * Swaps in a new rule set between two rows: holds it no longer backs are released (REQ-11 (c)) and
    * committed first; windows are rebuilt when the selectors' key sets changed.
    */
-  swapRuleSet(ruleSet: RuleSet): readonly Release[] {
-    const { delta, releases } = releaseOnReload(this.acc.current, ruleSet);
+  swapRuleSet(ruleSet: RuleSet, by?: string): readonly Release[] {
+    const { delta, releases } = releaseOnReload(this.acc.current, ruleSet, by);
     this.commitBetweenRows(delta, releases);
     this.ruleSet = ruleSet;
     const shapes = selectorShapes(ruleSet.rules.map((r) => r.rule));
@@ -157,8 +157,8 @@ export class Evaluator {
   }
 
   /** `harness rules clear` (REQ-11 (b)): the releases, committed; none means "hold not found". */
-  clear(harness: string, rule?: string): readonly Release[] {
-    const { delta, releases } = clearHolds(this.acc.current, harness, rule);
+  clear(harness: string, rule?: string, by?: string): readonly Release[] {
+    const { delta, releases } = clearHolds(this.acc.current, harness, rule, by);
     this.commitBetweenRows(delta, releases);
     return releases;
   }

@@ -40,6 +40,11 @@ export interface GatewayServer {
   readonly socketPath: string;
   /** Sessions open now. */
   readonly sessions: number;
+  /**
+   * Serves a connection that arrived elsewhere (the TLS listener's upgrade, `rpc/server.ts`) as one on the
+   * socket: under the same caps, presenting its token first.
+   */
+  adopt(socket: net.Socket): void;
   close(): Promise<void>;
 }
 
@@ -60,22 +65,31 @@ export async function startGateway(
     socket.once("close", () => sessions--);
     return true;
   };
-  const server = net.createServer((socket) => {
+  const maxConnections = maxSessions + (MAX_GATEWAY_CONNECTIONS - MAX_GATEWAY_SESSIONS);
+  const serve = (socket: net.Socket): void => {
     open.add(socket);
     socket.on("close", () => open.delete(socket));
     // A peer that goes away mid-write is the end of its session, not a fault of the daemon.
     socket.on("error", () => socket.destroy());
     accept(socket, deps, admitSession, maxSessions);
-  });
-  capConnections(server, maxSessions + (MAX_GATEWAY_CONNECTIONS - MAX_GATEWAY_SESSIONS), () =>
-    caps.refused?.("connection"),
-  );
+  };
+  const server = net.createServer(serve);
+  capConnections(server, maxConnections, () => caps.refused?.("connection"));
   await prepareSocketPath(socketPath);
   await listenOnSocket(server, socketPath);
   return {
     socketPath,
     get sessions() {
       return sessions;
+    },
+    adopt: (socket) => {
+      // The socket's cap counts its own connections; adopted ones are held to the same total here.
+      if (open.size >= maxConnections) {
+        caps.refused?.("connection");
+        socket.destroy();
+        return;
+      }
+      serve(socket);
     },
     close: () =>
       new Promise<void>((resolve) => {

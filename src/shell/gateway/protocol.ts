@@ -18,6 +18,15 @@ export const MCP_TOKEN_ENV = "HARNESS_MCP_TOKEN";
 /** The most a preamble line may take; a token is far shorter. */
 export const MAX_PREAMBLE_BYTES = 1024;
 
+/**
+ * A remote `harness mcp` (`--daemon https://…`, decision 0018) reaches the gateway through the daemon's
+ * TLS listener: an HTTP/1.1 upgrade of this path to this protocol, after which the connection is what
+ * the gateway socket's is (the preamble line, then MCP's lines). One listener, one certificate, mutual
+ * TLS and the version check included, and no second port to open.
+ */
+export const MCP_UPGRADE = "harness-mcp";
+export const MCP_UPGRADE_PATH = "/harness.v1.Gateway/Connect";
+
 /** The gateway's socket, beside the RPC socket: `harness.sock` → `harness-mcp.sock`. */
 export function mcpSocketPath(rpcSocketPath: string): string {
   const dir = path.dirname(rpcSocketPath);

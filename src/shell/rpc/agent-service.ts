@@ -13,12 +13,19 @@ import { InvalidArgumentError } from "../errors.js";
 import { type AgentService, RunVerdict as RunVerdictWire, StopCause } from "./gen/harness/v1/agents_pb.js";
 import { checkLength } from "./requests.js";
 import { serve } from "./status.js";
+import { CALLER, operatorOf } from "./tiers.js";
 
 export interface AgentServiceDeps {
   /** The verdict without delivering anything. */
   readonly peek: (harness: string, run: string) => RunVerdict;
-  /** The run's stop, released now (`released`) or before; undefined when the run has no stop. */
-  readonly resume: (run: string) =>
+  /**
+   * The run's stop, released now (`released`, by the operator `by`, decision 0018) or before; undefined
+   * when the run has no stop.
+   */
+  readonly resume: (
+    run: string,
+    by: string | undefined,
+  ) =>
     | {
         readonly harness: string;
         readonly rule: string;
@@ -62,11 +69,11 @@ export function agentService(deps: AgentServiceDeps): ServiceImpl<typeof AgentSe
         }
       }),
 
-    resumeRun: (req) =>
+    resumeRun: (req, ctx) =>
       serve(`ResumeRun ${req.run}`, () => {
         checkLength(req.run, "run");
         if (req.run === "") throw new InvalidArgumentError("", "ResumeRun needs a run");
-        const stop = deps.resume(req.run);
+        const stop = deps.resume(req.run, operatorOf(ctx.values.get(CALLER)));
         if (stop === undefined) return { stopped: false };
         return {
           stopped: true,

@@ -5,9 +5,11 @@
  */
 
 import type { DescService } from "@bufbuild/protobuf";
-import { type Client, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
+import { type Client, Code, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { type ClientTlsFiles, clientTlsOptions } from "../support/tls-listener.js";
+import { packageVersion } from "../support/version.js";
+import { VERSION_HEADER, versionRefusal } from "../support/versions-meet.js";
 import { AgentStatusService } from "./gen/harness/v1/agent_status_pb.js";
 import { AgentService } from "./gen/harness/v1/agents_pb.js";
 import { JournalService } from "./gen/harness/v1/journal_pb.js";
@@ -32,6 +34,27 @@ const bearer =
     return next(req);
   };
 
+/** Read once: every client of this process is the same build. */
+let ownVersion: string | undefined;
+
+/**
+ * Says this build's version on every call (decision 0018), and refuses the answer of a daemon whose own
+ * version does not meet it, as the daemon refuses a client's: whichever side is newer knows the rule.
+ */
+const versions: Interceptor = (next) => async (req) => {
+  ownVersion ??= packageVersion();
+  req.header.set(VERSION_HEADER, ownVersion);
+  const res = await next(req);
+  const daemon = res.header.get(VERSION_HEADER);
+  const refusal = daemon === null ? undefined : versionRefusal(ownVersion, daemon);
+  if (refusal !== undefined)
+    throw new ConnectError(
+      `versions do not meet: this client is harness ${ownVersion}, the daemon is ${JSON.stringify((daemon ?? "").slice(0, 64))}; upgrade the older one (docs/fleet.md, "Versions that meet")`,
+      Code.FailedPrecondition,
+    );
+  return res;
+};
+
 function client<S extends DescService>(service: S, target: RpcTarget, token: string | undefined): Client<S> {
   const transport = createConnectTransport({
     httpVersion: "1.1",
@@ -42,7 +65,7 @@ function client<S extends DescService>(service: S, target: RpcTarget, token: str
           baseUrl: target.baseUrl,
           ...(target.tls === undefined ? {} : { nodeOptions: clientTlsOptions(target.tls) }),
         }),
-    interceptors: token === undefined ? [] : [bearer(token)],
+    interceptors: token === undefined ? [versions] : [versions, bearer(token)],
     readMaxBytes: DEFAULT_READ_MAX_BYTES,
   });
   return createClient(service, transport);
@@ -66,14 +89,14 @@ export const agentClient = (target: RpcTarget, token?: string): AgentClient =>
   client(AgentService, target, token);
 
 /** AgentStatusService (read tier): `harness doctor`'s agents row. */
-export const agentStatusClient = (target: RpcTarget): Client<typeof AgentStatusService> =>
-  client(AgentStatusService, target, undefined);
+export const agentStatusClient = (target: RpcTarget, token?: string): Client<typeof AgentStatusService> =>
+  client(AgentStatusService, target, token);
 
 export type JournalQueryClient = Client<typeof JournalQueryService>;
 
 /** JournalQueryService (read tier): `harness journal tail`. */
-export const journalQueryClient = (target: RpcTarget): JournalQueryClient =>
-  client(JournalQueryService, target, undefined);
+export const journalQueryClient = (target: RpcTarget, token?: string): JournalQueryClient =>
+  client(JournalQueryService, target, token);
 
 const errorText = (e: unknown): string =>
   e instanceof ConnectError ? `${e.code} ${e.rawMessage} ${String(e.cause)}` : String(e);

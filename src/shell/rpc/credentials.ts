@@ -36,8 +36,13 @@ export interface IssuedCredential {
   /** A producer token bound to a harness appends only that harness's rows; a gateway token's harness. */
   readonly harness?: string;
   readonly run?: string;
+  /** An operator's control token's label: who acted, in what it records (decision 0018). */
+  readonly label?: string;
   readonly expiresMs?: number;
 }
+
+/** Who acted with the first control token (`[server] control_token_file`), in what an action records. */
+export const FIRST_OPERATOR = "operator";
 
 /** Whether an issued token's lifetime has run out at `now`. */
 export const expired = (t: { readonly expiresMs?: number }, now: number): boolean =>

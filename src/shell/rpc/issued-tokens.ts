@@ -11,7 +11,7 @@ import { MAX_IDENT } from "../../core/kinds.js";
 import { isProducerSource, PRODUCER_SOURCES, type ProducerSource } from "../../core/sources.js";
 import { InvalidArgumentError } from "../errors.js";
 import type { IssuedTokenRow, TokenKind, TokenStore } from "../store/token-store.js";
-import { digestToken, expired, type IssuedCredential } from "./credentials.js";
+import { digestToken, expired, FIRST_OPERATOR, type IssuedCredential } from "./credentials.js";
 
 export type { TokenKind } from "../store/token-store.js";
 
@@ -75,6 +75,14 @@ function checkRequest(r: TokenRequest): void {
       if (r.source !== undefined) throw bad("a gateway token takes no source");
       if (r.harness === undefined) throw bad("a gateway token needs its harness");
       return;
+    case "control":
+      if (r.source !== undefined || r.harness !== undefined || r.run !== undefined)
+        throw bad("an operator's control token takes no source, harness or run");
+      if (r.label === undefined)
+        throw bad("an operator's control token needs its label, the operator's name");
+      if (r.label === FIRST_OPERATOR)
+        throw bad(`the label ${FIRST_OPERATOR} is the first control token's; give the operator's own name`);
+      return;
     case "enrolment":
       if (r.source !== undefined || r.run !== undefined)
         throw bad("an enrolment code takes no source or run");
@@ -96,6 +104,7 @@ const credentialOf = (t: IssuedTokenRow): IssuedCredential => ({
   ...(t.source === undefined ? {} : { source: t.source as ProducerSource }),
   ...(t.harness === undefined ? {} : { harness: t.harness }),
   ...(t.run === undefined ? {} : { run: t.run }),
+  ...(t.kind === "control" && t.label !== undefined ? { label: t.label } : {}),
   ...(t.expiresMs === undefined ? {} : { expiresMs: t.expiresMs }),
 });
 
@@ -154,6 +163,14 @@ export class IssuedTokens {
   create(request: TokenRequest): { readonly id: string; readonly token: string } {
     checkRequest(request);
     const now = this.clock();
+    // A label names one operator: two control tokens in force with one label could not be told apart.
+    if (
+      request.kind === "control" &&
+      this.inForce.some((t) => t.kind === "control" && t.label === request.label && !expired(t, now))
+    )
+      throw bad(
+        `a control token labelled ${request.label} is in force; revoke it first, or choose another label`,
+      );
     const ttlMs = request.ttlMs ?? (request.kind === "enrolment" ? ENROLMENT_TTL_MS : undefined);
     const { row, token } = minted({ ...request, ...(ttlMs === undefined ? {} : { ttlMs }) }, now);
     this.store.insert(row);

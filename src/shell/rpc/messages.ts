@@ -108,6 +108,7 @@ export function holdRecord(r: HoldRow): HoldRecordInit {
     falseSinceMs: BigInt(r.false_since ?? 0),
     releasedAtMs: BigInt(r.released_at ?? 0),
     releaseCause: r.release_cause ?? "",
+    releasedBy: r.released_by ?? "",
   };
 }
 

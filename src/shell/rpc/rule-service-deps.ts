@@ -25,16 +25,16 @@ export interface RuleServiceDeps {
   /** Whether the config in force has a `[supervisor] stop` command. */
   readonly supervisorStopConfigured: () => boolean;
   /** `harness rules clear`: releases and commits the holds on `harness` (by `rule`, if given). */
-  readonly clear: (harness: string, rule: string | undefined) => void;
+  readonly clear: (harness: string, rule: string | undefined, by: string | undefined) => void;
   /**
    * `harness reload`; rejects when the config cannot be read (or is gone and `defaults` is false),
    * leaving the set in force.
    */
-  readonly reload: (defaults: boolean) => Promise<ReloadReport>;
+  readonly reload: (defaults: boolean, by: string | undefined) => Promise<ReloadReport>;
   /** Why the last reload failed, until one succeeds. */
   readonly lastReloadFailure?: () => ReloadFailure | undefined;
   /** `harness policy sync` after a fast-forward: a reload with the synced clone; rejects an unknown repo. */
-  readonly policySynced: (repo: string, commit: string) => Promise<ReloadReport>;
+  readonly policySynced: (repo: string, commit: string, by: string | undefined) => Promise<ReloadReport>;
   /** The config keys the last reload found changed that only a restart applies. */
   readonly needsRestart: () => readonly string[];
   /** The store's file, and its last write's failure while no later write succeeded. */

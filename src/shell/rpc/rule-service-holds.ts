@@ -9,6 +9,7 @@ import { type HoldRecordInit, holdInfo, holdRecord, holdsOn, sortedHolds } from 
 import { checkLength, limitOf } from "./requests.js";
 import type { RuleServiceDeps, RuleServiceImpl } from "./rule-service-deps.js";
 import { serve } from "./status.js";
+import { CALLER, operatorOf } from "./tiers.js";
 
 export function holdMethods(
   deps: Pick<RuleServiceDeps, "evaluator" | "reads" | "clear">,
@@ -32,14 +33,14 @@ export function holdMethods(
         };
       }),
 
-    clearHold: (req) =>
+    clearHold: (req, ctx) =>
       serve(`ClearHold ${req.harness}`, () => {
         checkLength(req.harness, "harness");
         checkLength(req.rule, "rule");
         const rule = req.rule === "" ? undefined : req.rule;
         const released = holdsOn(state(), req.harness).filter((h) => rule === undefined || h.rule === rule);
         if (released.length === 0) throw new HoldNotFoundError(req.harness, rule);
-        deps.clear(req.harness, rule);
+        deps.clear(req.harness, rule, operatorOf(ctx.values.get(CALLER)));
         return { released };
       }),
 

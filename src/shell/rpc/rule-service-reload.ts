@@ -9,23 +9,24 @@ import { checkLength } from "./requests.js";
 import type { RuleServiceDeps, RuleServiceImpl } from "./rule-service-deps.js";
 import { stalePin } from "./rule-service-status.js";
 import { serve } from "./status.js";
+import { CALLER, operatorOf } from "./tiers.js";
 
 export function reloadMethods(
   deps: Pick<RuleServiceDeps, "reload" | "policySynced">,
 ): Pick<RuleServiceImpl, "reload" | "policySynced"> {
   return {
-    reload: (req) =>
+    reload: (req, ctx) =>
       serve("Reload", async () => {
         let r: ReloadReport;
         try {
-          r = await deps.reload(req.defaults);
+          r = await deps.reload(req.defaults, operatorOf(ctx.values.get(CALLER)));
         } catch (e) {
           throw new ReloadFailedError(e as Error);
         }
         return reloadResponse(r);
       }),
 
-    policySynced: (req) =>
+    policySynced: (req, ctx) =>
       serve(`PolicySynced ${req.repo}`, async () => {
         if (req.repo === "")
           throw new InvalidArgumentError("", "PolicySynced needs the repo that was synced");
@@ -33,7 +34,7 @@ export function reloadMethods(
         checkLength(req.commit, "commit");
         let r: ReloadReport;
         try {
-          r = await deps.policySynced(req.repo, req.commit);
+          r = await deps.policySynced(req.repo, req.commit, operatorOf(ctx.values.get(CALLER)));
         } catch (e) {
           if (e instanceof SentinelError) throw e;
           throw new ReloadFailedError(e as Error);

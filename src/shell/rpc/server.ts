@@ -14,9 +14,17 @@ import * as net from "node:net";
 import * as path from "node:path";
 import { isMainThread } from "node:worker_threads";
 import type { JsonReadOptions } from "@bufbuild/protobuf";
-import { type ConnectRouter, createContextValues } from "@connectrpc/connect";
+import {
+  Code,
+  ConnectError,
+  type ConnectRouter,
+  createContextValues,
+  type Interceptor,
+} from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { peerIdentity, type TlsListeners } from "../support/tls-listener.js";
+import { packageVersion } from "../support/version.js";
+import { VERSION_HEADER, versionRefusal } from "../support/versions-meet.js";
 import type { CredentialHolder } from "./credentials.js";
 import { JournalService } from "./gen/harness/v1/journal_pb.js";
 import { type Admit, journalService, type Rejected } from "./journal-service.js";
@@ -48,6 +56,17 @@ export interface RpcServerOptions {
   readonly maxConnections?: { readonly socket: number; readonly tcp: number };
   /** Told of each connection a listener closed at once for its cap. */
   readonly refused?: (listener: Listener) => void;
+  /**
+   * A connection on the TCP listener that asks to upgrade to `protocol` (`harness mcp --daemon`, the MCP
+   * gateway's stream): handed over once its version and path are checked.
+   */
+  readonly upgrade?: {
+    readonly protocol: string;
+    readonly path: string;
+    readonly accept: (socket: net.Socket) => void;
+  };
+  /** This daemon's version (decision 0018), answered on every response; the package's unless told. */
+  readonly version?: string;
 }
 
 /**
@@ -83,14 +102,16 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
   // Every request in flight listens on the shutdown signal (and stops listening when it ends), so more
   // than Node's default of 10 at once is normal, not a leak.
   setMaxListeners(0, shutdown.signal);
-  const handler = (listener: Listener): http.RequestListener =>
+  const version = options.version ?? packageVersion();
+  const connect = (listener: Listener): http.RequestListener =>
     connectNodeAdapter({
       routes: (router) => {
         router.service(JournalService, journalService(options.admit, options.rejected ?? (() => {})));
         options.routes?.(router);
         assertEveryMethodTiered(router);
       },
-      interceptors: [tierInterceptor(listener, options.credentials)],
+      // Versions first: a client too old or too new is told so, whatever its token.
+      interceptors: [versionInterceptor(version), tierInterceptor(listener, options.credentials)],
       // Read from the connection the call arrived on: a verified client certificate, under mutual TLS.
       contextValues: (req) => {
         const values = createContextValues();
@@ -103,13 +124,25 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
       // Streaming handlers (WatchEvents, Backtest) see this and end when the server closes.
       shutdownSignal: shutdown.signal,
     });
+  // Every answer says the daemon's version, the hook endpoint's and a refusal's too.
+  const handler = (listener: Listener): http.RequestListener => {
+    const rpc = connect(listener);
+    return (req, res) => {
+      res.setHeader(VERSION_HEADER, version);
+      rpc(req, res);
+    };
+  };
 
   const socketRpc = handler("socket");
   const extra = options.socketRoutes;
   const socketServer = http.createServer(
     extra === undefined
       ? socketRpc
-      : (req, res) => (req.url?.startsWith(extra.prefix) === true ? extra.handler : socketRpc)(req, res),
+      : (req, res) => {
+          if (req.url?.startsWith(extra.prefix) !== true) return socketRpc(req, res);
+          res.setHeader(VERSION_HEADER, version);
+          extra.handler(req, res);
+        },
   );
   const refused = options.refused ?? (() => {});
   capConnections(socketServer, options.maxConnections?.socket ?? MAX_SOCKET_CONNECTIONS, () =>
@@ -123,6 +156,11 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
     const tcpServer =
       options.tls === undefined ? http.createServer(handler("tcp")) : options.tls.httpsServer(handler("tcp"));
     capConnections(tcpServer, options.maxConnections?.tcp ?? MAX_TCP_CONNECTIONS, () => refused("tcp"));
+    const upgrade = options.upgrade;
+    if (upgrade !== undefined)
+      tcpServer.on("upgrade", (req: http.IncomingMessage, socket: net.Socket, head: Buffer) =>
+        upgradeTo(upgrade, version, req, socket, head),
+      );
     try {
       tcpAddress = await listenOnTcp(tcpServer, options.tcpListen);
     } catch (e) {
@@ -141,6 +179,56 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
     return closing;
   };
   return { close, socketPath: options.socketPath, ...(tcpAddress === undefined ? {} : { tcpAddress }) };
+}
+
+/**
+ * Refuses, with FAILED_PRECONDITION and both versions named, a call whose client sent a version that does
+ * not meet the daemon's (`support/versions-meet.ts`).
+ */
+export function versionInterceptor(version: string): Interceptor {
+  return (next) => async (req) => {
+    const refusal = versionRefusal(version, req.header.get(VERSION_HEADER) ?? undefined);
+    if (refusal !== undefined) throw new ConnectError(refusal, Code.FailedPrecondition);
+    return await next(req);
+  };
+}
+
+/** The most bytes a client may send after its upgrade request before the stream is handed over. */
+const MAX_UPGRADE_HEAD = 64 * 1024;
+
+/**
+ * An HTTP/1.1 upgrade to the one protocol served this way: answered 101 and handed to `accept`, or
+ * answered with the status and a line saying why (a wrong path or protocol 404, versions apart 412).
+ */
+function upgradeTo(
+  upgrade: NonNullable<RpcServerOptions["upgrade"]>,
+  version: string,
+  req: http.IncomingMessage,
+  socket: net.Socket,
+  head: Buffer,
+): void {
+  socket.on("error", () => socket.destroy());
+  const refuse = (status: string, why: string): void => {
+    socket.end(
+      `HTTP/1.1 ${status}\r\n${VERSION_HEADER}: ${version}\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(why) + 1}\r\nconnection: close\r\n\r\n${why}\n`,
+    );
+  };
+  const asked = req.headers.upgrade?.toLowerCase();
+  if (asked !== upgrade.protocol || req.url !== upgrade.path || head.length > MAX_UPGRADE_HEAD) {
+    refuse("404 Not Found", `this listener upgrades only ${upgrade.path} to ${upgrade.protocol}`);
+    return;
+  }
+  const sent = req.headers[VERSION_HEADER];
+  const refusal = versionRefusal(version, typeof sent === "string" ? sent : undefined);
+  if (refusal !== undefined) {
+    refuse("412 Precondition Failed", refusal);
+    return;
+  }
+  socket.write(
+    `HTTP/1.1 101 Switching Protocols\r\nupgrade: ${upgrade.protocol}\r\nconnection: Upgrade\r\n${VERSION_HEADER}: ${version}\r\n\r\n`,
+  );
+  if (head.length > 0) socket.unshift(head);
+  upgrade.accept(socket);
 }
 
 /**

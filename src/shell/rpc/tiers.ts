@@ -19,6 +19,7 @@ import {
   type Credentials,
   digestToken,
   expired,
+  FIRST_OPERATOR,
   type IssuedCredential,
   MIN_TOKEN_BYTES,
   type TokenDigest,
@@ -63,7 +64,8 @@ export type Listener = "socket" | "tcp";
 
 export type Caller =
   | { readonly role: "reader" }
-  | { readonly role: "controller" }
+  /** The control tier; `operator` is an operator's control token's label, absent for the first control token. */
+  | { readonly role: "controller"; readonly operator?: string }
   | {
       readonly role: "producer";
       readonly source: ProducerSource;
@@ -145,7 +147,18 @@ function issuedCaller(issued: IssuedCredential): Caller {
       return { role: "gateway" };
     case "enrolment":
       return { role: "enrollee", code: issued.id, harness: issued.harness ?? "" };
+    case "control":
+      return { role: "controller", operator: issued.label ?? issued.id };
   }
+}
+
+/**
+ * Who a control call acts as, for what it records (decision 0018): an operator's control token's label,
+ * `operator` for the first control token; undefined for a caller that holds no control tier.
+ */
+export function operatorOf(caller: Caller | undefined): string | undefined {
+  if (caller?.role !== "controller") return undefined;
+  return caller.operator ?? FIRST_OPERATOR;
 }
 
 /** Whether a call of `method` (`<package>.<Service>/<Method>`) with this header on this listener may run. */
@@ -211,6 +224,7 @@ export function stillHeld(
   if (credential === undefined) return true;
   const held = matchToken(credential, credentials, now);
   if (held === undefined || held.role !== caller.role) return false;
+  if (held.role === "controller") return caller.role === "controller" && held.operator === caller.operator;
   return held.role !== "producer" || (caller.role === "producer" && held.source === caller.source);
 }
 

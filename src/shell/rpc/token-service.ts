@@ -12,7 +12,7 @@ import {
 } from "./gen/harness/v1/tokens_pb.js";
 import type { IssuedToken, IssuedTokens, TokenKind } from "./issued-tokens.js";
 import { serve } from "./status.js";
-import { CALLER } from "./tiers.js";
+import { CALLER, type Caller } from "./tiers.js";
 
 const KIND_OF: Readonly<Record<TokenKindMessage, TokenKind | undefined>> = {
   [TokenKindMessage.UNSPECIFIED]: undefined,
@@ -20,6 +20,7 @@ const KIND_OF: Readonly<Record<TokenKindMessage, TokenKind | undefined>> = {
   [TokenKindMessage.READ]: "read",
   [TokenKindMessage.GATEWAY]: "gateway",
   [TokenKindMessage.ENROLMENT]: "enrolment",
+  [TokenKindMessage.CONTROL]: "control",
 };
 
 const MESSAGE_KIND: Readonly<Record<TokenKind, TokenKindMessage>> = {
@@ -27,6 +28,7 @@ const MESSAGE_KIND: Readonly<Record<TokenKind, TokenKindMessage>> = {
   read: TokenKindMessage.READ,
   gateway: TokenKindMessage.GATEWAY,
   enrolment: TokenKindMessage.ENROLMENT,
+  control: TokenKindMessage.CONTROL,
 };
 
 /** At most this many ids a RevokeToken call. */
@@ -46,6 +48,18 @@ const tokenMessage = (t: IssuedToken): MessageInitShape<typeof IssuedTokenSchema
   revokedMs: BigInt(t.revokedMs ?? 0),
 });
 
+/**
+ * Refuses an operator's own control token what only the first one may do: mint another operator's, or
+ * replace the first (decision 0018), so no operator can make themselves the owner.
+ */
+function firstOperatorOnly(caller: Caller | undefined, what: string): void {
+  if (caller?.role === "controller" && caller.operator !== undefined)
+    throw new ConnectError(
+      `only the first control token may ${what}; ${caller.operator}'s control token may not`,
+      Code.PermissionDenied,
+    );
+}
+
 export interface TokenServiceDeps {
   readonly tokens: IssuedTokens;
   /** Writes a new control token to its file and puts it in force; returns the file. */
@@ -54,11 +68,12 @@ export interface TokenServiceDeps {
 
 export function tokenService({ tokens, rotateControl }: TokenServiceDeps): ServiceImpl<typeof TokenService> {
   return {
-    createToken: (req) =>
+    createToken: (req, ctx) =>
       serve("CreateToken", () => {
         const kind = KIND_OF[req.kind];
         if (kind === undefined)
-          throw new InvalidArgumentError("", "kind must be producer, read, gateway or enrolment");
+          throw new InvalidArgumentError("", "kind must be producer, read, gateway, enrolment or control");
+        if (kind === "control") firstOperatorOnly(ctx.values.get(CALLER), "mint an operator's control token");
         const source = optional(req.source);
         const harness = optional(req.harness);
         const run = optional(req.run);
@@ -82,7 +97,11 @@ export function tokenService({ tokens, rotateControl }: TokenServiceDeps): Servi
           throw new InvalidArgumentError("", "give either token ids or a run");
         return { revoked: req.run === "" ? tokens.revoke(req.ids) : tokens.revokeRun(req.run) };
       }),
-    rotateControlToken: () => serve("RotateControlToken", () => ({ file: rotateControl() })),
+    rotateControlToken: (_req, ctx) =>
+      serve("RotateControlToken", () => {
+        firstOperatorOnly(ctx.values.get(CALLER), "rotate the first control token");
+        return { file: rotateControl() };
+      }),
     enrol: (req, ctx) =>
       serve("Enrol", () => {
         const caller = ctx.values.get(CALLER);

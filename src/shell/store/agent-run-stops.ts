@@ -63,10 +63,10 @@ export class AgentRunStops {
       "SELECT run, harness, rule, fire_id, by, delivered_at, released_at FROM agent_run_stops WHERE run = ?",
     );
     this.release = db.prepare(
-      "UPDATE agent_run_stops SET released_at = ? WHERE run = ? AND released_at IS NULL",
+      "UPDATE agent_run_stops SET released_at = ?, released_by = ? WHERE run = ? AND released_at IS NULL",
     );
     this.releaseOfRule = db.prepare(
-      "UPDATE agent_run_stops SET released_at = ? WHERE harness = ? AND rule = ? AND by = 'rule' AND released_at IS NULL",
+      "UPDATE agent_run_stops SET released_at = ?, released_by = ? WHERE harness = ? AND rule = ? AND by = 'rule' AND released_at IS NULL",
     );
     this.settle = db.prepare(
       "UPDATE agent_run_stops SET delivered_at = ?, outcome = ? WHERE run = ? AND delivered_at IS NULL",
@@ -131,8 +131,8 @@ export class AgentRunStops {
    * The operator's release of the run's stop: the run stays stopped and closed, and its session's next
    * SessionStart opens a new run. False when the run has no stop, or its stop was released already.
    */
-  released(run: string, at: number): boolean {
-    return this.release.run(at, run).changes > 0;
+  released(run: string, at: number, by?: string): boolean {
+    return this.release.run(at, by ?? null, run).changes > 0;
   }
 
   /**
@@ -140,8 +140,8 @@ export class AgentRunStops {
    * hold on the harness (a stop's level holds the harness too) releases the rule's stops there with it,
    * whichever of its fires placed the hold. The number released.
    */
-  releasedWithHold(harness: string, rule: string, at: number): number {
-    return this.releaseOfRule.run(at, harness, rule).changes;
+  releasedWithHold(harness: string, rule: string, at: number, by?: string): number {
+    return this.releaseOfRule.run(at, by ?? null, harness, rule).changes;
   }
 
   /**

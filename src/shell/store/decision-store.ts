@@ -87,7 +87,7 @@ export class DecisionStore {
         "UPDATE rule_holds SET false_since = ? WHERE harness = ? AND rule = ? AND released_at IS NULL",
       ),
       release: db.prepare(
-        "UPDATE rule_holds SET released_at = ?, release_cause = ? WHERE harness = ? AND rule = ? AND released_at IS NULL",
+        "UPDATE rule_holds SET released_at = ?, release_cause = ?, released_by = ? WHERE harness = ? AND rule = ? AND released_at IS NULL",
       ),
       runStart: db.prepare(
         "INSERT INTO runs_in_flight (harness, run) VALUES (?, ?) ON CONFLICT (harness) DO UPDATE SET run = excluded.run",
@@ -233,7 +233,7 @@ export class DecisionStore {
       }
       case "release": {
         const [harness, rule] = splitKey(op.key);
-        s.release.run(at, op.cause, harness, rule);
+        s.release.run(at, op.cause, op.by ?? null, harness, rule);
         break;
       }
       case "run_in_flight":

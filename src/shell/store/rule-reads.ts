@@ -44,6 +44,7 @@ export interface HoldRow {
   /** Null while the hold is in force. */
   released_at: number | null;
   release_cause: string | null;
+  released_by: string | null;
 }
 
 export interface AnnotationRow {
@@ -71,7 +72,8 @@ export interface AnnotatedNodeRow {
 
 const HOUR_MS = 3_600_000;
 
-const HOLD_COLUMNS = "harness, rule, hash, fire_id, since, cooldown, false_since, released_at, release_cause";
+const HOLD_COLUMNS =
+  "harness, rule, hash, fire_id, since, cooldown, false_since, released_at, release_cause, released_by";
 
 const FIRE_COLUMNS =
   "fire_id, seq, at, rule, hash, kind, type, target_kind, target_key, harness, run, declared_level, effective_level, mode, action, message, primitives";

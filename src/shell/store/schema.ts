@@ -348,5 +348,12 @@ ALTER TABLE rule_journal ADD COLUMN peer_name TEXT;
 ALTER TABLE rule_journal ADD COLUMN peer_fingerprint TEXT;
 `;
 
-export const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12, V13];
+// V14: who released a hold or a stopped run (decision 0018): an operator's control token's label, or
+// "operator" for the first control token; null for a release no operator made.
+const V14 = `
+ALTER TABLE rule_holds ADD COLUMN released_by TEXT;
+ALTER TABLE agent_run_stops ADD COLUMN released_by TEXT;
+`;
+
+export const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12, V13, V14];
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -5,7 +5,7 @@
  */
 import type { Db } from "./open-store.js";
 
-export const TOKEN_KINDS = ["producer", "read", "gateway", "enrolment"] as const;
+export const TOKEN_KINDS = ["producer", "read", "gateway", "enrolment", "control"] as const;
 export type TokenKind = (typeof TOKEN_KINDS)[number];
 
 export interface IssuedTokenRow {

@@ -60,6 +60,8 @@ export interface ConsoleDataOptions {
   /** Where the guards' decisions are read from; without it the feed shows fires only. */
   readonly journal?: Pick<JournalQueryClient, "queryJournal">;
   readonly clearing: HoldClearing;
+  /** Which daemon the console watches: its socket path or its URL (`--daemon`), shown in the status line. */
+  readonly daemon?: string;
   readonly clock?: () => number;
   readonly feedSize?: number;
   /** The least time between two notifications of the view. */
@@ -99,6 +101,8 @@ export interface ConsoleSnapshot {
   readonly readOnly: string | undefined;
   /** Fires the catch-up reads brought that the stream had not. */
   readonly recovered: number;
+  /** The daemon watched (its socket path or URL), when told. */
+  readonly daemon: string | undefined;
 }
 
 /** A placed hold sits right after the fire that placed it. */
@@ -437,6 +441,7 @@ export class ConsoleData {
       status: this.status,
       readOnly: "readOnly" in clearing ? clearing.readOnly : undefined,
       recovered: this.recovered,
+      daemon: this.options.daemon,
     };
   }
 }

@@ -6,7 +6,7 @@
 import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { journalRows } from "../../support/store-reads.js";
+import { journalRows, runStopReleasedBy } from "../../support/store-reads.js";
 import { CLI, TestFleet } from "../daemon-harness.js";
 import { gatewayToken, mcpSession, textOf } from "../gateway/mcp-session.js";
 import { makeRepo, rowsOf, runHook } from "./hook-harness.js";
@@ -185,6 +185,8 @@ it("A loop stop is explained", async () => {
 
   // Resumed: explain says so.
   expect((await fleet.cli(["rules", "resume", run])).code).toBe(0);
+  // Released with the first control token: recorded as the operator's (decision 0018).
+  expect(runStopReleasedBy(fleet, run)).toBe("operator");
   const after = await fleet.cli(["rules", "explain", id as string]);
   expect(after.stdout).toMatch(/released \d{4}-/);
   // Any other journal row is not a decision to explain.

@@ -104,7 +104,7 @@ const installRemote = async (m: Laptop, agent: string, harness: string, extra: r
     hooksUrl,
     "--ca-file",
     certs.ca,
-    "--target",
+    "--rpc",
     rpcUrl,
     "--enrol-file",
     await enrolmentCode(harness),

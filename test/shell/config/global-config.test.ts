@@ -72,6 +72,14 @@ describe("global config: defaults", () => {
       },
       graph: { projectFileEdges: true },
       otel: undefined,
+      client: {
+        daemon: undefined,
+        caFile: undefined,
+        clientCertFile: undefined,
+        clientKeyFile: undefined,
+        readTokenFile: undefined,
+        controlTokenFile: undefined,
+      },
     } satisfies GlobalConfig);
   });
 
@@ -582,5 +590,39 @@ describe("global config: enforce pins", () => {
     expect(formatConfigError(e)).toMatch(
       /^\/etc\/harness\/harness\.toml:3:3: \[memory\.rules\] enforce: .*NAME@HASH/,
     );
+  });
+});
+
+describe("global config: [client] (decision 0018)", () => {
+  it("the daemon the CLI reaches by default, with its TLS and token files", () => {
+    const c = load(
+      '[client]\ndaemon = "https://rules.example:7443/x"\nca_file = "/etc/h/ca.pem"\nclient_cert_file = "/etc/h/me.pem"\nclient_key_file = "/etc/h/me.key"\nread_token_file = "/etc/h/read.token"\ncontrol_token_file = "/etc/h/me.token"\n',
+    );
+    expect(c.client).toEqual({
+      daemon: "https://rules.example:7443",
+      caFile: "/etc/h/ca.pem",
+      clientCertFile: "/etc/h/me.pem",
+      clientKeyFile: "/etc/h/me.key",
+      readTokenFile: "/etc/h/read.token",
+      controlTokenFile: "/etc/h/me.token",
+    });
+  });
+
+  it("a plaintext daemon URL, a certificate without its key and an unknown key are refused with their place", () => {
+    const plain = onlyError('[client]\ndaemon = "http://rules.example:7443"\n');
+    expect(plain).toMatchObject({
+      code: "invalid_value",
+      table: "client",
+      key: "daemon",
+      line: 2,
+      column: 1,
+    });
+    expect(plain.message).toMatch(/over https only/);
+    expect(onlyError('[client]\nclient_cert_file = "/me.pem"\n')).toMatchObject({
+      code: "missing_key",
+      table: "client",
+      key: "client_cert_file",
+    });
+    expect(onlyError('[client]\ntarget = "https://x:1"\n')).toMatchObject({ table: "client", key: "target" });
   });
 });

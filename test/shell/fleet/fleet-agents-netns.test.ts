@@ -33,9 +33,6 @@ message = "{{harness}} tried a force push"
 `,
 };
 
-/** The laptops' hooks wait this long for the daemon (ms): a dropped link costs each call this much. */
-const HOOK_TIMEOUT_MS = 3000;
-
 interface Machine {
   readonly laptop: Laptop;
   readonly repo: string;
@@ -113,12 +110,10 @@ describe.skipIf(!RUN)("agents on two laptops, one daemon on a server", () => {
       hooks,
       "--ca-file",
       certs.ca,
-      "--target",
+      "--rpc",
       rpc,
       "--enrol-file",
       code,
-      "--timeout",
-      String(HOOK_TIMEOUT_MS),
       "--json",
     ]);
     if (r.code === 0) m.projects.set(harness, project);
@@ -252,7 +247,10 @@ describe.skipIf(!RUN)("agents on two laptops, one daemon on a server", () => {
         const ran = await hook(two, "dev2", "PostToolUse", edit(two, id, file, n));
         // The agent is not stopped by a dropped link: the call is answered and waits in the spool.
         expect(ran.code).toBe(0);
-        expect(ran.stderr).toMatch(/cannot be reached at https:\/\/10\.77\.0\.1:\d+.*waits in/);
+        // The daemon cannot be reached; a later call may say instead that it waits behind the first.
+        expect(ran.stderr).toMatch(
+          /cannot be reached at https:\/\/10\.77\.0\.1:\d+.*waits in|an earlier call of its session waits in the spool/,
+        );
       }
     } finally {
       two.laptop.link(true);

@@ -92,7 +92,7 @@ describe.skipIf(!RUN)("a fleet over network namespaces", () => {
         "append",
         "--token-file",
         token,
-        "--target",
+        "--daemon",
         rpc,
         "--ca-file",
         certs.ca,

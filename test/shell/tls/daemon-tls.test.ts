@@ -1,5 +1,5 @@
 /**
- * A real daemon on TLS (decision 0014): the CLI over `--target https://…`, mutual TLS's client identity
+ * A real daemon on TLS (decision 0014): the CLI over `--daemon https://…`, mutual TLS's client identity
  * recorded beside the rows it appends, a foreign CA's client refused, and `harness reload` rotating the
  * certificate while a client keeps working.
  */
@@ -92,7 +92,7 @@ const EVENT = {
 };
 
 describe("daemon over TLS", () => {
-  it("the CLI over --target https, and mTLS identity in the journal", async () => {
+  it("the CLI over --daemon https, and mTLS identity in the journal", async () => {
     const { fleet } = tlsFleet(true);
     const { rpc, metrics, sha256 } = startLine(await fleet.start());
     expect(sha256).toBe(certs.server.sha256);
@@ -102,7 +102,7 @@ describe("daemon over TLS", () => {
     expect(await httpsStatus(metrics, { ca, ...clientPair })).toBe(200);
     expect(await httpsStatus(metrics, { ca })).not.toBe(200);
     const remote = [
-      "--target",
+      "--daemon",
       rpc,
       "--ca-file",
       certs.ca,
@@ -150,7 +150,7 @@ describe("daemon over TLS", () => {
         "append",
         "--token-file",
         fleet.tokens.get("observer") as string,
-        "--target",
+        "--daemon",
         rpc,
         "--ca-file",
         certs.ca,

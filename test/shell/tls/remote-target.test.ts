@@ -1,4 +1,4 @@
-/** `--target`: a remote daemon is reached over https only, its URL bounded (decision 0014). */
+/** `--daemon`: a remote daemon is reached over https only, its URL bounded (decision 0014). */
 import * as os from "node:os";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -6,9 +6,9 @@ import { clientTarget, noAnswer, TargetError } from "../../../src/shell/cli/targ
 
 const env = { XDG_CONFIG_HOME: path.join(os.tmpdir(), "harness-no-config"), XDG_RUNTIME_DIR: os.tmpdir() };
 
-describe("--target", () => {
+describe("--daemon", () => {
   it("an https URL becomes the rpc target with its TLS files; the socket stays the default", async () => {
-    const t = await clientTarget({ env, target: "https://rules.example:7443/", caFile: "/ca.pem" });
+    const t = await clientTarget({ env, daemon: "https://rules.example:7443/", caFile: "/ca.pem" });
     expect(t.rpc).toEqual({
       baseUrl: "https://rules.example:7443",
       tls: { caFile: "/ca.pem", certFile: undefined, keyFile: undefined },
@@ -20,16 +20,16 @@ describe("--target", () => {
   });
 
   it("refuses plain http, a non-URL and an overlong one", async () => {
-    await expect(clientTarget({ env, target: "http://rules.example:7443" })).rejects.toThrow(
+    await expect(clientTarget({ env, daemon: "http://rules.example:7443" })).rejects.toThrow(
       /over https only \(tokens must not cross the network in plaintext\)/,
     );
-    await expect(clientTarget({ env, target: "rules.example" })).rejects.toThrow(TargetError);
-    await expect(clientTarget({ env, target: `https://${"a".repeat(3000)}` })).rejects.toThrow(
+    await expect(clientTarget({ env, daemon: "rules.example" })).rejects.toThrow(TargetError);
+    await expect(clientTarget({ env, daemon: `https://${"a".repeat(3000)}` })).rejects.toThrow(
       /longer than 2048/,
     );
   });
 
-  it("without --target the socket is the target", async () => {
+  it("without --daemon the socket is the target", async () => {
     const t = await clientTarget({ env, socket: "/run/h.sock" });
     expect(t).toMatchObject({ rpc: { socketPath: "/run/h.sock" }, where: "/run/h.sock", remote: false });
   });

@@ -107,3 +107,26 @@ describe("the console's data", () => {
     ).toEqual(recorded.missed.map((f) => f.fireId).reverse());
   });
 });
+
+describe("which daemon the console watches (decision 0018)", () => {
+  it("the status line names the daemon's URL or socket, printable", async () => {
+    const { statusText } = await import("../../../src/shell/tui/components/status-line.js");
+    const recorded = new RecordedReads();
+    const data = new ConsoleData({
+      reads: recorded.reads,
+      clearing: { readOnly: "x" },
+      daemon: "https://rules.example:7443",
+    });
+    expect(statusText(data.snapshot())).toMatch(
+      /^READ-ONLY \| connecting \| daemon https:\/\/rules\.example:7443$/,
+    );
+    const hostile = new ConsoleData({
+      reads: recorded.reads,
+      clearing: { readOnly: "x" },
+      daemon: "/run/\u001b[2Jh.sock",
+    });
+    expect(statusText(hostile.snapshot())).toContain("daemon /run/?[2Jh.sock");
+    const unnamed = new ConsoleData({ reads: recorded.reads, clearing: { readOnly: "x" } });
+    expect(statusText(unnamed.snapshot())).not.toContain("daemon");
+  });
+});

@@ -111,6 +111,7 @@ header = "Expect:"
 header = "Authorization: Bearer $obs_token"
 header = "x-harness-ledger-token: $led_token"
 header = "x-harness-hook-call: $nonce"
+header = "x-harness-version: 0.1.0"
 url = "http://localhost/hooks/$name?harness=$harness$query"
 EOF
 }

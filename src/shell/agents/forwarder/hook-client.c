@@ -35,6 +35,8 @@
 /* An answer is a hook's JSON: far below this, or it is not the daemon's. */
 #define MAX_ANSWER (1024 * 1024)
 #define MAX_ARGS 64
+/* The version sent to the daemon (decision 0018): held to package.json by forwarder-version.test.ts. */
+#define HARNESS_VERSION "0.1.0"
 
 static char **forwarder_argv; /* NODE BIN hook NAME ... */
 static int forwarder_argc;
@@ -257,6 +259,7 @@ int main(int argc, char **argv) {
                    "POST /hooks/%s?harness=%s%s%s HTTP/1.1\r\nHost: localhost\r\n"
                    "Content-Type: application/json\r\nAuthorization: Bearer %s\r\n"
                    "x-harness-ledger-token: %s\r\nx-harness-hook-call: %s\r\n"
+                   "x-harness-version: " HARNESS_VERSION "\r\n"
                    "Content-Length: %zu\r\nConnection: close\r\n\r\n",
                    name, harness, fail == NULL ? "" : "&fail=", fail == NULL ? "" : fail, obs_token, led_token,
                    nonce, payload_len);

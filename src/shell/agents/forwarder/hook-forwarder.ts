@@ -28,6 +28,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { globalConfigPath, socketPath, stateHome } from "../../config/paths.js";
 import { readTokenFileSync } from "../../support/token-file.js";
+import { VERSION_HEADER } from "../../support/versions-meet.js";
 import { type AdapterRegistry, AGENTS } from "../adapters/registry.js";
 import {
   FAIL_QUERY,
@@ -52,6 +53,7 @@ import {
   ROW_HEADER,
 } from "../ingest/hook-limits.js";
 import { envelopeBody, type SuppliedFacts } from "../ingest/supplied-facts.js";
+import { FORWARDER_VERSION } from "./forwarder-version.js";
 import { httpsPost } from "./https-post.js";
 import { localFacts } from "./local-facts.js";
 import { RawHttpError, type RawResponse, rawPost } from "./raw-http.js";
@@ -232,12 +234,16 @@ interface Reply {
   readonly note: string | undefined;
 }
 
+/** The daemon's answer to a forwarder whose version does not meet its own: the fail mode answers. */
+const VERSIONS_APART = 412;
+
 /**
  * Whether the daemon's hook endpoint answered: a 5xx is the daemon failing, and a 404 a daemon without
  * the endpoint (not yet upgraded, or started without it); both are treated as unreachable, so the call
  * waits in the spool rather than being lost.
  */
-const answered = (reply: Reply): boolean => reply.status < 500 && reply.status !== 404;
+const answered = (reply: Reply): boolean =>
+  reply.status < 500 && reply.status !== 404 && reply.status !== VERSIONS_APART;
 
 /** A failure to get an answer from the daemon (as opposed to an answer it gave). */
 class Unreachable extends Error {
@@ -275,6 +281,7 @@ async function post(
         Authorization: `Bearer ${tokens.observer}`,
         [LEDGER_TOKEN_HEADER]: tokens.ledger,
         [HOOK_KEY_HEADER]: call.key,
+        [VERSION_HEADER]: FORWARDER_VERSION,
         ...(call.at === undefined ? {} : { [HOOK_AT_HEADER]: String(call.at) }),
         ...(call.facts === true ? { [HOOK_FACTS_HEADER]: "1" } : {}),
       },
@@ -456,7 +463,7 @@ async function drain(
         });
         if (
           (reply instanceof Unreachable && !reply.timedOut) ||
-          (!(reply instanceof Unreachable) && reply.status === 404)
+          (!(reply instanceof Unreachable) && (reply.status === 404 || reply.status === VERSIONS_APART))
         ) {
           if (key === ownKey) return "unreachable";
           down.add(key);
@@ -591,7 +598,7 @@ export async function runCommandHook(
   const why =
     reply === undefined
       ? `cannot be reached at ${remote === undefined ? socket : `${remote.url}${lastFailure === undefined ? "" : ` (${lastFailure})`}`}`
-      : `answered HTTP ${reply.status}`;
+      : `answered HTTP ${reply.status}${reply.note === undefined ? "" : ` (${reply.note})`}`;
   if (unusable !== undefined) {
     io.err(`harness hook: the payload ${unusable}, and the daemon ${why}; not recorded, the tool runs`);
     return 1;

@@ -18,6 +18,7 @@
 import * as http from "node:http";
 import type * as net from "node:net";
 import type * as tls from "node:tls";
+import { VERSION_HEADER, versionRefusal } from "../../support/versions-meet.js";
 import { FAIL_QUERY } from "./fail-mode.js";
 import type { HookFormats } from "./hook-format.js";
 import { isCallNonce } from "./hook-key.js";
@@ -106,6 +107,11 @@ export interface HookGate {
   readonly isObserver: (token: string) => boolean;
   /** Told of each call answered 401 from its headers. */
   readonly unauthenticated?: () => void;
+  /**
+   * The daemon's version (decision 0018): answered on every call, and a forwarder whose version does not
+   * meet it is answered 412 with the reason, which the forwarder turns into its fail mode.
+   */
+  readonly version?: string;
 }
 
 /** Why the bearer token cannot call at all, in the ingest's words, or undefined when it may. */
@@ -129,6 +135,15 @@ export function hookRequestListener(
 ): http.RequestListener {
   const paths = formats.hookNames.map((name) => `${HOOK_PATH_PREFIX}${name}`).join(", ");
   return (req, res) => {
+    if (gate.version !== undefined) {
+      res.setHeader(VERSION_HEADER, gate.version);
+      const refusal = versionRefusal(gate.version, header(req, VERSION_HEADER));
+      if (refusal !== undefined) {
+        send(res, 412, "", { [ROW_HEADER]: "none", [NOTE_HEADER]: refusal, connection: "close" });
+        req.resume();
+        return;
+      }
+    }
     const url = new URL(req.url ?? "/", "http://hooks.invalid");
     const format = url.pathname.startsWith(HOOK_PATH_PREFIX)
       ? formats.hook(url.pathname.slice(HOOK_PATH_PREFIX.length))

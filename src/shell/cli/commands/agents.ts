@@ -61,8 +61,8 @@ export interface AgentsOptions extends Common {
   readonly caFile?: string | undefined;
   readonly clientCert?: string | undefined;
   readonly clientKey?: string | undefined;
-  /** `--target` and its files: the daemon's RPC listener, where tokens are minted or an enrolment spent. */
-  readonly target?: string | undefined;
+  /** `--rpc`, with the same files: the daemon's RPC listener, where tokens are minted or an enrolment spent. */
+  readonly rpc?: string | undefined;
 }
 
 /** The token service as the operator's control token reaches it, or the line saying why it cannot. */
@@ -187,8 +187,8 @@ const MAX_DAEMON_URL = 2048;
  */
 function remoteDaemon(options: AgentsOptions): RemoteDaemon | string | undefined {
   if (options.daemon === undefined) {
-    if (options.target === undefined && (options.clientCert ?? options.clientKey) !== undefined)
-      return "--client-cert and --client-key are for --daemon or --target";
+    if (options.rpc === undefined && (options.clientCert ?? options.clientKey) !== undefined)
+      return "--client-cert and --client-key are for --daemon or --rpc";
     return undefined;
   }
   if (options.daemon.length > MAX_DAEMON_URL) return `--daemon is longer than ${MAX_DAEMON_URL} characters`;
@@ -288,7 +288,7 @@ export async function runAgents(
     socket: options.socket,
     config: options.config,
     env: io.env,
-    target: options.target,
+    daemon: options.rpc,
     caFile: options.caFile,
     clientCert: options.clientCert,
     clientKey: options.clientKey,

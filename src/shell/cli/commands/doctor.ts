@@ -7,11 +7,14 @@
  * adapters installed, each harness's last row and the hook spool. The reload row
  * (`../doctor/reload-check.ts`) fails after a failed reload until a good one; the listen row
  * (`../doctor/hook-endpoint-check.ts`) fails when another process answers on `[agents] listen`. Exit 1 on
- * a fail, 3 when no daemon answers, 0 otherwise.
+ * a fail, 3 when no daemon answers, 0 otherwise. Against a remote daemon (`--daemon`, decision 0018) the
+ * rows the daemon answers are checked as on its machine; the listen and tls rows, which look at the
+ * daemon's own config files and ports, are `skip`: local only, never a fail.
  */
 import { formatDuration } from "../../../core/durations.js";
-import { agentStatusClient, ruleClient, unreachable } from "../../rpc/client.js";
+import { agentStatusClient, handshakeFailed, ruleClient, unreachable } from "../../rpc/client.js";
 import type { EnforcedRule, GetStatusResponse, HoldRecord } from "../../rpc/gen/harness/v1/rules_pb.js";
+import { packageVersion } from "../../support/version.js";
 import { failed } from "../client.js";
 import { agentsCheck } from "../doctor/agents-check.js";
 import { hookEndpointCheck } from "../doctor/hook-endpoint-check.js";
@@ -19,9 +22,10 @@ import { reloadCheck } from "../doctor/reload-check.js";
 import { tlsCheck } from "../doctor/tls-check.js";
 import { type Common, EXIT, type Io, iso } from "../io.js";
 import { stalePinSentence } from "../render/rules.js";
-import { clientTarget } from "../target.js";
+import { type ClientTarget, clientTarget, noAnswer, readToken } from "../target.js";
 
-export type Status = "pass" | "warn" | "fail";
+/** `skip`: a row that can only be checked on the daemon's machine, asked from another. */
+export type Status = "pass" | "warn" | "fail" | "skip";
 
 /** One thing a check found, with how much it matters. */
 export interface CheckFinding {
@@ -176,9 +180,22 @@ export function storeWriteCheck(s: GetStatusResponse): Check {
 
 const cloneState = (state: string): string => (state === "off_branch" ? "off its branch" : state);
 
+/** A row only the daemon's machine can check, asked from another: said so, never a fail. */
+const localOnly = (name: string, target: ClientTarget): Check => ({
+  name,
+  status: "skip",
+  detail: `local only: the daemon is ${target.where}; run harness doctor on its machine for this row`,
+  findings: [],
+});
+
 export async function runDoctor(options: Common, io: Io): Promise<number> {
-  const target = await clientTarget({ socket: options.socket, config: options.config, env: io.env });
-  const client = ruleClient({ socketPath: target.socketPath });
+  const target = await clientTarget({ ...options, env: io.env });
+  const read = await readToken(target, "doctor");
+  if ("error" in read) {
+    io.err(read.error);
+    return EXIT.error;
+  }
+  const client = ruleClient(target.rpc, read.token);
   let checks: Check[];
   try {
     const status = await client.getStatus({});
@@ -187,25 +204,28 @@ export async function runDoctor(options: Common, io: Io): Promise<number> {
       {
         name: "daemon",
         status: "pass",
-        detail: `answers on ${target.socketPath} (harness ${status.version}, up since ${iso(status.startedAtMs)})`,
+        detail: `answers on ${target.where} (harness ${status.version}, up since ${iso(status.startedAtMs)}${
+          target.remote ? `; this client harness ${packageVersion()}` : ""
+        })`,
         findings: [],
       },
       rulesCheck(status, holds),
       storeWriteCheck(status),
       reloadCheck(status),
-      await hookEndpointCheck(target.config, target.socketPath),
-      await tlsCheck(target.config, Date.now()),
+      target.remote ? localOnly("listen", target) : await hookEndpointCheck(target.config, target.socketPath),
+      target.remote ? localOnly("tls", target) : await tlsCheck(target.config, Date.now()),
       await agentsCheck(io.env, async (harnesses) => {
-        const res = await agentStatusClient({ socketPath: target.socketPath }).lastRows({
+        const res = await agentStatusClient(target.rpc, read.token).lastRows({
           harnesses: [...harnesses],
         });
         return res.rows;
       }),
     ];
   } catch (e) {
-    if (!unreachable(e)) return failed("doctor", target.socketPath, e, io);
+    if (!unreachable(e) && !(target.remote && handshakeFailed(e)))
+      return failed("doctor", target.where, e, io);
     checks = [
-      { name: "daemon", status: "fail", detail: `no daemon answers on ${target.socketPath}`, findings: [] },
+      { name: "daemon", status: "fail", detail: noAnswer(target.where), findings: [] },
       // What is on this machine (installs, the spool) still says something while the daemon is down.
       await agentsCheck(io.env, undefined),
     ];

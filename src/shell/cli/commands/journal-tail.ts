@@ -14,7 +14,7 @@ import type { SelectorTerm } from "../../rpc/gen/harness/v1/rules_pb.js";
 import { failed } from "../client.js";
 import { type Common, EXIT, type Io, isoOr } from "../io.js";
 import { printable } from "../render/printable.js";
-import { clientTarget } from "../target.js";
+import { clientTarget, readToken } from "../target.js";
 
 /** Rows one tail shows unless asked, and the most it may ask for (QueryJournal's page). */
 export const DEFAULT_TAIL_ROWS = 20;
@@ -89,8 +89,13 @@ export async function runJournalTail(options: TailOptions, io: Io, stop: AbortSi
     io.err(`harness journal tail: --lines must be a whole number from 1 to ${MAX_TAIL_ROWS}`);
     return EXIT.usage;
   }
-  const target = await clientTarget({ socket: options.socket, config: options.config, env: io.env });
-  const client = journalQueryClient({ socketPath: target.socketPath });
+  const target = await clientTarget({ ...options, env: io.env });
+  const read = await readToken(target, "journal tail");
+  if ("error" in read) {
+    io.err(read.error);
+    return EXIT.error;
+  }
+  const client = journalQueryClient(target.rpc, read.token);
   const fields: Request["fields"] =
     options.harness === undefined
       ? []
@@ -102,7 +107,7 @@ export async function runJournalTail(options: TailOptions, io: Io, stop: AbortSi
     const last = await client.queryJournal({ fields, limit, newest: true });
     print(last.rows);
     if (options.follow !== true) return EXIT.ok;
-    io.err(`harness journal tail: following ${target.socketPath}; Ctrl-C stops`);
+    io.err(`harness journal tail: following ${target.where}; Ctrl-C stops`);
     let after = last.nextAfterSeq;
     while (!stop.aborted) {
       const page = await client.queryJournal(
@@ -116,7 +121,7 @@ export async function runJournalTail(options: TailOptions, io: Io, stop: AbortSi
     return EXIT.ok;
   } catch (e) {
     if (stop.aborted) return EXIT.ok;
-    return failed("journal tail", target.socketPath, e, io);
+    return failed("journal tail", target.where, e, io);
   }
 }
 

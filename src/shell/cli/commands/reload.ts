@@ -8,7 +8,7 @@ import { ConnectError } from "@connectrpc/connect";
 import { ruleClient, unreachable } from "../../rpc/client.js";
 import { EXIT } from "../io.js";
 import { stalePinSentence } from "../render/rules.js";
-import { clientTarget, controlToken } from "../target.js";
+import { clientTarget, controlToken, noAnswer } from "../target.js";
 
 export async function runReload(
   options: {
@@ -23,14 +23,14 @@ export async function runReload(
     readonly err: (line: string) => void;
   },
 ): Promise<number> {
-  const target = await clientTarget({ socket: options.socket, config: options.config, env: io.env });
+  const target = await clientTarget({ ...options, env: io.env });
   const control = await controlToken(target, "reload");
   if ("error" in control) {
     io.err(control.error);
     return EXIT.usage;
   }
   try {
-    const r = await ruleClient({ socketPath: target.socketPath }, control.token).reload({
+    const r = await ruleClient(target.rpc, control.token).reload({
       defaults: options.defaults === true,
     });
     if (options.json === true)
@@ -59,7 +59,7 @@ export async function runReload(
     return EXIT.ok;
   } catch (e) {
     if (unreachable(e)) {
-      io.err(`harness reload: no daemon answers on ${target.socketPath}`);
+      io.err(`harness reload: ${noAnswer(target.where)}`);
       return EXIT.unreachable;
     }
     io.err(`harness reload: ${e instanceof ConnectError ? e.rawMessage : (e as Error).message}`);

@@ -7,16 +7,21 @@ import { ruleClient } from "../../rpc/client.js";
 import { clearHold } from "../clear-hold.js";
 import { failed } from "../client.js";
 import { type Common, EXIT, type Io } from "../io.js";
-import { clientTarget } from "../target.js";
+import { clientTarget, readToken } from "../target.js";
 
 /**
  * Exit 0 admitted, 1 held (the refusal names the rule and the clear command), 2 a name the daemon
  * refuses, 3 no daemon, 4 any other error.
  */
 export async function runAdmission(harness: string, options: Common, io: Io): Promise<number> {
-  const target = await clientTarget({ socket: options.socket, config: options.config, env: io.env });
+  const target = await clientTarget({ ...options, env: io.env });
+  const read = await readToken(target, "rules admission");
+  if ("error" in read) {
+    io.err(read.error);
+    return EXIT.error;
+  }
   try {
-    const res = await ruleClient({ socketPath: target.socketPath }).checkAdmission({ harness });
+    const res = await ruleClient(target.rpc, read.token).checkAdmission({ harness });
     if (options.json === true)
       io.out(
         JSON.stringify({
@@ -34,7 +39,7 @@ export async function runAdmission(harness: string, options: Common, io: Io): Pr
     else io.out(res.admitted ? `${harness}: admitted` : `${harness}: refused: ${res.message}`);
     return res.admitted ? EXIT.ok : EXIT.failed;
   } catch (e) {
-    return failed("rules admission", target.socketPath, e, io);
+    return failed("rules admission", target.where, e, io);
   }
 }
 

@@ -24,7 +24,7 @@ import { backtestOnDaemon } from "../backtest-on-daemon.js";
 import { failed } from "../client.js";
 import { type Common, EXIT, type Io, table } from "../io.js";
 import { printable } from "../render/printable.js";
-import { clientTarget } from "../target.js";
+import { clientTarget, readToken } from "../target.js";
 
 export interface RulesBacktestOptions extends Common {
   readonly since?: string | undefined;
@@ -58,18 +58,24 @@ export async function runBacktest(file: string, options: RulesBacktestOptions, i
     return EXIT.failed;
   }
   const { text } = read;
-  const target = await clientTarget({ socket: options.socket, config: options.config, env: io.env });
+  const target = await clientTarget({ ...options, env: io.env });
+  const token = await readToken(target, "rules backtest");
+  if ("error" in token) {
+    io.err(token.error);
+    return EXIT.error;
+  }
   let report: BacktestReport;
   try {
     report = await backtestOnDaemon(
-      ruleClient({ socketPath: target.socketPath }),
+      ruleClient(target.rpc, token.token),
       file,
       text,
       sinceMs,
       options.diff === true,
     );
   } catch (e) {
-    if (!unreachable(e)) return failed("rules backtest", target.socketPath, e, io);
+    // The store to replay is the local daemon's: a remote daemon that does not answer has none here.
+    if (!unreachable(e) || target.remote) return failed("rules backtest", target.where, e, io);
     // Loaded only here: the store, the core and CEL are not what a call to the daemon needs.
     const { replayOnStore } = await import("../../backtest/replay-on-store.js");
     const local = await replayOnStore(

@@ -13,14 +13,14 @@ import { clientTarget, controlToken } from "../target.js";
  * else as the daemon's error says.
  */
 export async function runResume(run: string, options: Common, io: Io): Promise<number> {
-  const target = await clientTarget({ socket: options.socket, config: options.config, env: io.env });
+  const target = await clientTarget({ ...options, env: io.env });
   const control = await controlToken(target, "rules resume");
   if ("error" in control) {
     io.err(control.error);
     return EXIT.usage;
   }
   try {
-    const res = await agentClient({ socketPath: target.socketPath }, control.token).resumeRun({ run });
+    const res = await agentClient(target.rpc, control.token).resumeRun({ run });
     if (!res.stopped) {
       io.err(`harness rules resume: ${run} is not a stopped run`);
       return EXIT.failed;
@@ -36,6 +36,6 @@ export async function runResume(run: string, options: Common, io: Io): Promise<n
       );
     return EXIT.ok;
   } catch (e) {
-    return failed("rules resume", target.socketPath, e, io);
+    return failed("rules resume", target.where, e, io);
   }
 }

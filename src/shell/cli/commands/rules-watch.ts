@@ -8,7 +8,7 @@ import type { FireInfo, HoldRecord, WatchEventsResponse } from "../../rpc/gen/ha
 import { withClient } from "../client.js";
 import { type Common, type Io, iso } from "../io.js";
 import { fireJson } from "../render/fires.js";
-import { holdOf, holdRecordJson } from "../render/holds.js";
+import { holdOf, holdRecordJson, releaseWho } from "../render/holds.js";
 import { printable } from "../render/printable.js";
 
 /** Runs until `stop` aborts (exit 0), the daemon ends the stream (exit 0), or the call fails. */
@@ -67,7 +67,7 @@ export function watchLine(m: WatchEventsResponse): string {
     case "ruleHold":
       return holdLine("held", holdOf(e.value).sinceMs, e.value, "");
     case "ruleHoldReleased":
-      return holdLine("released", e.value.releasedAtMs, e.value, `  by ${e.value.releaseCause}`);
+      return holdLine("released", e.value.releasedAtMs, e.value, `  by ${releaseWho(e.value)}`);
     case "gap":
       return `gap: missed ${e.value.missed} events (this watcher read too slowly); see harness rules list and harness rules holds --released`;
     default:

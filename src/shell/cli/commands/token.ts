@@ -2,7 +2,9 @@
  * `harness token create|list|revoke`: the operator's one way to manage the credentials the daemon
  * issues (TokenService, control tier). A producer or read token is written to a file (0600) and never
  * printed; a gateway token, which a run hands its agent as HARNESS_MCP_TOKEN, and an enrolment code,
- * which the operator hands a machine's owner, are printed unless `--out`.
+ * which the operator hands a machine's owner, are printed unless `--out`. An operator's own control token
+ * (`--control --label NAME`, decision 0018) is written to a file like a read token: what it does is
+ * recorded under its label.
  */
 
 import { parseDuration } from "../../../core/durations.js";
@@ -20,6 +22,7 @@ export interface TokenCreateOptions extends Common {
   readonly read?: boolean | undefined;
   readonly gateway?: boolean | undefined;
   readonly enrol?: boolean | undefined;
+  readonly control?: boolean | undefined;
   readonly harness?: string | undefined;
   readonly run?: string | undefined;
   readonly label?: string | undefined;
@@ -35,6 +38,7 @@ const KIND_NAMES: Readonly<Record<TokenKind, string>> = {
   [TokenKind.READ]: "read",
   [TokenKind.GATEWAY]: "gateway",
   [TokenKind.ENROLMENT]: "enrolment",
+  [TokenKind.CONTROL]: "control",
 };
 
 type Parsed<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: string };
@@ -50,11 +54,22 @@ interface CreateRequest {
 
 /** The request the options describe, or the usage error that says what to change. */
 function createRequest(o: TokenCreateOptions): Parsed<CreateRequest> {
-  const kinds = [o.producer !== undefined, o.read === true, o.gateway === true, o.enrol === true].filter(
-    Boolean,
-  ).length;
+  const kinds = [
+    o.producer !== undefined,
+    o.read === true,
+    o.gateway === true,
+    o.enrol === true,
+    o.control === true,
+  ].filter(Boolean).length;
   if (kinds !== 1)
-    return { ok: false, error: "give exactly one of --producer SOURCE, --read, --gateway, --enrol" };
+    return {
+      ok: false,
+      error: "give exactly one of --producer SOURCE, --read, --gateway, --enrol, --control",
+    };
+  if (o.control === true && (o.label === undefined || o.label === ""))
+    return { ok: false, error: "--control needs --label NAME: the operator whose actions it records" };
+  if (o.control === true && (o.harness !== undefined || o.run !== undefined))
+    return { ok: false, error: "--harness and --run are not for --control tokens" };
   if (o.enrol === true && (o.harness === undefined || o.harness === ""))
     return { ok: false, error: "--enrol needs --harness NAME: a code enrols one harness" };
   if (o.enrol === true && o.run !== undefined) return { ok: false, error: "--run is for --gateway tokens" };
@@ -69,7 +84,7 @@ function createRequest(o: TokenCreateOptions): Parsed<CreateRequest> {
   if (o.gateway !== true && o.enrol !== true && o.out === undefined)
     return {
       ok: false,
-      error: "--out FILE is required: a producer or read token is written to a file, never printed",
+      error: "--out FILE is required: a producer, read or control token is written to a file, never printed",
     };
   for (const [name, value] of [
     ["--harness", o.harness],
@@ -95,7 +110,9 @@ function createRequest(o: TokenCreateOptions): Parsed<CreateRequest> {
             ? TokenKind.READ
             : o.enrol === true
               ? TokenKind.ENROLMENT
-              : TokenKind.GATEWAY,
+              : o.control === true
+                ? TokenKind.CONTROL
+                : TokenKind.GATEWAY,
       source: o.producer ?? "",
       harness: o.harness ?? "",
       run: o.run ?? "",
@@ -112,16 +129,16 @@ async function withTokenClient(
   io: Io,
   work: (client: ReturnType<typeof tokenClient>) => Promise<number>,
 ): Promise<number> {
-  const target = await clientTarget({ socket: options.socket, config: options.config, env: io.env });
+  const target = await clientTarget({ ...options, env: io.env });
   const control = await controlToken(target, `token ${verb}`);
   if ("error" in control) {
     io.err(control.error);
     return EXIT.usage;
   }
   try {
-    return await work(tokenClient({ socketPath: target.socketPath }, control.token));
+    return await work(tokenClient(target.rpc, control.token));
   } catch (e) {
-    return failed(`token ${verb}`, target.socketPath, e, io);
+    return failed(`token ${verb}`, target.where, e, io);
   }
 }
 

@@ -1,5 +1,5 @@
 /**
- * `harness tui [--socket PATH] [--config PATH]`: the operator's console (SPEC-0029 REQ-19, docs/cli.md):
+ * `harness tui [--socket PATH | --daemon URL] [--config PATH]`: the operator's console (SPEC-0029 REQ-19, docs/cli.md):
  * the feed of fires and loop stops, shadowing rules, holds, proposals, annotations and rules, read through
  * RuleService (and JournalQueryService for the loop stops), read tier. With the operator's control token readable it may clear a hold (ClearHold); without, it runs
  * read-only and says why when `c` is pressed. The renderers are the CLI's own, so an explanation reads
@@ -13,7 +13,7 @@ import { explanationLines } from "../render/fires.js";
 import { holdState } from "../render/holds.js";
 import { printable } from "../render/printable.js";
 import { modeOf } from "../render/rules.js";
-import { clientTarget, controlToken } from "../target.js";
+import { clientTarget, controlToken, readToken } from "../target.js";
 
 export async function runTui(
   options: Common,
@@ -27,15 +27,20 @@ export async function runTui(
     );
     return EXIT.usage;
   }
-  const target = await clientTarget({ socket: options.socket, config: options.config, env: io.env });
+  const target = await clientTarget({ ...options, env: io.env });
   const control = await controlToken(target, "tui");
-  const reads = ruleClient({ socketPath: target.socketPath });
+  const read = await readToken(target, "tui");
+  if ("error" in read) {
+    io.err(read.error);
+    return EXIT.error;
+  }
+  const reads = ruleClient(target.rpc, read.token);
   const clearing: HoldClearing =
     "error" in control
       ? { readOnly: control.error.replace(/^harness tui: /, "") }
       : {
           clear: async (harness, rule) => {
-            const res = await ruleClient({ socketPath: target.socketPath }, control.token).clearHold({
+            const res = await ruleClient(target.rpc, control.token).clearHold({
               harness,
               rule,
             });
@@ -46,7 +51,8 @@ export async function runTui(
         };
   await runConsole({
     reads,
-    journal: journalQueryClient({ socketPath: target.socketPath }),
+    journal: journalQueryClient(target.rpc, read.token),
+    daemon: target.where,
     clearing,
     text: { printable, explanation: explanationLines, ruleMode: modeOf, holdState },
     color: io.env.NO_COLOR === undefined || io.env.NO_COLOR === "",

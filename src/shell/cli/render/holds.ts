@@ -24,11 +24,21 @@ export const holdRecordJson = (h: HoldRecord) => ({
   false_since: iso(h.falseSinceMs),
   released_at: iso(h.releasedAtMs),
   release_cause: h.releaseCause === "" ? null : h.releaseCause,
+  released_by: h.releasedBy === "" ? null : h.releasedBy,
 });
+
+/**
+ * The cause of a release, with the operator's label when one of the operators' own control tokens made
+ * it (decision 0018): `operator alice`; the first control token's is plain `operator`.
+ */
+export const releaseWho = (h: HoldRecord): string =>
+  h.releasedBy === "" || h.releasedBy === h.releaseCause
+    ? h.releaseCause
+    : `${h.releaseCause} ${h.releasedBy}`;
 
 export const holdState = (h: HoldRecord): string =>
   h.releasedAtMs !== 0n
-    ? `released: ${h.releaseCause} at ${iso(h.releasedAtMs)}`
+    ? `released: ${releaseWho(h)} at ${iso(h.releasedAtMs)}`
     : h.falseSinceMs === 0n
       ? "held"
       : `held (condition false since ${iso(h.falseSinceMs)})`;

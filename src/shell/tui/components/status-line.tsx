@@ -1,6 +1,7 @@
 /**
  * The status line: whether the daemon answers (in words, never only a colour), the journal's lag, rows
- * dropped since the daemon started, rule counts by state, holds, and read-only when `c` cannot clear.
+ * dropped since the daemon started, rule counts by state, holds, read-only when `c` cannot clear, and
+ * which daemon it watches (a socket path or a remote URL).
  */
 import { Text } from "ink";
 import type { ConsoleSnapshot } from "../console-data.js";
@@ -23,7 +24,13 @@ export function statusText(s: ConsoleSnapshot): string {
           `rules ${st.rulesActive} active ${st.rulesShadow} shadow ${st.disabled.length} disabled`,
           `holds ${st.holdsActive}`,
         ];
-  return [...(s.readOnly === undefined ? [] : ["READ-ONLY"]), daemon, ...facts].join(" | ");
+  return [
+    ...(s.readOnly === undefined ? [] : ["READ-ONLY"]),
+    daemon,
+    ...facts,
+    // Data from the operator's own flag or config, still shown printable: a URL may hold anything.
+    ...(s.daemon === undefined ? [] : [`daemon ${s.daemon.replace(/[^\x20-\x7e]/g, "?")}`]),
+  ].join(" | ");
 }
 
 export function StatusLine({
