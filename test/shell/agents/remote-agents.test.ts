@@ -16,6 +16,7 @@ import {
   installedHandlers,
   runInstalledCommand,
 } from "../../support/installed-hook.js";
+import { journalPeers } from "../../support/store-reads.js";
 import { makeTestCerts, type TestCerts } from "../../support/test-certs.js";
 import { CLI, freePort, runProcess, TestFleet } from "../daemon-harness.js";
 import { makeRepo, rowsOf } from "./hook-harness.js";
@@ -494,6 +495,13 @@ describe("Remote agents over mutual TLS", () => {
       repo: "forge.example/org/reduit",
       branch: "feature",
     });
+    // The machine's certificate is recorded beside the row, as an Append's is, never in its event.
+    const row = rowsOf(mfleet, "remote-mtls")[0];
+    expect(journalPeers(mfleet, { kind: "run_event" }).find((p) => p.seq === row?.seq)).toMatchObject({
+      peerName: "laptop-1",
+      peerFingerprint: certs.client.sha256,
+    });
+    expect(row?.raw).not.toContain("laptop-1");
   });
 });
 

@@ -18,6 +18,7 @@
 import * as http from "node:http";
 import type * as net from "node:net";
 import type * as tls from "node:tls";
+import { peerIdentity } from "../../support/tls-listener.js";
 import { VERSION_HEADER, versionRefusal } from "../../support/versions-meet.js";
 import { FAIL_QUERY } from "./fail-mode.js";
 import type { HookFormats } from "./hook-format.js";
@@ -180,6 +181,7 @@ export function hookRequestListener(
     const fail = url.searchParams.get(FAIL_QUERY);
     // Over TLS the caller may be on another machine: the daemon runs no git on a path it names.
     const remote = (req.socket as Partial<tls.TLSSocket>).encrypted === true;
+    const peer = remote ? peerIdentity(req.socket) : undefined;
     void readBody(req, res, limit)
       .then(async (body) => {
         if (body === undefined) return;
@@ -197,6 +199,7 @@ export function hookRequestListener(
           ...(fail === null ? {} : { fail }),
           ...(envelope ? { envelope } : {}),
           ...(remote ? { remote } : {}),
+          ...(peer === undefined ? {} : { peer }),
         });
         sendResponse(res, r);
       })

@@ -16,6 +16,7 @@ import type { RefusalReason } from "../../../core/admission.js";
 import type { RunVerdict } from "../../../core/run-verdict.js";
 import { type ProducerSource, sourceRefusal } from "../../../core/sources.js";
 import type { AdmitOptions, AdmitResult } from "../../journal/admit.js";
+import type { PeerIdentity } from "../../support/tls-listener.js";
 import type { Placement, RunLife } from "../enforcement/run-life.js";
 import type { RunVerdicts } from "../enforcement/run-verdict.js";
 import type { RunTelling } from "../enforcement/tell.js";
@@ -98,6 +99,8 @@ export interface IngestRequest {
    * git on its `cwd`, and its row has the facts it brought, or none.
    */
   readonly remote?: boolean;
+  /** The client certificate of a call over mutual TLS: recorded beside its row, like an Append's. */
+  readonly peer?: PeerIdentity;
 }
 
 /** `unstored`: admitted to the queue, but its commit failed (answered 503). */
@@ -340,7 +343,10 @@ export class HookIngest {
       plan.source,
       [wire],
       req.key,
-      isLive(req) ? HOOK_FED_LIVE : HOOK_FED,
+      {
+        ...(isLive(req) ? HOOK_FED_LIVE : HOOK_FED),
+        ...(req.peer === undefined ? {} : { peer: req.peer }),
+      },
     );
     if (result?.kind === "rejected") this.deps.rejected?.(plan.source, result.code);
     switch (result?.kind) {
