@@ -33,6 +33,8 @@ const result = spawnSync(
     "test/shell/journal/fair-share.test.ts",
     // Concurrent writers on PostgreSQL against a reader in seq order (decision 0019).
     "test/shell/store/pg/pg-journal-order.property.test.ts",
+    // Four laptops in network namespaces, their links dropped and returned in a seeded order.
+    "test/shell/fleet/fleet-matrix.soak.test.ts",
     // npm pack, npm install -g into a temporary prefix (better-sqlite3 compiles: minutes), harness demo.
     "test/examples/pack-install.soak.test.ts",
   ],

@@ -8,16 +8,9 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { driveInstalledHook } from "../../support/installed-hook.js";
-import { type Lab, type Laptop, makeLab, NETNS_AVAILABLE, SERVER_ADDRESS } from "../../support/netns.js";
 import { fires, holds, journalRows } from "../../support/store-reads.js";
-import { makeTestCerts, type TestCerts } from "../../support/test-certs.js";
-import { makeRepo, rowsOf } from "../agents/hook-harness.js";
-import { claudeCode } from "../agents/payloads.js";
-import { CLI, TestFleet } from "../daemon-harness.js";
-
-/** On CI the namespaces must run (CI is root and installs iproute2); elsewhere, without root, they skip. */
-const RUN = NETNS_AVAILABLE || process.env.CI !== undefined;
+import { rowsOf } from "../agents/hook-harness.js";
+import { edit, events, FleetLab, type Machine, RUN_NETNS } from "./fleet-lab.js";
 
 /** A force push holds its whole harness, on every machine, until an operator clears it. */
 const FORCE_PUSH_HOLDS = {
@@ -33,118 +26,22 @@ message = "{{harness}} tried a force push"
 `,
 };
 
-interface Machine {
-  readonly laptop: Laptop;
-  readonly repo: string;
-  /** The project directories agents were installed in, by harness. */
-  readonly projects: Map<string, string>;
-}
-
-describe.skipIf(!RUN)("agents on two laptops, one daemon on a server", () => {
-  let lab: Lab;
-  let certs: TestCerts;
-  let fleet: TestFleet;
-  let hooks: string;
-  let rpc: string;
-  const machines: Machine[] = [];
-
+describe.skipIf(!RUN_NETNS)("agents on two laptops, one daemon on a server", () => {
+  let lab: FleetLab;
+  let fleet: FleetLab["fleet"];
+  let machines: readonly Machine[];
   beforeAll(async () => {
-    lab = makeLab(2);
-    certs = makeTestCerts([SERVER_ADDRESS]);
-    fleet = new TestFleet({
-      netns: lab.server,
-      rules: [FORCE_PUSH_HOLDS],
-      enforce: ["force-push-holds"],
-      config: `[agents]\nlisten = "${SERVER_ADDRESS}:0"`,
-    });
-    const file = path.join(fleet.root, "config", "harness", "harness.toml");
-    fs.writeFileSync(
-      file,
-      fs
-        .readFileSync(file, "utf8")
-        .replace(
-          '[server]\nmetrics_listen = "127.0.0.1:0"\n',
-          `[server]\nmetrics_listen = "127.0.0.1:0"\nlisten = "${SERVER_ADDRESS}:0"\ntls_cert_file = ${JSON.stringify(certs.server.cert)}\ntls_key_file = ${JSON.stringify(certs.server.key)}\n`,
-        ),
-    );
-    const started = await fleet.start();
-    rpc = /rpc (https:\/\/[^\s,]+)/.exec(started)?.[1] as string;
-    hooks = /hooks (https:\/\/[^\s/,]+)/.exec(started)?.[1] as string;
-    expect(rpc).toBeDefined();
-    expect(hooks).toBeDefined();
-    for (const laptop of lab.laptops) machines.push({ laptop, repo: makeRepo(), projects: new Map() });
+    lab = await FleetLab.start(2, { rules: [FORCE_PUSH_HOLDS], enforce: ["force-push-holds"] });
+    fleet = lab.fleet;
+    machines = lab.machines;
   }, 60_000);
-
   afterAll(async () => {
-    await fleet?.dispose();
-    certs?.dispose();
-    lab?.dispose();
-    for (const m of machines) fs.rmSync(m.repo, { recursive: true, force: true });
+    await lab?.dispose();
   });
-
-  const cli = (laptop: Laptop, args: readonly string[]) => laptop.run(process.execPath, [CLI, ...args]);
-
-  /** A one-time enrolment code for `harness`, in a file handed to the laptop. */
-  async function enrolmentCode(m: Machine, harness: string, ttl = "1h"): Promise<string> {
-    const r = await fleet.cli(["token", "create", "--enrol", "--harness", harness, "--ttl", ttl, "--json"]);
-    expect(r.code, r.stderr).toBe(0);
-    const { id, token } = JSON.parse(r.stdout) as { id: string; token: string };
-    const file = path.join(m.laptop.root, `${id}.code`);
-    fs.writeFileSync(file, `${token}\n`, { mode: 0o600 });
-    return file;
-  }
-
-  /** `harness agents install claude-code --daemon …` on the laptop, enrolling with `code`. */
-  async function install(m: Machine, harness: string, code: string) {
-    const project = path.join(m.laptop.root, `project-${harness}`);
-    fs.mkdirSync(project, { recursive: true });
-    const r = await cli(m.laptop, [
-      "agents",
-      "install",
-      "claude-code",
-      "--harness",
-      harness,
-      "--project",
-      project,
-      "--daemon",
-      hooks,
-      "--ca-file",
-      certs.ca,
-      "--rpc",
-      rpc,
-      "--enrol-file",
-      code,
-      "--json",
-    ]);
-    if (r.code === 0) m.projects.set(harness, project);
-    return r;
-  }
-
-  /** Runs `harness`'s installed hook for `event` on the laptop, inside its namespace. */
+  const enrolmentCode = (m: Machine, harness: string, ttl?: string) => lab.enrolmentCode(m, harness, ttl);
+  const install = (m: Machine, harness: string, code: string) => lab.install(m, harness, code);
   const hook = (m: Machine, harness: string, event: string, payload: unknown) =>
-    driveInstalledHook(
-      path.join(m.projects.get(harness) as string, ".claude", "settings.local.json"),
-      event,
-      harness,
-      payload,
-      m.laptop.env,
-      ["ip", "netns", "exec", m.laptop.ns],
-    );
-
-  /** Claude Code's events for session `id` working in the laptop's clone. */
-  const events = (m: Machine, id: string) => claudeCode(m.repo, id);
-
-  /** An edit of `file` (repo-relative) by session `id`, its PostToolUse. */
-  const edit = (m: Machine, id: string, file: string, n: number) => {
-    const p = events(m, id).PostToolUse;
-    const abs = `${m.repo}/${file}`;
-    return {
-      ...p,
-      tool_input: { ...p.tool_input, file_path: abs },
-      tool_response: { ...p.tool_response, filePath: abs },
-      tool_use_id: `toolu_${id}_${n}`,
-    };
-  };
+    lab.hook(m, harness, event, payload);
 
   it("An enrolment code works once and expires", async () => {
     const [one, two] = machines as [Machine, Machine];
