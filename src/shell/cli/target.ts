@@ -46,6 +46,11 @@ export async function clientTarget(
     readonly socket?: string | undefined;
     readonly config?: string | undefined;
     readonly env: NodeJS.ProcessEnv;
+    /**
+     * `false` for a command that acts on this machine's own daemon unless told otherwise (a local
+     * agents install, uninstall, a miner's run): `[client] daemon` is then no default.
+     */
+    readonly clientDefault?: boolean;
   } & RemoteOptions,
 ): Promise<ClientTarget> {
   const file = options.config ?? globalConfigPath(options.env);
@@ -60,7 +65,7 @@ export async function clientTarget(
     config,
   };
   // `--socket` names the local daemon outright; `[client] daemon` is only the default.
-  const fromConfig = options.socket === undefined ? config?.client : undefined;
+  const fromConfig = options.socket === undefined && options.clientDefault !== false ? config?.client : undefined;
   const daemon = options.daemon ?? fromConfig?.daemon;
   if (daemon === undefined) return { ...local, rpc: { socketPath: socket }, where: socket, remote: false };
   const checked = daemonOrigin(daemon);

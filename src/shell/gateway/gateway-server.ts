@@ -73,7 +73,16 @@ export async function startGateway(
     socket.on("error", () => socket.destroy());
     accept(socket, deps, admitSession, maxSessions);
   };
-  const server = net.createServer(serve);
+  // Both doors, the socket and the TLS listener's upgrade (`adopt`), count against one total.
+  const admitConnection = (socket: net.Socket): void => {
+    if (open.size >= maxConnections) {
+      caps.refused?.("connection");
+      socket.destroy();
+      return;
+    }
+    serve(socket);
+  };
+  const server = net.createServer(admitConnection);
   capConnections(server, maxConnections, () => caps.refused?.("connection"));
   await prepareSocketPath(socketPath);
   await listenOnSocket(server, socketPath);
@@ -82,15 +91,7 @@ export async function startGateway(
     get sessions() {
       return sessions;
     },
-    adopt: (socket) => {
-      // The socket's cap counts its own connections; adopted ones are held to the same total here.
-      if (open.size >= maxConnections) {
-        caps.refused?.("connection");
-        socket.destroy();
-        return;
-      }
-      serve(socket);
-    },
+    adopt: admitConnection,
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of open) s.destroy();

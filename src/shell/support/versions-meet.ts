@@ -37,7 +37,7 @@ export function versionRefusal(daemon: string, client: string | undefined): stri
   if (client === undefined) return undefined;
   const ours = parse(daemon);
   const theirs = parse(client);
-  if (ours === undefined) return undefined; // a development build without a version meets everything
+  if (ours === undefined) return undefined; // a daemon whose own version is no major.minor.patch refuses no one
   if (theirs === undefined)
     return `the client's version ${shown(client)} is not a version (major.minor.patch); this daemon is ${daemon}`;
   if (ours.major === theirs.major && Math.abs(ours.minor - theirs.minor) <= 1) return undefined;

@@ -3,10 +3,19 @@
  * daemon: the plain-HTTP listener serves the hook endpoint and nothing else (no RPC answers there), and
  * a body declared over the 8 MiB bound is refused with 413, recording nothing. Only headers are sent:
  * the daemon closes the connection after its 413, so a client still writing the body may see EPIPE.
+ * A facts envelope (decision 0017) has room for the facts only: the payload inside keeps its own bound.
  */
+
+import * as fs from "node:fs";
 import * as http from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MAX_HOOK_PAYLOAD_BYTES } from "../../../src/shell/agents/ingest/hook-limits.js";
+import {
+  HOOK_FACTS_HEADER,
+  LEDGER_TOKEN_HEADER,
+  MAX_FACTS_BYTES,
+  MAX_HOOK_PAYLOAD_BYTES,
+} from "../../../src/shell/agents/ingest/hook-limits.js";
+import { envelopeBody } from "../../../src/shell/agents/ingest/supplied-facts.js";
 import { journalCount } from "../../support/store-reads.js";
 import { TestFleet } from "../daemon-harness.js";
 
@@ -55,6 +64,39 @@ describe("[agents] listen", () => {
     });
     expect(res.statusCode).toBe(413);
     expect(res.headers["x-harness-note"]).toBe(
+      `the payload is larger than ${MAX_HOOK_PAYLOAD_BYTES} bytes; not recorded`,
+    );
+    expect(runEvents()).toBe(before);
+  });
+
+  it("refuses a facts envelope whose payload inside is over the payload's bound, though the envelope is within its own", async () => {
+    const before = runEvents();
+    const token = (source: "observer" | "ledger") =>
+      fs.readFileSync(fleet.tokens.get(source) as string, "utf8").trim();
+    const payload = Buffer.from(
+      JSON.stringify({
+        session_id: "s-big",
+        transcript_path: "/t.jsonl",
+        cwd: "/repo",
+        hook_event_name: "SessionStart",
+        source: "startup",
+        pad: "x".repeat(MAX_HOOK_PAYLOAD_BYTES),
+      }),
+    );
+    const body = envelopeBody(payload, {}, Date.now());
+    expect(body.byteLength).toBeLessThan(MAX_HOOK_PAYLOAD_BYTES + MAX_FACTS_BYTES);
+    const res = await fetch(`${hooksUrl}claude-code?harness=impl`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${token("observer")}`,
+        [LEDGER_TOKEN_HEADER]: token("ledger"),
+        [HOOK_FACTS_HEADER]: "1",
+        "content-type": "application/json",
+      },
+      body,
+    });
+    expect(res.status).toBe(413);
+    expect(res.headers.get("x-harness-note")).toBe(
       `the payload is larger than ${MAX_HOOK_PAYLOAD_BYTES} bytes; not recorded`,
     );
     expect(runEvents()).toBe(before);

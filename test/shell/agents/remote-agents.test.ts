@@ -7,6 +7,7 @@
  * The daemon stopped, calls spool; restarted, they are delivered in order, nothing lost.
  */
 import * as fs from "node:fs";
+import * as net from "node:net";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { shellWord, shellWords } from "../../../src/shell/support/shell-word.js";
@@ -358,6 +359,45 @@ describe("Remote agents over TLS", () => {
     );
     expect(waiting(cc)).toHaveLength(1);
     for (const f of waiting(cc)) fs.rmSync(path.join(spoolDir(cc), f));
+  });
+
+  it("a call spooled for a daemon that never answers (a host gone off the network) holds up no call to this one and spends no try", async () => {
+    // Accepts, never answers: what a powered-off or firewalled host looks like through a NAT or proxy.
+    const silent = net.createServer(() => {});
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    try {
+      const url = `https://127.0.0.1:${(silent.address() as net.AddressInfo).port}`;
+      const command = installedCommand(settings(), "SessionStart", "laptop").replace(
+        shellWord(hooksUrl),
+        shellWord(url),
+      );
+      const spooled = await runInstalledCommand(
+        command,
+        claudeCode(repo, "remote-silent").SessionStart,
+        cc.env,
+      );
+      expect(spooled.stderr).toMatch(/cannot be reached at https:\/\/127\.0\.0\.1:\d+/);
+      expect(waiting(cc)).toHaveLength(1);
+      // More calls than an entry's tries: each passes the silent daemon's entry over and is delivered.
+      for (let i = 0; i < 4; i++) {
+        const ran = await driveInstalledHook(
+          settings(),
+          "SessionStart",
+          "laptop",
+          claudeCode(repo, `remote-past-silent-${i}`).SessionStart,
+          cc.env,
+        );
+        expect(ran).toMatchObject({ code: 0, stderr: "" });
+        await fleet.until(() => rowsOf(fleet, `remote-past-silent-${i}`).length === 1, `call ${i}'s row`);
+      }
+      // The silent daemon's call still waits for it, none of its tries spent: nothing set aside.
+      expect(waiting(cc)).toHaveLength(1);
+      const setAside = path.join(spoolDir(cc), "set-aside");
+      expect(fs.existsSync(setAside) ? fs.readdirSync(setAside) : []).toEqual([]);
+      for (const f of waiting(cc)) fs.rmSync(path.join(spoolDir(cc), f));
+    } finally {
+      silent.close();
+    }
   });
 
   it("A daemon certificate from another CA is refused at install, and nothing is written", async () => {

@@ -353,6 +353,11 @@ const LOCK_POLL_MS = 20;
  * drain's first (it had the whole share): one cut short by the end of the share says nothing of it.
  */
 const FAIR_TRY_MS = 1000;
+/**
+ * How long an entry spooled for another daemon than this call's may take: a host that is off or
+ * firewalled shows as a timeout, and it must not spend this call's share, nor hold up its own entries.
+ */
+const FOREIGN_TRY_MS = 1000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -446,6 +451,7 @@ async function drain(
           skipped.add(name);
           continue;
         }
+        const foreign = key !== ownKey;
         const fair = first || until - Date.now() >= FAIR_TRY_MS;
         first = false;
         const payload = Buffer.from(JSON.stringify(entry.payload));
@@ -455,21 +461,22 @@ async function drain(
           entry.harness,
           { observer, ledger },
           entry.facts === undefined ? payload : envelopeBody(payload, entry.facts, entry.at),
-          until,
+          foreign ? Math.min(until, Date.now() + FOREIGN_TRY_MS) : until,
           { at: entry.at, key: keyOf(name, entry), facts: entry.facts !== undefined },
         ).catch((e: unknown) => {
           if (e instanceof Unreachable) return e;
           throw e;
         });
-        if (
-          (reply instanceof Unreachable && !reply.timedOut) ||
-          (!(reply instanceof Unreachable) && (reply.status === 404 || reply.status === VERSIONS_APART))
-        ) {
-          if (key === ownKey) return "unreachable";
+        const unanswered =
+          reply instanceof Unreachable || reply.status === 404 || reply.status === VERSIONS_APART;
+        // Another daemon that does not answer, in time or at all, is passed over with all its entries,
+        // counting no try: it says nothing of the entry, and this call's own entries go on.
+        if (foreign && unanswered) {
           down.add(key);
           skipped.add(name);
           continue;
         }
+        if (unanswered && !(reply instanceof Unreachable && reply.timedOut)) return "unreachable";
         if (reply instanceof Unreachable && !fair) return "reached";
         if (reply instanceof Unreachable || reply.status >= 500) {
           const why =
@@ -478,7 +485,10 @@ async function drain(
             io.err(
               `harness hook: delivering spooled call ${name} ${why} ${MAX_TRIES} times; set aside in ${spool.dir}/set-aside (harness agents spool list)`,
             );
-          return "reached";
+          if (!foreign) return "reached";
+          down.add(key);
+          skipped.add(name);
+          continue;
         }
         if (reply.row === "dropped") return "reached"; // the daemon's queue is full: the rest waits
         if (reply.status !== 200) {

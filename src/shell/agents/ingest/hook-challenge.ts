@@ -75,7 +75,10 @@ function ask(
           body += chunk;
           if (body.length > MAX_ANSWER_BYTES) res.destroy();
         });
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+        // `close` too: a destroyed answer (past its bound) ends with neither `end` nor `error`.
+        const done = () => resolve({ status: res.statusCode ?? 0, body });
+        res.on("end", done);
+        res.on("close", done);
         res.on("error", () => resolve({ status: res.statusCode ?? 0, body: "" }));
       },
     );
@@ -147,7 +150,8 @@ export function probeRemote(daemon: RemoteDaemon, tls: https.RequestOptions): Pr
           body += chunk;
           if (body.length > MAX_ANSWER_BYTES) res.destroy();
         });
-        res.on("end", () =>
+        // `close` too: a destroyed answer (past its bound) ends with neither `end` nor `error`.
+        const done = () =>
           resolve(
             res.statusCode === 200 && /^[0-9a-f]{64}$/.test(body)
               ? { kind: "answers" }
@@ -155,8 +159,9 @@ export function probeRemote(daemon: RemoteDaemon, tls: https.RequestOptions): Pr
                   kind: "other",
                   detail: `${daemon.url} answers, but not as a harness daemon's hook endpoint (HTTP ${res.statusCode})`,
                 },
-          ),
-        );
+          );
+        res.on("end", done);
+        res.on("close", done);
         res.on("error", () => resolve({ kind: "other", detail: `${daemon.url} broke off its answer` }));
       },
     );

@@ -185,6 +185,9 @@ export class HookIngest {
     if (typeof body === "string") return refuse(400, `${body}; not recorded`);
     const opened = req.envelope === true ? openEnvelope(body) : undefined;
     if (typeof opened === "string") return refuse(400, `${opened}; not recorded`);
+    // The envelope's room is for the facts: the payload inside it keeps the payload's own bound.
+    if (opened !== undefined && Buffer.byteLength(JSON.stringify(opened.payload)) > MAX_HOOK_PAYLOAD_BYTES)
+      return refuse(413, `the payload is larger than ${MAX_HOOK_PAYLOAD_BYTES} bytes; not recorded`);
     const parsed = opened?.payload ?? body;
     const { format } = req;
     const mapped = format.map(parsed, this.deps.verifyPatterns());

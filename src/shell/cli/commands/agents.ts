@@ -289,6 +289,9 @@ export async function runAgents(
     config: options.config,
     env: io.env,
     daemon: options.rpc,
+    // A local install mints on this machine's daemon: `[client] daemon` is a default only for hooks
+    // that post to a remote one.
+    clientDefault: daemon !== undefined,
     caFile: options.caFile,
     clientCert: options.clientCert,
     clientKey: options.clientKey,

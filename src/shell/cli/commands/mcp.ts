@@ -99,6 +99,9 @@ function relay(
   });
 }
 
+/** How long the remote daemon has to answer the gateway upgrade, the TLS handshake included. */
+const UPGRADE_TIMEOUT_MS = 10_000;
+
 /** Over the remote daemon's TLS listener: the upgrade, then the relay; a refused upgrade says why. */
 async function remoteRelay(
   target: ClientTarget,
@@ -123,7 +126,16 @@ async function remoteRelay(
   });
   const answer = await new Promise<{ head: string; rest: Buffer } | { error: string }>((resolve) => {
     let buffered = Buffer.alloc(0);
+    // A listener that accepts and never answers must not hold the agent's MCP client forever.
+    const timer = setTimeout(
+      () =>
+        done({
+          error: `no answer from ${target.where} to the gateway upgrade in ${UPGRADE_TIMEOUT_MS / 1000} s`,
+        }),
+      UPGRADE_TIMEOUT_MS,
+    );
     const done = (r: { head: string; rest: Buffer } | { error: string }) => {
+      clearTimeout(timer);
       socket.off("data", onData);
       resolve(r);
     };

@@ -11,7 +11,7 @@ import { type Common, EXIT, type Io } from "../io.js";
 import { clientTarget, controlToken } from "../target.js";
 
 export async function runMinerRun(name: string, options: Common, io: Io): Promise<number> {
-  const target = await clientTarget({ ...options, env: io.env });
+  const target = await clientTarget({ ...options, env: io.env, clientDefault: false });
   // A miner's run reads the policy clone and the gateway socket on the daemon's machine.
   if (options.daemon !== undefined) {
     io.err("harness miner run: runs on the daemon's machine, over its socket; --daemon is not taken");
