@@ -65,7 +65,8 @@ export async function clientTarget(
     config,
   };
   // `--socket` names the local daemon outright; `[client] daemon` is only the default.
-  const fromConfig = options.socket === undefined && options.clientDefault !== false ? config?.client : undefined;
+  const fromConfig =
+    options.socket === undefined && options.clientDefault !== false ? config?.client : undefined;
   const daemon = options.daemon ?? fromConfig?.daemon;
   if (daemon === undefined) return { ...local, rpc: { socketPath: socket }, where: socket, remote: false };
   const checked = daemonOrigin(daemon);

@@ -342,15 +342,10 @@ export class HookIngest {
     // Marked hook-fed by the daemon, not by the wire: a producer's Append cannot claim it. Every call
     // is answered after its row's commit, so `admitted` means stored; a live call's commit does not
     // wait for the disk (no fsync on the agent's critical path), a spooled call's does.
-    const [result] = await this.deps.admit(
-      plan.source,
-      [wire],
-      req.key,
-      {
-        ...(isLive(req) ? HOOK_FED_LIVE : HOOK_FED),
-        ...(req.peer === undefined ? {} : { peer: req.peer }),
-      },
-    );
+    const [result] = await this.deps.admit(plan.source, [wire], req.key, {
+      ...(isLive(req) ? HOOK_FED_LIVE : HOOK_FED),
+      ...(req.peer === undefined ? {} : { peer: req.peer }),
+    });
     if (result?.kind === "rejected") this.deps.rejected?.(plan.source, result.code);
     switch (result?.kind) {
       case "admitted":
