@@ -17,7 +17,8 @@ const SOAK = process.env.PROPERTY_RUNS_FACTOR !== undefined;
 const SEED = Number(process.env.FC_SEED ?? 32);
 const LAPTOPS = 4;
 const SESSIONS = 2;
-const STEPS = 60;
+/** Steps of the schedule: 600 at the soak's usual factor of 50. */
+const STEPS = Math.max(60, 12 * Number(process.env.PROPERTY_RUNS_FACTOR ?? 5));
 
 type Step =
   | { readonly kind: "link"; readonly laptop: number }
