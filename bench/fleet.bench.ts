@@ -15,7 +15,7 @@
  * Env: RUNS (rounds of part 1, default 200, after 10 of warm-up), DURATION_S (each load, default 30),
  * SEED (the load's schedule, default 32).
  */
-import { execFileSync, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
@@ -23,9 +23,11 @@ import * as path from "node:path";
 import * as readline from "node:readline";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
+import { makeHomes } from "../test/support/homes.js";
 import { type Lab, makeLab, NETNS_AVAILABLE, SERVER_ADDRESS } from "../test/support/netns.js";
 import { makeTestCerts, type TestCerts } from "../test/support/test-certs.js";
-import { quantile } from "./measure.js";
+import { benchRepo } from "./bench-repo.js";
+import { quantile, shuffler } from "./measure.js";
 
 const RUNS = Number(process.env.RUNS ?? 200);
 const WARMUP_ROUNDS = 10;
@@ -49,18 +51,7 @@ interface Box {
 /** A daemon's sandbox: its config (`server`: lines of `[server]`; `listen`: the hook endpoint's), tokens and a git repo. */
 function sandbox(name: string, server: readonly string[], listen: string): Box {
   const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), `harness-fleet-bench-${name}-`)));
-  const dir = (d: string) => {
-    const p = path.join(root, d);
-    fs.mkdirSync(p, { recursive: true, mode: 0o700 });
-    return p;
-  };
-  const env = {
-    PATH: process.env.PATH,
-    HOME: root,
-    XDG_CONFIG_HOME: dir("config"),
-    XDG_STATE_HOME: dir("state"),
-    XDG_RUNTIME_DIR: dir("run"),
-  };
+  const env = makeHomes(root);
   const token = (source: string) => {
     const value = randomBytes(32).toString("base64url");
     const file = path.join(root, `${source}.token`);
@@ -84,15 +75,7 @@ function sandbox(name: string, server: readonly string[], listen: string): Box {
       "",
     ].join("\n"),
   );
-  const repo = dir("repo");
-  const git = (...args: string[]) =>
-    execFileSync("git", ["-c", "user.name=b", "-c", "user.email=b@example.com", ...args], { cwd: repo });
-  git("init", "-q", "-b", "main");
-  fs.mkdirSync(path.join(repo, "src"));
-  fs.writeFileSync(path.join(repo, "src", "a.ts"), "a\n");
-  git("add", ".");
-  git("commit", "-q", "-m", "init");
-  git("remote", "add", "origin", "https://forge.example/org/fleet.git");
+  const repo = benchRepo(path.join(root, "repo"), "https://forge.example/org/fleet.git");
   return {
     root,
     env,
@@ -185,23 +168,6 @@ function journalRows(store: string): number {
 }
 
 const fmt = (ms: number) => ms.toFixed(1).padStart(7);
-
-/** The same shuffle on every run: a small LCG, so an order can be repeated. */
-function shuffler(seed: number): <T>(xs: readonly T[]) => T[] {
-  let state = seed >>> 0;
-  const next = () => {
-    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
-    return state / 2 ** 32;
-  };
-  return (xs) => {
-    const out = [...xs];
-    for (let i = out.length - 1; i > 0; i--) {
-      const j = Math.floor(next() * (i + 1));
-      [out[i], out[j]] = [out[j] as (typeof out)[number], out[i] as (typeof out)[number]];
-    }
-    return out;
-  };
-}
 
 async function roundTrips(
   lab: Lab,

@@ -11,64 +11,22 @@
  *   sh and curl path over TLS (the script's own checks, about 0.3x a Node start locally, come on top).
  * Rounds shuffle the kinds' order (a fixed seed). Env: RUNS (default 100, after 5 warm-up rounds).
  */
-import { execFileSync, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { makeHomes } from "../test/support/homes.js";
+import { makeTestCerts } from "../test/support/test-certs.js";
+import { benchRepo } from "./bench-repo.js";
 
 const RUNS = Number(process.env.RUNS ?? 100);
 const WARMUP = 5;
 const BIN = path.resolve(process.env.HARNESS_BIN ?? "dist/shell/cli/bin.cjs");
 
-function certs(dir: string): { ca: string; cert: string; key: string } {
-  const ssl = (...args: string[]) => execFileSync("openssl", args, { cwd: dir, stdio: "ignore" });
-  const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"];
-  ssl("req", "-x509", ...ec, "-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=bench-ca");
-  fs.writeFileSync(
-    path.join(dir, "server.ext"),
-    "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n",
-  );
-  ssl("req", ...ec, "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=bench");
-  ssl(
-    "x509",
-    "-req",
-    "-in",
-    "server.csr",
-    "-CA",
-    "ca.pem",
-    "-CAkey",
-    "ca.key",
-    "-set_serial",
-    "1",
-    "-out",
-    "server.pem",
-    "-days",
-    "2",
-    "-extfile",
-    "server.ext",
-  );
-  return {
-    ca: path.join(dir, "ca.pem"),
-    cert: path.join(dir, "server.pem"),
-    key: path.join(dir, "server.key"),
-  };
-}
-
 function sandbox() {
   const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "harness-hook-remote-bench-")));
-  const dir = (name: string) => {
-    const d = path.join(root, name);
-    fs.mkdirSync(d, { recursive: true, mode: 0o700 });
-    return d;
-  };
-  const env = {
-    PATH: process.env.PATH,
-    HOME: root,
-    XDG_CONFIG_HOME: dir("config"),
-    XDG_STATE_HOME: dir("state"),
-    XDG_RUNTIME_DIR: dir("run"),
-  };
+  const env = makeHomes(root);
   const token = (name: string) => {
     const f = path.join(root, `${name}.token`);
     fs.writeFileSync(f, `${randomBytes(32).toString("base64url")}\n`, { mode: 0o600 });
@@ -76,15 +34,15 @@ function sandbox() {
   };
   const observer = token("observer");
   const ledger = token("ledger");
-  const tls = certs(dir("tls"));
+  const tls = makeTestCerts();
   fs.mkdirSync(path.join(root, "config", "harness"), { recursive: true });
   fs.writeFileSync(
     path.join(root, "config", "harness", "harness.toml"),
     [
       "[server]",
       'metrics_listen = ""',
-      `tls_cert_file = ${JSON.stringify(tls.cert)}`,
-      `tls_key_file = ${JSON.stringify(tls.key)}`,
+      `tls_cert_file = ${JSON.stringify(tls.server.cert)}`,
+      `tls_key_file = ${JSON.stringify(tls.server.key)}`,
       "[server.producers]",
       `observer = ${JSON.stringify(observer)}`,
       `ledger = ${JSON.stringify(ledger)}`,
@@ -92,16 +50,8 @@ function sandbox() {
       'listen = "127.0.0.1:0"',
     ].join("\n"),
   );
-  const repo = dir("repo");
-  const git = (...args: string[]) =>
-    execFileSync("git", ["-c", "user.name=b", "-c", "user.email=b@example.com", ...args], { cwd: repo });
-  git("init", "-q", "-b", "main");
-  fs.mkdirSync(path.join(repo, "src"));
-  fs.writeFileSync(path.join(repo, "src", "a.ts"), "a\n");
-  git("add", ".");
-  git("commit", "-q", "-m", "init");
-  git("remote", "add", "origin", "https://forge.example/org/bench.git");
-  return { root, env, observer, ledger, repo, ca: tls.ca };
+  const repo = benchRepo(path.join(root, "repo"), "https://forge.example/org/bench.git");
+  return { root, env, observer, ledger, repo, ca: tls.ca, certs: tls };
 }
 
 function startDaemon(env: NodeJS.ProcessEnv) {
@@ -244,6 +194,7 @@ async function main(): Promise<void> {
   } finally {
     await daemon.stop();
     fs.rmSync(box.root, { recursive: true, force: true });
+    box.certs.dispose();
   }
   console.log(
     `remote hook round trip, ${RUNS} rounds, ${os.cpus().length} CPUs, load ${os.loadavg()[0]?.toFixed(1)}, Node ${process.version}`,

@@ -48,8 +48,9 @@ import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { buildHookClient } from "../src/shell/agents/install/hook-client.js";
+import { benchRepo } from "./bench-repo.js";
 import { payloads } from "./hook-payloads.js";
-import { quantile } from "./measure.js";
+import { quantile, shuffler } from "./measure.js";
 
 const RUNS = Number(process.env.RUNS ?? 200);
 /** The compiled relay floor (`relay-floor.c`), or undefined where no C compiler is found. */
@@ -201,15 +202,7 @@ function sandbox() {
       'listen = "127.0.0.1:0"',
     ].join("\n"),
   );
-  const repo = dir("repo");
-  const git = (...args: string[]) =>
-    execFileSync("git", ["-c", "user.name=b", "-c", "user.email=b@example.com", ...args], { cwd: repo });
-  git("init", "-q", "-b", "main");
-  fs.mkdirSync(path.join(repo, "src"));
-  fs.writeFileSync(path.join(repo, "src", "a.ts"), "a\n");
-  git("add", ".");
-  git("commit", "-q", "-m", "init");
-  git("remote", "add", "origin", "https://forge.example/org/bench.git");
+  const repo = benchRepo(dir("repo"), "https://forge.example/org/bench.git");
   return { root, env, observer, ledger, repo };
 }
 
@@ -305,23 +298,6 @@ async function nullServer(): Promise<{ url: string; stop(): void }> {
     child.stdout.once("data", (d) => resolve(String(d).trim())),
   );
   return { url: `http://127.0.0.1:${port}/`, stop: () => child.kill() };
-}
-
-/** The same shuffle on every run: a small LCG, so an order can be repeated. */
-function shuffler(seed: number): <T>(xs: readonly T[]) => T[] {
-  let state = seed >>> 0;
-  const next = () => {
-    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
-    return state / 2 ** 32;
-  };
-  return (xs) => {
-    const out = [...xs];
-    for (let i = out.length - 1; i > 0; i--) {
-      const j = Math.floor(next() * (i + 1));
-      [out[i], out[j]] = [out[j] as (typeof out)[number], out[i] as (typeof out)[number]];
-    }
-    return out;
-  };
 }
 
 const load = (): string =>

@@ -50,3 +50,20 @@ export const quantile = (xs: readonly number[], q: number): number => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.ceil(q * s.length) - 1)] as number;
 };
+
+/** The same shuffle on every run from `seed`: a small LCG, so an order can be repeated. */
+export function shuffler(seed: number): <T>(xs: readonly T[]) => T[] {
+  let state = seed >>> 0;
+  const next = () => {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    return state / 2 ** 32;
+  };
+  return (xs) => {
+    const out = [...xs];
+    for (let i = out.length - 1; i > 0; i--) {
+      const j = Math.floor(next() * (i + 1));
+      [out[i], out[j]] = [out[j] as (typeof out)[number], out[i] as (typeof out)[number]];
+    }
+    return out;
+  };
+}

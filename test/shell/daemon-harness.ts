@@ -47,6 +47,8 @@ export interface FleetOptions {
   readonly shadowPeriod?: string;
   /** Runs the daemon inside this network namespace (`ip netns exec`, root; test/support/netns.ts). */
   readonly netns?: string;
+  /** Lines of the config's `[server]` table after `metrics_listen` (`listen`, TLS files…). */
+  readonly server?: readonly string[];
 }
 
 /** A loopback port free at the time of asking (for a config that must name a port, not 0). */
@@ -144,6 +146,7 @@ export class TestFleet {
           : []),
         "[server]",
         'metrics_listen = "127.0.0.1:0"',
+        ...(options.server ?? []),
         "[server.producers]",
         ...[...this.tokens].map(([s, f]) => `${s} = ${JSON.stringify(f)}`),
         options.config ?? "",

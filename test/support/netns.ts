@@ -10,6 +10,7 @@ import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { makeHomes } from "./homes.js";
 import { type CliResult, runProcess } from "./run-process.js";
 
 /** The daemon's address in every lab: on the server's loopback, routed to from each laptop. */
@@ -111,18 +112,7 @@ export function makeLab(count: number): Lab {
 
 function makeLaptop(ns: string, address: string, gateway: string): Laptop {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), `harness-${ns}-`));
-  const xdg = (name: string) => {
-    const d = path.join(root, name);
-    fs.mkdirSync(d, { recursive: true, mode: 0o700 });
-    return d;
-  };
-  const env: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH,
-    HOME: root,
-    XDG_CONFIG_HOME: xdg("config"),
-    XDG_STATE_HOME: xdg("state"),
-    XDG_RUNTIME_DIR: xdg("run"),
-  };
+  const env = makeHomes(root);
   const run = (command: string, args: readonly string[], options: { stdin?: string; cwd?: string } = {}) =>
     runProcess("ip", ["netns", "exec", ns, command, ...args], { env, ...options });
   return {

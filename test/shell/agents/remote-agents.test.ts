@@ -11,6 +11,7 @@ import * as net from "node:net";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { shellWord, shellWords } from "../../../src/shell/support/shell-word.js";
+import { makeHomes } from "../../support/homes.js";
 import {
   driveInstalledHook,
   installedCommand,
@@ -34,16 +35,14 @@ beforeAll(async () => {
   repo = makeRepo();
   const port = await freePort();
   hooksUrl = `https://127.0.0.1:${port}`;
-  fleet = new TestFleet({ config: `[agents]\nlisten = "127.0.0.1:${port}"` });
-  const file = path.join(fleet.root, "config", "harness", "harness.toml");
-  const text = fs.readFileSync(file, "utf8");
-  fs.writeFileSync(
-    file,
-    text.replace(
-      '[server]\nmetrics_listen = "127.0.0.1:0"\n',
-      `[server]\nmetrics_listen = "127.0.0.1:0"\nlisten = "127.0.0.1:0"\ntls_cert_file = ${JSON.stringify(certs.server.cert)}\ntls_key_file = ${JSON.stringify(certs.server.key)}\n`,
-    ),
-  );
+  fleet = new TestFleet({
+    config: `[agents]\nlisten = "127.0.0.1:${port}"`,
+    server: [
+      'listen = "127.0.0.1:0"',
+      `tls_cert_file = ${JSON.stringify(certs.server.cert)}`,
+      `tls_key_file = ${JSON.stringify(certs.server.key)}`,
+    ],
+  });
   rpcUrl = rpcOf(await fleet.start());
 }, 60_000);
 
@@ -63,21 +62,12 @@ function rpcOf(stderr: string): string {
 /** A laptop: homes of its own, no control token, and no socket of the daemon's in them. */
 function laptop(name: string) {
   const root = path.join(fleet.root, name);
-  const dir = (d: string) => {
-    const p = path.join(root, d);
-    fs.mkdirSync(p, { recursive: true, mode: 0o700 });
-    return p;
-  };
-  const env = {
-    PATH: process.env.PATH,
-    HOME: root,
-    XDG_CONFIG_HOME: dir("config"),
-    XDG_STATE_HOME: dir("state"),
-    XDG_RUNTIME_DIR: dir("run"),
-  };
+  const env = makeHomes(root);
+  const project = path.join(root, "project");
+  fs.mkdirSync(project, { mode: 0o700 });
   return {
     env,
-    project: dir("project"),
+    project,
     cli: (args: readonly string[]) => runProcess(process.execPath, [CLI, ...args], { env }),
   };
 }
@@ -472,17 +462,14 @@ describe("Remote agents over mutual TLS", () => {
   beforeAll(async () => {
     const port = await freePort();
     url = `https://127.0.0.1:${port}`;
-    mfleet = new TestFleet({ config: `[agents]\nlisten = "127.0.0.1:${port}"` });
-    const file = path.join(mfleet.root, "config", "harness", "harness.toml");
-    fs.writeFileSync(
-      file,
-      fs
-        .readFileSync(file, "utf8")
-        .replace(
-          '[server]\nmetrics_listen = "127.0.0.1:0"\n',
-          `[server]\nmetrics_listen = "127.0.0.1:0"\ntls_cert_file = ${JSON.stringify(certs.server.cert)}\ntls_key_file = ${JSON.stringify(certs.server.key)}\nclient_ca_file = ${JSON.stringify(certs.ca)}\n`,
-        ),
-    );
+    mfleet = new TestFleet({
+      config: `[agents]\nlisten = "127.0.0.1:${port}"`,
+      server: [
+        `tls_cert_file = ${JSON.stringify(certs.server.cert)}`,
+        `tls_key_file = ${JSON.stringify(certs.server.key)}`,
+        `client_ca_file = ${JSON.stringify(certs.ca)}`,
+      ],
+    });
     await mfleet.start();
     fs.chmodSync(certs.client.key, 0o600);
   }, 60_000);

@@ -51,18 +51,13 @@ export class FleetLab {
         ...options,
         netns: lab.server,
         config: `[agents]\nlisten = "${SERVER_ADDRESS}:0"`,
+        server: [
+          `listen = "${SERVER_ADDRESS}:0"`,
+          `tls_cert_file = ${JSON.stringify(certs.server.cert)}`,
+          `tls_key_file = ${JSON.stringify(certs.server.key)}`,
+        ],
       });
       made.fleet = fleet;
-      const file = path.join(fleet.root, "config", "harness", "harness.toml");
-      fs.writeFileSync(
-        file,
-        fs
-          .readFileSync(file, "utf8")
-          .replace(
-            '[server]\nmetrics_listen = "127.0.0.1:0"\n',
-            `[server]\nmetrics_listen = "127.0.0.1:0"\nlisten = "${SERVER_ADDRESS}:0"\ntls_cert_file = ${JSON.stringify(certs.server.cert)}\ntls_key_file = ${JSON.stringify(certs.server.key)}\n`,
-          ),
-      );
       const started = await fleet.start();
       const rpc = /rpc (https:\/\/[^\s,]+)/.exec(started)?.[1];
       const hooks = /hooks (https:\/\/[^\s/,]+)/.exec(started)?.[1];

@@ -23,19 +23,8 @@ const EVENT = (harness: string, n: number) => ({
 });
 
 /** A fleet whose `[server]` table gets `lines`, its daemon in `netns`. */
-function serverFleet(netns: string, lines: readonly string[]): TestFleet {
-  const f = new TestFleet({ netns });
-  const file = path.join(f.root, "config", "harness", "harness.toml");
-  const text = fs.readFileSync(file, "utf8");
-  fs.writeFileSync(
-    file,
-    text.replace(
-      '[server]\nmetrics_listen = "127.0.0.1:0"\n',
-      `[server]\nmetrics_listen = "127.0.0.1:0"\n${lines.join("\n")}\n`,
-    ),
-  );
-  return f;
-}
+const serverFleet = (netns: string, lines: readonly string[]): TestFleet =>
+  new TestFleet({ netns, server: lines });
 
 /** The RPC listener's URL from the daemon's start line. */
 function rpcUrl(stderr: string): string {

@@ -68,8 +68,8 @@ it("connections adopted from the upgrade and on the socket are held to one total
       local.push(c);
       await connected(c);
     }
-    // Each one past the total is closed at once (unrefused, it would wait out the 10 s preamble).
-    expect(await Promise.all(local.map((c) => closed(c, 3000)))).toEqual([true, true, true, true, true]);
+    // Each one past the total is closed at once; unrefused, it would wait out the 10 s preamble.
+    expect(await Promise.all(local.map((c) => closed(c, 8000)))).toEqual([true, true, true, true, true]);
     expect(refused).toEqual(["connection", "connection", "connection", "connection", "connection"]);
   } finally {
     for (const c of clients) c.destroy();

@@ -24,19 +24,10 @@ afterEach(async () => {
   for (const f of fleets.splice(0)) await f.dispose();
 });
 
-/** A fleet whose `[server]` table gets `lines` (the harness writes it with `[server.producers]` after). */
+/** A fleet whose `[server]` table gets `lines`. */
 function fleetWith(lines: readonly string[], config?: string): TestFleet {
-  const f = new TestFleet(config === undefined ? {} : { config });
+  const f = new TestFleet({ server: lines, ...(config === undefined ? {} : { config }) });
   fleets.push(f);
-  const file = path.join(f.root, "config", "harness", "harness.toml");
-  const text = fs.readFileSync(file, "utf8");
-  fs.writeFileSync(
-    file,
-    text.replace(
-      '[server]\nmetrics_listen = "127.0.0.1:0"\n',
-      `[server]\nmetrics_listen = "127.0.0.1:0"\n${lines.join("\n")}\n`,
-    ),
-  );
   return f;
 }
 

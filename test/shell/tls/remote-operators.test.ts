@@ -28,23 +28,16 @@ afterEach(async () => {
 
 /** A daemon on mutual TLS; its RPC URL once started. */
 async function tlsDaemon(options: FleetOptions = {}): Promise<{ fleet: TestFleet; url: string }> {
-  const fleet = new TestFleet(options);
+  const fleet = new TestFleet({
+    ...options,
+    server: [
+      'listen = "127.0.0.1:0"',
+      `tls_cert_file = ${JSON.stringify(certs.server.cert)}`,
+      `tls_key_file = ${JSON.stringify(certs.server.key)}`,
+      `client_ca_file = ${JSON.stringify(certs.ca)}`,
+    ],
+  });
   fleets.push(fleet);
-  const file = path.join(fleet.root, "config", "harness", "harness.toml");
-  const tls = [
-    'listen = "127.0.0.1:0"',
-    `tls_cert_file = ${JSON.stringify(certs.server.cert)}`,
-    `tls_key_file = ${JSON.stringify(certs.server.key)}`,
-    `client_ca_file = ${JSON.stringify(certs.ca)}`,
-  ];
-  const text = fs.readFileSync(file, "utf8");
-  fs.writeFileSync(
-    file,
-    text.replace(
-      '[server]\nmetrics_listen = "127.0.0.1:0"\n',
-      `[server]\nmetrics_listen = "127.0.0.1:0"\n${tls.join("\n")}\n`,
-    ),
-  );
   const said = await fleet.start();
   const url = /rpc (https:\/\/[^\s,]+),/.exec(said)?.[1];
   if (url === undefined) throw new Error(`no TLS start line in: ${said}`);
