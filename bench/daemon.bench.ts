@@ -32,6 +32,7 @@ import { JournalCommits } from "../src/shell/store/journal-commits.js";
 import { JournalTable } from "../src/shell/store/journal-table.js";
 import { type Db, type OpenedStore, openStore, openStoreReadOnly } from "../src/shell/store/open-store.js";
 import { INDEXED_COLUMNS } from "../src/shell/store/schema.js";
+import { SqliteJournalLog } from "../src/shell/store/sqlite-write-ports.js";
 import { createLog } from "../src/shell/support/log.js";
 import { DaemonMetrics } from "../src/shell/support/metrics.js";
 import { type BenchRow, journalRows, REPO, toolEvents } from "./journal-rows.js";
@@ -312,7 +313,7 @@ async function admitWriter(events: readonly EventFields[]): Promise<number> {
   const tmp = tempDir();
   const store = openStore(path.join(tmp.dir, "harness.db"), "daemon bench");
   try {
-    const writer = new JournalWriter(new JournalCommits(store.db), {
+    const writer = new JournalWriter(new SqliteJournalLog(new JournalCommits(store.db)), {
       queueLimit: events.length,
       batchSize: BATCH,
       clock: Date.now,
@@ -329,7 +330,7 @@ async function admitWriter(events: readonly EventFields[]): Promise<number> {
     });
     await Promise.all(seqs);
     const ns = Number(now() - start);
-    writer.close();
+    await writer.close();
     return ns;
   } finally {
     store.close();
@@ -362,8 +363,9 @@ interface CommitLoad {
 /**
  * The commit is observed by wrapping `DecisionStore.prototype.commit` (no product code changes): the
  * time is taken on the daemon's thread the moment the fire's transaction has returned, so it costs a
- * Map.set per fire and no polling connection competes for the two cores. `JournalWriter.prototype.flush`
- * is wrapped the same way, only to count the journal's commits and the time they block the thread.
+ * Map.set per fire and no polling connection competes for the two cores. `JournalCommits.prototype.commit`
+ * is wrapped the same way, only to count the journal's commits (the producers' batches and the derived
+ * rows with their cursors) and the time they block the thread.
  */
 async function liveLatency(): Promise<{
   result: LiveResult;
@@ -373,7 +375,7 @@ async function liveLatency(): Promise<{
   const committed = new Map<number, bigint>();
   const load: CommitLoad = { journal: { count: 0, ns: 0 }, decisions: { count: 0, ns: 0 } };
   const commit = DecisionStore.prototype.commit;
-  const flush = JournalWriter.prototype.flush;
+  const journalCommit = JournalCommits.prototype.commit;
   DecisionStore.prototype.commit = function (this: DecisionStore, d: Decisions): void {
     const start = now();
     commit.call(this, d);
@@ -382,12 +384,14 @@ async function liveLatency(): Promise<{
     load.decisions.ns += Number(at - start);
     for (const fire of d.fires) if (fire.rule === LIVE_RULE) committed.set(fire.seq, at);
   };
-  JournalWriter.prototype.flush = function (this: JournalWriter): void {
-    if (this.queued === 0) return;
+  JournalCommits.prototype.commit = function <T>(this: JournalCommits, work: () => T): T {
     const start = now();
-    flush.call(this);
-    load.journal.count++;
-    load.journal.ns += Number(now() - start);
+    try {
+      return journalCommit.call(this, work) as T;
+    } finally {
+      load.journal.count++;
+      load.journal.ns += Number(now() - start);
+    }
   };
   try {
     return await withDaemon(true, async (daemon, tokens) => {
@@ -404,7 +408,7 @@ async function liveLatency(): Promise<{
     });
   } finally {
     DecisionStore.prototype.commit = commit;
-    JournalWriter.prototype.flush = flush;
+    JournalCommits.prototype.commit = journalCommit;
   }
 }
 

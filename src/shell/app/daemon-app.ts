@@ -187,7 +187,7 @@ export class DaemonApp {
         }),
       );
       const startExport = prepareOtel(decisionExports, config);
-      const daemon = new Daemon({
+      const daemon = await Daemon.open({
         stores,
         configAtStart: config,
         rulesAtStart: await loadRules(config),

@@ -124,6 +124,12 @@ const STOP_TIMEOUT_MS = 30_000;
 
 export class Daemon {
   private evalScheduled = false;
+  /** A pass was asked for while one ran: it runs again when done. */
+  private evalAgain = false;
+  /** The passes, cursor saves and the close, one at a time (each awaits the store). */
+  private work: Promise<unknown> = Promise.resolve();
+  private passRunning = false;
+  private closing = false;
   private cursorSave: NodeJS.Timeout | undefined;
   private closed = false;
   private readonly timers: NodeJS.Timeout[] = [];
@@ -134,8 +140,8 @@ export class Daemon {
   private clones: readonly PolicyCloneStatus[];
   private restartKeys: readonly string[] = [];
   private reloadFailure: ReloadFailure | undefined;
-  private readonly writer: JournalWriter;
-  private readonly evaluator: Evaluator;
+  private writer!: JournalWriter;
+  private evaluator!: Evaluator;
   private readonly derivation: Derivation;
   private readonly actions: ActionRunner;
   private notifier: Notifier | undefined;
@@ -150,8 +156,15 @@ export class Daemon {
   /** Who waits for a row's evaluation (`evaluated`), settled after each step of the evaluator. */
   private readonly evaluationWaits = new EvaluationWaits();
 
-  constructor(private readonly deps: DaemonDeps) {
-    const { stores, configAtStart: config, log, clock, metrics } = deps;
+  /** A daemon over the store, its evaluator resumed after the stored cursor; `start` sets it going. */
+  static async open(deps: DaemonDeps): Promise<Daemon> {
+    const daemon = new Daemon(deps);
+    await daemon.init();
+    return daemon;
+  }
+
+  private constructor(private readonly deps: DaemonDeps) {
+    const { stores, configAtStart: config, log, clock } = deps;
     this.inForce = config;
     this.clones = deps.rulesAtStart.clones;
     const decisions = stores.decisions;
@@ -166,13 +179,34 @@ export class Daemon {
         { actions: interrupted.unknown },
         "actions running at the last stop are recorded unknown: they may have run",
       );
-    const journal = stores.journal;
     this.notifier = this.newNotifier(config.notify);
     this.actions = new ActionRunner(decisions, this.sinks(config), log, clock, deps.runStops);
+    this.storeWrite = new StoreWriteHealth(stores.path, clock);
+    this.walSync = stores.walSync((e) =>
+      log.error({ err: e.message }, "syncing the store's WAL failed; the next commit syncs it"),
+    );
+    const runReads = stores.agentRuns;
+    this.derivation = new Derivation({
+      journal: stores.journal,
+      cursors: stores.cursors,
+      append: this.appendDerived,
+      derivers: deps.derivers(
+        () => this.inForce,
+        (d) => this.actions.decidedElsewhere(d),
+      ),
+      // The derivers keep state about runs in flight: a rebuild replays from the oldest one's opening.
+      replayFrom: () => runReads.replayFrom(decisions.cursor(), HOUR),
+    });
+    this.pruner = stores.pruner(config.memory.rules.journalRetention);
+  }
+
+  /** Opens the evaluator and the writer over the store and rebuilds the derivers' state. */
+  private async init(): Promise<void> {
+    const { stores, log, clock, metrics } = this.deps;
+    const unsynced = <T>(commit: () => T): T => this.walSync.unsynced(commit);
     const once = new OncePer(HOUR);
-    this.evaluator = new Evaluator(deps.rulesAtStart.ruleSet, {
-      journal,
-      decisions,
+    this.evaluator = await Evaluator.open(this.deps.rulesAtStart.ruleSet, {
+      log: stores.evaluatorLog(unsynced),
       metrics,
       clock,
       onFailure: (f, seq) => {
@@ -187,14 +221,10 @@ export class Daemon {
         if (committed.fires.length > 0) this.fireCommits++;
         this.actions.dispatch(committed);
         metrics.holdsActive.set(Object.keys(this.evaluator.state.holds).length);
-        deps.onCommitted(committed);
+        this.deps.onCommitted(committed);
       },
     });
-    this.storeWrite = new StoreWriteHealth(stores.path, clock);
-    this.walSync = stores.walSync((e) =>
-      log.error({ err: e.message }, "syncing the store's WAL failed; the next commit syncs it"),
-    );
-    this.writer = new JournalWriter(stores.journalCommits, {
+    this.writer = new JournalWriter(stores.journalLog(unsynced), {
       queueLimit: DEFAULT_QUEUE_LIMIT,
       batchSize: DEFAULT_BATCH_SIZE,
       clock,
@@ -207,23 +237,9 @@ export class Daemon {
         this.storeWrite.failed(e);
         log.error({ err: e.message, store: stores.path }, "journal admission failed");
       },
-      unsynced: (commit) => this.walSync.unsynced(commit),
     });
-    const runReads = stores.agentRuns;
-    this.derivation = new Derivation({
-      journal,
-      cursors: stores.cursors,
-      append: this.appendDerived,
-      derivers: deps.derivers(
-        () => this.inForce,
-        (d) => this.actions.decidedElsewhere(d),
-      ),
-      // The derivers keep state about runs in flight: a rebuild replays from the oldest one's opening.
-      replayFrom: () => runReads.replayFrom(decisions.cursor(), HOUR),
-    });
-    this.derivation.start();
-    this.pruner = stores.pruner(config.memory.rules.journalRetention);
-    this.reportRuleSet(deps.rulesAtStart.ruleSet, this.clones);
+    await this.derivation.start();
+    this.reportRuleSet(this.deps.rulesAtStart.ruleSet, this.clones);
   }
 
   /** The hook `[notify]` configures, or undefined when it names no command. */
@@ -377,8 +393,8 @@ export class Daemon {
    * The hook-fed runs of the harness each released hold's rule stopped are released with it
    * (`agent-run-stops.ts`).
    */
-  clear(harness: string, rule: string | undefined, by?: string): number {
-    const released = this.evaluator.clear(harness, rule, by);
+  async clear(harness: string, rule: string | undefined, by?: string): Promise<number> {
+    const released = await this.evaluator.clear(harness, rule, by);
     const at = this.deps.clock();
     for (const r of released) this.deps.runStops.releasedWithHold(r.harness, r.rule, at, r.by);
     this.deps.metrics.holdsActive.set(Object.keys(this.evaluator.state.holds).length);
@@ -389,7 +405,8 @@ export class Daemon {
    * Commits the daemon's own derived rows now, outside the producers' queue, with `also` in the same
    * transaction (`../derive/deriver.ts`); the evaluator then reads them like any other row.
    */
-  readonly appendDerived: AppendDerived = (rows, also) => this.writer.appendNow(rows, (seqs) => also?.(seqs));
+  readonly appendDerived: AppendDerived = (rows, also, options) =>
+    this.writer.appendNow(rows, (seqs) => also?.(seqs), options);
 
   /**
    * `JournalService.Append`: each event checked on its own, admitted through the bounded queue; with an
@@ -429,56 +446,80 @@ export class Daemon {
     return this.evaluationWaits.wait(seq, budgetMs);
   }
 
+  /** Runs `job` after the passes, saves and close asked for before it. */
+  private inWork<T>(job: () => Promise<T>): Promise<T> {
+    const next = this.work.then(job);
+    this.work = next.catch(() => undefined);
+    return next;
+  }
+
   private scheduleEvaluation(): void {
-    if (this.evalScheduled || this.closed) return;
+    if (this.closing) return;
+    // A pass under way may have read the journal before this row committed: it runs once more.
+    if (this.passRunning) this.evalAgain = true;
+    if (this.evalScheduled) return;
     this.evalScheduled = true;
     setImmediate(() => {
       this.evalScheduled = false;
-      if (this.closed) return;
-      let n = 0;
+      if (this.closing || this.passRunning) return;
+      void this.inWork(() => this.evaluationPass());
+    });
+  }
+
+  /** Derivation, then a slice of evaluation; schedules the next pass while rows remain. */
+  private async evaluationPass(): Promise<void> {
+    if (this.closing) return;
+    this.passRunning = true;
+    this.evalAgain = false;
+    let n = 0;
+    let stalled = false;
+    try {
       try {
-        // Derived rows first, so the evaluator's slice can reach them in the same turn. A failed
+        // Derived rows first, so the evaluator's slice can reach them in the same pass. A failed
         // derivation keeps nothing uncommitted and is retried; it does not hold evaluation up.
-        n += this.derivation.step();
+        n += await this.derivation.step();
       } catch (e) {
         this.deps.log.error({ err: (e as Error).message }, "deriving rows stalled; retrying");
         this.timers.push(setTimeout(() => this.scheduleEvaluation(), 1_000));
       }
       try {
-        n += this.evaluator.step(EVAL_SLICE_MS);
+        n += await this.evaluator.step(EVAL_SLICE_MS);
       } catch (e) {
         this.deps.log.error(
           { err: (e as Error).message, cursor: this.evaluator.cursor },
           "evaluation stalled; retrying",
         );
         this.timers.push(setTimeout(() => this.scheduleEvaluation(), 1_000));
-        return;
+        stalled = true;
       }
-      this.evaluationWaits.reached(this.evaluator.cursor);
-      this.deps.metrics.journalLag.set(this.evaluator.lagSeconds(this.deps.clock()));
-      if (n > 0) this.scheduleEvaluation();
-      else this.scheduleCursorSave();
-    });
+    } finally {
+      this.passRunning = false;
+    }
+    if (stalled) return;
+    this.evaluationWaits.reached(this.evaluator.cursor);
+    this.deps.metrics.journalLag.set(this.evaluator.lagSeconds(this.deps.clock()));
+    if (n > 0 || this.evalAgain) this.scheduleEvaluation();
+    else this.scheduleCursorSave();
   }
 
   /** Stores, a moment later, the cursors that rows which changed nothing advanced. */
   private scheduleCursorSave(): void {
-    if (this.cursorSave !== undefined || this.closed) return;
+    if (this.cursorSave !== undefined || this.closing) return;
     if (!this.derivation.cursorsUnsaved && !this.evaluator.cursorUnsaved) return;
     this.cursorSave = setTimeout(() => {
       this.cursorSave = undefined;
-      if (this.closed) return;
-      try {
-        // A cursor lost to a power cut makes rows that changed nothing read again: no need to wait.
-        this.walSync.unsynced(() => {
-          this.derivation.saveCursors();
-          this.evaluator.saveCursor();
-        });
-      } catch (e) {
-        // Nothing is lost: the rows are read again from the stored cursors. The next step tries again.
-        this.deps.log.error({ err: (e as Error).message }, "storing the cursors failed; retrying");
-        this.scheduleEvaluation();
-      }
+      void this.inWork(async () => {
+        if (this.closing) return;
+        try {
+          // A cursor lost to a power cut makes rows that changed nothing read again: no need to wait.
+          await this.derivation.saveCursors();
+          await this.evaluator.saveCursor();
+        } catch (e) {
+          // Nothing is lost: the rows are read again from the stored cursors. The next pass tries again.
+          this.deps.log.error({ err: (e as Error).message }, "storing the cursors failed; retrying");
+          this.scheduleEvaluation();
+        }
+      });
     }, CURSOR_SAVE_MS);
   }
 
@@ -552,8 +593,8 @@ export class Daemon {
     const serve = await this.deps.loadServed(config).catch(failed);
     // Nothing has changed until here. The swap, which commits the holds it releases, goes first: if it
     // throws, the credentials and actions in force stay as they were too.
-    // The evaluator runs whole rows between turns of the event loop, so this lands between two rows.
-    const released = this.evaluator.swapRuleSet(ruleSet, by);
+    // The evaluator takes a reload between two of its slices, so this lands between two rows.
+    const released = await this.evaluator.swapRuleSet(ruleSet, by);
     serve();
     this.clones = clones;
     this.reconfigureActions(config);
@@ -582,12 +623,15 @@ export class Daemon {
 
   /** Commits what is queued and evaluated, stops the timers, waits for hooks and stops under way. */
   async close(): Promise<void> {
-    if (this.closed) return;
+    if (this.closing) return;
+    this.closing = true;
     process.off("SIGHUP", this.onHup);
-    this.writer.close();
-    while (this.derivation.step() + this.evaluator.step(1_000) > 0);
-    this.derivation.saveCursors();
-    this.evaluator.saveCursor();
+    await this.inWork(async () => {
+      await this.writer.close();
+      while ((await this.derivation.step()) + (await this.evaluator.step(1_000)) > 0);
+      await this.derivation.saveCursors();
+      await this.evaluator.saveCursor();
+    });
     this.evaluationWaits.reached(this.evaluator.cursor);
     this.evaluationWaits.close();
     this.closed = true;

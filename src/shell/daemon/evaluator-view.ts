@@ -9,8 +9,8 @@ export interface EvaluatorView {
   readonly rules: RuleSet;
   readonly state: CoreState;
   /**
-   * The seq of the last row evaluated: what the rows up to it fired, held and changed is committed (the
-   * cursor of rows that changed nothing is stored a moment later).
+   * The seq of the last row evaluated whose decisions are committed: what the rows up to it fired, held
+   * and changed is committed (the cursor of rows that changed nothing is stored a moment later).
    */
   readonly cursor: number;
   /** The `at` of that row; 0 before any. */

@@ -21,8 +21,8 @@ import type { RuleSet } from "../../core/rule-set.js";
 import { type CoreState, StateAccumulator, type StateOp } from "../../core/state.js";
 import { MAX_WINDOW_MS } from "../../core/window.js";
 import { type SelectorShape, sameShapes, selectorShapes, WindowFeed } from "../../core/window-index.js";
-import type { DecisionStore, Decisions } from "../store/decision-store.js";
-import type { JournalTable } from "../store/journal-table.js";
+import type { Decisions } from "../store/decision-store.js";
+import type { EvaluatorLog } from "../store/write-ports.js";
 import { failpoint } from "../support/failpoints.js";
 import type { DaemonMetrics } from "../support/metrics.js";
 
@@ -35,8 +35,8 @@ export interface Committed {
 }
 
 export interface EvaluatorOptions {
-  readonly journal: JournalTable;
-  readonly decisions: DecisionStore;
+  /** The journal and the decisions, through the store's asynchronous door (decision 0020). */
+  readonly log: EvaluatorLog;
   readonly metrics: DaemonMetrics;
   readonly clock: () => number;
   /** Called after every commit that made fires, holds or releases durable. */
@@ -55,6 +55,11 @@ class UncommittedRows {
   readonly releases: Release[] = [];
   readonly evaluations: Committed["evaluations"][number][] = [];
 
+  /** Whether nothing waits to commit but the cursor. */
+  get empty(): boolean {
+    return this.ops.length === 0 && this.fires.length === 0 && this.suppressed.size === 0;
+  }
+
   /** Adds a row's outcome; true when the row fired or released, and so commits before the next row. */
   add(row: JournalRow, outcome: RowOutcome): boolean {
     for (const op of outcome.delta) this.ops.push({ at: row.at, op });
@@ -72,62 +77,97 @@ class UncommittedRows {
   }
 }
 
+/**
+ * The store is asynchronous, so others may read the evaluator while a commit is under way: what they
+ * read (`EvaluatorView`) is the state as committed and the last row whose decisions are committed,
+ * kept apart from the state the next row is evaluated against. Steps, clears and reloads run one at a
+ * time, in the order they were asked for.
+ */
 export class Evaluator {
   private ruleSet: RuleSet;
   private shapes: readonly SelectorShape[];
   private feed!: WindowFeed;
+  /** The state the next row is evaluated against: the committed state and the rows not yet committed. */
   private acc!: StateAccumulator;
+  /** The state as committed: what others read. */
+  private committedState!: StateAccumulator;
   /** The cursor in the store. */
   private savedSeq = 0;
-  /** The last row evaluated: past `savedSeq` by the quiet rows whose cursor waits (see above). */
+  /** The last row evaluated: past `savedSeq` by the rows whose decisions or cursor wait (see above). */
   private evaluatedSeq = 0;
   private lastAt = 0;
+  /** The last row whose decisions are committed (a row that decided nothing has none to wait for). */
+  private settledSeq = 0;
+  private settledAt = 0;
+  /** Before any row was evaluated: the `at` of the first row read and not yet evaluated. */
+  private firstPendingAt: number | undefined;
   private readonly quietBatch: number;
+  private turns: Promise<unknown> = Promise.resolve();
 
-  constructor(
+  private constructor(
     ruleSet: RuleSet,
     private readonly options: EvaluatorOptions,
   ) {
     this.ruleSet = ruleSet;
     this.shapes = selectorShapes(ruleSet.rules.map((r) => r.rule));
     this.quietBatch = options.quietBatch ?? 1_000;
-    this.resync({ clearCostExceeded: true });
+  }
+
+  /** An evaluator resuming after the stored cursor, its state read back and its windows rebuilt. */
+  static async open(ruleSet: RuleSet, options: EvaluatorOptions): Promise<Evaluator> {
+    const evaluator = new Evaluator(ruleSet, options);
+    await evaluator.resync({ clearCostExceeded: true });
+    return evaluator;
+  }
+
+  /** Runs `turn` after the turns asked for before it, whatever became of them. */
+  private inTurn<T>(turn: () => Promise<T>): Promise<T> {
+    const next = this.turns.then(turn);
+    this.turns = next.catch(() => undefined);
+    return next;
   }
 
   /** Re-reads state and cursor from the store and rebuilds the windows: at start, and after a failed commit. */
-  private resync(options: { readonly clearCostExceeded: boolean }): void {
-    const { decisions, journal } = this.options;
-    this.acc = new StateAccumulator(decisions.loadState(options));
-    this.savedSeq = decisions.cursor();
+  private async resync(options: { readonly clearCostExceeded: boolean }): Promise<void> {
+    const { log } = this.options;
+    const state = await log.loadState(options);
+    this.acc = new StateAccumulator(state);
+    this.committedState = new StateAccumulator(state);
+    this.savedSeq = await log.cursor();
     this.evaluatedSeq = this.savedSeq;
-    this.lastAt = journal.atOf(this.savedSeq) ?? 0;
-    this.rebuildFeed();
+    this.lastAt = (await log.atOf(this.savedSeq)) ?? 0;
+    this.settledSeq = this.evaluatedSeq;
+    this.settledAt = this.lastAt;
+    if (this.lastAt === 0) this.firstPendingAt = (await log.rowsAfter(this.savedSeq, 1))[0]?.at;
+    await this.rebuildFeed();
   }
 
   /** Windows look back up to 7 days from the cursor; the feed replays those rows from the journal. */
-  private rebuildFeed(): void {
-    this.feed = new WindowFeed(this.shapes);
-    for (const row of this.options.journal.rowsBetween(this.lastAt - MAX_WINDOW_MS, 0, this.evaluatedSeq))
-      this.feed.add(row);
+  private async rebuildFeed(): Promise<void> {
+    const feed = new WindowFeed(this.shapes);
+    for await (const page of this.options.log.pagesBetween(this.lastAt - MAX_WINDOW_MS, 0, this.evaluatedSeq))
+      for (const row of page) feed.add(row);
+    this.feed = feed;
   }
 
-  /** The last row evaluated (its cursor may not be stored yet). */
+  /** The last row whose decisions are committed (its cursor may not be stored yet). */
   get cursor(): number {
-    return this.evaluatedSeq;
+    return this.settledSeq;
   }
   /** Whether quiet rows were evaluated whose cursor is not yet stored. */
   get cursorUnsaved(): boolean {
     return this.evaluatedSeq > this.savedSeq;
   }
+  /** The state as committed. */
   get state(): CoreState {
-    return this.acc.current;
+    return this.committedState.current;
   }
   get rules(): RuleSet {
     return this.ruleSet;
   }
-  /** The at of the last evaluated row; 0 before any. */
+  /** The at of the last row whose decisions are committed; 0 before any. */
   get lastEvaluatedAt(): number {
-    return this.lastAt;
+    return this.settledAt;
   }
 
   /**
@@ -136,7 +176,7 @@ export class Evaluator {
    * never started shows as behind, not as idle.
    */
   lagSeconds(now: number): number {
-    const at = this.lastAt > 0 ? this.lastAt : this.options.journal.rowsAfter(this.evaluatedSeq, 1)[0]?.at;
+    const at = this.settledAt > 0 ? this.settledAt : this.firstPendingAt;
     return at === undefined ? 0 : Math.max(0, (now - at) / 1000);
   }
 
@@ -144,64 +184,85 @@ export class Evaluator {
    * Swaps in a new rule set between two rows: holds it no longer backs are released (REQ-11 (c)) and
    * committed first; windows are rebuilt when the selectors' key sets changed.
    */
-  swapRuleSet(ruleSet: RuleSet, by?: string): readonly Release[] {
-    const { delta, releases } = releaseOnReload(this.acc.current, ruleSet, by);
-    this.commitBetweenRows(delta, releases);
-    this.ruleSet = ruleSet;
-    const shapes = selectorShapes(ruleSet.rules.map((r) => r.rule));
-    if (!sameShapes(shapes, this.shapes)) {
-      this.shapes = shapes;
-      this.rebuildFeed();
-    }
-    return releases;
+  swapRuleSet(ruleSet: RuleSet, by?: string): Promise<readonly Release[]> {
+    return this.inTurn(async () => {
+      const { delta, releases } = releaseOnReload(this.acc.current, ruleSet, by);
+      await this.commitBetweenRows(delta, releases);
+      this.ruleSet = ruleSet;
+      const shapes = selectorShapes(ruleSet.rules.map((r) => r.rule));
+      if (!sameShapes(shapes, this.shapes)) {
+        this.shapes = shapes;
+        await this.rebuildFeed();
+      }
+      return releases;
+    });
   }
 
   /** `harness rules clear` (REQ-11 (b)): the releases, committed; none means "hold not found". */
-  clear(harness: string, rule?: string, by?: string): readonly Release[] {
-    const { delta, releases } = clearHolds(this.acc.current, harness, rule, by);
-    this.commitBetweenRows(delta, releases);
-    return releases;
+  clear(harness: string, rule?: string, by?: string): Promise<readonly Release[]> {
+    return this.inTurn(async () => {
+      const { delta, releases } = clearHolds(this.acc.current, harness, rule, by);
+      await this.commitBetweenRows(delta, releases);
+      return releases;
+    });
   }
 
-  /** Commits a change of state that no row made (a clear, a reload), between two rows, and acts on it. */
-  private commitBetweenRows(delta: readonly StateOp[], releases: readonly Release[]): void {
+  /**
+   * Commits a change of state that no row made (a clear, a reload), between two rows, and acts on it.
+   * Between two turns nothing waits to commit but quiet rows' cursor.
+   */
+  private async commitBetweenRows(delta: readonly StateOp[], releases: readonly Release[]): Promise<void> {
     if (delta.length === 0) return;
     const at = Math.max(this.lastAt, this.options.clock());
+    const cursor = this.evaluatedSeq;
     // Quiet rows evaluated before it commit their cursor with it: they changed nothing to keep.
-    this.options.decisions.commit({
-      cursor: this.evaluatedSeq,
+    await this.options.log.commit({
+      cursor,
       ops: delta.map((op) => ({ at, op })),
       fires: [],
       suppressed: new Map(),
     });
-    this.savedSeq = this.evaluatedSeq;
+    this.savedSeq = cursor;
     this.acc.apply(delta);
+    this.committedState.apply(delta);
     this.options.dispatch({ fires: [], releases, evaluations: [] });
   }
 
   /**
-   * Stores the cursor of the quiet rows evaluated since the last commit; throws when the commit fails
-   * (the rows are then evaluated again at the next start, which changes nothing).
+   * Stores the cursor of the quiet rows evaluated since the last commit, without waiting for the disk;
+   * rejects when the commit fails (the rows are then evaluated again at the next start, which changes
+   * nothing).
    */
-  saveCursor(): void {
-    if (!this.cursorUnsaved) return;
-    this.options.decisions.commit({ cursor: this.evaluatedSeq, ops: [], fires: [], suppressed: new Map() });
-    this.savedSeq = this.evaluatedSeq;
+  saveCursor(): Promise<void> {
+    return this.inTurn(async () => {
+      if (!this.cursorUnsaved) return;
+      const cursor = this.evaluatedSeq;
+      await this.options.log.commit(
+        { cursor, ops: [], fires: [], suppressed: new Map() },
+        { unsynced: true },
+      );
+      this.savedSeq = cursor;
+    });
   }
 
   /**
    * Evaluates committed rows after the cursor for about `budgetMs`, then returns the number evaluated,
-   * so the caller can yield to producers between slices. Throws only when a commit fails, after
+   * so the caller can yield to producers between slices. Rejects only when a commit fails, after
    * re-reading the committed state (nothing uncommitted is acted on).
    */
-  step(budgetMs: number): number {
+  step(budgetMs: number): Promise<number> {
+    return this.inTurn(() => this.evaluateSlice(budgetMs));
+  }
+
+  private async evaluateSlice(budgetMs: number): Promise<number> {
     const started = performance.now();
     let evaluated = 0;
     let pending = new UncommittedRows();
-    const flush = () => {
+    const flush = async () => {
       const committed = pending;
       pending = new UncommittedRows();
       const cursor = this.evaluatedSeq;
+      const at = this.lastAt;
       const decisions: Decisions = {
         cursor,
         ops: committed.ops,
@@ -210,24 +271,27 @@ export class Evaluator {
       };
       failpoint("eval.beforeCommit");
       try {
-        this.options.decisions.commit(decisions);
+        await this.options.log.commit(decisions);
       } catch (e) {
-        this.resync({ clearCostExceeded: false });
+        await this.resync({ clearCostExceeded: false });
         throw new Error(`evaluator: committing rows up to seq ${cursor} failed: ${(e as Error).message}`, {
           cause: e,
         });
       }
       failpoint("eval.afterCommit");
       this.savedSeq = cursor;
+      this.committedState.apply(committed.ops.map((o) => o.op));
+      this.settle(cursor, at);
       // A hold is placed only by a fire, so a commit with no fire and no release has nothing to act on.
       if (committed.fires.length > 0 || committed.releases.length > 0) this.options.dispatch(committed);
     };
-    const { metrics } = this.options;
-    // Evaluation counts reach their counter at the end of the step, however the step ends.
+    const { metrics, log } = this.options;
+    // Evaluation counts reach their counter at the end of the slice, however the slice ends.
     try {
       outer: while (performance.now() - started < budgetMs) {
-        const rows = this.options.journal.rowsAfter(this.evaluatedSeq, 256);
+        const rows = await log.rowsAfter(this.evaluatedSeq, 256);
         if (rows.length === 0) break;
+        if (this.settledAt === 0) this.firstPendingAt ??= (rows[0] as JournalRow).at;
         for (const row of rows) {
           this.feed.add(row);
           const t0 = performance.now();
@@ -242,15 +306,22 @@ export class Evaluator {
           for (const f of outcome.fires)
             metrics.fires.inc({ rule: metrics.rule(f.rule), mode: f.mode, level: f.effectiveLevel });
           // Every row is evaluated in seq order, so the seqs past the stored cursor count the rows.
-          if (acts || this.evaluatedSeq - this.savedSeq >= this.quietBatch) flush();
+          if (acts || this.evaluatedSeq - this.savedSeq >= this.quietBatch) await flush();
+          else if (pending.empty) this.settle(row.seq, row.at);
           if (performance.now() - started >= budgetMs) break outer;
         }
       }
       // Quiet rows keep nothing but their cursor, which waits (see the module's comment).
-      if (pending.ops.length > 0 || pending.suppressed.size > 0) flush();
+      if (!pending.empty) await flush();
       return evaluated;
     } finally {
       metrics.flushEvaluations();
     }
+  }
+
+  /** The rows up to `seq` have their decisions committed. */
+  private settle(seq: number, at: number): void {
+    this.settledSeq = seq;
+    this.settledAt = at;
   }
 }

@@ -44,12 +44,12 @@ export class Derivation {
    * At start, before anything is admitted: stores the cursor of each deriver that has none, and rebuilds
    * every deriver's state.
    */
-  start(): void {
+  async start(): Promise<void> {
     const { journal, cursors, derivers } = this.deps;
     const head = journal.last().seq;
     const fresh = derivers.filter((d) => cursors.get(d.name) === undefined);
     if (fresh.length > 0)
-      this.deps.append([], () => {
+      await this.deps.append([], () => {
         for (const d of fresh) cursors.set(d.name, head);
       });
     this.rebuild();
@@ -78,10 +78,10 @@ export class Derivation {
   /**
    * Derives from the rows committed after each deriver's cursor, a batch per deriver, and commits what
    * they all derived with their cursors in one transaction (one commit a step, not one per deriver);
-   * returns the number of rows read, so the caller can come back while there are more. Throws when the
-   * commit fails, after marking the states for a rebuild (nothing uncommitted is kept).
+   * resolves with the number of rows read, so the caller can come back while there are more. Rejects
+   * when the commit fails, after marking the states for a rebuild (nothing uncommitted is kept).
    */
-  step(): number {
+  async step(): Promise<number> {
     if (!this.built) this.rebuild();
     const out: DerivedRow[] = [];
     const also: ((seqs: readonly number[]) => void)[] = [];
@@ -115,7 +115,7 @@ export class Derivation {
     for (const [name, cursor] of advanced) this.cursor.set(name, cursor);
     if (out.length === 0 && also.length === 0) this.unsaved = true;
     else {
-      const seqs = this.commit(out, also);
+      const seqs = await this.commit(out, also);
       for (const tell of committed) tell(seqs);
     }
     return read;
@@ -126,22 +126,30 @@ export class Derivation {
     return this.unsaved;
   }
 
-  /** Stores the cursors of rows that derived nothing; throws when the commit fails. */
-  saveCursors(): void {
-    if (this.unsaved) this.commit([], []);
+  /**
+   * Stores the cursors of rows that derived nothing, without waiting for the disk (a power cut makes
+   * those rows read again, to the same nothing); rejects when the commit fails.
+   */
+  async saveCursors(): Promise<void> {
+    if (this.unsaved) await this.commit([], [], { unsynced: true });
   }
 
   /** Commits `out` and `also` with every deriver's cursor; returns the seqs of `out`. */
-  private commit(
+  private async commit(
     out: readonly DerivedRow[],
     also: readonly ((seqs: readonly number[]) => void)[],
-  ): readonly number[] {
+    options?: { readonly unsynced?: boolean },
+  ): Promise<readonly number[]> {
     let seqs: readonly number[];
     try {
-      seqs = this.deps.append(out, (written) => {
-        for (const write of also) write(written);
-        for (const [name, cursor] of this.cursor) this.deps.cursors.set(name, cursor);
-      });
+      seqs = await this.deps.append(
+        out,
+        (written) => {
+          for (const write of also) write(written);
+          for (const [name, cursor] of this.cursor) this.deps.cursors.set(name, cursor);
+        },
+        options,
+      );
     } catch (e) {
       // The states have folded rows whose derivations did not commit: rebuild from the store next step.
       this.built = false;

@@ -16,13 +16,15 @@ export interface DerivedRow {
 }
 
 /**
- * Commits `rows` now, with `also` (given the rows' seqs) in the same transaction; returns the seqs.
- * Throws when the commit fails, and then nothing of it is in the store.
+ * Commits `rows` now, with `also` (given the rows' seqs) in the same transaction; resolves with the
+ * seqs. Rejects when the commit fails, and then nothing of it is in the store.
  */
 export type AppendDerived = (
   rows: readonly DerivedRow[],
   also?: (seqs: readonly number[]) => void,
-) => readonly number[];
+  /** `unsynced`: the commit need not wait for the disk (cursors of rows that derived nothing). */
+  options?: { readonly unsynced?: boolean },
+) => Promise<readonly number[]>;
 
 /** What one committed row gives a deriver to write. */
 export interface Derived {

@@ -31,7 +31,7 @@ export interface AdmitOptions {
  * Admits one request's events. With `key`, the events that pass are offered as one group whose key
  * commits with their rows, and a key already committed gets its stored answer, admitting nothing again.
  */
-export function admitEvents(
+export async function admitEvents(
   writer: JournalWriter,
   source: ProducerSource,
   events: readonly unknown[],
@@ -39,8 +39,8 @@ export function admitEvents(
   options: AdmitOptions = {},
 ): Promise<readonly AdmitResult[]> {
   if (key !== undefined) {
-    const stored = writer.answered(source, key);
-    if (stored !== undefined) return Promise.resolve(JSON.parse(stored) as AdmitResult[]);
+    const stored = await writer.answered(source, key);
+    if (stored !== undefined) return JSON.parse(stored) as AdmitResult[];
   }
   // Each event's refusal, or undefined for one offered to the writer.
   const refusals: (AdmitResult | undefined)[] = [];
@@ -80,7 +80,7 @@ export function admitEvents(
     key === undefined ? undefined : { source, key, answer: (seqs) => JSON.stringify(admitted(seqs)) },
     options.unsynced === true,
   );
-  if (result === undefined) return Promise.resolve(answer(0, () => ({ kind: "dropped" })));
+  if (result === undefined) return answer(0, () => ({ kind: "dropped" }));
   return result.then(
     (r) => (r.kind === "committed" ? admitted(r.seqs) : (JSON.parse(r.answer) as AdmitResult[])),
     (e: Error) =>

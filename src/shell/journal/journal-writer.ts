@@ -11,13 +11,14 @@
  * of groups offered `unsynced` (answered at their commit, not after the disk's fsync) commits without
  * waiting for the disk (`../store/wal-sync.ts`). Rows another journal admitted (`journal import`) are
  * committed by the same clock, keeping the admission times they carry where those do not decrease.
+ * The store is reached through its asynchronous door (`JournalLog`, decision 0020); commits run one at a
+ * time, in the order they were asked for, so the clock's stamps stay in seq order whatever the store.
  */
 import type { EventFields } from "../../core/journal.js";
 import type { EventKind } from "../../core/kinds.js";
 import type { Source } from "../../core/sources.js";
-import type { JournalAppends } from "../store/journal-appends.js";
-import type { JournalCommits } from "../store/journal-commits.js";
-import type { JournalTable, NewRow } from "../store/journal-table.js";
+import type { NewRow } from "../store/journal-table.js";
+import type { GroupKey, GroupResult, JournalLog } from "../store/write-ports.js";
 import { failpoint } from "../support/failpoints.js";
 import type { DaemonMetrics } from "../support/metrics.js";
 
@@ -43,18 +44,6 @@ export type OfferResult =
   | { readonly kind: "queued"; readonly seq: Promise<number> }
   | { readonly kind: "dropped" };
 
-/** A group's idempotency key, and the answer to store with it given the seqs its rows got. */
-export interface GroupKey {
-  readonly source: Source;
-  readonly key: string;
-  readonly answer: (seqs: readonly number[]) => string;
-}
-
-/** What became of a queued group: its rows' seqs, or the answer stored for its key by an earlier commit. */
-export type GroupResult =
-  | { readonly kind: "committed"; readonly seqs: readonly number[] }
-  | { readonly kind: "repeated"; readonly answer: string };
-
 export interface JournalWriterOptions {
   /** Rows the queue holds before it drops; bounds the memory producers can make the daemon hold. */
   readonly queueLimit: number;
@@ -65,8 +54,6 @@ export interface JournalWriterOptions {
   /** Called after each committed batch with its last seq. */
   readonly onCommitted: (lastSeq: number) => void;
   readonly onError: (error: Error) => void;
-  /** Runs a commit without waiting for the disk; without it every batch waits. */
-  readonly unsynced?: <T>(commit: () => T) => T;
 }
 
 interface Queued {
@@ -92,19 +79,25 @@ export class JournalWriter {
   private rows = 0;
   /** Rows in the queue by tenant (`tenantOf`); a tenant with none has no entry. */
   private readonly byTenant = new Map<string, number>();
-  private readonly journal: JournalTable;
-  private readonly appends: JournalAppends;
   private scheduled = false;
+  private flushing = false;
   private closed = false;
-  private lastAt: number;
+  /** The commits asked for, run one after another. */
+  private commits: Promise<unknown> = Promise.resolve();
+
+  /** The last commit's admission time; read from the journal's last row before the first commit. */
+  private lastAt: number | undefined;
 
   constructor(
-    private readonly store: JournalCommits,
+    private readonly log: JournalLog,
     private readonly options: JournalWriterOptions,
-  ) {
-    this.journal = store.journal;
-    this.appends = store.appends;
-    this.lastAt = this.journal.last().at;
+  ) {}
+
+  /** Runs `commit` after the commits asked for before it, whatever became of them. */
+  private serially<T>(commit: () => Promise<T>): Promise<T> {
+    const next = this.commits.then(commit);
+    this.commits = next.catch(() => undefined);
+    return next;
   }
 
   /** Offers one row; returns at once. */
@@ -175,8 +168,8 @@ export class JournalWriter {
   }
 
   /** The answer stored for a group's key by an earlier commit, or undefined. */
-  answered(source: Source, key: string): string | undefined {
-    return this.appends.answer(source, key);
+  answered(source: Source, key: string): Promise<string | undefined> {
+    return this.log.answer(source, key);
   }
 
   get queued(): number {
@@ -184,86 +177,97 @@ export class JournalWriter {
   }
 
   private schedule(): void {
-    if (this.scheduled) return;
+    if (this.scheduled || this.flushing) return;
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
-      if (!this.closed) this.flush();
+      if (!this.closed) void this.flush();
     });
   }
 
   /** Commits what is queued and stops: later offers are dropped (the daemon is shutting down). */
-  close(): void {
-    while (this.queue.length > 0 && !this.closed) {
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.commits;
+    while (this.queue.length > 0) {
       const before = this.queue.length;
-      this.flush();
+      await this.flush();
       if (this.queue.length >= before) break;
     }
-    this.closed = true;
   }
 
   /**
    * The daemon's own derived rows (`../derive/`), committed now, outside the drop-on-full queue, with
    * `also` (the cursor they were derived up to, a stop they record) in the same transaction: a crash
    * neither loses nor repeats one. Stamped like a batch, so `at` stays non-decreasing in seq order.
-   * Throws when the commit fails; nothing of it is then in the store.
+   * Rejects when the commit fails; nothing of it is then in the store.
    */
-  appendNow(offers: readonly Offer[], also: (seqs: readonly number[]) => void): readonly number[] {
-    const at = this.stamp();
-    const seqs = this.store.commit(() => {
-      const seqs = offers.map((o) =>
-        this.journal.append({ kind: o.kind, source: o.source, at, event: o.event }),
+  appendNow(
+    offers: readonly Offer[],
+    also: (seqs: readonly number[]) => void,
+    options: { readonly unsynced?: boolean } = {},
+  ): Promise<readonly number[]> {
+    return this.serially(async () => {
+      const at = await this.stamp();
+      const seqs = await this.log.commitRows(
+        offers.map((o) => ({ kind: o.kind, source: o.source, at, event: o.event })),
+        also,
+        offers.length > 0 ? { ...options, beforeCommit: () => failpoint("derive.beforeCommit") } : options,
       );
-      also(seqs);
-      if (offers.length > 0) failpoint("derive.beforeCommit");
+      if (offers.length === 0) return seqs;
+      failpoint("derive.afterCommit");
+      this.lastAt = at;
+      for (const o of offers) this.options.metrics.journalRows.inc({ source: o.source });
+      this.options.onCommitted(seqs.at(-1) as number);
       return seqs;
     });
-    if (offers.length === 0) return seqs;
-    failpoint("derive.afterCommit");
-    this.lastAt = at;
-    for (const o of offers) this.options.metrics.journalRows.inc({ source: o.source });
-    this.options.onCommitted(seqs.at(-1) as number);
-    return seqs;
   }
 
   /**
    * Rows another journal admitted (`harness journal import`), committed now, outside the queue, in one
    * transaction. A row carrying the time it was admitted at there keeps it, unless that is earlier than
    * the row before it: such a row is refused and left out, the others commit. A row carrying none is
-   * stamped as a batch is. Throws when the commit fails; nothing of it is then in the store.
+   * stamped as a batch is. Rejects when the commit fails; nothing of it is then in the store.
    */
-  importNow(rows: readonly ImportedOffer[]): readonly ImportResult[] {
-    let lastAt = this.lastAt;
-    const results = this.store.commit(() =>
-      rows.map((o): ImportResult => {
-        if (o.admittedAt !== undefined && o.admittedAt < lastAt) return { kind: "refused" };
+  importNow(rows: readonly ImportedOffer[]): Promise<readonly ImportResult[]> {
+    return this.serially(async () => {
+      let lastAt = await this.lastCommitAt();
+      const kept: NewRow[] = [];
+      const placed = rows.map((o): number | undefined => {
+        if (o.admittedAt !== undefined && o.admittedAt < lastAt) return undefined;
         const at = o.admittedAt ?? Math.max(lastAt, this.options.clock());
         lastAt = at;
-        return {
-          kind: "committed",
-          seq: this.journal.append({ kind: o.kind, source: o.source, at, event: o.event }),
-        };
-      }),
-    );
-    this.lastAt = lastAt;
-    let lastSeq: number | undefined;
-    results.forEach((r, i) => {
-      if (r.kind !== "committed") return;
-      this.options.metrics.journalRows.inc({ source: (rows[i] as ImportedOffer).source });
-      lastSeq = r.seq;
+        return kept.push({ kind: o.kind, source: o.source, at, event: o.event }) - 1;
+      });
+      const seqs = await this.log.commitRows(kept);
+      this.lastAt = lastAt;
+      const results = placed.map(
+        (i): ImportResult =>
+          i === undefined ? { kind: "refused" } : { kind: "committed", seq: seqs[i] as number },
+      );
+      results.forEach((r, i) => {
+        if (r.kind === "committed")
+          this.options.metrics.journalRows.inc({ source: (rows[i] as ImportedOffer).source });
+      });
+      const lastSeq = seqs.at(-1);
+      if (lastSeq !== undefined) this.options.onCommitted(lastSeq);
+      return results;
     });
-    if (lastSeq !== undefined) this.options.onCommitted(lastSeq);
-    return results;
+  }
+
+  private async lastCommitAt(): Promise<number> {
+    this.lastAt ??= (await this.log.last()).at;
+    return this.lastAt;
   }
 
   /** A batch's admission time: the clock, kept non-decreasing in seq order when it steps back. */
-  private stamp(): number {
-    return Math.max(this.lastAt, this.options.clock());
+  private async stamp(): Promise<number> {
+    return Math.max(await this.lastCommitAt(), this.options.clock());
   }
 
   /** Commits up to one batch; schedules itself again while rows remain, so producers get a turn. */
-  flush(): void {
-    if (this.queue.length === 0) return;
+  flush(): Promise<void> {
+    if (this.queue.length === 0) return Promise.resolve();
     // Whole groups up to the batch size; a group larger than that is a batch of its own.
     let take = 0;
     let rows = 0;
@@ -275,29 +279,25 @@ export class JournalWriter {
     const batch = this.queue.splice(0, take);
     this.rows -= rows;
     this.release(batch);
-    const at = this.stamp();
-    const results: GroupResult[] = [];
-    const { unsynced } = this.options;
-    const commitBatch = <T>(commit: () => T): T =>
-      unsynced !== undefined && batch.every((q) => q.unsynced) ? unsynced(commit) : commit();
+    this.flushing = true;
+    return this.serially(() => this.commitBatch(batch, rows)).finally(() => {
+      this.flushing = false;
+      if (this.queue.length > 0 && !this.closed) this.schedule();
+    });
+  }
+
+  private async commitBatch(batch: readonly Queued[], rows: number): Promise<void> {
+    let results: readonly GroupResult[];
+    let at: number;
     try {
-      commitBatch(() =>
-        this.store.commit(() => {
-          for (const q of batch) {
-            // A key already stored was committed by an earlier request: its rows are not appended again.
-            const stored = q.key === undefined ? undefined : this.appends.answer(q.key.source, q.key.key);
-            if (stored !== undefined) {
-              results.push({ kind: "repeated", answer: stored });
-              continue;
-            }
-            const seqs = q.offers.map((o) =>
-              this.journal.append({ kind: o.kind, source: o.source, at, event: o.event, peer: o.peer }),
-            );
-            if (q.key !== undefined) this.appends.record(q.key.source, q.key.key, q.key.answer(seqs), at);
-            results.push({ kind: "committed", seqs });
-          }
-          failpoint("admit.beforeCommit");
-        }),
+      at = await this.stamp();
+      results = await this.log.commitGroups(
+        batch.map((q) => ({
+          rows: q.offers.map((o) => ({ kind: o.kind, source: o.source, event: o.event, peer: o.peer })),
+          key: q.key,
+        })),
+        at,
+        { unsynced: batch.every((q) => q.unsynced), beforeCommit: () => failpoint("admit.beforeCommit") },
       );
     } catch (e) {
       const error = new Error(`journal: a batch of ${rows} rows was not admitted: ${(e as Error).message}`, {
@@ -305,7 +305,6 @@ export class JournalWriter {
       });
       for (const q of batch) q.reject(error);
       this.options.onError(error);
-      if (this.queue.length > 0) this.schedule();
       return;
     }
     failpoint("admit.afterCommit");
@@ -320,6 +319,5 @@ export class JournalWriter {
       q.resolve(r);
     });
     if (lastSeq !== undefined) this.options.onCommitted(lastSeq);
-    if (this.queue.length > 0) this.schedule();
   }
 }

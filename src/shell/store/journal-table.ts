@@ -139,11 +139,11 @@ export class JournalTable {
    * Rows with seq in `(fromSeq, toSeq]` admitted after `afterAt`, in seq order, a page at a time: what a
    * window feed needs to look back from a cursor.
    */
-  *rowsBetween(afterAt: number, fromSeq: number, toSeq: number, page = 5_000): Generator<JournalRow> {
+  *pagesBetween(afterAt: number, fromSeq: number, toSeq: number, page = 5_000): Generator<JournalRow[]> {
     let from = fromSeq;
     for (;;) {
       const rows = this.since.all(afterAt, from, toSeq, page) as StoredRow[];
-      for (const r of rows) yield toRow(r);
+      if (rows.length > 0) yield rows.map(toRow);
       if (rows.length < page) return;
       from = (rows[rows.length - 1] as StoredRow).seq;
     }

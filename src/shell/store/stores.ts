@@ -23,8 +23,10 @@ import type { Db, OpenedStore } from "./open-store.js";
 import { ProposalStore } from "./proposal-store.js";
 import { JournalPruner } from "./retention.js";
 import { RuleReads } from "./rule-reads.js";
+import { SqliteEvaluatorLog, SqliteJournalLog, type Unsynced } from "./sqlite-write-ports.js";
 import { TokenStore } from "./token-store.js";
 import { WalSync } from "./wal-sync.js";
+import type { EvaluatorLog, JournalLog } from "./write-ports.js";
 
 export class Stores {
   private readonly made = new Map<abstract new (db: Db) => unknown, unknown>();
@@ -58,6 +60,16 @@ export class Stores {
       this.made.set(JournalCommits, made);
     }
     return made;
+  }
+
+  /** What the journal writer commits through; `unsynced` runs a commit without waiting for the disk. */
+  journalLog(unsynced?: Unsynced): JournalLog {
+    return new SqliteJournalLog(this.journalCommits, unsynced);
+  }
+
+  /** What the evaluator reads and commits through; `unsynced` as for `journalLog`. */
+  evaluatorLog(unsynced?: Unsynced): EvaluatorLog {
+    return new SqliteEvaluatorLog(this.journalCommits, this.decisions, unsynced);
   }
 
   /** The rows a rule miner's journal queries read. */

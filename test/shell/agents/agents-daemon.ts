@@ -122,9 +122,9 @@ export class AgentsDaemon {
     }, "the evaluator and the derivers to pass every row");
   }
 
-  async until(done: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  async until(done: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
     const start = Date.now();
-    while (!done()) {
+    while (!(await done())) {
       if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
       await new Promise((r) => setTimeout(r, 20));
     }

@@ -75,7 +75,7 @@ describe("holds on hook-fed runs", () => {
 
     const s2 = session("impl", "s2");
     await d.hookRows("ledger", [s2.opened()]);
-    expect(d.check("impl", s2.run)).toEqual({
+    expect(await d.check("impl", s2.run)).toEqual({
       kind: "held",
       rule: "tool-failures-hold",
       fireId,
@@ -90,11 +90,11 @@ describe("holds on hook-fed runs", () => {
     // Another harness is not held.
     const other = session("docs", "s1");
     await d.hookRows("ledger", [other.opened()]);
-    expect(d.check("docs", other.run)).toEqual({ kind: "allow" });
+    expect(await d.check("docs", other.run)).toEqual({ kind: "allow" });
 
     const cleared = await d.fleet.cli(["rules", "clear", "impl"]);
     expect(cleared.code, cleared.stderr).toBe(0);
-    expect(d.check("impl", s2.run)).toEqual({ kind: "allow" });
+    expect(await d.check("impl", s2.run)).toEqual({ kind: "allow" });
     expect((await d.checkRun("impl", s2.run)).verdict).toBe(RunVerdict.ALLOW);
   });
 
@@ -108,18 +108,18 @@ describe("holds on hook-fed runs", () => {
     await d.hookRows("ledger", [s1.opened()]);
     await d.hookRows("observer", [s1.tool({ is_error: true }), s1.tool({ is_error: true })]);
     await d.until(() => holds(d, { inForce: true }).length === 1, "the hold");
-    expect(d.check("impl", before.run)).toEqual({ kind: "allow" });
+    expect(await d.check("impl", before.run)).toEqual({ kind: "allow" });
     expect((await d.checkRun("impl", before.run)).verdict).toBe(RunVerdict.ALLOW);
     // First seen after the hold, by a tool row or by nothing but this call: no opened row lets it
     // through.
     const late = session("impl", "late");
     await d.hookRows("observer", [late.tool({})]);
-    expect(d.check("impl", late.run).kind).toBe("held");
+    expect((await d.check("impl", late.run)).kind).toBe("held");
     expect((await d.checkRun("impl", late.run)).verdict).toBe(RunVerdict.HELD);
-    expect(d.check("impl", "impl#first-call").kind).toBe("held");
+    expect((await d.check("impl", "impl#first-call")).kind).toBe("held");
     // Its SessionStart arriving late (from the spool) changes nothing.
     await d.hookRows("ledger", [late.opened()]);
-    expect(d.check("impl", late.run).kind).toBe("held");
+    expect((await d.check("impl", late.run)).kind).toBe("held");
   });
 
   it("A session already running is not stopped by a hold", async () => {
@@ -130,9 +130,9 @@ describe("holds on hook-fed runs", () => {
     await d.until(() => holds(d, { inForce: true }).length === 1, "the hold");
     const s2 = session("impl", "s2");
     await d.hookRows("ledger", [s2.opened()]);
-    expect(d.check("impl", s1.run)).toEqual({ kind: "allow" });
+    expect(await d.check("impl", s1.run)).toEqual({ kind: "allow" });
     expect((await d.checkRun("impl", s1.run)).verdict).toBe(RunVerdict.ALLOW);
-    expect(d.check("impl", s2.run).kind).toBe("held");
+    expect((await d.check("impl", s2.run)).kind).toBe("held");
   });
 });
 
@@ -171,7 +171,7 @@ describe("stops on hook-fed runs", () => {
       resumeCommand: `harness rules resume ${a.run}`,
       released: false,
     };
-    expect(d.check("impl", a.run)).toEqual(stopped);
+    expect(await d.check("impl", a.run)).toEqual(stopped);
     const closed = d.rows("closed");
     expect(closed).toMatchObject([
       {
@@ -188,11 +188,11 @@ describe("stops on hook-fed runs", () => {
       [{ state: "ok", detail: `delivered to ${a.run} at its next hook call` }],
     );
     // Every later call of the run stays stopped, and the run is closed once.
-    expect(d.check("impl", a.run)).toEqual(stopped);
-    expect(d.check("impl", a.run)).toEqual(stopped);
+    expect(await d.check("impl", a.run)).toEqual(stopped);
+    expect(await d.check("impl", a.run)).toEqual(stopped);
     expect(d.rows("closed")).toHaveLength(1);
     // The other session was opened before the stop's hold: it keeps working.
-    expect(d.check("impl", b.run)).toEqual({ kind: "allow" });
+    expect(await d.check("impl", b.run)).toEqual({ kind: "allow" });
     await d.settled();
     expect(d.app.daemon.view.state.sessions).toEqual({ [b.run]: "impl" });
   });
@@ -209,7 +209,7 @@ describe("stops on hook-fed runs", () => {
       { state: "undelivered", detail: `${a.run} closed before its next hook call` },
     ]);
     // A late call of the run is still refused, and closes nothing again.
-    expect(d.check("impl", a.run).kind).toBe("stopped");
+    expect((await d.check("impl", a.run)).kind).toBe("stopped");
     expect(d.rows("closed")).toHaveLength(1);
   });
 
@@ -234,7 +234,7 @@ describe("stops on hook-fed runs", () => {
       },
     ]);
     // The first run is told at its next hook call; the other still waits.
-    expect(d.check("impl", a.run).kind).toBe("stopped");
+    expect((await d.check("impl", a.run)).kind).toBe("stopped");
     expect(action()).toEqual([
       {
         state: "started",
@@ -255,7 +255,7 @@ describe("stops on hook-fed runs", () => {
       { run: b.run, outcome: "closed_first", settled: true },
     ]);
     // A late call of the closed run is still refused, and closes nothing.
-    expect(d.check("impl", b.run).kind).toBe("stopped");
+    expect((await d.check("impl", b.run)).kind).toBe("stopped");
     expect(d.rows("closed").map((r) => [r.run, r.reason])).toEqual([
       [a.run, "rule_stop"],
       [b.run, "prompt_input_exit"],
@@ -270,7 +270,7 @@ describe("stops on hook-fed runs", () => {
     await d.hookRows("observer", [a.tool({ digest: "f".repeat(64) })]);
     await d.settled();
     expect(fires(d).map((x) => x.action)).toEqual(["target_gone"]);
-    expect(d.check("impl", a.run).kind).not.toBe("stopped");
+    expect((await d.check("impl", a.run)).kind).not.toBe("stopped");
   });
 });
 
@@ -284,7 +284,7 @@ describe("the loop guard on hook-fed runs", () => {
     await d.hookRows("observer", [...Array(7).fill(same), s.mark("user-message"), ...Array(7).fill(same)]);
     await d.settled();
     expect(d.rows("loop_stopped")).toEqual([]);
-    expect(d.check("worker", s.run)).toEqual({ kind: "allow" });
+    expect(await d.check("worker", s.run)).toEqual({ kind: "allow" });
     await d.hookRows("observer", [same]);
     await d.settled();
     const trips = d.rows("loop_stopped");
@@ -300,14 +300,14 @@ describe("the loop guard on hook-fed runs", () => {
       resumeCommand: `harness rules resume ${s.run}`,
       released: false,
     };
-    expect(d.check("worker", s.run)).toEqual(verdict);
+    expect(await d.check("worker", s.run)).toEqual(verdict);
     expect(d.rows("closed")).toMatchObject([
       { run: s.run, session: "s1", outcome: "cancelled", reason: "operator", hook_fed: true },
     ]);
     // Late calls of the stopped run neither trip it again nor close it again.
     await d.hookRows("observer", Array(8).fill(same));
     await d.settled();
-    expect(d.check("worker", s.run)).toEqual(verdict);
+    expect(await d.check("worker", s.run)).toEqual(verdict);
     expect(d.rows("loop_stopped")).toHaveLength(1);
     expect(d.rows("closed")).toHaveLength(1);
   });
@@ -324,7 +324,7 @@ describe("the loop guard on hook-fed runs", () => {
     await d.settled();
     expect(d.rows("tool", "attempt_event")).toHaveLength(7);
     expect(d.rows("loop_stopped")).toEqual([]);
-    expect(d.check("worker", s.run)).toEqual({ kind: "allow" });
+    expect(await d.check("worker", s.run)).toEqual({ kind: "allow" });
     // The eighth call's tool row trips it.
     await d.hookRows("observer", [attempt, same]);
     await d.settled();
@@ -338,7 +338,7 @@ describe("the loop guard on hook-fed runs", () => {
       await d.hookRows("ledger", [s.opened()]);
       await d.hookRows("observer", Array(8).fill(s.tool({ digest: "b".repeat(64) })));
       await d.settled();
-      expect(d.check("worker", s.run).kind).toBe("stopped");
+      expect((await d.check("worker", s.run)).kind).toBe("stopped");
     }
     await d.until(() => d.fleet.delivered().some((p) => p.rule === "loop-stop-recurs"), "rule_fired");
     expect(fires(d, { rule: "loop-stop-recurs" }).map((x) => x.action)).toEqual(["notify"]);

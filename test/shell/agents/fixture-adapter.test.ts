@@ -102,7 +102,7 @@ it("a fixture agent registered through the registry alone is installed, ingested
     const r = await call("tool", { sid: "s1", tool: "Bash", failed: true, call: `c${n}` });
     expect(r, r.err).toMatchObject({ code: 0, out: "" });
   }
-  await d.until(() => d.check("impl", "impl#later").kind === "held", "the hold on impl");
+  await d.until(async () => (await d.check("impl", "impl#later")).kind === "held", "the hold on impl");
   const [opened] = d.rows("opened");
   expect(opened).toMatchObject({
     adapter: "pilot",

@@ -41,7 +41,7 @@ function world(s: OpenedStore) {
     reads: new AgentRunReads(s.db),
     stops,
     holds: () => ({}),
-    append: (rows, also) =>
+    append: async (rows, also) =>
       s.db.transaction(() => {
         const seqs = rows.map((r) =>
           journal.append({ kind: r.kind, source: r.source, at: at++, event: r.event }),
@@ -64,13 +64,13 @@ function world(s: OpenedStore) {
     stops,
     verdicts,
     /** A hook call of `session`, as the ingest makes it: placed, admitted unless refused, answered. */
-    hook(session: string, type: RowType | undefined) {
+    async hook(session: string, type: RowType | undefined) {
       const placed = life.place("impl", session, type);
       if (type !== undefined && placed.refused === undefined) {
         append({ ...ROW[type], run: placed.run, session });
         placed.done();
       }
-      return { placed, verdict: verdicts.check("impl", placed.run) };
+      return { placed, verdict: await verdicts.check("impl", placed.run) };
     },
     /** The loop guard's stop of the session's current run. */
     loopStop(session: string) {
@@ -95,69 +95,76 @@ const rowsOf = (s: OpenedStore) =>
   journalRows(s, { kind: "run_event" }).map((r) => ({ seq: r.seq, type: r.type, run: String(r.event.run) }));
 
 describe("a run's life", () => {
-  it("A closed run gets no second close: a SessionEnd after the stop, and rows after the close, are refused", () => {
+  it("A closed run gets no second close: a SessionEnd after the stop, and rows after the close, are refused", async () => {
     const s = open(storeFile());
     const w = world(s);
-    w.hook("a", "opened");
+    await w.hook("a", "opened");
     w.loopStop("a");
-    expect(w.hook("a", undefined).verdict).toMatchObject({ kind: "stopped", run: "impl#a", released: false });
-    const end = w.hook("a", "closed");
+    expect((await w.hook("a", undefined)).verdict).toMatchObject({
+      kind: "stopped",
+      run: "impl#a",
+      released: false,
+    });
+    const end = await w.hook("a", "closed");
     expect(end.placed.refused).toEqual({
       note: "impl#a is closed already; a second close is not recorded",
       counted: false,
     });
-    expect(w.hook("a", "mark").placed.refused?.counted).toBe(true);
-    expect(w.hook("a", "tool").placed.refused?.counted).toBe(true);
+    expect((await w.hook("a", "mark")).placed.refused?.counted).toBe(true);
+    expect((await w.hook("a", "tool")).placed.refused?.counted).toBe(true);
     // Not released: a start is refused and answered stopped.
-    const start = w.hook("a", "opened");
+    const start = await w.hook("a", "opened");
     expect(start.placed.refused?.note).toContain("not released");
     expect(start.verdict.kind).toBe("stopped");
     expect(rowsOf(s).map((r) => r.type)).toEqual(["opened", "tool", "closed"]);
   });
 
-  it("A released session resumes as a new run, which survives a restart", () => {
+  it("A released session resumes as a new run, which survives a restart", async () => {
     const file = storeFile();
     const s = open(file);
     const w = world(s);
-    w.hook("a", "opened");
+    await w.hook("a", "opened");
     w.loopStop("a");
-    w.hook("a", "tool");
+    await w.hook("a", "tool");
     w.release("a");
     // Released, the old run still answers stopped until the session starts again.
-    expect(w.hook("a", undefined).verdict).toMatchObject({ kind: "stopped", released: true });
-    expect(w.hook("a", "opened")).toMatchObject({ placed: { run: "impl#a~2" }, verdict: { kind: "allow" } });
+    expect((await w.hook("a", undefined)).verdict).toMatchObject({ kind: "stopped", released: true });
+    expect(await w.hook("a", "opened")).toMatchObject({
+      placed: { run: "impl#a~2" },
+      verdict: { kind: "allow" },
+    });
     s.close();
     const again = world(open(file));
     expect(again.life.current("impl", "a")).toEqual({ run: "impl#a~2", generation: 2 });
-    expect(again.hook("a", "tool").placed).toMatchObject({ run: "impl#a~2" });
+    expect((await again.hook("a", "tool")).placed).toMatchObject({ run: "impl#a~2" });
   });
 
-  it("a session heard again after the stale closer's close goes on as its next run; after its own end, only a start does", () => {
+  it("a session heard again after the stale closer's close goes on as its next run; after its own end, only a start does", async () => {
     const s = open(storeFile());
     const w = world(s);
-    w.hook("a", "opened");
+    await w.hook("a", "opened");
     w.stale("a");
-    expect(w.hook("a", "tool").placed).toMatchObject({ run: "impl#a~2" });
-    w.hook("a", "closed");
-    expect(w.hook("a", "tool").placed.refused?.note).toBe(
+    expect((await w.hook("a", "tool")).placed).toMatchObject({ run: "impl#a~2" });
+    await w.hook("a", "closed");
+    expect((await w.hook("a", "tool")).placed.refused?.note).toBe(
       "impl#a~2 is closed; a row after its close is not recorded",
     );
-    expect(w.hook("a", "opened").placed).toMatchObject({ run: "impl#a~3" });
+    expect((await w.hook("a", "opened")).placed).toMatchObject({ run: "impl#a~3" });
   });
 
-  it("a stop pending while the run's SessionEnd is being admitted does not close it a second time", () => {
+  it("a stop pending while the run's SessionEnd is being admitted does not close it a second time", async () => {
     const s = open(storeFile());
     const w = world(s);
-    w.hook("a", "opened");
+    await w.hook("a", "opened");
     w.loopStop("a");
     const end = w.life.place("impl", "a", "closed");
     // Another call of the session is answered while the SessionEnd's row is on its way.
-    expect(w.verdicts.check("impl", end.run).kind).toBe("stopped");
+    expect((await w.verdicts.check("impl", end.run)).kind).toBe("stopped");
     end.done();
     expect(rowsOf(s).filter((r) => r.type === "closed")).toEqual([]);
   });
 
-  it("a later run's id stays within MAX_IDENT and steps over a taken one", () => {
+  it("a later run's id stays within MAX_IDENT and steps over a taken one", async () => {
     const long = "s".repeat(MAX_IDENT);
     const id = sessionRunId("impl", long, 12);
     expect([...id].length).toBe(MAX_IDENT);
@@ -166,13 +173,13 @@ describe("a run's life", () => {
     const s = open(storeFile());
     const w = world(s);
     // Session `a~2`'s first run is the id session `a`'s second would take.
-    w.hook("a~2", "tool");
-    w.hook("a", "opened");
-    w.hook("a", "closed");
-    expect(w.hook("a", "opened").placed.run).toBe("impl#a~3");
+    await w.hook("a~2", "tool");
+    await w.hook("a", "opened");
+    await w.hook("a", "closed");
+    expect((await w.hook("a", "opened")).placed.run).toBe("impl#a~3");
   });
 
-  it("for any sequence of hook calls, stops, stale closes and releases, each run has at most one closed row and no row after it", () => {
+  it("for any sequence of hook calls, stops, stale closes and releases, each run has at most one closed row and no row after it", async () => {
     const step = fc.record({
       session: fc.constantFrom("a", "b"),
       what: fc.constantFrom(
@@ -187,15 +194,15 @@ describe("a run's life", () => {
         "release",
       ) as fc.Arbitrary<RowType | "call" | "loopStop" | "stale" | "release">,
     });
-    fc.assert(
-      fc.property(fc.array(step, { maxLength: 40 }), (steps) => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { maxLength: 40 }), async (steps) => {
         const s = open(storeFile());
         const w = world(s);
         for (const { session, what } of steps) {
           if (what === "loopStop") w.loopStop(session);
           else if (what === "stale") w.stale(session);
           else if (what === "release") w.release(session);
-          else w.hook(session, what === "call" ? undefined : what);
+          else await w.hook(session, what === "call" ? undefined : what);
         }
         const closedAt = new Map<string, number>();
         for (const r of rowsOf(s)) {

@@ -16,8 +16,10 @@ import { indexedWindows, selectorShapes } from "../../../src/core/window-index.j
 import { Evaluator } from "../../../src/shell/daemon/evaluator.js";
 import type { JournalWriter } from "../../../src/shell/journal/journal-writer.js";
 import { DecisionStore } from "../../../src/shell/store/decision-store.js";
+import { JournalCommits } from "../../../src/shell/store/journal-commits.js";
 import { JournalTable } from "../../../src/shell/store/journal-table.js";
-import { type OpenedStore, openStore } from "../../../src/shell/store/open-store.js";
+import { type Db, type OpenedStore, openStore } from "../../../src/shell/store/open-store.js";
+import { SqliteEvaluatorLog } from "../../../src/shell/store/sqlite-write-ports.js";
 import { DaemonMetrics } from "../../../src/shell/support/metrics.js";
 import { runs } from "../../property-runs.js";
 import { fires as firesIn } from "../../support/store-reads.js";
@@ -88,12 +90,16 @@ const input: fc.Arbitrary<Input> = fc.oneof(
 );
 
 /** Admits the inputs through the writer on a fake clock, evaluating with restarts at the given points. */
-function runLive(file: string, inputs: readonly Input[], restarts: ReadonlySet<number>, slice: number) {
+/** The evaluator's view of the store over `db`, as the daemon opens it. */
+const evaluatorLog = (db: Db, journal: JournalTable) =>
+  new SqliteEvaluatorLog(new JournalCommits(db, journal), new DecisionStore(db));
+
+async function runLive(file: string, inputs: readonly Input[], restarts: ReadonlySet<number>, slice: number) {
   let now = Date.parse("2026-11-01T00:00:00Z");
   let opened: OpenedStore | undefined;
   let evaluator: Evaluator | undefined;
   let writer: JournalWriter | undefined;
-  const start = () => {
+  const start = async () => {
     opened = openStore(file, "test");
     const journal = new JournalTable(opened.db);
     const metrics = new DaemonMetrics();
@@ -103,33 +109,32 @@ function runLive(file: string, inputs: readonly Input[], restarts: ReadonlySet<n
       clock: () => now,
       metrics,
     });
-    evaluator = new Evaluator(ruleSet, {
-      journal,
-      decisions: new DecisionStore(opened.db),
+    evaluator = await Evaluator.open(ruleSet, {
+      log: evaluatorLog(opened.db, journal),
       metrics,
       clock: () => now,
       dispatch: () => {},
       quietBatch: 5,
     });
   };
-  start();
-  inputs.forEach((inp, i) => {
+  await start();
+  for (const [i, inp] of inputs.entries()) {
     if (restarts.has(i)) {
-      writer?.close();
+      await writer?.close();
       opened?.close();
-      start();
+      await start();
     }
     now += inp.advance;
     writer?.offer({ source: inp.source, kind: inp.kind, event: inp.event });
     if (i % slice === 0) {
-      writer?.flush();
-      evaluator?.step(1_000);
+      await writer?.flush();
+      await evaluator?.step(1_000);
     }
-  });
-  writer?.close();
-  while ((evaluator?.step(1_000) ?? 0) > 0);
+  }
+  await writer?.close();
+  while (((await evaluator?.step(1_000)) ?? 0) > 0);
   // As the daemon's close does; the restarts above do not, as a crash would not.
-  evaluator?.saveCursor();
+  await evaluator?.saveCursor();
   const o = opened as OpenedStore;
   const rows = new JournalTable(o.db).rowsAfter(0, 1_000_000);
   const fires = firesIn(o);
@@ -153,16 +158,16 @@ const firesOf = (fires: readonly Fire[]) =>
   }));
 
 describe("live evaluation through the store", () => {
-  it("fires what a fold of the core over the admitted rows fires, and records the actions it plans, across restarts", () => {
+  it("fires what a fold of the core over the admitted rows fires, and records the actions it plans, across restarts", async () => {
     const seen = new Set<string>();
-    fc.assert(
-      fc.property(
+    await fc.assert(
+      fc.asyncProperty(
         fc.array(input, { minLength: 1, maxLength: 150, size: "max" }),
         fc.uniqueArray(fc.nat(150), { maxLength: 3 }),
         fc.integer({ min: 1, max: 9 }),
-        (inputs, restartAt, slice) => {
+        async (inputs, restartAt, slice) => {
           const file = tempStore();
-          const live = runLive(file, inputs, new Set(restartAt), slice);
+          const live = await runLive(file, inputs, new Set(restartAt), slice);
           expect(live.rows.map((r) => r.seq)).toEqual(live.rows.map((_, i) => i + 1));
           for (let i = 1; i < live.rows.length; i++)
             expect((live.rows[i]?.at ?? 0) >= (live.rows[i - 1]?.at ?? 0)).toBe(true);
@@ -204,10 +209,10 @@ describe("live evaluation through the store", () => {
 });
 
 describe("rows that change nothing", () => {
-  it("store their cursor only when saved or with the next commit, and a crash before evaluates them again", () => {
+  it("store their cursor only when saved or with the next commit, and a crash before evaluates them again", async () => {
     const file = tempStore();
     const now = Date.parse("2026-11-01T00:00:00Z");
-    const open = () => {
+    const open = async () => {
       const opened = openStore(file, "test");
       const journal = new JournalTable(opened.db);
       const metrics = new DaemonMetrics();
@@ -216,9 +221,8 @@ describe("rows that change nothing", () => {
         metrics,
       });
       const decisions = new DecisionStore(opened.db);
-      const evaluator = new Evaluator(ruleSet, {
-        journal,
-        decisions,
+      const evaluator = await Evaluator.open(ruleSet, {
+        log: evaluatorLog(opened.db, journal),
         metrics,
         clock: () => now,
         dispatch: () => {},
@@ -226,37 +230,37 @@ describe("rows that change nothing", () => {
       return { opened, writer, decisions, evaluator };
     };
     const quiet = { type: "tool", harness: "impl", run: "impl#1", action: "edit", is_error: false };
-    const offer = (n: number, event: EventFields) => {
+    const offer = async (n: number, event: EventFields) => {
       for (let i = 0; i < n; i++) d.writer.offer({ source: "observer", kind: "run_event", event });
-      d.writer.flush();
+      await d.writer.flush();
     };
-    let d = open();
+    let d = await open();
     // The first rows change state (each rule's shadow starts), so they commit.
-    offer(2, quiet);
-    expect(d.evaluator.step(1_000)).toBe(2);
+    await offer(2, quiet);
+    expect(await d.evaluator.step(1_000)).toBe(2);
     expect([d.evaluator.cursorUnsaved, d.decisions.cursor()]).toEqual([false, 2]);
-    offer(3, quiet);
-    expect(d.evaluator.step(1_000)).toBe(3);
+    await offer(3, quiet);
+    expect(await d.evaluator.step(1_000)).toBe(3);
     expect([d.evaluator.cursor, d.evaluator.cursorUnsaved, d.decisions.cursor()]).toEqual([5, true, 2]);
     // A crash: the three rows are evaluated again at the restart, and again change nothing.
-    d.writer.close();
+    await d.writer.close();
     d.opened.close();
-    d = open();
+    d = await open();
     expect(d.evaluator.cursor).toBe(2);
-    expect(d.evaluator.step(1_000)).toBe(3);
+    expect(await d.evaluator.step(1_000)).toBe(3);
     expect(d.decisions.cursor()).toBe(2);
-    d.evaluator.saveCursor();
+    await d.evaluator.saveCursor();
     expect([d.evaluator.cursorUnsaved, d.decisions.cursor()]).toEqual([false, 5]);
     // A row that fires commits the quiet rows' cursor with its own.
     const failing = { ...quiet, action: "verify", is_error: true, digest: "d1", repo: "forge.example/o/r" };
-    offer(2, quiet);
-    offer(1, failing);
-    offer(1, { ...failing, run: "impl#2" });
-    d.evaluator.step(1_000);
+    await offer(2, quiet);
+    await offer(1, failing);
+    await offer(1, { ...failing, run: "impl#2" });
+    await d.evaluator.step(1_000);
     const fired = firesIn(d.opened).at(-1)?.seq;
     expect(fired).toBeDefined();
     expect(d.decisions.cursor()).toBeGreaterThanOrEqual(fired as number);
-    d.writer.close();
+    await d.writer.close();
     d.opened.close();
   });
 });
@@ -287,7 +291,7 @@ describe("reloading the rule set", () => {
       shadowPeriod: 0,
     });
 
-  it("A reload that adds a literal to a selector's key set indexes the rows it reaches", () => {
+  it("A reload that adds a literal to a selector's key set indexes the rows it reaches", async () => {
     const opened = openStore(tempStore(), "test");
     let now = Date.parse("2026-11-01T00:00:00Z");
     const journal = new JournalTable(opened.db);
@@ -301,11 +305,10 @@ describe("reloading the rule set", () => {
     const fired: string[] = [];
     // Before the reload the only selector of key set {type, harness} names type "tool": closed rows
     // reach no selector and are not indexed.
-    const evaluator = new Evaluator(
+    const evaluator = await Evaluator.open(
       policyRuleSet('count({"type": "tool", "harness": event.harness}, duration("1h")) >= 100'),
       {
-        journal,
-        decisions: new DecisionStore(opened.db),
+        log: evaluatorLog(opened.db, journal),
         metrics,
         clock: () => now,
         dispatch: (d) => {
@@ -313,25 +316,25 @@ describe("reloading the rule set", () => {
         },
       },
     );
-    const closed = () => {
+    const closed = async () => {
       now += 60_000;
       writer.offer({
         source: "ledger",
         kind: "run_event",
         event: { type: "closed", harness: "h", run: `h#${now}`, outcome: "failed" },
       });
-      writer.flush();
-      evaluator.step(1_000);
+      await writer.flush();
+      await evaluator.step(1_000);
     };
-    closed();
-    closed();
-    closed();
+    await closed();
+    await closed();
+    await closed();
     // The same key set, now with type "closed": the three closed rows before the reload count.
-    evaluator.swapRuleSet(
+    await evaluator.swapRuleSet(
       policyRuleSet('count({"type": "closed", "harness": event.harness}, duration("1h")) >= 4'),
     );
-    closed();
-    writer.close();
+    await closed();
+    await writer.close();
     opened.close();
     expect(fired).toEqual(["closing@4"]);
   });

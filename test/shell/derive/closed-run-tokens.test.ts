@@ -43,7 +43,7 @@ it("a stop delivered at the run's next hook call revokes the run's gateway token
   await d.hookRows("observer", [a.tool({ digest: "f".repeat(64) })]);
   await d.until(() => actions(d, { action: "stop", state: "started" }).length === 1, "the stop waiting");
   expect(revoked(d)).toEqual([]);
-  expect(d.check("impl", a.run).kind).toBe("stopped");
+  expect((await d.check("impl", a.run)).kind).toBe("stopped");
   await d.settled();
   expect(revoked(d)).toEqual([{ run: a.run }]);
 });

@@ -51,11 +51,11 @@ function everyThirdEdit(): Deriver {
 }
 
 describe("Derivation", () => {
-  it("commits nothing for rows that derive nothing, and a crash before their cursor is stored repeats no derived row", () => {
+  it("commits nothing for rows that derive nothing, and a crash before their cursor is stored repeats no derived row", async () => {
     const d = fs.mkdtempSync(path.join(os.tmpdir(), "harness-derive-"));
     dirs.push(d);
     const file = path.join(d, "harness.db");
-    const open = () => {
+    const open = async () => {
       const opened = openStore(file, "test");
       const journal = new JournalTable(opened.db);
       const writer = testWriter(opened.db, journal, {
@@ -65,17 +65,17 @@ describe("Derivation", () => {
       const derivation = new Derivation({
         journal,
         cursors,
-        append: (rows, also) => writer.appendNow(rows, (seqs) => also?.(seqs)),
+        append: (rows, also, options) => writer.appendNow(rows, (seqs) => also?.(seqs), options),
         derivers: [everyThirdEdit()],
       });
-      derivation.start();
-      const edit = () => {
+      await derivation.start();
+      const edit = async () => {
         writer.offer({
           source: "observer",
           kind: "run_event",
           event: { type: "tool", harness: "impl", run: "impl#1", action: "edit" },
         });
-        writer.flush();
+        await writer.flush();
       };
       const marks = () => journalRows(opened, { type: "mark" }).map((r) => r.seq);
       return {
@@ -84,46 +84,46 @@ describe("Derivation", () => {
         cursors,
         edit,
         marks,
-        close: () => {
-          writer.close();
+        close: async () => {
+          await writer.close();
           opened.close();
         },
       };
     };
 
-    let s = open();
+    let s = await open();
     const stored = () => s.cursors.get("every-third-edit");
     expect(stored()).toBe(0);
-    s.edit();
-    s.edit();
-    expect(s.derivation.step()).toBe(2);
+    await s.edit();
+    await s.edit();
+    expect(await s.derivation.step()).toBe(2);
     expect([s.derivation.cursorsUnsaved, stored()]).toEqual([true, 0]);
     // A crash: the two edits are read again and counted once each.
-    s.close();
-    s = open();
-    expect(s.derivation.step()).toBe(2);
-    s.edit();
-    expect(s.derivation.step()).toBe(1);
+    await s.close();
+    s = await open();
+    expect(await s.derivation.step()).toBe(2);
+    await s.edit();
+    expect(await s.derivation.step()).toBe(1);
     // The third edit derived a mark (seq 4), which committed with the cursor after the third edit.
     expect([s.marks(), s.derivation.cursorsUnsaved, stored()]).toEqual([[4], false, 3]);
-    expect(s.derivation.step()).toBe(1);
+    expect(await s.derivation.step()).toBe(1);
     expect([s.derivation.cursorsUnsaved, stored()]).toEqual([true, 3]);
-    s.derivation.saveCursors();
+    await s.derivation.saveCursors();
     expect([s.derivation.cursorsUnsaved, stored()]).toEqual([false, 4]);
-    s.edit();
-    s.edit();
-    s.derivation.step();
-    s.close();
-    s = open();
-    s.edit();
-    while (s.derivation.step() > 0);
+    await s.edit();
+    await s.edit();
+    await s.derivation.step();
+    await s.close();
+    s = await open();
+    await s.edit();
+    while ((await s.derivation.step()) > 0);
     expect(s.marks()).toEqual([4, 8]);
-    s.close();
+    await s.close();
   });
 });
 
 describe("Derivation: after the commit", () => {
-  it("a deriver is told its rows' seqs once they committed, never for a commit that failed nor for a replay", () => {
+  it("a deriver is told its rows' seqs once they committed, never for a commit that failed nor for a replay", async () => {
     const d = fs.mkdtempSync(path.join(os.tmpdir(), "harness-derive-"));
     dirs.push(d);
     const opened = openStore(path.join(d, "harness.db"), "test");
@@ -151,25 +151,25 @@ describe("Derivation: after the commit", () => {
       },
       derivers: [telling],
     });
-    derivation.start();
-    const edits = (n: number) => {
+    await derivation.start();
+    const edits = async (n: number) => {
       for (let i = 0; i < n; i++)
         writer.offer({
           source: "observer",
           kind: "run_event",
           event: { type: "tool", harness: "impl", run: "impl#1", action: "edit" },
         });
-      writer.flush();
+      await writer.flush();
     };
-    edits(3);
+    await edits(3);
     failNext = true;
-    expect(() => derivation.step()).toThrow(/the commit failed: disk full/);
+    await expect(derivation.step()).rejects.toThrow(/the commit failed: disk full/);
     expect(told).toEqual([]);
     // The retry rebuilds the state by replaying the journal, and derives the mark again: told once.
-    while (derivation.step() > 0);
+    while ((await derivation.step()) > 0);
     expect(told).toEqual([[4]]);
     expect(journalRows(opened, { type: "mark" }).map((r) => r.seq)).toEqual([4]);
-    writer.close();
+    await writer.close();
     opened.close();
   });
 });

@@ -52,15 +52,15 @@ describe("finding 4: the admission queue is fair per harness", () => {
     expect(share).toEqual([
       expect.objectContaining({ labels: { source: "observer" }, value: QUEUE * 4 - SHARE }),
     ]);
-    writer.close();
+    await writer.close();
   });
 
-  it("finding 4: whatever the offers, no harness holds more than its share, and a harness under its share is refused only by a full queue", () => {
+  it("finding 4: whatever the offers, no harness holds more than its share, and a harness under its share is refused only by a full queue", async () => {
     // One store for every case: each case's writer commits its queue on close.
     const db = open(storeFile()).db;
     const metrics = new DaemonMetrics();
-    fc.assert(
-      fc.property(
+    await fc.assert(
+      fc.asyncProperty(
         fc.array(
           fc.record({
             harness: fc.option(fc.constantFrom("a", "b", "c", "d", "e", "f"), { nil: undefined }),
@@ -68,7 +68,7 @@ describe("finding 4: the admission queue is fair per harness", () => {
           }),
           { maxLength: 30 },
         ),
-        (groups) => {
+        async (groups) => {
           const writer = writerWith(metrics, db);
           const held = new Map<string, number>();
           let total = 0;
@@ -86,7 +86,7 @@ describe("finding 4: the admission queue is fair per harness", () => {
             expect(held.get(tenant)).toBeLessThanOrEqual(SHARE);
             expect(writer.queued).toBe(total);
           }
-          writer.close();
+          await writer.close();
         },
       ),
       { numRuns: runs(100) },
@@ -99,6 +99,6 @@ describe("finding 4: the admission queue is fair per harness", () => {
     expect(writer.offer(row("a", 99)).kind).toBe("dropped");
     await Promise.all(first.map((r) => (r.kind === "queued" ? r.seq : undefined)));
     expect(writer.offer(row("a", 100)).kind).toBe("queued");
-    writer.close();
+    await writer.close();
   });
 });

@@ -19,15 +19,15 @@ const row = (session: string, admittedAt?: number): ImportedOffer => ({
 });
 
 describe("rows imported through the journal writer", () => {
-  it("keep their carried times, a decreasing one refused, the others stamped by the clock but never backwards", () => {
+  it("keep their carried times, a decreasing one refused, the others stamped by the clock but never backwards", async () => {
     const db = open(storeFile()).db;
     const journal = new JournalTable(db);
     let clock = 500;
     const writer = testWriter(db, journal, { clock: () => clock });
-    const results = writer.importNow([row("a", 1_000), row("b", 900), row("c"), row("d", 2_000)]);
+    const results = await writer.importNow([row("a", 1_000), row("b", 900), row("c"), row("d", 2_000)]);
     expect(results.map((r) => r.kind)).toEqual(["committed", "refused", "committed", "committed"]);
     clock = 3_000;
-    expect(writer.importNow([row("e"), row("f", 2_500)]).map((r) => r.kind)).toEqual([
+    expect((await writer.importNow([row("e"), row("f", 2_500)])).map((r) => r.kind)).toEqual([
       "committed",
       "refused",
     ]);
@@ -39,14 +39,14 @@ describe("rows imported through the journal writer", () => {
     ]);
   });
 
-  it("start from the last row already in the journal: a carried time before it is refused", () => {
+  it("start from the last row already in the journal: a carried time before it is refused", async () => {
     const file = storeFile();
     const first = open(file);
-    testWriter(first.db, new JournalTable(first.db), { clock: () => 0 }).importNow([row("a", 5_000)]);
+    await testWriter(first.db, new JournalTable(first.db), { clock: () => 0 }).importNow([row("a", 5_000)]);
     first.close();
     const db = open(file).db;
     const writer = testWriter(db, new JournalTable(db), { clock: () => 0 });
-    expect(writer.importNow([row("b", 4_999), row("c")])).toEqual([
+    expect(await writer.importNow([row("b", 4_999), row("c")])).toEqual([
       { kind: "refused" },
       { kind: "committed", seq: 2 },
     ]);

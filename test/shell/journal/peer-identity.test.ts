@@ -19,7 +19,7 @@ describe("the client certificate beside the row", () => {
     const writer = testWriter(db, new JournalTable(db), { clock: () => 1_000 });
     const withPeer = admitEvents(writer, "observer", [EVENT], undefined, { peer: PEER });
     const without = admitEvents(writer, "observer", [EVENT]);
-    writer.flush();
+    await writer.flush();
     expect(await withPeer).toEqual([{ kind: "admitted", seq: 1 }]);
     expect(await without).toEqual([{ kind: "admitted", seq: 2 }]);
     expect(journalPeers(db).map((r) => [r.seq, r.peerName, r.peerFingerprint])).toEqual([

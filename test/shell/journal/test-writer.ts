@@ -3,14 +3,17 @@ import { JournalWriter, type JournalWriterOptions } from "../../../src/shell/jou
 import { JournalCommits } from "../../../src/shell/store/journal-commits.js";
 import type { JournalTable } from "../../../src/shell/store/journal-table.js";
 import type { Db } from "../../../src/shell/store/open-store.js";
+import { SqliteJournalLog, type Unsynced } from "../../../src/shell/store/sqlite-write-ports.js";
 import { DaemonMetrics } from "../../../src/shell/support/metrics.js";
 
 export function testWriter(
   db: Db,
   journal: JournalTable,
-  options: Pick<JournalWriterOptions, "clock"> & Partial<JournalWriterOptions>,
+  options: Pick<JournalWriterOptions, "clock"> &
+    Partial<JournalWriterOptions> & { readonly unsynced?: Unsynced },
 ): JournalWriter {
-  return new JournalWriter(new JournalCommits(db, journal), {
+  const { unsynced, ...writerOptions } = options;
+  return new JournalWriter(new SqliteJournalLog(new JournalCommits(db, journal), unsynced), {
     queueLimit: 100,
     batchSize: 100,
     metrics: new DaemonMetrics(),
@@ -18,6 +21,6 @@ export function testWriter(
     onError: (e) => {
       throw e;
     },
-    ...options,
+    ...writerOptions,
   });
 }

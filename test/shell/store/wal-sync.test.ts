@@ -52,7 +52,7 @@ describe("WalSync", () => {
 });
 
 describe("the journal writer", () => {
-  it("commits a batch unsynced only when every group in it was offered unsynced", () => {
+  it("commits a batch unsynced only when every group in it was offered unsynced", async () => {
     const store = open(storeFile());
     // Each commit, and whether it ran inside `unsynced`.
     const commits: string[] = [];
@@ -76,13 +76,13 @@ describe("the journal writer", () => {
     const row = { source: "observer" as const, kind: "run_event" as const, event: { type: "tool" } };
     writer.offerGroup([row], undefined, true);
     writer.offerGroup([row], undefined, true);
-    writer.flush();
+    await writer.flush();
     writer.offerGroup([row], undefined, true);
     writer.offerGroup([row], undefined);
-    writer.flush();
+    await writer.flush();
     writer.offer(row);
-    writer.flush();
-    writer.close();
+    await writer.flush();
+    await writer.close();
     expect(commits).toEqual(["unsynced", "unsynced", "synced", "synced", "synced"]);
   });
 });

@@ -39,9 +39,9 @@ export interface RunVerdicts {
   /**
    * What a hook call of this run may do now. A hold bites only on runs first seen after it (REQ-11).
    * Delivers a pending stop (records it delivered and closes the run cancelled / rule_stop) when it
-   * answers `stopped` for the first time.
+   * answers `stopped` for the first time, and answers once that is committed.
    */
-  check(harness: string, run: string): RunVerdict;
+  check(harness: string, run: string): Promise<RunVerdict>;
   /** The verdict `check` would give, delivering nothing. */
   peek(harness: string, run: string): RunVerdict;
 }
@@ -62,12 +62,12 @@ const ALLOW: RunVerdict = { kind: "allow" };
 export class StoreRunVerdicts implements RunVerdicts {
   constructor(private readonly deps: RunVerdictDeps) {}
 
-  check(harness: string, run: string): RunVerdict {
+  async check(harness: string, run: string): Promise<RunVerdict> {
     const stop = this.deps.stops.get(run);
     if (stop !== undefined) {
       // A run closed already (its SessionEnd came first, or is being committed) is not closed again:
       // the stop settler records the stop closed first when it reaches that row.
-      if (stop.deliveredAt === undefined && !this.deps.life.closed(run)) this.deliver(stop);
+      if (stop.deliveredAt === undefined && !this.deps.life.closed(run)) await this.deliver(stop);
       return stopped(stop);
     }
     return this.held(harness, run);
@@ -101,10 +101,10 @@ export class StoreRunVerdicts implements RunVerdicts {
   }
 
   /** The stop delivered and the run closed, in one transaction with the `closed` row. */
-  private deliver(stop: AgentRunStop): void {
+  private async deliver(stop: AgentRunStop): Promise<void> {
     const at = this.deps.clock();
     const byRule = stop.by === "rule";
-    this.deps.append(
+    await this.deps.append(
       [
         {
           source: "ledger",

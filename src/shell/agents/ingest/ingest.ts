@@ -234,7 +234,7 @@ export class HookIngest {
           why,
         );
     // A spooled call is history: its answer has no reader, and asking would deliver a pending stop to nobody.
-    const verdict = isLive(req) ? this.verdict(req.harness, run) : { kind: "allow" as const };
+    const verdict = isLive(req) ? await this.verdict(req.harness, run) : { kind: "allow" as const };
     const note =
       admitted.note ??
       (judged ? undefined : `the attempt was not evaluated within ${ATTEMPT_BUDGET_MS} ms`) ??
@@ -416,9 +416,9 @@ export class HookIngest {
     }
   }
 
-  private verdict(harness: string, run: string): RunVerdict {
+  private async verdict(harness: string, run: string): Promise<RunVerdict> {
     try {
-      return this.deps.verdicts.check(harness, run);
+      return await this.deps.verdicts.check(harness, run);
     } catch (e) {
       this.deps.onError?.("reading the run's verdict", e);
       return { kind: "allow" };

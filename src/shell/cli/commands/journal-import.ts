@@ -16,9 +16,9 @@ import {
   JournalWriter,
 } from "../../journal/journal-writer.js";
 import { jsonLines, type Line } from "../../journal/json-lines.js";
-import type { JournalCommits } from "../../store/journal-commits.js";
 import { openStore } from "../../store/open-store.js";
 import { Stores } from "../../store/stores.js";
+import type { JournalLog } from "../../store/write-ports.js";
 import { DaemonMetrics } from "../../support/metrics.js";
 import { EXIT, type Io } from "../io.js";
 
@@ -45,7 +45,7 @@ export async function runJournalImport(
     io.err(`harness journal import: ${(e as Error).message}`);
     return EXIT.failed;
   }
-  const writer = importWriter(new Stores(store).journalCommits);
+  const writer = importWriter(new Stores(store).journalLog());
   let imported = 0;
   let failed = 0;
   const refuse = (n: number, why: string) => {
@@ -55,9 +55,9 @@ export async function runJournalImport(
   // The lines since the last commit, in order: refused already, or offered with the text of their
   // `admitted_at`, which the writer may yet refuse.
   let pending: Pending[] = [];
-  const commit = () => {
+  const commit = async () => {
     const offered = pending.filter((p) => "offer" in p);
-    const results = writer.importNow(offered.map((p) => p.offer));
+    const results = await writer.importNow(offered.map((p) => p.offer));
     let k = 0;
     for (const p of pending) {
       if (!("offer" in p)) {
@@ -73,9 +73,9 @@ export async function runJournalImport(
   try {
     for await (const line of jsonLines(input)) {
       pending.push(importLine(line));
-      if (pending.length >= IMPORT_BATCH) commit();
+      if (pending.length >= IMPORT_BATCH) await commit();
     }
-    commit();
+    await commit();
   } catch (e) {
     io.err(`harness journal import: ${(e as Error).message}`);
     store.close();
@@ -96,8 +96,8 @@ type Pending =
   | { readonly n: number; readonly offer: ImportedOffer; readonly admittedAt: string };
 
 /** The daemon's writer, committing the lines of a store no daemon holds, where nobody waits on a commit. */
-function importWriter(store: JournalCommits): JournalWriter {
-  return new JournalWriter(store, {
+function importWriter(log: JournalLog): JournalWriter {
+  return new JournalWriter(log, {
     queueLimit: DEFAULT_QUEUE_LIMIT,
     batchSize: DEFAULT_BATCH_SIZE,
     clock: Date.now,

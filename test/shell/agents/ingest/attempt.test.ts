@@ -31,7 +31,7 @@ function ingest(setup: Setup) {
     identify: (token) =>
       token === "obs" ? { source: "observer" } : token === "led" ? { source: "ledger" } : undefined,
     verdicts: {
-      check: () => setup.verdict ?? { kind: "allow" },
+      check: async () => setup.verdict ?? { kind: "allow" },
       peek: () => setup.verdict ?? { kind: "allow" },
     },
     evaluated: async (seq, budgetMs) => {

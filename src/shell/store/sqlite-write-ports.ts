@@ -1,0 +1,118 @@
+/**
+ * SQLite's write-path doors (`write-ports.ts`): each call does its synchronous work (one `BEGIN
+ * IMMEDIATE` transaction per commit) and answers with it resolved, which costs the event loop nothing
+ * measurable (decision 0020). A commit that need not wait for the disk runs under `unsynced`
+ * (`wal-sync.ts`).
+ */
+import type { JournalRow } from "../../core/journal.js";
+import type { CoreState } from "../../core/state.js";
+import type { DecisionStore, Decisions } from "./decision-store.js";
+import type { JournalCommits } from "./journal-commits.js";
+import type { NewRow } from "./journal-table.js";
+import type { CommitOptions, EvaluatorLog, GroupResult, JournalLog, PendingGroup } from "./write-ports.js";
+
+/** Runs a commit without waiting for the disk (`WalSync.unsynced`). */
+export type Unsynced = <T>(commit: () => T) => T;
+
+const runCommit = <T>(
+  unsynced: Unsynced | undefined,
+  options: CommitOptions | undefined,
+  commit: () => T,
+): T => (options?.unsynced === true && unsynced !== undefined ? unsynced(commit) : commit());
+
+/** Resolves with `work()`'s result, or rejects with what it threw: a failed commit is a rejection. */
+const settled = <T>(work: () => T): Promise<T> => {
+  try {
+    return Promise.resolve(work());
+  } catch (e) {
+    return Promise.reject(e);
+  }
+};
+
+export class SqliteJournalLog implements JournalLog {
+  constructor(
+    private readonly store: JournalCommits,
+    private readonly unsynced?: Unsynced,
+  ) {}
+
+  last(): Promise<{ readonly seq: number; readonly at: number }> {
+    return settled(() => this.store.journal.last());
+  }
+
+  answer(source: string, key: string): Promise<string | undefined> {
+    return settled(() => this.store.appends.answer(source, key));
+  }
+
+  commitGroups(
+    groups: readonly PendingGroup[],
+    at: number,
+    options?: CommitOptions,
+  ): Promise<readonly GroupResult[]> {
+    const { journal, appends } = this.store;
+    return settled(() =>
+      runCommit(this.unsynced, options, () =>
+        this.store.commit(() => {
+          const results = groups.map((g): GroupResult => {
+            // A key already stored was committed by an earlier request: its rows are not appended again.
+            const stored = g.key === undefined ? undefined : appends.answer(g.key.source, g.key.key);
+            if (stored !== undefined) return { kind: "repeated", answer: stored };
+            const seqs = g.rows.map((r) => journal.append({ ...r, at }));
+            if (g.key !== undefined) appends.record(g.key.source, g.key.key, g.key.answer(seqs), at);
+            return { kind: "committed", seqs };
+          });
+          options?.beforeCommit?.();
+          return results;
+        }),
+      ),
+    );
+  }
+
+  commitRows(
+    rows: readonly NewRow[],
+    also?: (seqs: readonly number[]) => void,
+    options?: CommitOptions,
+  ): Promise<readonly number[]> {
+    return settled(() =>
+      runCommit(this.unsynced, options, () =>
+        this.store.commit(() => {
+          const seqs = rows.map((r) => this.store.journal.append(r));
+          also?.(seqs);
+          options?.beforeCommit?.();
+          return seqs;
+        }),
+      ),
+    );
+  }
+}
+
+export class SqliteEvaluatorLog implements EvaluatorLog {
+  constructor(
+    private readonly store: JournalCommits,
+    private readonly decisions: DecisionStore,
+    private readonly unsynced?: Unsynced,
+  ) {}
+
+  cursor(): Promise<number> {
+    return settled(() => this.decisions.cursor());
+  }
+
+  loadState(options: { readonly clearCostExceeded: boolean }): Promise<CoreState> {
+    return settled(() => this.decisions.loadState(options));
+  }
+
+  commit(decisions: Decisions, options?: CommitOptions): Promise<void> {
+    return settled(() => runCommit(this.unsynced, options, () => this.decisions.commit(decisions)));
+  }
+
+  rowsAfter(seq: number, limit: number): Promise<readonly JournalRow[]> {
+    return settled(() => this.store.journal.rowsAfter(seq, limit));
+  }
+
+  async *pagesBetween(afterAt: number, fromSeq: number, toSeq: number): AsyncIterable<readonly JournalRow[]> {
+    yield* this.store.journal.pagesBetween(afterAt, fromSeq, toSeq);
+  }
+
+  atOf(seq: number): Promise<number | undefined> {
+    return settled(() => this.store.journal.atOf(seq));
+  }
+}
