@@ -313,7 +313,7 @@ async function admitWriter(events: readonly EventFields[]): Promise<number> {
   const tmp = tempDir();
   const store = openStore(path.join(tmp.dir, "harness.db"), "daemon bench");
   try {
-    const writer = new JournalWriter(new SqliteJournalLog(new JournalCommits(store.db)), {
+    const writer = new JournalWriter(new SqliteJournalLog(new JournalCommits(store.db), undefined), {
       queueLimit: events.length,
       batchSize: BATCH,
       clock: Date.now,

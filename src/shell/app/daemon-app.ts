@@ -73,7 +73,6 @@ import { type RpcServer, startRpcServer } from "../rpc/server.js";
 import { identifyCaller } from "../rpc/tiers.js";
 import { tokenService } from "../rpc/token-service.js";
 import { committedEvents, eventCount, type WatchEvent, watchEvents } from "../rpc/watch-events.js";
-import type { AgentRunStops } from "../store/agent-run-stops.js";
 import { type OpenedStore, openStore } from "../store/open-store.js";
 import { Stores } from "../store/stores.js";
 import { createLog, type Log } from "../support/log.js";
@@ -211,7 +210,7 @@ export class DaemonApp {
         tickMs: options.tickMs ?? MINUTE,
         onCommitted: publish,
         runStops,
-        derivers: derivers(runStops, tokens, clock),
+        derivers: derivers(tokens, clock),
       });
       const runLife = new RunLife({ sessions: stores.agentSessionRuns, stops: runStops, clock });
       const runVerdicts = new StoreRunVerdicts({
@@ -411,17 +410,13 @@ export class DaemonApp {
 }
 
 /** The rows the daemon derives from committed rows, each deriver with its own cursor. */
-function derivers(
-  runStops: AgentRunStops,
-  tokens: IssuedTokens,
-  clock: () => number,
-): DaemonDeps["derivers"] {
+function derivers(tokens: IssuedTokens, clock: () => number): DaemonDeps["derivers"] {
   return (inForce, decided) => [
-    new HookLoopGuard(runStops, clock, (stop) => decided({ kind: "loop_stop", ...stop })),
+    new HookLoopGuard(clock, (stop) => decided({ kind: "loop_stop", ...stop })),
     new StaleRunCloser(() => inForce().agents.staleAfter),
     new FileEdgeProjector(() => inForce().graph.projectFileEdges),
-    new StopSettler(runStops, clock),
-    new ClosedRunTokens((run) => tokens.revokeRun(run)),
+    new StopSettler(clock),
+    new ClosedRunTokens(clock, () => tokens.reread()),
   ];
 }
 

@@ -405,8 +405,8 @@ export class Daemon {
    * Commits the daemon's own derived rows now, outside the producers' queue, with `also` in the same
    * transaction (`../derive/deriver.ts`); the evaluator then reads them like any other row.
    */
-  readonly appendDerived: AppendDerived = (rows, also, options) =>
-    this.writer.appendNow(rows, (seqs) => also?.(seqs), options);
+  readonly appendDerived: AppendDerived = (rows, writes, options) =>
+    this.writer.appendNow(rows, writes ?? [], options);
 
   /**
    * `JournalService.Append`: each event checked on its own, admitted through the bounded queue; with an

@@ -12,14 +12,21 @@ export class ClosedRunTokens implements Deriver {
   readonly kinds = ["run_event"] as const;
   readonly enabled = () => true;
 
-  /** `revokeRun` revokes the run's gateway tokens, inside the deriver's transaction. */
-  constructor(private readonly revokeRun: (run: string) => void) {}
+  /** `revoked`: told after a commit revoked tokens, so the tokens in force are read again. */
+  constructor(
+    private readonly clock: () => number,
+    private readonly revoked: () => void,
+  ) {}
 
   reset(): void {}
 
   derive(row: JournalRow, replay: boolean): Derived | undefined {
     const { type, run } = row.event;
     if (replay || type !== "closed" || typeof run !== "string" || run === "") return undefined;
-    return { rows: [], also: () => this.revokeRun(run) };
+    return {
+      rows: [],
+      writes: [{ kind: "run_tokens_revoked", run, at: this.clock() }],
+      committed: () => this.revoked(),
+    };
   }
 }

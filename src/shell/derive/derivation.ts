@@ -15,6 +15,7 @@
 import type { JournalRow } from "../../core/journal.js";
 import type { DerivedCursors } from "../store/derived-cursors.js";
 import type { JournalTable } from "../store/journal-table.js";
+import type { DerivedWrite } from "../store/write-ports.js";
 import type { AppendDerived, DerivedRow, Deriver } from "./deriver.js";
 
 export interface DerivationDeps {
@@ -49,9 +50,10 @@ export class Derivation {
     const head = journal.last().seq;
     const fresh = derivers.filter((d) => cursors.get(d.name) === undefined);
     if (fresh.length > 0)
-      await this.deps.append([], () => {
-        for (const d of fresh) cursors.set(d.name, head);
-      });
+      await this.deps.append(
+        [],
+        fresh.map((d) => ({ kind: "cursor", name: d.name, seq: head })),
+      );
     this.rebuild();
   }
 
@@ -84,7 +86,7 @@ export class Derivation {
   async step(): Promise<number> {
     if (!this.built) this.rebuild();
     const out: DerivedRow[] = [];
-    const also: ((seqs: readonly number[]) => void)[] = [];
+    const writes: DerivedWrite[] = [];
     const committed: ((seqs: readonly number[]) => void)[] = [];
     const advanced = new Map<string, number>();
     let read = 0;
@@ -104,8 +106,9 @@ export class Derivation {
         const start = out.length;
         out.push(...derived.rows);
         const n = derived.rows.length;
-        const write = derived.also;
-        if (write !== undefined) also.push((seqs) => write(seqs.slice(start, start + n)));
+        // A write's `row` indexes the deriver's own rows: here, the step's.
+        for (const w of derived.writes ?? [])
+          writes.push(w.kind === "loop_guard_stop" ? { ...w, row: w.row + start } : w);
         const tell = derived.committed;
         if (tell !== undefined) committed.push((seqs) => tell(seqs.slice(start, start + n)));
       }
@@ -113,9 +116,9 @@ export class Derivation {
     }
     if (advanced.size === 0) return 0;
     for (const [name, cursor] of advanced) this.cursor.set(name, cursor);
-    if (out.length === 0 && also.length === 0) this.unsaved = true;
+    if (out.length === 0 && writes.length === 0) this.unsaved = true;
     else {
-      const seqs = await this.commit(out, also);
+      const seqs = await this.commit(out, writes);
       for (const tell of committed) tell(seqs);
     }
     return read;
@@ -134,22 +137,16 @@ export class Derivation {
     if (this.unsaved) await this.commit([], [], { unsynced: true });
   }
 
-  /** Commits `out` and `also` with every deriver's cursor; returns the seqs of `out`. */
+  /** Commits `out` and `writes` with every deriver's cursor; returns the seqs of `out`. */
   private async commit(
     out: readonly DerivedRow[],
-    also: readonly ((seqs: readonly number[]) => void)[],
+    writes: readonly DerivedWrite[],
     options?: { readonly unsynced?: boolean },
   ): Promise<readonly number[]> {
     let seqs: readonly number[];
+    const cursors = [...this.cursor].map(([name, seq]): DerivedWrite => ({ kind: "cursor", name, seq }));
     try {
-      seqs = await this.deps.append(
-        out,
-        (written) => {
-          for (const write of also) write(written);
-          for (const [name, cursor] of this.cursor) this.deps.cursors.set(name, cursor);
-        },
-        options,
-      );
+      seqs = await this.deps.append(out, [...writes, ...cursors], options);
     } catch (e) {
       // The states have folded rows whose derivations did not commit: rebuild from the store next step.
       this.built = false;

@@ -8,6 +8,7 @@
 import type { EventFields, JournalRow } from "../../core/journal.js";
 import type { EventKind } from "../../core/kinds.js";
 import type { Source } from "../../core/sources.js";
+import type { DerivedWrite } from "../store/write-ports.js";
 
 export interface DerivedRow {
   readonly source: Source;
@@ -16,12 +17,12 @@ export interface DerivedRow {
 }
 
 /**
- * Commits `rows` now, with `also` (given the rows' seqs) in the same transaction; resolves with the
- * seqs. Rejects when the commit fails, and then nothing of it is in the store.
+ * Commits `rows` now, with `writes` in the same transaction; resolves with the rows' seqs. Rejects
+ * when the commit fails, and then nothing of it is in the store.
  */
 export type AppendDerived = (
   rows: readonly DerivedRow[],
-  also?: (seqs: readonly number[]) => void,
+  writes?: readonly DerivedWrite[],
   /** `unsynced`: the commit need not wait for the disk (cursors of rows that derived nothing). */
   options?: { readonly unsynced?: boolean },
 ) => Promise<readonly number[]>;
@@ -29,8 +30,8 @@ export type AppendDerived = (
 /** What one committed row gives a deriver to write. */
 export interface Derived {
   readonly rows: readonly DerivedRow[];
-  /** Store writes that commit with the rows, given their seqs (a loop guard's stop). */
-  readonly also?: (seqs: readonly number[]) => void;
+  /** Store writes that commit with the rows (a loop guard's stop: its `row` indexes these rows). */
+  readonly writes?: readonly DerivedWrite[];
   /**
    * Told the rows' seqs once their transaction has committed (the decision export); never for a commit
    * that failed, whose rows are derived again.

@@ -18,7 +18,7 @@ import type { EventFields } from "../../core/journal.js";
 import type { EventKind } from "../../core/kinds.js";
 import type { Source } from "../../core/sources.js";
 import type { NewRow } from "../store/journal-table.js";
-import type { GroupKey, GroupResult, JournalLog } from "../store/write-ports.js";
+import type { DerivedWrite, GroupKey, GroupResult, JournalLog } from "../store/write-ports.js";
 import { failpoint } from "../support/failpoints.js";
 import type { DaemonMetrics } from "../support/metrics.js";
 
@@ -204,14 +204,14 @@ export class JournalWriter {
    */
   appendNow(
     offers: readonly Offer[],
-    also: (seqs: readonly number[]) => void,
+    writes: readonly DerivedWrite[],
     options: { readonly unsynced?: boolean } = {},
   ): Promise<readonly number[]> {
     return this.serially(async () => {
       const at = await this.stamp();
       const seqs = await this.log.commitRows(
         offers.map((o) => ({ kind: o.kind, source: o.source, at, event: o.event })),
-        also,
+        writes,
         offers.length > 0 ? { ...options, beforeCommit: () => failpoint("derive.beforeCommit") } : options,
       );
       if (offers.length === 0) return seqs;

@@ -218,6 +218,11 @@ export class IssuedTokens {
     return revoked;
   }
 
+  /** Reads the tokens in force again, after a commit elsewhere revoked some (`derive/closed-run-tokens.ts`). */
+  reread(): void {
+    this.refresh(this.clock());
+  }
+
   /** Revokes every gateway token bound to `run`: the run has closed, so they are worth nothing. */
   revokeRun(run: string): string[] {
     return this.revoke(this.store.gatewayIdsOfRun(run));

@@ -6,10 +6,20 @@
  */
 import type { JournalRow } from "../../core/journal.js";
 import type { CoreState } from "../../core/state.js";
+import type { AgentRunStops } from "./agent-run-stops.js";
 import type { DecisionStore, Decisions } from "./decision-store.js";
+import type { DerivedCursors } from "./derived-cursors.js";
 import type { JournalCommits } from "./journal-commits.js";
 import type { NewRow } from "./journal-table.js";
-import type { CommitOptions, EvaluatorLog, GroupResult, JournalLog, PendingGroup } from "./write-ports.js";
+import type { TokenStore } from "./token-store.js";
+import type {
+  CommitOptions,
+  DerivedWrite,
+  EvaluatorLog,
+  GroupResult,
+  JournalLog,
+  PendingGroup,
+} from "./write-ports.js";
 
 /** Runs a commit without waiting for the disk (`WalSync.unsynced`). */
 export type Unsynced = <T>(commit: () => T) => T;
@@ -29,9 +39,17 @@ const settled = <T>(work: () => T): Promise<T> => {
   }
 };
 
+/** The tables derived rows' writes reach (`DerivedWrite`), over the journal's connection. */
+export interface DerivedTables {
+  readonly cursors: DerivedCursors;
+  readonly stops: AgentRunStops;
+  readonly tokens: TokenStore;
+}
+
 export class SqliteJournalLog implements JournalLog {
   constructor(
     private readonly store: JournalCommits,
+    private readonly derived: DerivedTables | undefined,
     private readonly unsynced?: Unsynced,
   ) {}
 
@@ -69,19 +87,45 @@ export class SqliteJournalLog implements JournalLog {
 
   commitRows(
     rows: readonly NewRow[],
-    also?: (seqs: readonly number[]) => void,
+    writes: readonly DerivedWrite[] = [],
     options?: CommitOptions,
   ): Promise<readonly number[]> {
     return settled(() =>
       runCommit(this.unsynced, options, () =>
         this.store.commit(() => {
           const seqs = rows.map((r) => this.store.journal.append(r));
-          also?.(seqs);
+          for (const w of writes) this.write(w, seqs);
           options?.beforeCommit?.();
           return seqs;
         }),
       ),
     );
+  }
+
+  private write(w: DerivedWrite, seqs: readonly number[]): void {
+    const tables = this.derived;
+    if (tables === undefined) throw new Error(`journal: no table for a ${w.kind} write here`);
+    switch (w.kind) {
+      case "cursor":
+        tables.cursors.set(w.name, w.seq);
+        break;
+      case "loop_guard_stop": {
+        const loopSeq = seqs[w.row];
+        if (loopSeq === undefined)
+          throw new Error(`journal: a loop guard stop names row ${w.row} of ${seqs.length}`);
+        tables.stops.loopGuardStop({ run: w.run, harness: w.harness, loopSeq, at: w.at });
+        break;
+      }
+      case "stop_closed_first":
+        tables.stops.closedFirst(w.run, w.at);
+        break;
+      case "stop_delivered":
+        tables.stops.delivered(w.stop, w.at);
+        break;
+      case "run_tokens_revoked":
+        tables.tokens.revokeGatewayOfRun(w.run, w.at);
+        break;
+    }
   }
 }
 

@@ -64,7 +64,11 @@ export class Stores {
 
   /** What the journal writer commits through; `unsynced` runs a commit without waiting for the disk. */
   journalLog(unsynced?: Unsynced): JournalLog {
-    return new SqliteJournalLog(this.journalCommits, unsynced);
+    return new SqliteJournalLog(
+      this.journalCommits,
+      { cursors: this.cursors, stops: this.agentRunStops, tokens: this.tokens },
+      unsynced,
+    );
   }
 
   /** What the evaluator reads and commits through; `unsynced` as for `journalLog`. */

@@ -52,6 +52,7 @@ export class TokenStore {
   private readonly selectAll;
   private readonly selectInForce;
   private readonly revokeId;
+  private readonly revokeRunStmt;
   private readonly selectRunIds;
 
   constructor(private readonly db: Db) {
@@ -66,6 +67,9 @@ export class TokenStore {
     );
     this.revokeId = db.prepare<[number, string]>(
       "UPDATE issued_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
+    );
+    this.revokeRunStmt = db.prepare<[number, string]>(
+      "UPDATE issued_tokens SET revoked_at = ? WHERE run = ? AND kind = 'gateway' AND revoked_at IS NULL",
     );
     this.selectRunIds = db.prepare<[string], { id: string }>(
       "SELECT id FROM issued_tokens WHERE run = ? AND kind = 'gateway' AND revoked_at IS NULL",
@@ -111,6 +115,11 @@ export class TokenStore {
       for (const t of tokens) this.insert(t);
       return true;
     })();
+  }
+
+  /** Inside the caller's transaction: revokes the gateway tokens of `run` still unrevoked. */
+  revokeGatewayOfRun(run: string, now: number): void {
+    this.revokeRunStmt.run(now, run);
   }
 
   /** The ids of the gateway tokens of `run` still unrevoked. */

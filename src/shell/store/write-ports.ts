@@ -8,6 +8,7 @@
 import type { JournalRow } from "../../core/journal.js";
 import type { Source } from "../../core/sources.js";
 import type { CoreState } from "../../core/state.js";
+import type { AgentRunStop } from "./agent-run-stops.js";
 import type { Decisions } from "./decision-store.js";
 import type { NewRow } from "./journal-table.js";
 
@@ -46,6 +47,27 @@ export interface CommitOptions {
   readonly beforeCommit?: () => void;
 }
 
+/**
+ * A write that commits with derived rows (`../derive/`), as data: a deriver's cursor, the stops and
+ * revocations a row's meaning records. `row`: the index, among the commit's rows, of the row whose seq
+ * it records.
+ */
+export type DerivedWrite =
+  | { readonly kind: "cursor"; readonly name: string; readonly seq: number }
+  | {
+      readonly kind: "loop_guard_stop";
+      readonly run: string;
+      readonly harness: string;
+      readonly at: number;
+      readonly row: number;
+    }
+  /** The run closed before a hook call took its stop (`agent-run-stops.ts`'s `closedFirst`). */
+  | { readonly kind: "stop_closed_first"; readonly run: string; readonly at: number }
+  /** The stop delivered at the run's hook call, with the run's `closed` row. */
+  | { readonly kind: "stop_delivered"; readonly stop: AgentRunStop; readonly at: number }
+  /** The run closed: the gateway tokens bound to it are revoked. */
+  | { readonly kind: "run_tokens_revoked"; readonly run: string; readonly at: number };
+
 /** The journal as its writer sees it. */
 export interface JournalLog {
   /** The last row's seq and admission time (0 and 0 for an empty journal). */
@@ -61,13 +83,10 @@ export interface JournalLog {
     at: number,
     options?: CommitOptions,
   ): Promise<readonly GroupResult[]>;
-  /**
-   * One transaction: `rows`, each at its own `at`, with `also` given their seqs (a deriver's cursor, a
-   * stop it records); the seqs.
-   */
+  /** One transaction: `rows`, each at its own `at`, with `writes`; the rows' seqs. */
   commitRows(
     rows: readonly NewRow[],
-    also?: (seqs: readonly number[]) => void,
+    writes?: readonly DerivedWrite[],
     options?: CommitOptions,
   ): Promise<readonly number[]>;
 }

@@ -13,8 +13,12 @@ import { StoreRunVerdicts } from "../../../src/shell/agents/enforcement/run-verd
 import { AgentRunReads } from "../../../src/shell/store/agent-run-reads.js";
 import { AgentRunStops } from "../../../src/shell/store/agent-run-stops.js";
 import { AgentSessionRuns } from "../../../src/shell/store/agent-session-runs.js";
+import { DerivedCursors } from "../../../src/shell/store/derived-cursors.js";
+import { JournalCommits } from "../../../src/shell/store/journal-commits.js";
 import { JournalTable } from "../../../src/shell/store/journal-table.js";
 import type { OpenedStore } from "../../../src/shell/store/open-store.js";
+import { SqliteJournalLog } from "../../../src/shell/store/sqlite-write-ports.js";
+import { TokenStore } from "../../../src/shell/store/token-store.js";
 import { runs } from "../../property-runs.js";
 import { journalRows } from "../../support/store-reads.js";
 import { tempStores } from "../store/temp-stores.js";
@@ -28,6 +32,11 @@ function world(s: OpenedStore) {
   const journal = new JournalTable(s.db);
   const stops = new AgentRunStops(s.db);
   const life = new RunLife({ sessions: new AgentSessionRuns(s.db), stops, clock });
+  const derivedLog = new SqliteJournalLog(new JournalCommits(s.db, journal), {
+    cursors: new DerivedCursors(s.db),
+    stops,
+    tokens: new TokenStore(s.db),
+  });
   const append = (event: Record<string, unknown> & { readonly type: string }) =>
     s.db.transaction(() =>
       journal.append({
@@ -41,14 +50,11 @@ function world(s: OpenedStore) {
     reads: new AgentRunReads(s.db),
     stops,
     holds: () => ({}),
-    append: async (rows, also) =>
-      s.db.transaction(() => {
-        const seqs = rows.map((r) =>
-          journal.append({ kind: r.kind, source: r.source, at: at++, event: r.event }),
-        );
-        also?.(seqs);
-        return seqs;
-      })(),
+    append: (rows, writes) =>
+      derivedLog.commitRows(
+        rows.map((r) => ({ kind: r.kind, source: r.source, at: at++, event: r.event })),
+        writes,
+      ),
     clock,
     life,
   });

@@ -65,7 +65,7 @@ describe("Derivation", () => {
       const derivation = new Derivation({
         journal,
         cursors,
-        append: (rows, also, options) => writer.appendNow(rows, (seqs) => also?.(seqs), options),
+        append: (rows, writes, options) => writer.appendNow(rows, writes ?? [], options),
         derivers: [everyThirdEdit()],
       });
       await derivation.start();
@@ -142,12 +142,12 @@ describe("Derivation: after the commit", () => {
     const derivation = new Derivation({
       journal,
       cursors: new DerivedCursors(opened.db),
-      append: (rows, also) => {
+      append: (rows, writes) => {
         if (failNext) {
           failNext = false;
           throw new Error("disk full");
         }
-        return writer.appendNow(rows, (seqs) => also?.(seqs));
+        return writer.appendNow(rows, writes ?? []);
       },
       derivers: [telling],
     });

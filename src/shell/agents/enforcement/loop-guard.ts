@@ -11,7 +11,6 @@ import type { JournalRow } from "../../../core/journal.js";
 import { LOOP_THRESHOLD, LoopGuard } from "../../../core/loop-guard.js";
 import type { Derived, Deriver } from "../../derive/deriver.js";
 import { EndedRuns } from "../../derive/ended-runs.js";
-import type { AgentRunStops } from "../../store/agent-run-stops.js";
 
 const str = (v: unknown): string => (typeof v === "string" ? v : "");
 
@@ -37,7 +36,6 @@ export class HookLoopGuard implements Deriver {
   private readonly ended = new EndedRuns();
 
   constructor(
-    private readonly stops: AgentRunStops,
     private readonly clock: () => number,
     private readonly onStop?: (stop: LoopGuardStop) => void,
   ) {}
@@ -87,7 +85,7 @@ export class HookLoopGuard implements Deriver {
     const onStop = this.onStop;
     return {
       rows: [{ source: "loopguard", kind: "run_event", event }],
-      also: ([seq]) => this.stops.loopGuardStop({ run, harness, loopSeq: seq as number, at }),
+      writes: [{ kind: "loop_guard_stop", run, harness, at, row: 0 }],
       ...(onStop === undefined
         ? {}
         : {

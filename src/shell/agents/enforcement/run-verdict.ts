@@ -120,9 +120,7 @@ export class StoreRunVerdicts implements RunVerdicts {
           },
         },
       ],
-      () => {
-        this.deps.stops.delivered(stop, at);
-      },
+      [{ kind: "stop_delivered", stop, at }],
     );
   }
 }

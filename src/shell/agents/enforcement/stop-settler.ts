@@ -6,23 +6,19 @@
  */
 import type { JournalRow } from "../../../core/journal.js";
 import type { Derived, Deriver } from "../../derive/deriver.js";
-import type { AgentRunStops } from "../../store/agent-run-stops.js";
 
 export class StopSettler implements Deriver {
   readonly name = "stop-settler";
   readonly kinds = ["run_event"] as const;
   readonly enabled = () => true;
 
-  constructor(
-    private readonly stops: AgentRunStops,
-    private readonly clock: () => number,
-  ) {}
+  constructor(private readonly clock: () => number) {}
 
   reset(): void {}
 
   derive(row: JournalRow): Derived | undefined {
     const run = row.event.run;
     if (row.event.type !== "closed" || typeof run !== "string") return undefined;
-    return { rows: [], also: () => this.stops.closedFirst(run, this.clock()) };
+    return { rows: [], writes: [{ kind: "stop_closed_first", run, at: this.clock() }] };
   }
 }
