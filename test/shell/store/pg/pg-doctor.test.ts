@@ -101,7 +101,7 @@ describe("doctor's store row on PostgreSQL", () => {
 
   it("password_file's password is what the connection presents; a role that may not read the schema fails", async () => {
     // The run's cluster trusts every local login (initdb -A trust), so a wrong password cannot fail
-    // here; what is checked is that the file's password reaches the connection node-postgres makes.
+    // here (pg-tls.test.ts's own cluster asks for one); this checks the file's password reaches the connection.
     const role = `harness_pw_${process.pid}`;
     await admin.query(`CREATE ROLE ${pg.escapeIdentifier(role)} LOGIN PASSWORD 'right horse'`);
     const d = fs.mkdtempSync(path.join(os.tmpdir(), "pg-pw-"));
