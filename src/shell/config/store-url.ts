@@ -44,7 +44,6 @@ export function parseStoreUrl(text: string): StoreAddress | { readonly problem: 
   if (scheme !== "postgresql" && scheme !== "postgres")
     return { problem: `${scheme}: is not postgresql: (want ${FORM})` };
   const rest = text.slice(scheme.length + 3);
-  if (rest.includes("#")) return { problem: `not a PostgreSQL URL: a # fragment (want ${FORM})` };
   const query = rest.indexOf("?");
   const beforeQuery = query < 0 ? rest : rest.slice(0, query);
   const slash = beforeQuery.indexOf("/");
@@ -52,19 +51,22 @@ export function parseStoreUrl(text: string): StoreAddress | { readonly problem: 
   const at = authority.lastIndexOf("@");
   const userinfo = at < 0 ? "" : authority.slice(0, at);
   const colon = userinfo.indexOf(":");
-  // Said before anything else, and never repeated back.
+  // Said before anything else. No message repeats a part of the url, so none can repeat a password the
+  // split above did not find (one holding `/`, `?` or `@` unencoded).
   if (colon >= 0 && colon < userinfo.length - 1)
     return {
       problem:
         "a password in the url would sit in a config file that gets shared or committed: put it in password_file (mode 0600)",
     };
+  if (rest.includes("#")) return { problem: `not a PostgreSQL URL: a # fragment (want ${FORM})` };
   const user = decoded(colon < 0 ? userinfo : userinfo.slice(0, colon));
   const database = decoded(slash < 0 ? "" : beforeQuery.slice(slash + 1));
   const params = new URLSearchParams(query < 0 ? "" : rest.slice(query + 1));
   for (const key of new Set(params.keys()))
     if (key !== "host")
       return {
-        problem: `?${key}= is not read: the url takes ?host= (a socket directory) only; TLS is [store] ssl_mode, ca_file, cert_file and key_file`,
+        problem:
+          "the url takes one parameter, ?host= (a socket directory); TLS is [store] ssl_mode, ca_file, cert_file and key_file",
       };
   const hostParam = params.getAll("host");
   if (hostParam.length > 1) return { problem: "?host= given more than once" };
@@ -85,7 +87,7 @@ export function parseStoreUrl(text: string): StoreAddress | { readonly problem: 
   const portColon = hostPort.indexOf(":", Math.max(bracket, 0));
   const portText = portColon < 0 ? "" : hostPort.slice(portColon + 1);
   const port = portText === "" ? DEFAULT_PG_PORT : PORT.test(portText) ? Number(portText) : 0;
-  if (port < 1 || port > 65_535) return { problem: `port ${portText} is not 1-65535` };
+  if (port < 1 || port > 65_535) return { problem: "the port is not a number from 1 to 65535" };
   const authorityHost = decoded(portColon < 0 ? hostPort : hostPort.slice(0, portColon));
   if (authorityHost === undefined) return { problem: `not a PostgreSQL URL (want ${FORM})` };
   const paramHost = hostParam[0];
@@ -97,13 +99,15 @@ export function parseStoreUrl(text: string): StoreAddress | { readonly problem: 
     const socketFile = `${host.replace(/\/+$/, "")}/.s.PGSQL.${port}`;
     if (/\p{Cc}/u.test(host)) return { problem: "the socket directory holds a control character" };
     if (Buffer.byteLength(socketFile) > MAX_SOCKET_PATH_BYTES)
-      return { problem: `the socket ${socketFile} is longer than a unix socket path may be` };
+      return {
+        problem: `the socket directory is too long: with /.s.PGSQL.${port} it must fit a unix socket path's ${MAX_SOCKET_PATH_BYTES} bytes`,
+      };
     return { host, socket: true, port, user, database };
   }
   if (paramHost !== undefined) return { problem: "?host= names a socket directory, an absolute path" };
   const v6 = IPV6.exec(host)?.[1];
   if (v6 === undefined && !HOST_NAME.test(host))
-    return { problem: `${JSON.stringify(host)} is not a host name or address` };
+    return { problem: "the host is not a host name, an IP address or a socket directory" };
   return { host: v6 ?? host, socket: false, port, user, database };
 }
 

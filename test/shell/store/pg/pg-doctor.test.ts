@@ -9,6 +9,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DaemonApp } from "../../../../src/shell/app/daemon-app.js";
 import { runDoctor } from "../../../../src/shell/cli/commands/doctor.js";
 import { storePgCheck } from "../../../../src/shell/cli/doctor/store-pg-check.js";
 import { formatConfigError } from "../../../../src/shell/config/config-error.js";
@@ -16,6 +17,7 @@ import { loadGlobalConfig, type StoreConfig } from "../../../../src/shell/config
 import { openPgStore } from "../../../../src/shell/store/pg/open-pg-store.js";
 import { pgPoolConfigOf } from "../../../../src/shell/store/pg/pg-config.js";
 import { PG_SCHEMA_VERSION } from "../../../../src/shell/store/pg/pg-schema.js";
+import { createLog } from "../../../../src/shell/support/log.js";
 import type { PgDatabase } from "../../../support/pg-cluster.js";
 import { freshPgDatabase } from "./pg-store.js";
 
@@ -129,16 +131,26 @@ describe("doctor's store row on PostgreSQL", () => {
   });
 });
 
+/** A directory with XDG variables inside it. */
+function home(): { root: string; env: NodeJS.ProcessEnv } {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), "pg-doctor-"));
+  dirs.push(root);
+  const env = {
+    HOME: path.join(root, "home"),
+    XDG_CONFIG_HOME: path.join(root, "config"),
+    XDG_STATE_HOME: path.join(root, "state"),
+    XDG_RUNTIME_DIR: path.join(root, "run"),
+  };
+  return { root, env };
+}
+
+type Report = {
+  checks: { name: string; status: string; detail: string; findings: { status: string; message: string }[] }[];
+};
+
 describe("harness doctor under [store] url", () => {
   it("shows the store row even when no daemon answers, and fails naming the database when it is away", async () => {
-    const root = fs.mkdtempSync(path.join(os.tmpdir(), "pg-doctor-"));
-    dirs.push(root);
-    const env = {
-      HOME: path.join(root, "home"),
-      XDG_CONFIG_HOME: path.join(root, "config"),
-      XDG_STATE_HOME: path.join(root, "state"),
-      XDG_RUNTIME_DIR: path.join(root, "run"),
-    };
+    const { root, env } = home();
     const config = path.join(root, "harness.toml");
     const away = path.join(root, "away");
     fs.mkdirSync(away);
@@ -160,5 +172,37 @@ describe("harness doctor under [store] url", () => {
     expect(report.checks[1]?.detail).toBe(
       `postgresql ${away}/journal: cannot use the database: connect ENOENT ${away}/.s.PGSQL.5432`,
     );
+  });
+
+  it("with a daemon answering, one store row: the database from here, the daemon's last write a finding", async () => {
+    const { root, env } = home();
+    await (await openPgStore(pgPoolConfigOf(storeOf(socketUrl(db))))).close();
+    const server = `[server]\nsocket = ${JSON.stringify(path.join(root, "d.sock"))}\nmetrics_listen = ""\n\n[agents]\nlisten = ""\n`;
+    const daemonConfig = path.join(root, "daemon.toml");
+    fs.writeFileSync(daemonConfig, server);
+    const daemon = await DaemonApp.start({
+      env,
+      configPath: daemonConfig,
+      log: createLog({ level: "silent" }),
+    });
+    try {
+      const config = path.join(root, "harness.toml");
+      fs.writeFileSync(config, `${server}\n[store]\nurl = ${JSON.stringify(socketUrl(db))}\n`);
+      const out: string[] = [];
+      const code = await runDoctor({ config, json: true }, { env, out: (l) => out.push(l), err: () => {} });
+      const report = JSON.parse(out.join("\n")) as Report;
+      const store = report.checks.filter((c) => c.name === "store");
+      expect(store).toHaveLength(1);
+      expect(store[0]).toMatchObject({ status: "pass" });
+      expect(store[0]?.detail).toMatch(
+        new RegExp(`^postgresql ${db.host}/${db.database} .*: schema version ${PG_SCHEMA_VERSION}$`),
+      );
+      expect(store[0]?.findings).toEqual([
+        { status: "pass", message: expect.stringMatching(/^the daemon writes to .*harness\.db$/) },
+      ]);
+      expect(code).toBe(0);
+    } finally {
+      await daemon.close();
+    }
   });
 });
