@@ -1,8 +1,9 @@
 /**
  * The global-only check of project files (SPEC-0029 REQ-1, REQ-10): a cloned repository must not choose
  * the rules that watch it, so a project `harness.toml` may not declare `[policy_repo.*]`, `[memory*]`,
- * `[server]`, `[store]` or the other global-only tables, and a `harness_d` drop-in may hold `[harness.*]` tables only. `harness config check`
- * runs it; the daemon reads no project file, so a supervisor that does (`harness up`) must run it too.
+ * `[server]`, `[store]` or the other global-only tables, and a `harness_d` drop-in may hold `[harness.*]`
+ * tables only. `harness config check` runs it; the daemon reads no project file, so a supervisor that
+ * does (`harness up`) must run it too.
  */
 import { readdir, readFile, stat } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";

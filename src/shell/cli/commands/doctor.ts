@@ -8,10 +8,10 @@
  * (`../doctor/reload-check.ts`) fails after a failed reload until a good one; the listen row
  * (`../doctor/hook-endpoint-check.ts`) fails when another process answers on `[agents] listen`; under
  * `[store] url` the store row is the database as reached from here (`../doctor/store-pg-check.ts`), shown
- * even when no daemon answers. Exit 1 on
- * a fail, 3 when no daemon answers, 0 otherwise. Against a remote daemon (`--daemon`, decision 0018) the
- * rows the daemon answers are checked as on its machine; the listen and tls rows, which look at the
- * daemon's own config files and ports, are `skip`: local only, never a fail.
+ * even when no daemon answers. Exit 1 on a fail, 3 when no daemon answers, 0 otherwise. Against a remote
+ * daemon (`--daemon`, decision 0018) the rows the daemon answers are checked as on its machine; the
+ * listen and tls rows, which look at the daemon's own config files and ports, are `skip`: local only,
+ * never a fail; the store row is then the daemon's own, this machine's `[store]` unread.
  */
 import { formatDuration } from "../../../core/durations.js";
 import { agentStatusClient, handshakeFailed, ruleClient, unreachable } from "../../rpc/client.js";
@@ -249,7 +249,8 @@ export async function runDoctor(options: Common, io: Io): Promise<number> {
       return failed("doctor", target.where, e, io);
     checks = [
       { name: "daemon", status: "fail", detail: noAnswer(target.where), findings: [] },
-      // What is on this machine (the database, installs, the spool) still says something while the daemon is down.
+      // What is on this machine (the database, installs, the spool) still says something while the
+      // daemon is down.
       ...(pg === undefined ? [] : [pg]),
       await agentsCheck(io.env, undefined),
     ];
