@@ -46,14 +46,14 @@ export function pgBinDir(): string {
 }
 
 /** The user the server runs as: ourselves, or `nobody` when we are root. */
-function serverUser(): { uid: number; gid: number } | undefined {
+export function serverUser(): { uid: number; gid: number } | undefined {
   if (process.getuid?.() !== 0) return undefined;
   const id = (flag: string) => Number(execFileSync("id", [flag, "nobody"], { encoding: "utf8" }).trim());
   return { uid: id("-u"), gid: id("-g") };
 }
 
 /** Runs a server binary as the server's user; throws with its output when it fails. */
-function runAsServer(dir: string, bin: string, args: readonly string[]): void {
+export function runAsServer(dir: string, bin: string, args: readonly string[]): void {
   const user = serverUser();
   const r = spawnSync(path.join(pgBinDir(), bin), args, {
     cwd: dir,

@@ -153,6 +153,9 @@ export class DaemonApp {
     const log = options.log ?? createLog();
     const configPath = options.configPath ?? globalConfigPath(env);
     const config = await readConfig(configPath, env, options.configPath !== undefined);
+    // Never SQLite in silence when the operator named a database.
+    if (config.store !== undefined)
+      throw new DaemonStartError("[store] url: the daemon on PostgreSQL is not yet available in this build");
     const store = openStore(
       options.storePath ?? defaultStorePath(env),
       `harness daemon (pid ${process.pid})`,

@@ -29,8 +29,11 @@ export interface ConfigError {
 
 /** Accepted, but worth saying: the same shape as an error. */
 export interface ConfigWarning extends Omit<ConfigError, "code"> {
-  /** `public_listen`: reachable from the network; `deprecated`: accepted today, refused in a later release. */
-  readonly code: "public_listen" | "deprecated";
+  /**
+   * `public_listen`: reachable from the network; `deprecated`: accepted today, refused in a later release;
+   * `plaintext`: a connection that leaves the machine without TLS.
+   */
+  readonly code: "public_listen" | "deprecated" | "plaintext";
 }
 
 /** `file:line:col: [table] key: message`, leaving out the parts that are unknown. */

@@ -15,6 +15,7 @@ import { MIN_JOURNAL_RETENTION } from "../../core/window.js";
 import { type ConfigError, type ConfigErrorCode, type ConfigWarning, inFileOrder } from "./config-error.js";
 import { branchProblem, forgeHost, remoteProblem } from "./git-refs.js";
 import { controlTokenPath, socketPath } from "./paths.js";
+import { isLoopbackStore, parseStoreUrl, type StoreAddress } from "./store-url.js";
 import { decodeUtf8, isTable, parseTomlDocument, type TomlTable } from "./toml-document.js";
 import type { TomlPositions } from "./toml-positions.js";
 
@@ -89,6 +90,29 @@ export interface OtelConfig {
 /** An endpoint URL longer than this is not one. */
 export const MAX_OTEL_ENDPOINT = 2048;
 
+/** `[store] ssl_mode`, as libpq names them; `prefer` and `allow` (TLS only if it happens to work) are not offered. */
+export const SSL_MODES = ["disable", "require", "verify-ca", "verify-full"] as const;
+export type SslMode = (typeof SSL_MODES)[number];
+
+/** `[store]`: the store on PostgreSQL instead of the SQLite file (issue 34); global-only. */
+export interface StoreConfig extends StoreAddress {
+  /** A 0600 file holding the password; never the config itself (it gets shared). Unset: none is sent. */
+  readonly passwordFile: string | undefined;
+  /** Unset: `disable` on a socket or loopback, `verify-full` elsewhere. */
+  readonly sslMode: SslMode;
+  /** The CA the server's certificate is checked against; unset: Node's bundled CAs. */
+  readonly caFile: string | undefined;
+  /** This client's certificate and key, for a server that asks for one. */
+  readonly certFile: string | undefined;
+  readonly keyFile: string | undefined;
+  /** The pool's most connections. */
+  readonly poolMax: number;
+}
+
+export const DEFAULT_POOL_MAX = 10;
+/** A pool this large already asks for most of a default server's 100 connections. */
+export const MAX_POOL_MAX = 100;
+
 export interface GlobalConfig {
   readonly memory: {
     readonly ruleMiners: readonly string[];
@@ -143,6 +167,8 @@ export interface GlobalConfig {
    * global-only. Every key unset: the local socket, as before.
    */
   readonly client: ClientConfig;
+  /** `[store]`: unset, the SQLite file (the default). */
+  readonly store: StoreConfig | undefined;
   /** `[agents]`: agent hooks. Global only. */
   readonly agents: {
     /** Claude Code's http hook endpoint, loopback only without `[server]` TLS; unset when `listen = ""`. */
@@ -252,6 +278,7 @@ export function loadGlobalConfig(text: string, file: string, env: NodeJS.Process
   const graph = root.table("graph");
   const otel = root.table("otel");
   const client = root.table("client");
+  const store = root.table("store");
   const producers = server?.table("producers");
 
   const config: GlobalConfig = {
@@ -292,6 +319,7 @@ export function loadGlobalConfig(text: string, file: string, env: NodeJS.Process
     },
     otel: otel === undefined ? undefined : otelConfig(otel),
     client: clientConfig(client),
+    store: store === undefined ? undefined : storeConfig(store),
     agents: {
       listen:
         agents?.value("listen") === "" ? undefined : (agents?.hostPort("listen") ?? DEFAULT_AGENTS_LISTEN),
@@ -317,6 +345,7 @@ export function loadGlobalConfig(text: string, file: string, env: NodeJS.Process
     "read_token_file",
     "control_token_file",
   ]);
+  store?.rejectUnknown(["url", "password_file", "ssl_mode", "ca_file", "cert_file", "key_file", "pool_max"]);
   server?.rejectUnknown([
     "socket",
     "listen",
@@ -415,6 +444,60 @@ function clientConfig(t: Table | undefined): ClientConfig {
     readTokenFile: t?.path("read_token_file"),
     controlTokenFile: t?.path("control_token_file"),
   };
+}
+
+function storeConfig(t: Table): StoreConfig | undefined {
+  const text = t.string("url");
+  const address = text === undefined ? undefined : parseStoreUrl(text);
+  if (address !== undefined && "problem" in address) t.fail("invalid_value", "url", address.problem);
+  const sslMode = t.oneOf("ssl_mode", SSL_MODES);
+  const caFile = t.path("ca_file");
+  const certFile = t.path("cert_file");
+  const keyFile = t.path("key_file");
+  const passwordFile = t.path("password_file");
+  const poolMax = t.int("pool_max", 1, MAX_POOL_MAX) ?? DEFAULT_POOL_MAX;
+  if ((certFile === undefined) !== (keyFile === undefined))
+    t.fail(
+      "missing_key",
+      certFile === undefined ? "cert_file" : "key_file",
+      "cert_file and key_file go together (the client certificate and its key)",
+    );
+  if (text === undefined)
+    return t.fail("missing_key", "url", "[store] needs url, postgresql://USER@HOST/DATABASE");
+  if (address === undefined || "problem" in address) return undefined;
+  const mode = sslMode ?? (isLoopbackStore(address) ? "disable" : "verify-full");
+  if (address.socket && mode !== "disable")
+    return t.fail(
+      "invalid_value",
+      "ssl_mode",
+      'a unix socket carries no TLS: leave ssl_mode unset or "disable"',
+    );
+  if (mode === "disable") {
+    const tlsKey = [
+      ["ca_file", caFile],
+      ["cert_file", certFile],
+    ].find(([, v]) => v !== undefined)?.[0];
+    if (tlsKey !== undefined)
+      return t.fail(
+        "invalid_value",
+        tlsKey,
+        `needs TLS: set ssl_mode (it is "disable"${sslMode === undefined ? " by default here" : ""})`,
+      );
+  }
+  // libpq's `require` quietly becomes verify-ca when a CA is at hand; here the mode says what is checked.
+  if (mode === "require" && caFile !== undefined)
+    return t.fail(
+      "invalid_value",
+      "ca_file",
+      `ssl_mode "require" checks no certificate: use "verify-ca" or "verify-full" with a CA`,
+    );
+  if (mode === "disable" && !isLoopbackStore(address))
+    t.warn(
+      "ssl_mode",
+      `${address.host} is not loopback: the store's rows cross the network in plaintext`,
+      "plaintext",
+    );
+  return { ...address, passwordFile, sslMode: mode, caFile, certFile, keyFile, poolMax };
 }
 
 function otelConfig(t: Table): OtelConfig | undefined {
@@ -731,11 +814,17 @@ class Table {
     return this.fail("invalid_value", key, `must be true or false`);
   }
 
-  int(key: string, min: number): number | undefined {
+  int(key: string, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
     const v = this.value(key);
     if (v === undefined) return undefined;
-    if (typeof v !== "number" || !Number.isSafeInteger(v) || v < min) {
-      return this.fail("invalid_value", key, `must be an integer of at least ${min}`);
+    if (typeof v !== "number" || !Number.isSafeInteger(v) || v < min || v > max) {
+      return this.fail(
+        "invalid_value",
+        key,
+        max === Number.MAX_SAFE_INTEGER
+          ? `must be an integer of at least ${min}`
+          : `must be an integer from ${min} to ${max}`,
+      );
     }
     return v;
   }

@@ -1,8 +1,9 @@
 /**
  * The global-only check of project files (SPEC-0029 REQ-1, REQ-10): a cloned repository must not choose
- * the rules that watch it, so a project `harness.toml` may not declare `[policy_repo.*]`, `[memory*]` or
- * `[server]`, and a `harness_d` drop-in may hold `[harness.*]` tables only. `harness config check`
- * runs it; the daemon reads no project file, so a supervisor that does (`harness up`) must run it too.
+ * the rules that watch it, so a project `harness.toml` may not declare `[policy_repo.*]`, `[memory*]`,
+ * `[server]`, `[store]` or the other global-only tables, and a `harness_d` drop-in may hold `[harness.*]`
+ * tables only. `harness config check` runs it; the daemon reads no project file, so a supervisor that
+ * does (`harness up`) must run it too.
  */
 import { readdir, readFile, stat } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
@@ -113,7 +114,16 @@ async function checkFile(file: string, role: "project" | "drop-in"): Promise<Con
 }
 
 /** The top-level keys under which every table is global-only. */
-const GLOBAL_ONLY = ["policy_repo", "memory", "server", "agents", "graph", "otel", "client"] as const;
+const GLOBAL_ONLY = [
+  "policy_repo",
+  "memory",
+  "server",
+  "agents",
+  "graph",
+  "otel",
+  "client",
+  "store",
+] as const;
 
 /** The global-only tables a document declares, each with the name the error gives it. */
 function globalOnly(doc: TomlTable): { path: string[]; name: string }[] {
@@ -140,6 +150,8 @@ function globalOnly(doc: TomlTable): { path: string[]; name: string }[] {
     if (doc[key] !== undefined) found.push({ path: [key], name: `[${key}]` });
   // A cloned repository must not point the operator's CLI, and its tokens, at another daemon.
   if (doc.client !== undefined) found.push({ path: ["client"], name: "[client]" });
+  // Nor point the daemon's journal at a database of its choosing.
+  if (doc.store !== undefined) found.push({ path: ["store"], name: "[store]" });
   return found;
 }
 

@@ -2,6 +2,7 @@
  * A token file read synchronously, for the command hook (which answers an agent and exits) and the
  * install's own token files. The same refusals as the daemon's `readTokenFile`: opened non-blocking, so a
  * FIFO in its place is refused rather than waited on; the opened file's own mode and size are checked.
+ * `readSecretFileSync` is those refusals for any secret file (`[store] password_file`, its key_file).
  */
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 
@@ -10,7 +11,15 @@ export const MAX_TOKEN_FILE_BYTES = 4096;
 
 export type TokenFileRead = { readonly token: string } | { readonly problem: string; readonly code?: string };
 
-export function readTokenFileSync(file: string): TokenFileRead {
+export type SecretFileRead =
+  | { readonly bytes: Buffer }
+  | { readonly problem: string; readonly code?: string };
+
+/**
+ * A regular file readable by its owner only, of at most `maxBytes`: its bytes, or why not (the problem
+ * names the file).
+ */
+export function readSecretFileSync(file: string, maxBytes: number, what = "file"): SecretFileRead {
   let fd: number;
   try {
     fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
@@ -21,11 +30,9 @@ export function readTokenFileSync(file: string): TokenFileRead {
   try {
     const st = fstatSync(fd);
     if (!st.isFile())
-      return { problem: `${file} is not a regular file (a FIFO, device or directory holds no token)` };
-    if (st.size > MAX_TOKEN_FILE_BYTES)
-      return {
-        problem: `${file} is ${st.size} bytes long; a token file holds at most ${MAX_TOKEN_FILE_BYTES}`,
-      };
+      return { problem: `${file} is not a regular file (a FIFO, device or directory is no ${what})` };
+    if (st.size > maxBytes)
+      return { problem: `${file} is ${st.size} bytes long; a ${what} holds at most ${maxBytes}` };
     if ((st.mode & 0o077) !== 0)
       return { problem: `${file} is readable by group or others; run chmod 600 ${file}` };
     const buf = Buffer.alloc(st.size);
@@ -35,11 +42,17 @@ export function readTokenFileSync(file: string): TokenFileRead {
       if (got === 0) break;
       n += got;
     }
-    const token = buf.subarray(0, n).toString("utf8").trim();
-    return /^[\x21-\x7e]+$/.test(token) ? { token } : { problem: `${file} does not hold a token` };
+    return { bytes: buf.subarray(0, n) };
   } catch (e) {
     return { problem: `cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}` };
   } finally {
     closeSync(fd);
   }
+}
+
+export function readTokenFileSync(file: string): TokenFileRead {
+  const read = readSecretFileSync(file, MAX_TOKEN_FILE_BYTES, "token file");
+  if ("problem" in read) return read;
+  const token = read.bytes.toString("utf8").trim();
+  return /^[\x21-\x7e]+$/.test(token) ? { token } : { problem: `${file} does not hold a token` };
 }

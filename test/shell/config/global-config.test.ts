@@ -80,6 +80,7 @@ describe("global config: defaults", () => {
         readTokenFile: undefined,
         controlTokenFile: undefined,
       },
+      store: undefined,
     } satisfies GlobalConfig);
   });
 

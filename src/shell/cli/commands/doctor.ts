@@ -6,10 +6,12 @@
  * the evaluator lags behind the journal. The agents row (`../doctor/agents-check.ts`) shows the hook
  * adapters installed, each harness's last row and the hook spool. The reload row
  * (`../doctor/reload-check.ts`) fails after a failed reload until a good one; the listen row
- * (`../doctor/hook-endpoint-check.ts`) fails when another process answers on `[agents] listen`. Exit 1 on
- * a fail, 3 when no daemon answers, 0 otherwise. Against a remote daemon (`--daemon`, decision 0018) the
- * rows the daemon answers are checked as on its machine; the listen and tls rows, which look at the
- * daemon's own config files and ports, are `skip`: local only, never a fail.
+ * (`../doctor/hook-endpoint-check.ts`) fails when another process answers on `[agents] listen`; under
+ * `[store] url` the store row is the database as reached from here (`../doctor/store-pg-check.ts`), shown
+ * even when no daemon answers. Exit 1 on a fail, 3 when no daemon answers, 0 otherwise. Against a remote
+ * daemon (`--daemon`, decision 0018) the rows the daemon answers are checked as on its machine; the
+ * listen and tls rows, which look at the daemon's own config files and ports, are `skip`: local only,
+ * never a fail; the store row is then the daemon's own, this machine's `[store]` unread.
  */
 import { formatDuration } from "../../../core/durations.js";
 import { agentStatusClient, handshakeFailed, ruleClient, unreachable } from "../../rpc/client.js";
@@ -19,6 +21,7 @@ import { failed } from "../client.js";
 import { agentsCheck } from "../doctor/agents-check.js";
 import { hookEndpointCheck } from "../doctor/hook-endpoint-check.js";
 import { reloadCheck } from "../doctor/reload-check.js";
+import { storePgCheck } from "../doctor/store-pg-check.js";
 import { tlsCheck } from "../doctor/tls-check.js";
 import { type Common, EXIT, type Io, iso } from "../io.js";
 import { stalePinSentence } from "../render/rules.js";
@@ -178,6 +181,23 @@ export function storeWriteCheck(s: GetStatusResponse): Check {
   };
 }
 
+/**
+ * Under `[store] url`, one store row: the database as this machine reaches it (`storePgCheck`), and the
+ * daemon's last write, when it answers, as findings.
+ */
+function storeRow(pg: Check | undefined, write: Check): Check {
+  if (pg === undefined) return write;
+  return {
+    ...pg,
+    status: worst([pg.status, write.status]),
+    findings: [
+      ...pg.findings,
+      { status: write.status, message: `the daemon ${write.detail}` },
+      ...write.findings,
+    ],
+  };
+}
+
 const cloneState = (state: string): string => (state === "off_branch" ? "off its branch" : state);
 
 /** A row only the daemon's machine can check, asked from another: said so, never a fail. */
@@ -196,6 +216,9 @@ export async function runDoctor(options: Common, io: Io): Promise<number> {
     return EXIT.error;
   }
   const client = ruleClient(target.rpc, read.token);
+  // The database is this machine's config: from another machine the daemon's own row says.
+  const store = target.remote ? undefined : target.config?.store;
+  const pg = store === undefined ? undefined : await storePgCheck(store);
   let checks: Check[];
   try {
     const status = await client.getStatus({});
@@ -210,7 +233,7 @@ export async function runDoctor(options: Common, io: Io): Promise<number> {
         findings: [],
       },
       rulesCheck(status, holds),
-      storeWriteCheck(status),
+      storeRow(pg, storeWriteCheck(status)),
       reloadCheck(status),
       target.remote ? localOnly("listen", target) : await hookEndpointCheck(target.config, target.socketPath),
       target.remote ? localOnly("tls", target) : await tlsCheck(target.config, Date.now()),
@@ -226,7 +249,9 @@ export async function runDoctor(options: Common, io: Io): Promise<number> {
       return failed("doctor", target.where, e, io);
     checks = [
       { name: "daemon", status: "fail", detail: noAnswer(target.where), findings: [] },
-      // What is on this machine (installs, the spool) still says something while the daemon is down.
+      // What is on this machine (the database, installs, the spool) still says something while the
+      // daemon is down.
+      ...(pg === undefined ? [] : [pg]),
       await agentsCheck(io.env, undefined),
     ];
   }

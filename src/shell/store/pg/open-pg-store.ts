@@ -11,10 +11,11 @@ export class PgStoreOpenError extends Error {
   constructor(
     /** The database as an operator names it: host and database, never a password. */
     readonly store: string,
-    message: string,
+    /** What is wrong, without the store's name. */
+    readonly reason: string,
     options?: { cause?: unknown },
   ) {
-    super(`store ${store}: ${message}`, options);
+    super(`store ${store}: ${reason}`, options);
     this.name = "PgStoreOpenError";
   }
 }
@@ -42,7 +43,7 @@ const nameOf = (config: pg.PoolConfig): string =>
  * The server's settings a commit's answer relies on, read back as SQLite's pragmas are: with fsync or
  * synchronous_commit off, a commit answered could still be lost in a crash, and an action repeated.
  */
-async function checkDurability(client: pg.PoolClient, name: string): Promise<void> {
+export async function checkDurability(client: pg.ClientBase, name: string): Promise<void> {
   for (const setting of ["fsync", "synchronous_commit"]) {
     const r = await client.query<Record<string, string>>(`SHOW ${setting}`);
     const value = r.rows[0]?.[setting];
