@@ -60,6 +60,8 @@ const RESTART_KEYS: readonly (readonly [string, (c: GlobalConfig) => unknown])[]
   ["server.metrics_listen", (c) => c.server.metricsListen],
   ["server.metrics_token_file", (c) => c.server.metricsTokenFile],
   ["server.socket", (c) => c.server.socket],
+  // The store is opened once, at start.
+  ["store", (c) => c.store],
   // Certificates rotate on reload; turning TLS or mutual TLS on or off rebinds the listeners.
   ["server.tls_cert_file", (c) => c.server.tls !== undefined],
   ["server.client_ca_file", (c) => c.server.tls?.clientCaFile !== undefined],

@@ -11,6 +11,7 @@ import { type ConfigError, formatConfigError } from "../../../src/shell/config/c
 import { loadGlobalConfig, type StoreConfig } from "../../../src/shell/config/global-config.js";
 import { checkProject } from "../../../src/shell/config/project-check.js";
 import { parseStoreUrl } from "../../../src/shell/config/store-url.js";
+import { needsRestart } from "../../../src/shell/daemon/daemon.js";
 import { createLog } from "../../../src/shell/support/log.js";
 import { sandbox } from "./helpers.js";
 
@@ -305,5 +306,15 @@ describe("parseStoreUrl", () => {
       user: "ops@corp",
       database: "my journal",
     });
+  });
+});
+
+describe("[store] and a reload", () => {
+  it("a reload that adds or changes [store] says it applies only at a restart", () => {
+    const before = loadGlobalConfig("", FILE, env);
+    const after = loadGlobalConfig(withStore('url = "postgresql://harness@db.internal/journal"'), FILE, env);
+    if (!before.ok || !after.ok) throw new Error("expected both configs to load");
+    expect(needsRestart(before.config, after.config)).toEqual(["store"]);
+    expect(needsRestart(after.config, after.config)).toEqual([]);
   });
 });
