@@ -536,6 +536,11 @@ cli
   .option("--json", "Print the result as JSON")
   .action(async (verb: string, target: string | undefined, o: StoreCliOptions) => {
     if (verb === "copy") {
+      if (target !== undefined) {
+        io.err("harness store copy: takes --from PATH and --to URL, not a PATH of its own");
+        process.exitCode = 2;
+        return;
+      }
       const { runStoreCopy } = await import("./commands/store-copy.js");
       process.exitCode = await runStoreCopy(
         { from: o.from, to: o.to, passwordFile: o.passwordFile, json: o.json === true },

@@ -68,13 +68,19 @@ describe("harness store copy from a running daemon's store", () => {
     expect(lines.at(-1)).toBe("verified: every row of every table is equal on both sides");
   }, 120_000);
 
-  it("refuses a missing --to, a URL of another scheme and a password file others can read, as usage errors", async () => {
+  it("refuses a missing --to, a URL of another scheme, a PATH beside --from and a password file others can read, as usage errors", async () => {
     const none = await fleet.cli(["store", "copy", "--from", fleet.storePath]);
     expect(none.code).toBe(2);
     expect(none.stderr).toContain("--to URL is required");
     const mysql = await fleet.cli(["store", "copy", "--from", fleet.storePath, "--to", "mysql://h/db"]);
     expect(mysql.code).toBe(2);
     expect(mysql.stderr).toContain("--to is not a postgresql:// URL");
+    const positional = await fleet.cli(["store", "copy", fleet.storePath, "--to", "postgresql://u@h/db"]);
+    expect(positional.code).toBe(2);
+    expect(positional.stderr).toContain("takes --from PATH and --to URL, not a PATH of its own");
+    const backup = await fleet.cli(["store", "backup"]);
+    expect(backup.code).toBe(2);
+    expect(backup.stderr).toContain("harness store backup: PATH is required");
     const file = path.join(fleet.root, "pg-password");
     fs.writeFileSync(file, "secret\n", { mode: 0o644 });
     fs.chmodSync(file, 0o644);
