@@ -117,7 +117,12 @@ async function copyOpened(
   try {
     const tables = await shapes(sqlite, target);
     const head = await copyTables(sqlite, target, tables, page, options);
-    const { counts, mismatch } = await verify(sqlite, target, tables, page);
+    const { counts, mismatch } = await verify(sqlite, target, tables, page).catch((e: unknown) => {
+      throw new StoreCopyError(
+        `${target.name}: the copy is committed, but its verification did not finish: ${(e as Error).message}`,
+        { cause: e },
+      );
+    });
     return { source: sqlite.path, target: target.name, tables: counts, head, mismatch };
   } finally {
     snapshot.end();
@@ -187,13 +192,15 @@ async function copyTables(
     await client.query("DELETE FROM evaluator");
     for (const table of tables) {
       await copyTable(client, sqlite, table, page);
+      await options.afterTable?.(table.shape.table);
+    }
+    // Last before the commit: a sequence's move is not undone by a rollback.
+    for (const table of tables)
       for (const c of table.pg)
         if (c.identity)
           await client.query(
             `SELECT setval(pg_get_serial_sequence('${table.shape.table}', '${c.name}'), (SELECT max(${c.name}) FROM ${table.shape.table}))`,
           );
-      await options.afterTable?.(table.shape.table);
-    }
     const head = await client.query<{ seq: number; at: number }>(
       `UPDATE journal_head SET seq = coalesce(m.seq, 0), at = coalesce(m.at, 0)
        FROM (SELECT max(seq) AS seq, max(at) AS at FROM rule_journal) m

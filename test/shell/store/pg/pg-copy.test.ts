@@ -352,6 +352,11 @@ describe("harness store copy, SQLite to PostgreSQL", () => {
       expect(head.rows).toEqual([{ seq: 0, at: 0 }]);
       const evaluator = await opened.pool.query("SELECT id, cursor FROM evaluator");
       expect(evaluator.rows).toEqual([{ id: 1, cursor: 0 }]);
+      // Nor did it move an identity past ids it never committed: a sequence is not rolled back.
+      const next = await opened.pool.query(
+        "SELECT nextval(pg_get_serial_sequence('rule_proposals', 'id')) AS id",
+      );
+      expect(next.rows).toEqual([{ id: 1 }]);
     } finally {
       await opened.close();
     }

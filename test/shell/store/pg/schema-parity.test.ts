@@ -1,7 +1,8 @@
 /**
  * The two backends' schemas in step (src/shell/store/pg/pg-schema.ts): both hold the same tables, but
  * PostgreSQL's own listed here; each with the same columns (names, order, nullability and kind of type),
- * primary key, unique keys, foreign keys (with their ON DELETE) and indexes. A SQLite migration that
+ * primary key, unique keys, foreign keys (with their ON DELETE) and indexes, and text compared by its
+ * bytes as SQLite compares it (but in V1's journal tables). A SQLite migration that
  * changes a table fails here until PostgreSQL's migration follows.
  */
 import Database from "better-sqlite3";
@@ -178,6 +179,17 @@ describe("the PostgreSQL schema beside SQLite's", () => {
 
   it("gives each table SQLite's primary key, unique keys and foreign keys with their ON DELETE", async () => {
     for (const table of sqliteTables()) expect(await postgresKeys(table), table).toEqual(sqliteKeys(table));
+  });
+
+  it("compares text by its bytes, as SQLite does, but in the journal's tables of PostgreSQL's V1", async () => {
+    // V1's text columns take the database's collation (a database made with LC_ALL=C, as the tests'
+    // cluster is, compares by bytes); every later table sorts and ranges over text as SQLite does.
+    const r = await store.pool.query<{ t: string }>(
+      `SELECT table_name || '.' || column_name AS t FROM information_schema.columns
+       WHERE table_schema = 'public' AND data_type = 'text' AND collation_name IS DISTINCT FROM 'C'
+       AND table_name NOT IN ('rule_journal', 'rule_journal_paths', 'journal_appends')`,
+    );
+    expect(r.rows.map((c) => c.t)).toEqual([]);
   });
 
   it("gives the tables SQLite's indexes, by name", async () => {
