@@ -1,7 +1,8 @@
 /**
  * `harness store copy` through the built CLI, from a running daemon's store: a month of fleet evaluated
- * live (every starter rule fired: fires, actions, holds, cooldowns, cursors), copied while the daemon
- * holds the store, into an empty database named by a postgresql:// URL, verified row for row.
+ * live (every starter rule fired: fires, actions, holds, cooldowns, cursors) and tokens issued, copied
+ * while the daemon holds the store, into an empty database named by a postgresql:// URL, verified row
+ * for row.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -29,9 +30,21 @@ const urlOf = (db: PgDatabase) =>
 describe("harness store copy from a running daemon's store", () => {
   const fleet = new TestFleet();
   let rows = 0;
+  const tokens: string[] = [];
 
   beforeAll(async () => {
     rows = await evaluateMonthLive(fleet);
+    // Issued tokens too: only their digests are stored (a blob column), one of them revoked.
+    for (const args of [
+      ["--enrol", "--harness", "impl", "--ttl", "1h"],
+      ["--gateway", "--harness", "miner", "--run", "miner#7"],
+    ]) {
+      const r = await fleet.cli(["token", "create", ...args, "--json"]);
+      if (r.code !== 0) throw new Error(`token create: ${r.stderr}`);
+      tokens.push((JSON.parse(r.stdout) as { id: string }).id);
+    }
+    const revoked = await fleet.cli(["token", "revoke", tokens[0] as string]);
+    if (revoked.code !== 0) throw new Error(`token revoke: ${revoked.stderr}`);
   }, 180_000);
   afterAll(() => fleet.dispose());
 
@@ -50,6 +63,7 @@ describe("harness store copy from a running daemon's store", () => {
     expect(count("rule_actions")?.sqlite).toBeGreaterThan(0);
     expect(count("rule_holds")?.sqlite).toBe(holds(fleet).length);
     expect(report.head.seq).toBe(count("rule_journal")?.sqlite);
+    expect(count("issued_tokens")?.sqlite).toBeGreaterThanOrEqual(tokens.length);
 
     // Again into the same database: refused, naming what it holds, exit 1.
     const again = await fleet.cli(["store", "copy", "--from", fleet.storePath, "--to", urlOf(db)]);
