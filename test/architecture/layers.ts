@@ -34,7 +34,7 @@ export const SHELL_FOLDERS: Readonly<Record<string, readonly (string | Arrow)[]>
   config: [],
   store: [],
   "store/pg": [
-    { to: "store", why: "the journal's columns and row type" },
+    { to: "store", why: "the journal's columns and row type, the SQLite tables a copy reads" },
     { to: "config", why: "[store]'s settings" },
     { to: "support", why: "bounded and secret file reads" },
   ],
@@ -146,7 +146,7 @@ export const SHELL_FOLDERS: Readonly<Record<string, readonly (string | Arrow)[]>
     "policy",
     "rpc",
     "store",
-    { to: "store/pg", why: "doctor's store row" },
+    { to: "store/pg", why: "doctor's store row, `harness store copy`" },
     { to: "supervisor", why: "`harness demo`" },
     "support",
     "tui",

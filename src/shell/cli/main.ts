@@ -78,6 +78,12 @@ interface ClientOptions {
   tokenFile?: string;
 }
 
+interface StoreCliOptions extends ClientOptions {
+  from?: string;
+  to?: string;
+  passwordFile?: string;
+}
+
 interface JournalCliOptions extends ClientOptions {
   harness?: string;
   lines?: string | number;
@@ -520,14 +526,35 @@ cli
 
 cli
   .command(
-    "store <verb> <path>",
-    "The store. Verbs: backup PATH (an online, consistent copy while the daemon runs; PATH must not exist)",
+    "store <verb> [path]",
+    "The store. Verbs: backup PATH (an online, consistent copy while the daemon runs; PATH must not exist), copy --from PATH --to URL (into an empty PostgreSQL database, verified row for row)",
   )
-  .option("--store <path>", "The SQLite store (default $XDG_STATE_HOME/harness/harness.db)")
+  .option("--store <path>", "backup: the SQLite store (default $XDG_STATE_HOME/harness/harness.db)")
+  .option("--from <path>", "copy: the SQLite store (default $XDG_STATE_HOME/harness/harness.db)")
+  .option("--to <url>", "copy: the PostgreSQL database, postgresql://[user@]host[:port]/database")
+  .option("--password-file <path>", "copy: the database user's password, from a file only its owner reads")
   .option("--json", "Print the result as JSON")
-  .action(async (verb: string, target: string, o: ClientOptions) => {
+  .action(async (verb: string, target: string | undefined, o: StoreCliOptions) => {
+    if (verb === "copy") {
+      if (target !== undefined) {
+        io.err("harness store copy: takes --from PATH and --to URL, not a PATH of its own");
+        process.exitCode = 2;
+        return;
+      }
+      const { runStoreCopy } = await import("./commands/store-copy.js");
+      process.exitCode = await runStoreCopy(
+        { from: o.from, to: o.to, passwordFile: o.passwordFile, json: o.json === true },
+        io,
+      );
+      return;
+    }
     if (verb !== "backup") {
-      unknownVerb("store", verb, "backup");
+      unknownVerb("store", verb, "backup, copy");
+      return;
+    }
+    if (target === undefined) {
+      io.err("harness store backup: PATH is required");
+      process.exitCode = 2;
       return;
     }
     const { runStoreBackup } = await import("./commands/store-backup.js");

@@ -20,7 +20,7 @@ export class PgConfigError extends Error {
   constructor(
     readonly key: string,
     readonly file: string,
-    problem: string,
+    readonly problem: string,
   ) {
     super(`[store] ${key}: ${problem}`);
     this.name = "PgConfigError";
