@@ -9,7 +9,6 @@ import * as path from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BacktestCounts, ReplayedFire } from "../../../src/core/backtest.js";
-import type { EventKind } from "../../../src/core/kinds.js";
 import { STARTER_FILES } from "../../../src/core/starter-pack.generated.js";
 import { type BacktestRequest, type BacktestSink, replay } from "../../../src/shell/backtest/replay.js";
 import { replayOnPg } from "../../../src/shell/backtest/replay-on-pg.js";
@@ -17,23 +16,12 @@ import { JournalCommits } from "../../../src/shell/store/journal-commits.js";
 import { JournalTable } from "../../../src/shell/store/journal-table.js";
 import type { OpenedStore } from "../../../src/shell/store/open-store.js";
 import { type OpenedPgStore, openPgStore } from "../../../src/shell/store/pg/open-pg-store.js";
-import { PgJournal, type PgNewRow } from "../../../src/shell/store/pg/pg-journal.js";
+import { PgJournal } from "../../../src/shell/store/pg/pg-journal.js";
 import { runs, runsTimeout } from "../../property-runs.js";
 import { pgOptions } from "../../support/pg-cluster.js";
-import { fleetMonth } from "../fleet-month.js";
 import { freshPgDatabase, openFreshPgStore } from "../store/pg/pg-store.js";
-import { batchesOf, sameJournal } from "../store/pg/same-journal.js";
+import { batchesOf, fleetRows, sameJournal } from "../store/pg/same-journal.js";
 import { tempStores } from "../store/temp-stores.js";
-
-const FROM = Date.parse("2026-09-01T00:00:00Z");
-
-/** The fleet's lines as rows to append; their times are the database's. */
-const fleetRows = (days: number, seed: number): PgNewRow[] =>
-  fleetMonth({ from: FROM, days, seed }).map(({ kind, admitted_at: _, ...event }) => ({
-    kind: kind as EventKind,
-    source: kind === "tick" ? "tick" : "observer",
-    event: event as { type: string },
-  }));
 
 interface Replayed {
   readonly fires: ReplayedFire[];

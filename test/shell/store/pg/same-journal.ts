@@ -3,8 +3,20 @@
  * SQLite through `JournalCommits` with the `at` PostgreSQL gave it, so the two hold the same rows with
  * the same seqs and times.
  */
+import type { EventKind } from "../../../../src/core/kinds.js";
 import type { JournalCommits } from "../../../../src/shell/store/journal-commits.js";
 import type { PgJournal, PgNewRow } from "../../../../src/shell/store/pg/pg-journal.js";
+import { fleetMonth } from "../../fleet-month.js";
+
+const FROM = Date.parse("2026-09-01T00:00:00Z");
+
+/** A fleet's journal (`../../fleet-month.ts`) as rows to append; their times are the database's. */
+export const fleetRows = (days: number, seed: number): PgNewRow[] =>
+  fleetMonth({ from: FROM, days, seed }).map(({ kind, admitted_at: _, ...event }) => ({
+    kind: kind as EventKind,
+    source: kind === "tick" ? "tick" : "observer",
+    event: event as { type: string },
+  }));
 
 /** Commits the batches to both in order; the `at` of each. */
 export async function sameJournal(
