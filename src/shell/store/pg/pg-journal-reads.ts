@@ -3,7 +3,8 @@
  * a month of rows never holds more than one page of them. A `PgJournalSnapshot` is one connection in a
  * `READ ONLY REPEATABLE READ` transaction: its bounds (`last`, `firstAdmittedAfter`) and every stream
  * it opens read the same snapshot, so rows committed meanwhile are neither half-seen nor counted twice.
- * Each stream is a server-side cursor (`DECLARE … NO SCROLL CURSOR`), read with `FETCH FORWARD page`.
+ * Each stream is a server-side cursor (`DECLARE … NO SCROLL CURSOR`), read with `FETCH FORWARD page`,
+ * the next page asked for while the reader works through the last.
  *
  * Plain `DECLARE`/`FETCH` rather than the `pg-cursor` package: the snapshot's transaction is needed
  * anyway for the bounds and the rows to agree, and inside it a cursor is two statements node-postgres
@@ -15,7 +16,7 @@ import type { EventFields, JournalRow } from "../../../core/journal.js";
 import type { EventKind } from "../../../core/kinds.js";
 import { type Decodable, type IndexedColumn, knownFields } from "../journal-table.js";
 
-/** Rows fetched per round trip unless a caller asks for another page: the most a stream holds. */
+/** Rows fetched per round trip unless a caller asks for another page; a stream holds two at most. */
 export const STREAM_PAGE = 1_000;
 
 /** Which rows a stream reads; every bound optional. Seq order always. */
@@ -68,7 +69,10 @@ export class PgJournalSnapshot {
     }
   }
 
-  /** Rows fetched from the server and not yet handed on: never more than a page. */
+  /**
+   * Rows fetched from the server and not yet handed on: never more than two pages, the one being
+   * handed on and the next.
+   */
   get held(): number {
     return this.fetched - this.yielded;
   }
@@ -105,10 +109,12 @@ export class PgJournalSnapshot {
     bound("at <=", stretch.untilAt);
     const where = terms.length === 0 ? "" : ` WHERE ${terms.join(" AND ")}`;
     const sql = `SELECT seq, kind, at, event FROM rule_journal${where} ORDER BY seq`;
-    for await (const r of this.stream(sql, params, page)) {
-      const [seq, kind, at, event] = r as [number, EventKind, number, string];
-      yield { seq, kind, at, event: JSON.parse(event) as EventFields };
-    }
+    for await (const rows of this.pages(sql, params, page))
+      for (const r of rows) {
+        this.yielded++;
+        const [seq, kind, at, event] = r as [number, EventKind, number, string];
+        yield { seq, kind, at, event: JSON.parse(event) as EventFields };
+      }
   }
 
   /**
@@ -141,54 +147,66 @@ export class PgJournalSnapshot {
     const extra = columns.map((c) => `, ${c}`).join("");
     const sql = `SELECT seq, kind, type, at${extra}, ${event} AS event FROM rule_journal WHERE seq >= ${p(fromSeq)} AND seq <= ${p(toSeq)} ORDER BY seq`;
     const values: (string | boolean | undefined)[] = columns.map(() => undefined);
-    for await (const row of this.stream(sql, params, page)) {
-      const [seq, kind, type, at] = row as [number, EventKind, string, number];
-      for (let i = 0; i < values.length; i++) {
-        const v = row[4 + i];
-        values[i] = typeof v === "string" || typeof v === "boolean" ? v : undefined;
+    for await (const rows of this.pages(sql, params, page))
+      for (const row of rows) {
+        this.yielded++;
+        const [seq, kind, type, at] = row as [number, EventKind, string, number];
+        for (let i = 0; i < values.length; i++) {
+          const v = row[4 + i];
+          values[i] = typeof v === "string" || typeof v === "boolean" ? v : undefined;
+        }
+        const text = row[row.length - 1];
+        yield {
+          seq,
+          kind,
+          at,
+          event:
+            typeof text === "string" && readsEvent(kind, type, values)
+              ? (JSON.parse(text) as EventFields)
+              : knownFields(type, columns, values),
+        };
       }
-      const text = row[row.length - 1];
-      yield {
-        seq,
-        kind,
-        at,
-        event:
-          typeof text === "string" && readsEvent(kind, type, values)
-            ? (JSON.parse(text) as EventFields)
-            : knownFields(type, columns, values),
-      };
-    }
   }
 
   /**
-   * The rows of `sql` through a cursor of their own, as arrays, `page` per round trip; the cursor is
-   * closed when the reader stops, early or at the end.
+   * The rows of `sql` through a cursor of their own, as arrays, a page per round trip; the next page is
+   * asked for before this one is handed on, so the server reads it while the reader works (two pages
+   * held at most). The cursor is closed when the reader stops, early or at the end.
    */
-  private async *stream(sql: string, params: readonly unknown[], page: number): AsyncGenerator<unknown[]> {
+  private async *pages(sql: string, params: readonly unknown[], page: number): AsyncGenerator<unknown[][]> {
     if (!Number.isSafeInteger(page) || page < 1) throw new RangeError(`page ${page} is not a row count`);
     const name = `journal_rows_${++this.cursors}`;
     await this.client.query(`DECLARE ${name} NO SCROLL CURSOR FOR ${sql}`, [...params]);
-    const fetch = { text: `FETCH FORWARD ${page} FROM ${name}`, rowMode: "array" as const };
+    const query = { text: `FETCH FORWARD ${page} FROM ${name}`, rowMode: "array" as const };
     let failed = false;
-    try {
-      for (;;) {
-        let rows: unknown[][];
-        try {
-          rows = (await this.client.query<unknown[]>(fetch)).rows;
-        } catch (e) {
-          // The transaction is aborted: the cursor goes with it, and CLOSE would only fail too.
-          failed = true;
-          throw e;
-        }
+    const fetch = async (): Promise<unknown[][]> => {
+      try {
+        const { rows } = await this.client.query<unknown[]>(query);
         this.fetched += rows.length;
-        for (const row of rows) {
-          this.yielded++;
-          yield row;
-        }
-        if (rows.length < page) return;
+        return rows;
+      } catch (e) {
+        // The transaction is aborted: the cursor goes with it, and CLOSE would only fail too.
+        failed = true;
+        throw e;
+      }
+    };
+    // A page asked for ahead is awaited only when it is wanted: its failure is handled there, not
+    // reported as unhandled while the reader is busy with the page before it.
+    const ahead = (): Promise<unknown[][]> => {
+      const p = fetch();
+      p.catch(() => {});
+      return p;
+    };
+    let next: Promise<unknown[][]> | undefined = ahead();
+    try {
+      while (next !== undefined) {
+        const rows: unknown[][] = await next;
+        next = rows.length < page ? undefined : ahead();
+        yield rows;
       }
     } finally {
-      // Whatever of the page was not handed on is dropped with it.
+      // A page asked for and not handed on is awaited (its failure ends the snapshot anyway), then dropped.
+      await next?.catch(() => {});
       this.yielded = this.fetched;
       if (!failed) await this.client.query(`CLOSE ${name}`);
     }

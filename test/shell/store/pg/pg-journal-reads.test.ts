@@ -1,6 +1,6 @@
 /**
  * The journal streamed on PostgreSQL (issue 34 item 3): rows in seq order through a server-side cursor,
- * never more than a page of them held, from one snapshot that rows committed later do not enter.
+ * never more than two pages of them held (the one handed on and the next, fetched meanwhile), from one snapshot that rows committed later do not enter.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { JournalRow } from "../../../../src/core/journal.js";
@@ -49,7 +49,7 @@ describe("the journal streamed from a PostgreSQL snapshot", () => {
     }
   };
 
-  it("streams a large journal in seq order holding at most a page of rows", async () => {
+  it("streams a large journal in seq order holding at most two pages of rows", async () => {
     await withSnapshot(async (snapshot) => {
       const page = 128;
       let most = 0;
@@ -59,7 +59,7 @@ describe("the journal streamed from a PostgreSQL snapshot", () => {
         seen.push(r);
       }
       expect(seen).toEqual(all);
-      expect(most).toBeLessThanOrEqual(page);
+      expect(most).toBeLessThanOrEqual(2 * page);
       expect(most).toBeGreaterThan(0);
       expect(snapshot.held).toBe(0);
     });
