@@ -24,7 +24,7 @@ import { JournalQueryReads } from "../../../src/shell/store/journal-query-reads.
 import { JournalTable } from "../../../src/shell/store/journal-table.js";
 import { type OpenedStore, openStore } from "../../../src/shell/store/open-store.js";
 import type { OpenedPgStore } from "../../../src/shell/store/pg/open-pg-store.js";
-import { PgJournal } from "../../../src/shell/store/pg/pg-journal.js";
+import { PgJournal, type PgNewRow } from "../../../src/shell/store/pg/pg-journal.js";
 import { PgJournalQueryReads } from "../../../src/shell/store/pg/pg-journal-query-reads.js";
 import { runs } from "../../property-runs.js";
 import { openFreshPgStore } from "../store/pg/pg-store.js";
@@ -42,6 +42,8 @@ const outcome = async (run: () => unknown): Promise<Outcome> => {
 
 const HARNESSES = ["impl", "review", "nightly", "worker"];
 const PATHS = ["internal/ledger/writer.go", "internal/ledger/reader.go", "cmd/harness/main.go", "go.mod"];
+/** A row's paths in neither sorted order nor its reverse. */
+const UNSORTED = [PATHS[1], PATHS[3], PATHS[0]] as string[];
 
 describe("the journal queries on SQLite and PostgreSQL", () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "harness-pg-queries-"));
@@ -55,7 +57,22 @@ describe("the journal queries on SQLite and PostgreSQL", () => {
   beforeAll(async () => {
     sqliteStore = openStore(path.join(dir, "harness.db"), "test");
     pgStore = await openFreshPgStore("journal_queries");
-    const fleet = fleetRows(4, 5);
+    // The fleet's rows carry one path each; a few carry several, out of order, so the order of a row's
+    // paths is compared too.
+    const manyPaths = [3, 1, 2].map(
+      (n): PgNewRow => ({
+        kind: "run_event",
+        source: "observer",
+        event: {
+          type: "tool",
+          harness: "impl",
+          run: "impl#x",
+          tool: "Edit",
+          paths: UNSORTED.slice(0, n),
+        },
+      }),
+    );
+    const fleet = [...fleetRows(4, 5), ...manyPaths];
     rows = fleet.length;
     const journal = new PgJournal(pgStore.pool);
     ats = await sameJournal(journal, new JournalCommits(sqliteStore.db), batchesOf(fleet, [40, 3, 90, 17]));
@@ -117,6 +134,12 @@ describe("the journal queries on SQLite and PostgreSQL", () => {
     ];
     const answered = [];
     for (const req of requests) answered.push(await sameQuery(req));
+    expect(await sameQuery({ fields: [["path", UNSORTED[2] as string]], newest: true, limit: 3 })).toEqual({
+      ok: true,
+      value: expect.objectContaining({
+        rows: expect.arrayContaining([expect.objectContaining({ paths: UNSORTED })]),
+      }),
+    });
     for (const req of requests.slice(0, 6)) await sameQuery(req, { harness: "review" });
     await sameQuery({ fields: [["harness", "impl"]] }, { harness: "review" });
     // The set covers truncated answers, empty ones, rows with paths and refusals.
@@ -127,6 +150,20 @@ describe("the journal queries on SQLite and PostgreSQL", () => {
     expect(values.some((v) => v.rows.length === 0)).toBe(true);
     expect(values.some((v) => v.rows.some((r) => r.paths.length > 0))).toBe(true);
     expect(answered.some((a) => !a.ok)).toBe(true);
+  });
+
+  it("give the runs closed with an outcome alike", async () => {
+    const sqliteReads = new JournalQueryReads(sqliteStore.db);
+    const pgReads = new PgJournalQueryReads(pgStore.pool);
+    for (const [outcome, limit] of [
+      ["failed", 5],
+      ["budget_exceeded", 100],
+      ["nope", 5],
+    ] as const)
+      expect(await pgReads.runsClosedWith(outcome, limit)).toEqual(
+        sqliteReads.runsClosedWith(outcome, limit),
+      );
+    expect(sqliteReads.runsClosedWith("failed", 5)).toHaveLength(5);
   });
 
   it("answer count_journal alike, each primitive and its refusals", async () => {
