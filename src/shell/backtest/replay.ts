@@ -17,6 +17,7 @@ import {
 } from "../../core/backtest.js";
 import { compileRule } from "../../core/compile-rule.js";
 import { enforceEntries, entriesEnforce } from "../../core/enforce-entry.js";
+import type { JournalRow } from "../../core/journal.js";
 import { EVENT_KINDS, type EventKind } from "../../core/kinds.js";
 import { loadRuleFile } from "../../core/load-rule.js";
 import type { RuleSpec } from "../../core/rule-file.js";
@@ -32,7 +33,12 @@ import {
   WindowFeed,
 } from "../../core/window-index.js";
 import { RuleRefusedError } from "../errors.js";
-import { type IndexedColumn, isIndexedColumn, type ReplaySource } from "../store/journal-table.js";
+import {
+  type Decodable,
+  type IndexedColumn,
+  isIndexedColumn,
+  type ReplaySource,
+} from "../store/journal-table.js";
 
 export interface BacktestRequest {
   /** The file as messages name it (`rules/churn.toml`), and its text. */
@@ -176,36 +182,85 @@ class Side {
   }
 }
 
-export function replay(journal: ReplaySource, request: BacktestRequest, sink: BacktestSink): void {
-  const active = backtestRule(request);
-  const against = againstRule(request);
-  const stretchAfter = request.nowMs - request.sinceMs;
-  const from = journal.firstAdmittedAfter(stretchAfter);
-  const last = journal.last().seq;
-  sink.start({
-    rule: active.rule.spec.name,
-    hash: active.rule.hash,
-    fromSeq: from ?? 0,
-    toSeq: from === undefined ? 0 : last,
-    ...(against === undefined ? {} : { loaded: { hash: against.rule.hash, source: against.source } }),
-  });
-  const options = {
-    shadowPeriod: request.shadowPeriod,
-    shadows: request.shadows,
-    ...(request.costLimit === undefined ? {} : { costLimit: request.costLimit }),
-  };
-  // The file's version, and with --diff the loaded one: both step on every row read, in one pass.
-  const file = new Side(new BacktestFold(active, options), (fires) => sink.fires(fires, false));
-  const loaded =
-    against === undefined
-      ? undefined
-      : new Side(new BacktestFold(against, options), (fires) => sink.fires(fires, true));
-  const sides = loaded === undefined ? [file] : [file, loaded];
-  const folds = sides.map((side) => side.fold);
-  if (from !== undefined) {
+/** How the replay screens rows before decoding them: `JournalTable.rowsInRangeTyped`'s arguments. */
+export interface ReplayScreen {
+  readonly readsEvent: (
+    kind: EventKind,
+    type: string,
+    values: readonly (string | boolean | undefined)[],
+  ) => boolean;
+  readonly columns: readonly IndexedColumn[];
+  readonly decodable: Decodable;
+}
+
+/**
+ * A journal read a replay streams from: SQLite's `JournalTable` answers at once, PostgreSQL's snapshot
+ * (`../store/pg/pg-journal-reads.ts`) asynchronously, its rows fetched a page at a time.
+ */
+export interface StreamedReplaySource {
+  firstAdmittedAfter(at: number): Promise<number | undefined> | number | undefined;
+  last(): Promise<{ readonly seq: number }> | { readonly seq: number };
+  rowsInRangeTyped(
+    fromSeq: number,
+    toSeq: number,
+    readsEvent: ReplayScreen["readsEvent"],
+    columns: readonly IndexedColumn[],
+    decodable: Decodable,
+  ): AsyncIterable<JournalRow> | Iterable<JournalRow>;
+}
+
+/**
+ * One replay's state between the reads, whatever drives it: the versions' folds, the windows' feed
+ * and the screen. `replay` drives it over SQLite's synchronous reads, `replayStreamed` over an
+ * asynchronous source; both make the same calls in the same order, so the fires are the same.
+ */
+class Replayer {
+  private readonly active: ActiveRule;
+  private readonly against: ActiveRule | undefined;
+  private readonly file: Side;
+  private readonly loaded: Side | undefined;
+  private readonly sides: readonly Side[];
+  private feed: WindowFeed | undefined;
+  /** Rows admitted after this are in the stretch; the week before it only fills the windows. */
+  readonly stretchAfter: number;
+  readonly windowAfter: number;
+
+  constructor(
+    request: BacktestRequest,
+    private readonly sink: BacktestSink,
+  ) {
+    this.active = backtestRule(request);
+    this.against = againstRule(request);
+    this.stretchAfter = request.nowMs - request.sinceMs;
+    this.windowAfter = this.stretchAfter - MAX_WINDOW_MS;
+    const options = {
+      shadowPeriod: request.shadowPeriod,
+      shadows: request.shadows,
+      ...(request.costLimit === undefined ? {} : { costLimit: request.costLimit }),
+    };
+    // The file's version, and with --diff the loaded one: both step on every row read, in one pass.
+    this.file = new Side(new BacktestFold(this.active, options), (fires) => sink.fires(fires, false));
+    this.loaded =
+      this.against === undefined
+        ? undefined
+        : new Side(new BacktestFold(this.against, options), (fires) => sink.fires(fires, true));
+    this.sides = this.loaded === undefined ? [this.file] : [this.file, this.loaded];
+  }
+
+  /** Sends the start; the screen to read the rows with, or undefined when the stretch is empty. */
+  start(from: number | undefined, last: number): ReplayScreen | undefined {
+    const { active, against } = this;
+    this.sink.start({
+      rule: active.rule.spec.name,
+      hash: active.rule.hash,
+      fromSeq: from ?? 0,
+      toSeq: from === undefined ? 0 : last,
+      ...(against === undefined ? {} : { loaded: { hash: against.rule.hash, source: against.source } }),
+    });
+    if (from === undefined) return undefined;
+    const folds = this.sides.map((side) => side.fold);
     const shapes = selectorShapes(against === undefined ? [active.rule] : [active.rule, against.rule]);
-    const feed = new WindowFeed(shapes);
-    const windowFrom = journal.firstAdmittedAfter(stretchAfter - MAX_WINDOW_MS) ?? from;
+    this.feed = new WindowFeed(shapes);
     // Only rows the windows index or a version may read are decoded: the kind, the type and the
     // indexed columns the guards or the windows' literal selectors test decide it, from the columns.
     const columns = screenColumns(folds, shapes);
@@ -251,13 +306,56 @@ export function replay(journal: ReplaySource, request: BacktestRequest, sink: Ba
         return [kind, types];
       }),
     );
-    for (const row of journal.rowsInRangeTyped(windowFrom, last, readsEvent, columns, decodable)) {
-      feed.add(row);
-      if (row.at > stretchAfter) {
-        const window = feed.readerAt(row.at);
-        for (const side of sides) side.emit(side.fold.step(row, window));
-      }
+    return { readsEvent, columns, decodable };
+  }
+
+  /** The next row in seq order: into the windows, and through the folds when it is in the stretch. */
+  row(row: JournalRow): void {
+    const feed = this.feed as WindowFeed;
+    feed.add(row);
+    if (row.at > this.stretchAfter) {
+      const window = feed.readerAt(row.at);
+      for (const side of this.sides) side.emit(side.fold.step(row, window));
     }
   }
-  sink.summary(file.finish(), loaded?.finish());
+
+  finish(): void {
+    this.sink.summary(this.file.finish(), this.loaded?.finish());
+  }
+}
+
+export function replay(journal: ReplaySource, request: BacktestRequest, sink: BacktestSink): void {
+  const replayer = new Replayer(request, sink);
+  const from = journal.firstAdmittedAfter(replayer.stretchAfter);
+  const last = journal.last().seq;
+  const screen = replayer.start(from, last);
+  if (from !== undefined && screen !== undefined) {
+    const windowFrom = journal.firstAdmittedAfter(replayer.windowAfter) ?? from;
+    const { readsEvent, columns, decodable } = screen;
+    for (const row of journal.rowsInRangeTyped(windowFrom, last, readsEvent, columns, decodable))
+      replayer.row(row);
+  }
+  replayer.finish();
+}
+
+/**
+ * `replay` over a source that answers asynchronously (PostgreSQL's, `replay-on-pg.ts`): the same
+ * reads in the same order, the rows folded as they stream in.
+ */
+export async function replayStreamed(
+  journal: StreamedReplaySource,
+  request: BacktestRequest,
+  sink: BacktestSink,
+): Promise<void> {
+  const replayer = new Replayer(request, sink);
+  const from = await journal.firstAdmittedAfter(replayer.stretchAfter);
+  const last = (await journal.last()).seq;
+  const screen = replayer.start(from, last);
+  if (from !== undefined && screen !== undefined) {
+    const windowFrom = (await journal.firstAdmittedAfter(replayer.windowAfter)) ?? from;
+    const { readsEvent, columns, decodable } = screen;
+    for await (const row of journal.rowsInRangeTyped(windowFrom, last, readsEvent, columns, decodable))
+      replayer.row(row);
+  }
+  replayer.finish();
 }
