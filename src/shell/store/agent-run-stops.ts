@@ -39,7 +39,7 @@ interface StopRow {
 export const LOOP_GUARD_RULE = "loop-guard";
 
 /** One run of a rule's stop, as its fire's `rule_actions` row sums it up. */
-interface RunOutcomeRow {
+export interface RunOutcomeRow {
   run: string;
   delivered_at: number | null;
   outcome: "delivered" | "closed_first" | null;
@@ -168,17 +168,27 @@ export class AgentRunStops {
 
   /** The fire's `rule_actions` stop row, from its runs' outcomes (see the module's comment). */
   private sumUp(fireId: string, at: number): void {
-    const runs = this.ofFire.all(fireId) as RunOutcomeRow[];
-    // Every run was stopped by an earlier stop already: that one is delivering it.
-    if (runs.length === 0) {
-      this.actionState.run("ok", "every run was already stopped by an earlier stop", at, fireId);
-      return;
-    }
-    const waiting = runs.some((r) => r.delivered_at === null);
-    const told = runs.some((r) => r.delivered_at !== null && r.outcome !== "closed_first");
-    const state = waiting ? "started" : told ? "ok" : "undelivered";
-    this.actionState.run(state, runs.map(runOutcome).join("; "), at, fireId);
+    const { state, detail } = stopActionSummary(this.ofFire.all(fireId) as RunOutcomeRow[]);
+    this.actionState.run(state, detail, at, fireId);
   }
+}
+
+/**
+ * A rule's stop action as its runs' outcomes sum it up (see the module's comment), whichever store
+ * holds them.
+ */
+export function stopActionSummary(runs: readonly RunOutcomeRow[]): {
+  readonly state: "started" | "ok" | "undelivered";
+  readonly detail: string;
+} {
+  // Every run was stopped by an earlier stop already: that one is delivering it.
+  if (runs.length === 0) return { state: "ok", detail: "every run was already stopped by an earlier stop" };
+  const waiting = runs.some((r) => r.delivered_at === null);
+  const told = runs.some((r) => r.delivered_at !== null && r.outcome !== "closed_first");
+  return {
+    state: waiting ? "started" : told ? "ok" : "undelivered",
+    detail: runs.map(runOutcome).join("; "),
+  };
 }
 
 const runOutcome = (r: RunOutcomeRow): string =>

@@ -283,7 +283,8 @@ export class DecisionStore {
   }
 }
 
-interface HoldRow {
+/** A `rule_holds` row as both backends read it. */
+export interface HoldRow {
   harness: string;
   rule: string;
   hash: string;
@@ -294,7 +295,7 @@ interface HoldRow {
   false_since: number | null;
 }
 
-function toHold(r: HoldRow): Hold {
+export function toHold(r: HoldRow): Hold {
   const base = {
     rule: r.rule,
     hash: r.hash,
@@ -316,7 +317,7 @@ export interface StoredPrimitive {
   readonly result: number | boolean;
 }
 
-function storedPrimitive(c: PrimitiveCall): StoredPrimitive {
+export function storedPrimitive(c: PrimitiveCall): StoredPrimitive {
   return {
     fn: c.fn,
     ...(c.field === undefined ? {} : { field: c.field }),

@@ -5,12 +5,8 @@ import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { fold } from "../../../src/core/backtest.js";
 import type { EventFields } from "../../../src/core/journal.js";
-import type { EventKind } from "../../../src/core/kinds.js";
 import { loadRuleFile } from "../../../src/core/load-rule.js";
-import type { Fire } from "../../../src/core/outcome.js";
 import { assembleRuleSet } from "../../../src/core/rule-set.js";
-import type { Source } from "../../../src/core/sources.js";
-import { loadStarterPack } from "../../../src/core/starter-pack.js";
 import { emptyState } from "../../../src/core/state.js";
 import { indexedWindows, selectorShapes } from "../../../src/core/window-index.js";
 import { Evaluator } from "../../../src/shell/daemon/evaluator.js";
@@ -25,6 +21,7 @@ import { runs } from "../../property-runs.js";
 import { fires as firesIn } from "../../support/store-reads.js";
 import { testWriter } from "../journal/test-writer.js";
 import { plannedLines, recordedLines } from "../recorded-actions.js";
+import { firesOf, type Input, input, ruleSet } from "./live-inputs.js";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -36,64 +33,11 @@ const tempStore = () => {
   return path.join(d, "harness.db");
 };
 
-const ruleSet = assembleRuleSet({
-  starter: loadStarterPack(),
-  policy: [],
-  shadowPeriod: 0,
-  enforce: ["restart-into-same-failure", "budget-exhaustion-recurring"],
-});
-
-interface Input {
-  readonly source: Source;
-  readonly kind: EventKind;
-  readonly event: EventFields;
-  /** Wall-clock advance before this row, ms (may be negative: the clock steps back). */
-  readonly advance: number;
-}
-
-const harness = fc.constantFrom("impl", "nightly", "worker");
-const input: fc.Arbitrary<Input> = fc.oneof(
-  fc.record({
-    source: fc.constant<Source>("observer"),
-    kind: fc.constant<EventKind>("run_event"),
-    event: fc.record({
-      type: fc.constant("tool"),
-      harness,
-      run: fc.constantFrom("#1", "#2").chain((r) => harness.map((h) => `${h}${r}`)),
-      action: fc.constantFrom("verify", "edit"),
-      is_error: fc.boolean(),
-      repo: fc.constant("forge.example/org/reduit"),
-      digest: fc.constantFrom("d1", "d2"),
-    }),
-    advance: fc.integer({ min: -5_000, max: 20 * 60_000 }),
-  }),
-  fc.record({
-    source: fc.constant<Source>("ledger"),
-    kind: fc.constant<EventKind>("run_event"),
-    event: harness.chain((h) =>
-      fc.record({
-        type: fc.constantFrom("opened", "closed"),
-        harness: fc.constant(h),
-        run: fc.constantFrom(`${h}#1`, `${h}#2`, `${h}#3`),
-        outcome: fc.constantFrom("failed", "budget_exceeded", "success"),
-        cause_digest: fc.constantFrom("c1", "c2"),
-      }),
-    ),
-    advance: fc.integer({ min: 0, max: 30 * 60_000 }),
-  }),
-  fc.record({
-    source: fc.constant<Source>("tick"),
-    kind: fc.constant<EventKind>("tick"),
-    event: fc.constant({ type: "tick" }),
-    advance: fc.integer({ min: 0, max: 3 * 3_600_000 }),
-  }),
-);
-
-/** Admits the inputs through the writer on a fake clock, evaluating with restarts at the given points. */
 /** The evaluator's view of the store over `db`, as the daemon opens it. */
 const evaluatorLog = (db: Db, journal: JournalTable) =>
   new SqliteEvaluatorLog(new JournalCommits(db, journal), new DecisionStore(db));
 
+/** Admits the inputs through the writer on a fake clock, evaluating with restarts at the given points. */
 async function runLive(file: string, inputs: readonly Input[], restarts: ReadonlySet<number>, slice: number) {
   let now = Date.parse("2026-11-01T00:00:00Z");
   let opened: OpenedStore | undefined;
@@ -143,19 +87,6 @@ async function runLive(file: string, inputs: readonly Input[], restarts: Readonl
   o.close();
   return { rows, fires, cursor, actions };
 }
-
-const firesOf = (fires: readonly Fire[]) =>
-  fires.map((f) => ({
-    fire_id: f.id,
-    seq: f.seq,
-    rule: f.rule,
-    hash: f.hash,
-    target_key: f.target?.key ?? null,
-    effective_level: f.effectiveLevel,
-    mode: f.mode,
-    action: f.action,
-    message: f.message,
-  }));
 
 describe("live evaluation through the store", () => {
   it("fires what a fold of the core over the admitted rows fires, and records the actions it plans, across restarts", async () => {

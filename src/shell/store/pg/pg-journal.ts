@@ -55,6 +55,16 @@ export interface PgJournalOptions {
   readonly beforeCommit?: () => Promise<void>;
 }
 
+/** What else one append transaction does. */
+export interface PgCommitOptions {
+  /** The commit need not wait for the disk: `synchronous_commit` is off for this transaction alone. */
+  readonly unsynced?: boolean;
+  /** Run after the rows and before `beforeCommit`, holding the head's lock (derived rows' writes). */
+  readonly extra?: (client: pg.PoolClient, seqs: readonly number[]) => Promise<void>;
+  /** As `PgJournalOptions.beforeCommit`, for this transaction alone (a failpoint). */
+  readonly beforeCommit?: () => void;
+}
+
 /** How long a key is kept: SQLite's `APPEND_KEY_TTL_MS`, the same hour. */
 const APPEND_KEY_TTL_MS = 60 * 60 * 1000;
 
@@ -133,12 +143,13 @@ export class PgJournal {
    * Commits `groups` in one transaction, in order: a group whose key is already stored appends nothing
    * and gets the stored answer. Resolves once committed; rejects, with nothing committed, otherwise.
    */
-  async commit(groups: readonly PgGroup[]): Promise<PgCommitted> {
+  async commit(groups: readonly PgGroup[], options: PgCommitOptions = {}): Promise<PgCommitted> {
     const client = await this.pool.connect();
     try {
       // Read committed whatever the server's default: after waiting for the head, the lock's statement
       // reads the head as the transaction before left it, and each later statement sees that one's rows.
       await client.query("BEGIN ISOLATION LEVEL READ COMMITTED");
+      if (options.unsynced === true) await client.query("SET LOCAL synchronous_commit = off");
       // The head's lock, held to the commit: every append transaction waits here for the one before it.
       const head = await client.query<{ seq: number; at: number }>({
         name: "journal-head",
@@ -184,6 +195,12 @@ export class PgJournal {
         });
         at = (r.rows[0] as { at: number }).at;
       }
+      if (options.extra !== undefined)
+        await options.extra(
+          client,
+          results.flatMap((r) => (r.kind === "committed" ? r.seqs : [])),
+        );
+      options.beforeCommit?.();
       await this.options.beforeCommit?.();
       await client.query("COMMIT");
       return { at, results };
