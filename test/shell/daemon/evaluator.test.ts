@@ -270,3 +270,80 @@ describe("reloading the rule set", () => {
     expect(fired).toEqual(["closing@4"]);
   });
 });
+
+describe("what others read of the evaluator", () => {
+  it("is what is committed: a hold and the cursor show only once the commit that makes them durable is done", async () => {
+    const opened = openStore(tempStore(), "test");
+    const journal = new JournalTable(opened.db);
+    const metrics = new DaemonMetrics();
+    const now = Date.parse("2026-11-01T00:00:00Z");
+    const writer = testWriter(opened.db, journal, { clock: () => now, metrics });
+    // The store's commits wait at a gate the test opens, as a round trip to a database would.
+    const inner = evaluatorLog(opened.db, journal);
+    let opening: (() => void) | undefined;
+    const gated: typeof inner = Object.assign(Object.create(inner) as typeof inner, {
+      commit: async (...args: Parameters<typeof inner.commit>) => {
+        if (args[0].fires.length > 0) await new Promise<void>((resolve) => (opening = resolve));
+        return inner.commit(...args);
+      },
+    });
+    const ruleSet = assembleRuleSet({
+      starter: [],
+      policy: [
+        {
+          repo: "ops",
+          loads: [
+            loadRuleFile(
+              "rules/holding.toml",
+              [
+                'name = "holding"',
+                'description = "holds a harness whose run failed"',
+                'on = "run_event"',
+                `when = 'event.type == "closed" && event.outcome == "failed"'`,
+                'level = "hold"',
+                'target = "harness"',
+                'message = "{{rule}} {{harness}}"',
+              ].join("\n"),
+            ),
+          ],
+        },
+      ],
+      shadowPeriod: 0,
+      enforce: ["holding"],
+    });
+    const dispatched: string[] = [];
+    const evaluator = await Evaluator.open(ruleSet, {
+      log: gated,
+      metrics,
+      clock: () => now,
+      dispatch: (c) => {
+        for (const f of c.fires) dispatched.push(f.rule);
+      },
+    });
+    writer.offer({
+      source: "ledger",
+      kind: "run_event",
+      event: { type: "opened", harness: "h", run: "h#1" },
+    });
+    writer.offer({
+      source: "ledger",
+      kind: "run_event",
+      event: { type: "closed", harness: "h", run: "h#1", outcome: "failed" },
+    });
+    await writer.flush();
+    const step = evaluator.step(1_000);
+    while (opening === undefined) await new Promise((r) => setImmediate(r));
+    // Row 2 placed a hold, not yet committed, and row 1's run in flight commits with it: readers see
+    // neither row settled, no hold, nothing dispatched.
+    expect([evaluator.cursor, Object.keys(evaluator.state.holds), dispatched]).toEqual([0, [], []]);
+    opening();
+    expect(await step).toBe(2);
+    expect([evaluator.cursor, Object.keys(evaluator.state.holds).length, dispatched]).toEqual([
+      2,
+      1,
+      ["holding"],
+    ]);
+    await writer.close();
+    opened.close();
+  });
+});
