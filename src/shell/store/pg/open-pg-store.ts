@@ -5,6 +5,7 @@
  * refused, never downgraded; the migrations that are missing run in one transaction, all or none.
  */
 import pg from "pg";
+import { inTransaction, withClient } from "./pg-client.js";
 import { PG_MIGRATIONS, PG_SCHEMA_VERSION, PG_VERSION_TABLE } from "./pg-schema.js";
 
 export class PgStoreOpenError extends Error {
@@ -53,10 +54,8 @@ export async function checkDurability(client: pg.ClientBase, name: string): Prom
 }
 
 async function migrate(pool: pg.Pool, name: string): Promise<void> {
-  const client = await pool.connect();
-  try {
-    await checkDurability(client, name);
-    await client.query("BEGIN");
+  await withClient(pool, (client) => checkDurability(client, name));
+  await inTransaction(pool, "BEGIN", async (client) => {
     // The lock's key is derived from a fixed text, so every harness takes the same one.
     await client.query("SELECT pg_advisory_xact_lock(hashtext('harness_schema'))");
     await client.query(PG_VERSION_TABLE);
@@ -72,13 +71,7 @@ async function migrate(pool: pg.Pool, name: string): Promise<void> {
       "INSERT INTO harness_schema (id, version) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET version = $1",
       [PG_SCHEMA_VERSION],
     );
-    await client.query("COMMIT");
-  } catch (e) {
-    await client.query("ROLLBACK").catch(() => {});
-    throw e;
-  } finally {
-    client.release();
-  }
+  });
 }
 
 /** Opens a pool on the database and migrates it; `max` connections (node-postgres' default 10). */

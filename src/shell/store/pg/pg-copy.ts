@@ -21,6 +21,7 @@ import {
   tableShape,
 } from "../store-tables.js";
 import { type OpenedPgStore, openPgStore } from "./open-pg-store.js";
+import { inTransaction } from "./pg-client.js";
 
 export class StoreCopyError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
@@ -178,9 +179,7 @@ async function copyTables(
   page: number,
   options: StoreCopyOptions,
 ): Promise<{ seq: number; at: number }> {
-  const client = await target.pool.connect();
-  try {
-    await client.query("BEGIN");
+  return inTransaction(target.pool, "BEGIN", async (client) => {
     // The journal's own lock (decision 0019): an append, or a second copy, waits for this one.
     await client.query("SELECT seq FROM journal_head WHERE id = 1 FOR UPDATE");
     const held = await client.query<{ t: string }>(nonEmptyQuery());
@@ -206,14 +205,8 @@ async function copyTables(
        FROM (SELECT max(seq) AS seq, max(at) AS at FROM rule_journal) m
        WHERE id = 1 RETURNING journal_head.seq, journal_head.at`,
     );
-    await client.query("COMMIT");
     return head.rows[0] as { seq: number; at: number };
-  } catch (e) {
-    await client.query("ROLLBACK").catch(() => {});
-    throw e;
-  } finally {
-    client.release();
-  }
+  });
 }
 
 /** One table's rows, a page per statement: each page's columns as arrays, unnested into rows. */
@@ -344,11 +337,9 @@ async function verify(
   tables: readonly Table[],
   page: number,
 ): Promise<{ counts: TableCount[]; mismatch: CopyMismatch | undefined }> {
-  const client = await target.pool.connect();
   const counts: TableCount[] = [];
   let mismatch: CopyMismatch | undefined;
-  try {
-    await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+  await inTransaction(target.pool, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", async (client) => {
     for (const table of tables) {
       const left = tableRows(sqlite.db, table.shape, page);
       const right = postgresRows(client, table, page);
@@ -372,12 +363,6 @@ async function verify(
       }
       counts.push({ table: table.shape.table, sqlite: sqliteCount, postgres: postgresCount });
     }
-    await client.query("COMMIT");
-  } catch (e) {
-    await client.query("ROLLBACK").catch(() => {});
-    throw e;
-  } finally {
-    client.release();
-  }
+  });
   return { counts, mismatch };
 }

@@ -15,6 +15,7 @@ import type pg from "pg";
 import type { EventFields, JournalRow } from "../../../core/journal.js";
 import type { EventKind } from "../../../core/kinds.js";
 import { type Decodable, type IndexedColumn, knownFields } from "../journal-table.js";
+import { checkout, giveBack } from "./pg-client.js";
 
 /** Rows fetched per round trip unless a caller asks for another page; a stream holds two at most. */
 export const STREAM_PAGE = 1_000;
@@ -47,11 +48,11 @@ export class PgJournalSnapshot {
 
   /** A connection of the pool in a read-only snapshot, until `close`. */
   static async open(pool: pg.Pool): Promise<PgJournalSnapshot> {
-    const client = await pool.connect();
+    const client = await checkout(pool);
     try {
       await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
     } catch (e) {
-      client.release();
+      client.release(e as Error);
       throw e;
     }
     return new PgJournalSnapshot(client);
@@ -61,7 +62,7 @@ export class PgJournalSnapshot {
   async close(): Promise<void> {
     try {
       await this.client.query("COMMIT");
-      this.client.release();
+      giveBack(this.client);
     } catch (e) {
       // A connection whose transaction could not end is not given back to the pool.
       this.client.release(e as Error);

@@ -18,6 +18,7 @@ import type { EventKind } from "../../../core/kinds.js";
 import type { Source } from "../../../core/sources.js";
 import { type Decodable, type IndexedColumn, knownFields, type NewRow } from "../journal-table.js";
 import { INDEXED_COLUMNS } from "../schema.js";
+import { inTransaction } from "./pg-client.js";
 
 /** A row to append: its `at` is the database's, given in the append transaction. */
 export type PgNewRow = Omit<NewRow, "at">;
@@ -143,12 +144,10 @@ export class PgJournal {
    * Commits `groups` in one transaction, in order: a group whose key is already stored appends nothing
    * and gets the stored answer. Resolves once committed; rejects, with nothing committed, otherwise.
    */
-  async commit(groups: readonly PgGroup[], options: PgCommitOptions = {}): Promise<PgCommitted> {
-    const client = await this.pool.connect();
-    try {
-      // Read committed whatever the server's default: after waiting for the head, the lock's statement
-      // reads the head as the transaction before left it, and each later statement sees that one's rows.
-      await client.query("BEGIN ISOLATION LEVEL READ COMMITTED");
+  commit(groups: readonly PgGroup[], options: PgCommitOptions = {}): Promise<PgCommitted> {
+    // Read committed whatever the server's default: after waiting for the head, the lock's statement
+    // reads the head as the transaction before left it, and each later statement sees that one's rows.
+    return inTransaction(this.pool, "BEGIN ISOLATION LEVEL READ COMMITTED", async (client) => {
       if (options.unsynced === true) await client.query("SET LOCAL synchronous_commit = off");
       // The head's lock, held to the commit: every append transaction waits here for the one before it.
       const head = await client.query<{ seq: number; at: number }>({
@@ -202,14 +201,8 @@ export class PgJournal {
         );
       options.beforeCommit?.();
       await this.options.beforeCommit?.();
-      await client.query("COMMIT");
       return { at, results };
-    } catch (e) {
-      await client.query("ROLLBACK").catch(() => {});
-      throw e;
-    } finally {
-      client.release();
-    }
+    });
   }
 
   private async storedAnswers(

@@ -22,6 +22,7 @@ import type {
   JournalLog,
   PendingGroup,
 } from "../write-ports.js";
+import { inTransaction } from "./pg-client.js";
 import type { PgJournal } from "./pg-journal.js";
 
 /** Rows read per page when the windows are rebuilt. */
@@ -156,10 +157,8 @@ export class PgEvaluatorLog implements EvaluatorLog {
   }
 
   /** One snapshot of every table of the core's state. */
-  async loadState(options: { readonly clearCostExceeded: boolean }): Promise<CoreState> {
-    const client = await this.pool.connect();
-    try {
-      await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ");
+  loadState(options: { readonly clearCostExceeded: boolean }): Promise<CoreState> {
+    return inTransaction(this.pool, "BEGIN ISOLATION LEVEL REPEATABLE READ", async (client) => {
       if (options.clearCostExceeded) await client.query("DELETE FROM rule_cost_exceeded");
       const cooldowns: Record<string, CoreState["cooldowns"][string]> = {};
       for (const r of (
@@ -195,21 +194,13 @@ export class PgEvaluatorLog implements EvaluatorLog {
       const costExceeded: Record<string, true> = {};
       for (const r of (await client.query<{ hash: string }>("SELECT hash FROM rule_cost_exceeded")).rows)
         costExceeded[r.hash] = true;
-      await client.query("COMMIT");
       return { cooldowns, shadows, holds, runs, sessions, costExceeded };
-    } catch (e) {
-      await client.query("ROLLBACK").catch(() => {});
-      throw e;
-    } finally {
-      client.release();
-    }
+    });
   }
 
   /** One stretch of decisions and the cursor, in one transaction, each op in its row's order. */
-  async commit(d: Decisions, options: CommitOptions = {}): Promise<void> {
-    const client = await this.pool.connect();
-    try {
-      await client.query("BEGIN");
+  commit(d: Decisions, options: CommitOptions = {}): Promise<void> {
+    return inTransaction(this.pool, "BEGIN", async (client) => {
       if (options.unsynced === true) await client.query("SET LOCAL synchronous_commit = off");
       for (const { at, op } of d.ops) await applyOp(client, at, op);
       for (const fire of d.fires) {
@@ -261,13 +252,7 @@ export class PgEvaluatorLog implements EvaluatorLog {
         text: "UPDATE evaluator SET cursor = $1 WHERE id = 1",
         values: [d.cursor],
       });
-      await client.query("COMMIT");
-    } catch (e) {
-      await client.query("ROLLBACK").catch(() => {});
-      throw e;
-    } finally {
-      client.release();
-    }
+    });
   }
 
   async rowsAfter(seq: number, limit: number): Promise<readonly JournalRow[]> {
