@@ -103,6 +103,11 @@ export class Evaluator {
   private firstPendingAt: number | undefined;
   private readonly quietBatch: number;
   private turns: Promise<unknown> = Promise.resolve();
+  /**
+   * A commit failed and the state could not be read back yet (the store is away): the working state
+   * holds decisions never committed, so nothing is evaluated, cleared or reloaded until it is.
+   */
+  private stale = false;
 
   private constructor(
     ruleSet: RuleSet,
@@ -140,6 +145,12 @@ export class Evaluator {
     this.settledAt = this.lastAt;
     if (this.lastAt === 0) this.firstPendingAt = (await log.rowsAfter(this.savedSeq, 1))[0]?.at;
     await this.rebuildFeed();
+    this.stale = false;
+  }
+
+  /** Reads the state back first if a failed commit left it stale; rejects while the store is away. */
+  private async fresh(): Promise<void> {
+    if (this.stale) await this.resync({ clearCostExceeded: false });
   }
 
   /** Windows look back up to 7 days from the cursor; the feed replays those rows from the journal. */
@@ -186,6 +197,7 @@ export class Evaluator {
    */
   swapRuleSet(ruleSet: RuleSet, by?: string): Promise<readonly Release[]> {
     return this.inTurn(async () => {
+      await this.fresh();
       const { delta, releases } = releaseOnReload(this.acc.current, ruleSet, by);
       await this.commitBetweenRows(delta, releases);
       this.ruleSet = ruleSet;
@@ -201,6 +213,7 @@ export class Evaluator {
   /** `harness rules clear` (REQ-11 (b)): the releases, committed; none means "hold not found". */
   clear(harness: string, rule?: string, by?: string): Promise<readonly Release[]> {
     return this.inTurn(async () => {
+      await this.fresh();
       const { delta, releases } = clearHolds(this.acc.current, harness, rule, by);
       await this.commitBetweenRows(delta, releases);
       return releases;
@@ -235,6 +248,7 @@ export class Evaluator {
    */
   saveCursor(): Promise<void> {
     return this.inTurn(async () => {
+      await this.fresh();
       if (!this.cursorUnsaved) return;
       const cursor = this.evaluatedSeq;
       await this.options.log.commit(
@@ -255,6 +269,7 @@ export class Evaluator {
   }
 
   private async evaluateSlice(budgetMs: number): Promise<number> {
+    await this.fresh();
     const started = performance.now();
     let evaluated = 0;
     let pending = new UncommittedRows();
@@ -273,7 +288,9 @@ export class Evaluator {
       try {
         await this.options.log.commit(decisions);
       } catch (e) {
-        await this.resync({ clearCostExceeded: false });
+        // Read back now if the store answers; if not, the next turn does before anything else.
+        this.stale = true;
+        await this.resync({ clearCostExceeded: false }).catch(() => {});
         throw new Error(`evaluator: committing rows up to seq ${cursor} failed: ${(e as Error).message}`, {
           cause: e,
         });

@@ -347,3 +347,79 @@ describe("what others read of the evaluator", () => {
     opened.close();
   });
 });
+
+describe("a store that goes away", () => {
+  it("a failed commit keeps the evaluator from going on until it has read the committed state back, and the fires are the fold's", async () => {
+    const opened = openStore(tempStore(), "test");
+    const journal = new JournalTable(opened.db);
+    const metrics = new DaemonMetrics();
+    let now = Date.parse("2026-11-01T00:00:00Z");
+    const writer = testWriter(opened.db, journal, { clock: () => now, metrics, queueLimit: 10_000 });
+    const inner = evaluatorLog(opened.db, journal);
+    // Armed, the store is away for the next commit that carries a fire and for the read back after it;
+    // the commit after those lands.
+    let armed = false;
+    let readBackFails = false;
+    const flaky: typeof inner = Object.assign(Object.create(inner) as typeof inner, {
+      commit: async (...args: Parameters<typeof inner.commit>) => {
+        if (armed && args[0].fires.length > 0) {
+          armed = false;
+          readBackFails = true;
+          throw new Error("the store is away");
+        }
+        return inner.commit(...args);
+      },
+      loadState: async (...args: Parameters<typeof inner.loadState>) => {
+        if (readBackFails) {
+          readBackFails = false;
+          throw new Error("the store is still away");
+        }
+        return inner.loadState(...args);
+      },
+    });
+    const evaluator = await Evaluator.open(ruleSet, {
+      log: flaky,
+      metrics,
+      clock: () => now,
+      dispatch: () => {},
+    });
+    const inputs = fc.sample(fc.array(input, { minLength: 60, maxLength: 60 }), {
+      numRuns: 1,
+      seed: 34,
+    })[0] as Input[];
+    let failures = 0;
+    for (const [i, inp] of inputs.entries()) {
+      now += inp.advance;
+      writer.offer({ source: inp.source, kind: inp.kind, event: inp.event });
+      await writer.flush();
+      if (i === 10 || i === 30) armed = true;
+      await evaluator.step(1_000).catch(() => failures++);
+    }
+    while ((await evaluator.step(1_000)) > 0);
+    await evaluator.saveCursor();
+    expect(failures).toBeGreaterThan(0);
+    const rows = journal.rowsAfter(0, 1_000);
+    const expected = fold(
+      ruleSet,
+      rows,
+      emptyState,
+      indexedWindows(rows, selectorShapes(ruleSet.rules.map((r) => r.rule))),
+    ).outcomes.flatMap((o) => o.fires);
+    expect(expected.length).toBeGreaterThan(0);
+    expect(
+      firesIn(opened).map((f) => ({
+        fire_id: f.fire_id,
+        seq: f.seq,
+        rule: f.rule,
+        hash: f.hash,
+        target_key: f.target_key,
+        effective_level: f.effective_level,
+        mode: f.mode,
+        action: f.action,
+        message: f.message,
+      })),
+    ).toEqual(firesOf(expected));
+    await writer.close();
+    opened.close();
+  });
+});
