@@ -14,6 +14,8 @@ import { readSecretFileSync } from "../../support/token-file.js";
 
 /** A password is a line; more than this is not one. */
 export const MAX_PASSWORD_FILE_BYTES = 4096;
+/** How long a new connection may take to answer. */
+export const CONNECT_TIMEOUT_MS = 5_000;
 
 /** A `[store]` file that cannot be used: the key, the file and why. */
 export class PgConfigError extends Error {
@@ -75,6 +77,11 @@ export function pgPoolConfigOf(
     ssl: sslOf(store, file),
     max: store.poolMax,
     application_name: "harness-rules",
+    // A server that does not answer a connect (a host gone without a reset) is an error in seconds, not
+    // the system's minutes: the writer answers its producers, and hooks their fail mode, meanwhile.
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    // Probes an idle connection, so one to a host that went away is found dead rather than hung on.
+    keepAlive: true,
   };
 }
 

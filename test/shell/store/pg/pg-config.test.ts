@@ -76,6 +76,8 @@ describe("pgPoolConfigOf", () => {
       ssl: false,
       max: 4,
       application_name: "harness-rules",
+      connectionTimeoutMillis: 5_000,
+      keepAlive: true,
     });
     expect(reads.secrets).toEqual(["/etc/harness/pg.password"]);
   });
