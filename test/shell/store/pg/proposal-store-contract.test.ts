@@ -14,6 +14,7 @@ import {
   PROPOSAL_STATES,
   type ProposalBacktest,
   type ProposalChange,
+  type ProposalState,
   ProposalStore,
   type PullState,
 } from "../../../../src/shell/store/proposal-store.js";
@@ -24,7 +25,12 @@ import { openFreshPgStore } from "./pg-store.js";
 const REPOS = ["acme/policy", "acme/other"];
 const HASHES = ["h1", "h2", "h3"];
 const RUNS = ["impl#1", "impl#2", "review#1"];
-const IDS = ["p-1", "p-2", "p-3", "p-4", "p-5", "p-0", "p-x"];
+const IDS = ["p-1", "p-2", "p-3", "p-4", "p-0", "p-x"];
+/** Mostly the first proposals, so changes meet on one pull request and end one another. */
+const idArb = fc.oneof(
+  { weight: 9, arbitrary: fc.constantFrom("p-1", "p-2", "p-3") },
+  { weight: 1, arbitrary: fc.constantFrom(...IDS) },
+);
 
 const backtestArb: fc.Arbitrary<ProposalBacktest> = fc.record({
   sinceMs: fc.integer({ min: 0, max: 100 }),
@@ -62,34 +68,42 @@ const proposalArb: fc.Arbitrary<NewProposal> = fc.record({
   at: fc.integer({ min: 0, max: 20 }),
 });
 
+/** Mostly the first repo. */
+const repoArb = fc.oneof(
+  { weight: 3, arbitrary: fc.constant(REPOS[0] as string) },
+  { weight: 1, arbitrary: fc.constantFrom(...REPOS) },
+);
+
 const pullArb = fc.record({
-  number: fc.integer({ min: 1, max: 3 }),
+  number: fc.integer({ min: 1, max: 2 }),
   url: fc.constantFrom("https://x/1", "https://x/2"),
 });
 
-const changeArb: fc.Arbitrary<ProposalChange> = fc
-  .record({
-    id: fc.constantFrom(...IDS),
-    repo: fc.constantFrom(...REPOS),
-    state: fc.constantFrom(...PROPOSAL_STATES),
-    detail: fc.constantFrom("", "merged as #1", "review: no"),
-    pull: fc.option(pullArb, { nil: undefined }),
-    pullState: fc.option(fc.constantFrom<PullState>("open", "merged", "closed"), { nil: undefined }),
-    backtest: fc.option(backtestArb, { nil: undefined }),
-    rejection: fc.option(
-      fc.record({
-        repo: fc.constantFrom(...REPOS),
-        expressionHash: fc.constantFrom(...HASHES),
-        reason: fc.constantFrom("no", "never"),
-        pull: pullArb,
-        at: fc.integer({ min: 0, max: 30 }),
-      }),
-      { nil: undefined },
-    ),
-    at: fc.integer({ min: 0, max: 30 }),
-  })
-  // A change pushed to an opened pull request most of the time, so merges and closes end others.
-  .map((c) => (c.pull === undefined ? c : { ...c, state: c.state === "stored" ? "opened" : c.state }));
+/** Mostly opened, merged and closed on few pull requests, so changes meet and end one another. */
+const changeArb: fc.Arbitrary<ProposalChange> = fc.record({
+  id: idArb,
+  repo: repoArb,
+  state: fc.oneof(
+    { weight: 3, arbitrary: fc.constant<ProposalState>("opened") },
+    { weight: 2, arbitrary: fc.constantFrom<ProposalState>("merged", "closed") },
+    { weight: 2, arbitrary: fc.constantFrom(...PROPOSAL_STATES) },
+  ),
+  detail: fc.constantFrom("", "merged as #1", "review: no"),
+  pull: fc.option(pullArb, { nil: undefined }),
+  pullState: fc.option(fc.constantFrom<PullState>("open", "merged", "closed"), { nil: undefined }),
+  backtest: fc.option(backtestArb, { nil: undefined }),
+  rejection: fc.option(
+    fc.record({
+      repo: fc.constantFrom(...REPOS),
+      expressionHash: fc.constantFrom(...HASHES),
+      reason: fc.constantFrom("no", "never"),
+      pull: pullArb,
+      at: fc.integer({ min: 0, max: 30 }),
+    }),
+    { nil: undefined },
+  ),
+  at: fc.integer({ min: 0, max: 30 }),
+});
 
 type Op =
   | { readonly op: "insert"; readonly p: NewProposal }
@@ -119,7 +133,7 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   ),
   w(1, fc.record({ op: fc.constant("countByRun" as const), run: fc.constantFrom(...RUNS) })),
   w(1, fc.constant({ op: "backlog" as const })),
-  w(1, fc.record({ op: fc.constant("get" as const), id: fc.constantFrom(...IDS) })),
+  w(1, fc.record({ op: fc.constant("get" as const), id: idArb })),
   w(
     2,
     fc.record({
@@ -221,7 +235,7 @@ describe("PgProposalStore against ProposalStore", () => {
     const sqlite = new ProposalStore(db);
     const postgres = new PgProposalStore(pgStore.pool);
     await fc.assert(
-      fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 30 }), async (ops) => {
+      fc.asyncProperty(fc.array(opArb, { minLength: 5, maxLength: 40, size: "medium" }), async (ops) => {
         // SQLite gives an emptied table's rowids from 1 again; the identity is restarted to match.
         db.exec(
           "DELETE FROM rule_proposals; DELETE FROM rule_proposal_pulls; DELETE FROM rule_proposal_rejections",
@@ -239,7 +253,7 @@ describe("PgProposalStore against ProposalStore", () => {
     );
   });
 
-  it("a merged pull request merges the proposals pushed to it with the named one's hash and supersedes the others, on both", async () => {
+  it("a merged pull request merges the proposals pushed to it with the named one's hash and supersedes the others; a closed one ends them all; on both", async () => {
     const db = stores.open(stores.storeFile()).db;
     const sqlite = new ProposalStore(db);
     const postgres = new PgProposalStore(pgStore.pool);
@@ -284,6 +298,19 @@ describe("PgProposalStore against ProposalStore", () => {
       expect(await store.insert({ ...base, expressionHash: "h2", at: 3 })).toBe("p-3");
       for (const [i, id] of ["p-1", "p-2", "p-3"].entries()) await store.record(open(id, 4 + i));
       await store.record({ ...open("p-1", 10), state: "merged", detail: "merged", pullState: "merged" });
+      // Pushed to #8 and closed unmerged: both end, the named one's hash rejected.
+      expect(await store.insert({ ...base, expressionHash: "h3", at: 11 })).toBe("p-4");
+      expect(await store.insert({ ...base, expressionHash: "h2", at: 12 })).toBe("p-5");
+      const eight = { number: 8, url: "https://x/8" };
+      for (const id of ["p-4", "p-5"]) await store.record({ ...open(id, 13), pull: eight });
+      await store.record({
+        ...open("p-4", 14),
+        pull: eight,
+        state: "closed",
+        detail: "review: no",
+        pullState: "closed",
+        rejection: { repo: "acme/policy", expressionHash: "h3", reason: "no", pull: eight, at: 14 },
+      });
     }
     const states = async (store: ProposalStore | PgProposalStore) =>
       (await store.list({ after: 0 }, 10)).map((p) => [p.id, p.state, p.stateDetail, p.updatedAt]);
@@ -291,6 +318,8 @@ describe("PgProposalStore against ProposalStore", () => {
       ["p-1", "merged", "merged", 10],
       ["p-2", "merged", "merged", 10],
       ["p-3", "closed", "superseded: pull request #7 merged the expression of p-1, not this one", 10],
+      ["p-4", "closed", "review: no", 14],
+      ["p-5", "closed", "review: no", 14],
     ]);
     expect(await states(postgres)).toEqual(await states(sqlite));
     expect(await pgTables(pgStore.pool)).toEqual(sqliteTables(db));
