@@ -73,7 +73,10 @@ export class PgJournalPruner implements AsyncPort<Omit<JournalPruner, "retention
             `the evaluator cursor is at seq ${cursor}, which is not in the journal; nothing pruned`,
           );
         const before = Math.min(now - this.retentionMs, cursorAt.at - MAX_WINDOW_MS);
-        const deleted = (await client.query(DELETE_BATCH, [before, cursor, PRUNE_BATCH_ROWS])).rowCount ?? 0;
+        // `at` is an integer: `at < before` is `at < ceil(before)`, and a fractional `now` (which SQLite
+        // compares as a real) would not be read as a BIGINT parameter.
+        const deleted =
+          (await client.query(DELETE_BATCH, [Math.ceil(before), cursor, PRUNE_BATCH_ROWS])).rowCount ?? 0;
         return { deleted, done: deleted < PRUNE_BATCH_ROWS };
       });
     } catch (e) {
