@@ -137,8 +137,9 @@ describe("PgJournalPruner against JournalPruner", () => {
 
   it("prunes the same journal batch by batch alike, paths with their rows, decisions kept, the head untouched", async () => {
     const both = await freshBoth();
+    // The oldest rows' `at` going back as seq goes on, so a batch's (at, seq) order is not seq order.
     const ats = [
-      ...Array.from({ length: 2_300 }, (_, i) => NOW - 80 * DAY + i * 60_000),
+      ...Array.from({ length: 2_300 }, (_, i) => NOW - 50 * DAY - (i % 1_150) * 60_000),
       ...Array.from({ length: 200 }, () => NOW - 46 * DAY),
       NOW - RETENTION,
       NOW - 10 * DAY,
@@ -186,26 +187,47 @@ describe("PgJournalPruner against JournalPruner", () => {
       );
   });
 
+  it("a time between two milliseconds bounds alike: the row of the millisecond before it goes, the one after stays", async () => {
+    const both = await freshBoth();
+    const bound = NOW - RETENTION;
+    const seqs = await appendBoth(both, pgJournal, [bound - 1, bound, bound + 1, NOW]);
+    await setCursorBoth(both, seqs[3] as number);
+    const sqlite = new JournalPruner(both.sqlite, RETENTION);
+    const postgres = new PgJournalPruner(pgStore, RETENTION);
+    const batch = sqlite.pruneBatch(NOW + 0.5);
+    expect(batch).toEqual({ deleted: 2, done: true });
+    expect(await postgres.pruneBatch(NOW + 0.5)).toEqual(batch);
+    expect(await pgTables(both.pool)).toEqual(sqliteTables(both.sqlite));
+  });
+
   it("over any small journal, cursor and time: the same answers and tables, and the same refusals", async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.integer({ min: 0, max: 90 }), { maxLength: 40 }),
-        fc.nat(45),
-        fc.double({ min: -5, max: 5, noNaN: true }),
-        fc.oneof(fc.constant(RETENTION), fc.constant(37 * DAY), fc.constant(30 * DAY)),
-        async (daysAgo, cursorIndex, nowShiftDays, retention) => {
+        // Rows' ages in days, many near the retentions' bounds, each a millisecond either way or not.
+        fc.array(
+          fc.tuple(
+            fc.oneof(fc.integer({ min: 0, max: 90 }), fc.integer({ min: 34, max: 48 })),
+            fc.integer({ min: -1, max: 1 }),
+          ),
+          { maxLength: 40 },
+        ),
+        fc.nat(),
+        // `now` a whole number of days from NOW, or half a millisecond past one.
+        fc.tuple(fc.integer({ min: -3, max: 3 }), fc.constantFrom(0, 0.5)),
+        fc.constantFrom(RETENTION, 37 * DAY, 30 * DAY),
+        async (ages, cursorIndex, [shiftDays, fraction], retention) => {
           const both = await freshBoth();
-          // Some journals out of `at` order, as a SQLite store written before the writer kept `at`
-          // non-decreasing may hold: both sort a batch by (at, seq).
+          // Journals out of `at` order too, as a SQLite store written before the writer kept `at`
+          // non-decreasing may hold: both take a batch in (at, seq) order.
           const seqs = await appendBoth(
             both,
             pgJournal,
-            daysAgo.map((d, i) => NOW - d * DAY + i),
+            ages.map(([d, ms]) => NOW - d * DAY + ms),
           );
           await decideBoth(both, seqs.slice(0, 2));
-          // A cursor past the journal's last row is refused by both.
-          await setCursorBoth(both, cursorIndex);
-          const now = NOW + nowShiftDays * DAY;
+          // Mostly a row's seq; 0 (nothing evaluated) or past the last row (refused by both) now and then.
+          await setCursorBoth(both, cursorIndex % (seqs.length + 2));
+          const now = NOW + shiftDays * DAY + fraction;
           // The constructor refuses a retention below the minimum on both.
           const made = await answer(() => new PgJournalPruner(pgStore, retention).retentionMs);
           expect(made).toEqual(await answer(() => new JournalPruner(both.sqlite, retention).retentionMs));
