@@ -324,4 +324,53 @@ describe("PgProposalStore against ProposalStore", () => {
     expect(await states(postgres)).toEqual(await states(sqlite));
     expect(await pgTables(pgStore.pool)).toEqual(sqliteTables(db));
   });
+
+  it("a change the table refuses writes nothing, its pull request included, on both", async () => {
+    const db = stores.open(stores.storeFile()).db;
+    const sqlite = new ProposalStore(db);
+    const postgres = new PgProposalStore(pgStore.pool);
+    await pgStore.pool.query(
+      "TRUNCATE rule_proposals, rule_proposal_pulls, rule_proposal_rejections RESTART IDENTITY",
+    );
+    const backtest: ProposalBacktest = {
+      sinceMs: 0,
+      atMs: 1,
+      rows: 0,
+      fires: 0,
+      evalErrors: 0,
+      storeErrors: 0,
+      firstFires: [],
+    };
+    // A state outside the table's check, which record-proposal.ts never passes: the update after the
+    // pull request's upsert is refused, and the upsert must go with it.
+    const refused: ProposalChange = {
+      id: "p-1",
+      repo: "acme/policy",
+      state: "reopened" as ProposalState,
+      detail: "",
+      pull: { number: 3, url: "https://x/3" },
+      pullState: "open",
+      backtest: undefined,
+      rejection: undefined,
+      at: 2,
+    };
+    for (const store of [sqlite, postgres]) {
+      await store.insert({
+        name: "n",
+        fileText: "t",
+        on: "run_event",
+        level: "notify",
+        contentHash: "c",
+        expressionHash: "h1",
+        rationale: "r",
+        evidence: [],
+        run: "impl#1",
+        backtest,
+        at: 1,
+      });
+      expect(await answer(() => store.record(refused))).toEqual({ refused: true });
+      expect(await store.pull("acme/policy", 3)).toBeUndefined();
+    }
+    expect(await pgTables(pgStore.pool)).toEqual(sqliteTables(db));
+  });
 });
