@@ -113,7 +113,7 @@ export interface ProposalChange {
   readonly at: number;
 }
 
-const proposalId = (n: number): string => `p-${n}`;
+export const proposalId = (n: number): string => `p-${n}`;
 
 /** The number of a `p-<n>` id, or undefined for anything else. */
 export function proposalNumber(id: string): number | undefined {
@@ -123,7 +123,8 @@ export function proposalNumber(id: string): number | undefined {
   return Number.isSafeInteger(n) ? n : undefined;
 }
 
-interface ProposalRow {
+/** A proposal as the store's read (`COLUMNS` from `FROM`) gives it, `untrusted` as SQLite's 0/1. */
+export interface ProposalRow {
   id: number;
   name: string;
   file_text: string;
@@ -145,10 +146,10 @@ interface ProposalRow {
   updated_at: number;
 }
 
-const COLUMNS = `p.id, p.name, p.file_text, p.on_kind, p.level, p.content_hash, p.expression_hash, p.rationale,
+export const COLUMNS = `p.id, p.name, p.file_text, p.on_kind, p.level, p.content_hash, p.expression_hash, p.rationale,
   p.evidence, p.run, p.untrusted, p.state, p.state_detail, p.policy_repo, p.pr_number, r.url AS pr_url,
   p.backtest, p.created_at, p.updated_at`;
-const FROM =
+export const FROM =
   "rule_proposals p LEFT JOIN rule_proposal_pulls r ON r.repo = p.policy_repo AND r.number = p.pr_number";
 
 function parsedJson<T>(row: ProposalRow, column: "evidence" | "backtest"): T {
@@ -161,7 +162,7 @@ function parsedJson<T>(row: ProposalRow, column: "evidence" | "backtest"): T {
   }
 }
 
-function proposalOf(row: ProposalRow): Proposal {
+export function proposalOf(row: ProposalRow): Proposal {
   return {
     id: proposalId(row.id),
     name: row.name,
@@ -184,6 +185,24 @@ function proposalOf(row: ProposalRow): Proposal {
     updatedAt: row.updated_at,
   };
 }
+
+/** A row of `rule_proposal_rejections`. */
+export interface RejectionRow {
+  repo: string;
+  expression_hash: string;
+  reason: string;
+  pr_number: number;
+  pr_url: string;
+  rejected_at: number;
+}
+
+export const rejectionOf = (r: RejectionRow): Rejection => ({
+  repo: r.repo,
+  expressionHash: r.expression_hash,
+  reason: r.reason,
+  pull: { number: r.pr_number, url: r.pr_url },
+  at: r.rejected_at,
+});
 
 export class ProposalStore {
   private readonly stmts;
@@ -288,25 +307,8 @@ export class ProposalStore {
   }
 
   rejection(repo: string, expressionHash: string): Rejection | undefined {
-    const r = this.stmts.rejection.get(repo, expressionHash) as
-      | {
-          repo: string;
-          expression_hash: string;
-          reason: string;
-          pr_number: number;
-          pr_url: string;
-          rejected_at: number;
-        }
-      | undefined;
-    return r === undefined
-      ? undefined
-      : {
-          repo: r.repo,
-          expressionHash: r.expression_hash,
-          reason: r.reason,
-          pull: { number: r.pr_number, url: r.pr_url },
-          at: r.rejected_at,
-        };
+    const r = this.stmts.rejection.get(repo, expressionHash) as RejectionRow | undefined;
+    return r === undefined ? undefined : rejectionOf(r);
   }
 
   pull(repo: string, number: number): (PullRequest & { readonly state: PullState }) | undefined {

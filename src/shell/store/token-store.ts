@@ -21,7 +21,8 @@ export interface IssuedTokenRow {
   readonly revokedMs?: number;
 }
 
-interface Row {
+/** A row of `issued_tokens` as both backends read it. */
+export interface TokenRow {
   id: string;
   digest: Buffer;
   kind: string;
@@ -34,7 +35,7 @@ interface Row {
   revoked_at: number | null;
 }
 
-const fromRow = (r: Row): IssuedTokenRow => ({
+export const tokenOf = (r: TokenRow): IssuedTokenRow => ({
   id: r.id,
   digest: r.digest,
   kind: r.kind as TokenKind,
@@ -60,8 +61,8 @@ export class TokenStore {
       `INSERT INTO issued_tokens (id, digest, kind, source, harness, run, label, created_at, expires_at)
        VALUES (@id, @digest, @kind, @source, @harness, @run, @label, @created_at, @expires_at)`,
     );
-    this.selectAll = db.prepare<[], Row>("SELECT * FROM issued_tokens ORDER BY created_at DESC, id");
-    this.selectInForce = db.prepare<[number], Row>(
+    this.selectAll = db.prepare<[], TokenRow>("SELECT * FROM issued_tokens ORDER BY created_at DESC, id");
+    this.selectInForce = db.prepare<[number], TokenRow>(
       `SELECT * FROM issued_tokens WHERE revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)
        ORDER BY created_at DESC, id`,
     );
@@ -92,12 +93,12 @@ export class TokenStore {
 
   /** Every issued token, newest first. */
   all(): IssuedTokenRow[] {
-    return this.selectAll.all().map(fromRow);
+    return this.selectAll.all().map(tokenOf);
   }
 
   /** The tokens neither revoked nor expired at `now`. */
   inForce(now: number): IssuedTokenRow[] {
-    return this.selectInForce.all(now).map(fromRow);
+    return this.selectInForce.all(now).map(tokenOf);
   }
 
   /** Revokes each id still in force, in one transaction; returns the ids it revoked. */
