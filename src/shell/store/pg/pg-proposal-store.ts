@@ -25,7 +25,7 @@ import {
   rejectionOf,
   UNPROPOSED,
 } from "../proposal-store.js";
-import { inPgTransaction } from "./pg-transaction.js";
+import { inTransaction } from "./pg-client.js";
 
 type PgProposalRow = Omit<ProposalRow, "untrusted"> & { untrusted: boolean };
 
@@ -136,7 +136,7 @@ export class PgProposalStore implements AsyncPort<ProposalStore> {
   /** Writes a checked change in one transaction: the proposal, its pull request, and any rejection. */
   record(c: ProposalChange): Promise<void> {
     const id = proposalNumber(c.id) ?? null;
-    return inPgTransaction(this.pool, async (client) => {
+    return inTransaction(this.pool, "BEGIN", async (client) => {
       if (c.pull !== undefined && c.pullState !== undefined)
         await client.query(
           `INSERT INTO rule_proposal_pulls (repo, number, url, state, opened_at) VALUES ($1, $2, $3, $4, $5)

@@ -20,7 +20,7 @@ import {
   RetentionError,
   VACUUM_STEP_PAGES,
 } from "../retention.js";
-import { inPgTransaction } from "./pg-transaction.js";
+import { inTransaction } from "./pg-client.js";
 
 /**
  * The batch's rows found through the rule_journal_at index in `at` order, ties sorted by seq as they
@@ -29,8 +29,7 @@ import { inPgTransaction } from "./pg-transaction.js";
 const DELETE_BATCH =
   "DELETE FROM rule_journal WHERE seq IN (SELECT seq FROM rule_journal WHERE at < $1 AND seq < $2 ORDER BY at, seq LIMIT $3)";
 
-/** `retentionMs` is a plain property on SQLite's class: the port maps methods only. */
-export class PgJournalPruner implements AsyncPort<Omit<JournalPruner, "retentionMs">> {
+export class PgJournalPruner implements AsyncPort<JournalPruner> {
   private readonly pool: pg.Pool;
   private readonly store: string;
 
@@ -58,7 +57,7 @@ export class PgJournalPruner implements AsyncPort<Omit<JournalPruner, "retention
     if (!Number.isFinite(now)) throw new RetentionError(this.store, `now is not a time: ${now}`);
     let cursor: number | undefined;
     try {
-      return await inPgTransaction(this.pool, async (client): Promise<PruneBatch> => {
+      return await inTransaction(this.pool, "BEGIN", async (client): Promise<PruneBatch> => {
         const row = (await client.query<{ cursor: number }>("SELECT cursor FROM evaluator WHERE id = 1"))
           .rows[0];
         if (row === undefined) throw new RetentionError(this.store, "the evaluator row is missing");

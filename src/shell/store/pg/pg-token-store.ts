@@ -6,7 +6,7 @@
 import type pg from "pg";
 import type { AsyncPort } from "../async-port.js";
 import { type IssuedTokenRow, type TokenRow, type TokenStore, tokenOf } from "../token-store.js";
-import { inPgTransaction } from "./pg-transaction.js";
+import { inTransaction } from "./pg-client.js";
 
 const INSERT = `INSERT INTO issued_tokens (id, digest, kind, source, harness, run, label, created_at, expires_at)
   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`;
@@ -49,7 +49,7 @@ export class PgTokenStore implements AsyncPort<TokenStore> {
 
   /** Revokes each id still in force, in one transaction; returns the ids it revoked. */
   revoke(ids: readonly string[], now: number): Promise<string[]> {
-    return inPgTransaction(this.pool, async (client) => {
+    return inTransaction(this.pool, "BEGIN", async (client) => {
       const revoked: string[] = [];
       for (const id of ids) if ((await client.query(REVOKE_ID, [now, id])).rowCount === 1) revoked.push(id);
       return revoked;
@@ -63,7 +63,7 @@ export class PgTokenStore implements AsyncPort<TokenStore> {
    * nothing; so one wins (or, if the first rolls back, the second does).
    */
   redeem(code: string, tokens: readonly IssuedTokenRow[], now: number): Promise<boolean> {
-    return inPgTransaction(this.pool, async (client) => {
+    return inTransaction(this.pool, "BEGIN", async (client) => {
       if ((await client.query(REVOKE_ID, [now, code])).rowCount !== 1) return false;
       for (const t of tokens) await client.query(INSERT, insertValues(t));
       return true;
