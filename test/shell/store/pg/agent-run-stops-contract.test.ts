@@ -18,7 +18,7 @@ import { openFreshPgStore } from "./pg-store.js";
 const { reset } = bothStores("harness-run-stops-contract-");
 let pg: OpenedPgStore;
 beforeAll(async () => {
-  pg = await openFreshPgStore("run_stops_contract", 4);
+  pg = await openFreshPgStore("run_stops_contract", 6);
 });
 afterAll(async () => {
   await pg?.close();
@@ -201,6 +201,54 @@ describe("stops of hook-fed runs on SQLite and PostgreSQL", () => {
       detail:
         "delivered to impl#a at its next hook call; impl#b closed before its next hook call; impl#c closed before its next hook call",
       updated_at: 30,
+    });
+  });
+
+  it("a stop settled inside the caller's transaction commits with it, or not at all", async () => {
+    const b = await withFires();
+    const p = new PgAgentRunStops(b.pg.pool);
+    await p.ruleStop({ id: fireId(0), rule: "loop" }, "impl", ["impl#a", "impl#b"], 10);
+    const before = await tableOnBoth(b, "agent_run_stops", "run");
+    const client = await b.pg.pool.connect();
+    try {
+      await client.query("BEGIN");
+      expect(await p.delivered((await p.get("impl#a")) as AgentRunStop, 20, client)).toBe(true);
+      await p.closedFirst("impl#b", 20, client);
+      await p.loopGuardStop({ run: "impl#c", harness: "impl", loopSeq: 1, at: 20 }, client);
+      await client.query("ROLLBACK");
+    } finally {
+      client.release();
+    }
+    expect((await tableOnBoth(b, "agent_run_stops", "run")).pg).toEqual(before.pg);
+    expect((await tableOnBoth(b, "rule_actions", "fire_id")).pg[0]).toMatchObject({ state: "started" });
+  });
+
+  it("two runs of one fire settled at once on PostgreSQL sum its action up from both", async () => {
+    const b = await withFires();
+    const p = new PgAgentRunStops(b.pg.pool);
+    await p.ruleStop({ id: fireId(0), rule: "loop" }, "impl", ["impl#a", "impl#b"], 10);
+    const first = await b.pg.pool.connect();
+    try {
+      await first.query("BEGIN");
+      await p.delivered((await p.get("impl#a")) as AgentRunStop, 20, first);
+      // The second settles impl#b while the first has not committed, and must wait to sum up.
+      const second = p.delivered((await p.get("impl#b")) as AgentRunStop, 21);
+      const waiting = async () => {
+        await first.query("SELECT pg_stat_clear_snapshot()");
+        const r = await first.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+        );
+        return r.rows[0]?.n;
+      };
+      while ((await waiting()) !== 1) await new Promise((resolve) => setTimeout(resolve, 5));
+      await first.query("COMMIT");
+      expect(await second).toBe(true);
+    } finally {
+      first.release();
+    }
+    expect((await tableOnBoth(b, "rule_actions", "fire_id")).pg[0]).toMatchObject({
+      state: "ok",
+      detail: "delivered to impl#a at its next hook call; delivered to impl#b at its next hook call",
     });
   });
 
