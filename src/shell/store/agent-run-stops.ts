@@ -26,7 +26,8 @@ export interface AgentRunStop {
   readonly releasedAt: number | undefined;
 }
 
-interface StopRow {
+/** A row of `agent_run_stops` as `get` reads it. */
+export interface StopRow {
   run: string;
   harness: string;
   rule: string;
@@ -115,16 +116,7 @@ export class AgentRunStops {
 
   get(run: string): AgentRunStop | undefined {
     const r = this.select.get(run) as StopRow | undefined;
-    if (r === undefined) return undefined;
-    return {
-      run: r.run,
-      harness: r.harness,
-      rule: r.rule,
-      fireId: r.fire_id,
-      by: r.by,
-      deliveredAt: r.delivered_at ?? undefined,
-      releasedAt: r.released_at ?? undefined,
-    };
+    return r === undefined ? undefined : toAgentRunStop(r);
   }
 
   /**
@@ -172,6 +164,16 @@ export class AgentRunStops {
     this.actionState.run(state, detail, at, fireId);
   }
 }
+
+export const toAgentRunStop = (r: StopRow): AgentRunStop => ({
+  run: r.run,
+  harness: r.harness,
+  rule: r.rule,
+  fireId: r.fire_id,
+  by: r.by,
+  deliveredAt: r.delivered_at ?? undefined,
+  releasedAt: r.released_at ?? undefined,
+});
 
 /**
  * A rule's stop action as its runs' outcomes sum it up (see the module's comment), whichever store

@@ -24,7 +24,8 @@ export interface FireToTell {
   readonly row: { readonly kind: string; readonly type: string; readonly event: string } | undefined;
 }
 
-interface Row {
+/** A fire still to tell, as the pending read gives it. */
+export interface PendingFireRow {
   fire_id: string;
   seq: number;
   rule: string;
@@ -41,6 +42,15 @@ export interface TellQuery {
   /** The most fires read at once. */
   readonly limit: number;
 }
+
+export const toFireToTell = (r: PendingFireRow, row: FireToTell["row"]): FireToTell => ({
+  fireId: r.fire_id,
+  seq: r.seq,
+  rule: r.rule,
+  level: r.effective_level,
+  message: r.message,
+  row,
+});
 
 const FIRE = `f.fire_id, f.seq, f.rule, f.effective_level, f.message`;
 const UNTOLD = "NOT EXISTS (SELECT 1 FROM agent_told t WHERE t.run = @run AND t.fire_id = f.fire_id)";
@@ -101,18 +111,8 @@ export class AgentTold {
         harnessFrom: Math.max(q.firstSeq ?? Number.MAX_SAFE_INTEGER, afterSeq),
         levels: JSON.stringify(q.levels),
         limit: q.limit,
-      }) as Row[];
-      const fires = rows.map((r): FireToTell => {
-        const row = this.row.get(r.seq) as { kind: string; type: string; event: string } | undefined;
-        return {
-          fireId: r.fire_id,
-          seq: r.seq,
-          rule: r.rule,
-          level: r.effective_level,
-          message: r.message,
-          row,
-        };
-      });
+      }) as PendingFireRow[];
+      const fires = rows.map((r) => toFireToTell(r, this.row.get(r.seq) as FireToTell["row"]));
       const { told, result } = choose(fires);
       const seqOf = new Map(fires.map((f) => [f.fireId, f.seq]));
       for (const id of told) this.told.run(q.run, id, seqOf.get(id), at);
