@@ -78,7 +78,7 @@ function pgBackends(dir: string): Fresh {
     const journal = new PgJournal(store.pool);
     return {
       name: "postgresql",
-      journal: new PgJournalLog(journal),
+      journal: new PgJournalLog(store.pool),
       evaluator: new PgEvaluatorLog(store.pool, journal),
       close: () => store.close(),
     };

@@ -21,7 +21,7 @@ import {
   toAgentRunStop,
 } from "../agent-run-stops.js";
 import type { AsyncPort } from "../async-port.js";
-import { inPgTransaction, onClient, type PgQueryable } from "./pg-transaction.js";
+import { inTransaction, onClient, type PgQueryable } from "./pg-client.js";
 
 const INSERT =
   "INSERT INTO agent_run_stops (run, harness, rule, fire_id, by, created_at) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (run) DO NOTHING";
@@ -39,7 +39,7 @@ export class PgAgentRunStops implements AsyncPort<AgentRunStops> {
     runs: readonly string[],
     at: number,
   ): Promise<void> {
-    return inPgTransaction(this.pool, async (client) => {
+    return inTransaction(this.pool, "BEGIN", async (client) => {
       await client.query("SELECT pg_advisory_xact_lock(hashtext('agent_run_stops'))");
       // Sorted, so two inserts of the same runs wait on them in one order.
       await client.query(

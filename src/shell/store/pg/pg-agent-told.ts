@@ -17,7 +17,7 @@ import {
   toFireToTell,
 } from "../agent-told.js";
 import type { AsyncPort } from "../async-port.js";
-import { inPgTransaction } from "./pg-transaction.js";
+import { inTransaction } from "./pg-client.js";
 
 const FIRE = "f.fire_id, f.seq, f.rule, f.effective_level, f.message";
 // $1 run, $2 harness, $3 afterSeq, $4 afterId, $5 harnessFrom, $6 levels, $7 limit.
@@ -52,7 +52,7 @@ export class PgAgentTold implements AsyncPort<AgentTold> {
     at: number,
     choose: (fires: readonly FireToTell[]) => { readonly told: readonly string[]; readonly result: T },
   ): Promise<T> {
-    return inPgTransaction(this.pool, async (client) => {
+    return inTransaction(this.pool, "BEGIN", async (client) => {
       await client.query("SELECT pg_advisory_xact_lock(hashtext('agent_told'), hashtext($1))", [q.run]);
       const last = (
         await client.query<{ seq: number; fire_id: string }>(

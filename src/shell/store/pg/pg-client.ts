@@ -61,3 +61,13 @@ export function giveBack(client: pg.PoolClient): void {
   client.off("error", lost);
   client.release();
 }
+
+/** What a statement runs on: the pool (a statement of its own) or a transaction's client. */
+export type PgQueryable = Pick<pg.PoolClient, "query">;
+
+/** `work` inside the caller's transaction when it gives its client, else in a transaction of its own. */
+export const onClient = <T>(
+  pool: pg.Pool,
+  client: pg.PoolClient | undefined,
+  work: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> => (client === undefined ? inTransaction(pool, "BEGIN", work) : work(client));

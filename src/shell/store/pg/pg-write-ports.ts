@@ -1,7 +1,7 @@
 /**
  * The write path's doors (`../write-ports.ts`) on PostgreSQL: the journal writer's commits through the
  * journal's head (`pg-journal.ts`, decision 0019), the rows' `at` the database's; derived rows' writes
- * in the same transaction; and the evaluator's decisions, each stretch in one transaction. A commit that
+ * in the same transaction, by the store objects that own their tables; and the evaluator's decisions, each stretch in one transaction. A commit that
  * need not wait for the disk turns `synchronous_commit` off for its transaction alone, PostgreSQL's
  * counterpart of SQLite's `synchronous = NORMAL` (`../wal-sync.ts`): durable against a crash of the
  * server process, not yet against a power cut, and made durable by the next commit that waits.
@@ -11,7 +11,6 @@ import type { EventFields, JournalRow } from "../../../core/journal.js";
 import type { EventKind } from "../../../core/kinds.js";
 import type { CoreState, Hold, StateOp } from "../../../core/state.js";
 import { cooldownKey, holdKey } from "../../../core/state.js";
-import { LOOP_GUARD_RULE, type RunOutcomeRow, stopActionSummary } from "../agent-run-stops.js";
 import { type Decisions, type HoldRow, storedPrimitive, toHold } from "../decision-store.js";
 import type { NewRow } from "../journal-table.js";
 import type {
@@ -22,14 +21,27 @@ import type {
   JournalLog,
   PendingGroup,
 } from "../write-ports.js";
+import { PgAgentRunStops } from "./pg-agent-run-stops.js";
 import { inTransaction } from "./pg-client.js";
-import type { PgJournal } from "./pg-journal.js";
+import { PgDerivedCursors } from "./pg-derived-cursors.js";
+import { PgJournal, type PgJournalOptions } from "./pg-journal.js";
+import { PgTokenStore } from "./pg-token-store.js";
 
 /** Rows read per page when the windows are rebuilt. */
 const PAGE = 5_000;
 
 export class PgJournalLog implements JournalLog {
-  constructor(private readonly journal: PgJournal) {}
+  private readonly journal: PgJournal;
+  private readonly cursors: PgDerivedCursors;
+  private readonly stops: PgAgentRunStops;
+  private readonly tokens: PgTokenStore;
+
+  constructor(pool: pg.Pool, options: PgJournalOptions = {}) {
+    this.journal = new PgJournal(pool, options);
+    this.cursors = new PgDerivedCursors(pool);
+    this.stops = new PgAgentRunStops(pool);
+    this.tokens = new PgTokenStore(pool);
+  }
 
   last(): Promise<{ readonly seq: number; readonly at: number }> {
     return this.journal.last();
@@ -59,71 +71,34 @@ export class PgJournalLog implements JournalLog {
       {
         ...options,
         extra: async (client, seqs) => {
-          for (const w of writes) await derivedWrite(client, w, seqs);
+          for (const w of writes) await this.write(client, w, seqs);
         },
       },
     );
     const first = results[0];
     return first?.kind === "committed" ? first.seqs : [];
   }
-}
 
-/** One derived row's write, inside the append transaction (SQLite's `SqliteJournalLog.write`). */
-async function derivedWrite(client: pg.PoolClient, w: DerivedWrite, seqs: readonly number[]): Promise<void> {
-  switch (w.kind) {
-    case "cursor":
-      await client.query(
-        "INSERT INTO derived_cursors (name, cursor) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET cursor = excluded.cursor",
-        [w.name, w.seq],
-      );
-      return;
-    case "loop_guard_stop": {
-      const loopSeq = seqs[w.row];
-      if (loopSeq === undefined)
-        throw new Error(`journal: a loop guard stop names row ${w.row} of ${seqs.length}`);
-      await client.query(
-        "INSERT INTO agent_run_stops (run, harness, rule, fire_id, by, created_at) VALUES ($1, $2, $3, $4, 'loop_guard', $5) ON CONFLICT (run) DO NOTHING",
-        [w.run, w.harness, LOOP_GUARD_RULE, `journal:${loopSeq}`, w.at],
-      );
-      return;
+  /** One derived row's write, inside the append transaction (SQLite's `SqliteJournalLog.write`). */
+  private async write(client: pg.PoolClient, w: DerivedWrite, seqs: readonly number[]): Promise<void> {
+    switch (w.kind) {
+      case "cursor":
+        return this.cursors.set(w.name, w.seq, client);
+      case "loop_guard_stop": {
+        const loopSeq = seqs[w.row];
+        if (loopSeq === undefined)
+          throw new Error(`journal: a loop guard stop names row ${w.row} of ${seqs.length}`);
+        return this.stops.loopGuardStop({ run: w.run, harness: w.harness, loopSeq, at: w.at }, client);
+      }
+      case "stop_closed_first":
+        return this.stops.closedFirst(w.run, w.at, client);
+      case "stop_delivered":
+        await this.stops.delivered(w.stop, w.at, client);
+        return;
+      case "run_tokens_revoked":
+        return this.tokens.revokeGatewayOfRun(w.run, w.at, client);
     }
-    case "stop_closed_first":
-      await settleStop(client, w.run, "closed_first", w.at);
-      return;
-    case "stop_delivered":
-      await settleStop(client, w.stop.run, "delivered", w.at);
-      return;
-    case "run_tokens_revoked":
-      await client.query(
-        "UPDATE issued_tokens SET revoked_at = $1 WHERE run = $2 AND kind = 'gateway' AND revoked_at IS NULL",
-        [w.at, w.run],
-      );
-      return;
   }
-}
-
-/** A run's stop settled, once, and a rule's stop action summed up again (`agent-run-stops.ts`). */
-async function settleStop(
-  client: pg.PoolClient,
-  run: string,
-  outcome: "delivered" | "closed_first",
-  at: number,
-): Promise<void> {
-  const settled = await client.query<{ fire_id: string; by: string }>(
-    "UPDATE agent_run_stops SET delivered_at = $1, outcome = $2 WHERE run = $3 AND delivered_at IS NULL RETURNING fire_id, by",
-    [at, outcome, run],
-  );
-  const stop = settled.rows[0];
-  if (stop === undefined || stop.by !== "rule") return;
-  const runs = await client.query<RunOutcomeRow>(
-    "SELECT run, delivered_at, outcome FROM agent_run_stops WHERE fire_id = $1 AND by = 'rule' ORDER BY run",
-    [stop.fire_id],
-  );
-  const { state, detail } = stopActionSummary(runs.rows);
-  await client.query(
-    "UPDATE rule_actions SET state = $1, detail = $2, updated_at = $3 WHERE fire_id = $4 AND action = 'stop'",
-    [state, detail, at, stop.fire_id],
-  );
 }
 
 interface StoredRow {

@@ -6,7 +6,6 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { OpenedPgStore } from "../../../../src/shell/store/pg/open-pg-store.js";
-import { PgJournal } from "../../../../src/shell/store/pg/pg-journal.js";
 import { PgJournalLog } from "../../../../src/shell/store/pg/pg-write-ports.js";
 import { openFreshPgStore } from "./pg-store.js";
 
@@ -30,7 +29,7 @@ const one = async <T>(text: string, values: unknown[] = []): Promise<T | undefin
 
 describe("derived rows' writes on PostgreSQL", () => {
   it("commit with their rows: the cursor, the loop guard's stop naming its row, a closed run's tokens revoked", async () => {
-    const log = new PgJournalLog(new PgJournal(store.pool));
+    const log = new PgJournalLog(store.pool);
     await store.pool.query(
       "INSERT INTO issued_tokens (id, kind, digest, created_at, run) VALUES ('g1', 'gateway', '\\x00', 1, 'impl#1'), ('g2', 'gateway', '\\x01', 1, 'impl#2')",
     );
@@ -61,7 +60,7 @@ describe("derived rows' writes on PostgreSQL", () => {
   });
 
   it("settle a rule's stop once, summing its action up: delivered to one run, closed first by the other", async () => {
-    const log = new PgJournalLog(new PgJournal(store.pool));
+    const log = new PgJournalLog(store.pool);
     await store.pool.query(
       `INSERT INTO rule_fires (fire_id, seq, at, rule, hash, kind, type, declared_level, effective_level, mode, action, message, primitives)
        VALUES ('f1', 1, 1, 'r', 'h', 'run_event', 'tool', 'stop', 'stop', 'active', 'stop', 'm', '[]')`,
@@ -104,7 +103,7 @@ describe("derived rows' writes on PostgreSQL", () => {
   });
 
   it("leave nothing when the commit fails", async () => {
-    const log = new PgJournalLog(new PgJournal(store.pool));
+    const log = new PgJournalLog(store.pool);
     const before = await one<{ seq: number }>("SELECT seq FROM journal_head");
     await expect(
       log.commitRows(

@@ -11,7 +11,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EventFields } from "../../../../src/core/journal.js";
 import { JournalWriter } from "../../../../src/shell/journal/journal-writer.js";
 import { type OpenedPgStore, openPgStore } from "../../../../src/shell/store/pg/open-pg-store.js";
-import { PgJournal } from "../../../../src/shell/store/pg/pg-journal.js";
 import { PgJournalLog } from "../../../../src/shell/store/pg/pg-write-ports.js";
 import type { GroupResult } from "../../../../src/shell/store/write-ports.js";
 import { DaemonMetrics } from "../../../../src/shell/support/metrics.js";
@@ -42,7 +41,7 @@ const groupOf = (g: number): { source: "observer"; kind: "run_event"; event: Eve
 describe("the database goes away and comes back", () => {
   it("loses no acknowledged row, answers what it could not commit with an error, and commits again by itself", async () => {
     const errors: Error[] = [];
-    const writer = new JournalWriter(new PgJournalLog(new PgJournal(store.pool)), {
+    const writer = new JournalWriter(new PgJournalLog(store.pool), {
       queueLimit: 10_000,
       batchSize: 8,
       clock: Date.now,

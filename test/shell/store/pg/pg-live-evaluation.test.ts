@@ -41,7 +41,7 @@ async function runLive(
   const journal = new PgJournal(store.pool);
   const metrics = new DaemonMetrics();
   const start = async () => ({
-    writer: new JournalWriter(new PgJournalLog(journal), {
+    writer: new JournalWriter(new PgJournalLog(store.pool), {
       queueLimit: 100_000,
       batchSize: 7,
       clock: () => now,
