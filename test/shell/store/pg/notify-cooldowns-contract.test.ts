@@ -25,8 +25,8 @@ const key = fc.record({
 });
 const call = fc.oneof(
   fc.record({ op: fc.constant("lastSent" as const), key }),
-  fc.record({ op: fc.constant("recordSent" as const), key, at: fc.nat(100) }),
-  fc.record({ op: fc.constant("forgetSentBy" as const), at: fc.nat(100) }),
+  fc.record({ op: fc.constant("recordSent" as const), key, at: fc.nat(5) }),
+  fc.record({ op: fc.constant("forgetSentBy" as const), at: fc.nat(5) }),
 );
 
 describe("NotifyCooldowns on PostgreSQL", () => {

@@ -51,7 +51,7 @@ const rowArb: fc.Arbitrary<PgNewRow> = fc
 
 const fireSpec = fc.record({
   rule: fc.constantFrom(...RULES),
-  mode: fc.constantFrom("active", "shadow"),
+  mode: fc.constantFrom("active", "active", "shadow"),
   annotate: fc.option(fc.constantFrom(...NODES), { nil: undefined }),
   notify: fc.boolean(),
   stop: fc.boolean(),
@@ -74,21 +74,21 @@ export interface Plan {
 }
 
 export const planArb: fc.Arbitrary<Plan> = fc.record({
-  rows: fc.array(rowArb, { minLength: 1, maxLength: 60 }),
+  rows: fc.array(rowArb, { minLength: 4, maxLength: 60 }),
   batches: fc.array(fc.integer({ min: 1, max: 6 }), { minLength: 1, maxLength: 4 }),
   fires: fc.array(
     fc.oneof(
       { weight: 6, arbitrary: fc.array(fireSpec, { maxLength: 3 }) },
       { weight: 1, arbitrary: fc.array(fireSpec, { minLength: 10, maxLength: 13 }) },
     ),
-    { maxLength: 60 },
+    { minLength: 4, maxLength: 60 },
   ),
   stretches: fc.array(fc.integer({ min: 1, max: 8 }), { minLength: 1, maxLength: 4 }),
   loopStops: fc.uniqueArray(fc.record({ run: fc.constantFrom(...RUNS), delivered: fc.boolean() }), {
     selector: (s) => s.run,
     maxLength: 2,
   }),
-  ruleStops: fc.array(fc.boolean(), { maxLength: 20 }),
+  ruleStops: fc.array(fc.boolean(), { minLength: 2, maxLength: 20 }),
 });
 
 /** A committed row as the decisions see it. */
