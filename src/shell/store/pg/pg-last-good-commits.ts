@@ -1,20 +1,18 @@
 /** The policy repos' last good commits on PostgreSQL (`../last-good-commits.ts`): each call one statement. */
 import type pg from "pg";
 import type { AsyncPort } from "../async-port.js";
-import type { LastGood, LastGoodCommits } from "../last-good-commits.js";
+import { type LastGood, type LastGoodCommits, type LastGoodRow, toLastGood } from "../last-good-commits.js";
 
 export class PgLastGoodCommits implements AsyncPort<LastGoodCommits> {
   constructor(private readonly pool: pg.Pool) {}
 
   async get(repo: string): Promise<LastGood | undefined> {
-    const r = await this.pool.query<{ repo: string; branch: string; commit_oid: string; loaded_at: number }>(
+    const r = await this.pool.query<LastGoodRow>(
       "SELECT repo, branch, commit_oid, loaded_at FROM policy_last_good WHERE repo = $1",
       [repo],
     );
     const row = r.rows[0];
-    return row === undefined
-      ? undefined
-      : { repo: row.repo, branch: row.branch, commit: row.commit_oid, loadedAt: row.loaded_at };
+    return row === undefined ? undefined : toLastGood(row);
   }
 
   async record(good: LastGood): Promise<void> {

@@ -5,11 +5,11 @@
  * the evaluator commits rows in seq order and a row's fires in their place), so the tie breaks on the
  * id's numbers: by seq, then by place, compared as digits of equal length. `firesAfter`'s rowid is the
  * fire's place in that order, counted from 1, which is SQLite's rowid of a fire log nothing deletes
- * from. SQLite's `journal` property (its own journal table) has no counterpart here: what RuleReads
- * reads through it is a statement of this class.
+ * from. `journal` is the two journal reads RuleService makes through SQLite's whole JournalTable.
  */
 import type pg from "pg";
 import type { AsyncPort } from "../async-port.js";
+import type { JournalTable } from "../journal-table.js";
 import type {
   ActionRow,
   AnnotatedNodeRow,
@@ -20,6 +20,7 @@ import type {
   RuleReads,
   RunRow,
 } from "../rule-reads.js";
+import { PgJournal } from "./pg-journal.js";
 
 const HOUR_MS = 3_600_000;
 
@@ -39,7 +40,12 @@ const FIRE_PLACE = (dir: "ASC" | "DESC"): string => idNumber(3).replaceAll("DIR"
 const ANNOTATION_ORDER = `${idNumber(2)}, ${idNumber(3)}`.replaceAll("DIR", "DESC");
 
 export class PgRuleReads implements AsyncPort<Omit<RuleReads, "journal">> {
-  constructor(private readonly pool: pg.Pool) {}
+  /** The journal's last row, and the first row admitted after a time. */
+  readonly journal: AsyncPort<Pick<JournalTable, "firstAdmittedAfter" | "last">>;
+
+  constructor(private readonly pool: pg.Pool) {
+    this.journal = new PgJournal(pool);
+  }
 
   private async rows<R extends pg.QueryResultRow>(text: string, values: readonly unknown[]): Promise<R[]> {
     return (await this.pool.query<R>(text, values as unknown[])).rows;

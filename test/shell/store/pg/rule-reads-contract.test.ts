@@ -105,6 +105,11 @@ describe("RuleReads on PostgreSQL", () => {
           for (const rowid of [0, 1, Math.floor(fires.length / 2), fires.length, fires.length + 3])
             await same((r) => r.firesAfter(rowid));
           await same((r) => r.journalRows());
+          await same((r) => r.journal.last());
+          for (const at of [...ats, Number.MAX_SAFE_INTEGER]) {
+            await same((r) => r.journal.firstAdmittedAfter(at - 1));
+            await same((r) => r.journal.firstAdmittedAfter(at));
+          }
           for (const run of [...RUNS, "none"])
             if (some(await same((r) => r.loopStop(run)))) reached.add("loopStop");
           for (const harness of [undefined, ...HARNESSES])
