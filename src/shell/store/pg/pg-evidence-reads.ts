@@ -1,6 +1,8 @@
 /**
  * The evidence reads on PostgreSQL (`../evidence-reads.ts`): each one indexed lookup, the journal's graph
- * and fact ids by schema V2's partial expression indexes, whose expressions these repeat exactly.
+ * and fact ids by schema V2's partial expression indexes, whose expressions these repeat exactly. SQLite's
+ * `json_extract` gives a number or a boolean as one, never equal to the text looked up, where `->>` gives
+ * its text; so only a string matches here too.
  */
 import type pg from "pg";
 import type { AsyncPort } from "../async-port.js";
@@ -57,15 +59,15 @@ export class PgEvidenceReads implements AsyncPort<EvidenceReads> {
   async graphNode(node: string): Promise<boolean> {
     return (
       (await this.any(
-        "SELECT 1 FROM rule_journal WHERE kind = 'graph_event' AND ((event::json) ->> 'from') = $1 LIMIT 1",
+        "SELECT 1 FROM rule_journal WHERE kind = 'graph_event' AND ((event::json) ->> 'from') = $1 AND json_typeof((event::json) -> 'from') = 'string' LIMIT 1",
         [node],
       )) ||
       (await this.any(
-        "SELECT 1 FROM rule_journal WHERE kind = 'graph_event' AND ((event::json) ->> 'to') = $1 LIMIT 1",
+        "SELECT 1 FROM rule_journal WHERE kind = 'graph_event' AND ((event::json) ->> 'to') = $1 AND json_typeof((event::json) -> 'to') = 'string' LIMIT 1",
         [node],
       )) ||
       this.any(
-        "SELECT 1 FROM rule_journal WHERE kind = 'fact_event' AND ((event::json) ->> 'subject') = $1 LIMIT 1",
+        "SELECT 1 FROM rule_journal WHERE kind = 'fact_event' AND ((event::json) ->> 'subject') = $1 AND json_typeof((event::json) -> 'subject') = 'string' LIMIT 1",
         [node],
       )
     );

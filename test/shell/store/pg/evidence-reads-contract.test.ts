@@ -45,7 +45,7 @@ describe("EvidenceReads on PostgreSQL", () => {
           }
           for (const repo of [REPO, "other"])
             for (const path of [...PATHS, "none"]) await same("file", (r) => r.file(repo, path));
-          for (const node of [...NODES, "none"]) {
+          for (const node of [...NODES, "7", "none"]) {
             await same("annotated", (r) => r.annotated(node));
             await same("graphNode", (r) => r.graphNode(node));
           }

@@ -33,7 +33,7 @@ const rowArb: fc.Arbitrary<PgNewRow> = fc
     run: fc.constantFrom(...RUNS),
     tool: fc.constantFrom("Bash", "Edit"),
     path: fc.constantFrom(...PATHS),
-    from: fc.constantFrom(...NODES),
+    from: fc.constantFrom<string | number>(...NODES, 7),
     to: fc.constantFrom(...NODES),
   })
   .map(({ kind, harness, run, tool, path, from, to }) => ({
