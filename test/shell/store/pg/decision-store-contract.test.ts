@@ -64,6 +64,18 @@ describe("DecisionStore's reads and action states on PostgreSQL", () => {
             const { rows, fires } = await populate(sqlite, pg, plan);
             const lite = new DecisionStore(sqlite.db);
             const post = new PgDecisionStore(pg.pool);
+            // The same decisions stored alike on both, which every answer below rests on.
+            for (const [table, order] of [
+              ["rule_fires", "fire_id"],
+              ["rule_holds", "id"],
+              ["rule_annotations", "fire_id"],
+              ["rule_suppressed", "hash, rule"],
+              ["rule_shadows", "hash"],
+              ["agent_run_stops", "run"],
+            ] as const) {
+              const both = await tableOnBoth(sqlite, pg, table, order);
+              expect(both.pg, table).toEqual(both.sqlite);
+            }
             expect(await post.activeHolds()).toEqual(lite.activeHolds());
             expect(await pgReadShadows(pg.pool)).toEqual(readShadows(sqlite.db));
             const last = rows[rows.length - 1]?.at ?? 0;

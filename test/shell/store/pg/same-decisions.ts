@@ -175,7 +175,11 @@ function decide(rows: readonly StoredRow[], plan: Plan) {
           },
         });
       }
-      if (spec.mode === "shadow") ops.push({ at, op: { op: "shadow_since", hash, since: at } });
+      if (spec.mode === "shadow")
+        ops.push({
+          at,
+          op: spec.falseSince ? { op: "shadow_completed", hash } : { op: "shadow_since", hash, since: at },
+        });
     }
     return { seq, ops, fires, suppressed };
   });
