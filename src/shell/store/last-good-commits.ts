@@ -13,15 +13,29 @@ export interface LastGood {
   readonly loadedAt: number;
 }
 
+/** A `policy_last_good` row as both backends read it. */
+export interface LastGoodRow {
+  repo: string;
+  branch: string;
+  commit_oid: string;
+  loaded_at: number;
+}
+
+export const toLastGood = (row: LastGoodRow): LastGood => ({
+  repo: row.repo,
+  branch: row.branch,
+  commit: row.commit_oid,
+  loadedAt: row.loaded_at,
+});
+
 export class LastGoodCommits {
   private readonly select;
   private readonly upsert;
 
   constructor(db: Db) {
-    this.select = db.prepare<
-      [string],
-      { repo: string; branch: string; commit_oid: string; loaded_at: number }
-    >("SELECT repo, branch, commit_oid, loaded_at FROM policy_last_good WHERE repo = ?");
+    this.select = db.prepare<[string], LastGoodRow>(
+      "SELECT repo, branch, commit_oid, loaded_at FROM policy_last_good WHERE repo = ?",
+    );
     this.upsert = db.prepare<[string, string, string, number]>(
       `INSERT INTO policy_last_good (repo, branch, commit_oid, loaded_at) VALUES (?, ?, ?, ?)
        ON CONFLICT (repo) DO UPDATE SET branch = excluded.branch, commit_oid = excluded.commit_oid,
@@ -31,9 +45,7 @@ export class LastGoodCommits {
 
   get(repo: string): LastGood | undefined {
     const row = this.select.get(repo);
-    return row === undefined
-      ? undefined
-      : { repo: row.repo, branch: row.branch, commit: row.commit_oid, loadedAt: row.loaded_at };
+    return row === undefined ? undefined : toLastGood(row);
   }
 
   record(good: LastGood): void {
