@@ -14,6 +14,7 @@ import {
   type PlannedAction,
   toHold,
 } from "../decision-store.js";
+import { inTransaction } from "./pg-client.js";
 
 /** Every hash's shadow record as committed (`readShadows`), through a pool or one client's transaction. */
 export async function pgReadShadows(db: pg.Pool | pg.PoolClient): Promise<CoreState["shadows"]> {
@@ -53,10 +54,8 @@ export class PgDecisionStore
   }
 
   /** Both settlements in one transaction, as SQLite's. */
-  async settleInterrupted(at: number): Promise<{ readonly undelivered: number; readonly unknown: number }> {
-    const client = await this.pool.connect();
-    try {
-      await client.query("BEGIN");
+  settleInterrupted(at: number): Promise<{ readonly undelivered: number; readonly unknown: number }> {
+    return inTransaction(this.pool, "BEGIN", async (client) => {
       const undelivered = await client.query(
         "UPDATE rule_actions SET state = 'undelivered', detail = 'the daemon stopped before the action started', updated_at = $1 WHERE state = 'pending'",
         [at],
@@ -66,13 +65,7 @@ export class PgDecisionStore
         "UPDATE rule_actions SET state = 'unknown', detail = 'the daemon stopped after the action started: it may have run', updated_at = $1 WHERE state = 'started' AND NOT EXISTS (SELECT 1 FROM agent_run_stops s WHERE s.fire_id = rule_actions.fire_id AND s.delivered_at IS NULL)",
         [at],
       );
-      await client.query("COMMIT");
       return { undelivered: undelivered.rowCount ?? 0, unknown: unknown.rowCount ?? 0 };
-    } catch (e) {
-      await client.query("ROLLBACK").catch(() => {});
-      throw e;
-    } finally {
-      client.release();
-    }
+    });
   }
 }

@@ -23,6 +23,7 @@ import type {
 } from "../write-ports.js";
 import { PgAgentRunStops } from "./pg-agent-run-stops.js";
 import { inTransaction } from "./pg-client.js";
+import { pgReadShadows } from "./pg-decision-store.js";
 import { PgDerivedCursors } from "./pg-derived-cursors.js";
 import { PgJournal, type PgJournalOptions } from "./pg-journal.js";
 import { PgTokenStore } from "./pg-token-store.js";
@@ -142,13 +143,7 @@ export class PgEvaluatorLog implements EvaluatorLog {
         )
       ).rows)
         cooldowns[cooldownKey(r.hash, r.target)] = { until: r.until, fireId: r.fire_id };
-      const shadows: Record<string, CoreState["shadows"][string]> = {};
-      for (const r of (
-        await client.query<{ hash: string; since: number; completed: boolean }>(
-          "SELECT hash, since, completed FROM rule_shadows",
-        )
-      ).rows)
-        shadows[r.hash] = { since: r.since, completed: r.completed };
+      const shadows = await pgReadShadows(client);
       const holds: Record<string, Hold> = {};
       for (const r of (
         await client.query<HoldRow>(
