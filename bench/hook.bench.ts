@@ -122,7 +122,7 @@ function startDaemon(bin: string, env: NodeJS.ProcessEnv): Promise<RunningDaemon
     let stderr = "";
     child.stderr.on("data", (d: Buffer) => {
       stderr += d.toString();
-      const m = /socket (\S+), metrics \S+, hooks (http:\S+)/.exec(stderr);
+      const m = /socket (\S+), (?:rpc \S+, )?metrics \S+, hooks (http:\S+)/.exec(stderr);
       if (m !== null)
         resolve({
           socketPath: (m[1] as string).replace(/,$/, ""),
@@ -134,6 +134,8 @@ function startDaemon(bin: string, env: NodeJS.ProcessEnv): Promise<RunningDaemon
         });
     });
     child.on("exit", (code) => reject(new Error(`the daemon exited ${code}: ${stderr}`)));
+    // A start line the bench does not recognise is an error, not a wait without end.
+    setTimeout(() => reject(new Error(`the daemon's start line was not seen in 60 s: ${stderr}`)), 60_000).unref();
   });
 }
 
