@@ -135,7 +135,10 @@ function startDaemon(bin: string, env: NodeJS.ProcessEnv): Promise<RunningDaemon
     });
     child.on("exit", (code) => reject(new Error(`the daemon exited ${code}: ${stderr}`)));
     // A start line the bench does not recognise is an error, not a wait without end.
-    setTimeout(() => reject(new Error(`the daemon's start line was not seen in 60 s: ${stderr}`)), 60_000).unref();
+    setTimeout(
+      () => reject(new Error(`the daemon's start line was not seen in 60 s: ${stderr}`)),
+      60_000,
+    ).unref();
   });
 }
 
