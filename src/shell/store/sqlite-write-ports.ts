@@ -74,7 +74,7 @@ export class SqliteJournalLog implements JournalLog {
             // A key already stored was committed by an earlier request: its rows are not appended again.
             const stored = g.key === undefined ? undefined : appends.answer(g.key.source, g.key.key);
             if (stored !== undefined) return { kind: "repeated", answer: stored };
-            const seqs = g.rows.map((r) => journal.append({ ...r, at }));
+            const seqs = g.rows.map((r) => journal.appendAt(r, at));
             if (g.key !== undefined) appends.record(g.key.source, g.key.key, g.key.answer(seqs), at);
             return { kind: "committed", seqs };
           });
