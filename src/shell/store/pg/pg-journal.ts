@@ -15,31 +15,16 @@ import type pg from "pg";
 import type { EventFields, JournalRow } from "../../../core/journal.js";
 import { indexRow } from "../../../core/journal.js";
 import type { EventKind } from "../../../core/kinds.js";
-import type { Source } from "../../../core/sources.js";
-import { type Decodable, type IndexedColumn, knownFields, type NewRow } from "../journal-table.js";
+import { type Decodable, type IndexedColumn, knownFields } from "../journal-table.js";
 import { INDEXED_COLUMNS } from "../schema.js";
+import type { GroupKey, GroupResult, PendingGroup, PendingRow } from "../write-ports.js";
 import { inTransaction } from "./pg-client.js";
 
-/** A row to append: its `at` is the database's, given in the append transaction. */
-export type PgNewRow = Omit<NewRow, "at">;
-
-/** A group's idempotency key, and the answer to store with it given the seqs its rows got. */
-export interface PgGroupKey {
-  readonly source: Source;
-  readonly key: string;
-  readonly answer: (seqs: readonly number[]) => string;
-}
-
-/** Rows committed together, with the Append key they answer, if any. */
-export interface PgGroup {
-  readonly rows: readonly PgNewRow[];
-  readonly key?: PgGroupKey | undefined;
-}
-
-/** What became of a group: its rows' seqs, or the answer stored for its key by an earlier commit. */
-export type PgGroupResult =
-  | { readonly kind: "committed"; readonly seqs: readonly number[] }
-  | { readonly kind: "repeated"; readonly answer: string };
+/** The write path's shapes (`../write-ports.ts`), under the names this module's callers use. */
+export type PgNewRow = PendingRow;
+export type PgGroupKey = GroupKey;
+export type PgGroup = PendingGroup;
+export type PgGroupResult = GroupResult;
 
 /** A committed batch: each group's result, and the `at` its rows got (0 when none was appended). */
 export interface PgCommitted {
