@@ -74,7 +74,8 @@ import { identifyCaller } from "../rpc/tiers.js";
 import { tokenService } from "../rpc/token-service.js";
 import { committedEvents, eventCount, type WatchEvent, watchEvents } from "../rpc/watch-events.js";
 import { type OpenedStore, openStore } from "../store/open-store.js";
-import { Stores } from "../store/stores.js";
+import { SqliteStoreDoor } from "../store/sqlite-store-door.js";
+import type { Stores } from "../store/stores.js";
 import { createLog, type Log } from "../support/log.js";
 import { DaemonMetrics } from "../support/metrics.js";
 import { portHolder } from "../support/port-holder.js";
@@ -160,7 +161,8 @@ export class DaemonApp {
       options.storePath ?? defaultStorePath(env),
       `harness daemon (pid ${process.pid})`,
     );
-    const stores = new Stores(store);
+    const door = new SqliteStoreDoor(store);
+    const stores = door.stores;
     /** What is listening so far, closed again if the start fails. */
     const opened: (() => Promise<void>)[] = [];
     try {

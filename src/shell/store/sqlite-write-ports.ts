@@ -7,6 +7,7 @@
 import type { JournalRow } from "../../core/journal.js";
 import type { CoreState } from "../../core/state.js";
 import type { AgentRunStops } from "./agent-run-stops.js";
+import { settled } from "./async-port.js";
 import type { DecisionStore, Decisions } from "./decision-store.js";
 import type { DerivedCursors } from "./derived-cursors.js";
 import type { JournalCommits } from "./journal-commits.js";
@@ -29,15 +30,6 @@ const runCommit = <T>(
   options: CommitOptions | undefined,
   commit: () => T,
 ): T => (options?.unsynced === true && unsynced !== undefined ? unsynced(commit) : commit());
-
-/** Resolves with `work()`'s result, or rejects with what it threw: a failed commit is a rejection. */
-const settled = <T>(work: () => T): Promise<T> => {
-  try {
-    return Promise.resolve(work());
-  } catch (e) {
-    return Promise.reject(e);
-  }
-};
 
 /** The tables derived rows' writes reach (`DerivedWrite`), over the journal's connection. */
 export interface DerivedTables {
