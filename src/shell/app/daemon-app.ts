@@ -234,7 +234,7 @@ export class DaemonApp {
         firesCommitted: () => daemon.firesCommitted,
       });
       // Backtests run in workers over their own read-only connections to this daemon's store.
-      const backtests = new BacktestRunner(store.path);
+      const backtests = new BacktestRunner({ backend: "sqlite", path: store.path });
       // The pruner keeps the retention the daemon started with; so do the backtests' checks.
       const retentionMs = () => config.memory.rules.journalRetention;
       const proposals = new ProposalIntake({
@@ -251,7 +251,7 @@ export class DaemonApp {
       const socketPath = options.socketPath ?? config.server.socket;
       const rules = rulesOf(daemon, store, stores, metrics, clock, log);
       // Gateway and RPC journal scans run in workers over their own read-only connections.
-      const queries = new JournalQueryPool(store.path, (reason) =>
+      const queries = new JournalQueryPool({ backend: "sqlite", path: store.path }, (reason) =>
         metrics.journalReadsRefused.inc({ reason }),
       );
       const backtest = backtestMethod({ runner: backtests, evaluator: daemon.view, clock, retentionMs });

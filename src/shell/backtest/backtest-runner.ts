@@ -1,12 +1,13 @@
 /**
  * Where the daemon runs backtests (SPEC-0029 REQ-17): each in a worker process (`support/process-worker.ts`) with its own read-only
- * connection, at most two at once. A third is refused at once rather than queued, so a caller learns
+ * connection (to the SQLite file, or to PostgreSQL), at most two at once. A third is refused at once rather than queued, so a caller learns
  * the daemon is busy instead of waiting behind a month-long replay. A backtest holds its slot until its
  * stream ends, not just while its worker replays: the fires a slow reader has not taken yet wait in the
  * daemon, and two slots bound them too. Ending, failing, or the caller going away frees the slot.
  */
 import type { BacktestCounts, ReplayedFire } from "../../core/backtest.js";
 import type { RuleProblem } from "../../core/rule-file.js";
+import type { StoreLocation } from "../config/store-location.js";
 import { BacktestBusyError } from "../errors.js";
 import { ProcessWorker } from "../support/process-worker.js";
 import type { BacktestRequest, BacktestStart } from "./replay.js";
@@ -14,7 +15,7 @@ import type { BacktestRequest, BacktestStart } from "./replay.js";
 export const MAX_CONCURRENT_BACKTESTS = 2;
 
 export interface WorkerInput {
-  readonly storePath: string;
+  readonly store: StoreLocation;
   readonly request: BacktestRequest;
 }
 
@@ -36,7 +37,7 @@ export class BacktestRunner {
   private running = 0;
   private readonly workers = new Set<ProcessWorker>();
 
-  constructor(private readonly storePath: string) {}
+  constructor(private readonly store: StoreLocation) {}
 
   /**
    * Starts a replay and yields its parts as the worker posts them. Throws `BacktestBusyError` at once
@@ -47,7 +48,7 @@ export class BacktestRunner {
       throw new BacktestBusyError(request.file, MAX_CONCURRENT_BACKTESTS);
     this.running++;
     const worker = new ProcessWorker(WORKER_URL, {
-      storePath: this.storePath,
+      store: this.store,
       request,
     } satisfies WorkerInput);
     this.workers.add(worker);

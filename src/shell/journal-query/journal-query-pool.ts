@@ -1,13 +1,14 @@
 /**
  * Where the daemon runs the journal reads of the MCP gateway's query_journal and count_journal and of
  * JournalQueryService: in two worker processes (`support/process-worker.ts`), each with its own read-only
- * connection, so a scan never stalls admission, hook answers or another client's call. What a scan may
+ * connection (to the SQLite file, or to PostgreSQL), so a scan never stalls admission, hook answers or another client's call. What a scan may
  * cost is bounded before it runs: a call waits in a queue of at most `MAX_WAITING_QUERIES`, one caller
  * (a gateway session) has at most `MAX_QUERIES_PER_CALLER` in flight or waiting, and a call running
  * past `QUERY_TIMEOUT_MS` has its worker terminated (a fresh one takes its place). Past a bound the call
  * is refused at once, RESOURCE_EXHAUSTED, rather than left to wait.
  */
 import { Code, ConnectError } from "@connectrpc/connect";
+import type { StoreLocation } from "../config/store-location.js";
 import { InvalidArgumentError } from "../errors.js";
 import { ProcessWorker } from "../support/process-worker.js";
 import type { CountAnswer, CountRequest, QueryAnswer, QueryRequest, Scope } from "./journal-queries.js";
@@ -22,7 +23,7 @@ export const MAX_QUERIES_PER_CALLER = 2;
 export const QUERY_TIMEOUT_MS = 30_000;
 
 export interface QueryWorkerInput {
-  readonly storePath: string;
+  readonly store: StoreLocation;
 }
 
 export type QueryJob =
@@ -93,7 +94,7 @@ export class JournalQueryPool implements JournalReads {
   private closed = false;
 
   constructor(
-    private readonly storePath: string,
+    private readonly store: StoreLocation,
     /** Told of each call refused at once, by why. */
     private readonly refused: (reason: "queue_full" | "caller_busy" | "timeout") => void = () => {},
   ) {}
@@ -196,7 +197,7 @@ export class JournalQueryPool implements JournalReads {
   }
 
   private spawn(slot: Slot): ProcessWorker {
-    const worker = new ProcessWorker(WORKER_URL, { storePath: this.storePath } satisfies QueryWorkerInput);
+    const worker = new ProcessWorker(WORKER_URL, { store: this.store } satisfies QueryWorkerInput);
     slot.worker = worker;
     worker.on("message", (reply: QueryReply) => {
       const pending = slot.job;

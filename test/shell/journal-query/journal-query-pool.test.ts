@@ -40,7 +40,7 @@ beforeAll(() => {
       });
   })();
   store.close();
-  pool = new JournalQueryPool(file, (reason) => refused.push(reason));
+  pool = new JournalQueryPool({ backend: "sqlite", path: file }, (reason) => refused.push(reason));
 }, 60_000);
 
 afterAll(async () => {

@@ -89,3 +89,25 @@ export async function openPgStore(config: pg.PoolConfig): Promise<OpenedPgStore>
   }
   return { pool, name, close: () => pool.end() };
 }
+
+/**
+ * A pool of read-only connections, for a process that reads beside the daemon (a backtest, a journal
+ * query): no migration (the daemon's start did that), every transaction read-only, and a statement
+ * running past `statementTimeoutMs` cancelled by the server, so a worker the daemon kills does not leave
+ * its scan running there.
+ */
+export function openPgReadOnly(
+  config: pg.PoolConfig,
+  options: { readonly max: number; readonly statementTimeoutMs: number },
+): OpenedPgStore {
+  const name = nameOf(config);
+  const pool = new pg.Pool({
+    ...config,
+    types,
+    max: options.max,
+    statement_timeout: options.statementTimeoutMs,
+    options: "-c default_transaction_read_only=on",
+  });
+  pool.on("error", () => {});
+  return { pool, name, close: () => pool.end() };
+}
