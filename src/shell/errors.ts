@@ -28,6 +28,7 @@ export const SENTINELS = [
   "compile",
   "cost_estimate",
   "rule_schema",
+  "store_unavailable",
 ] as const;
 export type Sentinel = (typeof SENTINELS)[number];
 
@@ -188,4 +189,15 @@ export class ProposalCapReachedError extends SentinelError {
 /** RecordProposal: a transition the proposal's state does not allow. */
 export class ProposalStateError extends SentinelError {
   readonly sentinel = "proposal_state" as const;
+}
+
+/**
+ * The store did not commit or answer (a database gone away, a full disk): nothing the call asked was
+ * acknowledged, and the caller may retry (with the same idempotency key, where it has one).
+ */
+export class StoreUnavailableError extends SentinelError {
+  readonly sentinel = "store_unavailable" as const;
+  constructor(store: string, why: string, options?: { cause?: unknown }) {
+    super(store, `store unavailable: ${why}; nothing was acknowledged, retry`, options);
+  }
 }

@@ -3,17 +3,20 @@
  * REQ-17 that `docs/security.md` explains). The caller is a producer credential bound to one source
  * (`tiers.ts`); this handler refuses rows that source may not produce, so such a row never reaches the
  * journal, and hands the rest to the injected `admit`, which checks each against the event format
- * (`parseWireEvent`) and queues it.
+ * (`parseWireEvent`) and queues it. A batch the store did not commit is refused whole, UNAVAILABLE, for
+ * the producer to retry with the same idempotency key.
  */
 import type { JsonObject, MessageInitShape } from "@bufbuild/protobuf";
 import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import type { RefusalReason } from "../../core/admission.js";
 import { EVENT_KINDS, isEventKind } from "../../core/kinds.js";
 import { type ProducerSource, sourceRefusal } from "../../core/sources.js";
+import { StoreUnavailableError } from "../errors.js";
 import type { AdmitResult } from "../journal/admit.js";
 import type { PeerIdentity } from "../support/tls-listener.js";
 import type { AppendResultSchema, JournalService, WireEvent } from "./gen/harness/v1/journal_pb.js";
 import { MAX_APPEND_BATCH } from "./limits.js";
+import { toConnectError } from "./status.js";
 import { CALLER, PEER } from "./tiers.js";
 
 /**
@@ -156,6 +159,16 @@ export function journalService(admit: Admit, rejected: Rejected): ServiceImpl<ty
       const wires = checks.flatMap((c) => (c.ok ? [c.wire] : []));
       const admitted =
         wires.length === 0 ? [] : await admitChecked(admit, source, wires, key, ctx.values.get(PEER));
+      // The batch's rows commit in one transaction: one store_error means none is acknowledged, and
+      // the producer gets an error it retries (UNAVAILABLE) rather than results it would take as final.
+      const failed = admitted.find((r) => r.kind === "rejected" && r.code === "store_error");
+      if (failed !== undefined) {
+        rejected(source, "store_error", wires.length);
+        throw toConnectError(
+          new StoreUnavailableError("journal", (failed as Refusal).reason),
+          "JournalService.Append",
+        );
+      }
       let next = 0;
       const results = checks.map((c) => {
         // admitChecked answered exactly one result per wire, in order.

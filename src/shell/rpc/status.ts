@@ -29,6 +29,7 @@ const STATUS: Readonly<Record<Sentinel, { readonly code: Code; readonly reason: 
   compile: { code: Code.InvalidArgument, reason: ErrorReason.COMPILE },
   cost_estimate: { code: Code.InvalidArgument, reason: ErrorReason.COST_ESTIMATE },
   rule_schema: { code: Code.InvalidArgument, reason: ErrorReason.RULE_SCHEMA },
+  store_unavailable: { code: Code.Unavailable, reason: ErrorReason.STORE_UNAVAILABLE },
 };
 
 /** A sentinel's ConnectRPC code and `ErrorDetail` reason. */
