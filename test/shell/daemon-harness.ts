@@ -9,6 +9,8 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { ProducerSource } from "../../src/core/sources.js";
+import type { PgDatabase } from "../support/pg-cluster.js";
+import { mirrorPg } from "../support/pg-mirror.js";
 import type { CliResult } from "../support/run-process.js";
 
 export { type CliResult, runProcess } from "../support/run-process.js";
@@ -49,6 +51,11 @@ export interface FleetOptions {
   readonly netns?: string;
   /** Lines of the config's `[server]` table after `metrics_listen` (`listen`, TLS files…). */
   readonly server?: readonly string[];
+  /**
+   * The store on PostgreSQL (`[store] url`, over the test cluster's socket) rather than the SQLite file;
+   * `storePath` is then a SQLite mirror of it, copied at each read (test/support/pg-mirror.ts).
+   */
+  readonly pg?: PgDatabase;
 }
 
 /** A loopback port free at the time of asking (for a config that must name a port, not 0). */
@@ -82,7 +89,9 @@ export class TestFleet {
   /** The stand-in gateway's socket, with `gateway: true`. */
   readonly gatewaySocket: string;
   readonly tokens = new Map<ProducerSource, string>();
-  readonly storePath: string;
+  private readonly sqlitePath: string;
+  /** The store on PostgreSQL, when the fleet runs there. */
+  readonly pg: PgDatabase | undefined;
   readonly socketPath: string;
   private daemon: ChildProcess | undefined;
   private daemonExit: Promise<number | null> | undefined;
@@ -102,7 +111,8 @@ export class TestFleet {
       XDG_STATE_HOME: xdg("state"),
       XDG_RUNTIME_DIR: xdg("run"),
     };
-    this.storePath = path.join(this.root, "state", "harness", "harness.db");
+    this.sqlitePath = path.join(this.root, "state", "harness", "harness.db");
+    this.pg = options.pg;
     this.socketPath = path.join(this.root, "run", "harness.sock");
     this.gatewaySocket = path.join(this.root, "run", "gateway.sock");
     this.gateway = options.gateway === true;
@@ -144,6 +154,12 @@ export class TestFleet {
         ...(options.recordStops === true
           ? ["[supervisor]", `stop = ${JSON.stringify([path.join(HOOKS, "record-args"), this.stops])}`]
           : []),
+        ...(options.pg === undefined
+          ? []
+          : [
+              "[store]",
+              `url = "postgresql://${options.pg.user}@/${options.pg.database}?host=${options.pg.host}"`,
+            ]),
         "[server]",
         'metrics_listen = "127.0.0.1:0"',
         ...(options.server ?? []),
@@ -155,6 +171,16 @@ export class TestFleet {
         "",
       ].join("\n"),
     );
+  }
+
+  /**
+   * The store's SQLite file: the daemon's own, or, on PostgreSQL, a mirror copied now (a read of a
+   * store another process owns; `store-reads.ts` reads either).
+   */
+  get storePath(): string {
+    return this.pg === undefined
+      ? this.sqlitePath
+      : mirrorPg(this.pg, path.join(this.root, "pg-mirror", "harness.db"));
   }
 
   /** Starts `harness daemon` and resolves once it says where it listens (a large store takes longer). */
