@@ -172,7 +172,7 @@ export class DaemonApp {
       const publish = publisher(watchers, committedRecords(stores.ruleReads), log);
       const { server } = config;
       ensureControlToken(server.controlTokenFile);
-      const tokens = new IssuedTokens(stores.tokens, clock);
+      const tokens = await IssuedTokens.open(door.tokens, clock);
       const credentials = new CredentialHolder(
         await loadCredentials(credentialFiles(config)),
         tokens.credentials,
@@ -215,7 +215,7 @@ export class DaemonApp {
         tickMs: options.tickMs ?? MINUTE,
         onCommitted: publish,
         runStops,
-        derivers: derivers(tokens, clock),
+        derivers: derivers(tokens, clock, log),
       });
       const runLife = new RunLife({ sessions: stores.agentSessionRuns, stops: runStops, clock });
       const runVerdicts = new StoreRunVerdicts({
@@ -415,13 +415,18 @@ export class DaemonApp {
 }
 
 /** The rows the daemon derives from committed rows, each deriver with its own cursor. */
-function derivers(tokens: IssuedTokens, clock: () => number): DaemonDeps["derivers"] {
+function derivers(tokens: IssuedTokens, clock: () => number, log: Log): DaemonDeps["derivers"] {
+  // The revocation has committed; until a reread succeeds, the revoked tokens are still taken.
+  const reread = () =>
+    tokens
+      .reread()
+      .catch((e: unknown) => log.error({ err: (e as Error).message }, "issued tokens not reread"));
   return (inForce, decided) => [
     new HookLoopGuard(clock, (stop) => decided({ kind: "loop_stop", ...stop })),
     new StaleRunCloser(() => inForce().agents.staleAfter),
     new FileEdgeProjector(() => inForce().graph.projectFileEdges),
     new StopSettler(clock),
-    new ClosedRunTokens(clock, () => tokens.reread()),
+    new ClosedRunTokens(clock, () => void reread()),
   ];
 }
 
