@@ -75,6 +75,7 @@ import { tokenService } from "../rpc/token-service.js";
 import { committedEvents, eventCount, type WatchEvent, watchEvents } from "../rpc/watch-events.js";
 import { type OpenedStore, openStore } from "../store/open-store.js";
 import { SqliteStoreDoor } from "../store/sqlite-store-door.js";
+import type { StoreDoor } from "../store/store-door.js";
 import type { Stores } from "../store/stores.js";
 import { createLog, type Log } from "../support/log.js";
 import { DaemonMetrics } from "../support/metrics.js";
@@ -123,6 +124,8 @@ export class DaemonApp {
     readonly store: OpenedStore,
     /** The store's objects, over the daemon's connection. */
     readonly stores: Stores,
+    /** The store's objects as the daemon's services reach them, each asynchronous. */
+    readonly door: StoreDoor,
     readonly socketPath: string,
     /** The global config file the daemon reads (it may not exist: defaults). */
     readonly configPath: string,
@@ -238,8 +241,8 @@ export class DaemonApp {
       // The pruner keeps the retention the daemon started with; so do the backtests' checks.
       const retentionMs = () => config.memory.rules.journalRetention;
       const proposals = new ProposalIntake({
-        proposals: stores.proposals,
-        evidence: stores.evidence,
+        proposals: door.proposals,
+        evidence: door.evidence,
         evaluator: daemon.view,
         backtests,
         metrics,
@@ -290,7 +293,7 @@ export class DaemonApp {
         refused: refusedConnection,
         services: {
           daemon,
-          stores,
+          door,
           runVerdicts,
           rules,
           backtest,
@@ -336,6 +339,7 @@ export class DaemonApp {
         daemon,
         store,
         stores,
+        door,
         socketPath,
         configPath,
         metrics,
@@ -525,7 +529,7 @@ function agentHookRoutes(d: HookRouteDeps): http.RequestListener {
 
 interface ServiceRouteDeps {
   readonly daemon: Daemon;
-  readonly stores: Stores;
+  readonly door: StoreDoor;
   readonly runVerdicts: StoreRunVerdicts;
   readonly rules: ReturnType<typeof ruleService>;
   readonly backtest: ReturnType<typeof backtestMethod>;
@@ -539,16 +543,17 @@ interface ServiceRouteDeps {
 
 /** The services the RPC server routes beside JournalService. */
 function serviceRoutes(router: ConnectRouter, d: ServiceRouteDeps): void {
-  const { daemon, stores, credentials, log } = d;
+  const { daemon, door, credentials, log } = d;
   router
     .service(
       AgentService,
       agentService({
         peek: (harness, run) => d.runVerdicts.peek(harness, run),
-        resume: (run, by) => {
-          const stop = stores.agentRunStops.get(run);
+        // The release is one conditional write: of two resumes side by side, one releases the stop.
+        resume: async (run, by) => {
+          const stop = await door.agentRunStops.get(run);
           if (stop === undefined) return undefined;
-          const released = stores.agentRunStops.released(run, d.clock(), by);
+          const released = await door.agentRunStops.released(run, d.clock(), by);
           if (released)
             log.warn(
               { run, rule: stop.rule, fire_id: stop.fireId, ...(by === undefined ? {} : { by }) },
@@ -561,7 +566,7 @@ function serviceRoutes(router: ConnectRouter, d: ServiceRouteDeps): void {
     .service(RuleService, {
       ...d.rules,
       ...proposalService({
-        proposals: stores.proposals,
+        proposals: door.proposals,
         clock: d.clock,
         policyRepos: () => daemon.configInForce.policyRepos,
         log,
@@ -583,7 +588,7 @@ function serviceRoutes(router: ConnectRouter, d: ServiceRouteDeps): void {
         },
       }),
     )
-    .service(AgentStatusService, agentStatusService(stores.agents))
+    .service(AgentStatusService, agentStatusService(door.agents))
     .service(JournalQueryService, journalQueryService(d.queries));
 }
 
