@@ -35,7 +35,6 @@ import { type GlobalConfig, readGlobalConfig } from "../config/global-config.js"
 import { storePath as defaultStorePath, globalConfigPath } from "../config/paths.js";
 import type { DecisionObserver } from "../daemon/actions.js";
 import { Daemon, type DaemonDeps } from "../daemon/daemon.js";
-import type { Committed } from "../daemon/evaluator.js";
 import { EventBus } from "../daemon/event-bus.js";
 import { ClosedRunTokens } from "../derive/closed-run-tokens.js";
 import { UnknownPolicyRepoError } from "../errors.js";
@@ -72,10 +71,10 @@ import { ruleService } from "../rpc/rule-service.js";
 import { type RpcServer, startRpcServer } from "../rpc/server.js";
 import { identifyCaller } from "../rpc/tiers.js";
 import { tokenService } from "../rpc/token-service.js";
-import { committedEvents, eventCount, type WatchEvent, watchEvents } from "../rpc/watch-events.js";
+import { commitPublisher, type WatchEvent, watchEvents } from "../rpc/watch-events.js";
 import { type OpenedStore, openStore } from "../store/open-store.js";
 import { SqliteStoreDoor } from "../store/sqlite-store-door.js";
-import type { StoreDoor } from "../store/store-door.js";
+import type { RuleReadsPort, StoreDoor } from "../store/store-door.js";
 import type { Stores } from "../store/stores.js";
 import { createLog, type Log } from "../support/log.js";
 import { DaemonMetrics } from "../support/metrics.js";
@@ -172,7 +171,7 @@ export class DaemonApp {
       const metrics = new DaemonMetrics();
       const loadRules = ruleLoader(options.loadRules, stores, env, clock);
       const watchers = new EventBus<WatchEvent>();
-      const publish = publisher(watchers, committedRecords(stores.ruleReads), log);
+      const publish = commitPublisher(watchers, committedRecords(door.ruleReads), log);
       const { server } = config;
       ensureControlToken(server.controlTokenFile);
       const tokens = await IssuedTokens.open(door.tokens, clock);
@@ -252,7 +251,7 @@ export class DaemonApp {
         retentionMs,
       });
       const socketPath = options.socketPath ?? config.server.socket;
-      const rules = rulesOf(daemon, store, stores, metrics, clock, log);
+      const rules = rulesOf(daemon, store, door.ruleReads, metrics, clock, log);
       // Gateway and RPC journal scans run in workers over their own read-only connections.
       const queries = new JournalQueryPool(store.path, (reason) =>
         metrics.journalReadsRefused.inc({ reason }),
@@ -446,26 +445,6 @@ function ruleLoader(
     : async (c) => ({ ruleSet: custom(c), clones: [] });
 }
 
-/**
- * Hands each commit's events to WatchEvents' watchers. A failure to read a commit's events back costs
- * the watchers a gap, not the rules their actions.
- */
-function publisher(
-  watchers: EventBus<WatchEvent>,
-  records: ReturnType<typeof committedRecords>,
-  log: Log,
-): (committed: Committed) => void {
-  return (committed) => {
-    if (watchers.watchers === 0) return;
-    try {
-      watchers.publish(committedEvents(committed, records));
-    } catch (e) {
-      watchers.miss(eventCount(committed));
-      log.error({ err: (e as Error).message }, "events not sent to watchers");
-    }
-  };
-}
-
 interface HookRouteDeps {
   readonly daemon: Daemon;
   /** Append's admission, which the hook endpoint's rows go through too. */
@@ -596,14 +575,14 @@ function serviceRoutes(router: ConnectRouter, d: ServiceRouteDeps): void {
 function rulesOf(
   daemon: Daemon,
   store: OpenedStore,
-  stores: Stores,
+  reads: RuleReadsPort,
   metrics: DaemonMetrics,
   clock: () => number,
   log: Log,
 ): ReturnType<typeof ruleService> {
   return ruleService({
     evaluator: daemon.view,
-    reads: stores.ruleReads,
+    reads,
     metrics,
     clock,
     startedAt: clock(),
