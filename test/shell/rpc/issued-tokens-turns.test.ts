@@ -9,7 +9,7 @@ import { IssuedTokens } from "../../../src/shell/rpc/issued-tokens.js";
 import type { StoreDoor } from "../../../src/shell/store/store-door.js";
 import { BACKENDS, freshDoors } from "../store/fresh-doors.js";
 
-const door = freshDoors("issued_tokens");
+const door = freshDoors("token_turns");
 const clock = () => Date.UTC(2026, 0, 20);
 
 /** The door's tokens; `holdNext()` makes the next read of the tokens in force answer late. */
