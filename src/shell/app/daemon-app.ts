@@ -35,7 +35,6 @@ import { type GlobalConfig, readGlobalConfig } from "../config/global-config.js"
 import { storePath as defaultStorePath, globalConfigPath } from "../config/paths.js";
 import type { DecisionObserver } from "../daemon/actions.js";
 import { Daemon, type DaemonDeps } from "../daemon/daemon.js";
-import type { Committed } from "../daemon/evaluator.js";
 import { EventBus } from "../daemon/event-bus.js";
 import { ClosedRunTokens } from "../derive/closed-run-tokens.js";
 import { UnknownPolicyRepoError } from "../errors.js";
@@ -72,9 +71,10 @@ import { ruleService } from "../rpc/rule-service.js";
 import { type RpcServer, startRpcServer } from "../rpc/server.js";
 import { identifyCaller } from "../rpc/tiers.js";
 import { tokenService } from "../rpc/token-service.js";
-import { committedEvents, eventCount, type WatchEvent, watchEvents } from "../rpc/watch-events.js";
+import { commitPublisher, type WatchEvent, watchEvents } from "../rpc/watch-events.js";
 import { type OpenedStore, openStore } from "../store/open-store.js";
 import { SqliteStoreDoor } from "../store/sqlite-store-door.js";
+import type { RuleReadsPort, StoreDoor } from "../store/store-door.js";
 import type { Stores } from "../store/stores.js";
 import { createLog, type Log } from "../support/log.js";
 import { DaemonMetrics } from "../support/metrics.js";
@@ -123,6 +123,8 @@ export class DaemonApp {
     readonly store: OpenedStore,
     /** The store's objects, over the daemon's connection. */
     readonly stores: Stores,
+    /** The store's objects as the daemon's services reach them, each asynchronous. */
+    readonly door: StoreDoor,
     readonly socketPath: string,
     /** The global config file the daemon reads (it may not exist: defaults). */
     readonly configPath: string,
@@ -169,10 +171,10 @@ export class DaemonApp {
       const metrics = new DaemonMetrics();
       const loadRules = ruleLoader(options.loadRules, stores, env, clock);
       const watchers = new EventBus<WatchEvent>();
-      const publish = publisher(watchers, committedRecords(stores.ruleReads), log);
+      const publish = commitPublisher(watchers, committedRecords(door.ruleReads), log);
       const { server } = config;
       ensureControlToken(server.controlTokenFile);
-      const tokens = new IssuedTokens(stores.tokens, clock);
+      const tokens = await IssuedTokens.open(door.tokens, clock);
       const credentials = new CredentialHolder(
         await loadCredentials(credentialFiles(config)),
         tokens.credentials,
@@ -215,7 +217,7 @@ export class DaemonApp {
         tickMs: options.tickMs ?? MINUTE,
         onCommitted: publish,
         runStops,
-        derivers: derivers(tokens, clock),
+        derivers: derivers(tokens, clock, log),
       });
       const runLife = new RunLife({ sessions: stores.agentSessionRuns, stops: runStops, clock });
       const runVerdicts = new StoreRunVerdicts({
@@ -238,8 +240,8 @@ export class DaemonApp {
       // The pruner keeps the retention the daemon started with; so do the backtests' checks.
       const retentionMs = () => config.memory.rules.journalRetention;
       const proposals = new ProposalIntake({
-        proposals: stores.proposals,
-        evidence: stores.evidence,
+        proposals: door.proposals,
+        evidence: door.evidence,
         evaluator: daemon.view,
         backtests,
         metrics,
@@ -249,7 +251,7 @@ export class DaemonApp {
         retentionMs,
       });
       const socketPath = options.socketPath ?? config.server.socket;
-      const rules = rulesOf(daemon, store, stores, metrics, clock, log);
+      const rules = rulesOf(daemon, store, door.ruleReads, metrics, clock, log);
       // Gateway and RPC journal scans run in workers over their own read-only connections.
       const queries = new JournalQueryPool({ backend: "sqlite", path: store.path }, (reason) =>
         metrics.journalReadsRefused.inc({ reason }),
@@ -290,7 +292,7 @@ export class DaemonApp {
         refused: refusedConnection,
         services: {
           daemon,
-          stores,
+          door,
           runVerdicts,
           rules,
           backtest,
@@ -336,6 +338,7 @@ export class DaemonApp {
         daemon,
         store,
         stores,
+        door,
         socketPath,
         configPath,
         metrics,
@@ -415,13 +418,18 @@ export class DaemonApp {
 }
 
 /** The rows the daemon derives from committed rows, each deriver with its own cursor. */
-function derivers(tokens: IssuedTokens, clock: () => number): DaemonDeps["derivers"] {
+function derivers(tokens: IssuedTokens, clock: () => number, log: Log): DaemonDeps["derivers"] {
+  // The revocation has committed; until a reread succeeds, the revoked tokens are still taken.
+  const reread = () =>
+    tokens
+      .reread()
+      .catch((e: unknown) => log.error({ err: (e as Error).message }, "issued tokens not reread"));
   return (inForce, decided) => [
     new HookLoopGuard(clock, (stop) => decided({ kind: "loop_stop", ...stop })),
     new StaleRunCloser(() => inForce().agents.staleAfter),
     new FileEdgeProjector(() => inForce().graph.projectFileEdges),
     new StopSettler(clock),
-    new ClosedRunTokens(clock, () => tokens.reread()),
+    new ClosedRunTokens(clock, () => void reread()),
   ];
 }
 
@@ -435,26 +443,6 @@ function ruleLoader(
   return custom === undefined
     ? servedRuleSets(stores.lastGoodCommits, env, clock)
     : async (c) => ({ ruleSet: custom(c), clones: [] });
-}
-
-/**
- * Hands each commit's events to WatchEvents' watchers. A failure to read a commit's events back costs
- * the watchers a gap, not the rules their actions.
- */
-function publisher(
-  watchers: EventBus<WatchEvent>,
-  records: ReturnType<typeof committedRecords>,
-  log: Log,
-): (committed: Committed) => void {
-  return (committed) => {
-    if (watchers.watchers === 0) return;
-    try {
-      watchers.publish(committedEvents(committed, records));
-    } catch (e) {
-      watchers.miss(eventCount(committed));
-      log.error({ err: (e as Error).message }, "events not sent to watchers");
-    }
-  };
 }
 
 interface HookRouteDeps {
@@ -520,7 +508,7 @@ function agentHookRoutes(d: HookRouteDeps): http.RequestListener {
 
 interface ServiceRouteDeps {
   readonly daemon: Daemon;
-  readonly stores: Stores;
+  readonly door: StoreDoor;
   readonly runVerdicts: StoreRunVerdicts;
   readonly rules: ReturnType<typeof ruleService>;
   readonly backtest: ReturnType<typeof backtestMethod>;
@@ -534,16 +522,17 @@ interface ServiceRouteDeps {
 
 /** The services the RPC server routes beside JournalService. */
 function serviceRoutes(router: ConnectRouter, d: ServiceRouteDeps): void {
-  const { daemon, stores, credentials, log } = d;
+  const { daemon, door, credentials, log } = d;
   router
     .service(
       AgentService,
       agentService({
         peek: (harness, run) => d.runVerdicts.peek(harness, run),
-        resume: (run, by) => {
-          const stop = stores.agentRunStops.get(run);
+        // The release is one conditional write: of two resumes side by side, one releases the stop.
+        resume: async (run, by) => {
+          const stop = await door.agentRunStops.get(run);
           if (stop === undefined) return undefined;
-          const released = stores.agentRunStops.released(run, d.clock(), by);
+          const released = await door.agentRunStops.released(run, d.clock(), by);
           if (released)
             log.warn(
               { run, rule: stop.rule, fire_id: stop.fireId, ...(by === undefined ? {} : { by }) },
@@ -556,7 +545,7 @@ function serviceRoutes(router: ConnectRouter, d: ServiceRouteDeps): void {
     .service(RuleService, {
       ...d.rules,
       ...proposalService({
-        proposals: stores.proposals,
+        proposals: door.proposals,
         clock: d.clock,
         policyRepos: () => daemon.configInForce.policyRepos,
         log,
@@ -578,7 +567,7 @@ function serviceRoutes(router: ConnectRouter, d: ServiceRouteDeps): void {
         },
       }),
     )
-    .service(AgentStatusService, agentStatusService(stores.agents))
+    .service(AgentStatusService, agentStatusService(door.agents))
     .service(JournalQueryService, journalQueryService(d.queries));
 }
 
@@ -586,14 +575,14 @@ function serviceRoutes(router: ConnectRouter, d: ServiceRouteDeps): void {
 function rulesOf(
   daemon: Daemon,
   store: OpenedStore,
-  stores: Stores,
+  reads: RuleReadsPort,
   metrics: DaemonMetrics,
   clock: () => number,
   log: Log,
 ): ReturnType<typeof ruleService> {
   return ruleService({
     evaluator: daemon.view,
-    reads: stores.ruleReads,
+    reads,
     metrics,
     clock,
     startedAt: clock(),

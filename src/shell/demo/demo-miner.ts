@@ -24,7 +24,7 @@ export async function showScriptedMiner(
   const run = `${DEMO_MINER}#1`;
   const base = { kind: "run_event", harness: DEMO_MINER, run, adapter: "scripted", repo: "", branch: "" };
   await daemon.admit("ledger", [{ ...base, type: "opened", trigger: "schedule" }]);
-  const { token } = daemon.tokens.create({
+  const { token } = await daemon.tokens.create({
     kind: "gateway",
     harness: DEMO_MINER,
     run,
@@ -51,7 +51,7 @@ export async function showScriptedMiner(
     await daemon.admit("ledger", [
       { ...base, type: "closed", outcome, reason: "", exit_code: 0, cause_digest: "" },
     ]);
-    daemon.tokens.revokeRun(run);
+    await daemon.tokens.revokeRun(run);
     narrator.line("miner", `${run} closed ${outcome}; its gateway token is revoked`);
   }
 }

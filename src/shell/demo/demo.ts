@@ -19,12 +19,14 @@ import { needsEnforce } from "../../core/rule-set.js";
 import { PRODUCER_SOURCES, type ProducerSource } from "../../core/sources.js";
 import { DaemonApp, type DaemonOptions } from "../app/daemon-app.js";
 import { ruleClient } from "../rpc/client.js";
-import type { FireRow, RuleReads } from "../store/rule-reads.js";
+import type { FireRow } from "../store/rule-reads.js";
+import type { RuleReadsPort } from "../store/store-door.js";
 import type { SupervisorEvent } from "../supervisor/events.js";
 import { FleetJournal } from "../supervisor/fleet-journal.js";
 import { ReferenceSupervisor } from "../supervisor/reference-supervisor.js";
 import { supervisorStopArgv } from "../supervisor/stop-command.js";
 import { createLog } from "../support/log.js";
+import { Turns } from "../support/turns.js";
 
 /** The demo's one enforced rule: the hold the new user watches refuse a firing. */
 export const DEMO_ENFORCE = ["budget-exhaustion-recurring"] as const;
@@ -202,14 +204,14 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** The in-process daemon, with the waits the demo and the tests need. */
 export class RunningDaemon {
   private closed = false;
-  /** The store's reads, on the daemon's own connection. */
-  readonly reads: RuleReads;
+  /** The store's reads, through the daemon's store door. */
+  readonly reads: RuleReadsPort;
 
   constructor(
     readonly daemon: DaemonApp,
     private readonly onClosed: () => void,
   ) {
-    this.reads = daemon.stores.ruleReads;
+    this.reads = daemon.door.ruleReads;
   }
 
   private cursor(): number {
@@ -231,7 +233,7 @@ export class RunningDaemon {
   /** Resolves once no fire's notify or stop is pending or running (a hook or stop command still out). */
   async actionsDone(timeoutMs = 10_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
-    while (this.reads.actionsInFlight() > 0) {
+    while ((await this.reads.actionsInFlight()) > 0) {
       if (Date.now() > deadline) throw new Error(`actions still running after ${timeoutMs} ms`);
       await sleep(20);
     }
@@ -366,17 +368,21 @@ export class Watcher {
   private lastFire = 0;
   private offset = 0;
   private partial = "";
+  /** One read of new fires at a time: two reads after the same fire would both show what came after it. */
+  private readonly reads = new Turns();
 
   constructor(
     private readonly narrator: Narrator,
     private readonly deliveries: string,
   ) {}
 
-  fires(reads: RuleReads): void {
-    for (const r of reads.firesAfter(this.lastFire)) {
-      this.lastFire = r.rowid;
-      this.narrator.fire(r);
-    }
+  fires(reads: RuleReadsPort): Promise<void> {
+    return this.reads.run(async () => {
+      for (const r of await reads.firesAfter(this.lastFire)) {
+        this.lastFire = r.rowid;
+        this.narrator.fire(r);
+      }
+    });
   }
 
   hook(): void {

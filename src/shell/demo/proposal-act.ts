@@ -10,6 +10,8 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { DaemonApp } from "../app/daemon-app.js";
+import { JournalQueryReads } from "../store/journal-query-reads.js";
+import { openStoreReadOnly } from "../store/open-store.js";
 import type { Narrator } from "./demo.js";
 import { LocalForge, type LocalPull } from "./local-forge.js";
 
@@ -108,10 +110,9 @@ async function declareRepo(d: ProposalActDeps, remote: string, token: string): P
 
 /** The proposal the pass will take: one a miner already stored, or the scripted miner's. */
 async function storedProposal(d: ProposalActDeps): Promise<string> {
-  const { stores } = d.daemon;
-  const waiting = stores.proposals.list({ state: "stored", after: 0 }, 1)[0];
+  const waiting = (await d.daemon.door.proposals.list({ state: "stored", after: 0 }, 1))[0];
   if (waiting !== undefined) return waiting.id;
-  const evidence = stores.journalQueries.runsClosedWith("budget_exceeded", 5);
+  const evidence = runsClosedOverBudget(d.daemon.store.path);
   if (evidence.length === 0) throw new Error("the scripted miner found no run closed over budget");
   const answer = await d.daemon.proposals.propose({
     callerRun: MINER_RUN,
@@ -129,6 +130,16 @@ async function storedProposal(d: ProposalActDeps): Promise<string> {
     { proposal: result.id, rule: result.name, expression_hash: result.expression_hash },
   );
   return result.id;
+}
+
+/** The scripted miner's evidence, read as a miner's journal query would, on a connection of its own. */
+function runsClosedOverBudget(storePath: string): string[] {
+  const store = openStoreReadOnly(storePath);
+  try {
+    return new JournalQueryReads(store.db).runsClosedWith("budget_exceeded", 5);
+  } finally {
+    store.close();
+  }
 }
 
 interface ProposeJson {

@@ -14,7 +14,7 @@
  */
 import { parseFireId } from "../../core/fire-id.js";
 import { encodeComponent, fileNode, runNode } from "../../core/targets.js";
-import type { EvidenceReads } from "../store/evidence-reads.js";
+import type { StoreDoor } from "../store/store-door.js";
 
 const JOURNAL_ROW = /^seq:([1-9][0-9]{0,15})$/;
 const RUN = /^([^\s:#]+)#([^\s:#]+)$/;
@@ -58,16 +58,17 @@ function fileOfNode(key: string): { readonly repo: string; readonly path: string
   return fileNode(repo, path) === `file:${key}` ? { repo, path } : undefined;
 }
 
-/** Resolves evidence ids against the store, on the daemon's connection. */
+/** Resolves evidence ids against the store, through the daemon's store door. */
 export class EvidenceResolver {
-  constructor(private readonly reads: EvidenceReads) {}
+  constructor(private readonly reads: StoreDoor["evidence"]) {}
 
   /** The first id, in the order given, that resolves to nothing; undefined when all resolve. */
-  firstUnresolved(ids: readonly string[]): string | undefined {
-    return ids.find((id) => !this.resolves(id));
+  async firstUnresolved(ids: readonly string[]): Promise<string | undefined> {
+    for (const id of ids) if (!(await this.resolves(id))) return id;
+    return undefined;
   }
 
-  private resolves(id: string): boolean {
+  private async resolves(id: string): Promise<boolean> {
     const { reads } = this;
     if (parseFireId(id) !== undefined) return reads.fire(id);
     const row = JOURNAL_ROW.exec(id);
@@ -76,17 +77,17 @@ export class EvidenceResolver {
     if (run !== null) return reads.run(run[1] as string, id);
     const node = NODE.exec(id);
     if (node === null) return false;
-    if (reads.annotated(id)) return true;
+    if (await reads.annotated(id)) return true;
     const [kind, key] = [node[1] as string, node[2] as string];
     if (kind === "run") {
       const r = runOfNode(key);
-      if (r !== undefined && reads.run(r.slice(0, r.lastIndexOf("#")), r)) return true;
+      if (r !== undefined && (await reads.run(r.slice(0, r.lastIndexOf("#")), r))) return true;
     } else if (kind === "harness") {
       const h = harnessOfNode(key);
-      if (h !== undefined && reads.harness(h)) return true;
+      if (h !== undefined && (await reads.harness(h))) return true;
     } else if (kind === "file") {
       const f = fileOfNode(key);
-      if (f !== undefined && reads.file(f.repo, f.path)) return true;
+      if (f !== undefined && (await reads.file(f.repo, f.path))) return true;
     }
     return reads.graphNode(id);
   }

@@ -38,10 +38,11 @@ import {
   SentinelError,
   UnknownEvidenceError,
 } from "../errors.js";
-import type { EvidenceReads } from "../store/evidence-reads.js";
-import { FIRST_FIRES, type ProposalBacktest, type ProposalStore } from "../store/proposal-store.js";
+import { FIRST_FIRES, type ProposalBacktest } from "../store/proposal-store.js";
+import type { StoreDoor } from "../store/store-door.js";
 import type { Log } from "../support/log.js";
 import type { DaemonMetrics } from "../support/metrics.js";
+import { Turns } from "../support/turns.js";
 import { type ProposalAdvice, proposalAdvice } from "./advice.js";
 import { EvidenceResolver } from "./evidence.js";
 import { type MemoryData, wrapMemoryData } from "./memory-data.js";
@@ -105,10 +106,10 @@ export interface ProposeRuleResult {
 }
 
 export interface ProposalIntakeDeps {
-  /** Where proposals are stored, on the daemon's store connection. */
-  readonly proposals: ProposalStore;
-  /** What evidence ids may name, on the same connection. */
-  readonly evidence: EvidenceReads;
+  /** Where proposals are stored, through the daemon's store door. */
+  readonly proposals: StoreDoor["proposals"];
+  /** What evidence ids may name, through the same door. */
+  readonly evidence: StoreDoor["evidence"];
   readonly evaluator: EvaluatorView;
   readonly backtests: Pick<BacktestRunner, "run">;
   readonly metrics: Pick<DaemonMetrics, "proposals">;
@@ -121,8 +122,13 @@ export interface ProposalIntakeDeps {
 
 /** Where a miner's proposal comes in (propose_rule): checked, backtested and stored, in the daemon's process. */
 export class ProposalIntake {
-  private readonly store: ProposalStore;
+  private readonly store: StoreDoor["proposals"];
   private readonly evidence: EvidenceResolver;
+  /**
+   * The last capacity check and the insert, one proposal at a time: with awaits between them, two
+   * proposals checked side by side would both find room for one (an 11th from a run, a 51st stored).
+   */
+  private readonly stores = new Turns();
 
   constructor(private readonly deps: ProposalIntakeDeps) {
     this.store = deps.proposals;
@@ -195,9 +201,9 @@ export class ProposalIntake {
     const load = loadRuleFile(file, text);
     if (!load.ok) throw new RuleRefusedError(load.problem);
     const loaded = load.rule;
-    const unresolved = this.evidence.firstUnresolved(evidence);
+    const unresolved = await this.evidence.firstUnresolved(evidence);
     if (unresolved !== undefined) throw new UnknownEvidenceError(unresolved);
-    this.checkCapacity(call.callerRun, loaded.spec.name);
+    await this.checkCapacity(call.callerRun, loaded.spec.name);
     const backtest = await this.backtest(file, text);
     const proposal = {
       name: loaded.spec.name,
@@ -209,22 +215,23 @@ export class ProposalIntake {
       { ...proposal, on: loaded.spec.on, normalizedWhen: loaded.normalizedWhen, backtest },
       this.deps.evaluator.rules,
     );
-    let id: string | undefined;
-    if (!call.dryRun) {
-      // Checked again after the backtest's wait: another call may have filled the run's quota since.
-      this.checkCapacity(call.callerRun, loaded.spec.name);
-      id = this.store.insert({
-        ...proposal,
-        fileText: text,
-        on: loaded.spec.on,
-        level,
-        rationale: call.rationale,
-        evidence,
-        run: call.callerRun,
-        backtest,
-        at: this.deps.clock(),
-      });
-    }
+    const id = call.dryRun
+      ? undefined
+      : await this.stores.run(async () => {
+          // Checked again after the backtest's wait: another call may have filled the run's quota since.
+          await this.checkCapacity(call.callerRun, loaded.spec.name);
+          return this.store.insert({
+            ...proposal,
+            fileText: text,
+            on: loaded.spec.on,
+            level,
+            rationale: call.rationale,
+            evidence,
+            run: call.callerRun,
+            backtest,
+            at: this.deps.clock(),
+          });
+        });
     return {
       ...(id === undefined ? {} : { id }),
       dry_run: call.dryRun,
@@ -243,10 +250,10 @@ export class ProposalIntake {
     if (!this.deps.ruleMiners().includes(m[1] as string)) throw new NotRuleMinerError(run);
   }
 
-  private checkCapacity(run: string, name: string): void {
-    if (this.store.countByRun(run) >= MAX_PROPOSALS_PER_RUN)
+  private async checkCapacity(run: string, name: string): Promise<void> {
+    if ((await this.store.countByRun(run)) >= MAX_PROPOSALS_PER_RUN)
       throw new ProposalRunLimitError(run, MAX_PROPOSALS_PER_RUN);
-    const backlog = this.store.backlog();
+    const backlog = await this.store.backlog();
     if (backlog >= MAX_BACKLOG) throw new ProposalBacklogFullError(name, backlog);
   }
 

@@ -21,9 +21,10 @@ import type {
   ProposalBacktest,
   ProposalChange,
   ProposalState,
-  ProposalStore,
   PullRequest,
 } from "../store/proposal-store.js";
+import type { StoreDoor } from "../store/store-door.js";
+import { Turns } from "../support/turns.js";
 
 const FINAL: readonly ProposalState[] = ["suppressed", "duplicate", "invalid", "merged", "closed"];
 const FROM_UNPROPOSED: readonly ProposalState[] = ["waiting", "opened", "suppressed", "duplicate", "invalid"];
@@ -42,9 +43,26 @@ export interface ProposalRecord {
   readonly backtest: ProposalBacktest | undefined;
 }
 
-/** Checks a record against the proposal's state and the repo's history, writes it, returns the result. */
-export function recordProposal(store: ProposalStore, r: ProposalRecord, now: number): Proposal {
-  const p = store.get(r.id);
+/** RecordProposal's records of one daemon, checked and written one at a time. */
+export class ProposalRecorder {
+  /**
+   * A record is checked against what the store holds (the proposal's state, the repo's pull requests,
+   * rejections and weekly count), then written: with awaits between, two records taking turns cannot
+   * both pass a check the other's write fails (two pull requests opened past the weekly cap, one
+   * proposal recorded opened and suppressed at once).
+   */
+  private readonly turns = new Turns();
+
+  constructor(private readonly store: StoreDoor["proposals"]) {}
+
+  /** Checks a record against the proposal's state and the repo's history, writes it, returns the result. */
+  record(r: ProposalRecord, now: number): Promise<Proposal> {
+    return this.turns.run(() => recorded(this.store, r, now));
+  }
+}
+
+async function recorded(store: StoreDoor["proposals"], r: ProposalRecord, now: number): Promise<Proposal> {
+  const p = await store.get(r.id);
   if (p === undefined) throw new UnknownProposalError(r.id);
   const refuse = (why: string) => new ProposalStateError(r.id, `${r.id} (${p.name}) is ${p.state}: ${why}`);
   if (FINAL.includes(p.state)) throw refuse(`that is final; it cannot become ${r.state}`);
@@ -53,10 +71,10 @@ export function recordProposal(store: ProposalStore, r: ProposalRecord, now: num
   if (p.state === "opened" && p.policyRepo !== r.repo.name)
     throw refuse(`its pull request is on ${p.policyRepo}, not ${r.repo.name}`);
   const repo = r.repo.name;
-  const rejection = store.rejection(repo, p.expressionHash);
-  const change = (c: Omit<ProposalChange, "id" | "repo" | "backtest" | "at">): Proposal => {
-    store.record({ ...c, id: r.id, repo, backtest: r.backtest, at: now });
-    return store.get(r.id) as Proposal;
+  const rejection = await store.rejection(repo, p.expressionHash);
+  const change = async (c: Omit<ProposalChange, "id" | "repo" | "backtest" | "at">): Promise<Proposal> => {
+    await store.record({ ...c, id: r.id, repo, backtest: r.backtest, at: now });
+    return (await store.get(r.id)) as Proposal;
   };
   switch (r.state) {
     case "opened": {
@@ -64,10 +82,13 @@ export function recordProposal(store: ProposalStore, r: ProposalRecord, now: num
       if (rejection !== undefined) throw new SuppressedProposalError(r.id, repo, rejection.pull);
       if (p.pull !== undefined && p.pull.number !== pull.number)
         throw refuse(`its pull request is #${p.pull.number}, not #${pull.number}`);
-      const known = store.pull(repo, pull.number);
+      const known = await store.pull(repo, pull.number);
       if (known !== undefined && known.state !== "open")
         throw refuse(`pull request #${pull.number} on ${repo} is ${known.state}`);
-      if (known === undefined && store.pullsOpenedAfter(repo, now - 7 * DAY) >= r.repo.maxProposalsPerWeek)
+      if (
+        known === undefined &&
+        (await store.pullsOpenedAfter(repo, now - 7 * DAY)) >= r.repo.maxProposalsPerWeek
+      )
         throw new ProposalCapReachedError(r.id, repo, r.repo.maxProposalsPerWeek);
       return change({ state: "opened", detail: "", pull, pullState: "open", rejection: undefined });
     }

@@ -25,7 +25,7 @@ export interface AgentServiceDeps {
   readonly resume: (
     run: string,
     by: string | undefined,
-  ) =>
+  ) => Promise<
     | {
         readonly harness: string;
         readonly rule: string;
@@ -33,7 +33,8 @@ export interface AgentServiceDeps {
         readonly by: "rule" | "loop_guard";
         readonly released: boolean;
       }
-    | undefined;
+    | undefined
+  >;
 }
 
 export function agentService(deps: AgentServiceDeps): ServiceImpl<typeof AgentService> {
@@ -70,10 +71,10 @@ export function agentService(deps: AgentServiceDeps): ServiceImpl<typeof AgentSe
       }),
 
     resumeRun: (req, ctx) =>
-      serve(`ResumeRun ${req.run}`, () => {
+      serve(`ResumeRun ${req.run}`, async () => {
         checkLength(req.run, "run");
         if (req.run === "") throw new InvalidArgumentError("", "ResumeRun needs a run");
-        const stop = deps.resume(req.run, operatorOf(ctx.values.get(CALLER)));
+        const stop = await deps.resume(req.run, operatorOf(ctx.values.get(CALLER)));
         if (stop === undefined) return { stopped: false };
         return {
           stopped: true,

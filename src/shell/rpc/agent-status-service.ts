@@ -4,7 +4,7 @@
  */
 import type { ServiceImpl } from "@connectrpc/connect";
 import { InvalidArgumentError } from "../errors.js";
-import type { AgentReads } from "../store/agent-reads.js";
+import type { StoreDoor } from "../store/store-door.js";
 import type { AgentStatusService } from "./gen/harness/v1/agent_status_pb.js";
 import { checkLength } from "./requests.js";
 import { serve } from "./status.js";
@@ -12,34 +12,31 @@ import { serve } from "./status.js";
 /** The most harnesses one LastRows request may name. */
 const MAX_HARNESSES = 100;
 
-export function agentStatusService(reads: AgentReads): ServiceImpl<typeof AgentStatusService> {
+export function agentStatusService(reads: StoreDoor["agents"]): ServiceImpl<typeof AgentStatusService> {
   return {
     lastRows: (req) =>
-      serve("LastRows", () => {
+      serve("LastRows", async () => {
         if (req.harnesses.length > MAX_HARNESSES)
           throw new InvalidArgumentError(
             "",
             `${req.harnesses.length} harnesses is over the most one LastRows request names (${MAX_HARNESSES})`,
           );
         for (const h of req.harnesses) checkLength(h, "harness");
-        return {
-          rows: req.harnesses.flatMap((harness) => {
-            const row = reads.lastRunEvent(harness);
-            return row === undefined
-              ? []
-              : [
-                  {
-                    harness,
-                    seq: BigInt(row.seq),
-                    type: row.type,
-                    atMs: BigInt(row.at),
-                    source: row.source,
-                    run: row.run ?? "",
-                    adapter: typeof row.adapter === "string" ? row.adapter : "",
-                  },
-                ];
-          }),
-        };
+        const rows = [];
+        for (const harness of req.harnesses) {
+          const row = await reads.lastRunEvent(harness);
+          if (row !== undefined)
+            rows.push({
+              harness,
+              seq: BigInt(row.seq),
+              type: row.type,
+              atMs: BigInt(row.at),
+              source: row.source,
+              run: row.run ?? "",
+              adapter: typeof row.adapter === "string" ? row.adapter : "",
+            });
+        }
+        return { rows };
       }),
   };
 }

@@ -11,7 +11,7 @@ import { resumeCommand, stoppedSentence } from "../../core/held-sentence.js";
 import { isHookFed } from "../../core/hook-runs.js";
 import type { EventFields } from "../../core/journal.js";
 import { LOOP_THRESHOLD } from "../../core/loop-guard.js";
-import type { RuleReads } from "../store/rule-reads.js";
+import type { RuleReadsPort } from "../store/store-door.js";
 import type { ExplainFireResponseSchema } from "./gen/harness/v1/rules_pb.js";
 
 type Explanation = MessageInitShape<typeof ExplainFireResponseSchema>;
@@ -27,10 +27,10 @@ const JOURNAL_ID = /^journal:([1-9][0-9]{0,15})$/;
 const str = (v: unknown): string => (typeof v === "string" ? v : "");
 
 /** The explanation of `journal:<seq>` when that row is a guard's decision; undefined otherwise. */
-export function explainGuard(reads: RuleReads, id: string): Explanation | undefined {
+export async function explainGuard(reads: RuleReadsPort, id: string): Promise<Explanation | undefined> {
   const m = JOURNAL_ID.exec(id);
   if (m === null) return undefined;
-  const stored = reads.journalRow(Number(m[1]));
+  const stored = await reads.journalRow(Number(m[1]));
   if (stored === undefined || stored.kind !== "run_event") return undefined;
   const event = JSON.parse(stored.event) as JsonObject;
   const row = {
@@ -45,14 +45,22 @@ export function explainGuard(reads: RuleReads, id: string): Explanation | undefi
   const run = str(event.run);
   if (run === "") return undefined;
   if (stored.type === "loop_stopped" && stored.source === "loopguard")
-    return { row, nowMs: BigInt(stored.at), guard: loopStop(reads, id, stored.seq, harness, run, event) };
+    return {
+      row,
+      nowMs: BigInt(stored.at),
+      guard: await loopStop(reads, id, stored.seq, harness, run, event),
+    };
   if (stored.type === "closed" && event.reason === STALE_REASON)
-    return { row, nowMs: BigInt(stored.at), guard: staleClose(reads, stored.seq, stored.at, harness, run) };
+    return {
+      row,
+      nowMs: BigInt(stored.at),
+      guard: await staleClose(reads, stored.seq, stored.at, harness, run),
+    };
   return undefined;
 }
 
-function loopStop(
-  reads: RuleReads,
+async function loopStop(
+  reads: RuleReadsPort,
   id: string,
   seq: number,
   harness: string,
@@ -63,15 +71,18 @@ function loopStop(
   const digest = str(event.digest);
   // The rows just before the stop, newest first: the tripping call and the identical tool rows before
   // it, up to the threshold (the streak the guard counted: it trips at the threshold's call).
+  const [before, stop] = await Promise.all([
+    reads.runRowsBefore(run, seq, STREAK_LOOKBACK),
+    reads.loopStop(run),
+  ]);
   const streak = [];
-  for (const r of reads.runRowsBefore(run, seq, STREAK_LOOKBACK)) {
+  for (const r of before) {
     if (r.type !== "tool") continue;
     if (r.tool !== tool || r.digest !== digest || streak.length === LOOP_THRESHOLD) break;
     streak.push(r);
   }
   const first = streak.at(-1);
   const last = streak[0];
-  const stop = reads.loopStop(run);
   const released = stop?.released_at !== null && stop?.released_at !== undefined;
   // A supervised run's loop stop is its supervisor's: it stopped the harness, and no hook call is told.
   const hookFed = isHookFed(event as EventFields);
@@ -96,8 +107,8 @@ function loopStop(
   };
 }
 
-function staleClose(reads: RuleReads, seq: number, at: number, harness: string, run: string) {
-  const last = reads.runRowsBefore(run, seq, 1)[0];
+async function staleClose(reads: RuleReadsPort, seq: number, at: number, harness: string, run: string) {
+  const last = (await reads.runRowsBefore(run, seq, 1))[0];
   const idle =
     last === undefined
       ? ""

@@ -10,7 +10,9 @@ import { textProblem } from "../../core/admission.js";
 import { MAX_IDENT } from "../../core/kinds.js";
 import { isProducerSource, PRODUCER_SOURCES, type ProducerSource } from "../../core/sources.js";
 import { InvalidArgumentError } from "../errors.js";
-import type { IssuedTokenRow, TokenKind, TokenStore } from "../store/token-store.js";
+import type { StoreDoor } from "../store/store-door.js";
+import type { IssuedTokenRow, TokenKind } from "../store/token-store.js";
+import { Turns } from "../support/turns.js";
 import { digestToken, expired, FIRST_OPERATOR, type IssuedCredential } from "./credentials.js";
 
 export type { TokenKind } from "../store/token-store.js";
@@ -136,13 +138,31 @@ export class IssuedTokens {
   private inForce: readonly IssuedTokenRow[];
   private inForceCredentials: readonly IssuedCredential[];
   private readonly listeners = new Set<(inForce: readonly IssuedCredential[]) => void>();
+  /**
+   * Mints, enrolments and revocations, one at a time: a mint checks the tokens in force as the change
+   * before it left them (two control tokens minted at once with one label would both pass the check
+   * otherwise), and a run's gateway tokens are revoked as they were when their ids were read.
+   */
+  private readonly changes = new Turns();
+  /** Reads of the tokens in force, numbered as asked, and the latest whose answer was taken. */
+  private asked = 0;
+  private taken = 0;
 
-  constructor(
-    private readonly store: TokenStore,
+  private constructor(
+    private readonly store: StoreDoor["tokens"],
     private readonly clock: () => number,
+    inForce: readonly IssuedTokenRow[],
   ) {
-    this.inForce = store.inForce(clock());
-    this.inForceCredentials = this.inForce.map(credentialOf);
+    this.inForce = inForce;
+    this.inForceCredentials = inForce.map(credentialOf);
+  }
+
+  /**
+   * The tokens issued, read from the store before the daemon serves: the credentials read them
+   * synchronously on every call.
+   */
+  static async open(store: StoreDoor["tokens"], clock: () => number): Promise<IssuedTokens> {
+    return new IssuedTokens(store, clock, await store.inForce(clock()));
   }
 
   /**
@@ -160,22 +180,24 @@ export class IssuedTokens {
   }
 
   /** Mints a token and puts it in force; its text is returned here and nowhere else. */
-  create(request: TokenRequest): { readonly id: string; readonly token: string } {
-    checkRequest(request);
-    const now = this.clock();
-    // A label names one operator: two control tokens in force with one label could not be told apart.
-    if (
-      request.kind === "control" &&
-      this.inForce.some((t) => t.kind === "control" && t.label === request.label && !expired(t, now))
-    )
-      throw bad(
-        `a control token labelled ${request.label} is in force; revoke it first, or choose another label`,
-      );
-    const ttlMs = request.ttlMs ?? (request.kind === "enrolment" ? ENROLMENT_TTL_MS : undefined);
-    const { row, token } = minted({ ...request, ...(ttlMs === undefined ? {} : { ttlMs }) }, now);
-    this.store.insert(row);
-    this.refresh(now);
-    return { id: row.id, token };
+  create(request: TokenRequest): Promise<{ readonly id: string; readonly token: string }> {
+    return this.changes.run(async () => {
+      checkRequest(request);
+      const now = this.clock();
+      // A label names one operator: two control tokens in force with one label could not be told apart.
+      if (
+        request.kind === "control" &&
+        this.inForce.some((t) => t.kind === "control" && t.label === request.label && !expired(t, now))
+      )
+        throw bad(
+          `a control token labelled ${request.label} is in force; revoke it first, or choose another label`,
+        );
+      const ttlMs = request.ttlMs ?? (request.kind === "enrolment" ? ENROLMENT_TTL_MS : undefined);
+      const { row, token } = minted({ ...request, ...(ttlMs === undefined ? {} : { ttlMs }) }, now);
+      await this.store.insert(row);
+      await this.refresh(now);
+      return { id: row.id, token };
+    });
   }
 
   /**
@@ -183,49 +205,52 @@ export class IssuedTokens {
    * bound to its harness, observer and ledger, as `harness agents install` would mint them; undefined
    * when it is spent, revoked or expired meanwhile.
    */
-  enrol(codeId: string, forHarness: string): Enrolment | undefined {
-    const now = this.clock();
-    const code = this.inForce.find((t) => t.id === codeId && t.kind === "enrolment");
-    const harness = code?.harness;
-    if (code === undefined || harness === undefined || expired(code, now)) return undefined;
-    if (forHarness !== harness)
-      throw bad(`the enrolment code is for harness ${harness}, not ${forHarness}; it is left unspent`);
-    const label = `agents ${harness} (enrolled with ${code.id}${code.label === undefined ? "" : `, ${code.label}`})`;
-    const make = (source: "observer" | "ledger") =>
-      minted({ kind: "producer", source, harness, label: label.slice(0, MAX_IDENT) }, now);
-    const observer = make("observer");
-    const ledger = make("ledger");
-    if (!this.store.redeem(code.id, [observer.row, ledger.row], now)) return undefined;
-    this.refresh(now);
-    return {
-      harness,
-      observer: { id: observer.row.id, token: observer.token },
-      ledger: { id: ledger.row.id, token: ledger.token },
-    };
+  enrol(codeId: string, forHarness: string): Promise<Enrolment | undefined> {
+    return this.changes.run(async () => {
+      const now = this.clock();
+      const code = this.inForce.find((t) => t.id === codeId && t.kind === "enrolment");
+      const harness = code?.harness;
+      if (code === undefined || harness === undefined || expired(code, now)) return undefined;
+      if (forHarness !== harness)
+        throw bad(`the enrolment code is for harness ${harness}, not ${forHarness}; it is left unspent`);
+      const label = `agents ${harness} (enrolled with ${code.id}${code.label === undefined ? "" : `, ${code.label}`})`;
+      const make = (source: "observer" | "ledger") =>
+        minted({ kind: "producer", source, harness, label: label.slice(0, MAX_IDENT) }, now);
+      const observer = make("observer");
+      const ledger = make("ledger");
+      // One store call: the code is spent only if it was still unrevoked, whoever else spends it.
+      if (!(await this.store.redeem(code.id, [observer.row, ledger.row], now))) return undefined;
+      await this.refresh(now);
+      return {
+        harness,
+        observer: { id: observer.row.id, token: observer.token },
+        ledger: { id: ledger.row.id, token: ledger.token },
+      };
+    });
   }
 
   /** Every issued token, newest first; revoked and expired ones only when asked. */
-  list(includeRevoked: boolean): IssuedToken[] {
+  async list(includeRevoked: boolean): Promise<IssuedToken[]> {
     const now = this.clock();
-    return (includeRevoked ? this.store.all() : this.store.inForce(now)).map(withoutDigest);
+    return (includeRevoked ? await this.store.all() : await this.store.inForce(now)).map(withoutDigest);
   }
 
   /** Revokes these ids; returns those it revoked (an unknown or already revoked id is left out). */
-  revoke(ids: readonly string[]): string[] {
-    const now = this.clock();
-    const revoked = this.store.revoke(ids, now);
-    if (revoked.length > 0) this.refresh(now);
-    return revoked;
-  }
-
-  /** Reads the tokens in force again, after a commit elsewhere revoked some (`derive/closed-run-tokens.ts`). */
-  reread(): void {
-    this.refresh(this.clock());
+  revoke(ids: readonly string[]): Promise<string[]> {
+    return this.changes.run(() => this.revoked(ids));
   }
 
   /** Revokes every gateway token bound to `run`: the run has closed, so they are worth nothing. */
-  revokeRun(run: string): string[] {
-    return this.revoke(this.store.gatewayIdsOfRun(run));
+  revokeRun(run: string): Promise<string[]> {
+    return this.changes.run(async () => this.revoked(await this.store.gatewayIdsOfRun(run)));
+  }
+
+  /**
+   * Reads the tokens in force again, after a commit elsewhere revoked some (`derive/closed-run-tokens.ts`).
+   * Rejects when the store cannot be read; the tokens in force stay as they were.
+   */
+  reread(): Promise<void> {
+    return this.refresh(this.clock());
   }
 
   /**
@@ -241,9 +266,25 @@ export class IssuedTokens {
     return found === undefined ? undefined : withoutDigest(found);
   }
 
-  private refresh(now: number): void {
-    this.inForce = this.store.inForce(now);
-    this.inForceCredentials = this.inForce.map(credentialOf);
+  private async revoked(ids: readonly string[]): Promise<string[]> {
+    const now = this.clock();
+    const revoked = await this.store.revoke(ids, now);
+    if (revoked.length > 0) await this.refresh(now);
+    return revoked;
+  }
+
+  /**
+   * Reads the tokens in force and hands them out. Reads overlap (a mint's and a closed run's): the
+   * answer of one asked before another that was taken already is dropped, since it could hold tokens
+   * the later read found revoked. A dropped read's change is in the later one, asked after it was made.
+   */
+  private async refresh(now: number): Promise<void> {
+    const read = ++this.asked;
+    const inForce = await this.store.inForce(now);
+    if (read < this.taken) return;
+    this.taken = read;
+    this.inForce = inForce;
+    this.inForceCredentials = inForce.map(credentialOf);
     for (const l of [...this.listeners]) l(this.inForceCredentials);
   }
 }

@@ -6,7 +6,8 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { CoreState, Hold } from "../../core/state.js";
 import type { StoredPrimitive } from "../store/decision-store.js";
-import type { ActionRow, FireRow, HoldRow, RuleReads } from "../store/rule-reads.js";
+import type { ActionRow, FireRow, HoldRow } from "../store/rule-reads.js";
+import type { RuleReadsPort } from "../store/store-door.js";
 import type {
   ActionOutcomeSchema,
   FireInfoSchema,
@@ -117,19 +118,19 @@ export function holdRecord(r: HoldRow): HoldRecordInit {
  * ListHolds return them, for WatchEvents to send as they commit.
  */
 export interface CommittedRecords {
-  fire(fireId: string): FireInit | undefined;
+  fire(fireId: string): Promise<FireInit | undefined>;
   /** The hold a fire placed, in force or (after its release) released. */
-  hold(fireId: string): HoldRecordInit | undefined;
+  hold(fireId: string): Promise<HoldRecordInit | undefined>;
 }
 
-export function committedRecords(reads: RuleReads): CommittedRecords {
+export function committedRecords(reads: RuleReadsPort): CommittedRecords {
   return {
-    fire: (fireId) => {
-      const row = reads.fire(fireId);
-      return row === undefined ? undefined : fireInfo(row, reads.actions(fireId));
+    fire: async (fireId) => {
+      const [row, actions] = await Promise.all([reads.fire(fireId), reads.actions(fireId)]);
+      return row === undefined ? undefined : fireInfo(row, actions);
     },
-    hold: (fireId) => {
-      const row = reads.holdOf(fireId);
+    hold: async (fireId) => {
+      const row = await reads.holdOf(fireId);
       return row === undefined ? undefined : holdRecord(row);
     },
   };

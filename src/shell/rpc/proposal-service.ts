@@ -10,17 +10,17 @@ import { isUnicodeText } from "../../core/admission.js";
 import { DAY } from "../../core/durations.js";
 import type { PolicyRepoConfig } from "../config/global-config.js";
 import { InvalidArgumentError, UnknownPolicyRepoError } from "../errors.js";
-import { RECORDABLE, recordProposal } from "../proposals/record-proposal.js";
+import { ProposalRecorder, RECORDABLE } from "../proposals/record-proposal.js";
 import {
   FIRST_FIRES,
   isProposalState,
   type Proposal,
   type ProposalBacktest,
-  type ProposalStore,
   type PullRequest,
   proposalNumber,
   type Rejection,
 } from "../store/proposal-store.js";
+import type { StoreDoor } from "../store/store-door.js";
 import type { Log } from "../support/log.js";
 import { fireOf, replayedFireOf } from "./fire-wire.js";
 import type {
@@ -32,8 +32,8 @@ import { checkLength, limitOf, withinBudget } from "./requests.js";
 import { serve } from "./status.js";
 
 export interface ProposalServiceDeps {
-  /** The proposals, on the daemon's store connection. */
-  readonly proposals: ProposalStore;
+  /** The proposals, through the daemon's store door. */
+  readonly proposals: StoreDoor["proposals"];
   readonly clock: () => number;
   /** The policy repos of the config as last loaded. */
   readonly policyRepos: () => readonly PolicyRepoConfig[];
@@ -50,6 +50,7 @@ export function proposalService(
   deps: ProposalServiceDeps,
 ): Pick<ServiceImpl<typeof RuleService>, "listProposals" | "recordProposal"> {
   const store = deps.proposals;
+  const recorder = new ProposalRecorder(store);
   const declared = (name: string): PolicyRepoConfig => {
     checkLength(name, "policy repo");
     const repo = deps.policyRepos().find((r) => r.name === name);
@@ -59,7 +60,7 @@ export function proposalService(
 
   return {
     listProposals: (req) =>
-      serve("ListProposals", () => {
+      serve("ListProposals", async () => {
         const limit = limitOf(req.limit, "proposal");
         if (req.state !== "" && !isProposalState(req.state))
           throw new InvalidArgumentError(req.state.slice(0, 32), `state must be one of the proposal states`);
@@ -68,7 +69,7 @@ export function proposalService(
         if (after === undefined)
           throw new InvalidArgumentError(req.after, `after must be a proposal id, p-<n>`);
         const repo = req.policyRepo === "" ? undefined : declared(req.policyRepo);
-        const rows = store.list(
+        const rows = await store.list(
           { ...(req.state === "" || !isProposalState(req.state) ? {} : { state: req.state }), after },
           limit + 1,
         );
@@ -79,22 +80,28 @@ export function proposalService(
           ...p.evidence,
           ...p.backtest.firstFires.map((f) => f.message),
         ]);
+        const proposals: ProposalInit[] = [];
+        for (const p of kept)
+          proposals.push(
+            proposalInfo(
+              p,
+              repo === undefined ? undefined : await store.rejection(repo.name, p.expressionHash),
+            ),
+          );
         return {
-          proposals: kept.map((p) =>
-            proposalInfo(p, repo === undefined ? undefined : store.rejection(repo.name, p.expressionHash)),
-          ),
+          proposals,
           truncated,
           ...(repo === undefined
             ? {}
             : {
-                opened7d: store.pullsOpenedAfter(repo.name, deps.clock() - 7 * DAY),
+                opened7d: await store.pullsOpenedAfter(repo.name, deps.clock() - 7 * DAY),
                 maxProposalsPerWeek: repo.maxProposalsPerWeek,
               }),
         };
       }),
 
     recordProposal: (req) =>
-      serve(`RecordProposal ${req.id.slice(0, 32)}`, () => {
+      serve(`RecordProposal ${req.id.slice(0, 32)}`, async () => {
         if (req.id === "") throw new InvalidArgumentError("", "RecordProposal needs the proposal's id");
         checkLength(req.id, "proposal id");
         if (req.policyRepo === "")
@@ -107,8 +114,7 @@ export function proposalService(
             `state ${JSON.stringify(state.slice(0, 32))} is not one RecordProposal records (${RECORDABLE.join(", ")})`,
           );
         const detail = checkedDetail(req.id, req.detail);
-        const recorded = recordProposal(
-          store,
+        const recorded = await recorder.record(
           {
             id: req.id,
             repo,

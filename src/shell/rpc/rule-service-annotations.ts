@@ -12,10 +12,10 @@ export function annotationMethods(
   const { reads } = deps;
   return {
     listAnnotations: (req) =>
-      serve(`ListAnnotations ${req.node}`, () => {
+      serve(`ListAnnotations ${req.node}`, async () => {
         const limit = limitOf(req.limit, "annotation");
         checkLength(req.node, "node", MAX_NODE);
-        const rows = reads.annotations(req.node === "" ? undefined : req.node, limit + 1);
+        const rows = await reads.annotations(req.node === "" ? undefined : req.node, limit + 1);
         const { kept, truncated } = withinBudget(rows, limit, (a) => [a.message, a.node]);
         return {
           annotations: kept.map((a) => ({
@@ -30,10 +30,10 @@ export function annotationMethods(
       }),
 
     listAnnotatedNodes: (req) =>
-      serve("ListAnnotatedNodes", () => {
+      serve("ListAnnotatedNodes", async () => {
         const limit = limitOf(req.limit, "node");
         checkLength(req.after, "after", MAX_NODE);
-        const rows = reads.annotatedNodes(req.after, limit + 1);
+        const rows = await reads.annotatedNodes(req.after, limit + 1);
         const { kept, truncated } = withinBudget(rows, limit, (n) => [n.node]);
         return {
           nodes: kept.map((n) => ({ node: n.node, annotations: n.annotations, lastAtMs: BigInt(n.last_at) })),

@@ -6,7 +6,7 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { ReloadFailure, ReloadReport } from "../daemon/daemon.js";
 import type { EvaluatorView } from "../daemon/evaluator-view.js";
-import type { RuleReads } from "../store/rule-reads.js";
+import type { RuleReadsPort } from "../store/store-door.js";
 import type { StoreWriteFailure } from "../store/store-write-health.js";
 import type { DaemonMetrics } from "../support/metrics.js";
 import type { RuleService } from "./gen/harness/v1/rules_pb.js";
@@ -15,8 +15,8 @@ export type RuleServiceImpl = ServiceImpl<typeof RuleService>;
 
 export interface RuleServiceDeps {
   readonly evaluator: EvaluatorView;
-  /** The store's fire log, actions, annotations and holds, read on the daemon's connection. */
-  readonly reads: RuleReads;
+  /** The store's fire log, actions, annotations and holds, through the daemon's store door. */
+  readonly reads: RuleReadsPort;
   readonly metrics: Pick<DaemonMetrics, "journalRows" | "journalDropped">;
   /** The daemon's clock, ms. */
   readonly clock: () => number;

@@ -9,9 +9,10 @@ import { DAY, HOUR } from "../../core/durations.js";
 import type { Level } from "../../core/rule-file.js";
 import { levelDerivation } from "../../core/rule-state.js";
 import { InvalidArgumentError, UnknownFireError } from "../errors.js";
-import type { FireRow, RuleReads } from "../store/rule-reads.js";
+import type { FireRow } from "../store/rule-reads.js";
+import type { RuleReadsPort } from "../store/store-door.js";
 import { explainGuard } from "./guard-decisions.js";
-import { fireInfo, primitivesOf } from "./messages.js";
+import { type FireInit, fireInfo, primitivesOf } from "./messages.js";
 import { checkLength, limitOf, sinceOf, withinBudget } from "./requests.js";
 import type { RuleServiceDeps, RuleServiceImpl } from "./rule-service-deps.js";
 import { serve } from "./status.js";
@@ -25,7 +26,7 @@ export function fireMethods(
   const { reads } = deps;
   return {
     listFires: (req) =>
-      serve("ListFires", () => {
+      serve("ListFires", async () => {
         const limit = limitOf(req.limit, "fire");
         checkLength(req.rule, "rule");
         checkLength(req.harness, "harness");
@@ -33,33 +34,36 @@ export function fireMethods(
         if (req.afterSeq !== undefined) {
           if (req.rule !== "" || req.harness !== "" || sinceMs !== 0)
             throw new InvalidArgumentError("", "ListFires with after_seq takes no rule, harness or since_ms");
-          const page = firesForward(reads, sinceOf(req.afterSeq), limit);
-          return { ...page, fires: page.fires.map((r) => fireInfo(r, reads.actions(r.fire_id))) };
+          const page = await firesForward(reads, sinceOf(req.afterSeq), limit);
+          return { ...page, fires: await withActions(reads, page.fires) };
         }
         const filter = {
           ...(req.rule === "" ? {} : { rule: req.rule }),
           ...(req.harness === "" ? {} : { harness: req.harness }),
           sinceMs,
         };
-        const page = firesBackward(reads, filter, req.beforeSeq, limit);
-        return { ...page, fires: page.fires.map((r) => fireInfo(r, reads.actions(r.fire_id))) };
+        const page = await firesBackward(reads, filter, req.beforeSeq, limit);
+        return { ...page, fires: await withActions(reads, page.fires) };
       }),
 
     explainFire: (req) =>
-      serve(`ExplainFire ${req.fireId}`, () => {
+      serve(`ExplainFire ${req.fireId}`, async () => {
         checkLength(req.fireId, "fire id");
-        const row = reads.fire(req.fireId);
+        const row = await reads.fire(req.fireId);
         if (row === undefined) {
-          const guard = explainGuard(reads, req.fireId);
+          const guard = await explainGuard(reads, req.fireId);
           if (guard !== undefined) return guard;
           throw new UnknownFireError(req.fireId);
         }
-        const journalRow = reads.journalRow(row.seq);
+        const [journalRow, actions] = await Promise.all([
+          reads.journalRow(row.seq),
+          reads.actions(row.fire_id),
+        ]);
         const loaded = deps.evaluator.rules.rules.find(
           (r) => r.rule.spec.name === row.rule && r.rule.hash === row.hash,
         );
         return {
-          fire: fireInfo(row, reads.actions(row.fire_id)),
+          fire: fireInfo(row, actions),
           when: loaded?.rule.normalizedWhen ?? "",
           ...(journalRow === undefined
             ? { rowPruned: true }
@@ -85,14 +89,14 @@ export function fireMethods(
       }),
 
     countFires: (req) =>
-      serve("CountFires", () => {
+      serve("CountFires", async () => {
         const since = sinceOf(req.sinceMs);
         if (since > 7 * DAY)
           throw new InvalidArgumentError("", `since_ms ${since} is longer than the 7 days CountFires counts`);
         const now = deps.clock();
         const fromMs = Math.floor((now - (since === 0 ? DAY : since)) / HOUR) * HOUR;
         return {
-          counts: reads.fireCounts(fromMs).map((c) => ({
+          counts: (await reads.fireCounts(fromMs)).map((c) => ({
             rule: c.rule,
             mode: c.mode,
             hourMs: BigInt(c.hour),
@@ -105,26 +109,39 @@ export function fireMethods(
   };
 }
 
-type FireFilter = Parameters<RuleReads["fires"]>[0];
+type FireFilter = Parameters<RuleReadsPort["fires"]>[0];
+
+/** Each fire with its actions, read one fire after another. */
+async function withActions(reads: RuleReadsPort, fires: readonly FireRow[]): Promise<FireInit[]> {
+  const out: FireInit[] = [];
+  for (const r of fires) out.push(fireInfo(r, await reads.actions(r.fire_id)));
+  return out;
+}
 
 /**
  * One page of the filtered fire log, newest first, before `beforeSeq` when set: at most `limit` fires
  * within the response budget. A truncated page is cut at a row boundary so that `next_before_seq`
  * loses no fire; a row with more fires than fit is carried whole.
  */
-function firesBackward(reads: RuleReads, filter: FireFilter, beforeSeq: bigint | undefined, limit: number) {
+async function firesBackward(
+  reads: RuleReadsPort,
+  filter: FireFilter,
+  beforeSeq: bigint | undefined,
+  limit: number,
+) {
   const bounded = beforeSeq === undefined ? filter : { ...filter, beforeSeq: sinceOf(beforeSeq) };
-  const rows = reads.fires(bounded, limit + 1);
+  const rows = await reads.fires(bounded, limit + 1);
   const budget = withinBudget(rows, limit, fireText);
   if (!budget.truncated) return { fires: budget.kept, truncated: false };
   const cut = (rows[budget.kept.length] as FireRow).seq;
   const whole = budget.kept.filter((r) => r.seq !== cut);
+  // A row's fires commit together, so the seq's fires read now are those the first read was cut in.
   const fires =
     whole.length > 0
       ? whole
-      : reads
-          .fires({ ...filter, beforeSeq: cut + 1 }, reads.firesAtSeq(cut).length)
-          .filter((r) => r.seq === cut);
+      : (await reads.fires({ ...filter, beforeSeq: cut + 1 }, (await reads.firesAtSeq(cut)).length)).filter(
+          (r) => r.seq === cut,
+        );
   return { fires, truncated: true, nextBeforeSeq: BigInt((fires[fires.length - 1] as FireRow).seq) };
 }
 
@@ -133,16 +150,17 @@ function firesBackward(reads: RuleReads, filter: FireFilter, beforeSeq: bigint |
  * cut at a row boundary so that `next_after_seq` loses no fire; a row with more fires than fit (more
  * than `limit` rules fired on it) is carried whole.
  */
-function firesForward(reads: RuleReads, afterSeq: number, limit: number) {
-  const rows = reads.firesAfterSeq(afterSeq, limit + 1);
+async function firesForward(reads: RuleReadsPort, afterSeq: number, limit: number) {
+  const rows = await reads.firesAfterSeq(afterSeq, limit + 1);
   const budget = withinBudget(rows, limit, fireText);
   let fires: FireRow[] = budget.kept;
   if (budget.truncated) {
     const cut = rows[fires.length] as FireRow;
     const whole = fires.filter((r) => r.seq !== cut.seq);
-    fires = whole.length > 0 ? whole : reads.firesAtSeq(cut.seq);
+    fires = whole.length > 0 ? whole : await reads.firesAtSeq(cut.seq);
   }
   const last = fires[fires.length - 1];
-  const more = budget.truncated && (last === undefined || reads.firesAfterSeq(last.seq, 1).length > 0);
+  const more =
+    budget.truncated && (last === undefined || (await reads.firesAfterSeq(last.seq, 1)).length > 0);
   return { fires, truncated: more, nextAfterSeq: BigInt(last?.seq ?? afterSeq) };
 }

@@ -45,7 +45,7 @@ export function holdMethods(
       }),
 
     listHolds: (req) =>
-      serve("ListHolds", () => {
+      serve("ListHolds", async () => {
         const limit = limitOf(req.limit, "hold");
         checkLength(req.harness, "harness");
         const harness = req.harness === "" ? undefined : req.harness;
@@ -59,7 +59,7 @@ export function holdMethods(
           }),
         );
         if (!req.includeReleased) return { holds: active };
-        const released = deps.reads.releasedHolds(harness, limit + 1);
+        const released = await deps.reads.releasedHolds(harness, limit + 1);
         return {
           holds: [...active, ...released.slice(0, limit).map(holdRecord)],
           truncated: released.length > limit,

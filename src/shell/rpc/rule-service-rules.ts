@@ -16,7 +16,7 @@ import {
 import { type RuleState, ruleState } from "../../core/rule-state.js";
 import type { CoreState } from "../../core/state.js";
 import { UnknownRuleError } from "../errors.js";
-import type { RuleReads } from "../store/rule-reads.js";
+import type { RuleReadsPort } from "../store/store-door.js";
 import type { RuleInfoSchema } from "./gen/harness/v1/rules_pb.js";
 import { holdInfo, sortedHolds } from "./messages.js";
 import { checkLength } from "./requests.js";
@@ -31,22 +31,22 @@ export function ruleMethods(
   const { evaluator, reads } = deps;
   return {
     listRules: () =>
-      serve("ListRules", () => {
-        const view = new RuleView(evaluator.rules, evaluator.state, reads, deps.clock());
-        return { rules: view.all() };
+      serve("ListRules", async () => {
+        const view = await RuleView.at(evaluator.rules, evaluator.state, reads, deps.clock());
+        return { rules: await view.all() };
       }),
 
     getRule: (req) =>
-      serve(`GetRule ${req.name}`, () => {
+      serve(`GetRule ${req.name}`, async () => {
         checkLength(req.name, "rule");
         const set = evaluator.rules;
         const state = evaluator.state;
-        const view = new RuleView(set, state, reads, deps.clock());
+        const view = await RuleView.at(set, state, reads, deps.clock());
         const active = set.rules.find((r) => r.rule.spec.name === req.name);
         if (active !== undefined) {
           const { spec } = active.rule;
           return {
-            rule: view.loaded(active),
+            rule: await view.loaded(active),
             when: active.rule.normalizedWhen,
             description: spec.description,
             message: spec.message,
@@ -65,33 +65,46 @@ const sourceName = (s: RuleSource): string => (s.kind === "starter" ? "starter" 
 
 /** The rule set in force as `ListRules` describes it, at one moment of the daemon's clock. */
 class RuleView {
-  private readonly since24h: number;
-  private readonly since7d: number;
-
-  constructor(
+  private constructor(
     private readonly set: RuleSet,
     private readonly state: CoreState,
-    private readonly reads: RuleReads,
-    now: number,
-  ) {
+    private readonly reads: RuleReadsPort,
+    private readonly since24h: number,
+    private readonly since7d: number,
+  ) {}
+
+  static async at(set: RuleSet, state: CoreState, reads: RuleReadsPort, now: number): Promise<RuleView> {
     // A fire's seq is at least its row's: the first seq admitted after the bound, or none at all.
-    this.since24h = reads.journal.firstAdmittedAfter(now - DAY) ?? Number.MAX_SAFE_INTEGER;
-    this.since7d = reads.journal.firstAdmittedAfter(now - 7 * DAY) ?? Number.MAX_SAFE_INTEGER;
+    const [since24h, since7d] = await Promise.all([
+      reads.journal.firstAdmittedAfter(now - DAY),
+      reads.journal.firstAdmittedAfter(now - 7 * DAY),
+    ]);
+    return new RuleView(
+      set,
+      state,
+      reads,
+      since24h ?? Number.MAX_SAFE_INTEGER,
+      since7d ?? Number.MAX_SAFE_INTEGER,
+    );
   }
 
   /** Loaded and disabled rules together, in name order. */
-  all(): RuleInfoInit[] {
-    const out = [
-      ...this.set.rules.map((r) => this.loaded(r)),
-      ...this.set.disabled.map((d) => this.disabled(d)),
-    ];
+  async all(): Promise<RuleInfoInit[]> {
+    const out: RuleInfoInit[] = [];
+    for (const r of this.set.rules) out.push(await this.loaded(r));
+    out.push(...this.set.disabled.map((d) => this.disabled(d)));
     return out.sort((a, b) => ((a.name ?? "") < (b.name ?? "") ? -1 : 1));
   }
 
-  loaded(active: ActiveRule): RuleInfoInit {
+  async loaded(active: ActiveRule): Promise<RuleInfoInit> {
     const { rule, source, enforced } = active;
     const { spec, hash } = rule;
-    const last = this.reads.lastFire(hash);
+    const [last, fires24h, fires7d, suppressed] = await Promise.all([
+      this.reads.lastFire(hash),
+      this.reads.firesOf(hash, this.since24h),
+      this.reads.firesOf(hash, this.since7d),
+      this.reads.suppressed(hash),
+    ]);
     const base: RuleInfoInit = {
       name: spec.name,
       source: sourceName(source),
@@ -103,9 +116,9 @@ class RuleView {
       cooldownMs: BigInt(spec.cooldown),
       target: spec.target,
       estimatedCost: rule.estimatedCost.max,
-      fires24h: this.reads.firesOf(hash, this.since24h),
-      fires7d: this.reads.firesOf(hash, this.since7d),
-      suppressed: BigInt(this.reads.suppressed(hash)),
+      fires24h,
+      fires7d,
+      suppressed: BigInt(suppressed),
       lastFireId: last?.fire_id ?? "",
       lastFireAtMs: BigInt(last?.at ?? 0),
       file: spec.file,

@@ -22,7 +22,13 @@ export function statusMethod(deps: RuleServiceDeps): RuleServiceImpl["getStatus"
       const now = deps.clock();
       const set = evaluator.rules;
       const current = evaluator.state;
-      const last = reads.journal.last();
+      // Asked together: on SQLite each answers at once, so they are read as of one moment, as before.
+      const [last, journalRows, undelivered, unknown] = await Promise.all([
+        reads.journal.last(),
+        reads.journalRows(),
+        reads.stopsSince("undelivered", now - 7 * DAY),
+        reads.stopsSince("unknown", now - 7 * DAY),
+      ]);
       const costExceeded = set.rules.flatMap((r) => {
         const s = ruleState(r, set, current);
         return s.state === "disabled" ? [{ r, ...s }] : [];
@@ -32,7 +38,7 @@ export function statusMethod(deps: RuleServiceDeps): RuleServiceImpl["getStatus"
         version: deps.version,
         startedAtMs: BigInt(deps.startedAt),
         nowMs: BigInt(now),
-        journalRows: BigInt(reads.journalRows()),
+        journalRows: BigInt(journalRows),
         lastSeq: BigInt(last.seq),
         lastAtMs: BigInt(last.at),
         admittedSinceStart: await bySource(deps.metrics.journalRows),
@@ -70,8 +76,8 @@ export function statusMethod(deps: RuleServiceDeps): RuleServiceImpl["getStatus"
           }),
         stalePins: set.stalePins.map(stalePin),
         supervisorStopConfigured: deps.supervisorStopConfigured(),
-        undeliveredStops7d: reads.stopsSince("undelivered", now - 7 * DAY),
-        unknownStops7d: reads.stopsSince("unknown", now - 7 * DAY),
+        undeliveredStops7d: undelivered,
+        unknownStops7d: unknown,
         policyClones: deps.policyClones().map((c) => ({ name: c.name, state: c.state, detail: c.detail })),
         needsRestart: [...deps.needsRestart()],
         ...reloadFailureFields(deps.lastReloadFailure?.()),

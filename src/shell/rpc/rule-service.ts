@@ -2,9 +2,9 @@
  * RuleService (SPEC-0029 REQ-17): the operator's one view of the rules, which the CLI, doctor and later
  * the TUI read through, never through a private path. The handlers read only what `RuleServiceDeps`
  * gives them: the evaluator's rule set and its state as last committed, the store's fire log, actions,
- * annotations and holds (through `RuleReads`, on the daemon's connection and event loop, so a read sees
- * exactly what has been committed), and the journal metrics. The control methods call back into the
- * daemon, which does the work between two journal rows.
+ * annotations and holds (through the store door's `RuleReadsPort`, so a read sees what has been
+ * committed), and the journal metrics. The control methods call back into the daemon, which does the
+ * work between two journal rows.
  *
  * The methods come in parts, each in its own module: holds, reloads, rules, the fire log, annotations
  * and status.

@@ -88,14 +88,16 @@ export function tokenService({ tokens, rotateControl }: TokenServiceDeps): Servi
         });
       }),
     listTokens: (req) =>
-      serve("ListTokens", () => ({ tokens: tokens.list(req.includeRevoked).map(tokenMessage) })),
+      serve("ListTokens", async () => ({
+        tokens: (await tokens.list(req.includeRevoked)).map(tokenMessage),
+      })),
     revokeToken: (req) =>
-      serve("RevokeToken", () => {
+      serve("RevokeToken", async () => {
         if (req.ids.length > MAX_REVOKE_IDS)
           throw new InvalidArgumentError("", `at most ${MAX_REVOKE_IDS} ids a call (got ${req.ids.length})`);
         if ((req.ids.length === 0) === (req.run === ""))
           throw new InvalidArgumentError("", "give either token ids or a run");
-        return { revoked: req.run === "" ? tokens.revoke(req.ids) : tokens.revokeRun(req.run) };
+        return { revoked: await (req.run === "" ? tokens.revoke(req.ids) : tokens.revokeRun(req.run)) };
       }),
     rotateControlToken: (_req, ctx) =>
       serve("RotateControlToken", () => {
@@ -103,10 +105,11 @@ export function tokenService({ tokens, rotateControl }: TokenServiceDeps): Servi
         return { file: rotateControl() };
       }),
     enrol: (req, ctx) =>
-      serve("Enrol", () => {
+      serve("Enrol", async () => {
         const caller = ctx.values.get(CALLER);
         // The tier check let only an enrolment code's holder through.
-        const enrolment = caller?.role === "enrollee" ? tokens.enrol(caller.code, req.harness) : undefined;
+        const enrolment =
+          caller?.role === "enrollee" ? await tokens.enrol(caller.code, req.harness) : undefined;
         if (enrolment === undefined)
           // An authorization failure, as the tier check's are: the code was good when the call arrived.
           throw new ConnectError(

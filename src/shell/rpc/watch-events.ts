@@ -26,31 +26,71 @@ export type WatchEvent = MessageInitShape<typeof WatchEventsResponseSchema>;
 
 /**
  * A commit's events in commit order: each fire, followed by the hold it placed (evaluation places a
- * hold only from a fire of the same row), then the releases. Throws when the store lacks a record the
+ * hold only from a fire of the same row), then the releases. Rejects when the store lacks a record the
  * commit made, a fault of the daemon; `eventCount` says how many events the commit carried, so that
- * the watchers can be told how many they miss.
+ * the watchers can be told how many they miss. Every record is asked for before any is awaited: on
+ * SQLite each answers at once, so they are read as the commit left them, before a later commit.
  */
-export function committedEvents(committed: Committed, records: CommittedRecords): WatchEvent[] {
+export async function committedEvents(
+  committed: Committed,
+  records: CommittedRecords,
+): Promise<WatchEvent[]> {
   const stored = <T>(record: T | undefined, what: string): T => {
     if (record === undefined) throw new Error(`${what} was committed but is not in the store`);
     return record;
   };
-  const out: WatchEvent[] = [];
+  const hold = (fireId: string, what: string) => records.hold(fireId).then((h) => stored(h, what));
+  const events: Promise<WatchEvent>[] = [];
   for (const fire of committed.fires) {
-    out.push({ event: { case: "ruleFired", value: stored(records.fire(fire.id), `fire ${fire.id}`) } });
+    events.push(
+      records
+        .fire(fire.id)
+        .then((f) => ({ event: { case: "ruleFired", value: stored(f, `fire ${fire.id}`) } })),
+    );
     if (holdPlaced(fire) !== undefined)
-      out.push({
-        event: { case: "ruleHold", value: stored(records.hold(fire.id), `the hold of fire ${fire.id}`) },
-      });
+      events.push(
+        hold(fire.id, `the hold of fire ${fire.id}`).then((h) => ({ event: { case: "ruleHold", value: h } })),
+      );
   }
   for (const r of committed.releases)
-    out.push({
-      event: {
-        case: "ruleHoldReleased",
-        value: stored(records.hold(r.fireId), `the release of ${r.harness}'s hold by rule ${r.rule}`),
-      },
+    events.push(
+      hold(r.fireId, `the release of ${r.harness}'s hold by rule ${r.rule}`).then((h) => ({
+        event: { case: "ruleHoldReleased", value: h },
+      })),
+    );
+  return Promise.all(events);
+}
+
+/**
+ * What hands each commit's events to WatchEvents' watchers. Each commit's records are read as it is
+ * handed over, and its events published only after those of every commit before it, so watchers see
+ * commits in commit order however the reads' answers come back. A failure to read a commit's events
+ * back costs the watchers a gap in its place, not the rules their actions.
+ */
+export function commitPublisher(
+  bus: Pick<EventBus<WatchEvent>, "watchers" | "publish" | "miss">,
+  records: CommittedRecords,
+  log: Log,
+): (committed: Committed) => void {
+  let published: Promise<void> = Promise.resolve();
+  return (committed) => {
+    if (bus.watchers === 0) return;
+    // Settled into a value at once: a failed read is not left an unhandled rejection while it waits.
+    const read = committedEvents(committed, records).then(
+      (events) => ({ events }),
+      (error: unknown) => ({ error }),
+    );
+    published = published.then(async () => {
+      const r = await read;
+      try {
+        if ("error" in r) throw r.error;
+        bus.publish(r.events);
+      } catch (e) {
+        bus.miss(eventCount(committed));
+        log.error({ err: (e as Error).message }, "events not sent to watchers");
+      }
     });
-  return out;
+  };
 }
 
 export const eventCount = (committed: Committed): number =>

@@ -27,6 +27,7 @@ import {
   type ProposeRuleCall,
   renderRuleFile,
 } from "../../../src/shell/proposals/propose-rule.js";
+import { promised } from "../../../src/shell/store/async-port.js";
 import { DecisionStore } from "../../../src/shell/store/decision-store.js";
 import { EvidenceReads } from "../../../src/shell/store/evidence-reads.js";
 import { JournalTable } from "../../../src/shell/store/journal-table.js";
@@ -150,8 +151,8 @@ function intake(s: OpenedStore, policy: readonly (readonly [string, string])[] =
     lagSeconds: () => 0,
   };
   return new ProposalIntake({
-    proposals: new ProposalStore(s.db),
-    evidence: new EvidenceReads(s.db),
+    proposals: promised(new ProposalStore(s.db)),
+    evidence: promised(new EvidenceReads(s.db)),
     evaluator,
     backtests: inlineBacktests(s),
     metrics: new DaemonMetrics(),
@@ -188,8 +189,8 @@ async function refusal(p: Promise<unknown>): Promise<SentinelError> {
 }
 
 describe("evidence ids", () => {
-  it("resolve to runs, journal rows, fires and graph nodes the store holds, and nothing else", () => {
-    const resolver = new EvidenceResolver(new EvidenceReads(seeded().db));
+  it("resolve to runs, journal rows, fires and graph nodes the store holds, and nothing else", async () => {
+    const resolver = new EvidenceResolver(promised(new EvidenceReads(seeded().db)));
     const resolving = [
       "nightly#1",
       "seq:1",
@@ -201,7 +202,7 @@ describe("evidence ids", () => {
       "dependency:npm/left-pad",
       "tool:gopls",
     ];
-    for (const id of resolving) expect(resolver.firstUnresolved([id]), id).toBeUndefined();
+    for (const id of resolving) expect(await resolver.firstUnresolved([id]), id).toBeUndefined();
     for (const id of [
       "nightly#2",
       "seq:4",
@@ -215,7 +216,7 @@ describe("evidence ids", () => {
       "nightly",
       "",
     ])
-      expect(resolver.firstUnresolved([...resolving, id]), id).toBe(id);
+      expect(await resolver.firstUnresolved([...resolving, id]), id).toBe(id);
   });
 });
 
@@ -230,6 +231,20 @@ describe("the store-time limits", () => {
     expect(await refusal(d.propose({ ...call("r-11", "miner#1"), dryRun: true }))).toBeInstanceOf(
       ProposalRunLimitError,
     );
+    expect(new ProposalStore(s.db).countByRun("miner#1")).toBe(MAX_PROPOSALS_PER_RUN);
+  });
+
+  it("stores no more than a run's limit from proposals made side by side", async () => {
+    const s = seeded();
+    const d = intake(s);
+    for (let i = 1; i < MAX_PROPOSALS_PER_RUN; i++) await d.propose(call(`r-${i}`, "miner#1"));
+    // Both pass the check before their backtests; only one finds room when it comes to store.
+    const results = await Promise.allSettled([
+      d.propose(call("r-a", "miner#1")),
+      d.propose(call("r-b", "miner#1")),
+    ]);
+    expect(results.map((r) => r.status).sort()).toEqual(["fulfilled", "rejected"]);
+    expect(results.find((r) => r.status === "rejected")?.reason).toBeInstanceOf(ProposalRunLimitError);
     expect(new ProposalStore(s.db).countByRun("miner#1")).toBe(MAX_PROPOSALS_PER_RUN);
   });
 

@@ -7,17 +7,18 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { fireMethods } from "../../../src/shell/rpc/rule-service-fires.js";
-import type { FireRow, RuleReads } from "../../../src/shell/store/rule-reads.js";
+import type { FireRow } from "../../../src/shell/store/rule-reads.js";
+import type { RuleReadsPort } from "../../../src/shell/store/store-door.js";
 import { runs } from "../../property-runs.js";
 
 const RULES = ["a", "b", "c"];
 const HARNESSES = ["h1", "h2"];
 
 /** The store's fire reads over a fire log held in memory, ordered as the store orders them. */
-function readsOver(log: readonly FireRow[]): RuleReads {
+function readsOver(log: readonly FireRow[]): RuleReadsPort {
   const newestFirst = [...log].reverse();
   return {
-    fires: (filter: Parameters<RuleReads["fires"]>[0], limit: number) =>
+    fires: async (filter: Parameters<RuleReadsPort["fires"]>[0], limit: number) =>
       newestFirst
         .filter(
           (f) =>
@@ -27,9 +28,9 @@ function readsOver(log: readonly FireRow[]): RuleReads {
             (filter.beforeSeq === undefined || f.seq < filter.beforeSeq),
         )
         .slice(0, limit),
-    firesAtSeq: (seq: number) => log.filter((f) => f.seq === seq),
-    actions: () => [],
-  } as unknown as RuleReads;
+    firesAtSeq: async (seq: number) => log.filter((f) => f.seq === seq),
+    actions: async () => [],
+  } as unknown as RuleReadsPort;
 }
 
 const fire = (seq: number, n: number, rule: string, harness: string): FireRow => ({

@@ -21,7 +21,13 @@ import {
   WatchEventsResponseSchema,
 } from "../../../src/shell/rpc/gen/harness/v1/rules_pb.js";
 import type { CommittedRecords } from "../../../src/shell/rpc/messages.js";
-import { committedEvents, eventCount, type WatchEvent } from "../../../src/shell/rpc/watch-events.js";
+import {
+  commitPublisher,
+  committedEvents,
+  eventCount,
+  type WatchEvent,
+} from "../../../src/shell/rpc/watch-events.js";
+import { createLog } from "../../../src/shell/support/log.js";
 import { fires } from "../../support/store-reads.js";
 import { CLI, TestFleet } from "../daemon-harness.js";
 
@@ -91,18 +97,12 @@ describe("a commit's events", () => {
     evaluations: [],
   };
   const records = (missing: string | undefined): CommittedRecords => ({
-    fire: (id) => (id === missing ? undefined : { fireId: id }),
-    hold: (id) => (id === missing ? undefined : { hold: { fireId: id } }),
+    fire: async (id) => (id === missing ? undefined : { fireId: id }),
+    hold: async (id) => (id === missing ? undefined : { hold: { fireId: id } }),
   });
 
-  it("are each fire followed by the hold it placed, then the releases", () => {
-    const events = committedEvents(committed, records(undefined));
-    const named = (e: WatchEvent): [string | undefined, string | undefined] => {
-      const ev = e.event;
-      if (ev?.case === "ruleFired") return [ev.case, ev.value.fireId];
-      if (ev?.case === "ruleHold" || ev?.case === "ruleHoldReleased") return [ev.case, ev.value.hold?.fireId];
-      return [ev?.case, undefined];
-    };
+  it("are each fire followed by the hold it placed, then the releases", async () => {
+    const events = await committedEvents(committed, records(undefined));
     expect(events.map(named)).toEqual([
       ["ruleFired", "f-7-0"],
       ["ruleFired", "f-7-1"],
@@ -112,12 +112,49 @@ describe("a commit's events", () => {
     expect(eventCount(committed)).toBe(events.length);
   });
 
-  it("fail, naming the record, when the store lacks one the commit made", () => {
-    expect(() => committedEvents(committed, records("f-3-0"))).toThrow(
+  it("fail, naming the record, when the store lacks one the commit made", async () => {
+    await expect(committedEvents(committed, records("f-3-0"))).rejects.toThrow(
       "the release of nightly's hold by rule a was committed but is not in the store",
     );
   });
+
+  it("reach watchers in commit order, whichever commit's reads answer first, a failed read a gap in its place", async () => {
+    const seen: [string | undefined, string | number | undefined][] = [];
+    const bus = {
+      watchers: 1,
+      publish: (events: readonly WatchEvent[]) => seen.push(...events.map(named)),
+      miss: (n: number) => seen.push(["gap", n]),
+    };
+    // Each fire's record answers when the test lets it: the later commits' first.
+    const answers = new Map<string, (found: boolean) => void>();
+    const held: CommittedRecords = {
+      fire: (id) =>
+        new Promise((resolve) => answers.set(id, (found) => resolve(found ? { fireId: id } : undefined))),
+      hold: async (id) => ({ hold: { fireId: id } }),
+    };
+    const publish = commitPublisher(bus, held, createLog({ level: "silent" }));
+    const commit = (id: string): Committed => ({ fires: [fire(id)], releases: [], evaluations: [] });
+    for (const id of ["f-1-0", "f-2-0", "f-3-0"]) publish(commit(id));
+    answers.get("f-3-0")?.(true);
+    answers.get("f-2-0")?.(false);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(seen).toEqual([]);
+    answers.get("f-1-0")?.(true);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(seen).toEqual([
+      ["ruleFired", "f-1-0"],
+      ["gap", 1],
+      ["ruleFired", "f-3-0"],
+    ]);
+  });
 });
+
+const named = (e: WatchEvent): [string | undefined, string | undefined] => {
+  const ev = e.event;
+  if (ev?.case === "ruleFired") return [ev.case, ev.value.fireId];
+  if (ev?.case === "ruleHold" || ev?.case === "ruleHoldReleased") return [ev.case, ev.value.hold?.fireId];
+  return [ev?.case, undefined];
+};
 
 describe("rules watch's gap", () => {
   it("is one line, and one JSON object, with the count missed", () => {

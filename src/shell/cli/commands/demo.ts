@@ -168,12 +168,11 @@ function announce(io: Io, sandbox: Sandbox, running: RunningDaemon, options: Dem
 /** Shows the rules' fires and the hook's deliveries as they happen; the caller clears the interval. */
 function pollWhatHappened(running: RunningDaemon, narrator: Narrator, watcher: Watcher): NodeJS.Timeout {
   return setInterval(() => {
-    try {
-      watcher.fires(running.reads);
-      watcher.hook();
-    } catch (e) {
-      narrator.line("warn", `cannot read what happened: ${(e as Error).message}`);
-    }
+    // The hook's deliveries after the fires read before them, as they happened.
+    watcher
+      .fires(running.reads)
+      .then(() => watcher.hook())
+      .catch((e: unknown) => narrator.line("warn", `cannot read what happened: ${(e as Error).message}`));
   }, 100);
 }
 
@@ -215,7 +214,7 @@ class Fleet {
    */
   readonly settle = async (): Promise<void> => {
     await this.running.evaluated(this.journal.lastSeq);
-    this.watcher.fires(this.running.reads);
+    await this.watcher.fires(this.running.reads);
   };
 
   /** The round's script, on the supervisor `start` gave it. */
@@ -340,7 +339,7 @@ async function shutDown(
   watcher: Watcher,
 ): Promise<string | undefined> {
   try {
-    watcher.fires(daemon.reads);
+    await watcher.fires(daemon.reads);
     await fleet?.supervisor?.shutdown();
     await daemon.close();
     watcher.hook();
