@@ -8,11 +8,12 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { HOOK_FED_FIELD, sessionRunId } from "../../../src/core/hook-runs.js";
 import { MAX_IDENT } from "../../../src/core/kinds.js";
-import { type RowType, RunLife } from "../../../src/shell/agents/enforcement/run-life.js";
+import { type Placement, type RowType, RunLife } from "../../../src/shell/agents/enforcement/run-life.js";
 import { StoreRunVerdicts } from "../../../src/shell/agents/enforcement/run-verdict.js";
 import { AgentRunReads } from "../../../src/shell/store/agent-run-reads.js";
 import { AgentRunStops } from "../../../src/shell/store/agent-run-stops.js";
 import { AgentSessionRuns } from "../../../src/shell/store/agent-session-runs.js";
+import { promised } from "../../../src/shell/store/async-port.js";
 import { DerivedCursors } from "../../../src/shell/store/derived-cursors.js";
 import { JournalCommits } from "../../../src/shell/store/journal-commits.js";
 import { JournalTable } from "../../../src/shell/store/journal-table.js";
@@ -31,7 +32,11 @@ function world(s: OpenedStore) {
   const clock = () => at;
   const journal = new JournalTable(s.db);
   const stops = new AgentRunStops(s.db);
-  const life = new RunLife({ sessions: new AgentSessionRuns(s.db), stops, clock });
+  const life = new RunLife({
+    sessions: promised(new AgentSessionRuns(s.db)),
+    stops: promised(stops),
+    clock,
+  });
   const derivedLog = new SqliteJournalLog(new JournalCommits(s.db, journal), {
     cursors: new DerivedCursors(s.db),
     stops,
@@ -47,8 +52,8 @@ function world(s: OpenedStore) {
       }),
     )();
   const verdicts = new StoreRunVerdicts({
-    reads: new AgentRunReads(s.db),
-    stops,
+    reads: promised(new AgentRunReads(s.db)),
+    stops: promised(stops),
     holds: () => ({}),
     append: (rows, writes) =>
       derivedLog.commitRows(
@@ -71,31 +76,63 @@ function world(s: OpenedStore) {
     verdicts,
     /** A hook call of `session`, as the ingest makes it: placed, admitted unless refused, answered. */
     async hook(session: string, type: RowType | undefined) {
-      const placed = life.place("impl", session, type);
-      if (type !== undefined && placed.refused === undefined) {
-        append({ ...ROW[type], run: placed.run, session });
-        placed.done();
-      }
+      const placed = await life.place("impl", session, type);
+      this.admit(session, type, placed);
       return { placed, verdict: await verdicts.check("impl", placed.run) };
     },
+    /** A placed call's row admitted, unless it was refused. */
+    admit(session: string, type: RowType | undefined, placed: Placement) {
+      if (type === undefined || placed.refused !== undefined) return;
+      append({ ...ROW[type], run: placed.run, session });
+      placed.done();
+    },
     /** The loop guard's stop of the session's current run. */
-    loopStop(session: string) {
-      const run = life.current("impl", session).run;
-      if (life.closed(run)) return;
+    async loopStop(session: string) {
+      const run = (await life.current("impl", session)).run;
+      if (await life.closed(run)) return;
       const seq = append({ type: "tool", run, session, tool: "Read", action: "read", is_error: false });
       stops.loopGuardStop({ run, harness: "impl", loopSeq: seq, at });
     },
     /** The stale closer's close of the session's current run, when it is open. */
-    stale(session: string) {
-      const run = life.current("impl", session).run;
-      if (!life.closed(run))
+    async stale(session: string) {
+      const run = (await life.current("impl", session)).run;
+      if (!(await life.closed(run)))
         append({ type: "closed", run, session, outcome: "interrupted", reason: "stale" });
     },
-    release(session: string) {
-      stops.released(life.current("impl", session).run, at);
+    async release(session: string) {
+      stops.released((await life.current("impl", session)).run, at);
     },
   };
 }
+
+type Step = { readonly session: string; readonly what: RowType | "call" | "loopStop" | "stale" | "release" };
+
+const step: fc.Arbitrary<Step> = fc.record({
+  session: fc.constantFrom("a", "b"),
+  what: fc.constantFrom(
+    "opened",
+    "closed",
+    "tool",
+    "mark",
+    "attempt",
+    "call",
+    "loopStop",
+    "stale",
+    "release",
+  ) as fc.Arbitrary<Step["what"]>,
+});
+
+/** Each step in turn, as the daemon would see them one after the other. */
+async function replay(w: ReturnType<typeof world>, steps: readonly Step[]): Promise<void> {
+  for (const { session, what } of steps) {
+    if (what === "loopStop") await w.loopStop(session);
+    else if (what === "stale") await w.stale(session);
+    else if (what === "release") await w.release(session);
+    else await w.hook(session, what === "call" ? undefined : what);
+  }
+}
+
+const placed = (p: Placement) => ({ run: p.run, refused: p.refused });
 
 const rowsOf = (s: OpenedStore) =>
   journalRows(s, { kind: "run_event" }).map((r) => ({ seq: r.seq, type: r.type, run: String(r.event.run) }));
@@ -105,7 +142,7 @@ describe("a run's life", () => {
     const s = open(storeFile());
     const w = world(s);
     await w.hook("a", "opened");
-    w.loopStop("a");
+    await w.loopStop("a");
     expect((await w.hook("a", undefined)).verdict).toMatchObject({
       kind: "stopped",
       run: "impl#a",
@@ -130,9 +167,9 @@ describe("a run's life", () => {
     const s = open(file);
     const w = world(s);
     await w.hook("a", "opened");
-    w.loopStop("a");
+    await w.loopStop("a");
     await w.hook("a", "tool");
-    w.release("a");
+    await w.release("a");
     // Released, the old run still answers stopped until the session starts again.
     expect((await w.hook("a", undefined)).verdict).toMatchObject({ kind: "stopped", released: true });
     expect(await w.hook("a", "opened")).toMatchObject({
@@ -141,7 +178,7 @@ describe("a run's life", () => {
     });
     s.close();
     const again = world(open(file));
-    expect(again.life.current("impl", "a")).toEqual({ run: "impl#a~2", generation: 2 });
+    expect(await again.life.current("impl", "a")).toEqual({ run: "impl#a~2", generation: 2 });
     expect((await again.hook("a", "tool")).placed).toMatchObject({ run: "impl#a~2" });
   });
 
@@ -149,7 +186,7 @@ describe("a run's life", () => {
     const s = open(storeFile());
     const w = world(s);
     await w.hook("a", "opened");
-    w.stale("a");
+    await w.stale("a");
     expect((await w.hook("a", "tool")).placed).toMatchObject({ run: "impl#a~2" });
     await w.hook("a", "closed");
     expect((await w.hook("a", "tool")).placed.refused?.note).toBe(
@@ -162,8 +199,8 @@ describe("a run's life", () => {
     const s = open(storeFile());
     const w = world(s);
     await w.hook("a", "opened");
-    w.loopStop("a");
-    const end = w.life.place("impl", "a", "closed");
+    await w.loopStop("a");
+    const end = await w.life.place("impl", "a", "closed");
     // Another call of the session is answered while the SessionEnd's row is on its way.
     expect((await w.verdicts.check("impl", end.run)).kind).toBe("stopped");
     end.done();
@@ -185,31 +222,85 @@ describe("a run's life", () => {
     expect((await w.hook("a", "opened")).placed.run).toBe("impl#a~3");
   });
 
+  it("two hook calls of one session at once are placed as one after the other: one close, then one next run", async () => {
+    const s = open(storeFile());
+    const w = world(s);
+    await w.hook("a", "opened");
+    const ends = await Promise.all([
+      w.life.place("impl", "a", "closed"),
+      w.life.place("impl", "a", "closed"),
+    ]);
+    expect(ends.map(placed)).toEqual([
+      { run: "impl#a", refused: undefined },
+      {
+        run: "impl#a",
+        refused: { note: "impl#a is closed already; a second close is not recorded", counted: false },
+      },
+    ]);
+    for (const p of ends) w.admit("a", "closed", p);
+    // Both starts open the session's next run: the first records it, the second finds it open.
+    const starts = await Promise.all([
+      w.life.place("impl", "a", "opened"),
+      w.life.place("impl", "a", "opened"),
+    ]);
+    expect(starts.map(placed)).toEqual([
+      { run: "impl#a~2", refused: undefined },
+      { run: "impl#a~2", refused: undefined },
+    ]);
+    expect(await w.life.current("impl", "a")).toEqual({ run: "impl#a~2", generation: 2 });
+  });
+
+  it("for any history, hook calls of one session at once are placed as they would be one after the other", async () => {
+    const call = fc.constantFrom<RowType | undefined>(
+      "opened",
+      "closed",
+      "tool",
+      "mark",
+      "attempt",
+      undefined,
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(step, { maxLength: 20 }),
+        fc.array(call, { minLength: 2, maxLength: 3 }),
+        async (steps, calls) => {
+          const [atOnce, inTurn] = [open(storeFile()), open(storeFile())];
+          const [w1, w2] = [world(atOnce), world(inTurn)];
+          await replay(w1, steps);
+          await replay(w2, steps);
+          const together = await Promise.all(calls.map((t) => w1.life.place("impl", "a", t)));
+          const serial: Placement[] = [];
+          for (const t of calls) serial.push(await w2.life.place("impl", "a", t));
+          expect(together.map(placed)).toEqual(serial.map(placed));
+          expect(await w1.life.current("impl", "a")).toEqual(await w2.life.current("impl", "a"));
+          atOnce.close();
+          inTurn.close();
+        },
+      ),
+      { numRuns: runs(60) },
+    );
+  });
+
+  it("a stop is delivered once when two calls of its run are answered at once", async () => {
+    const s = open(storeFile());
+    const w = world(s);
+    await w.hook("a", "opened");
+    await w.loopStop("a");
+    const verdicts = await Promise.all([
+      w.verdicts.check("impl", "impl#a"),
+      w.verdicts.check("impl", "impl#a"),
+    ]);
+    expect(verdicts.map((v) => v.kind)).toEqual(["stopped", "stopped"]);
+    expect(rowsOf(s).filter((r) => r.type === "closed")).toEqual([{ seq: 3, type: "closed", run: "impl#a" }]);
+    expect(w.stops.get("impl#a")?.deliveredAt).toBeDefined();
+  });
+
   it("for any sequence of hook calls, stops, stale closes and releases, each run has at most one closed row and no row after it", async () => {
-    const step = fc.record({
-      session: fc.constantFrom("a", "b"),
-      what: fc.constantFrom(
-        "opened",
-        "closed",
-        "tool",
-        "mark",
-        "attempt",
-        "call",
-        "loopStop",
-        "stale",
-        "release",
-      ) as fc.Arbitrary<RowType | "call" | "loopStop" | "stale" | "release">,
-    });
     await fc.assert(
       fc.asyncProperty(fc.array(step, { maxLength: 40 }), async (steps) => {
         const s = open(storeFile());
         const w = world(s);
-        for (const { session, what } of steps) {
-          if (what === "loopStop") w.loopStop(session);
-          else if (what === "stale") w.stale(session);
-          else if (what === "release") w.release(session);
-          else await w.hook(session, what === "call" ? undefined : what);
-        }
+        await replay(w, steps);
         const closedAt = new Map<string, number>();
         for (const r of rowsOf(s)) {
           const closed = closedAt.get(r.run);
