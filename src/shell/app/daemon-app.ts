@@ -219,18 +219,18 @@ export class DaemonApp {
         runStops,
         derivers: derivers(tokens, clock, log),
       });
-      const runLife = new RunLife({ sessions: stores.agentSessionRuns, stops: runStops, clock });
+      const runLife = new RunLife({ sessions: door.agentSessionRuns, stops: door.agentRunStops, clock });
       const runVerdicts = new StoreRunVerdicts({
-        reads: stores.agentRuns,
-        stops: runStops,
+        reads: door.agentRuns,
+        stops: door.agentRunStops,
         holds: () => daemon.view.state.holds,
         append: daemon.appendDerived,
         clock,
         life: runLife,
       });
       const runTelling = new StoreRunTelling({
-        told: stores.agentTold,
-        reads: stores.agentRuns,
+        told: door.agentTold,
+        reads: door.agentRuns,
         levels: () => daemon.configInForce.agents.tell,
         clock,
         firesCommitted: () => daemon.firesCommitted,

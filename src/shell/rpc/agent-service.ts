@@ -17,7 +17,7 @@ import { CALLER, operatorOf } from "./tiers.js";
 
 export interface AgentServiceDeps {
   /** The verdict without delivering anything. */
-  readonly peek: (harness: string, run: string) => RunVerdict;
+  readonly peek: (harness: string, run: string) => Promise<RunVerdict>;
   /**
    * The run's stop, released now (`released`, by the operator `by`, decision 0018) or before; undefined
    * when the run has no stop.
@@ -40,12 +40,12 @@ export interface AgentServiceDeps {
 export function agentService(deps: AgentServiceDeps): ServiceImpl<typeof AgentService> {
   return {
     checkRun: (req) =>
-      serve(`CheckRun ${req.harness} ${req.run}`, () => {
+      serve(`CheckRun ${req.harness} ${req.run}`, async () => {
         checkLength(req.harness, "harness");
         checkLength(req.run, "run");
         if (req.harness === "" || req.run === "")
           throw new InvalidArgumentError("", "CheckRun needs a harness and a run");
-        const v = deps.peek(req.harness, req.run);
+        const v = await deps.peek(req.harness, req.run);
         switch (v.kind) {
           case "allow":
             return { verdict: RunVerdictWire.ALLOW };

@@ -2,56 +2,62 @@
  * A run's life, once (`agents/enforcement/run-life.ts`), over a real store: the ingest's placement of
  * each hook call's row, the verdict that delivers a stop by closing the run, the stale closer's close and
  * the operator's release, in any order. Each run has at most one `closed` row and no row after it, and a
- * released session's next start is a new run.
+ * released session's next start is a new run. Calls of one session at once, on SQLite and PostgreSQL,
+ * are placed as one after the other, and a stop reaches its run once.
  */
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HOOK_FED_FIELD, sessionRunId } from "../../../src/core/hook-runs.js";
 import { MAX_IDENT } from "../../../src/core/kinds.js";
-import { type RowType, RunLife } from "../../../src/shell/agents/enforcement/run-life.js";
+import { type Placement, type RowType, RunLife } from "../../../src/shell/agents/enforcement/run-life.js";
 import { StoreRunVerdicts } from "../../../src/shell/agents/enforcement/run-verdict.js";
-import { AgentRunReads } from "../../../src/shell/store/agent-run-reads.js";
-import { AgentRunStops } from "../../../src/shell/store/agent-run-stops.js";
-import { AgentSessionRuns } from "../../../src/shell/store/agent-session-runs.js";
-import { DerivedCursors } from "../../../src/shell/store/derived-cursors.js";
-import { JournalCommits } from "../../../src/shell/store/journal-commits.js";
-import { JournalTable } from "../../../src/shell/store/journal-table.js";
-import type { OpenedStore } from "../../../src/shell/store/open-store.js";
-import { SqliteJournalLog } from "../../../src/shell/store/sqlite-write-ports.js";
-import { TokenStore } from "../../../src/shell/store/token-store.js";
+import type { OpenedPgStore } from "../../../src/shell/store/pg/open-pg-store.js";
+import { PgStoreDoor } from "../../../src/shell/store/pg/pg-store-door.js";
+import { SqliteStoreDoor } from "../../../src/shell/store/sqlite-store-door.js";
+import type { StoreDoor } from "../../../src/shell/store/store-door.js";
 import { runs } from "../../property-runs.js";
-import { journalRows } from "../../support/store-reads.js";
+import { openFreshPgStore } from "../store/pg/pg-store.js";
 import { tempStores } from "../store/temp-stores.js";
 
 const { storeFile, open } = tempStores("harness-run-life-");
 
-/** The daemon's parts that decide a hook-fed run's life, over one store; `at` is the journal's time. */
-function world(s: OpenedStore) {
+const sqlite = (file = storeFile()): StoreDoor => new SqliteStoreDoor(open(file));
+
+/**
+ * The daemon's parts that decide a hook-fed run's life, over one store's door, for the runs of
+ * `harness` (several worlds may share a store, each with a harness of its own); `at` is the journal's
+ * time (PostgreSQL's journal stamps its own).
+ */
+function world(door: StoreDoor, harness = "impl") {
   let at = 1_000;
   const clock = () => at;
-  const journal = new JournalTable(s.db);
-  const stops = new AgentRunStops(s.db);
-  const life = new RunLife({ sessions: new AgentSessionRuns(s.db), stops, clock });
-  const derivedLog = new SqliteJournalLog(new JournalCommits(s.db, journal), {
-    cursors: new DerivedCursors(s.db),
-    stops,
-    tokens: new TokenStore(s.db),
-  });
-  const append = (event: Record<string, unknown> & { readonly type: string }) =>
-    s.db.transaction(() =>
-      journal.append({
-        kind: "run_event",
-        source: event.type === "opened" || event.type === "closed" ? "ledger" : "observer",
-        at: at++,
-        event: { harness: "impl", adapter: "claude-code", [HOOK_FED_FIELD]: true, ...event },
-      }),
-    )();
+  const log = door.writePath((e) => {
+    throw e;
+  }).journal;
+  const life = new RunLife({ sessions: door.agentSessionRuns, stops: door.agentRunStops, clock });
+  const append = async (
+    event: Record<string, unknown> & { readonly type: string },
+    writes: Parameters<typeof log.commitRows>[1] = [],
+  ) => {
+    const [seq] = await log.commitRows(
+      [
+        {
+          kind: "run_event",
+          source: event.type === "opened" || event.type === "closed" ? "ledger" : "observer",
+          at: at++,
+          event: { harness, adapter: "claude-code", [HOOK_FED_FIELD]: true, ...event },
+        },
+      ],
+      writes,
+    );
+    return seq as number;
+  };
   const verdicts = new StoreRunVerdicts({
-    reads: new AgentRunReads(s.db),
-    stops,
+    reads: door.agentRuns,
+    stops: door.agentRunStops,
     holds: () => ({}),
     append: (rows, writes) =>
-      derivedLog.commitRows(
+      log.commitRows(
         rows.map((r) => ({ kind: r.kind, source: r.source, at: at++, event: r.event })),
         writes,
       ),
@@ -66,46 +72,90 @@ function world(s: OpenedStore) {
     attempt: { type: "attempt", tool: "Bash", action: "exec" },
   };
   return {
+    harness,
     life,
-    stops,
     verdicts,
+    /** `<harness>#<session>`, the session's first run. */
+    run: (session: string) => sessionRunId(harness, session, 1),
+    place: (session: string, type: RowType | undefined) => life.place(harness, session, type),
+    current: (session: string) => life.current(harness, session),
+    check: (run: string) => verdicts.check(harness, run),
+    stop: (run: string) => door.agentRunStops.get(run),
     /** A hook call of `session`, as the ingest makes it: placed, admitted unless refused, answered. */
     async hook(session: string, type: RowType | undefined) {
-      const placed = life.place("impl", session, type);
-      if (type !== undefined && placed.refused === undefined) {
-        append({ ...ROW[type], run: placed.run, session });
-        placed.done();
-      }
-      return { placed, verdict: await verdicts.check("impl", placed.run) };
+      const placed = await life.place(harness, session, type);
+      await this.admit(session, type, placed);
+      return { placed, verdict: await verdicts.check(harness, placed.run) };
     },
-    /** The loop guard's stop of the session's current run. */
-    loopStop(session: string) {
-      const run = life.current("impl", session).run;
-      if (life.closed(run)) return;
-      const seq = append({ type: "tool", run, session, tool: "Read", action: "read", is_error: false });
-      stops.loopGuardStop({ run, harness: "impl", loopSeq: seq, at });
+    /** A placed call's row admitted, unless it was refused. */
+    async admit(session: string, type: RowType | undefined, placed: Placement) {
+      if (type === undefined || placed.refused !== undefined) return;
+      await append({ ...ROW[type], run: placed.run, session });
+      placed.done();
+    },
+    /** The loop guard's stop of the session's current run, in one commit with its tool row. */
+    async loopStop(session: string) {
+      const run = (await life.current(harness, session)).run;
+      if (await life.closed(run)) return;
+      await append({ type: "tool", run, session, tool: "Read", action: "read", is_error: false }, [
+        { kind: "loop_guard_stop", run, harness, at, row: 0 },
+      ]);
     },
     /** The stale closer's close of the session's current run, when it is open. */
-    stale(session: string) {
-      const run = life.current("impl", session).run;
-      if (!life.closed(run))
-        append({ type: "closed", run, session, outcome: "interrupted", reason: "stale" });
+    async stale(session: string) {
+      const run = (await life.current(harness, session)).run;
+      if (!(await life.closed(run)))
+        await append({ type: "closed", run, session, outcome: "interrupted", reason: "stale" });
     },
-    release(session: string) {
-      stops.released(life.current("impl", session).run, at);
+    async release(session: string) {
+      await door.agentRunStops.released((await life.current(harness, session)).run, at);
+    },
+    /** The harness's rows, in seq order. */
+    async rows() {
+      const rows = await door.journal.rowsAfter(0, 100_000);
+      return rows
+        .filter((r) => r.kind === "run_event" && r.event.harness === harness)
+        .map((r) => ({ seq: r.seq, type: r.event.type, run: String(r.event.run) }));
     },
   };
 }
 
-const rowsOf = (s: OpenedStore) =>
-  journalRows(s, { kind: "run_event" }).map((r) => ({ seq: r.seq, type: r.type, run: String(r.event.run) }));
+type Step = { readonly session: string; readonly what: RowType | "call" | "loopStop" | "stale" | "release" };
+
+const step: fc.Arbitrary<Step> = fc.record({
+  session: fc.constantFrom("a", "b"),
+  what: fc.constantFrom(
+    "opened",
+    "closed",
+    "tool",
+    "mark",
+    "attempt",
+    "call",
+    "loopStop",
+    "stale",
+    "release",
+  ) as fc.Arbitrary<Step["what"]>,
+});
+
+const call = fc.constantFrom<RowType | undefined>("opened", "closed", "tool", "mark", "attempt", undefined);
+
+/** Each step in turn, as the daemon would see them one after the other. */
+async function replay(w: ReturnType<typeof world>, steps: readonly Step[]): Promise<void> {
+  for (const { session, what } of steps) {
+    if (what === "loopStop") await w.loopStop(session);
+    else if (what === "stale") await w.stale(session);
+    else if (what === "release") await w.release(session);
+    else await w.hook(session, what === "call" ? undefined : what);
+  }
+}
+
+const placed = (p: Placement) => ({ run: p.run, refused: p.refused });
 
 describe("a run's life", () => {
   it("A closed run gets no second close: a SessionEnd after the stop, and rows after the close, are refused", async () => {
-    const s = open(storeFile());
-    const w = world(s);
+    const w = world(sqlite());
     await w.hook("a", "opened");
-    w.loopStop("a");
+    await w.loopStop("a");
     expect((await w.hook("a", undefined)).verdict).toMatchObject({
       kind: "stopped",
       run: "impl#a",
@@ -122,34 +172,33 @@ describe("a run's life", () => {
     const start = await w.hook("a", "opened");
     expect(start.placed.refused?.note).toContain("not released");
     expect(start.verdict.kind).toBe("stopped");
-    expect(rowsOf(s).map((r) => r.type)).toEqual(["opened", "tool", "closed"]);
+    expect((await w.rows()).map((r) => r.type)).toEqual(["opened", "tool", "closed"]);
   });
 
   it("A released session resumes as a new run, which survives a restart", async () => {
     const file = storeFile();
-    const s = open(file);
-    const w = world(s);
+    const door = sqlite(file);
+    const w = world(door);
     await w.hook("a", "opened");
-    w.loopStop("a");
+    await w.loopStop("a");
     await w.hook("a", "tool");
-    w.release("a");
+    await w.release("a");
     // Released, the old run still answers stopped until the session starts again.
     expect((await w.hook("a", undefined)).verdict).toMatchObject({ kind: "stopped", released: true });
     expect(await w.hook("a", "opened")).toMatchObject({
       placed: { run: "impl#a~2" },
       verdict: { kind: "allow" },
     });
-    s.close();
-    const again = world(open(file));
-    expect(again.life.current("impl", "a")).toEqual({ run: "impl#a~2", generation: 2 });
+    await door.close();
+    const again = world(sqlite(file));
+    expect(await again.current("a")).toEqual({ run: "impl#a~2", generation: 2 });
     expect((await again.hook("a", "tool")).placed).toMatchObject({ run: "impl#a~2" });
   });
 
   it("a session heard again after the stale closer's close goes on as its next run; after its own end, only a start does", async () => {
-    const s = open(storeFile());
-    const w = world(s);
+    const w = world(sqlite());
     await w.hook("a", "opened");
-    w.stale("a");
+    await w.stale("a");
     expect((await w.hook("a", "tool")).placed).toMatchObject({ run: "impl#a~2" });
     await w.hook("a", "closed");
     expect((await w.hook("a", "tool")).placed.refused?.note).toBe(
@@ -159,15 +208,14 @@ describe("a run's life", () => {
   });
 
   it("a stop pending while the run's SessionEnd is being admitted does not close it a second time", async () => {
-    const s = open(storeFile());
-    const w = world(s);
+    const w = world(sqlite());
     await w.hook("a", "opened");
-    w.loopStop("a");
-    const end = w.life.place("impl", "a", "closed");
+    await w.loopStop("a");
+    const end = await w.place("a", "closed");
     // Another call of the session is answered while the SessionEnd's row is on its way.
-    expect((await w.verdicts.check("impl", end.run)).kind).toBe("stopped");
+    expect((await w.check(end.run)).kind).toBe("stopped");
     end.done();
-    expect(rowsOf(s).filter((r) => r.type === "closed")).toEqual([]);
+    expect((await w.rows()).filter((r) => r.type === "closed")).toEqual([]);
   });
 
   it("a later run's id stays within MAX_IDENT and steps over a taken one", async () => {
@@ -176,8 +224,7 @@ describe("a run's life", () => {
     expect([...id].length).toBe(MAX_IDENT);
     expect(id.endsWith("~12")).toBe(true);
     expect(sessionRunId("impl", "a", 1)).toBe("impl#a");
-    const s = open(storeFile());
-    const w = world(s);
+    const w = world(sqlite());
     // Session `a~2`'s first run is the id session `a`'s second would take.
     await w.hook("a~2", "tool");
     await w.hook("a", "opened");
@@ -186,39 +233,95 @@ describe("a run's life", () => {
   });
 
   it("for any sequence of hook calls, stops, stale closes and releases, each run has at most one closed row and no row after it", async () => {
-    const step = fc.record({
-      session: fc.constantFrom("a", "b"),
-      what: fc.constantFrom(
-        "opened",
-        "closed",
-        "tool",
-        "mark",
-        "attempt",
-        "call",
-        "loopStop",
-        "stale",
-        "release",
-      ) as fc.Arbitrary<RowType | "call" | "loopStop" | "stale" | "release">,
-    });
     await fc.assert(
       fc.asyncProperty(fc.array(step, { maxLength: 40 }), async (steps) => {
-        const s = open(storeFile());
-        const w = world(s);
-        for (const { session, what } of steps) {
-          if (what === "loopStop") w.loopStop(session);
-          else if (what === "stale") w.stale(session);
-          else if (what === "release") w.release(session);
-          else await w.hook(session, what === "call" ? undefined : what);
-        }
+        const door = sqlite();
+        const w = world(door);
+        await replay(w, steps);
         const closedAt = new Map<string, number>();
-        for (const r of rowsOf(s)) {
+        for (const r of await w.rows()) {
           const closed = closedAt.get(r.run);
           expect(closed, `${r.type} of ${r.run} after its close`).toBeUndefined();
           if (r.type === "closed") closedAt.set(r.run, r.seq);
         }
-        s.close();
+        await door.close();
       }),
       { numRuns: runs(60) },
     );
+  });
+});
+
+/**
+ * Two hook calls of one session at once, on each backend: on PostgreSQL each read is a round trip, so
+ * calls interleave between their reads unless they take turns. Each test's worlds have harnesses of
+ * their own, so the PostgreSQL tests share one database.
+ */
+describe.each([
+  ["SQLite", 60],
+  ["PostgreSQL", 40],
+] as const)("hook calls of one session at once, on %s", (backend, numRuns) => {
+  let pg: OpenedPgStore | undefined;
+  let harnesses = 0;
+  beforeAll(async () => {
+    if (backend === "PostgreSQL") pg = await openFreshPgStore("run_life", 8);
+  });
+  afterAll(async () => {
+    await pg?.close();
+  });
+  /** A world over a store of its own (SQLite) or the shared database (PostgreSQL), with a harness of its own. */
+  const fresh = () => world(pg === undefined ? sqlite() : new PgStoreDoor(pg), `impl${++harnesses}`);
+
+  it("are placed as one after the other: one close, then one next run", async () => {
+    const w = fresh();
+    const run = w.run("a");
+    await w.hook("a", "opened");
+    const ends = await Promise.all([w.place("a", "closed"), w.place("a", "closed")]);
+    expect(ends.map(placed)).toEqual([
+      { run, refused: undefined },
+      { run, refused: { note: `${run} is closed already; a second close is not recorded`, counted: false } },
+    ]);
+    for (const p of ends) await w.admit("a", "closed", p);
+    // Both starts open the session's next run: the first records it, the second finds it open.
+    const starts = await Promise.all([w.place("a", "opened"), w.place("a", "opened")]);
+    const next = `${run}~2`;
+    expect(starts.map(placed)).toEqual([
+      { run: next, refused: undefined },
+      { run: next, refused: undefined },
+    ]);
+    expect(await w.current("a")).toEqual({ run: next, generation: 2 });
+  });
+
+  it("after any history, are placed as they would be one after the other", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(step, { maxLength: 20 }),
+        fc.array(call, { minLength: 2, maxLength: 3 }),
+        async (steps, calls) => {
+          const [atOnce, inTurn] = [fresh(), fresh()];
+          await replay(atOnce, steps);
+          await replay(inTurn, steps);
+          const together = await Promise.all(calls.map((t) => atOnce.place("a", t)));
+          const serial: Placement[] = [];
+          for (const t of calls) serial.push(await inTurn.place("a", t));
+          // The same placements, but for the harness in the run ids.
+          const shape = (w: typeof atOnce, ps: readonly Placement[]) =>
+            JSON.parse(JSON.stringify(ps.map(placed)).replaceAll(`${w.harness}#`, "h#"));
+          expect(shape(atOnce, together)).toEqual(shape(inTurn, serial));
+          expect((await atOnce.current("a")).generation).toBe((await inTurn.current("a")).generation);
+        },
+      ),
+      { numRuns: runs(numRuns) },
+    );
+  });
+
+  it("a stop is delivered once when two calls of its run are answered at once", async () => {
+    const w = fresh();
+    const run = w.run("a");
+    await w.hook("a", "opened");
+    await w.loopStop("a");
+    const verdicts = await Promise.all([w.check(run), w.check(run)]);
+    expect(verdicts.map((v) => v.kind)).toEqual(["stopped", "stopped"]);
+    expect((await w.rows()).filter((r) => r.type === "closed").map((r) => r.run)).toEqual([run]);
+    expect((await w.stop(run))?.deliveredAt).toBeDefined();
   });
 });

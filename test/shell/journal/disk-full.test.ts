@@ -35,8 +35,8 @@ function ingestOn(db: Db, health?: StoreWriteHealth) {
     admit: (source, events, key, options) => admitEvents(writer, source, events, key, options),
     identify: (token) =>
       token === "obs" ? { source: "observer" } : token === "led" ? { source: "ledger" } : undefined,
-    verdicts: { check: async () => ({ kind: "allow" }), peek: () => ({ kind: "allow" }) },
-    runs: { place: (harness, session) => ({ run: `${harness}#${session}`, done: () => {} }) },
+    verdicts: { check: async () => ({ kind: "allow" }), peek: async () => ({ kind: "allow" }) },
+    runs: { place: async (harness, session) => ({ run: `${harness}#${session}`, done: () => {} }) },
     evaluated: async () => true,
     failMode: () => "allow",
     gitFacts: async () => ({}),

@@ -20,11 +20,16 @@
  * Refused rows are counted with Append's refusals (`run_closed`) and noted in the call's answer. A
  * `closed` row in flight (placed, not yet committed) counts as the close for the calls placed meanwhile,
  * and a stop is not delivered to its run (`run-verdict.ts`), so two closes cannot race in one daemon.
+ *
+ * Each decision reads the store and may write it (a session's next run), between awaits. A session's
+ * placements and its stop deliveries therefore take turns (`keyed-turns.ts`): two hook calls of one
+ * session coming at once are placed as they would be one after the other, and a stop is delivered once.
  */
 import { resumeCommand } from "../../../core/held-sentence.js";
 import { sessionRunId } from "../../../core/hook-runs.js";
-import type { AgentRunStops } from "../../store/agent-run-stops.js";
-import type { AgentSessionRuns, SessionRun } from "../../store/agent-session-runs.js";
+import type { SessionRun } from "../../store/agent-session-runs.js";
+import type { StoreDoor } from "../../store/store-door.js";
+import { KeyedTurns } from "./keyed-turns.js";
 import { STALE_REASON } from "./stale-runs.js";
 
 export type RowType = "opened" | "closed" | "tool" | "mark" | "attempt";
@@ -47,19 +52,21 @@ const nothing = (): void => {};
 export class RunLife {
   /** Runs whose `closed` row is placed and not yet committed. */
   private readonly closing = new Set<string>();
+  /** Per session, its placements and stop deliveries, one at a time. */
+  private readonly turns = new KeyedTurns();
 
   constructor(
     private readonly deps: {
-      readonly sessions: AgentSessionRuns;
-      readonly stops: AgentRunStops;
+      readonly sessions: StoreDoor["agentSessionRuns"];
+      readonly stops: StoreDoor["agentRunStops"];
       readonly clock: () => number;
     },
   ) {}
 
   /** The session's current run. */
-  current(harness: string, session: string): SessionRun {
+  async current(harness: string, session: string): Promise<SessionRun> {
     return (
-      this.deps.sessions.latestOf(harness, session) ?? {
+      (await this.deps.sessions.latestOf(harness, session)) ?? {
         run: sessionRunId(harness, session, 1),
         generation: 1,
       }
@@ -67,23 +74,48 @@ export class RunLife {
   }
 
   /** Whether the run is closed, or its `closed` row is on its way: a stop must not close it again. */
-  closed(run: string): boolean {
-    return this.closing.has(run) || this.deps.sessions.closedReason(run) !== undefined;
+  async closed(run: string): Promise<boolean> {
+    return this.closing.has(run) || (await this.deps.sessions.closedReason(run)) !== undefined;
   }
 
   /** The session a hook-fed run is of. */
-  sessionOf(harness: string, run: string): string | undefined {
-    const later = this.deps.sessions.sessionOf(run);
+  async sessionOf(harness: string, run: string): Promise<string | undefined> {
+    const later = await this.deps.sessions.sessionOf(run);
     if (later !== undefined) return later;
     const prefix = `${harness}#`;
     return run.startsWith(prefix) && run.length > prefix.length ? run.slice(prefix.length) : undefined;
   }
 
   /** Where a call of `session` with a row of `type` (none: a call that records nothing) goes. */
-  place(harness: string, session: string, type: RowType | undefined): Placement {
-    const cur = this.current(harness, session);
+  place(harness: string, session: string, type: RowType | undefined): Promise<Placement> {
+    return this.turns.run(sessionKey(harness, session), () => this.placeNow(harness, session, type));
+  }
+
+  /**
+   * Runs `close`, which commits the run's `closed` row (a stop's delivery), in its session's turn, unless
+   * the run is closed already or its `closed` row is on its way; `close` is handed the run's session.
+   * True when it ran. In the turn, a placement of the session waits for the commit, and sees the close.
+   */
+  async closeOnce(
+    harness: string,
+    run: string,
+    close: (session: string | undefined) => Promise<void>,
+  ): Promise<boolean> {
+    const session = await this.sessionOf(harness, run);
+    // A run of no session of the harness (never placed here) takes turns with itself alone.
+    const key = session === undefined ? `${harness}\u0000\u0000${run}` : sessionKey(harness, session);
+    return this.turns.run(key, async () => {
+      if (await this.closed(run)) return false;
+      await close(session);
+      return true;
+    });
+  }
+
+  /** `place`, in the session's turn. */
+  private async placeNow(harness: string, session: string, type: RowType | undefined): Promise<Placement> {
+    const cur = await this.current(harness, session);
     if (type === undefined) return { run: cur.run, done: nothing };
-    const reason = this.closing.has(cur.run) ? "" : this.deps.sessions.closedReason(cur.run);
+    const reason = this.closing.has(cur.run) ? "" : await this.deps.sessions.closedReason(cur.run);
     if (reason === undefined) {
       if (type !== "closed") return { run: cur.run, done: nothing };
       this.closing.add(cur.run);
@@ -91,7 +123,7 @@ export class RunLife {
     }
     if (type === "closed")
       return refused(cur.run, `${cur.run} is closed already; a second close is not recorded`, false);
-    const stop = this.deps.stops.get(cur.run);
+    const stop = await this.deps.stops.get(cur.run);
     if (stop !== undefined && stop.releasedAt === undefined)
       return refused(
         cur.run,
@@ -99,7 +131,7 @@ export class RunLife {
         true,
       );
     if (type === "opened" || reason === STALE_REASON) {
-      const next = this.next(harness, session, cur);
+      const next = await this.next(harness, session, cur);
       if (next !== undefined) return { run: next, done: nothing };
       return refused(cur.run, `no free run id after ${cur.run}; the row is not recorded`, true);
     }
@@ -107,17 +139,20 @@ export class RunLife {
   }
 
   /** The session's next run, recorded; undefined when no id near it is free. */
-  private next(harness: string, session: string, cur: SessionRun): string | undefined {
+  private async next(harness: string, session: string, cur: SessionRun): Promise<string | undefined> {
     const { sessions } = this.deps;
     for (let generation = cur.generation + 1; generation <= cur.generation + MAX_STEPS; generation++) {
       const run = sessionRunId(harness, session, generation);
-      if (sessions.taken(run)) continue;
-      sessions.add(harness, session, { run, generation }, this.deps.clock());
+      if (await sessions.taken(run)) continue;
+      await sessions.add(harness, session, { run, generation }, this.deps.clock());
       return run;
     }
     return undefined;
   }
 }
+
+/** A session's key among the turns: harness names hold no NUL. */
+const sessionKey = (harness: string, session: string): string => `${harness}\u0000${session}`;
 
 const refused = (run: string, note: string, counted: boolean): Placement => ({
   run,

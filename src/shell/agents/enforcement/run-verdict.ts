@@ -31,8 +31,8 @@ import { HOOK_FED_FIELD } from "../../../core/hook-runs.js";
 import type { RunVerdict } from "../../../core/run-verdict.js";
 import type { Hold } from "../../../core/state.js";
 import type { AppendDerived } from "../../derive/deriver.js";
-import type { AgentRunReads } from "../../store/agent-run-reads.js";
-import type { AgentRunStop, AgentRunStops } from "../../store/agent-run-stops.js";
+import type { AgentRunStop } from "../../store/agent-run-stops.js";
+import type { StoreDoor } from "../../store/store-door.js";
 import type { RunLife } from "./run-life.js";
 
 export interface RunVerdicts {
@@ -43,18 +43,18 @@ export interface RunVerdicts {
    */
   check(harness: string, run: string): Promise<RunVerdict>;
   /** The verdict `check` would give, delivering nothing. */
-  peek(harness: string, run: string): RunVerdict;
+  peek(harness: string, run: string): Promise<RunVerdict>;
 }
 
 export interface RunVerdictDeps {
-  readonly reads: AgentRunReads;
-  readonly stops: AgentRunStops;
+  readonly reads: StoreDoor["agentRuns"];
+  readonly stops: StoreDoor["agentRunStops"];
   /** The holds as last committed (the evaluator's state). */
   readonly holds: () => Readonly<Record<string, Hold>>;
   readonly append: AppendDerived;
   readonly clock: () => number;
-  /** Whether a run is closed already, and the session it is of. */
-  readonly life: RunLife;
+  /** Closes a run once, in its session's turn, and tells the session it is of. */
+  readonly life: Pick<RunLife, "closeOnce">;
 }
 
 const ALLOW: RunVerdict = { kind: "allow" };
@@ -63,31 +63,35 @@ export class StoreRunVerdicts implements RunVerdicts {
   constructor(private readonly deps: RunVerdictDeps) {}
 
   async check(harness: string, run: string): Promise<RunVerdict> {
-    const stop = this.deps.stops.get(run);
-    if (stop !== undefined) {
-      // A run closed already (its SessionEnd came first, or is being committed) is not closed again:
-      // the stop settler records the stop closed first when it reaches that row.
-      if (stop.deliveredAt === undefined && !this.deps.life.closed(run)) await this.deliver(stop);
-      return stopped(stop);
-    }
-    return this.held(harness, run);
+    const stop = await this.deps.stops.get(run);
+    if (stop === undefined) return this.held(harness, run);
+    // A run closed already (its SessionEnd came first, or is being committed) is not closed again: the
+    // stop settler records the stop closed first when it reaches that row. Two calls of the run racing
+    // here both read the stop undelivered; in the session's turn, the second finds the first's close.
+    if (stop.deliveredAt === undefined)
+      await this.deps.life.closeOnce(harness, run, (session) => this.deliver(stop, session));
+    return stopped(stop);
   }
 
   /** The verdict `check` would give, delivering nothing. */
-  peek(harness: string, run: string): RunVerdict {
-    const stop = this.deps.stops.get(run);
+  async peek(harness: string, run: string): Promise<RunVerdict> {
+    const stop = await this.deps.stops.get(run);
     return stop !== undefined ? stopped(stop) : this.held(harness, run);
   }
 
-  private held(harness: string, run: string): RunVerdict {
+  private async held(harness: string, run: string): Promise<RunVerdict> {
+    const holds = Object.values(this.deps.holds()).filter((h) => h.harness === harness);
+    // Read only when a hold is on the harness, each read at once (one round trip's wait, not one per
+    // hold, on a store across a network); no row yet: first seen now, after every hold.
+    if (holds.length === 0) return ALLOW;
     const { reads } = this.deps;
-    // Read once, and only when a hold is on the harness; no row yet: first seen now, after every hold.
-    let seen: number | undefined | null = null;
+    const [seen, ...placedAt] = await Promise.all([
+      reads.firstSeq(run),
+      ...holds.map((h) => reads.fireSeq(h.fireId)),
+    ]);
     let first: Hold | undefined;
-    for (const hold of Object.values(this.deps.holds())) {
-      if (hold.harness !== harness) continue;
-      if (seen === null) seen = reads.firstSeq(run);
-      const placed = reads.fireSeq(hold.fireId);
+    for (const [i, hold] of holds.entries()) {
+      const placed = placedAt[i];
       // Seen before the hold: a running process, which no hold stops (REQ-11). A fire log row is never
       // deleted while its hold is on, so `placed` is known; were it not, the hold bites (fail closed).
       if (seen !== undefined && placed !== undefined && seen < placed) continue;
@@ -101,7 +105,7 @@ export class StoreRunVerdicts implements RunVerdicts {
   }
 
   /** The stop delivered and the run closed, in one transaction with the `closed` row. */
-  private async deliver(stop: AgentRunStop): Promise<void> {
+  private async deliver(stop: AgentRunStop, session: string | undefined): Promise<void> {
     const at = this.deps.clock();
     const byRule = stop.by === "rule";
     await this.deps.append(
@@ -113,7 +117,7 @@ export class StoreRunVerdicts implements RunVerdicts {
             type: "closed",
             harness: stop.harness,
             run: stop.run,
-            ...sessionOf(this.deps.life.sessionOf(stop.harness, stop.run)),
+            ...(session === undefined ? {} : { session }),
             outcome: "cancelled",
             reason: byRule ? "rule_stop" : "operator",
             [HOOK_FED_FIELD]: true,
@@ -124,9 +128,6 @@ export class StoreRunVerdicts implements RunVerdicts {
     );
   }
 }
-
-const sessionOf = (session: string | undefined): { session?: string } =>
-  session === undefined ? {} : { session };
 
 const stopped = (stop: AgentRunStop): RunVerdict => ({
   kind: "stopped",

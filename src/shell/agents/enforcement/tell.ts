@@ -9,8 +9,7 @@
  * call never repeats it. An answer that then never reaches the agent (a hook that gave up waiting) has
  * lost it; telling twice would be worse, since the agent would act on it twice.
  */
-import type { AgentRunReads } from "../../store/agent-run-reads.js";
-import type { AgentTold } from "../../store/agent-told.js";
+import type { StoreDoor } from "../../store/store-door.js";
 import { failpoint } from "../../support/failpoints.js";
 import { toldFire, toldText } from "./told-text.js";
 
@@ -22,12 +21,12 @@ export interface RunTelling {
    * The text telling the run of the fires about it not yet told, at most `maxChars` long, recorded told
    * as it is returned; undefined when there is nothing to tell.
    */
-  tell(harness: string, run: string, maxChars: number): string | undefined;
+  tell(harness: string, run: string, maxChars: number): Promise<string | undefined>;
 }
 
 export interface RunTellingDeps {
-  readonly told: AgentTold;
-  readonly reads: AgentRunReads;
+  readonly told: StoreDoor["agentTold"];
+  readonly reads: StoreDoor["agentRuns"];
   /** `[agents] tell`, read on every call so a reload applies. */
   readonly levels: () => readonly string[];
   readonly clock: () => number;
@@ -44,7 +43,7 @@ export class StoreRunTelling implements RunTelling {
 
   constructor(private readonly deps: RunTellingDeps) {}
 
-  tell(harness: string, run: string, maxChars: number): string | undefined {
+  async tell(harness: string, run: string, maxChars: number): Promise<string | undefined> {
     const levels = this.deps.levels();
     if (levels.length === 0) return undefined;
     // Every call of every run asks: skipping the store's transaction while no fire was committed since
@@ -55,11 +54,14 @@ export class StoreRunTelling implements RunTelling {
     const query = {
       run,
       harness,
-      firstSeq: this.deps.reads.firstSeq(run),
+      firstSeq: await this.deps.reads.firstSeq(run),
       levels,
       limit: MAX_TOLD_PER_ANSWER,
     };
-    const text = this.deps.told.tell(query, this.deps.clock(), (fires) => {
+    // The mark was taken before the reads: a fire committed while they wait moves the generation past
+    // it, so a run remembered quiet at the mark is asked again.
+    // `AsyncPort` keeps no method's type parameter: the result is what `choose` returns, text or none.
+    const text = (await this.deps.told.tell(query, this.deps.clock(), (fires) => {
       const chosen = toldText(
         run,
         fires.map((f) => toldFire(run, f)),
@@ -70,7 +72,7 @@ export class StoreRunTelling implements RunTelling {
       // Inside the transaction: a crash here tells nothing and records nothing.
       failpoint("tell.beforeCommit");
       return { told: fires.slice(0, chosen.count).map((f) => f.fireId), result: chosen.text };
-    });
+    })) as string | undefined;
     // Recorded told, the answer not yet sent: a crash here has lost it, never repeats it.
     if (text !== undefined) failpoint("tell.afterCommit");
     return text;

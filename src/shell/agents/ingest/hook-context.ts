@@ -19,11 +19,11 @@ export interface TellingCall {
 }
 
 /** The call's answer, telling the run what is to be told where the format allows (`tell` undefined: never). */
-export function answerTelling(
+export async function answerTelling(
   call: TellingCall,
   tell: RunTelling | undefined,
   onError?: (what: string, e: unknown) => void,
-): HookAnswer {
+): Promise<HookAnswer> {
   const { format, harness, run, event } = call;
   const gate = format.gate(event);
   const refusal = refusalOf(harness, gate, call.verdict);
@@ -32,7 +32,7 @@ export function answerTelling(
     return format.answer(gate, refusal);
   let text: string | undefined;
   try {
-    text = tell.tell(harness, run, where.maxChars);
+    text = await tell.tell(harness, run, where.maxChars);
   } catch (e) {
     // Nothing was recorded told (its transaction rolled back): the fires wait for a later answer.
     onError?.("telling the run of the rules", e);

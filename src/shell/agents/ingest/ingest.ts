@@ -197,7 +197,7 @@ export class HookIngest {
       const ledger = this.authorized(req.ledgerToken, "ledger", req.harness);
       if (ledger !== undefined) return refuse(401, ledger);
     }
-    const placed = this.place(req.harness, hook.session, hook.row?.type);
+    const placed = await this.place(req.harness, hook.session, hook.row?.type);
     if (placed === undefined) return refuse(503, "the store could not tell the session's run; not recorded");
     const { run } = placed;
     // The http hook sends no key: the payload's own ids give one where they name the call. The command
@@ -210,7 +210,7 @@ export class HookIngest {
     const keyed = key === undefined ? req : { ...req, key };
     // A live attempt is judged before the answer; one of a run already stopped has nothing left to judge.
     const attempt = isLive(req) && hook.row?.type === "attempt";
-    const stopped = attempt && this.alreadyStopped(req.harness, run);
+    const stopped = attempt && (await this.alreadyStopped(req.harness, run));
     const admitted =
       hook.row === undefined || stopped
         ? { row: "none" as const }
@@ -259,7 +259,7 @@ export class HookIngest {
       plain === ALLOW && unjudged !== undefined
         ? unjudged
         : isLive(req) && admitted.row !== "unstored"
-          ? answerTelling(
+          ? await answerTelling(
               { format, harness: req.harness, run, event: hook.event, verdict },
               this.deps.tell,
               this.deps.onError,
@@ -391,9 +391,13 @@ export class HookIngest {
   }
 
   /** The call's run, or undefined when the store could not be read (the hook keeps the call). */
-  private place(harness: string, session: string, type: RowPlan["type"] | undefined): Placement | undefined {
+  private async place(
+    harness: string,
+    session: string,
+    type: RowPlan["type"] | undefined,
+  ): Promise<Placement | undefined> {
     try {
-      return this.deps.runs.place(harness, session, type);
+      return await this.deps.runs.place(harness, session, type);
     } catch (e) {
       this.deps.onError?.("placing a hook call in its run", e);
       return undefined;
@@ -408,9 +412,9 @@ export class HookIngest {
   }
 
   /** Whether a stop already reached the run (its later calls are all answered stopped). */
-  private alreadyStopped(harness: string, run: string): boolean {
+  private async alreadyStopped(harness: string, run: string): Promise<boolean> {
     try {
-      return this.deps.verdicts.peek(harness, run).kind === "stopped";
+      return (await this.deps.verdicts.peek(harness, run)).kind === "stopped";
     } catch {
       return false;
     }

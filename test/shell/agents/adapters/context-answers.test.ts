@@ -30,15 +30,18 @@ function recorder(text: string | null = TEXT): RunTelling & { asked: number[] } 
   const asked: number[] = [];
   return {
     asked,
-    tell: (_h, _r, maxChars) => {
+    tell: async (_h, _r, maxChars) => {
       asked.push(maxChars);
       return text ?? undefined;
     },
   };
 }
 
-const answer = (name: string, event: string, verdict: RunVerdict, tell: RunTelling) => {
-  const out = answerTelling({ format: format(name), harness: "impl", run: "impl#s1", event, verdict }, tell);
+const answer = async (name: string, event: string, verdict: RunVerdict, tell: RunTelling) => {
+  const out = await answerTelling(
+    { format: format(name), harness: "impl", run: "impl#s1", event, verdict },
+    tell,
+  );
   return out === "" ? undefined : JSON.parse(out);
 };
 
@@ -57,7 +60,7 @@ describe("context in hook answers", () => {
       expect(format(name).context?.maxChars).toBeLessThanOrEqual(10_000);
   });
 
-  it("context alone, and beside a held run's deny, in Claude Code's shape", () => {
+  it("context alone, and beside a held run's deny, in Claude Code's shape", async () => {
     for (const event of [
       "SessionStart",
       "UserPromptSubmit",
@@ -65,10 +68,10 @@ describe("context in hook answers", () => {
       "PostToolUseFailure",
       "PreToolUse",
     ])
-      expect(answer("claude-code", event, ALLOW, recorder())).toEqual({
+      expect(await answer("claude-code", event, ALLOW, recorder())).toEqual({
         hookSpecificOutput: { hookEventName: event, additionalContext: TEXT },
       });
-    expect(answer("claude-code", "PreToolUse", HELD, recorder())).toEqual({
+    expect(await answer("claude-code", "PreToolUse", HELD, recorder())).toEqual({
       hookSpecificOutput: {
         hookEventName: "PreToolUse",
         permissionDecision: "deny",
@@ -78,43 +81,43 @@ describe("context in hook answers", () => {
     });
   });
 
-  it("Codex: context at its events; its PreToolUse, even denied, is never asked to tell", () => {
-    expect(answer("codex", "UserPromptSubmit", HELD, recorder())).toEqual({
+  it("Codex: context at its events; its PreToolUse, even denied, is never asked to tell", async () => {
+    expect(await answer("codex", "UserPromptSubmit", HELD, recorder())).toEqual({
       hookSpecificOutput: { hookEventName: "UserPromptSubmit", additionalContext: TEXT },
     });
     const tell = recorder();
-    expect(answer("codex", "PreToolUse", ALLOW, tell)).toBeUndefined();
-    expect(answer("codex", "PreToolUse", HELD, tell)?.hookSpecificOutput).not.toHaveProperty(
+    expect(await answer("codex", "PreToolUse", ALLOW, tell)).toBeUndefined();
+    expect((await answer("codex", "PreToolUse", HELD, tell))?.hookSpecificOutput).not.toHaveProperty(
       "additionalContext",
     );
-    expect(answer("codex", "Stop", ALLOW, tell)).toBeUndefined();
+    expect(await answer("codex", "Stop", ALLOW, tell)).toBeUndefined();
     expect(tell.asked).toEqual([]);
   });
 
-  it("a stopped run is told nothing, so its fires are not spent on an answer that ends the turn", () => {
+  it("a stopped run is told nothing, so its fires are not spent on an answer that ends the turn", async () => {
     for (const [name, event] of [
       ["claude-code", "PreToolUse"],
       ["claude-code", "UserPromptSubmit"],
       ["codex", "UserPromptSubmit"],
     ] as const) {
       const tell = recorder();
-      const out = answer(name, event, STOPPED, tell);
+      const out = await answer(name, event, STOPPED, tell);
       expect(out.continue === false || out.hookSpecificOutput?.permissionDecision === "deny").toBe(true);
       expect(JSON.stringify(out)).not.toContain("additionalContext");
       expect(tell.asked).toEqual([]);
     }
     // Codex rejects continue:false on PreToolUse: the stop is a deny alone.
-    expect(answer("codex", "PreToolUse", STOPPED, recorder())).not.toHaveProperty("continue");
+    expect(await answer("codex", "PreToolUse", STOPPED, recorder())).not.toHaveProperty("continue");
   });
 
-  it("nothing to tell, or a telling that fails, leaves the verdict's answer as it was", () => {
-    expect(answer("claude-code", "PostToolUse", ALLOW, recorder(null))).toBeUndefined();
+  it("nothing to tell, or a telling that fails, leaves the verdict's answer as it was", async () => {
+    expect(await answer("claude-code", "PostToolUse", ALLOW, recorder(null))).toBeUndefined();
     const failing: RunTelling = {
-      tell: () => {
+      tell: async () => {
         throw new Error("disk I/O error");
       },
     };
-    expect(answer("claude-code", "PreToolUse", HELD, failing)?.hookSpecificOutput).toMatchObject({
+    expect((await answer("claude-code", "PreToolUse", HELD, failing))?.hookSpecificOutput).toMatchObject({
       permissionDecision: "deny",
     });
   });

@@ -18,6 +18,7 @@ import {
 } from "../../../../src/shell/agents/enforcement/told-text.js";
 import { AgentRunReads } from "../../../../src/shell/store/agent-run-reads.js";
 import { AgentTold } from "../../../../src/shell/store/agent-told.js";
+import { promised } from "../../../../src/shell/store/async-port.js";
 import { DecisionStore } from "../../../../src/shell/store/decision-store.js";
 import { JournalTable } from "../../../../src/shell/store/journal-table.js";
 import type { Db } from "../../../../src/shell/store/open-store.js";
@@ -73,8 +74,8 @@ let fireCommits = 0;
 
 const telling = (db: Db) =>
   new StoreRunTelling({
-    told: new AgentTold(db),
-    reads: new AgentRunReads(db),
+    told: promised(new AgentTold(db)),
+    reads: promised(new AgentRunReads(db)),
     levels: () => TOLD,
     clock: () => 1,
     firesCommitted: () => fireCommits,
@@ -89,9 +90,9 @@ const firesIn = (text: string | undefined): string[] =>
       );
 
 describe("telling a run of the rules", () => {
-  it("tells each eligible fire to a run exactly once, across restarts, and nothing else", () => {
-    fc.assert(
-      fc.property(fc.array(op, { maxLength: 40 }), (ops) => {
+  it("tells each eligible fire to a run exactly once, across restarts, and nothing else", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { maxLength: 40 }), async (ops) => {
         const db = stores.open(stores.storeFile()).db;
         const journal = new JournalTable(db);
         const decisions = new DecisionStore(db);
@@ -99,16 +100,16 @@ describe("telling a run of the rules", () => {
         const firstSeq = new Map<number, number>();
         const model: Model[] = [];
         const told = new Map<number, string[]>(Array.from({ length: RUNS }, (_, r) => [r, []]));
-        ops.forEach((o, i) => {
+        for (const [i, o] of ops.entries()) {
           if (o.op === "restart") tell = telling(db);
           else if (o.op === "answer") {
-            const ids = firesIn(tell.tell(harnessOf(o.run), runOf(o.run), 4_000));
+            const ids = firesIn(await tell.tell(harnessOf(o.run), runOf(o.run), 4_000));
             (told.get(o.run) as string[]).push(...ids);
           } else {
             const event = { type: "tool", harness: harnessOf(o.run), run: runOf(o.run), tool: "Edit" };
             const seq = journal.append({ kind: "run_event", source: "observer", at: i, event });
             if (!firstSeq.has(o.run)) firstSeq.set(o.run, seq);
-            if (o.fire === undefined) return;
+            if (o.fire === undefined) continue;
             const { target, shadow, level } = o.fire;
             const fire: Fire = {
               id: `f${i}`,
@@ -146,11 +147,11 @@ describe("telling a run of the rules", () => {
                   : harnessOf(run) === harnessOf(firer) && first !== undefined && first <= seq),
             });
           }
-        });
+        }
         // Drain: answer every run until it is told nothing more.
         for (let r = 0; r < RUNS; r++)
           for (;;) {
-            const ids = firesIn(tell.tell(harnessOf(r), runOf(r), 4_000));
+            const ids = firesIn(await tell.tell(harnessOf(r), runOf(r), 4_000));
             if (ids.length === 0) break;
             (told.get(r) as string[]).push(...ids);
           }

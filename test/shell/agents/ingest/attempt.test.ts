@@ -32,14 +32,14 @@ function ingest(setup: Setup) {
       token === "obs" ? { source: "observer" } : token === "led" ? { source: "ledger" } : undefined,
     verdicts: {
       check: async () => setup.verdict ?? { kind: "allow" },
-      peek: () => setup.verdict ?? { kind: "allow" },
+      peek: async () => setup.verdict ?? { kind: "allow" },
     },
     evaluated: async (seq, budgetMs) => {
       waits.push({ seq, budgetMs });
       return setup.evaluated ?? true;
     },
     failMode: () => setup.failMode ?? "allow",
-    runs: { place: (harness, session) => ({ run: `${harness}#${session}`, done: () => {} }) },
+    runs: { place: async (harness, session) => ({ run: `${harness}#${session}`, done: () => {} }) },
     gitFacts: async () => ({}),
     verifyPatterns: () => [],
     onFailMode: (answer) => failModes.push(answer),
