@@ -120,7 +120,7 @@ export const SHELL_FOLDERS: Readonly<Record<string, readonly (string | Arrow)[]>
     "derive",
     { to: "proposals", why: "the untrusted-data wrapper, for what a run is told" },
     "store",
-    { to: "support", why: "failpoints" },
+    { to: "support", why: "failpoints, turns" },
   ],
   graph: ["derive"],
   supervisor: [{ to: "rpc", why: "clients" }],

@@ -14,3 +14,32 @@ export class Turns {
     return next;
   }
 }
+
+/**
+ * Turns per key: work that must not interleave with other work of the same key (a session's placements
+ * and its stop deliveries, `agents/enforcement/run-life.ts`) runs one at a time per key in the order
+ * asked, while different keys run side by side. A key holds an entry only while it has work queued or
+ * running, so the map does not grow with the number of keys ever seen.
+ */
+export class KeyedTurns {
+  /** Per key, the end of its last piece of work, whatever became of it. */
+  private readonly tails = new Map<string, Promise<void>>();
+
+  /** Runs `work` once every piece asked for before it under `key` has settled; answers what it answers. */
+  run<T>(key: string, work: () => Promise<T>): Promise<T> {
+    const result = (this.tails.get(key) ?? Promise.resolve()).then(work);
+    const tail = result.then(idle, idle);
+    this.tails.set(key, tail);
+    void tail.then(() => {
+      if (this.tails.get(key) === tail) this.tails.delete(key);
+    });
+    return result;
+  }
+
+  /** How many keys have work queued or running. */
+  get busy(): number {
+    return this.tails.size;
+  }
+}
+
+const idle = (): void => {};

@@ -22,14 +22,14 @@
  * and a stop is not delivered to its run (`run-verdict.ts`), so two closes cannot race in one daemon.
  *
  * Each decision reads the store and may write it (a session's next run), between awaits. A session's
- * placements and its stop deliveries therefore take turns (`keyed-turns.ts`): two hook calls of one
+ * placements and its stop deliveries therefore take turns (`support/turns.ts`): two hook calls of one
  * session coming at once are placed as they would be one after the other, and a stop is delivered once.
  */
 import { resumeCommand } from "../../../core/held-sentence.js";
 import { sessionRunId } from "../../../core/hook-runs.js";
 import type { SessionRun } from "../../store/agent-session-runs.js";
 import type { StoreDoor } from "../../store/store-door.js";
-import { KeyedTurns } from "./keyed-turns.js";
+import { KeyedTurns } from "../../support/turns.js";
 import { STALE_REASON } from "./stale-runs.js";
 
 export type RowType = "opened" | "closed" | "tool" | "mark" | "attempt";

@@ -1,10 +1,10 @@
 /**
- * Work per key, one at a time (`agents/enforcement/keyed-turns.ts`): a key's pieces run in the order
+ * Work per key, one at a time (`support/turns.ts`): a key's pieces run in the order
  * asked, each after the one before has settled (a failure too), other keys alongside, and a key whose
  * work is done holds no entry.
  */
 import { describe, expect, it } from "vitest";
-import { KeyedTurns } from "../../../../src/shell/agents/enforcement/keyed-turns.js";
+import { KeyedTurns } from "../../../src/shell/support/turns.js";
 
 /** A promise and the hand that settles it. */
 function gate() {
