@@ -75,6 +75,7 @@ import { tokenService } from "../rpc/token-service.js";
 import { committedEvents, eventCount, type WatchEvent, watchEvents } from "../rpc/watch-events.js";
 import { type OpenedStore, openStore } from "../store/open-store.js";
 import { SqliteStoreDoor } from "../store/sqlite-store-door.js";
+import type { StoreDoor } from "../store/store-door.js";
 import type { Stores } from "../store/stores.js";
 import { createLog, type Log } from "../support/log.js";
 import { DaemonMetrics } from "../support/metrics.js";
@@ -167,7 +168,7 @@ export class DaemonApp {
     const opened: (() => Promise<void>)[] = [];
     try {
       const metrics = new DaemonMetrics();
-      const loadRules = ruleLoader(options.loadRules, stores, env, clock);
+      const loadRules = ruleLoader(options.loadRules, door, env, clock);
       const watchers = new EventBus<WatchEvent>();
       const publish = publisher(watchers, committedRecords(stores.ruleReads), log);
       const { server } = config;
@@ -428,12 +429,12 @@ function derivers(tokens: IssuedTokens, clock: () => number): DaemonDeps["derive
 /** How a config becomes a rule set: the served rule sets (starter pack, policy clones), or a test's. */
 function ruleLoader(
   custom: DaemonOptions["loadRules"],
-  stores: Stores,
+  door: StoreDoor,
   env: NodeJS.ProcessEnv,
   clock: () => number,
 ): (config: GlobalConfig) => Promise<RuleSetLoad> {
   return custom === undefined
-    ? servedRuleSets(stores.lastGoodCommits, env, clock)
+    ? servedRuleSets(door.lastGoodCommits, env, clock)
     : async (c) => ({ ruleSet: custom(c), clones: [] });
 }
 
