@@ -193,7 +193,7 @@ export class DaemonApp {
       );
       const startExport = prepareOtel(decisionExports, config);
       const daemon = await Daemon.open({
-        stores,
+        stores: door,
         configAtStart: config,
         rulesAtStart: await loadRules(config),
         // A file gone since start is an error unless the operator asked for defaults.
@@ -215,7 +215,7 @@ export class DaemonApp {
         env,
         tickMs: options.tickMs ?? MINUTE,
         onCommitted: publish,
-        runStops,
+        runStops: door.agentRunStops,
         derivers: derivers(tokens, clock),
       });
       const runLife = new RunLife({ sessions: stores.agentSessionRuns, stops: runStops, clock });
