@@ -169,7 +169,7 @@ export class DaemonApp {
     const opened: (() => Promise<void>)[] = [];
     try {
       const metrics = new DaemonMetrics();
-      const loadRules = ruleLoader(options.loadRules, stores, env, clock);
+      const loadRules = ruleLoader(options.loadRules, door, env, clock);
       const watchers = new EventBus<WatchEvent>();
       const publish = commitPublisher(watchers, committedRecords(door.ruleReads), log);
       const { server } = config;
@@ -180,7 +180,6 @@ export class DaemonApp {
         tokens.credentials,
       );
       tokens.onChange((issued) => credentials.replaceIssued(issued));
-      const runStops = stores.agentRunStops;
       const tls =
         config.server.tls === undefined ? undefined : new TlsListeners(tlsMaterial(config.server.tls));
       const decisionExports = new DecisionExports((otel, headers) =>
@@ -194,7 +193,7 @@ export class DaemonApp {
       );
       const startExport = prepareOtel(decisionExports, config);
       const daemon = await Daemon.open({
-        stores,
+        stores: door,
         configAtStart: config,
         rulesAtStart: await loadRules(config),
         // A file gone since start is an error unless the operator asked for defaults.
@@ -216,7 +215,7 @@ export class DaemonApp {
         env,
         tickMs: options.tickMs ?? MINUTE,
         onCommitted: publish,
-        runStops,
+        runStops: door.agentRunStops,
         derivers: derivers(tokens, clock, log),
       });
       const runLife = new RunLife({ sessions: door.agentSessionRuns, stops: door.agentRunStops, clock });
@@ -436,12 +435,12 @@ function derivers(tokens: IssuedTokens, clock: () => number, log: Log): DaemonDe
 /** How a config becomes a rule set: the served rule sets (starter pack, policy clones), or a test's. */
 function ruleLoader(
   custom: DaemonOptions["loadRules"],
-  stores: Stores,
+  door: StoreDoor,
   env: NodeJS.ProcessEnv,
   clock: () => number,
 ): (config: GlobalConfig) => Promise<RuleSetLoad> {
   return custom === undefined
-    ? servedRuleSets(stores.lastGoodCommits, env, clock)
+    ? servedRuleSets(door.lastGoodCommits, env, clock)
     : async (c) => ({ ruleSet: custom(c), clones: [] });
 }
 

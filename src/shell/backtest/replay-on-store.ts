@@ -69,7 +69,7 @@ export async function replayOnStore(
     const lastGood = stores.lastGoodCommits;
     // Read-only: which commit a dirty clone serves is the daemon's to record.
     const rules = servedRuleSets(
-      { get: (repo) => lastGood.get(repo), record: () => undefined },
+      { get: async (repo) => lastGood.get(repo), record: async () => undefined },
       env,
       Date.now,
     );

@@ -10,8 +10,8 @@
 import { type Fire, holdPlaced, type Release, type StopAction } from "../../core/outcome.js";
 import { runOperatorCommand } from "../notify/hook-process.js";
 import type { NotifyEvent } from "../notify/index.js";
-import type { AgentRunStops } from "../store/agent-run-stops.js";
-import type { ActionState, DecisionStore, PlannedAction } from "../store/decision-store.js";
+import type { ActionState, PlannedAction } from "../store/decision-store.js";
+import type { StoreDoor } from "../store/store-door.js";
 import { failpoint } from "../support/failpoints.js";
 import type { Log } from "../support/log.js";
 import type { Committed } from "./evaluator.js";
@@ -77,15 +77,19 @@ export interface ActionSinks {
 
 export class ActionRunner {
   private running = new Set<Promise<void>>();
+  /** Stops of hook-fed runs being recorded (`stopsRecorded`). */
+  private readonly stopping = new Set<Promise<void>>();
+  /** The last state write asked for, per fire and action, while one is in flight (`inOrder`). */
+  private readonly writes = new Map<string, Promise<void>>();
   private observers: DecisionObserver[] = [];
 
   constructor(
-    private readonly decisions: DecisionStore,
+    private readonly decisions: Pick<StoreDoor["decisions"], "setActionState">,
     private sinks: ActionSinks,
     private readonly log: Log,
     private readonly clock: () => number,
     /** Where a stop of hook-fed runs waits for their next hook call. */
-    private readonly runStops: AgentRunStops,
+    private readonly runStops: Pick<StoreDoor["agentRunStops"], "ruleStop">,
   ) {}
 
   /** Adds an observer of every decision from now on (the OTLP export). */
@@ -114,11 +118,14 @@ export class ActionRunner {
     this.sinks = sinks;
   }
 
-  private record(fire: Fire, action: PlannedAction, state: ActionState, detail?: string): void {
-    this.setState(fire.id, action, state, detail, { rule: fire.rule, seq: fire.seq });
+  private record(fire: Fire, action: PlannedAction, state: ActionState, detail?: string): Promise<void> {
+    return this.setState(fire.id, action, state, detail, { rule: fire.rule, seq: fire.seq });
   }
 
-  /** A failed write of an outcome is logged, never thrown: the action itself has already happened. */
+  /**
+   * Tells the observers an action's new state and records it; resolves once it is recorded. A failed
+   * write is logged, never thrown: the action itself has already happened.
+   */
   private setState(
     fireId: string,
     action: PlannedAction,
@@ -126,28 +133,49 @@ export class ActionRunner {
     detail: string | undefined,
     /** The fire's rule and seq when known, for the log line (REQ: name rule, fire id and seq). */
     context: { readonly rule?: string; readonly seq?: number } = {},
-  ): void {
+  ): Promise<void> {
     const at = this.clock();
     this.tell({ kind: "outcome", fireId, action, state, detail, rule: context.rule, seq: context.seq, at });
-    try {
-      this.decisions.setActionState(fireId, action, state, detail, at);
-    } catch (e) {
-      this.log.error(
-        { fire_id: fireId, ...context, action, err: (e as Error).message },
-        "recording an action's outcome failed",
-      );
-    }
+    return this.inOrder(`${fireId}\u0000${action}`, async () => {
+      try {
+        await this.decisions.setActionState(fireId, action, state, detail, at);
+      } catch (e) {
+        this.log.error(
+          { fire_id: fireId, ...context, action, err: (e as Error).message },
+          "recording an action's outcome failed",
+        );
+      }
+    });
   }
 
-  /** The notifier is about to spawn the hook for a fire's `rule_fired`: from here it may have run. */
-  notifyStarted(fireId: string): void {
-    this.setState(fireId, "notify", "started", undefined);
+  /**
+   * Runs `write` once the writes asked for before it under `key` are done. An action's states are
+   * recorded in the order they happened (started, then its result): with each write awaited, a hook
+   * that exits at once would otherwise have its result land first and `started` overwrite it. With
+   * none in flight it starts at once (on SQLite, its statement runs within the call).
+   */
+  private inOrder(key: string, write: () => Promise<void>): Promise<void> {
+    const before = this.writes.get(key);
+    const written = before === undefined ? write() : before.then(write);
+    this.writes.set(key, written);
+    void written.finally(() => {
+      if (this.writes.get(key) === written) this.writes.delete(key);
+    });
+    return written;
+  }
+
+  /**
+   * The notifier is about to spawn the hook for a fire's `rule_fired`: from here it may have run. It
+   * waits for this to be recorded, so a crash after the spawn finds the action started.
+   */
+  async notifyStarted(fireId: string): Promise<void> {
+    await this.setState(fireId, "notify", "started", undefined);
     failpoint("action.afterStart");
   }
 
   /** The notify outcome of a fire's `rule_fired`, as the notifier reports it. */
   notifyOutcome(fireId: string, result: ActionState, detail: string): void {
-    this.setState(fireId, "notify", result, detail);
+    void this.setState(fireId, "notify", result, detail);
   }
 
   dispatch(committed: Committed): void {
@@ -201,11 +229,11 @@ export class ActionRunner {
 
   private notifyFire(fire: Fire): void {
     if (this.sinks.notify === undefined) {
-      this.record(fire, "notify", "undelivered", "no [notify] command is configured");
+      void this.record(fire, "notify", "undelivered", "no [notify] command is configured");
       return;
     }
     if (!this.sinks.wantsEvent("rule_fired")) {
-      this.record(fire, "notify", "undelivered", "rule_fired is not in [notify] events");
+      void this.record(fire, "notify", "undelivered", "rule_fired is not in [notify] events");
       return;
     }
     // Left pending until the notifier starts the hook (`notifyStarted`).
@@ -239,39 +267,55 @@ export class ActionRunner {
     // stays started until then. Every other run is the supervisor's, stopped through `[supervisor] stop`.
     if (action.sessions !== undefined && action.sessions.length > 0) {
       this.log.error({ ...ctx, runs: action.sessions }, "rule stop (delivered at the runs' next hook call)");
-      try {
-        this.runStops.ruleStop(fire, action.harness, action.sessions, this.clock());
-      } catch (e) {
-        this.log.error({ ...ctx, err: (e as Error).message }, "rule stop failed: not recorded");
-        this.record(fire, "stop", "error", `the stop was not recorded: ${(e as Error).message}`);
-      }
+      const sessions = action.sessions;
+      const at = this.clock();
+      const recorded = (async () => {
+        try {
+          await this.runStops.ruleStop(fire, action.harness, sessions, at);
+        } catch (e) {
+          this.log.error({ ...ctx, err: (e as Error).message }, "rule stop failed: not recorded");
+          await this.record(fire, "stop", "error", `the stop was not recorded: ${(e as Error).message}`);
+        }
+      })();
+      this.stopping.add(recorded);
+      void recorded.finally(() => this.stopping.delete(recorded));
       return;
     }
     if (command === undefined) {
       this.log.error(ctx, "rule stop not delivered: no [supervisor] stop command is configured");
-      this.record(fire, "stop", "undelivered", "no [supervisor] stop command is configured");
+      void this.record(fire, "stop", "undelivered", "no [supervisor] stop command is configured");
       return;
     }
     this.log.error(ctx, "rule stop");
-    this.record(fire, "stop", "started");
-    failpoint("action.afterStart");
     const argv = [...command, action.harness, action.run, fire.rule, fire.id, String(fire.seq)];
     const env: Record<string, string> = {};
     for (const [k, v] of Object.entries(this.sinks.env)) if (v !== undefined) env[k] = v;
-    const p = runOperatorCommand({ argv, input: "", env, timeoutMs: this.sinks.stopTimeoutMs }).then(
-      (outcome) => {
-        failpoint("action.afterRun");
-        this.record(fire, "stop", outcome.result, outcome.reason);
-        if (outcome.result !== "ok")
-          this.log.error({ ...ctx, result: outcome.result, reason: outcome.reason }, "rule stop failed");
-      },
-    );
+    const timeoutMs = this.sinks.stopTimeoutMs;
+    const p = (async () => {
+      // Recorded started before the command runs: a crash once it may have run finds it started.
+      await this.record(fire, "stop", "started");
+      failpoint("action.afterStart");
+      const outcome = await runOperatorCommand({ argv, input: "", env, timeoutMs });
+      failpoint("action.afterRun");
+      await this.record(fire, "stop", outcome.result, outcome.reason);
+      if (outcome.result !== "ok")
+        this.log.error({ ...ctx, result: outcome.result, reason: outcome.reason }, "rule stop failed");
+    })();
     this.running.add(p);
     void p.finally(() => this.running.delete(p));
   }
 
-  /** Waits for running stop commands (shutdown, tests). */
+  /**
+   * Resolves once the stops of hook-fed runs dispatched so far are recorded (or their failure is): the
+   * daemon tells no one a row is evaluated before the stop it made can be found.
+   */
+  async stopsRecorded(): Promise<void> {
+    if (this.stopping.size > 0) await Promise.all([...this.stopping]);
+  }
+
+  /** Waits for running stop commands and the actions' state writes (shutdown, tests). */
   async drain(): Promise<void> {
-    await Promise.all([...this.running]);
+    await Promise.all([...this.running, ...this.stopping]);
+    await Promise.all([...this.writes.values()]);
   }
 }

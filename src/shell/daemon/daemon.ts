@@ -20,11 +20,8 @@ import { DEFAULT_BATCH_SIZE, DEFAULT_QUEUE_LIMIT, JournalWriter } from "../journ
 import { Notifier, notifyConfig } from "../notify/index.js";
 import type { PolicyCloneStatus } from "../policy/clone-rules.js";
 import type { RuleSetLoad } from "../policy/rule-source.js";
-import type { AgentRunStops } from "../store/agent-run-stops.js";
-import type { JournalPruner } from "../store/retention.js";
+import type { StoreDoor, WritePath } from "../store/store-door.js";
 import { StoreWriteHealth } from "../store/store-write-health.js";
-import type { Stores } from "../store/stores.js";
-import type { WalSync } from "../store/wal-sync.js";
 import { type Log, OncePer } from "../support/log.js";
 import type { DaemonMetrics } from "../support/metrics.js";
 import { ActionRunner, type ActionSinks, type Decision, type DecisionObserver } from "./actions.js";
@@ -72,8 +69,8 @@ export const needsRestart = (atStart: GlobalConfig, next: GlobalConfig): string[
   RESTART_KEYS.filter(([, value]) => !isDeepStrictEqual(value(atStart), value(next))).map(([key]) => key);
 
 export interface DaemonDeps {
-  /** The store's objects, over the daemon's one connection. */
-  readonly stores: Stores;
+  /** The store's objects, each an asynchronous port, whichever backend holds them. */
+  readonly stores: StoreDoor;
   /** The config the daemon starts with; a reload replaces all of it but what only a restart changes. */
   readonly configAtStart: GlobalConfig;
   /** The rule set and clones loaded from `configAtStart`. */
@@ -102,7 +99,7 @@ export interface DaemonDeps {
   /** Each commit that made fires, holds or releases durable, once its actions have started. */
   readonly onCommitted: (committed: Committed) => void;
   /** Stops of hook-fed runs waiting for their next hook call (a rule's stop action records them). */
-  readonly runStops: AgentRunStops;
+  readonly runStops: StoreDoor["agentRunStops"];
   /**
    * The producers of daemon-derived rows (`../derive/`), given the config in force; each commits what
    * it derives with its cursor, outside the producers' queue.
@@ -136,7 +133,8 @@ export class Daemon {
   private closed = false;
   private readonly timers: NodeJS.Timeout[] = [];
   private tickTimer: NodeJS.Timeout | undefined;
-  private pruning = false;
+  /** The retention pass under way: one at a time, and none once the close begins (it waits for it). */
+  private pruning: Promise<void> | undefined;
   private reloading: Promise<unknown> = Promise.resolve();
   private inForce: GlobalConfig;
   private clones: readonly PolicyCloneStatus[];
@@ -149,8 +147,9 @@ export class Daemon {
   private notifier: Notifier | undefined;
   /** Notifiers a reload replaced, still delivering what they were given. */
   private readonly retiring = new Set<Promise<void>>();
-  private readonly pruner: JournalPruner;
-  private readonly walSync: WalSync;
+  private readonly pruner: ReturnType<StoreDoor["pruner"]>;
+  /** The journal writer's and the evaluator's doors, closed with the daemon. */
+  private readonly writePath: WritePath;
   /** What the journal's last batch found of the store's writes (`harness doctor` fails on a failure). */
   readonly storeWrite: StoreWriteHealth;
   private readonly rejectionLogged = new OncePer(HOUR);
@@ -169,8 +168,34 @@ export class Daemon {
     const { stores, configAtStart: config, log, clock } = deps;
     this.inForce = config;
     this.clones = deps.rulesAtStart.clones;
-    const decisions = stores.decisions;
-    const interrupted = decisions.settleInterrupted(clock());
+    this.notifier = this.newNotifier(config.notify);
+    this.actions = new ActionRunner(stores.decisions, this.sinks(config), log, clock, deps.runStops);
+    this.storeWrite = new StoreWriteHealth(stores.label, clock);
+    this.writePath = stores.writePath((e) =>
+      log.error({ err: e.message }, "syncing the store's WAL failed; the next commit syncs it"),
+    );
+    const evaluatorLog = this.writePath.evaluator;
+    this.derivation = new Derivation({
+      journal: stores.journal,
+      cursors: stores.cursors,
+      append: this.appendDerived,
+      derivers: deps.derivers(
+        () => this.inForce,
+        (d) => this.actions.decidedElsewhere(d),
+      ),
+      // The derivers keep state about runs in flight: a rebuild replays from the oldest one's opening.
+      replayFrom: async () => stores.agentRuns.replayFrom(await evaluatorLog.cursor(), HOUR),
+    });
+    this.pruner = stores.pruner(config.memory.rules.journalRetention);
+  }
+
+  /**
+   * Settles the actions the last stop interrupted, opens the evaluator and the writer over the store and
+   * rebuilds the derivers' state.
+   */
+  private async init(): Promise<void> {
+    const { stores, log, clock, metrics } = this.deps;
+    const interrupted = await stores.decisions.settleInterrupted(clock());
     if (interrupted.undelivered > 0)
       log.warn(
         { actions: interrupted.undelivered },
@@ -181,34 +206,9 @@ export class Daemon {
         { actions: interrupted.unknown },
         "actions running at the last stop are recorded unknown: they may have run",
       );
-    this.notifier = this.newNotifier(config.notify);
-    this.actions = new ActionRunner(decisions, this.sinks(config), log, clock, deps.runStops);
-    this.storeWrite = new StoreWriteHealth(stores.path, clock);
-    this.walSync = stores.walSync((e) =>
-      log.error({ err: e.message }, "syncing the store's WAL failed; the next commit syncs it"),
-    );
-    const runReads = stores.agentRuns;
-    this.derivation = new Derivation({
-      journal: stores.journal,
-      cursors: stores.cursors,
-      append: this.appendDerived,
-      derivers: deps.derivers(
-        () => this.inForce,
-        (d) => this.actions.decidedElsewhere(d),
-      ),
-      // The derivers keep state about runs in flight: a rebuild replays from the oldest one's opening.
-      replayFrom: () => runReads.replayFrom(decisions.cursor(), HOUR),
-    });
-    this.pruner = stores.pruner(config.memory.rules.journalRetention);
-  }
-
-  /** Opens the evaluator and the writer over the store and rebuilds the derivers' state. */
-  private async init(): Promise<void> {
-    const { stores, log, clock, metrics } = this.deps;
-    const unsynced = <T>(commit: () => T): T => this.walSync.unsynced(commit);
     const once = new OncePer(HOUR);
     this.evaluator = await Evaluator.open(this.deps.rulesAtStart.ruleSet, {
-      log: stores.evaluatorLog(unsynced),
+      log: this.writePath.evaluator,
       metrics,
       clock,
       onFailure: (f, seq) => {
@@ -226,7 +226,7 @@ export class Daemon {
         this.deps.onCommitted(committed);
       },
     });
-    this.writer = new JournalWriter(stores.journalLog(unsynced), {
+    this.writer = new JournalWriter(this.writePath.journal, {
       queueLimit: DEFAULT_QUEUE_LIMIT,
       batchSize: DEFAULT_BATCH_SIZE,
       clock,
@@ -237,7 +237,7 @@ export class Daemon {
       },
       onError: (e) => {
         this.storeWrite.failed(e);
-        log.error({ err: e.message, store: stores.path }, "journal admission failed");
+        log.error({ err: e.message, store: stores.label }, "journal admission failed");
       },
     });
     await this.derivation.start();
@@ -260,8 +260,8 @@ export class Daemon {
         env,
         cooldowns: stores.notifyCooldowns,
         onCooldownError: (e) => log.error({ err: e.message }, "notify cooldown store failed"),
-        onStart: (e) => {
-          if (e.event === "rule_fired") this.actions.notifyStarted(e.fireId);
+        onStart: async (e) => {
+          if (e.event === "rule_fired") await this.actions.notifyStarted(e.fireId);
         },
         onOutcome: (event, result, d) => {
           metrics.notifyDeliveries.inc({ event, result });
@@ -395,12 +395,16 @@ export class Daemon {
    * The hook-fed runs of the harness each released hold's rule stopped are released with it
    * (`agent-run-stops.ts`).
    */
-  async clear(harness: string, rule: string | undefined, by?: string): Promise<number> {
-    const released = await this.evaluator.clear(harness, rule, by);
-    const at = this.deps.clock();
-    for (const r of released) this.deps.runStops.releasedWithHold(r.harness, r.rule, at, r.by);
-    this.deps.metrics.holdsActive.set(Object.keys(this.evaluator.state.holds).length);
-    return released.length;
+  clear(harness: string, rule: string | undefined, by?: string): Promise<number> {
+    // Between two passes: a pass records the stops its fires made before it ends, so the release finds
+    // every stop fired before the clear, and none fired after it (the next pass's) is released by it.
+    return this.inWork(async () => {
+      const released = await this.evaluator.clear(harness, rule, by);
+      const at = this.deps.clock();
+      for (const r of released) await this.deps.runStops.releasedWithHold(r.harness, r.rule, at, r.by);
+      this.deps.metrics.holdsActive.set(Object.keys(this.evaluator.state.holds).length);
+      return released.length;
+    });
   }
 
   /**
@@ -498,6 +502,9 @@ export class Daemon {
       this.passRunning = false;
     }
     if (stalled) return;
+    // What a row decided is dispatched when its commit is made; a stop of a hook-fed run it made is
+    // recorded before a live attempt waiting on the row is told it is evaluated.
+    await this.actions.stopsRecorded();
     this.evaluationWaits.reached(this.evaluator.cursor);
     this.deps.metrics.journalLag.set(this.evaluator.lagSeconds(this.deps.clock()));
     if (n > 0 || this.evalAgain) this.scheduleEvaluation();
@@ -529,33 +536,38 @@ export class Daemon {
     this.reload().catch((e: Error) => this.deps.log.error({ err: e.message }, "reload failed"));
   };
 
-  /** Retention, a batch per turn of the event loop, so evaluation never waits long behind it. */
+  /** Starts a retention pass, unless one is under way or the daemon is closing. */
   private prune(): void {
-    if (this.pruning) return;
-    this.pruning = true;
-    let deleted = 0;
-    const step = () => {
-      if (this.closed) return;
-      try {
-        const r = this.pruner.pruneBatch(this.deps.clock());
+    if (this.pruning !== undefined || this.closing) return;
+    this.pruning = this.retention().finally(() => {
+      this.pruning = undefined;
+    });
+  }
+
+  /**
+   * Retention, a batch per turn of the event loop, so evaluation never waits long behind it; it stops
+   * when the close begins, and the close waits for the batch under way.
+   */
+  private async retention(): Promise<void> {
+    const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+    try {
+      let deleted = 0;
+      for (let done = false; !done; ) {
+        await turn();
+        if (this.closing) return;
+        const r = await this.pruner.pruneBatch(this.deps.clock());
         deleted += r.deleted;
-        if (!r.done) {
-          setImmediate(step);
-          return;
-        }
-        const vacuum = () => {
-          if (this.closed) return;
-          if (this.pruner.vacuumStep() > 0) setImmediate(vacuum);
-          else this.pruning = false;
-        };
-        if (deleted > 0) this.deps.log.info({ rows: deleted }, "journal retention pruned rows");
-        vacuum();
-      } catch (e) {
-        this.pruning = false;
-        this.deps.log.error({ err: (e as Error).message }, "journal retention failed");
+        done = r.done;
       }
-    };
-    setImmediate(step);
+      if (deleted > 0) this.deps.log.info({ rows: deleted }, "journal retention pruned rows");
+      for (let freed = 1; freed > 0; ) {
+        await turn();
+        if (this.closing) return;
+        freed = await this.pruner.vacuumStep();
+      }
+    } catch (e) {
+      this.deps.log.error({ err: (e as Error).message }, "journal retention failed");
+    }
   }
 
   /**
@@ -628,11 +640,13 @@ export class Daemon {
     if (this.closing) return;
     this.closing = true;
     process.off("SIGHUP", this.onHup);
+    await this.pruning;
     await this.inWork(async () => {
       await this.writer.close();
       while ((await this.derivation.step()) + (await this.evaluator.step(1_000)) > 0);
       await this.derivation.saveCursors();
       await this.evaluator.saveCursor();
+      await this.actions.stopsRecorded();
     });
     this.evaluationWaits.reached(this.evaluator.cursor);
     this.evaluationWaits.close();
@@ -644,6 +658,6 @@ export class Daemon {
     await this.notifier?.close();
     await Promise.all(this.retiring);
     await this.actions.drain();
-    await this.walSync.close();
+    await this.writePath.close();
   }
 }

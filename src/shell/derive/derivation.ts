@@ -13,21 +13,20 @@
  * nothing. That keeps a commit (an fsync on the event loop) off every row that derives nothing.
  */
 import type { JournalRow } from "../../core/journal.js";
-import type { DerivedCursors } from "../store/derived-cursors.js";
-import type { JournalTable } from "../store/journal-table.js";
+import type { StoreDoor } from "../store/store-door.js";
 import type { DerivedWrite } from "../store/write-ports.js";
 import type { AppendDerived, DerivedRow, Deriver } from "./deriver.js";
 
 export interface DerivationDeps {
-  readonly journal: JournalTable;
-  readonly cursors: DerivedCursors;
+  readonly journal: StoreDoor["journal"];
+  readonly cursors: StoreDoor["cursors"];
   readonly append: AppendDerived;
   readonly derivers: readonly Deriver[];
   /**
    * The first seq a rebuild replays from: what the derivers keep is about runs in flight, so the rows
    * before the oldest of them matter no longer. Unset: the whole journal.
    */
-  readonly replayFrom?: () => number;
+  readonly replayFrom?: () => Promise<number>;
 }
 
 /** Rows read per commit: what a deriver derived from them commits with its cursor after them. */
@@ -47,30 +46,31 @@ export class Derivation {
    */
   async start(): Promise<void> {
     const { journal, cursors, derivers } = this.deps;
-    const head = journal.last().seq;
-    const fresh = derivers.filter((d) => cursors.get(d.name) === undefined);
+    const head = (await journal.last()).seq;
+    const fresh: Deriver[] = [];
+    for (const d of derivers) if ((await cursors.get(d.name)) === undefined) fresh.push(d);
     if (fresh.length > 0)
       await this.deps.append(
         [],
         fresh.map((d) => ({ kind: "cursor", name: d.name, seq: head })),
       );
-    this.rebuild();
+    await this.rebuild();
   }
 
   /** Rebuilds every deriver's state from the journal up to its cursor. */
-  private rebuild(): void {
+  private async rebuild(): Promise<void> {
     const { journal, cursors, derivers } = this.deps;
     this.cursor.clear();
     this.unsaved = false;
     let upTo = 0;
     for (const d of derivers) {
       d.reset();
-      const c = cursors.get(d.name) ?? journal.last().seq;
+      const c = (await cursors.get(d.name)) ?? (await journal.last()).seq;
       this.cursor.set(d.name, c);
       upTo = Math.max(upTo, c);
     }
     if (upTo > 0)
-      for (const row of journal.rowsInRange(Math.max(1, this.deps.replayFrom?.() ?? 1), upTo))
+      for await (const row of journal.rowsInRange(Math.max(1, (await this.deps.replayFrom?.()) ?? 1), upTo))
         for (const d of derivers)
           if (row.seq <= (this.cursor.get(d.name) as number) && d.kinds.includes(row.kind))
             d.derive(row, true);
@@ -84,7 +84,7 @@ export class Derivation {
    * when the commit fails, after marking the states for a rebuild (nothing uncommitted is kept).
    */
   async step(): Promise<number> {
-    if (!this.built) this.rebuild();
+    if (!this.built) await this.rebuild();
     const out: DerivedRow[] = [];
     const writes: DerivedWrite[] = [];
     const committed: ((seqs: readonly number[]) => void)[] = [];
@@ -94,7 +94,7 @@ export class Derivation {
     const readAt = new Map<number, readonly JournalRow[]>();
     for (const d of this.deps.derivers) {
       const from = this.cursor.get(d.name) as number;
-      const rows = readAt.get(from) ?? this.deps.journal.rowsAfter(from, BATCH);
+      const rows = readAt.get(from) ?? (await this.deps.journal.rowsAfter(from, BATCH));
       readAt.set(from, rows);
       if (rows.length === 0) continue;
       read += rows.length;

@@ -1,7 +1,7 @@
 /**
  * Where the notifier keeps its cooldowns: when each (harness, event, rule) last went to the hook. The
  * daemon keeps them in its store, so a daemon restarted inside a cooldown does not notify again; the
- * notifier reaches them only through this interface and never knows it is SQLite.
+ * notifier reaches them only through this interface and never knows which store holds them.
  */
 import type { NotifyEventName } from "./config.js";
 
@@ -13,12 +13,15 @@ export interface CooldownKey {
   readonly rule: string;
 }
 
-/** Called synchronously from `offer`; a method that throws is reported, and the event still goes out. */
+/**
+ * Asynchronous, as the store is (its calls may be round trips); the notifier makes one offer's calls at
+ * a time. A method that rejects (or throws) is reported, and the event still goes out.
+ */
 export interface CooldownStore {
   /** When `key` last went into the hook's queue, ms; undefined when never, or since forgotten. */
-  lastSent(key: CooldownKey): number | undefined;
+  lastSent(key: CooldownKey): Promise<number | undefined>;
   /** `key` went into the hook's queue at `at`. */
-  recordSent(key: CooldownKey, at: number): void;
+  recordSent(key: CooldownKey, at: number): Promise<void>;
   /** Forgets every key last sent at or before `at`: their cooldowns are over. */
-  forgetSentBy(at: number): void;
+  forgetSentBy(at: number): Promise<void>;
 }

@@ -4,8 +4,8 @@
  * small pool of hook runs, dropping (and reporting) when the queue is full, because a slow hook must
  * never back up the loop that reported the fire. Each delivery runs the hook once and is never retried:
  * at most once, like every action. Every offer of a wanted event gets exactly one outcome. The
- * cooldowns live in a `CooldownStore` the caller supplies (the daemon's is its SQLite store), so they
- * outlast the notifier.
+ * cooldowns live in a `CooldownStore` the caller supplies (the daemon's is its store), so they outlast
+ * the notifier; its calls are asynchronous, and the offers that need them take turns (`offer`).
  */
 import * as os from "node:os";
 import { formatDuration } from "../../core/durations.js";
@@ -30,8 +30,9 @@ export interface NotifyOutcomeDetail {
 }
 
 /**
- * Called once per outcome, synchronously from `offer` for dropped and suppressed, later for the rest.
- * It must not throw: nothing between a hook's exit and the event loop could catch it.
+ * Called once per outcome: from `offer` for an event dropped at once, when its cooldown has been read
+ * for one suppressed or dropped then, later for the rest. It must not throw: nothing between a hook's
+ * exit (or the store's answer) and the event loop could catch it.
  */
 export type OnOutcome = (event: NotifyEventName, result: NotifyResult, detail: NotifyOutcomeDetail) => void;
 
@@ -39,12 +40,13 @@ export interface NotifierDeps {
   readonly onOutcome: OnOutcome;
   /**
    * Called just before the hook is spawned for an event, so the caller can tell a delivery that may
-   * have run from one still queued. Like `onOutcome`, it must not throw.
+   * have run from one still queued; the spawn waits for what it returns (the caller's record of it).
+   * Like `onOutcome`, it must not throw or reject.
    */
-  readonly onStart?: (event: NotifyEvent) => void;
+  readonly onStart?: (event: NotifyEvent) => void | Promise<void>;
   readonly cooldowns: CooldownStore;
   /**
-   * A `cooldowns` call threw. The event is delivered anyway: a repeat is better than an operator never
+   * A `cooldowns` call failed. The event is delivered anyway: a repeat is better than an operator never
    * told. Like `onOutcome`, it must not throw.
    */
   readonly onCooldownError: (err: Error) => void;
@@ -70,7 +72,7 @@ function integerAtLeast(name: string, n: number, min: number): void {
 
 export class Notifier {
   private readonly onOutcome: OnOutcome;
-  private readonly onStart: (event: NotifyEvent) => void;
+  private readonly onStart: (event: NotifyEvent) => void | Promise<void>;
   private readonly cooldowns: CooldownStore;
   private readonly onCooldownError: (err: Error) => void;
   private readonly now: () => number;
@@ -79,6 +81,10 @@ export class Notifier {
   private readonly wanted: ReadonlySet<NotifyEventName>;
   /** Deliveries accepted and not yet started, oldest first. */
   private readonly queue: Job[] = [];
+  /** The offers waiting on their cooldown, one after the other (`offer`). */
+  private cooldownTurns: Promise<void> = Promise.resolve();
+  /** How many offers wait in `cooldownTurns` (`drain` waits for them). */
+  private checking = 0;
   private readonly stop = new AbortController();
   private idleWaiters: (() => void)[] = [];
   private running = 0;
@@ -111,6 +117,10 @@ export class Notifier {
    * inside `offer`. Without a command, or for an event not in `events`, it does nothing and reports
    * nothing, as the supervisor does: `suppressed` means "held by the cooldown", and counting events
    * the operator never asked for would read as notifications lost.
+   *
+   * With a cooldown, offers take turns in offer order: each one's check of its key and its stamp run
+   * with no other offer's between them, so two of one key offered together deliver once, and the
+   * queue keeps the order of the offers.
    */
   offer(e: NotifyEvent): void {
     const argv = this.config.command;
@@ -119,50 +129,78 @@ export class Notifier {
       this.report(e, "dropped", "the notifier is closed");
       return;
     }
-    const { cooldownMs, queueSize } = this.config;
+    if (this.config.cooldownMs === 0) {
+      if (!this.queueFull(e)) this.enqueue({ event: e, argv });
+      return;
+    }
     const now = this.now();
-    const key = cooldownKey(e);
-    const last = cooldownMs > 0 ? this.cooldownCall(() => this.cooldowns.lastSent(key)) : undefined;
+    this.checking++;
+    this.cooldownTurns = this.cooldownTurns
+      .then(() => this.offerInCooldown({ event: e, argv }, now))
+      .finally(() => {
+        this.checking--;
+        this.wakeIfIdle();
+      });
+  }
+
+  /** An offer's turn: the cooldown checked, then stamped unless the event is suppressed or dropped. */
+  private async offerInCooldown(job: Job, now: number): Promise<void> {
+    const { cooldownMs } = this.config;
+    const key = cooldownKey(job.event);
+    const last = await this.cooldownCall(() => this.cooldowns.lastSent(key));
     // A clock that stepped back delivers rather than staying silent until it catches up.
     if (last !== undefined && now >= last && now - last < cooldownMs) {
-      this.report(e, "suppressed", `inside the ${formatDuration(cooldownMs)} cooldown`);
+      this.report(job.event, "suppressed", `inside the ${formatDuration(cooldownMs)} cooldown`);
       return;
     }
     // Checked after the cooldown and before stamping it: a dropped event must not hold back the next.
-    if (this.queue.length >= queueSize) {
-      this.report(e, "dropped", `the queue is full (${queueSize})`);
-      return;
-    }
-    if (cooldownMs > 0) {
-      this.sweep(now);
-      this.cooldownCall(() => this.cooldowns.recordSent(key, now));
-    }
-    this.queue.push({ event: e, argv });
+    if (this.queueFull(job.event)) return;
+    await this.sweep(now);
+    await this.cooldownCall(() => this.cooldowns.recordSent(key, now));
+    this.enqueue(job);
+  }
+
+  /** Whether the queue is full, the event then reported dropped. */
+  private queueFull(e: NotifyEvent): boolean {
+    const { queueSize } = this.config;
+    if (this.queue.length < queueSize) return false;
+    this.report(e, "dropped", `the queue is full (${queueSize})`);
+    return true;
+  }
+
+  private enqueue(job: Job): void {
+    this.queue.push(job);
     if (!this.pumpScheduled) {
       this.pumpScheduled = true;
       setImmediate(this.pump);
     }
   }
 
-  /** Resolves once the queue is empty and no hook runs. */
+  /** Resolves once no offer waits on its cooldown, the queue is empty and no hook runs. */
   drain(): Promise<void> {
     if (this.idle()) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
   /**
-   * Stops accepting, drops what is queued and kills every running hook (reported `error`); resolves
-   * once all of them are reported. `drain` first for a graceful stop.
+   * Stops accepting, lets the offers already made take their turn at the cooldown, drops what is
+   * queued and kills every running hook (reported `error`); resolves once all of them are reported.
+   * `drain` first for a graceful stop.
    */
-  close(): Promise<void> {
+  async close(): Promise<void> {
     this.closed = true;
+    await this.cooldownTurns;
     for (const job of this.queue.splice(0)) this.report(job.event, "dropped", "the notifier closed");
     this.stop.abort();
     return this.drain();
   }
 
   private idle(): boolean {
-    return this.queue.length === 0 && this.running === 0;
+    return this.checking === 0 && this.queue.length === 0 && this.running === 0;
+  }
+
+  private wakeIfIdle(): void {
+    if (this.idle()) for (const resolve of this.idleWaiters.splice(0)) resolve();
   }
 
   private readonly pump = (): void => {
@@ -174,14 +212,14 @@ export class Notifier {
       void this.deliver(job).finally(() => {
         this.running--;
         this.pump();
-        if (this.idle()) for (const resolve of this.idleWaiters.splice(0)) resolve();
+        this.wakeIfIdle();
       });
     }
   };
 
   private async deliver({ event: e, argv }: Job): Promise<void> {
     const payload = buildPayload(e, this.host);
-    this.onStart(e);
+    await this.onStart(e);
     const outcome = await runOperatorCommand({
       argv,
       input: JSON.stringify(payload),
@@ -193,16 +231,16 @@ export class Notifier {
   }
 
   /** Forgets cooldowns that have run out, at most once a cooldown period, so the store stays bounded. */
-  private sweep(now: number): void {
+  private async sweep(now: number): Promise<void> {
     if (now - this.lastSweep < this.config.cooldownMs) return;
     this.lastSweep = now;
-    this.cooldownCall(() => this.cooldowns.forgetSentBy(now - this.config.cooldownMs));
+    await this.cooldownCall(() => this.cooldowns.forgetSentBy(now - this.config.cooldownMs));
   }
 
-  /** `call`'s result, or undefined when it threw: `offer` goes on as if no cooldown were known. */
-  private cooldownCall<T>(call: () => T): T | undefined {
+  /** `call`'s result, or undefined when it failed: the offer goes on as if no cooldown were known. */
+  private async cooldownCall<T>(call: () => Promise<T>): Promise<T | undefined> {
     try {
-      return call();
+      return await call();
     } catch (err) {
       this.onCooldownError(err instanceof Error ? err : new Error(String(err)));
       return undefined;

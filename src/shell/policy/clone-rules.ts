@@ -31,10 +31,14 @@ const UNREAD_PROBLEM: Readonly<
   symlink: ruleFileIsSymlink,
 };
 
-/** Each repo's last good commit: read by every load, recorded only by the daemon's. */
+/**
+ * Each repo's last good commit: read by every load, recorded only by the daemon's. Asynchronous, as
+ * the daemon's store is; loads run one at a time (the daemon's reloads take turns), so a record and a
+ * later load's read never cross.
+ */
 export interface LastGoodRecord {
-  get(repo: string): LastGood | undefined;
-  record(good: LastGood): void;
+  get(repo: string): Promise<LastGood | undefined>;
+  record(good: LastGood): Promise<void>;
 }
 
 export interface PolicyCloneStatus {
@@ -95,7 +99,7 @@ export class PolicyRuleSource {
       const clone = await inspectClone(dir, repo.branch, this.env);
       if (clone.state === "clean" && clone.head !== undefined && clone.branch !== undefined) {
         const loads = await this.rulesAt(repo.name, dir, clone.head);
-        this.lastGood.record({
+        await this.lastGood.record({
           repo: repo.name,
           branch: clone.branch,
           commit: clone.head,
@@ -110,7 +114,7 @@ export class PolicyRuleSource {
           loads: [],
         };
       }
-      const good = this.lastGood.get(repo.name);
+      const good = await this.lastGood.get(repo.name);
       if (good === undefined || !(await hasCommit(dir, good.commit, this.env)))
         return {
           status: status(

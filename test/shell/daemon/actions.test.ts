@@ -6,7 +6,8 @@ import type { Fire } from "../../../src/core/outcome.js";
 import { ActionRunner } from "../../../src/shell/daemon/actions.js";
 import type { NotifyEvent } from "../../../src/shell/notify/index.js";
 import { AgentRunStops } from "../../../src/shell/store/agent-run-stops.js";
-import { DecisionStore } from "../../../src/shell/store/decision-store.js";
+import { promised } from "../../../src/shell/store/async-port.js";
+import { type ActionState, DecisionStore } from "../../../src/shell/store/decision-store.js";
 import { type OpenedStore, openStore } from "../../../src/shell/store/open-store.js";
 import { createLog } from "../../../src/shell/support/log.js";
 import { actions } from "../../support/store-reads.js";
@@ -39,7 +40,7 @@ const fire = {
 } as unknown as Fire;
 
 describe("ActionRunner's record of a notification", () => {
-  it("leaves it pending while it waits in the hook's queue, and records it started when its hook starts", () => {
+  it("leaves it pending while it waits in the hook's queue, and records it started when its hook starts", async () => {
     const s = openStore(
       path.join(fs.mkdtempSync(path.join(os.tmpdir(), "harness-actions-")), "h.db"),
       "test",
@@ -49,7 +50,7 @@ describe("ActionRunner's record of a notification", () => {
     decisions.commit({ cursor: 1, ops: [], fires: [fire], suppressed: new Map() });
     const queued: NotifyEvent[] = [];
     const runner = new ActionRunner(
-      decisions,
+      promised(decisions),
       {
         notify: (e) => queued.push(e),
         wantsEvent: () => true,
@@ -59,14 +60,77 @@ describe("ActionRunner's record of a notification", () => {
       },
       createLog({ level: "silent" }),
       () => 5,
-      new AgentRunStops(s.db),
+      promised(new AgentRunStops(s.db)),
     );
     const state = () => actions(s, { fireId: "f1" })[0]?.state;
     runner.dispatch({ fires: [fire], releases: [], evaluations: [] });
     expect(queued.map((e) => e.fireId)).toEqual(["f1"]);
     // A crash now finds it pending: its hook never ran, so it is recorded undelivered, not unknown.
     expect(state()).toBe("pending");
-    runner.notifyStarted("f1");
+    await runner.notifyStarted("f1");
     expect(state()).toBe("started");
+  });
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A runner whose store writes are the test's, with no hook or stop command behind it. */
+const runnerOver = (
+  decisions: ConstructorParameters<typeof ActionRunner>[0],
+  runStops: ConstructorParameters<typeof ActionRunner>[4],
+) =>
+  new ActionRunner(
+    decisions,
+    {
+      notify: () => undefined,
+      wantsEvent: () => true,
+      stopCommand: undefined,
+      stopTimeoutMs: 1_000,
+      env: {},
+    },
+    createLog({ level: "silent" }),
+    () => 5,
+    runStops,
+  );
+
+describe("ActionRunner over a store whose writes take time", () => {
+  it("records an action's states in the order they happened, whichever write is slower", async () => {
+    const landed: ActionState[] = [];
+    const runner = runnerOver(
+      {
+        // `started` takes longer to land than the result that follows it, as a round trip may.
+        setActionState: async (_fireId, _action, state) => {
+          await sleep(state === "started" ? 30 : 0);
+          landed.push(state);
+        },
+      },
+      { ruleStop: async () => undefined },
+    );
+    void runner.notifyStarted("f1");
+    runner.notifyOutcome("f1", "ok", "exit 0");
+    await runner.drain();
+    expect(landed).toEqual(["started", "ok"]);
+  });
+
+  it("tells when the stops of hook-fed runs it dispatched are recorded", async () => {
+    let recorded = false;
+    const runner = runnerOver(
+      { setActionState: async () => undefined },
+      {
+        ruleStop: async () => {
+          await sleep(30);
+          recorded = true;
+        },
+      },
+    );
+    const stop = {
+      ...fire,
+      action: "stop",
+      actions: [{ kind: "stop", harness: "impl", run: "impl#1", sessions: ["impl#s1"] }],
+    } as unknown as Fire;
+    runner.dispatch({ fires: [stop], releases: [], evaluations: [] });
+    expect(recorded).toBe(false);
+    await runner.stopsRecorded();
+    expect(recorded).toBe(true);
   });
 });

@@ -10,9 +10,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { JournalRow } from "../../../src/core/journal.js";
 import { Derivation } from "../../../src/shell/derive/derivation.js";
 import type { Deriver } from "../../../src/shell/derive/deriver.js";
-import { DerivedCursors } from "../../../src/shell/store/derived-cursors.js";
 import { JournalTable } from "../../../src/shell/store/journal-table.js";
 import { openStore } from "../../../src/shell/store/open-store.js";
+import { SqliteStoreDoor } from "../../../src/shell/store/sqlite-store-door.js";
 import { journalRows } from "../../support/store-reads.js";
 import { testWriter } from "../journal/test-writer.js";
 
@@ -61,10 +61,11 @@ describe("Derivation", () => {
       const writer = testWriter(opened.db, journal, {
         clock: () => Date.parse("2026-11-01T00:00:00Z"),
       });
-      const cursors = new DerivedCursors(opened.db);
+      const door = new SqliteStoreDoor(opened);
+      const cursors = door.stores.cursors;
       const derivation = new Derivation({
-        journal,
-        cursors,
+        journal: door.journal,
+        cursors: door.cursors,
         append: (rows, writes, options) => writer.appendNow(rows, writes ?? [], options),
         derivers: [everyThirdEdit()],
       });
@@ -139,9 +140,10 @@ describe("Derivation: after the commit", () => {
       },
     };
     let failNext = false;
+    const door = new SqliteStoreDoor(opened);
     const derivation = new Derivation({
-      journal,
-      cursors: new DerivedCursors(opened.db),
+      journal: door.journal,
+      cursors: door.cursors,
       append: (rows, writes) => {
         if (failNext) {
           failNext = false;

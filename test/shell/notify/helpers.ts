@@ -87,11 +87,11 @@ export function memoryCooldowns(): CooldownStore {
   const sent = new Map<string, number>();
   const id = (k: CooldownKey) => JSON.stringify([k.harness, k.event, k.rule]);
   return {
-    lastSent: (key) => sent.get(id(key)),
-    recordSent: (key, at) => {
+    lastSent: async (key) => sent.get(id(key)),
+    recordSent: async (key, at) => {
       sent.set(id(key), at);
     },
-    forgetSentBy: (at) => {
+    forgetSentBy: async (at) => {
       for (const [key, sentAt] of sent) if (sentAt <= at) sent.delete(key);
     },
   };

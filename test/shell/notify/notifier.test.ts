@@ -11,6 +11,7 @@ import {
   NotifyConfigError,
   type NotifyEvent,
 } from "../../../src/shell/notify/index.js";
+import { promised } from "../../../src/shell/store/async-port.js";
 import { NotifyCooldowns } from "../../../src/shell/store/notify-cooldowns.js";
 import { type OpenedStore, openStore } from "../../../src/shell/store/open-store.js";
 import { notifyCooldowns } from "../../support/store-reads.js";
@@ -221,7 +222,7 @@ describe("Notifier", () => {
       const { notifier, clock, outcomes } = setup(
         [hook("record"), tmp.dir],
         {},
-        new NotifyCooldowns(store.db),
+        promised(new NotifyCooldowns(store.db)),
       );
       clock.now = at;
       notifier.offer(ruleFired());
@@ -238,7 +239,7 @@ describe("Notifier", () => {
 
   it("forgets cooldowns that have run out, once a cooldown period, so the store stays bounded", async () => {
     const store = storeAt(path.join(tmp.dir, "state", "harness.db"));
-    const { notifier, clock } = setup([hook("record"), tmp.dir], {}, new NotifyCooldowns(store.db));
+    const { notifier, clock } = setup([hook("record"), tmp.dir], {}, promised(new NotifyCooldowns(store.db)));
     /** Offers `rule` at `at`, then lists the rows left as `rule@sent_at`. */
     const kept = async (rule: string, at: number) => {
       clock.now = at;
@@ -252,6 +253,30 @@ describe("Notifier", () => {
     // The last sweep was at 15m: b's cooldown is over at 25m, but it waits for the sweep at 30m.
     expect(await kept("d", 29 * MIN)).toEqual([`b@${10 * MIN}`, `c@${15 * MIN}`, `d@${29 * MIN}`]);
     expect(await kept("e", 30 * MIN)).toEqual([`d@${29 * MIN}`, `e@${30 * MIN}`]);
+  });
+
+  it("delivers once two offers of one key made together, however long the store takes to answer", async () => {
+    const memory = memoryCooldowns();
+    const later = <T>(answer: Promise<T>) =>
+      answer.then((v) => new Promise<T>((resolve) => setTimeout(() => resolve(v), 20)));
+    // Each call answers after a round trip's wait: the second check would otherwise run before the
+    // first offer's stamp lands, and both would go out.
+    const slow: CooldownStore = {
+      lastSent: (key) => later(memory.lastSent(key)),
+      recordSent: (key, at) => later(memory.recordSent(key, at)),
+      forgetSentBy: (at) => later(memory.forgetSentBy(at)),
+    };
+    const { notifier, outcomes } = setup([hook("record"), tmp.dir], {}, slow);
+    notifier.offer(ruleFired({ fireId: "f-1" }));
+    notifier.offer(ruleFired({ fireId: "f-2" }));
+    notifier.offer(ruleFired({ fireId: "f-3", rule: "other" }));
+    await notifier.drain();
+    expect(outcomes.map((o) => `${o.detail.notification.fireId} ${o.result}`).sort()).toEqual([
+      "f-1 ok",
+      "f-2 suppressed",
+      "f-3 ok",
+    ]);
+    expect(recorded(tmp.dir)).toHaveLength(2);
   });
 
   it("delivers when its cooldown store fails, reporting each failure", async () => {

@@ -13,6 +13,7 @@ import { policyClonePath } from "../../../src/shell/config/paths.js";
 import { PolicyRuleSource } from "../../../src/shell/policy/clone-rules.js";
 import { loadRuleSet } from "../../../src/shell/policy/rule-source.js";
 import { syncPolicyRepo } from "../../../src/shell/policy/sync.js";
+import { promised } from "../../../src/shell/store/async-port.js";
 import { LastGoodCommits } from "../../../src/shell/store/last-good-commits.js";
 import { openStore } from "../../../src/shell/store/open-store.js";
 import { gitIn, PolicyRemote, ruleText, tempRoot } from "./git-fixtures.js";
@@ -30,7 +31,7 @@ function globalConfig(env: NodeJS.ProcessEnv): GlobalConfig {
 function source(root: string, env: NodeJS.ProcessEnv) {
   const file = path.join(root, "state", "harness", "harness.db");
   let store = openStore(file, "test");
-  const make = () => new PolicyRuleSource(new LastGoodCommits(store.db), env, () => 1_000);
+  const make = () => new PolicyRuleSource(promised(new LastGoodCommits(store.db)), env, () => 1_000);
   return {
     src: make(),
     restart() {
