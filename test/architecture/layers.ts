@@ -88,6 +88,7 @@ export const SHELL_FOLDERS: Readonly<Record<string, readonly (string | Arrow)[]>
     "proposals",
     "rpc",
     "store",
+    { to: "store/pg", why: "the store on PostgreSQL, when [store] names it" },
     "support",
     "telemetry",
   ],

@@ -72,10 +72,9 @@ import { type RpcServer, startRpcServer } from "../rpc/server.js";
 import { identifyCaller } from "../rpc/tiers.js";
 import { tokenService } from "../rpc/token-service.js";
 import { commitPublisher, type WatchEvent, watchEvents } from "../rpc/watch-events.js";
-import { type OpenedStore, openStore } from "../store/open-store.js";
-import { SqliteStoreDoor } from "../store/sqlite-store-door.js";
-import type { RuleReadsPort, StoreDoor } from "../store/store-door.js";
-import type { Stores } from "../store/stores.js";
+import type { OpenedStore } from "../store/open-store.js";
+import { pgStoreName } from "../store/pg/pg-config.js";
+import type { StoreDoor } from "../store/store-door.js";
 import { createLog, type Log } from "../support/log.js";
 import { DaemonMetrics } from "../support/metrics.js";
 import { portHolder } from "../support/port-holder.js";
@@ -85,6 +84,7 @@ import { startDecisionExport } from "../telemetry/decision-export.js";
 import { DecisionExports } from "../telemetry/decision-exports.js";
 import { OtlpHeadersError } from "../telemetry/otlp-headers.js";
 import { type MetricsServer, serveMetrics } from "./metrics-server.js";
+import { type DaemonStore, openDaemonStore, StoreOpeningError } from "./store-opening.js";
 
 export interface DaemonOptions {
   readonly env: NodeJS.ProcessEnv;
@@ -120,11 +120,12 @@ export class DaemonApp {
 
   private constructor(
     readonly daemon: Daemon,
-    readonly store: OpenedStore,
-    /** The store's objects, over the daemon's connection. */
-    readonly stores: Stores,
-    /** The store's objects as the daemon's services reach them, each asynchronous. */
-    readonly door: StoreDoor,
+    private readonly opened: DaemonStore,
+    /**
+     * Settles when the daemon must stop on its own: another daemon took the PostgreSQL database's lock
+     * while this one's session was lost (`harness daemon` closes it and exits non-zero).
+     */
+    readonly failed: Promise<Error>,
     readonly socketPath: string,
     /** The global config file the daemon reads (it may not exist: defaults). */
     readonly configPath: string,
@@ -156,15 +157,29 @@ export class DaemonApp {
     const log = options.log ?? createLog();
     const configPath = options.configPath ?? globalConfigPath(env);
     const config = await readConfig(configPath, env, options.configPath !== undefined);
-    // Never SQLite in silence when the operator named a database.
-    if (config.store !== undefined)
-      throw new DaemonStartError("[store] url: the daemon on PostgreSQL is not yet available in this build");
-    const store = openStore(
-      options.storePath ?? defaultStorePath(env),
-      `harness daemon (pid ${process.pid})`,
-    );
-    const door = new SqliteStoreDoor(store);
-    const stores = door.stores;
+    let lockLost: (e: Error) => void = () => {};
+    const failed = new Promise<Error>((resolve) => {
+      lockLost = resolve;
+    });
+    let store: DaemonStore;
+    try {
+      store = await openDaemonStore(
+        config,
+        options.storePath ?? defaultStorePath(env),
+        `harness daemon (pid ${process.pid} on ${hostname()})`,
+        (e) => {
+          log.error(
+            { err: e.message, store: config.store === undefined ? undefined : pgStoreName(config.store) },
+            "the database's daemon lock was taken by another daemon; stopping",
+          );
+          lockLost(e);
+        },
+      );
+    } catch (e) {
+      if (e instanceof StoreOpeningError) throw new DaemonStartError(e.message, { cause: e });
+      throw e;
+    }
+    const { door } = store;
     /** What is listening so far, closed again if the start fails. */
     const opened: (() => Promise<void>)[] = [];
     try {
@@ -235,7 +250,7 @@ export class DaemonApp {
         firesCommitted: () => daemon.firesCommitted,
       });
       // Backtests run in workers over their own read-only connections to this daemon's store.
-      const backtests = new BacktestRunner({ backend: "sqlite", path: store.path });
+      const backtests = new BacktestRunner(store.location);
       // The pruner keeps the retention the daemon started with; so do the backtests' checks.
       const retentionMs = () => config.memory.rules.journalRetention;
       const proposals = new ProposalIntake({
@@ -250,9 +265,9 @@ export class DaemonApp {
         retentionMs,
       });
       const socketPath = options.socketPath ?? config.server.socket;
-      const rules = rulesOf(daemon, store, door.ruleReads, metrics, clock, log);
+      const rules = rulesOf(daemon, door, metrics, clock, log);
       // Gateway and RPC journal scans run in workers over their own read-only connections.
-      const queries = new JournalQueryPool({ backend: "sqlite", path: store.path }, (reason) =>
+      const queries = new JournalQueryPool(store.location, (reason) =>
         metrics.journalReadsRefused.inc({ reason }),
       );
       const backtest = backtestMethod({ runner: backtests, evaluator: daemon.view, clock, retentionMs });
@@ -336,8 +351,7 @@ export class DaemonApp {
       return new DaemonApp(
         daemon,
         store,
-        stores,
-        door,
+        failed,
         socketPath,
         configPath,
         metrics,
@@ -356,13 +370,27 @@ export class DaemonApp {
       );
     } catch (e) {
       for (const close of opened.reverse()) await close().catch(() => undefined);
-      store.close();
+      await store.close();
       throw e;
     }
   }
 
   get config(): GlobalConfig {
     return this.daemon.configInForce;
+  }
+  /** The store's objects as the daemon's services reach them, each asynchronous. */
+  get door(): StoreDoor {
+    return this.opened.door;
+  }
+  /** The store as messages name it: the SQLite file, or `postgresql host/db`. */
+  get storeLabel(): string {
+    return this.opened.door.label;
+  }
+  /** The SQLite store, for tests and the demo that read it directly; none on PostgreSQL. */
+  get store(): OpenedStore {
+    const sqlite = this.opened.sqlite;
+    if (sqlite === undefined) throw new Error(`the daemon's store is ${this.storeLabel}, not a SQLite file`);
+    return sqlite;
   }
   get metricsUrl(): string | undefined {
     return this.metricsServer?.url;
@@ -412,7 +440,7 @@ export class DaemonApp {
     // After the daemon's last decisions: what waits is sent, for a bounded time.
     await this.decisionExports.shutdown();
     await this.metricsServer?.close();
-    this.store.close();
+    await this.opened.close();
   }
 }
 
@@ -573,15 +601,14 @@ function serviceRoutes(router: ConnectRouter, d: ServiceRouteDeps): void {
 /** RuleService's handlers over this daemon: its view, its store, and the operations only it carries out. */
 function rulesOf(
   daemon: Daemon,
-  store: OpenedStore,
-  reads: RuleReadsPort,
+  door: StoreDoor,
   metrics: DaemonMetrics,
   clock: () => number,
   log: Log,
 ): ReturnType<typeof ruleService> {
   return ruleService({
     evaluator: daemon.view,
-    reads,
+    reads: door.ruleReads,
     metrics,
     clock,
     startedAt: clock(),
@@ -603,7 +630,7 @@ function rulesOf(
       ),
     policyClones: () => daemon.policyClones,
     needsRestart: () => daemon.needsRestart,
-    storeWrite: () => ({ path: store.path, failure: daemon.storeWrite.current }),
+    storeWrite: () => ({ path: door.label, failure: daemon.storeWrite.current }),
   });
 }
 

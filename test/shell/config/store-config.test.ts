@@ -1,7 +1,7 @@
 /**
  * Issue 34: `[store]`, the store on PostgreSQL. Every bad value names the file, the key, its line and
  * column, as every other table's do; a password in the url is refused without being repeated; `[store]`
- * is global-only; and the daemon of this build refuses to start on it rather than write SQLite in silence.
+ * is global-only; and a daemon that cannot reach the database it names fails its start, never writing SQLite.
  */
 import { join } from "node:path";
 import fc from "fast-check";
@@ -244,16 +244,16 @@ describe("[store] is global-only", () => {
   });
 });
 
-describe("the daemon of this build under [store] url", () => {
-  it("refuses to start rather than write SQLite in silence", async () => {
+describe("the daemon under [store] url", () => {
+  it("never falls back to SQLite: a database it cannot reach fails the start, naming it", async () => {
     const { env: sandboxEnv, write } = sandbox();
     const config = write(
       "config/harness/harness.toml",
-      '[store]\nurl = "postgresql://h@/j?host=/run/postgresql"\n',
+      '[store]\nurl = "postgresql://h@/j?host=/nonexistent/harness-test"\n',
     );
     await expect(
       DaemonApp.start({ env: sandboxEnv, configPath: config, log: createLog({ level: "silent" }) }),
-    ).rejects.toThrow("[store] url: the daemon on PostgreSQL is not yet available in this build");
+    ).rejects.toThrow(/^store postgresql \/nonexistent\/harness-test\/j: .*ENOENT/);
   });
 });
 

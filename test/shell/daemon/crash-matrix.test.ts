@@ -43,6 +43,7 @@ import {
 import { makeRepo, runHook } from "../agents/hook-harness.js";
 import { claudeCode } from "../agents/payloads.js";
 import { ERROR_STREAK_STOPS, TestFleet } from "../daemon-harness.js";
+import { freshPgDatabase } from "../store/pg/pg-store.js";
 import { mountTmpfs, tmpfsUnavailable } from "../store/tmpfs.js";
 
 const ENFORCE = ["budget-exhaustion-recurring", "restart-into-same-failure"];
@@ -280,131 +281,153 @@ async function send(f: TestFleet, batch: Batch): Promise<boolean> {
 }
 
 const settled = (f: TestFleet) => {
-  const last = lastRow(f).seq;
+  // One read of the store for all four (on PostgreSQL, one mirror of it).
+  const at = { storePath: f.storePath };
+  const last = lastRow(at).seq;
   return (
-    evaluatorCursor(f) === last && actionsInFlight(f) === 0 && derivedCursors(f).every((c) => c === last)
+    evaluatorCursor(at) === last && actionsInFlight(at) === 0 && derivedCursors(at).every((c) => c === last)
   );
 };
 
-describe.each(SCENARIOS)("crash matrix, $name", (sc) => {
-  for (const point of sc.points)
-    for (const nth of NTH.filter((n) => n <= (sc.maxNth ?? Number.POSITIVE_INFINITY)))
-      it(`a SIGKILL at ${point}@${nth} loses no evaluation and repeats no action`, async () => {
-        const seed = BASE_SEED * 1_000 + SCENARIOS.indexOf(sc) * 100 + sc.points.indexOf(point) * 10 + nth;
-        const batches = sc.ordered === true ? sc.batches : batchesFor(sc.batches, seed);
-        if (SOAK) console.log(`crash matrix, ${sc.name}, ${point}@${nth}: seed ${seed}`);
-        const f = new TestFleet({
-          enforce: sc.enforce,
-          ...(sc.rules === undefined ? {} : { rules: sc.rules, recordStops: true }),
-        });
-        fleets.push(f);
-        await f.start({ HARNESS_FAILPOINTS: `${point}@${nth}` });
-        let next = 0;
-        while (next < batches.length && f.running) {
-          const ok = await send(f, batches[next] as Batch);
-          if (ok || sc.projects !== true) next++;
-          if (!ok) {
-            await f.exited();
-            break;
+/**
+ * Both backends (issue 34): the daemon on PostgreSQL keeps the same promises. `npm test` runs each point's
+ * first reach on PostgreSQL; the soak runs every point and reach on both.
+ */
+const BACKENDS = ["sqlite", "postgresql"] as const;
+const nthsOn = (backend: (typeof BACKENDS)[number]): readonly number[] =>
+  backend === "sqlite" || SOAK ? NTH : [1];
+
+describe.each(BACKENDS.flatMap((backend) => SCENARIOS.map((sc) => ({ ...sc, backend }))))(
+  "crash matrix on $backend, $name",
+  (sc) => {
+    for (const point of sc.points)
+      for (const nth of nthsOn(sc.backend).filter((n) => n <= (sc.maxNth ?? Number.POSITIVE_INFINITY)))
+        it(`a SIGKILL at ${point}@${nth} loses no evaluation and repeats no action`, async () => {
+          const index = SCENARIOS.findIndex((x) => x.name === sc.name);
+          const seed = BASE_SEED * 1_000 + index * 100 + sc.points.indexOf(point) * 10 + nth;
+          const batches = sc.ordered === true ? sc.batches : batchesFor(sc.batches, seed);
+          if (SOAK) console.log(`crash matrix on ${sc.backend}, ${sc.name}, ${point}@${nth}: seed ${seed}`);
+          const f = new TestFleet({
+            enforce: sc.enforce,
+            ...(sc.rules === undefined ? {} : { rules: sc.rules, recordStops: true }),
+            ...(sc.backend === "sqlite" ? {} : { pg: await freshPgDatabase(`crash_${index}_${nth}`) }),
+          });
+          fleets.push(f);
+          await f.start({ HARNESS_FAILPOINTS: `${point}@${nth}` });
+          let next = 0;
+          while (next < batches.length && f.running) {
+            const ok = await send(f, batches[next] as Batch);
+            if (ok || sc.projects !== true) next++;
+            if (!ok) {
+              await f.exited();
+              break;
+            }
+            await f.until(() => !f.running || settled(f), "the batch's evaluation").catch(() => undefined);
           }
-          await f.until(() => !f.running || settled(f), "the batch's evaluation").catch(() => undefined);
-        }
-        const killed = !f.running;
-        expect(killed, `the failpoint ${point}@${nth} was reached`).toBe(true);
-        await f.stop();
-        await f.start();
-        for (; next < batches.length; next++) expect(await send(f, batches[next] as Batch)).toBe(true);
-        await f.until(() => settled(f), "evaluation after the restart");
-        await f.stop();
+          const killed = !f.running;
+          expect(killed, `the failpoint ${point}@${nth} was reached`).toBe(true);
+          await f.stop();
+          await f.start();
+          for (; next < batches.length; next++) expect(await send(f, batches[next] as Batch)).toBe(true);
+          await f.until(() => settled(f), "evaluation after the restart");
+          await f.stop();
 
-        const rows = coreRows(f);
-        expect(rows.map((r) => r.seq)).toEqual(rows.map((_, i) => i + 1));
-        for (let i = 1; i < rows.length; i++)
-          expect((rows[i] as JournalRow).at).toBeGreaterThanOrEqual((rows[i - 1] as JournalRow).at);
+          const at = { storePath: f.storePath };
+          const rows = coreRows(at);
+          expect(rows.map((r) => r.seq)).toEqual(rows.map((_, i) => i + 1));
+          for (let i = 1; i < rows.length; i++)
+            expect((rows[i] as JournalRow).at).toBeGreaterThanOrEqual((rows[i - 1] as JournalRow).at);
 
-        const ruleSet = assembleRuleSet({
-          starter: loadStarterPack(),
-          policy:
-            sc.rules === undefined
-              ? []
-              : [{ repo: "test", loads: sc.rules.map((r) => loadRuleFile(`rules/${r.name}.toml`, r.text)) }],
-          enforce: sc.enforce,
-          shadowPeriod: sc.rules === undefined ? 7 * 86_400_000 : 0,
+          const ruleSet = assembleRuleSet({
+            starter: loadStarterPack(),
+            policy:
+              sc.rules === undefined
+                ? []
+                : [
+                    {
+                      repo: "test",
+                      loads: sc.rules.map((r) => loadRuleFile(`rules/${r.name}.toml`, r.text)),
+                    },
+                  ],
+            enforce: sc.enforce,
+            shadowPeriod: sc.rules === undefined ? 7 * 86_400_000 : 0,
+          });
+          const shapes = selectorShapes(ruleSet.rules.map((r) => r.rule));
+          const expected = fold(ruleSet, rows, emptyState, indexedWindows(rows, shapes)).outcomes.flatMap(
+            (o) => o.fires,
+          );
+          const live = fires(at).map((x) => ({ fire_id: x.fire_id, rule: x.rule, action: x.action }));
+          expect(live).toEqual(expected.map((x) => ({ fire_id: x.id, rule: x.rule, action: x.action })));
+          expect(live.length).toBeGreaterThan(0);
+
+          if (sc.projects === true) {
+            // The projector's rows: each derived once from the other rows, none lost, none repeated.
+            const projector = new FileEdgeProjector(() => true);
+            const wanted = rows
+              .filter((r) => r.kind !== "graph_event")
+              .flatMap((r) => projector.derive(r)?.rows.map((d) => d.event) ?? []);
+            expect(rows.filter((r) => r.kind === "graph_event").map((r) => r.event)).toEqual(wanted);
+            expect(wanted.map((e) => e.type)).toContain("collision_ended");
+            expect(live.map((x) => x.rule)).toContain("same-file-collision");
+          }
+
+          const deliveries = f
+            .delivered()
+            .filter((d) => d.event === "rule_fired")
+            .map((d) => d.fire_id as string);
+          expect(new Set(deliveries).size, "no fire is delivered twice").toBe(deliveries.length);
+          const actions = recordedActions(at);
+          for (const a of actions)
+            expect(["ok", "undelivered", "unknown"], `${a.fire_id} ${a.action}`).toContain(a.state);
+          for (const a of actions.filter((x) => x.state === "ok" && x.action === "notify"))
+            expect(deliveries).toContain(a.fire_id);
+          const recorded = new Map(actions.map((a) => [a.fire_id, a.state]));
+          for (const d of deliveries) {
+            expect(recorded.has(d), `delivery of ${d} has an action record`).toBe(true);
+            expect(recorded.get(d), `delivery of ${d} is not recorded undelivered`).not.toBe("undelivered");
+          }
+          // Every notify a fire asked for is accounted for: delivered once, or recorded lost.
+          const asked = expected.filter(
+            (x) => x.mode === "active" && x.action !== "no_target" && x.effectiveLevel !== "annotate",
+          );
+          expect(
+            actions
+              .filter((a) => a.action === "notify")
+              .map((a) => a.fire_id)
+              .sort(),
+          ).toEqual(asked.map((x) => x.id).sort());
+          // Every stop is run at most once, and each one a fire asked for is run or recorded lost.
+          const stops = f.stopped().map((argv) => argv[3] as string);
+          expect(new Set(stops).size, "no run is stopped twice for one fire").toBe(stops.length);
+          const stopActions = actions.filter((a) => a.action === "stop");
+          expect(stopActions.map((a) => a.fire_id).sort()).toEqual(
+            expected
+              .filter((x) => x.action === "stop")
+              .map((x) => x.id)
+              .sort(),
+          );
+          for (const a of stopActions.filter((x) => x.state === "ok")) expect(stops).toContain(a.fire_id);
+          for (const id of stops)
+            expect(
+              stopActions.find((a) => a.fire_id === id)?.state,
+              `the stop run for ${id} is recorded ok or unknown`,
+            ).toMatch(/^(ok|unknown)$/);
+          if (sc.rules !== undefined)
+            expect(stopActions.length, "the scenario stops runs").toBeGreaterThan(0);
+          // Killed before an action started, it is lost; killed after, its outcome is unknown.
+          if (point === "action.beforeStart")
+            expect(
+              actions.some((a) => a.state === "undelivered"),
+              "a crash before an action starts loses it",
+            ).toBe(true);
+          if (point === "action.afterStart" || point === "action.afterRun")
+            expect(
+              actions.some((a) => a.state === "unknown"),
+              "a crash after an action started leaves its outcome unknown",
+            ).toBe(true);
         });
-        const shapes = selectorShapes(ruleSet.rules.map((r) => r.rule));
-        const expected = fold(ruleSet, rows, emptyState, indexedWindows(rows, shapes)).outcomes.flatMap(
-          (o) => o.fires,
-        );
-        const live = fires(f).map((x) => ({ fire_id: x.fire_id, rule: x.rule, action: x.action }));
-        expect(live).toEqual(expected.map((x) => ({ fire_id: x.id, rule: x.rule, action: x.action })));
-        expect(live.length).toBeGreaterThan(0);
-
-        if (sc.projects === true) {
-          // The projector's rows: each derived once from the other rows, none lost, none repeated.
-          const projector = new FileEdgeProjector(() => true);
-          const wanted = rows
-            .filter((r) => r.kind !== "graph_event")
-            .flatMap((r) => projector.derive(r)?.rows.map((d) => d.event) ?? []);
-          expect(rows.filter((r) => r.kind === "graph_event").map((r) => r.event)).toEqual(wanted);
-          expect(wanted.map((e) => e.type)).toContain("collision_ended");
-          expect(live.map((x) => x.rule)).toContain("same-file-collision");
-        }
-
-        const deliveries = f
-          .delivered()
-          .filter((d) => d.event === "rule_fired")
-          .map((d) => d.fire_id as string);
-        expect(new Set(deliveries).size, "no fire is delivered twice").toBe(deliveries.length);
-        const actions = recordedActions(f);
-        for (const a of actions)
-          expect(["ok", "undelivered", "unknown"], `${a.fire_id} ${a.action}`).toContain(a.state);
-        for (const a of actions.filter((x) => x.state === "ok" && x.action === "notify"))
-          expect(deliveries).toContain(a.fire_id);
-        const recorded = new Map(actions.map((a) => [a.fire_id, a.state]));
-        for (const d of deliveries) {
-          expect(recorded.has(d), `delivery of ${d} has an action record`).toBe(true);
-          expect(recorded.get(d), `delivery of ${d} is not recorded undelivered`).not.toBe("undelivered");
-        }
-        // Every notify a fire asked for is accounted for: delivered once, or recorded lost.
-        const asked = expected.filter(
-          (x) => x.mode === "active" && x.action !== "no_target" && x.effectiveLevel !== "annotate",
-        );
-        expect(
-          actions
-            .filter((a) => a.action === "notify")
-            .map((a) => a.fire_id)
-            .sort(),
-        ).toEqual(asked.map((x) => x.id).sort());
-        // Every stop is run at most once, and each one a fire asked for is run or recorded lost.
-        const stops = f.stopped().map((argv) => argv[3] as string);
-        expect(new Set(stops).size, "no run is stopped twice for one fire").toBe(stops.length);
-        const stopActions = actions.filter((a) => a.action === "stop");
-        expect(stopActions.map((a) => a.fire_id).sort()).toEqual(
-          expected
-            .filter((x) => x.action === "stop")
-            .map((x) => x.id)
-            .sort(),
-        );
-        for (const a of stopActions.filter((x) => x.state === "ok")) expect(stops).toContain(a.fire_id);
-        for (const id of stops)
-          expect(
-            stopActions.find((a) => a.fire_id === id)?.state,
-            `the stop run for ${id} is recorded ok or unknown`,
-          ).toMatch(/^(ok|unknown)$/);
-        if (sc.rules !== undefined) expect(stopActions.length, "the scenario stops runs").toBeGreaterThan(0);
-        // Killed before an action started, it is lost; killed after, its outcome is unknown.
-        if (point === "action.beforeStart")
-          expect(
-            actions.some((a) => a.state === "undelivered"),
-            "a crash before an action starts loses it",
-          ).toBe(true);
-        if (point === "action.afterStart" || point === "action.afterRun")
-          expect(
-            actions.some((a) => a.state === "unknown"),
-            "a crash after an action started leaves its outcome unknown",
-          ).toBe(true);
-      });
-});
+  },
+);
 
 /**
  * What a run is told of the rules (`agents/enforcement/tell.ts`) is recorded told in the transaction that

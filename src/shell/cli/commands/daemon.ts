@@ -50,7 +50,7 @@ export async function runDaemon(
     io.out(
       JSON.stringify({
         event: "daemon_started",
-        store: daemon.store.path,
+        store: daemon.storeLabel,
         socket: daemon.socketPath,
         metrics: daemon.metricsUrl ?? null,
         hooks: daemon.hooksUrl ?? null,
@@ -61,14 +61,15 @@ export async function runDaemon(
   else
     io.err(
       // The hooks URL stays last: supervisors and tests read it to the end of the line.
-      `harness daemon: store ${daemon.store.path}, socket ${daemon.socketPath}, rpc ${daemon.rpcUrl ?? "off"}${daemon.tlsSha256 === undefined ? "" : `, tls sha256 ${daemon.tlsSha256}`}, metrics ${daemon.metricsUrl ?? "off"}, hooks ${daemon.hooksUrl ?? "off"}`,
+      `harness daemon: store ${daemon.storeLabel}, socket ${daemon.socketPath}, rpc ${daemon.rpcUrl ?? "off"}${daemon.tlsSha256 === undefined ? "" : `, tls sha256 ${daemon.tlsSha256}`}, metrics ${daemon.metricsUrl ?? "off"}, hooks ${daemon.hooksUrl ?? "off"}`,
     );
-  await stopping;
+  const failure = await Promise.race([stopping.then(() => undefined), daemon.failed]);
   process.off("SIGTERM", onSignal);
   process.off("SIGINT", onSignal);
+  if (failure !== undefined) io.err(`harness daemon: ${failure.message}`);
   try {
     await daemon.close();
-    return 0;
+    return failure === undefined ? 0 : 1;
   } catch (e) {
     io.err(`harness daemon: shutdown: ${(e as Error).message}`);
     return 1;

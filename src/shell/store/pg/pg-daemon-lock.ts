@@ -63,7 +63,7 @@ export class PgDaemonLock {
   ): Promise<PgDaemonLock> {
     const lock = new PgDaemonLock(
       // The server keeps 63 bytes of an application_name.
-      { ...config, application_name: `harness daemon ${owner}`.slice(0, 63) },
+      { ...config, application_name: owner.slice(0, 63) },
       store,
       onLost,
     );

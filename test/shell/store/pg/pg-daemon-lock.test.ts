@@ -43,40 +43,38 @@ async function acquire(
 
 /** Ends the lock holder's session on the server, as a restart or a network cut would. */
 const cut = (owner: string) =>
-  admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1", [
-    `harness daemon ${owner}`,
-  ]);
+  admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1", [owner]);
 
 describe("one daemon per database", () => {
   it("refuses a second daemon, naming the first as the server knows it, and lets it in once the first is gone", async () => {
-    const first = await acquire("pid 1 on a");
-    await expect(acquire("pid 2 on b")).rejects.toThrow(
-      /store postgresql test: another harness daemon runs on this database: harness daemon pid 1 on a \(server pid \d+, on the socket\)/,
+    const first = await acquire("harness daemon (pid 1 on a)");
+    await expect(acquire("harness daemon (pid 2 on b)")).rejects.toThrow(
+      /store postgresql test: another harness daemon runs on this database: harness daemon \(pid 1 on a\) \(server pid \d+, on the socket\)/,
     );
     await first.release();
-    const second = await acquire("pid 2 on b");
+    const second = await acquire("harness daemon (pid 2 on b)");
     expect(second.held).toBe(true);
     await second.release();
   });
 
   it("takes the lock again after its session is lost", async () => {
-    const lock = await acquire("pid 3 on c");
-    await cut("pid 3 on c");
+    const lock = await acquire("harness daemon (pid 3 on c)");
+    await cut("harness daemon (pid 3 on c)");
     await until(() => !lock.held, "the lost session to be seen");
     await until(() => lock.held, "the lock taken again");
-    await expect(acquire("pid 4 on d")).rejects.toThrow(/pid 3 on c/);
+    await expect(acquire("harness daemon (pid 4 on d)")).rejects.toThrow(/pid 3 on c/);
     await lock.release();
   });
 
   it("tells the daemon whose lock another took while its session was gone", async () => {
     const lost: PgDaemonLockError[] = [];
-    const lock = await acquire("pid 5 on e", (e) => lost.push(e));
-    await cut("pid 5 on e");
+    const lock = await acquire("harness daemon (pid 5 on e)", (e) => lost.push(e));
+    await cut("harness daemon (pid 5 on e)");
     await until(() => !lock.held, "the lost session to be seen");
-    const other = await acquire("pid 6 on f");
+    const other = await acquire("harness daemon (pid 6 on f)");
     await until(() => lost.length > 0, "the loss to be told");
     expect(lost[0]?.message).toMatch(
-      /another harness daemon runs on this database: harness daemon pid 6 on f/,
+      /another harness daemon runs on this database: harness daemon \(pid 6 on f\)/,
     );
     expect(lock.held).toBe(false);
     await other.release();
