@@ -39,7 +39,14 @@ export async function admitEvents(
   options: AdmitOptions = {},
 ): Promise<readonly AdmitResult[]> {
   if (key !== undefined) {
-    const stored = await writer.answered(source, key);
+    let stored: string | undefined;
+    try {
+      stored = await writer.answered(source, key);
+    } catch (e) {
+      // The store cannot say whether the key was committed: nothing is admitted, as when a commit fails.
+      const reason = `not admitted: ${(e as Error).message}`;
+      return events.map(() => ({ kind: "rejected", code: "store_error", reason }));
+    }
     if (stored !== undefined) return JSON.parse(stored) as AdmitResult[];
   }
   // Each event's refusal, or undefined for one offered to the writer.

@@ -22,13 +22,19 @@ export function statusMethod(deps: RuleServiceDeps): RuleServiceImpl["getStatus"
       const now = deps.clock();
       const set = evaluator.rules;
       const current = evaluator.state;
-      // Asked together: on SQLite each answers at once, so they are read as of one moment, as before.
+      // Asked together: on SQLite each answers at once, so they are read as of one moment, as before. A
+      // store that does not answer (a database gone away) is what the status must then say, not a
+      // failed call: the evaluator's own figures stand in, and the store's failure is reported.
+      let readFailure: Error | undefined;
       const [last, journalRows, undelivered, unknown] = await Promise.all([
         reads.journal.last(),
         reads.journalRows(),
         reads.stopsSince("undelivered", now - 7 * DAY),
         reads.stopsSince("unknown", now - 7 * DAY),
-      ]);
+      ]).catch((e: Error) => {
+        readFailure = e;
+        return [{ seq: evaluator.cursor, at: 0 }, 0, 0, 0] as const;
+      });
       const costExceeded = set.rules.flatMap((r) => {
         const s = ruleState(r, set, current);
         return s.state === "disabled" ? [{ r, ...s }] : [];
@@ -81,7 +87,7 @@ export function statusMethod(deps: RuleServiceDeps): RuleServiceImpl["getStatus"
         policyClones: deps.policyClones().map((c) => ({ name: c.name, state: c.state, detail: c.detail })),
         needsRestart: [...deps.needsRestart()],
         ...reloadFailureFields(deps.lastReloadFailure?.()),
-        ...storeWriteStatus(deps.storeWrite()),
+        ...storeWriteStatus(deps.storeWrite(), readFailure, now),
       };
     });
 }
@@ -95,9 +101,21 @@ export const stalePin = (p: RuleSet["stalePins"][number]) => ({
 const reloadFailureFields = (f: ReloadFailure | undefined) =>
   f === undefined ? {} : { lastReloadError: f.error, lastReloadFailedAtMs: BigInt(f.at) };
 
-const storeWriteStatus = (w: ReturnType<RuleServiceDeps["storeWrite"]>) => ({
-  storePath: w.path,
-  storeWriteError: w.failure?.error ?? "",
-  storeWriteFailingSinceMs: BigInt(w.failure?.sinceMs ?? 0),
-  storeWriteFailures: w.failure?.failures ?? 0,
-});
+/** The store's last write failure, else a read of this status that failed (reported the same way). */
+const storeWriteStatus = (
+  w: ReturnType<RuleServiceDeps["storeWrite"]>,
+  readFailure: Error | undefined,
+  now: number,
+) => {
+  const failure =
+    w.failure ??
+    (readFailure === undefined
+      ? undefined
+      : { error: `reading it failed: ${readFailure.message}`, sinceMs: now, failures: 1 });
+  return {
+    storePath: w.path,
+    storeWriteError: failure?.error ?? "",
+    storeWriteFailingSinceMs: BigInt(failure?.sinceMs ?? 0),
+    storeWriteFailures: failure?.failures ?? 0,
+  };
+};
