@@ -9,8 +9,10 @@
  *
  * Producers run in a worker thread, as they would in a process of their own: the daemon's event loop
  * then carries only the daemon's work, and both sides read the same monotonic clock.
+ * With `STORE=postgres`, sections 1 and 2 run the real daemon on PostgreSQL too, beside SQLite in the
+ * same run (issue 34's goals: RPC admission ≥ 50% of SQLite's, live p99 ≤ 3× SQLite's).
  * Env: SECTIONS (admission,live,backtest), ADMIT_ROWS, REPS, LIVE_SECONDS, DAYS, ROWS_PER_DAY,
- * BACKTEST_REPS, BACKTEST_RULES (comma-separated; default every starter rule).
+ * BACKTEST_REPS, BACKTEST_RULES (comma-separated; default every starter rule), STORE.
  */
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
@@ -31,10 +33,12 @@ import { DecisionStore, type Decisions } from "../src/shell/store/decision-store
 import { JournalCommits } from "../src/shell/store/journal-commits.js";
 import { JournalTable } from "../src/shell/store/journal-table.js";
 import { type Db, type OpenedStore, openStore, openStoreReadOnly } from "../src/shell/store/open-store.js";
+import { PgEvaluatorLog } from "../src/shell/store/pg/pg-write-ports.js";
 import { INDEXED_COLUMNS } from "../src/shell/store/schema.js";
 import { SqliteJournalLog } from "../src/shell/store/sqlite-write-ports.js";
 import { createLog } from "../src/shell/support/log.js";
 import { DaemonMetrics } from "../src/shell/support/metrics.js";
+import { makeClusterDir, type PgDatabase, pgDatabase, stopCluster } from "../test/support/pg-cluster.js";
 import { type BenchRow, journalRows, REPO, toolEvents } from "./journal-rows.js";
 
 const setting = (name: string, fallback: number): number => Number(process.env[name] ?? fallback);
@@ -44,6 +48,11 @@ const LIVE_SECONDS = setting("LIVE_SECONDS", 25);
 const DAYS = setting("DAYS", 30);
 const ROWS_PER_DAY = setting("ROWS_PER_DAY", 50_000);
 const BACKTEST_REPS = setting("BACKTEST_REPS", 3);
+/**
+ * `STORE=postgres`: the admission and live sections run the real daemon on PostgreSQL too, beside
+ * SQLite in the same run (a throwaway cluster on a unix socket, fsync on: test/support/pg-cluster.ts).
+ */
+const ON_PG = process.env.STORE === "postgres";
 // A tool-row rule with two primitives (distinct and exists): the rule that runs on most of the journal.
 const BACKTEST_RULES = (
   process.env.BACKTEST_RULES ?? STARTER_FILES.map(([f]) => path.basename(f, ".toml")).join(",")
@@ -215,6 +224,7 @@ const STARTER_NAMES = loadStarterPack().flatMap((l) => (l.ok ? [l.rule.spec.name
 async function withDaemon<T>(
   rules: boolean,
   fn: (daemon: DaemonApp, tokens: { readonly observer: string; readonly graph: string }) => Promise<T>,
+  pg?: PgDatabase,
 ): Promise<T> {
   const tmp = tempDir();
   const sub = (name: string) => {
@@ -248,6 +258,9 @@ async function withDaemon<T>(
       ...files,
       "[agents]",
       'listen = ""',
+      ...(pg === undefined
+        ? []
+        : ["[store]", `url = "postgresql://${pg.user}@/${pg.database}?host=${pg.host}"`]),
     ].join("\n"),
   );
   try {
@@ -338,17 +351,21 @@ async function admitWriter(events: readonly EventFields[]): Promise<number> {
   }
 }
 
-async function admitRpc(rows: number, rules: boolean): Promise<number> {
-  return withDaemon(rules, async (daemon, tokens) => {
-    const r = await runWorker<ThroughputResult>({
-      mode: "throughput",
-      socketPath: daemon.socketPath,
-      token: tokens.observer,
-      rows,
-    });
-    if (r.notAdmitted > 0) throw new Error(`${r.notAdmitted} events were not admitted`);
-    return r.ns;
-  });
+async function admitRpc(rows: number, rules: boolean, pg?: PgDatabase): Promise<number> {
+  return withDaemon(
+    rules,
+    async (daemon, tokens) => {
+      const r = await runWorker<ThroughputResult>({
+        mode: "throughput",
+        socketPath: daemon.socketPath,
+        token: tokens.observer,
+        rows,
+      });
+      if (r.notAdmitted > 0) throw new Error(`${r.notAdmitted} events were not admitted`);
+      return r.ns;
+    },
+    pg,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -367,7 +384,7 @@ interface CommitLoad {
  * is wrapped the same way, only to count the journal's commits (the producers' batches and the derived
  * rows with their cursors) and the time they block the thread.
  */
-async function liveLatency(): Promise<{
+async function liveLatency(pg?: PgDatabase): Promise<{
   result: LiveResult;
   committed: ReadonlyMap<number, bigint>;
   load: CommitLoad;
@@ -376,6 +393,16 @@ async function liveLatency(): Promise<{
   const load: CommitLoad = { journal: { count: 0, ns: 0 }, decisions: { count: 0, ns: 0 } };
   const commit = DecisionStore.prototype.commit;
   const journalCommit = JournalCommits.prototype.commit;
+  const pgCommit = PgEvaluatorLog.prototype.commit;
+  // PostgreSQL's evaluator commit is asynchronous: the fire is committed when its promise resolves.
+  PgEvaluatorLog.prototype.commit = async function (this: PgEvaluatorLog, d: Decisions, options) {
+    const start = now();
+    await pgCommit.call(this, d, options);
+    const at = now();
+    load.decisions.count++;
+    load.decisions.ns += Number(at - start);
+    for (const fire of d.fires) if (fire.rule === LIVE_RULE) committed.set(fire.seq, at);
+  };
   DecisionStore.prototype.commit = function (this: DecisionStore, d: Decisions): void {
     const start = now();
     commit.call(this, d);
@@ -394,21 +421,26 @@ async function liveLatency(): Promise<{
     }
   };
   try {
-    return await withDaemon(true, async (daemon, tokens) => {
-      const result = await runWorker<LiveResult>({
-        mode: "live",
-        socketPath: daemon.socketPath,
-        observerToken: tokens.observer,
-        graphToken: tokens.graph,
-        seconds: LIVE_SECONDS,
-      });
-      // The last rows may still be in evaluation when the last Append returns.
-      for (let i = 0; i < 100 && result.samples.some((s) => !committed.has(s.seq)); i++) await sleep(20);
-      return { result, committed, load };
-    });
+    return await withDaemon(
+      true,
+      async (daemon, tokens) => {
+        const result = await runWorker<LiveResult>({
+          mode: "live",
+          socketPath: daemon.socketPath,
+          observerToken: tokens.observer,
+          graphToken: tokens.graph,
+          seconds: LIVE_SECONDS,
+        });
+        // The last rows may still be in evaluation when the last Append returns.
+        for (let i = 0; i < 100 && result.samples.some((s) => !committed.has(s.seq)); i++) await sleep(20);
+        return { result, committed, load };
+      },
+      pg,
+    );
   } finally {
     DecisionStore.prototype.commit = commit;
     JournalCommits.prototype.commit = journalCommit;
+    PgEvaluatorLog.prototype.commit = pgCommit;
   }
 }
 
@@ -485,11 +517,18 @@ const gc = () => globalThis.gc?.();
 const load = () => `load ${os.loadavg()[0]?.toFixed(1)} on ${os.cpus().length} cores`;
 
 /** 1. Admission: the four paths alternate within each repetition, so drift lands on all alike. */
-async function admissionSection(): Promise<void> {
+async function admissionSection(pgDir: string | undefined): Promise<void> {
   const events = toolEvents(ADMIT_ROWS);
   admitRaw(events.slice(0, 5 * BATCH));
   await admitWriter(events.slice(0, 5 * BATCH));
-  const ns = { raw: [] as number[], writer: [] as number[], rpc: [] as number[], rpcRules: [] as number[] };
+  const ns = {
+    raw: [] as number[],
+    writer: [] as number[],
+    rpc: [] as number[],
+    rpcRules: [] as number[],
+    pgRpc: [] as number[],
+    pgRpcRules: [] as number[],
+  };
   for (let rep = 0; rep < REPS; rep++) {
     gc();
     ns.raw.push(admitRaw(events));
@@ -499,6 +538,11 @@ async function admissionSection(): Promise<void> {
     ns.rpc.push(await admitRpc(ADMIT_ROWS, false));
     gc();
     ns.rpcRules.push(await admitRpc(ADMIT_ROWS, true));
+    if (pgDir === undefined) continue;
+    gc();
+    ns.pgRpc.push(await admitRpc(ADMIT_ROWS, false, await pgDatabase(pgDir, `bench_admit_${rep}`)));
+    gc();
+    ns.pgRpcRules.push(await admitRpc(ADMIT_ROWS, true, await pgDatabase(pgDir, `bench_admit_rules_${rep}`)));
   }
   const rate = (xs: readonly number[]) => ADMIT_ROWS / (median(xs) / 1e9);
   const raw = rate(ns.raw);
@@ -517,12 +561,30 @@ async function admissionSection(): Promise<void> {
     `${int(rate(ns.rpcRules))} rows/s`,
     `${pct(rate(ns.rpcRules) / raw)} of raw`,
   );
+  if (pgDir === undefined) return;
+  const versus = (pg: readonly number[], sqlite: readonly number[]) =>
+    `${pct(rate(pg) / rate(sqlite))} of SQLite's; goal ≥ 50%: ${verdict(rate(pg) / rate(sqlite) >= 0.5)}`;
+  line("PostgreSQL: RPC Append, rules disabled", `${int(rate(ns.pgRpc))} rows/s`, versus(ns.pgRpc, ns.rpc));
+  line(
+    "PostgreSQL: RPC Append, starter pack",
+    `${int(rate(ns.pgRpcRules))} rows/s`,
+    versus(ns.pgRpcRules, ns.rpcRules),
+  );
 }
 
 /** 2. Live latency, with the commit floor and the commit load that explain it. */
-async function liveSection(): Promise<void> {
-  const commits = fullCommit();
-  const { result, committed, load: commitLoad } = await liveLatency();
+async function liveSection(pgDir: string | undefined): Promise<void> {
+  const onSqlite = await liveRun(undefined);
+  if (pgDir === undefined) return;
+  const onPg = await liveRun(await pgDatabase(pgDir, "bench_live"));
+  const ratio = onPg / onSqlite;
+  line("p99 PostgreSQL / SQLite", ratio.toFixed(2), `goal ≤ 3: ${verdict(ratio <= 3)}`);
+}
+
+/** One live run on SQLite (or, given `pg`, PostgreSQL): its figures printed, its p99 returned. */
+async function liveRun(pg: PgDatabase | undefined): Promise<number> {
+  const commits = pg === undefined ? fullCommit() : undefined;
+  const { result, committed, load: commitLoad } = await liveLatency(pg);
   const after = result.samples.map((s) => {
     const c = committed.get(s.seq);
     return c === undefined ? Number.POSITIVE_INFINITY : Number(c - s.returned) / 1e6;
@@ -538,20 +600,25 @@ async function liveSection(): Promise<void> {
   const p99 = quantile(sorted, 0.99);
   const runS = LIVE_SECONDS + LIVE_WARMUP_S;
   console.log(
-    `\n2. live: ${int(result.offered / runS)} rows/s offered for ${LIVE_SECONDS} s after ${LIVE_WARMUP_S} s warm-up, starter pack, ${result.samples.length} ${LIVE_RULE} fires; ms p50 / p99 / max; ${load()}`,
+    `\n2. live${pg === undefined ? "" : " on PostgreSQL"}: ${int(result.offered / runS)} rows/s offered for ${LIVE_SECONDS} s after ${LIVE_WARMUP_S} s warm-up, starter pack, ${result.samples.length} ${LIVE_RULE} fires; ms p50 / p99 / max; ${load()}`,
   );
   line("Append returned → fire committed", p(sorted), `goal p99 < 10 ms: ${verdict(p99 < 10)}`);
   line("fire committed before its Append returned", `${early} of ${sorted.length}`, "(counted as 0 above)");
   line("Append sent → returned", p(roundTrip));
   line("Append sent → fire committed", p(endToEnd));
-  line("one FULL commit of the cursor (floor)", p(commits), "(issue: about 0.14 ms)");
+  if (commits !== undefined)
+    line("one FULL commit of the cursor (floor)", p(commits), "(issue: about 0.14 ms)");
   const perS = (c: { count: number }) => int(c.count / runS);
-  line(
-    "commits/s: journal batches, evaluator",
-    `${perS(commitLoad.journal)}, ${perS(commitLoad.decisions)}`,
-    `the daemon thread spent ${pct((commitLoad.journal.ns + commitLoad.decisions.ns) / (runS * 1e9))} of the run in those transactions`,
-  );
+  if (pg === undefined)
+    line(
+      "commits/s: journal batches, evaluator",
+      `${perS(commitLoad.journal)}, ${perS(commitLoad.decisions)}`,
+      `the daemon thread spent ${pct((commitLoad.journal.ns + commitLoad.decisions.ns) / (runS * 1e9))} of the run in those transactions`,
+    );
+  else
+    line("evaluator commits/s", perS(commitLoad.decisions), "(each awaited: the thread is free meanwhile)");
   if (result.notAdmitted > 0) line("events not admitted", String(result.notAdmitted));
+  return p99;
 }
 
 /**
@@ -559,7 +626,8 @@ async function liveSection(): Promise<void> {
  * alternate, so drift lands on all alike. Every starter rule is measured: the kind a rule watches decides
  * how many rows it evaluates (a run_event rule meets most rows, a graph_event rule few).
  */
-function backtestSection(): void {
+/** The backtest's PostgreSQL figures are `npm run bench:pg-backtest`'s. */
+function backtestSection(_pgDir?: string): void {
   const tmp = tempDir();
   try {
     const file = path.join(tmp.dir, "harness.db");
@@ -636,12 +704,18 @@ async function main(): Promise<void> {
     `node ${process.version}, ${os.platform()} ${os.arch()}, ${cpu.length} × ${cpu[0]?.model ?? "?"}, store in ${os.tmpdir()}${globalThis.gc === undefined ? " (run with --expose-gc between phases)" : ""}`,
   );
   const chosen = (process.env.SECTIONS ?? Object.keys(SECTIONS).join(",")).split(",");
-  for (const name of chosen) {
-    const section = SECTIONS[name as keyof typeof SECTIONS];
-    if (section === undefined)
-      throw new Error(`SECTIONS: no section ${name} (${Object.keys(SECTIONS).join(", ")})`);
-    gc();
-    await section();
+  const pgDir = ON_PG ? path.join(os.tmpdir(), `harness-pg-bench-daemon-${process.pid}`) : undefined;
+  if (pgDir !== undefined) makeClusterDir(pgDir);
+  try {
+    for (const name of chosen) {
+      const section = SECTIONS[name as keyof typeof SECTIONS];
+      if (section === undefined)
+        throw new Error(`SECTIONS: no section ${name} (${Object.keys(SECTIONS).join(", ")})`);
+      gc();
+      await section(pgDir);
+    }
+  } finally {
+    if (pgDir !== undefined) stopCluster(pgDir);
   }
 }
 
