@@ -56,6 +56,8 @@ export interface FleetOptions {
    * `storePath` is then a SQLite mirror of it, copied at each read (test/support/pg-mirror.ts).
    */
   readonly pg?: PgDatabase;
+  /** Lines of the config's `[store]` table after `url`, with `pg`. */
+  readonly store?: readonly string[];
 }
 
 /** A loopback port free at the time of asking (for a config that must name a port, not 0). */
@@ -159,6 +161,7 @@ export class TestFleet {
           : [
               "[store]",
               `url = "postgresql://${options.pg.user}@/${options.pg.database}?host=${options.pg.host}"`,
+              ...(options.store ?? []),
             ]),
         "[server]",
         'metrics_listen = "127.0.0.1:0"',

@@ -57,7 +57,7 @@ export async function openDaemonStore(
     const poolConfig = pgPoolConfigOf(store);
     // The lock first: a second daemon is refused before it touches the schema.
     lock = await PgDaemonLock.acquire(poolConfig, name, owner, onLost);
-    const opened = await openPgStore(poolConfig);
+    const opened = await openPgStore(poolConfig, { queryTimeoutMs: store.queryTimeout });
     const held = lock;
     const door = new PgStoreDoor({ ...opened, name });
     return {

@@ -107,9 +107,16 @@ export interface StoreConfig extends StoreAddress {
   readonly keyFile: string | undefined;
   /** The pool's most connections. */
   readonly poolMax: number;
+  /**
+   * How long the daemon waits for the database to answer one statement (ms) before it gives up on it:
+   * a server that accepts connections but never answers (stopped, wedged) is then an error producers
+   * are told to retry, not a wait without end.
+   */
+  readonly queryTimeout: number;
 }
 
 export const DEFAULT_POOL_MAX = 10;
+export const DEFAULT_QUERY_TIMEOUT = 30_000;
 /** A pool this large already asks for most of a default server's 100 connections. */
 export const MAX_POOL_MAX = 100;
 
@@ -345,7 +352,16 @@ export function loadGlobalConfig(text: string, file: string, env: NodeJS.Process
     "read_token_file",
     "control_token_file",
   ]);
-  store?.rejectUnknown(["url", "password_file", "ssl_mode", "ca_file", "cert_file", "key_file", "pool_max"]);
+  store?.rejectUnknown([
+    "url",
+    "password_file",
+    "ssl_mode",
+    "ca_file",
+    "cert_file",
+    "key_file",
+    "pool_max",
+    "query_timeout",
+  ]);
   server?.rejectUnknown([
     "socket",
     "listen",
@@ -456,6 +472,7 @@ function storeConfig(t: Table): StoreConfig | undefined {
   const keyFile = t.path("key_file");
   const passwordFile = t.path("password_file");
   const poolMax = t.int("pool_max", 1, MAX_POOL_MAX) ?? DEFAULT_POOL_MAX;
+  const queryTimeout = t.duration("query_timeout", 1_000, 10 * MINUTE) ?? DEFAULT_QUERY_TIMEOUT;
   if ((certFile === undefined) !== (keyFile === undefined))
     t.fail(
       "missing_key",
@@ -497,7 +514,7 @@ function storeConfig(t: Table): StoreConfig | undefined {
       `${address.host} is not loopback: the store's rows cross the network in plaintext`,
       "plaintext",
     );
-  return { ...address, passwordFile, sslMode: mode, caFile, certFile, keyFile, poolMax };
+  return { ...address, passwordFile, sslMode: mode, caFile, certFile, keyFile, poolMax, queryTimeout };
 }
 
 function otelConfig(t: Table): OtelConfig | undefined {

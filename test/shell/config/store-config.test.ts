@@ -53,6 +53,7 @@ describe("[store] loads", () => {
         'cert_file = "client.pem"',
         'key_file = "client.key"',
         "pool_max = 20",
+        'query_timeout = "45s"',
       ),
     );
     expect(store).toEqual({
@@ -67,13 +68,15 @@ describe("[store] loads", () => {
       certFile: "/etc/harness/client.pem",
       keyFile: "/etc/harness/client.key",
       poolMax: 20,
+      queryTimeout: 45_000,
     } satisfies StoreConfig);
   });
 
-  it("defaults: port 5432, pool_max 10, TLS verified in full off loopback and off on loopback", () => {
+  it("defaults: port 5432, pool_max 10, query_timeout 30s, TLS verified in full off loopback and off on loopback", () => {
     expect(loaded(withStore('url = "postgres://harness@db.internal/journal"'))).toMatchObject({
       port: 5432,
       poolMax: 10,
+      queryTimeout: 30_000,
       sslMode: "verify-full",
       passwordFile: undefined,
     });
@@ -210,6 +213,13 @@ describe("[store] config errors", () => {
       );
   });
 
+  it("a query_timeout outside 1s to 10m is refused, naming file, key, line and column", () => {
+    const error = formatConfigError(
+      onlyError(withStore('url = "postgresql://h@db.internal/j"', 'query_timeout = "500ms"')),
+    );
+    expect(error).toMatch(/^\/etc\/harness\/harness\.toml:5:\d+: \[store\] query_timeout: /);
+  });
+
   it("a [store] without url, an empty password_file, and an unknown key are refused", () => {
     expect(formatConfigError(onlyError(withStore("pool_max = 5")))).toBe(
       `${FILE}:3:1: [store] url: [store] needs url, postgresql://USER@HOST/DATABASE`,
@@ -218,7 +228,7 @@ describe("[store] config errors", () => {
       `${FILE}:5:1: [store] password_file: must be a non-empty string`,
     );
     expect(formatConfigError(onlyError(withStore('url = "postgresql://h@db/j"', 'password = "x"')))).toBe(
-      `${FILE}:5:1: [store] password: unknown key (expected one of: url, password_file, ssl_mode, ca_file, cert_file, key_file, pool_max)`,
+      `${FILE}:5:1: [store] password: unknown key (expected one of: url, password_file, ssl_mode, ca_file, cert_file, key_file, pool_max, query_timeout)`,
     );
   });
 });

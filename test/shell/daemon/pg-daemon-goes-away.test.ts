@@ -5,7 +5,8 @@
  * its other calls wait in their spool, `harness doctor` fails naming the database, and the daemon keeps
  * running. Once the server is back the daemon resumes by itself: every acknowledged Append is in the
  * journal exactly once (producers retry with their keys), seqs have no gap, `at` never goes back, the
- * evaluator catches up, and doctor's store row passes again.
+ * evaluator catches up, and doctor's store row passes again. A server that takes connections but
+ * never answers (frozen) is an error within `[store] query_timeout`, not a wait without end.
  */
 import * as fs from "node:fs";
 import { Code, ConnectError } from "@connectrpc/connect";
@@ -25,6 +26,12 @@ beforeAll(() => {
   repo = makeRepo();
 }, 120_000);
 afterAll(() => {
+  // A test that timed out while the server was frozen never reached its thaw.
+  try {
+    cluster?.thaw();
+  } catch {
+    // Not running: nothing to thaw.
+  }
   cluster?.remove();
   fs.rmSync(repo, { recursive: true, force: true });
 });
@@ -125,6 +132,61 @@ describe("the daemon's database goes away and comes back", () => {
           ),
         "the spooled PostToolUse in the journal",
       );
+      await f.stop();
+    } finally {
+      await f.dispose();
+    }
+  }, 120_000);
+
+  it("a server that takes connections but never answers (frozen) is an error in query_timeout, not a wait without end", async () => {
+    const f = new TestFleet({
+      pg: { host: cluster.options.host as string, user: "postgres", database: "postgres" },
+      store: ['query_timeout = "2s"'],
+    });
+    try {
+      await f.start();
+      const client = journalClient(
+        { socketPath: f.socketPath },
+        await readTokenFile(f.tokens.get("ledger") as string),
+      );
+      const batch = (n: number) => ({
+        events: [
+          { kind: "run_event", event: { type: "opened", harness: "w", run: `w#${n}`, trigger: "schedule" } },
+        ],
+        idempotencyKey: `frozen-${n}`,
+      });
+      expect((await client.append(batch(0))).results[0]?.result.case).toBe("admitted");
+      cluster.freeze();
+      try {
+        const asked = Date.now();
+        const refused = await client.append(batch(1)).then(
+          () => undefined,
+          (e: unknown) => ConnectError.from(e),
+        );
+        const waited = Date.now() - asked;
+        expect(refused?.code, "told to retry").toBe(Code.Unavailable);
+        // query_timeout (2 s) on an open connection, or the 5 s connect bound on a new one.
+        expect(waited).toBeLessThan(12_000);
+        const hooks = claudeCode(repo, "frozen");
+        const pre = await runHook(f, "claude-code", JSON.stringify(hooks.PreToolUse));
+        expect(pre.code, pre.stderr).toBe(0);
+        expect(pre.stdout, "PreToolUse answered by the fail mode: allowed").toBe("");
+        expect(f.running).toBe(true);
+      } finally {
+        cluster.thaw();
+      }
+      // The retry with the same key is admitted once the server answers again.
+      let admitted = false;
+      for (let i = 0; i < 60 && !admitted; i++)
+        admitted = await client.append(batch(1)).then(
+          (r) => r.results[0]?.result.case === "admitted",
+          () => false,
+        );
+      expect(admitted).toBe(true);
+      const runs = coreRows({ storePath: f.storePath })
+        .filter((r) => r.event.harness === "w")
+        .map((r) => r.event.run);
+      expect(runs).toEqual(["w#0", "w#1"]);
       await f.stop();
     } finally {
       await f.dispose();

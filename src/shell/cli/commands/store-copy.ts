@@ -7,7 +7,7 @@
  */
 import { performance } from "node:perf_hooks";
 import type pg from "pg";
-import { DEFAULT_POOL_MAX, type StoreConfig } from "../../config/global-config.js";
+import { DEFAULT_POOL_MAX, DEFAULT_QUERY_TIMEOUT, type StoreConfig } from "../../config/global-config.js";
 import { storePath as defaultStorePath } from "../../config/paths.js";
 import { isLoopbackStore, parseStoreUrl } from "../../config/store-url.js";
 import { PgConfigError, pgPoolConfigOf } from "../../store/pg/pg-config.js";
@@ -38,6 +38,8 @@ function poolConfigOf(url: string, passwordFile: string | undefined): pg.PoolCon
     certFile: undefined,
     keyFile: undefined,
     poolMax: DEFAULT_POOL_MAX,
+    // Unused by a copy: its pool is its own, without the daemon's statement bound.
+    queryTimeout: DEFAULT_QUERY_TIMEOUT,
   };
   try {
     return pgPoolConfigOf(store);

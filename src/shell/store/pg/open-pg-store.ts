@@ -74,19 +74,30 @@ async function migrate(pool: pg.Pool, name: string): Promise<void> {
   });
 }
 
-/** Opens a pool on the database and migrates it; `max` connections (node-postgres' default 10). */
-export async function openPgStore(config: pg.PoolConfig): Promise<OpenedPgStore> {
+/**
+ * Opens a pool on the database and migrates it; `max` connections (node-postgres' default 10). With
+ * `queryTimeoutMs`, a statement unanswered that long is given up on (rejected, its connection
+ * destroyed) once the store is open; the migrations, which may rewrite a large journal, run without it.
+ */
+export async function openPgStore(
+  config: pg.PoolConfig,
+  options: { readonly queryTimeoutMs?: number } = {},
+): Promise<OpenedPgStore> {
   const name = nameOf(config);
-  const pool = new pg.Pool({ ...config, types });
+  const migrating = new pg.Pool({ ...config, types });
   // An idle client's error (the server went away) must not crash the process; the next query fails.
-  pool.on("error", () => {});
+  migrating.on("error", () => {});
   try {
-    await migrate(pool, name);
+    await migrate(migrating, name);
   } catch (e) {
-    await pool.end();
+    await migrating.end();
     if (e instanceof PgStoreOpenError) throw e;
     throw new PgStoreOpenError(name, (e as Error).message, { cause: e });
   }
+  if (options.queryTimeoutMs === undefined) return { pool: migrating, name, close: () => migrating.end() };
+  await migrating.end();
+  const pool = new pg.Pool({ ...config, types, query_timeout: options.queryTimeoutMs });
+  pool.on("error", () => {});
   return { pool, name, close: () => pool.end() };
 }
 

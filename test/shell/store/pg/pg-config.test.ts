@@ -28,6 +28,7 @@ const TCP: StoreConfig = {
   certFile: undefined,
   keyFile: undefined,
   poolMax: 10,
+  queryTimeout: 30_000,
 };
 
 /** Reads of an in-memory file system, recording which files were read as secrets. */
