@@ -10,14 +10,17 @@
  * Producers run in a worker thread, as they would in a process of their own: the daemon's event loop
  * then carries only the daemon's work, and both sides read the same monotonic clock.
  * With `STORE=postgres`, sections 1 and 2 run the real daemon on PostgreSQL too, beside SQLite in the
- * same run (issue 34's goals: RPC admission ≥ 50% of SQLite's, live p99 ≤ 3× SQLite's).
+ * same run (issue 34's goals: RPC admission ≥ 50% of SQLite's, live p99 ≤ 3× SQLite's), and section 3
+ * runs `bench:pg-backtest` after SQLite's (a backtest ≥ 50% of a bare streamed read there).
  * Env: SECTIONS (admission,live,backtest), ADMIT_ROWS, REPS, LIVE_SECONDS, DAYS, ROWS_PER_DAY,
  * BACKTEST_REPS, BACKTEST_RULES (comma-separated; default every starter rule), STORE.
  */
+import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { fileURLToPath } from "node:url";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { DAY } from "../src/core/durations.js";
@@ -626,8 +629,27 @@ async function liveRun(pg: PgDatabase | undefined): Promise<number> {
  * alternate, so drift lands on all alike. Every starter rule is measured: the kind a rule watches decides
  * how many rows it evaluates (a run_event rule meets most rows, a graph_event rule few).
  */
-/** The backtest's PostgreSQL figures are `npm run bench:pg-backtest`'s. */
-function backtestSection(_pgDir?: string): void {
+/**
+ * 3. With `STORE=postgres`, the backtest's PostgreSQL figures (a backtest's share of a bare streamed
+ * read there) come from `bench:pg-backtest`, run here as a child over `PG_BACKTEST_ROWS` rows (default
+ * 300,000) of the same mix, its own cluster and SQLite's figures beside them.
+ */
+function backtestSection(pgDir?: string): void {
+  sqliteBacktest();
+  if (pgDir === undefined) return;
+  console.log(`\n3b. backtest on PostgreSQL (bench:pg-backtest); ${load()}`);
+  const r = spawnSync(
+    process.execPath,
+    ["--expose-gc", fileURLToPath(new URL("./pg-backtest.bench.js", import.meta.url))],
+    {
+      stdio: "inherit",
+      env: { ...process.env, ROWS: process.env.PG_BACKTEST_ROWS ?? "300000", REPS: String(BACKTEST_REPS) },
+    },
+  );
+  if (r.status !== 0) throw new Error(`bench:pg-backtest exited ${r.status ?? r.signal}`);
+}
+
+function sqliteBacktest(): void {
   const tmp = tempDir();
   try {
     const file = path.join(tmp.dir, "harness.db");
