@@ -1,6 +1,6 @@
 /**
  * `npm run soak`: the property tests with many more cases and a printed seed, and the crash matrix (on
- * the built CLI) at more positions, its batch order varied by that seed, and the disk-full hook burst at
+ * the built CLI, on SQLite and PostgreSQL) at more positions, its batch order varied by that seed, and the disk-full hook burst at
  * full size. Replay a failure with
  * `FC_SEED=<seed> PROPERTY_RUNS_FACTOR=<factor> npx vitest run <file>`.
  */
@@ -33,6 +33,10 @@ const result = spawnSync(
     "test/shell/journal/fair-share.test.ts",
     // Concurrent writers on PostgreSQL against a reader in seq order (decision 0019).
     "test/shell/store/pg/pg-journal-order.property.test.ts",
+    // Live = fold, backtest and journal queries on PostgreSQL against SQLite (issue 34).
+    "test/shell/store/pg/pg-live-evaluation.test.ts",
+    "test/shell/backtest/replay-on-pg.test.ts",
+    "test/shell/journal-query/pg-journal-queries.test.ts",
     // Four laptops in network namespaces, their links dropped and returned in a seeded order.
     "test/shell/fleet/fleet-matrix.soak.test.ts",
     // npm pack, npm install -g into a temporary prefix (better-sqlite3 compiles: minutes), harness demo.
