@@ -14,6 +14,7 @@ import type { ActionState, PlannedAction } from "../store/decision-store.js";
 import type { StoreDoor } from "../store/store-door.js";
 import { failpoint } from "../support/failpoints.js";
 import type { Log } from "../support/log.js";
+import { KeyedTurns } from "../support/turns.js";
 import type { Committed } from "./evaluator.js";
 
 /**
@@ -79,8 +80,14 @@ export class ActionRunner {
   private running = new Set<Promise<void>>();
   /** Stops of hook-fed runs being recorded (`stopsRecorded`). */
   private readonly stopping = new Set<Promise<void>>();
-  /** The last state write asked for, per fire and action, while one is in flight (`inOrder`). */
-  private readonly writes = new Map<string, Promise<void>>();
+  /**
+   * An action's states are recorded in the order they happened (started, then its result): with each
+   * write awaited, a hook that exits at once would otherwise have its result land first and `started`
+   * overwrite it. Keyed by fire and action.
+   */
+  private readonly writes = new KeyedTurns();
+  /** The state writes not yet done (`drain`). */
+  private readonly writing = new Set<Promise<void>>();
   private observers: DecisionObserver[] = [];
 
   constructor(
@@ -136,7 +143,7 @@ export class ActionRunner {
   ): Promise<void> {
     const at = this.clock();
     this.tell({ kind: "outcome", fireId, action, state, detail, rule: context.rule, seq: context.seq, at });
-    return this.inOrder(`${fireId}\u0000${action}`, async () => {
+    const written = this.writes.run(`${fireId}\u0000${action}`, async () => {
       try {
         await this.decisions.setActionState(fireId, action, state, detail, at);
       } catch (e) {
@@ -146,21 +153,8 @@ export class ActionRunner {
         );
       }
     });
-  }
-
-  /**
-   * Runs `write` once the writes asked for before it under `key` are done. An action's states are
-   * recorded in the order they happened (started, then its result): with each write awaited, a hook
-   * that exits at once would otherwise have its result land first and `started` overwrite it. With
-   * none in flight it starts at once (on SQLite, its statement runs within the call).
-   */
-  private inOrder(key: string, write: () => Promise<void>): Promise<void> {
-    const before = this.writes.get(key);
-    const written = before === undefined ? write() : before.then(write);
-    this.writes.set(key, written);
-    void written.finally(() => {
-      if (this.writes.get(key) === written) this.writes.delete(key);
-    });
+    this.writing.add(written);
+    void written.finally(() => this.writing.delete(written));
     return written;
   }
 
@@ -316,6 +310,6 @@ export class ActionRunner {
   /** Waits for running stop commands and the actions' state writes (shutdown, tests). */
   async drain(): Promise<void> {
     await Promise.all([...this.running, ...this.stopping]);
-    await Promise.all([...this.writes.values()]);
+    await Promise.all([...this.writing]);
   }
 }

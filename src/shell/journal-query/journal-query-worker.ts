@@ -12,6 +12,7 @@ import { PgJournal } from "../store/pg/pg-journal.js";
 import { PgJournalQueryReads } from "../store/pg/pg-journal-query-reads.js";
 import { Stores } from "../store/stores.js";
 import { workerPort } from "../support/process-worker.js";
+import { Turns } from "../support/turns.js";
 import { type CountAnswer, JournalQueries, type QueryAnswer } from "./journal-queries.js";
 import {
   QUERY_TIMEOUT_MS,
@@ -43,9 +44,9 @@ const answerOf = ((): ((job: QueryJob) => QueryAnswer | CountAnswer | Promise<Qu
 })();
 
 // One job at a time, in order: the next waits for the one before, as the pool expects.
-let previous: Promise<void> = Promise.resolve();
+const turns = new Turns();
 port.onMessage((job: QueryJob) => {
-  previous = previous.then(async () => {
+  void turns.run(async () => {
     let reply: QueryReply;
     try {
       reply = { id: job.id, ok: true, answer: await answerOf(job) };

@@ -25,9 +25,14 @@ export class KeyedTurns {
   /** Per key, the end of its last piece of work, whatever became of it. */
   private readonly tails = new Map<string, Promise<void>>();
 
-  /** Runs `work` once every piece asked for before it under `key` has settled; answers what it answers. */
+  /**
+   * Runs `work` once every piece asked for before it under `key` has settled; answers what it answers.
+   * With none in flight under `key` it starts at once, within the call (on SQLite its first statement
+   * then runs before the caller's next line, as the synchronous call it replaces did).
+   */
   run<T>(key: string, work: () => Promise<T>): Promise<T> {
-    const result = (this.tails.get(key) ?? Promise.resolve()).then(work);
+    const before = this.tails.get(key);
+    const result = before === undefined ? work() : before.then(work);
     const tail = result.then(idle, idle);
     this.tails.set(key, tail);
     void tail.then(() => {

@@ -49,19 +49,7 @@ describe("ActionRunner's record of a notification", () => {
     const decisions = new DecisionStore(s.db);
     decisions.commit({ cursor: 1, ops: [], fires: [fire], suppressed: new Map() });
     const queued: NotifyEvent[] = [];
-    const runner = new ActionRunner(
-      promised(decisions),
-      {
-        notify: (e) => queued.push(e),
-        wantsEvent: () => true,
-        stopCommand: undefined,
-        stopTimeoutMs: 1_000,
-        env: {},
-      },
-      createLog({ level: "silent" }),
-      () => 5,
-      promised(new AgentRunStops(s.db)),
-    );
+    const runner = runnerOver(promised(decisions), promised(new AgentRunStops(s.db)), (e) => queued.push(e));
     const state = () => actions(s, { fireId: "f1" })[0]?.state;
     runner.dispatch({ fires: [fire], releases: [], evaluations: [] });
     expect(queued.map((e) => e.fireId)).toEqual(["f1"]);
@@ -78,11 +66,12 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const runnerOver = (
   decisions: ConstructorParameters<typeof ActionRunner>[0],
   runStops: ConstructorParameters<typeof ActionRunner>[4],
+  notify: (e: NotifyEvent) => void = () => undefined,
 ) =>
   new ActionRunner(
     decisions,
     {
-      notify: () => undefined,
+      notify,
       wantsEvent: () => true,
       stopCommand: undefined,
       stopTimeoutMs: 1_000,

@@ -329,7 +329,12 @@ describe.each(BACKENDS.flatMap((backend) => SCENARIOS.map((sc) => ({ ...sc, back
           await f.stop();
           await f.start();
           for (; next < batches.length; next++) expect(await send(f, batches[next] as Batch)).toBe(true);
-          await f.until(() => settled(f), "evaluation after the restart");
+          // Each poll on PostgreSQL copies the store (about 0.3 s, more on loaded cores).
+          await f.until(
+            () => settled(f),
+            "evaluation after the restart",
+            sc.backend === "sqlite" ? 10_000 : 30_000,
+          );
           await f.stop();
 
           const at = { storePath: f.storePath };

@@ -165,8 +165,9 @@ describe("the daemon's database goes away and comes back", () => {
         );
         const waited = Date.now() - asked;
         expect(refused?.code, "told to retry").toBe(Code.Unavailable);
-        // query_timeout (2 s) on an open connection, or the 5 s connect bound on a new one.
-        expect(waited).toBeLessThan(12_000);
+        // query_timeout (2 s) on an open connection, or the 5 s connect bound on a new one, with room
+        // for two loaded cores: far short of a wait without end.
+        expect(waited).toBeLessThan(20_000);
         const hooks = claudeCode(repo, "frozen");
         const pre = await runHook(f, "claude-code", JSON.stringify(hooks.PreToolUse));
         expect(pre.code, pre.stderr).toBe(0);

@@ -12,24 +12,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DaemonApp } from "../../../../src/shell/app/daemon-app.js";
 import { runDoctor } from "../../../../src/shell/cli/commands/doctor.js";
 import { storePgCheck } from "../../../../src/shell/cli/doctor/store-pg-check.js";
-import { formatConfigError } from "../../../../src/shell/config/config-error.js";
-import { loadGlobalConfig, type StoreConfig } from "../../../../src/shell/config/global-config.js";
 import { openPgStore } from "../../../../src/shell/store/pg/open-pg-store.js";
 import { pgPoolConfigOf } from "../../../../src/shell/store/pg/pg-config.js";
 import { PG_SCHEMA_VERSION } from "../../../../src/shell/store/pg/pg-schema.js";
 import { createLog } from "../../../../src/shell/support/log.js";
 import type { PgDatabase } from "../../../support/pg-cluster.js";
-import { freshPgDatabase } from "./pg-store.js";
-
-const FILE = "/etc/harness/harness.toml";
-
-/** `[store]` as the operator writes it, loaded through the config. */
-function storeOf(url: string, ...lines: string[]): StoreConfig {
-  const r = loadGlobalConfig(["[store]", `url = ${JSON.stringify(url)}`, ...lines].join("\n"), FILE, {});
-  if (!r.ok) throw new Error(r.errors.map(formatConfigError).join("\n"));
-  if (r.config.store === undefined) throw new Error("no [store]");
-  return r.config.store;
-}
+import { freshPgDatabase, storeOf } from "./pg-store.js";
 
 const socketUrl = (db: PgDatabase, user = db.user, database = db.database) =>
   `postgresql://${user}@/${database}?host=${db.host}`;

@@ -3,6 +3,8 @@
  * opened and migrated.
  */
 import { inject } from "vitest";
+import { formatConfigError } from "../../../../src/shell/config/config-error.js";
+import { loadGlobalConfig, type StoreConfig } from "../../../../src/shell/config/global-config.js";
 import { type OpenedPgStore, openPgStore } from "../../../../src/shell/store/pg/open-pg-store.js";
 import { PG_DIR_KEY, type PgDatabase, pgDatabase, pgOptions } from "../../../support/pg-cluster.js";
 
@@ -12,4 +14,13 @@ export async function freshPgDatabase(label: string): Promise<PgDatabase> {
 
 export async function openFreshPgStore(label: string, max = 10): Promise<OpenedPgStore> {
   return openPgStore({ ...pgOptions(await freshPgDatabase(label)), max });
+}
+
+/** `[store]` as the operator writes it, `url` and then `lines`, loaded through the global config. */
+export function storeOf(url: string, ...lines: string[]): StoreConfig {
+  const text = ["[store]", `url = ${JSON.stringify(url)}`, ...lines].join("\n");
+  const r = loadGlobalConfig(text, "/etc/harness/harness.toml", {});
+  if (!r.ok) throw new Error(r.errors.map(formatConfigError).join("\n"));
+  if (r.config.store === undefined) throw new Error("no [store]");
+  return r.config.store;
 }

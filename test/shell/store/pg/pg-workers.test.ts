@@ -12,26 +12,15 @@ import { BacktestRunner, type WorkerMessage } from "../../../../dist/shell/backt
 import { JournalQueryPool } from "../../../../dist/shell/journal-query/journal-query-pool.js";
 import { STARTER_FILES } from "../../../../src/core/starter-pack.generated.js";
 import type { BacktestRequest } from "../../../../src/shell/backtest/replay.js";
-import { formatConfigError } from "../../../../src/shell/config/config-error.js";
-import { loadGlobalConfig, type StoreConfig } from "../../../../src/shell/config/global-config.js";
+import type { StoreConfig } from "../../../../src/shell/config/global-config.js";
 import type { StoreLocation } from "../../../../src/shell/config/store-location.js";
 import { JournalCommits } from "../../../../src/shell/store/journal-commits.js";
 import { type OpenedStore, openStore } from "../../../../src/shell/store/open-store.js";
 import { type OpenedPgStore, openPgStore } from "../../../../src/shell/store/pg/open-pg-store.js";
 import { PgJournal } from "../../../../src/shell/store/pg/pg-journal.js";
 import { pgOptions } from "../../../support/pg-cluster.js";
-import { freshPgDatabase } from "./pg-store.js";
+import { freshPgDatabase, storeOf } from "./pg-store.js";
 import { batchesOf, fleetRows, sameJournal } from "./same-journal.js";
-
-const storeOf = (url: string): StoreConfig => {
-  const r = loadGlobalConfig(
-    `[store]\nurl = ${JSON.stringify(url)}\npool_max = 2\n`,
-    "/etc/harness.toml",
-    {},
-  );
-  if (!r.ok) throw new Error(r.errors.map(formatConfigError).join("\n"));
-  return r.config.store as StoreConfig;
-};
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "harness-pg-workers-"));
 let sqlite: OpenedStore;
@@ -52,7 +41,10 @@ beforeAll(async () => {
   );
   rows = fleetRows(2, 5).length;
   onSqlite = { backend: "sqlite", path: path.join(dir, "harness.db") };
-  onPg = { backend: "postgres", config: storeOf(`postgresql://${db.user}@/${db.database}?host=${db.host}`) };
+  onPg = {
+    backend: "postgres",
+    config: storeOf(`postgresql://${db.user}@/${db.database}?host=${db.host}`, "pool_max = 2"),
+  };
 });
 
 afterAll(async () => {
