@@ -63,6 +63,33 @@ export const input: fc.Arbitrary<Input> = fc.oneof(
   }),
 );
 
+/**
+ * A workload that fires a notify (repeated-verify-failure) and a hold (restart-into-same-failure), given
+ * to each property as an example so the rules it means to reach are reached whatever the seed.
+ */
+export const reachingInputs: readonly Input[] = [
+  ...["impl#1", "impl#2"].map((run) => ({
+    source: "observer" as const,
+    kind: "run_event" as const,
+    event: {
+      type: "tool",
+      harness: "impl",
+      run,
+      action: "verify",
+      is_error: true,
+      repo: "forge.example/org/reduit",
+      digest: "d1",
+    },
+    advance: 1_000,
+  })),
+  ...["impl#1", "impl#2", "impl#3"].map((run) => ({
+    source: "ledger" as const,
+    kind: "run_event" as const,
+    event: { type: "closed", harness: "impl", run, outcome: "failed", cause_digest: "c1" },
+    advance: 1_000,
+  })),
+];
+
 /** Fires as the fire log stores them (the columns both backends' readers give). */
 export const firesOf = (fires: readonly Fire[]) =>
   fires.map((f) => ({
