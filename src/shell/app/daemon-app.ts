@@ -73,7 +73,6 @@ import { identifyCaller } from "../rpc/tiers.js";
 import { tokenService } from "../rpc/token-service.js";
 import { commitPublisher, type WatchEvent, watchEvents } from "../rpc/watch-events.js";
 import type { OpenedStore } from "../store/open-store.js";
-import { pgStoreName } from "../store/pg/pg-config.js";
 import type { StoreDoor } from "../store/store-door.js";
 import { createLog, type Log } from "../support/log.js";
 import { DaemonMetrics } from "../support/metrics.js";
@@ -121,11 +120,6 @@ export class DaemonApp {
   private constructor(
     readonly daemon: Daemon,
     private readonly opened: DaemonStore,
-    /**
-     * Settles when the daemon must stop on its own: another daemon took the PostgreSQL database's lock
-     * while this one's session was lost (`harness daemon` closes it and exits non-zero).
-     */
-    readonly failed: Promise<Error>,
     readonly socketPath: string,
     /** The global config file the daemon reads (it may not exist: defaults). */
     readonly configPath: string,
@@ -157,23 +151,13 @@ export class DaemonApp {
     const log = options.log ?? createLog();
     const configPath = options.configPath ?? globalConfigPath(env);
     const config = await readConfig(configPath, env, options.configPath !== undefined);
-    let lockLost: (e: Error) => void = () => {};
-    const failed = new Promise<Error>((resolve) => {
-      lockLost = resolve;
-    });
     let store: DaemonStore;
     try {
       store = await openDaemonStore(
         config,
         options.storePath ?? defaultStorePath(env),
         `harness daemon (pid ${process.pid} on ${hostname()})`,
-        (e) => {
-          log.error(
-            { err: e.message, store: config.store === undefined ? undefined : pgStoreName(config.store) },
-            "the database's daemon lock was taken by another daemon; stopping",
-          );
-          lockLost(e);
-        },
+        clock,
       );
     } catch (e) {
       if (e instanceof StoreOpeningError) throw new DaemonStartError(e.message, { cause: e });
@@ -209,6 +193,7 @@ export class DaemonApp {
       const startExport = prepareOtel(decisionExports, config);
       const daemon = await Daemon.open({
         stores: door,
+        leadership: store.leadership,
         configAtStart: config,
         rulesAtStart: await loadRules(config),
         // A file gone since start is an error unless the operator asked for defaults.
@@ -351,7 +336,6 @@ export class DaemonApp {
       return new DaemonApp(
         daemon,
         store,
-        failed,
         socketPath,
         configPath,
         metrics,

@@ -113,10 +113,16 @@ export interface StoreConfig extends StoreAddress {
    * are told to retry, not a wait without end.
    */
   readonly queryTimeout: number;
+  /**
+   * How long the leader's lease lasts unrenewed (ms; decision 0022): after a leader dies, another daemon
+   * on the database takes over within it. Renewed every third of it.
+   */
+  readonly lease: number;
 }
 
 export const DEFAULT_POOL_MAX = 10;
 export const DEFAULT_QUERY_TIMEOUT = 30_000;
+export const DEFAULT_LEASE = 3_000;
 /** A pool this large already asks for most of a default server's 100 connections. */
 export const MAX_POOL_MAX = 100;
 
@@ -361,6 +367,7 @@ export function loadGlobalConfig(text: string, file: string, env: NodeJS.Process
     "key_file",
     "pool_max",
     "query_timeout",
+    "lease",
   ]);
   server?.rejectUnknown([
     "socket",
@@ -473,6 +480,7 @@ function storeConfig(t: Table): StoreConfig | undefined {
   const passwordFile = t.path("password_file");
   const poolMax = t.int("pool_max", 1, MAX_POOL_MAX) ?? DEFAULT_POOL_MAX;
   const queryTimeout = t.duration("query_timeout", 1_000, 10 * MINUTE) ?? DEFAULT_QUERY_TIMEOUT;
+  const lease = t.duration("lease", 1_000, MINUTE) ?? DEFAULT_LEASE;
   if ((certFile === undefined) !== (keyFile === undefined))
     t.fail(
       "missing_key",
@@ -514,7 +522,17 @@ function storeConfig(t: Table): StoreConfig | undefined {
       `${address.host} is not loopback: the store's rows cross the network in plaintext`,
       "plaintext",
     );
-  return { ...address, passwordFile, sslMode: mode, caFile, certFile, keyFile, poolMax, queryTimeout };
+  return {
+    ...address,
+    passwordFile,
+    sslMode: mode,
+    caFile,
+    certFile,
+    keyFile,
+    poolMax,
+    queryTimeout,
+    lease,
+  };
 }
 
 function otelConfig(t: Table): OtelConfig | undefined {

@@ -91,7 +91,7 @@ export class ActionRunner {
   private observers: DecisionObserver[] = [];
 
   constructor(
-    private readonly decisions: Pick<StoreDoor["decisions"], "setActionState">,
+    private readonly decisions: Pick<StoreDoor["decisions"], "setActionState" | "startAction">,
     private sinks: ActionSinks,
     private readonly log: Log,
     private readonly clock: () => number,
@@ -159,12 +159,57 @@ export class ActionRunner {
   }
 
   /**
-   * The notifier is about to spawn the hook for a fire's `rule_fired`: from here it may have run. It
-   * waits for this to be recorded, so a crash after the spawn finds the action started.
+   * Records an action started, if it is still pending and this daemon still leads (decision 0022);
+   * true when it may start. Not recorded, it must not start: a daemon that took over settles it, and a
+   * store that does not answer leaves it pending, so the next start records it undelivered, which it is.
    */
-  async notifyStarted(fireId: string): Promise<void> {
-    await this.setState(fireId, "notify", "started", undefined);
-    failpoint("action.afterStart");
+  private start(
+    fireId: string,
+    action: PlannedAction,
+    context: { readonly rule?: string; readonly seq?: number } = {},
+  ): Promise<boolean> {
+    const at = this.clock();
+    const started = this.writes.run(`${fireId}\u0000${action}`, async () => {
+      try {
+        return await this.decisions.startAction(fireId, action, at);
+      } catch (e) {
+        this.log.error(
+          { fire_id: fireId, ...context, action, err: (e as Error).message },
+          "an action was not started: recording its start failed",
+        );
+        return false;
+      }
+    });
+    return started.then((yes) => {
+      if (yes)
+        this.tell({
+          kind: "outcome",
+          fireId,
+          action,
+          state: "started",
+          detail: undefined,
+          rule: context.rule,
+          seq: context.seq,
+          at,
+        });
+      else
+        this.log.warn(
+          { fire_id: fireId, ...context, action },
+          "action not started: it is no longer pending here",
+        );
+      return yes;
+    });
+  }
+
+  /**
+   * The notifier is about to spawn the hook for a fire's `rule_fired`: from here it may have run. It
+   * waits for this to be recorded, so a crash after the spawn finds the action started; false: the hook
+   * must not be spawned.
+   */
+  async notifyStarted(fireId: string): Promise<boolean> {
+    const started = await this.start(fireId, "notify");
+    if (started) failpoint("action.afterStart");
+    return started;
   }
 
   /** The notify outcome of a fire's `rule_fired`, as the notifier reports it. */
@@ -287,7 +332,7 @@ export class ActionRunner {
     const timeoutMs = this.sinks.stopTimeoutMs;
     const p = (async () => {
       // Recorded started before the command runs: a crash once it may have run finds it started.
-      await this.record(fire, "stop", "started");
+      if (!(await this.start(fire.id, "stop", { rule: fire.rule, seq: fire.seq }))) return;
       failpoint("action.afterStart");
       const outcome = await runOperatorCommand({ argv, input: "", env, timeoutMs });
       failpoint("action.afterRun");

@@ -5,6 +5,10 @@
  * waiting behind a long evaluation, and neither waits on a hook, a stop or a backtest. The minute tick,
  * retention and reloads run here too. What it serves and how it is reached (RPC, metrics, proposals)
  * the composition root, `../app/`, wires around it.
+ *
+ * Every daemon admits; one leads (`../store/leadership.ts`, decision 0022): only the leader evaluates,
+ * acts, ticks, derives and prunes. A follower reads the leader's decisions from the store
+ * (`follower-view.ts`) and takes over, from the stored cursor, when the leadership passes to it.
  */
 import { isDeepStrictEqual } from "node:util";
 import type { RefusalReason } from "../../core/admission.js";
@@ -20,6 +24,7 @@ import { DEFAULT_BATCH_SIZE, DEFAULT_QUEUE_LIMIT, JournalWriter } from "../journ
 import { Notifier, notifyConfig } from "../notify/index.js";
 import type { PolicyCloneStatus } from "../policy/clone-rules.js";
 import type { RuleSetLoad } from "../policy/rule-source.js";
+import { type Leadership, LeaseLostError, type Progress, SoleLeadership } from "../store/leadership.js";
 import type { StoreDoor, WritePath } from "../store/store-door.js";
 import { StoreWriteHealth } from "../store/store-write-health.js";
 import { type Log, OncePer } from "../support/log.js";
@@ -28,6 +33,7 @@ import { ActionRunner, type ActionSinks, type Decision, type DecisionObserver } 
 import { EvaluationWaits } from "./evaluation-waits.js";
 import { type Committed, Evaluator } from "./evaluator.js";
 import type { EvaluatorView } from "./evaluator-view.js";
+import { FollowerView } from "./follower-view.js";
 
 /** What a reload reports (`harness reload`). */
 /** A reload that failed: its error, and when (ms). */
@@ -71,6 +77,8 @@ export const needsRestart = (atStart: GlobalConfig, next: GlobalConfig): string[
 export interface DaemonDeps {
   /** The store's objects, each an asynchronous port, whichever backend holds them. */
   readonly stores: StoreDoor;
+  /** Who leads among the daemons on the store (default: this one, alone, as on SQLite). */
+  readonly leadership?: Leadership;
   /** The config the daemon starts with; a reload replaces all of it but what only a restart changes. */
   readonly configAtStart: GlobalConfig;
   /** The rule set and clones loaded from `configAtStart`. */
@@ -111,6 +119,11 @@ export interface DaemonDeps {
   ) => readonly Deriver[];
 }
 
+/** A lease lost while taking the lead is no failure: the daemon follows instead. */
+const rethrowUnlessLost = (e: unknown): void => {
+  if (!(e instanceof LeaseLostError)) throw e;
+};
+
 /** Milliseconds the evaluator runs before it yields to producers and RPCs. */
 const EVAL_SLICE_MS = 20;
 /**
@@ -120,6 +133,13 @@ const EVAL_SLICE_MS = 20;
 const CURSOR_SAVE_MS = 250;
 const PRUNE_EVERY_MS = 60 * MINUTE;
 const STOP_TIMEOUT_MS = 30_000;
+/**
+ * How often the leader looks for rows without being told: a follower's notice of its commit may be lost
+ * with its connection.
+ */
+const ROWS_POLL_MS = 1_000;
+/** How long a role change that failed (the store away) waits before it is tried again. */
+const ROLE_RETRY_MS = 1_000;
 
 export class Daemon {
   private evalScheduled = false;
@@ -141,8 +161,17 @@ export class Daemon {
   private restartKeys: readonly string[] = [];
   private reloadFailure: ReloadFailure | undefined;
   private writer!: JournalWriter;
-  private evaluator!: Evaluator;
-  private readonly derivation: Derivation;
+  /** While this daemon leads: the evaluator and the derivers (a new pair each time it takes over). */
+  private evaluator: Evaluator | undefined;
+  private derivation: Derivation | undefined;
+  /** While it follows: the leader's decisions as the store has them. */
+  private follower: FollowerView | undefined;
+  /** What the view showed last, while a role change is under way. */
+  private lastView: EvaluatorView | undefined;
+  private readonly leadership: Leadership;
+  private rulesInForce: RuleSet;
+  /** What the last progress told followers (the leader's), so an unchanged one is not told again. */
+  private told = { cursor: -1, stored: -1, commits: 0 };
   private readonly actions: ActionRunner;
   private notifier: Notifier | undefined;
   /** Notifiers a reload replaced, still delivering what they were given. */
@@ -153,7 +182,12 @@ export class Daemon {
   /** What the journal's last batch found of the store's writes (`harness doctor` fails on a failure). */
   readonly storeWrite: StoreWriteHealth;
   private readonly rejectionLogged = new OncePer(HOUR);
+  /**
+   * Evaluator commits that stored fires, this daemon's as leader and the leader's its progress told it
+   * as follower: it moves whenever a fire may have become one to tell.
+   */
   private fireCommits = 0;
+  private leaderFireCommits: string | undefined;
   /** Who waits for a row's evaluation (`evaluated`), settled after each step of the evaluator. */
   private readonly evaluationWaits = new EvaluationWaits();
 
@@ -174,43 +208,120 @@ export class Daemon {
     this.writePath = stores.writePath((e) =>
       log.error({ err: e.message }, "syncing the store's WAL failed; the next commit syncs it"),
     );
+    this.pruner = stores.pruner(config.memory.rules.journalRetention);
+    this.leadership = deps.leadership ?? new SoleLeadership("harness daemon", clock);
+    this.rulesInForce = deps.rulesAtStart.ruleSet;
+  }
+
+  /** The derivers, their state rebuilt from the journal: each term of leadership has its own. */
+  private newDerivation(): Derivation {
+    const { stores, derivers } = this.deps;
     const evaluatorLog = this.writePath.evaluator;
-    this.derivation = new Derivation({
+    return new Derivation({
       journal: stores.journal,
       cursors: stores.cursors,
-      append: this.appendDerived,
-      derivers: deps.derivers(
+      // Only the leader derives: a deriver's commit is fenced by its epoch.
+      append: (rows, writes, options) =>
+        this.writer.appendNow(rows, writes ?? [], { ...options, fenced: true }),
+      derivers: derivers(
         () => this.inForce,
         (d) => this.actions.decidedElsewhere(d),
       ),
       // The derivers keep state about runs in flight: a rebuild replays from the oldest one's opening.
       replayFrom: async () => stores.agentRuns.replayFrom(await evaluatorLog.cursor(), HOUR),
     });
-    this.pruner = stores.pruner(config.memory.rules.journalRetention);
   }
 
   /**
-   * Settles the actions the last stop interrupted, opens the evaluator and the writer over the store and
-   * rebuilds the derivers' state.
+   * Opens the writer, then asks for the lead: leading, it settles what the last leader left unfinished,
+   * opens the evaluator and rebuilds the derivers; following, it reads the leader's decisions.
    */
   private async init(): Promise<void> {
+    const { stores, log, clock, metrics } = this.deps;
+    this.writer = new JournalWriter(this.writePath.journal, {
+      queueLimit: DEFAULT_QUEUE_LIMIT,
+      batchSize: DEFAULT_BATCH_SIZE,
+      clock,
+      metrics,
+      onCommitted: () => {
+        this.storeWrite.succeeded();
+        if (this.evaluator !== undefined) this.scheduleEvaluation();
+        else this.leadership.rowsCommitted();
+      },
+      onError: (e) => {
+        this.storeWrite.failed(e);
+        log.error({ err: e.message, store: stores.label }, "journal admission failed");
+      },
+    });
+    // The first role is taken before the daemon serves, and a failure to take it fails the start; the
+    // role changes after it are tried again until they hold.
+    let first: number | undefined;
+    let started = false;
+    await this.leadership.start({
+      lead: (epoch) => {
+        if (started) void this.inWork(() => this.lead(epoch));
+        else first = epoch;
+      },
+      follow: (reason) => {
+        if (started) void this.inWork(() => this.follow(reason));
+      },
+      progress: (p) => this.heard(p),
+      rows: () => this.scheduleEvaluation(),
+    });
+    started = true;
+    const epoch = first;
+    await this.inWork(async () => {
+      if (epoch !== undefined) await this.takeLead(epoch).catch(rethrowUnlessLost);
+      if (this.evaluator === undefined)
+        await this.openFollower(this.leadership.notLeading ?? "another daemon leads");
+    });
+    this.reportRuleSet(this.rulesInForce, this.clones);
+  }
+
+  /** Whether this daemon leads now: it evaluates, acts, ticks, derives and prunes. */
+  private get leading(): boolean {
+    return this.evaluator !== undefined && this.leadership.epoch !== undefined;
+  }
+
+  /** Takes over in `epoch`; a failure (the store away) is tried again while the lease is still its. */
+  private async lead(epoch: number): Promise<void> {
+    try {
+      await this.takeLead(epoch);
+    } catch (e) {
+      if (e instanceof LeaseLostError) return;
+      this.deps.log.error({ err: (e as Error).message, epoch }, "taking the lead failed; retrying");
+      this.timers.push(
+        setTimeout(() => void this.inWork(() => this.lead(epoch)).catch(() => undefined), ROLE_RETRY_MS),
+      );
+    }
+  }
+
+  /**
+   * Takes over in `epoch`: settles the actions the last leader left unfinished (never repeated),
+   * opens the evaluator from the stored cursor, with the follower's warm window index, and rebuilds the
+   * derivers' state.
+   */
+  private async takeLead(epoch: number): Promise<void> {
+    if (this.closing || this.leadership.epoch !== epoch || this.evaluator !== undefined) return;
     const { stores, log, clock, metrics } = this.deps;
     const interrupted = await stores.decisions.settleInterrupted(clock());
     if (interrupted.undelivered > 0)
       log.warn(
         { actions: interrupted.undelivered },
-        "actions the last stop kept from starting are recorded undelivered",
+        "actions the last leader kept from starting are recorded undelivered",
       );
     if (interrupted.unknown > 0)
       log.warn(
         { actions: interrupted.unknown },
-        "actions running at the last stop are recorded unknown: they may have run",
+        "actions running when the last leader stopped are recorded unknown: they may have run",
       );
+    const warm = await this.follower?.handOver();
     const once = new OncePer(HOUR);
-    this.evaluator = await Evaluator.open(this.deps.rulesAtStart.ruleSet, {
+    const evaluator: Evaluator = await Evaluator.open(this.rulesInForce, {
       log: this.writePath.evaluator,
       metrics,
       clock,
+      warm,
       onFailure: (f, seq) => {
         // cost_exceeded disables the hash until the next load, so it is logged each time it happens.
         if (f.result === "cost_exceeded" || once.take(`${f.rule}\u0000${f.result}`, clock()))
@@ -222,26 +333,92 @@ export class Daemon {
       dispatch: (committed) => {
         if (committed.fires.length > 0) this.fireCommits++;
         this.actions.dispatch(committed);
-        metrics.holdsActive.set(Object.keys(this.evaluator.state.holds).length);
+        metrics.holdsActive.set(Object.keys(evaluator.state.holds).length);
         this.deps.onCommitted(committed);
       },
     });
-    this.writer = new JournalWriter(this.writePath.journal, {
-      queueLimit: DEFAULT_QUEUE_LIMIT,
-      batchSize: DEFAULT_BATCH_SIZE,
-      clock,
-      metrics,
-      onCommitted: () => {
-        this.storeWrite.succeeded();
-        this.scheduleEvaluation();
+    const derivation = this.newDerivation();
+    await derivation.start();
+    if (this.leadership.epoch !== epoch) return;
+    this.evaluator = evaluator;
+    this.derivation = derivation;
+    this.follower = undefined;
+    this.lastView = evaluator;
+    this.told = { cursor: -1, stored: -1, commits: 0 };
+    metrics.holdsActive.set(Object.keys(evaluator.state.holds).length);
+    if (this.leadership.shared)
+      log.info({ epoch, cursor: evaluator.cursor }, "this daemon leads: it evaluates and acts");
+    this.scheduleEvaluation();
+  }
+
+  /**
+   * Follows: the evaluator and derivers are let go (what they started finishes; what they had not
+   * started is refused by the lease) and the leader's decisions are read from the store. Tried again
+   * while the store does not answer; meanwhile the view shows what it last showed.
+   */
+  private async follow(reason: string): Promise<void> {
+    try {
+      await this.openFollower(reason);
+    } catch (e) {
+      this.deps.log.error({ err: (e as Error).message }, "reading the leader's decisions failed; retrying");
+      this.timers.push(
+        setTimeout(() => void this.inWork(() => this.follow(reason)).catch(() => undefined), ROLE_RETRY_MS),
+      );
+    }
+  }
+
+  private async openFollower(reason: string): Promise<void> {
+    if (this.closing || this.leadership.epoch !== undefined) return;
+    const wasLeading = this.evaluator !== undefined;
+    this.evaluator = undefined;
+    this.derivation = undefined;
+    if (this.follower === undefined) {
+      this.follower = await FollowerView.open(this.rulesInForce, this.writePath.evaluator);
+      this.lastView = this.follower;
+    }
+    this.deps.log[wasLeading ? "warn" : "info"](
+      { reason },
+      wasLeading
+        ? "this daemon no longer leads: it admits and serves, the leader evaluates and acts"
+        : "this daemon follows: it admits and serves, the leader evaluates and acts",
+    );
+  }
+
+  /** The leader's progress, heard as a follower: waits on rows it has evaluated are answered. */
+  private heard(progress: Progress): void {
+    const follower = this.follower;
+    if (follower === undefined || this.closing) return;
+    const key = `${progress.epoch}:${progress.fireCommits}`;
+    follower.heard(progress, this.writePath.evaluator).then(
+      () => {
+        if (this.follower !== follower) return;
+        if (this.leaderFireCommits !== key) {
+          this.leaderFireCommits = key;
+          this.fireCommits++;
+        }
+        this.evaluationWaits.reached(follower.cursor);
+        this.deps.metrics.journalLag.set(follower.lagSeconds(this.deps.clock()));
       },
-      onError: (e) => {
-        this.storeWrite.failed(e);
-        log.error({ err: e.message, store: stores.label }, "journal admission failed");
-      },
+      (e: Error) => this.deps.log.error({ err: e.message }, "reading the leader's progress failed"),
+    );
+  }
+
+  /** Tells followers how far this daemon, leading, has evaluated, when that moved. */
+  private announce(evaluator: Evaluator): void {
+    const epoch = this.leadership.epoch;
+    if (epoch === undefined) return;
+    const { cursor, storedCursor: stored, commits } = evaluator;
+    const told = this.told;
+    if (cursor === told.cursor && stored === told.stored && commits === told.commits) return;
+    this.leadership.announce({
+      epoch,
+      cursor,
+      stored,
+      at: evaluator.lastEvaluatedAt,
+      fireCommits: this.fireCommits,
+      changed: commits !== told.commits,
     });
-    await this.derivation.start();
-    this.reportRuleSet(this.deps.rulesAtStart.ruleSet, this.clones);
+    this.told = { cursor, stored, commits };
   }
 
   /** The hook `[notify]` configures, or undefined when it names no command. */
@@ -260,9 +437,7 @@ export class Daemon {
         env,
         cooldowns: stores.notifyCooldowns,
         onCooldownError: (e) => log.error({ err: e.message }, "notify cooldown store failed"),
-        onStart: async (e) => {
-          if (e.event === "rule_fired") await this.actions.notifyStarted(e.fireId);
-        },
+        onStart: (e) => (e.event === "rule_fired" ? this.actions.notifyStarted(e.fireId) : undefined),
         onOutcome: (event, result, d) => {
           metrics.notifyDeliveries.inc({ event, result });
           if (event === "rule_fired") this.actions.notifyOutcome(d.notification.fireId, result, d.reason);
@@ -330,9 +505,33 @@ export class Daemon {
     this.actions.decidedElsewhere(decision);
   }
 
-  get view(): EvaluatorView {
-    return this.evaluator;
-  }
+  /**
+   * The evaluation as others may read it, whichever this daemon's role: the evaluator while it leads,
+   * the leader's decisions while it follows. One object for the daemon's life, so a reader holding it
+   * reads the role in force.
+   */
+  readonly view: EvaluatorView = (() => {
+    const current = (): EvaluatorView => {
+      const v = this.evaluator ?? this.follower ?? this.lastView;
+      if (v === undefined) throw new Error("the daemon has not taken a role yet");
+      return v;
+    };
+    return {
+      get rules() {
+        return current().rules;
+      },
+      get state() {
+        return current().state;
+      },
+      get cursor() {
+        return current().cursor;
+      },
+      get lastEvaluatedAt() {
+        return current().lastEvaluatedAt;
+      },
+      lagSeconds: (now: number) => current().lagSeconds(now),
+    };
+  })();
   /** The config as the last load read it (at start or by a reload): rule miners and policy repos. */
   get configInForce(): GlobalConfig {
     return this.inForce;
@@ -357,13 +556,15 @@ export class Daemon {
       // Aligned to the wall-clock minute, so ticks land once per minute whatever the start time.
       const wait = this.deps.tickMs - (now % this.deps.tickMs);
       this.tickTimer = setTimeout(() => {
-        this.writer.offer({ source: "tick", kind: "tick", event: { type: "tick" } });
+        // Only the leader ticks: one tick a minute for the store, however many daemons share it.
+        if (this.leading) this.writer.offer({ source: "tick", kind: "tick", event: { type: "tick" } });
         scheduleTick();
       }, wait);
     };
     scheduleTick();
     this.prune();
     this.timers.push(setInterval(() => this.prune(), PRUNE_EVERY_MS));
+    if (this.leadership.shared) this.timers.push(setInterval(() => this.scheduleEvaluation(), ROWS_POLL_MS));
     process.on("SIGHUP", this.onHup);
     this.scheduleEvaluation();
   }
@@ -371,7 +572,7 @@ export class Daemon {
   private reportRuleSet(ruleSet: RuleSet, clones: readonly PolicyCloneStatus[]): void {
     const { metrics, log } = this.deps;
     // The same states ListRules reports (REQ-9's shadow, REQ-6's cost-limit disable), counted.
-    const counts = ruleStateCounts(ruleSet, this.evaluator.state);
+    const counts = ruleStateCounts(ruleSet, this.view.state);
     metrics.rulesLoaded.set({ state: "active" }, counts.active);
     metrics.rulesLoaded.set({ state: "shadow" }, counts.shadow);
     metrics.rulesLoaded.set({ state: "disabled" }, ruleSet.disabled.length + counts.disabled);
@@ -399,10 +600,15 @@ export class Daemon {
     // Between two passes: a pass records the stops its fires made before it ends, so the release finds
     // every stop fired before the clear, and none fired after it (the next pass's) is released by it.
     return this.inWork(async () => {
-      const released = await this.evaluator.clear(harness, rule, by);
+      const evaluator = this.evaluator;
+      if (evaluator === undefined)
+        throw new Error(
+          `this daemon does not lead (${this.leadership.notLeading ?? "no lease"}): clear holds through the leading daemon`,
+        );
+      const released = await evaluator.clear(harness, rule, by);
       const at = this.deps.clock();
       for (const r of released) await this.deps.runStops.releasedWithHold(r.harness, r.rule, at, r.by);
-      this.deps.metrics.holdsActive.set(Object.keys(this.evaluator.state.holds).length);
+      this.deps.metrics.holdsActive.set(Object.keys(evaluator.state.holds).length);
       return released.length;
     });
   }
@@ -447,7 +653,8 @@ export class Daemon {
    * it (`../agents/ingest/attempt.ts`).
    */
   evaluated(seq: number, budgetMs: number): Promise<boolean> {
-    if (this.evaluator.cursor >= seq) return Promise.resolve(true);
+    // Following, the leader's progress answers it: its decisions are read from the store first.
+    if (this.view.cursor >= seq) return Promise.resolve(true);
     if (this.closed) return Promise.resolve(false);
     return this.evaluationWaits.wait(seq, budgetMs);
   }
@@ -460,7 +667,7 @@ export class Daemon {
   }
 
   private scheduleEvaluation(): void {
-    if (this.closing) return;
+    if (this.closing || this.evaluator === undefined) return;
     // A pass under way may have read the journal before this row committed: it runs once more.
     if (this.passRunning) this.evalAgain = true;
     if (this.evalScheduled) return;
@@ -472,9 +679,14 @@ export class Daemon {
     });
   }
 
-  /** Derivation, then a slice of evaluation; schedules the next pass while rows remain. */
+  /**
+   * Derivation, then a slice of evaluation; schedules the next pass while rows remain, and tells the
+   * followers how far it got. A commit the lease refuses ends the pass: the daemon follows from there.
+   */
   private async evaluationPass(): Promise<void> {
-    if (this.closing) return;
+    const { evaluator, derivation } = this;
+    if (this.closing || evaluator === undefined || derivation === undefined) return;
+    const { log } = this.deps;
     this.passRunning = true;
     this.evalAgain = false;
     let n = 0;
@@ -483,20 +695,21 @@ export class Daemon {
       try {
         // Derived rows first, so the evaluator's slice can reach them in the same pass. A failed
         // derivation keeps nothing uncommitted and is retried; it does not hold evaluation up.
-        n += await this.derivation.step();
+        n += await derivation.step();
       } catch (e) {
-        this.deps.log.error({ err: (e as Error).message }, "deriving rows stalled; retrying");
-        this.timers.push(setTimeout(() => this.scheduleEvaluation(), 1_000));
+        if (!this.lostLead(e)) {
+          log.error({ err: (e as Error).message }, "deriving rows stalled; retrying");
+          this.timers.push(setTimeout(() => this.scheduleEvaluation(), 1_000));
+        }
       }
       try {
-        n += await this.evaluator.step(EVAL_SLICE_MS);
+        n += await evaluator.step(EVAL_SLICE_MS);
       } catch (e) {
-        this.deps.log.error(
-          { err: (e as Error).message, cursor: this.evaluator.cursor },
-          "evaluation stalled; retrying",
-        );
-        this.timers.push(setTimeout(() => this.scheduleEvaluation(), 1_000));
         stalled = true;
+        if (!this.lostLead(e)) {
+          log.error({ err: (e as Error).message, cursor: evaluator.cursor }, "evaluation stalled; retrying");
+          this.timers.push(setTimeout(() => this.scheduleEvaluation(), 1_000));
+        }
       }
     } finally {
       this.passRunning = false;
@@ -505,25 +718,38 @@ export class Daemon {
     // What a row decided is dispatched when its commit is made; a stop of a hook-fed run it made is
     // recorded before a live attempt waiting on the row is told it is evaluated.
     await this.actions.stopsRecorded();
-    this.evaluationWaits.reached(this.evaluator.cursor);
-    this.deps.metrics.journalLag.set(this.evaluator.lagSeconds(this.deps.clock()));
+    this.evaluationWaits.reached(evaluator.cursor);
+    this.announce(evaluator);
+    this.deps.metrics.journalLag.set(evaluator.lagSeconds(this.deps.clock()));
     if (n > 0 || this.evalAgain) this.scheduleEvaluation();
     else this.scheduleCursorSave();
   }
 
+  /** Whether `e` is the lease refusing a commit: logged once, as the follow that comes with it says why. */
+  private lostLead(e: unknown): boolean {
+    const lost = e instanceof LeaseLostError || (e as Error).cause instanceof LeaseLostError;
+    if (lost)
+      this.deps.log.warn({ err: (e as Error).message }, "a commit was refused: this daemon no longer leads");
+    return lost;
+  }
+
   /** Stores, a moment later, the cursors that rows which changed nothing advanced. */
   private scheduleCursorSave(): void {
-    if (this.cursorSave !== undefined || this.closing) return;
-    if (!this.derivation.cursorsUnsaved && !this.evaluator.cursorUnsaved) return;
+    const { evaluator, derivation } = this;
+    if (this.cursorSave !== undefined || this.closing || evaluator === undefined || derivation === undefined)
+      return;
+    if (!derivation.cursorsUnsaved && !evaluator.cursorUnsaved) return;
     this.cursorSave = setTimeout(() => {
       this.cursorSave = undefined;
       void this.inWork(async () => {
-        if (this.closing) return;
+        if (this.closing || this.evaluator !== evaluator) return;
         try {
           // A cursor lost to a power cut makes rows that changed nothing read again: no need to wait.
-          await this.derivation.saveCursors();
-          await this.evaluator.saveCursor();
+          await derivation.saveCursors();
+          await evaluator.saveCursor();
+          this.announce(evaluator);
         } catch (e) {
+          if (this.lostLead(e)) return;
           // Nothing is lost: the rows are read again from the stored cursors. The next pass tries again.
           this.deps.log.error({ err: (e as Error).message }, "storing the cursors failed; retrying");
           this.scheduleEvaluation();
@@ -538,7 +764,8 @@ export class Daemon {
 
   /** Starts a retention pass, unless one is under way or the daemon is closing. */
   private prune(): void {
-    if (this.pruning !== undefined || this.closing) return;
+    // Only the leader prunes: one retention pass for the store, however many daemons share it.
+    if (this.pruning !== undefined || this.closing || !this.leading) return;
     this.pruning = this.retention().finally(() => {
       this.pruning = undefined;
     });
@@ -607,8 +834,14 @@ export class Daemon {
     const serve = await this.deps.loadServed(config).catch(failed);
     // Nothing has changed until here. The swap, which commits the holds it releases, goes first: if it
     // throws, the credentials and actions in force stay as they were too.
-    // The evaluator takes a reload between two of its slices, so this lands between two rows.
-    const released = await this.evaluator.swapRuleSet(ruleSet, by);
+    // The evaluator takes a reload between two of its slices, so this lands between two rows; a
+    // follower's view swaps its rule set (the leader releases what its own reload no longer backs).
+    const released = await this.inWork(async () => {
+      this.rulesInForce = ruleSet;
+      if (this.evaluator !== undefined) return this.evaluator.swapRuleSet(ruleSet, by);
+      await this.follower?.swapRuleSet(ruleSet, this.writePath.evaluator);
+      return [];
+    });
     serve();
     this.clones = clones;
     this.reconfigureActions(config);
@@ -643,12 +876,19 @@ export class Daemon {
     await this.pruning;
     await this.inWork(async () => {
       await this.writer.close();
-      while ((await this.derivation.step()) + (await this.evaluator.step(1_000)) > 0);
-      await this.derivation.saveCursors();
-      await this.evaluator.saveCursor();
-      await this.actions.stopsRecorded();
+      const { evaluator, derivation } = this;
+      if (evaluator === undefined || derivation === undefined) return;
+      try {
+        while ((await derivation.step()) + (await evaluator.step(1_000)) > 0);
+        await derivation.saveCursors();
+        await evaluator.saveCursor();
+        await this.actions.stopsRecorded();
+      } catch (e) {
+        // A daemon that lost the lead leaves the rest to the leader.
+        if (!this.lostLead(e)) throw e;
+      }
     });
-    this.evaluationWaits.reached(this.evaluator.cursor);
+    this.evaluationWaits.reached(this.view.cursor);
     this.evaluationWaits.close();
     this.closed = true;
     if (this.tickTimer !== undefined) clearTimeout(this.tickTimer);
@@ -658,6 +898,8 @@ export class Daemon {
     await this.notifier?.close();
     await Promise.all(this.retiring);
     await this.actions.drain();
+    // Given up only now: what was queued to act started under the lease.
+    await this.leadership.close();
     await this.writePath.close();
   }
 }

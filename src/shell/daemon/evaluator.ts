@@ -25,6 +25,7 @@ import type { Decisions } from "../store/decision-store.js";
 import type { EvaluatorLog } from "../store/write-ports.js";
 import { failpoint } from "../support/failpoints.js";
 import type { DaemonMetrics } from "../support/metrics.js";
+import type { WarmFeed } from "./follower-view.js";
 
 /** What one commit made durable, for the actions that follow it. */
 export interface Committed {
@@ -45,6 +46,12 @@ export interface EvaluatorOptions {
   readonly onFailure?: (failure: RowOutcome["evaluations"][number], seq: number) => void;
   /** Rows evaluated per commit when none of them fires. */
   readonly quietBatch?: number;
+  /**
+   * A follower's window index, kept warm up to the stored cursor or before it (issue 35): the opening
+   * adds the rows after it instead of rebuilding a week of them. Taken only when its shapes are the
+   * rule set's.
+   */
+  readonly warm?: WarmFeed | undefined;
 }
 
 /** The outcomes of the rows evaluated since the last commit, gathered for the next one. */
@@ -103,6 +110,10 @@ export class Evaluator {
   private firstPendingAt: number | undefined;
   private readonly quietBatch: number;
   private turns: Promise<unknown> = Promise.resolve();
+  /** Commits that stored decisions since the open (a follower rereads the state when it moved). */
+  private decisionCommits = 0;
+  /** The warm index, until the first rebuild takes it. */
+  private warm: WarmFeed | undefined;
   /**
    * A commit failed and the state could not be read back yet (the store is away): the working state
    * holds decisions never committed, so nothing is evaluated, cleared or reloaded until it is.
@@ -116,6 +127,7 @@ export class Evaluator {
     this.ruleSet = ruleSet;
     this.shapes = selectorShapes(ruleSet.rules.map((r) => r.rule));
     this.quietBatch = options.quietBatch ?? 1_000;
+    this.warm = options.warm;
   }
 
   /** An evaluator resuming after the stored cursor, its state read back and its windows rebuilt. */
@@ -153,10 +165,21 @@ export class Evaluator {
     if (this.stale) await this.resync({ clearCostExceeded: false });
   }
 
-  /** Windows look back up to 7 days from the cursor; the feed replays those rows from the journal. */
+  /**
+   * Windows look back up to 7 days from the cursor; the feed replays those rows from the journal, or
+   * only those after a warm index's last.
+   */
   private async rebuildFeed(): Promise<void> {
-    const feed = new WindowFeed(this.shapes);
-    for await (const page of this.options.log.pagesBetween(this.lastAt - MAX_WINDOW_MS, 0, this.evaluatedSeq))
+    const warm = this.warm;
+    this.warm = undefined;
+    const usable =
+      warm !== undefined && sameShapes(warm.shapes, this.shapes) && warm.feed.seq <= this.evaluatedSeq;
+    const feed = usable ? warm.feed : new WindowFeed(this.shapes);
+    for await (const page of this.options.log.pagesBetween(
+      this.lastAt - MAX_WINDOW_MS,
+      feed.seq,
+      this.evaluatedSeq,
+    ))
       for (const row of page) feed.add(row);
     this.feed = feed;
   }
@@ -164,6 +187,14 @@ export class Evaluator {
   /** The last row whose decisions are committed (its cursor may not be stored yet). */
   get cursor(): number {
     return this.settledSeq;
+  }
+  /** The cursor in the store. */
+  get storedCursor(): number {
+    return this.savedSeq;
+  }
+  /** Commits that stored decisions (fires, state, suppressions) since the open. */
+  get commits(): number {
+    return this.decisionCommits;
   }
   /** Whether quiet rows were evaluated whose cursor is not yet stored. */
   get cursorUnsaved(): boolean {
@@ -236,6 +267,7 @@ export class Evaluator {
       suppressed: new Map(),
     });
     this.savedSeq = cursor;
+    this.decisionCommits++;
     this.acc.apply(delta);
     this.committedState.apply(delta);
     this.options.dispatch({ fires: [], releases, evaluations: [] });
@@ -297,6 +329,7 @@ export class Evaluator {
       }
       failpoint("eval.afterCommit");
       this.savedSeq = cursor;
+      if (!committed.empty) this.decisionCommits++;
       this.committedState.apply(committed.ops.map((o) => o.op));
       this.settle(cursor, at);
       // A hold is placed only by a fire, so a commit with no fire and no release has nothing to act on.

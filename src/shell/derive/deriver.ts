@@ -23,8 +23,11 @@ export interface DerivedRow {
 export type AppendDerived = (
   rows: readonly DerivedRow[],
   writes?: readonly DerivedWrite[],
-  /** `unsynced`: the commit need not wait for the disk (cursors of rows that derived nothing). */
-  options?: { readonly unsynced?: boolean },
+  /**
+   * `unsynced`: the commit need not wait for the disk (cursors of rows that derived nothing); `fenced`:
+   * only while this daemon leads (the derivers' own commits, decision 0022).
+   */
+  options?: { readonly unsynced?: boolean; readonly fenced?: boolean },
 ) => Promise<readonly number[]>;
 
 /** What one committed row gives a deriver to write. */

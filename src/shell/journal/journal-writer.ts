@@ -205,7 +205,7 @@ export class JournalWriter {
   appendNow(
     offers: readonly Offer[],
     writes: readonly DerivedWrite[],
-    options: { readonly unsynced?: boolean } = {},
+    options: { readonly unsynced?: boolean; readonly fenced?: boolean } = {},
   ): Promise<readonly number[]> {
     return this.serially(async () => {
       const at = await this.stamp();

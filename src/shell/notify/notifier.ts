@@ -41,9 +41,10 @@ export interface NotifierDeps {
   /**
    * Called just before the hook is spawned for an event, so the caller can tell a delivery that may
    * have run from one still queued; the spawn waits for what it returns (the caller's record of it).
-   * Like `onOutcome`, it must not throw or reject.
+   * `false` keeps the hook from being spawned, with no outcome reported: the caller may no longer act
+   * (its daemon lost the lead). Like `onOutcome`, it must not throw or reject.
    */
-  readonly onStart?: (event: NotifyEvent) => void | Promise<void>;
+  readonly onStart?: (event: NotifyEvent) => boolean | undefined | Promise<boolean | undefined>;
   readonly cooldowns: CooldownStore;
   /**
    * A `cooldowns` call failed. The event is delivered anyway: a repeat is better than an operator never
@@ -72,7 +73,7 @@ function integerAtLeast(name: string, n: number, min: number): void {
 
 export class Notifier {
   private readonly onOutcome: OnOutcome;
-  private readonly onStart: (event: NotifyEvent) => void | Promise<void>;
+  private readonly onStart: (event: NotifyEvent) => boolean | undefined | Promise<boolean | undefined>;
   private readonly cooldowns: CooldownStore;
   private readonly onCooldownError: (err: Error) => void;
   private readonly now: () => number;
@@ -103,7 +104,7 @@ export class Notifier {
     integerAtLeast("workers", config.workers, 1);
     integerAtLeast("queueSize", config.queueSize, 1);
     this.onOutcome = deps.onOutcome;
-    this.onStart = deps.onStart ?? (() => {});
+    this.onStart = deps.onStart ?? (() => undefined);
     this.cooldowns = deps.cooldowns;
     this.onCooldownError = deps.onCooldownError;
     this.now = deps.now ?? Date.now;
@@ -219,7 +220,7 @@ export class Notifier {
 
   private async deliver({ event: e, argv }: Job): Promise<void> {
     const payload = buildPayload(e, this.host);
-    await this.onStart(e);
+    if ((await this.onStart(e)) === false) return;
     const outcome = await runOperatorCommand({
       argv,
       input: JSON.stringify(payload),

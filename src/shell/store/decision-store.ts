@@ -114,6 +114,9 @@ export class DecisionStore {
       actionState: db.prepare(
         "UPDATE rule_actions SET state = ?, detail = ?, updated_at = ? WHERE fire_id = ? AND action = ?",
       ),
+      actionStart: db.prepare(
+        "UPDATE rule_actions SET state = 'started', detail = NULL, updated_at = ? WHERE fire_id = ? AND action = ? AND state = 'pending'",
+      ),
     };
   }
 
@@ -259,6 +262,14 @@ export class DecisionStore {
     at: number,
   ): void {
     this.stmts.actionState.run(state, detail ?? null, at, fireId, action);
+  }
+
+  /**
+   * An action about to start, recorded started if it is still pending: false when it is not (a daemon
+   * that took over settled it), and then it must not start.
+   */
+  startAction(fireId: string, action: PlannedAction, at: number): boolean {
+    return this.stmts.actionStart.run(at, fireId, action).changes === 1;
   }
 
   /**

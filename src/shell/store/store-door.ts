@@ -40,7 +40,7 @@ export type RuleReadsPort = AsyncPort<Omit<RuleReads, "journal">> & {
 
 /** The decisions outside the evaluator's commit: the holds in force, actions' progress, settling at start. */
 export type DecisionsPort = AsyncPort<
-  Pick<DecisionStore, "activeHolds" | "setActionState" | "settleInterrupted">
+  Pick<DecisionStore, "activeHolds" | "setActionState" | "startAction" | "settleInterrupted">
 >;
 
 /** The write path's doors, sharing one way of committing without waiting for the disk. */

@@ -45,6 +45,11 @@ export interface CommitOptions {
    * daemon); a throw rolls the transaction back.
    */
   readonly beforeCommit?: () => void;
+  /**
+   * Commits only while this daemon leads (a deriver's rows and cursor: decision 0022); refused
+   * otherwise, with nothing committed. SQLite's one daemon always leads.
+   */
+  readonly fenced?: boolean;
 }
 
 /**

@@ -54,6 +54,7 @@ describe("[store] loads", () => {
         'key_file = "client.key"',
         "pool_max = 20",
         'query_timeout = "45s"',
+        'lease = "5s"',
       ),
     );
     expect(store).toEqual({
@@ -69,14 +70,16 @@ describe("[store] loads", () => {
       keyFile: "/etc/harness/client.key",
       poolMax: 20,
       queryTimeout: 45_000,
+      lease: 5_000,
     } satisfies StoreConfig);
   });
 
-  it("defaults: port 5432, pool_max 10, query_timeout 30s, TLS verified in full off loopback and off on loopback", () => {
+  it("defaults: port 5432, pool_max 10, query_timeout 30s, lease 3s, TLS verified in full off loopback and off on loopback", () => {
     expect(loaded(withStore('url = "postgres://harness@db.internal/journal"'))).toMatchObject({
       port: 5432,
       poolMax: 10,
       queryTimeout: 30_000,
+      lease: 3_000,
       sslMode: "verify-full",
       passwordFile: undefined,
     });

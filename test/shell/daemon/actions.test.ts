@@ -83,13 +83,36 @@ const runnerOver = (
   );
 
 describe("ActionRunner over a store whose writes take time", () => {
+  it("starts no action whose start is not recorded: no longer pending, or the store refused it", async () => {
+    const tried: string[] = [];
+    for (const answer of [false, "throws"] as const) {
+      const runner = runnerOver(
+        {
+          startAction: async (fireId) => {
+            tried.push(fireId);
+            if (answer === "throws") throw new Error("this daemon does not lead");
+            return answer;
+          },
+          setActionState: async () => undefined,
+        },
+        { ruleStop: async () => undefined },
+      );
+      expect(await runner.notifyStarted(`f-${answer}`)).toBe(false);
+    }
+    expect(tried).toEqual(["f-false", "f-throws"]);
+  });
+
   it("records an action's states in the order they happened, whichever write is slower", async () => {
     const landed: ActionState[] = [];
     const runner = runnerOver(
       {
         // `started` takes longer to land than the result that follows it, as a round trip may.
+        startAction: async () => {
+          await sleep(30);
+          landed.push("started");
+          return true;
+        },
         setActionState: async (_fireId, _action, state) => {
-          await sleep(state === "started" ? 30 : 0);
           landed.push(state);
         },
       },
@@ -104,7 +127,7 @@ describe("ActionRunner over a store whose writes take time", () => {
   it("tells when the stops of hook-fed runs it dispatched are recorded", async () => {
     let recorded = false;
     const runner = runnerOver(
-      { setActionState: async () => undefined },
+      { setActionState: async () => undefined, startAction: async () => true },
       {
         ruleStop: async () => {
           await sleep(30);

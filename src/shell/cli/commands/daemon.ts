@@ -63,13 +63,12 @@ export async function runDaemon(
       // The hooks URL stays last: supervisors and tests read it to the end of the line.
       `harness daemon: store ${daemon.storeLabel}, socket ${daemon.socketPath}, rpc ${daemon.rpcUrl ?? "off"}${daemon.tlsSha256 === undefined ? "" : `, tls sha256 ${daemon.tlsSha256}`}, metrics ${daemon.metricsUrl ?? "off"}, hooks ${daemon.hooksUrl ?? "off"}`,
     );
-  const failure = await Promise.race([stopping.then(() => undefined), daemon.failed]);
+  await stopping;
   process.off("SIGTERM", onSignal);
   process.off("SIGINT", onSignal);
-  if (failure !== undefined) io.err(`harness daemon: ${failure.message}`);
   try {
     await daemon.close();
-    return failure === undefined ? 0 : 1;
+    return 0;
   } catch (e) {
     io.err(`harness daemon: shutdown: ${(e as Error).message}`);
     return 1;

@@ -7,7 +7,12 @@
  */
 import { performance } from "node:perf_hooks";
 import type pg from "pg";
-import { DEFAULT_POOL_MAX, DEFAULT_QUERY_TIMEOUT, type StoreConfig } from "../../config/global-config.js";
+import {
+  DEFAULT_LEASE,
+  DEFAULT_POOL_MAX,
+  DEFAULT_QUERY_TIMEOUT,
+  type StoreConfig,
+} from "../../config/global-config.js";
 import { storePath as defaultStorePath } from "../../config/paths.js";
 import { isLoopbackStore, parseStoreUrl } from "../../config/store-url.js";
 import { PgConfigError, pgPoolConfigOf } from "../../store/pg/pg-config.js";
@@ -40,6 +45,7 @@ function poolConfigOf(url: string, passwordFile: string | undefined): pg.PoolCon
     poolMax: DEFAULT_POOL_MAX,
     // Unused by a copy: its pool is its own, without the daemon's statement bound.
     queryTimeout: DEFAULT_QUERY_TIMEOUT,
+    lease: DEFAULT_LEASE,
   };
   try {
     return pgPoolConfigOf(store);

@@ -30,7 +30,7 @@ export interface OpenedPgStore {
 
 const INT8_OID = 20;
 /** seq and at are BIGINT; both stay far below 2^53, so they read as numbers, not strings. */
-const types = {
+export const types = {
   getTypeParser: ((oid: number, format?: "text" | "binary") =>
     oid === INT8_OID
       ? (v: string) => Number(v)
@@ -81,7 +81,7 @@ async function migrate(pool: pg.Pool, name: string): Promise<void> {
  */
 export async function openPgStore(
   config: pg.PoolConfig,
-  options: { readonly queryTimeoutMs?: number } = {},
+  options: { readonly queryTimeoutMs?: number; readonly idleInTransactionMs?: number } = {},
 ): Promise<OpenedPgStore> {
   const name = nameOf(config);
   const migrating = new pg.Pool({ ...config, types });
@@ -96,7 +96,14 @@ export async function openPgStore(
   }
   if (options.queryTimeoutMs === undefined) return { pool: migrating, name, close: () => migrating.end() };
   await migrating.end();
-  const pool = new pg.Pool({ ...config, types, query_timeout: options.queryTimeoutMs });
+  const pool = new pg.Pool({
+    ...config,
+    types,
+    query_timeout: options.queryTimeoutMs,
+    ...(options.idleInTransactionMs === undefined
+      ? {}
+      : { idle_in_transaction_session_timeout: options.idleInTransactionMs }),
+  });
   pool.on("error", () => {});
   return { pool, name, close: () => pool.end() };
 }

@@ -14,7 +14,7 @@ import {
   type PlannedAction,
   toHold,
 } from "../decision-store.js";
-import { inTransaction } from "./pg-client.js";
+import { inTransaction, type PgQueryable } from "./pg-client.js";
 
 /** Every hash's shadow record as committed (`readShadows`), through a pool or one client's transaction. */
 export async function pgReadShadows(db: pg.Pool | pg.PoolClient): Promise<CoreState["shadows"]> {
@@ -28,10 +28,18 @@ export async function pgReadShadows(db: pg.Pool | pg.PoolClient): Promise<CoreSt
   return shadows;
 }
 
+/** Inside a transaction, before its writes: refuses it unless this daemon leads (`pg-lease.ts`). */
+export type PgFence = (client: PgQueryable) => Promise<void>;
+
 export class PgDecisionStore
-  implements AsyncPort<Pick<DecisionStore, "activeHolds" | "setActionState" | "settleInterrupted">>
+  implements
+    AsyncPort<Pick<DecisionStore, "activeHolds" | "setActionState" | "startAction" | "settleInterrupted">>
 {
-  constructor(private readonly pool: pg.Pool) {}
+  constructor(
+    private readonly pool: pg.Pool,
+    /** The leader's fence: an action starts, and a start settles, only under the lease. */
+    private readonly fence: PgFence = async () => {},
+  ) {}
 
   async activeHolds(): Promise<Hold[]> {
     const r = await this.pool.query<HoldRow>(
@@ -53,9 +61,23 @@ export class PgDecisionStore
     );
   }
 
-  /** Both settlements in one transaction, as SQLite's. */
+  /** Recorded started if still pending, under the lease: false when not, and the action must not start. */
+  startAction(fireId: string, action: PlannedAction, at: number): Promise<boolean> {
+    return inTransaction(this.pool, "BEGIN", async (client) => {
+      await this.fence(client);
+      const r = await client.query({
+        name: "action-start",
+        text: "UPDATE rule_actions SET state = 'started', detail = NULL, updated_at = $1 WHERE fire_id = $2 AND action = $3 AND state = 'pending'",
+        values: [at, fireId, action],
+      });
+      return r.rowCount === 1;
+    });
+  }
+
+  /** Both settlements in one transaction, as SQLite's, under the lease. */
   settleInterrupted(at: number): Promise<{ readonly undelivered: number; readonly unknown: number }> {
     return inTransaction(this.pool, "BEGIN", async (client) => {
+      await this.fence(client);
       const undelivered = await client.query(
         "UPDATE rule_actions SET state = 'undelivered', detail = 'the daemon stopped before the action started', updated_at = $1 WHERE state = 'pending'",
         [at],

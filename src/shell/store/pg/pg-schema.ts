@@ -3,7 +3,7 @@
  * tables and columns wherever both backends hold a table (test/shell/store/pg/schema-parity.test.ts
  * compares them), each backend numbering its own migrations, since a released migration's text never
  * changes and the two dialects differ. V1 holds the journal and Append's keys (issue 34), V2 every other
- * table of SQLite's. The version is a row of
+ * table of SQLite's, V3 the leader's lease (issue 35). The version is a row of
  * `harness_schema`; a database whose version is newer than the last one here is refused.
  */
 import { INDEXED_COLUMNS } from "../schema.js";
@@ -283,7 +283,24 @@ CREATE TABLE agent_session_runs (
 );
 `;
 
-export const PG_MIGRATIONS: readonly string[] = [V1, V2];
+// The leader's lease (issue 35, decision 0022): one row, whose epoch every evaluator commit and every
+// action's start checks under a share lock, so a daemon that lost the lease can commit nothing more.
+// Times are the database's clock (ms), so no host's clock decides who leads.
+const V3 = `
+CREATE TABLE harness_lease (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  epoch BIGINT NOT NULL,
+  holder TEXT COLLATE "C" NOT NULL,
+  schema_version INTEGER NOT NULL,
+  since BIGINT NOT NULL,
+  renewed_at BIGINT NOT NULL,
+  expires_at BIGINT NOT NULL
+);
+INSERT INTO harness_lease (id, epoch, holder, schema_version, since, renewed_at, expires_at)
+VALUES (1, 0, '', 0, 0, 0, 0);
+`;
+
+export const PG_MIGRATIONS: readonly string[] = [V1, V2, V3];
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS.length;
 
 /** The version row's table: created before the first migration, outside the numbered ones. */

@@ -9,11 +9,12 @@ import { PgAgentRunReads } from "./pg-agent-run-reads.js";
 import { PgAgentRunStops } from "./pg-agent-run-stops.js";
 import { PgAgentSessionRuns } from "./pg-agent-session-runs.js";
 import { PgAgentTold } from "./pg-agent-told.js";
-import { PgDecisionStore, pgReadShadows } from "./pg-decision-store.js";
+import { PgDecisionStore, type PgFence, pgReadShadows } from "./pg-decision-store.js";
 import { PgDerivedCursors } from "./pg-derived-cursors.js";
 import { PgEvidenceReads } from "./pg-evidence-reads.js";
 import { PgJournal } from "./pg-journal.js";
 import { PgLastGoodCommits } from "./pg-last-good-commits.js";
+import type { PgLease } from "./pg-lease.js";
 import { PgNotifyCooldowns } from "./pg-notify-cooldowns.js";
 import { PgProposalStore } from "./pg-proposal-store.js";
 import { PgJournalPruner } from "./pg-retention.js";
@@ -38,10 +39,18 @@ export class PgStoreDoor implements StoreDoor {
   readonly lastGoodCommits: PgLastGoodCommits;
   readonly notifyCooldowns: PgNotifyCooldowns;
 
-  constructor(readonly opened: OpenedPgStore) {
+  /** The leader's fence for the commits only a leader makes (none without a lease: one daemon). */
+  private readonly fence: PgFence;
+
+  constructor(
+    readonly opened: OpenedPgStore,
+    /** The leader's lease, when several daemons may share the database (issue 35). */
+    lease?: PgLease,
+  ) {
     const { pool } = opened;
+    this.fence = lease === undefined ? async () => {} : (client) => lease.fence(client);
     this.journal = new PgJournal(pool);
-    this.decisions = new PgDecisionStore(pool);
+    this.decisions = new PgDecisionStore(pool, this.fence);
     this.ruleReads = new PgRuleReads(pool);
     this.proposals = new PgProposalStore(pool);
     this.evidence = new PgEvidenceReads(pool);
@@ -62,10 +71,10 @@ export class PgStoreDoor implements StoreDoor {
 
   /** PostgreSQL's WAL writer flushes an unsynced commit within `wal_writer_delay`: nothing to close. */
   writePath(): WritePath {
-    const journal = new PgJournalLog(this.opened.pool);
+    const journal = new PgJournalLog(this.opened.pool, {}, this.fence);
     return {
       journal,
-      evaluator: new PgEvaluatorLog(this.opened.pool, this.journal),
+      evaluator: new PgEvaluatorLog(this.opened.pool, this.journal, this.fence),
       close: async () => undefined,
     };
   }

@@ -23,7 +23,7 @@ import type {
 } from "../write-ports.js";
 import { PgAgentRunStops } from "./pg-agent-run-stops.js";
 import { inTransaction } from "./pg-client.js";
-import { pgReadShadows } from "./pg-decision-store.js";
+import { type PgFence, pgReadShadows } from "./pg-decision-store.js";
 import { PgDerivedCursors } from "./pg-derived-cursors.js";
 import { PgJournal, type PgJournalOptions } from "./pg-journal.js";
 import { PgTokenStore } from "./pg-token-store.js";
@@ -37,7 +37,11 @@ export class PgJournalLog implements JournalLog {
   private readonly stops: PgAgentRunStops;
   private readonly tokens: PgTokenStore;
 
-  constructor(pool: pg.Pool, options: PgJournalOptions = {}) {
+  constructor(
+    pool: pg.Pool,
+    options: PgJournalOptions = {},
+    private readonly fence: PgFence = async () => {},
+  ) {
     this.journal = new PgJournal(pool, options);
     this.cursors = new PgDerivedCursors(pool);
     this.stops = new PgAgentRunStops(pool);
@@ -72,6 +76,8 @@ export class PgJournalLog implements JournalLog {
       {
         ...options,
         extra: async (client, seqs) => {
+          // After the head's lock, as every fenced commit takes the two: head, then lease.
+          if (options.fenced === true) await this.fence(client);
           for (const w of writes) await this.write(client, w, seqs);
         },
       },
@@ -125,6 +131,8 @@ export class PgEvaluatorLog implements EvaluatorLog {
   constructor(
     private readonly pool: pg.Pool,
     private readonly journal: PgJournal,
+    /** The leader's fence (`pg-lease.ts`): every commit of decisions checks the epoch first. */
+    private readonly fence: PgFence = async () => {},
   ) {}
 
   async cursor(): Promise<number> {
@@ -135,7 +143,10 @@ export class PgEvaluatorLog implements EvaluatorLog {
   /** One snapshot of every table of the core's state. */
   loadState(options: { readonly clearCostExceeded: boolean }): Promise<CoreState> {
     return inTransaction(this.pool, "BEGIN ISOLATION LEVEL REPEATABLE READ", async (client) => {
-      if (options.clearCostExceeded) await client.query("DELETE FROM rule_cost_exceeded");
+      if (options.clearCostExceeded) {
+        await this.fence(client);
+        await client.query("DELETE FROM rule_cost_exceeded");
+      }
       const cooldowns: Record<string, CoreState["cooldowns"][string]> = {};
       for (const r of (
         await client.query<{ hash: string; target: string; until: number; fire_id: string }>(
@@ -171,6 +182,7 @@ export class PgEvaluatorLog implements EvaluatorLog {
   /** One stretch of decisions and the cursor, in one transaction, each op in its row's order. */
   commit(d: Decisions, options: CommitOptions = {}): Promise<void> {
     return inTransaction(this.pool, "BEGIN", async (client) => {
+      await this.fence(client);
       if (options.unsynced === true) await client.query("SET LOCAL synchronous_commit = off");
       for (const { at, op } of d.ops) await applyOp(client, at, op);
       for (const fire of d.fires) {

@@ -28,6 +28,7 @@ const TCP: StoreConfig = {
   certFile: undefined,
   keyFile: undefined,
   poolMax: 10,
+  lease: 3_000,
   queryTimeout: 30_000,
 };
 

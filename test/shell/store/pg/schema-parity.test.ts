@@ -11,8 +11,11 @@ import type { OpenedPgStore } from "../../../../src/shell/store/pg/open-pg-store
 import { MIGRATIONS } from "../../../../src/shell/store/schema.js";
 import { openFreshPgStore } from "./pg-store.js";
 
-/** PostgreSQL's own tables: the schema's version row and the journal's head (decision 0019). */
-const POSTGRES_ONLY = ["harness_schema", "journal_head"];
+/**
+ * PostgreSQL's own tables: the schema's version row, the journal's head (decision 0019) and the leader's
+ * lease (decision 0022).
+ */
+const POSTGRES_ONLY = ["harness_lease", "harness_schema", "journal_head"];
 
 /** SQLite's declared type → PostgreSQL's, by kind: integers are BIGINT or INTEGER, flags BOOLEAN. */
 const SAME_KIND: Readonly<Record<string, readonly string[]>> = {
