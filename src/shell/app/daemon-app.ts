@@ -218,6 +218,7 @@ export class DaemonApp {
         runStops: door.agentRunStops,
         derivers: derivers(tokens, clock, log),
       });
+      metrics.watchLeader(() => daemon.leaderNow);
       const runLife = new RunLife({ sessions: door.agentSessionRuns, stops: door.agentRunStops, clock });
       const runVerdicts = new StoreRunVerdicts({
         reads: door.agentRuns,
@@ -615,6 +616,7 @@ function rulesOf(
     policyClones: () => daemon.policyClones,
     needsRestart: () => daemon.needsRestart,
     storeWrite: () => ({ path: door.label, failure: daemon.storeWrite.current }),
+    leader: () => daemon.leaderStatus(),
   });
 }
 

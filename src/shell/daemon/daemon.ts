@@ -24,7 +24,13 @@ import { DEFAULT_BATCH_SIZE, DEFAULT_QUEUE_LIMIT, JournalWriter } from "../journ
 import { Notifier, notifyConfig } from "../notify/index.js";
 import type { PolicyCloneStatus } from "../policy/clone-rules.js";
 import type { RuleSetLoad } from "../policy/rule-source.js";
-import { type Leadership, LeaseLostError, type Progress, SoleLeadership } from "../store/leadership.js";
+import {
+  type LeaderRecord,
+  type Leadership,
+  LeaseLostError,
+  type Progress,
+  SoleLeadership,
+} from "../store/leadership.js";
 import type { StoreDoor, WritePath } from "../store/store-door.js";
 import { StoreWriteHealth } from "../store/store-write-health.js";
 import { type Log, OncePer } from "../support/log.js";
@@ -279,8 +285,28 @@ export class Daemon {
   }
 
   /** Whether this daemon leads now: it evaluates, acts, ticks, derives and prunes. */
-  private get leading(): boolean {
+  get leading(): boolean {
     return this.evaluator !== undefined && this.leadership.epoch !== undefined;
+  }
+
+  /** Whether this daemon leads, and the leader it last knew, without a store read (metrics). */
+  get leaderNow(): { readonly leading: boolean; readonly leader: LeaderRecord | undefined } {
+    return { leading: this.leading, leader: this.leadership.lastKnown };
+  }
+
+  /** Who leads, read from the store now, and why this daemon does not (status, doctor). */
+  async leaderStatus(): Promise<{
+    readonly leading: boolean;
+    readonly leader: LeaderRecord | undefined;
+    readonly notLeading: string | undefined;
+  }> {
+    const leader = await this.leadership.leader();
+    const leading = this.leading;
+    return {
+      leading,
+      leader,
+      notLeading: leading ? undefined : (this.leadership.notLeading ?? "this daemon is taking the lead"),
+    };
   }
 
   /** Takes over in `epoch`; a failure (the store away) is tried again while the lease is still its. */

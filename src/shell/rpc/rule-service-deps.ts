@@ -6,6 +6,7 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { ReloadFailure, ReloadReport } from "../daemon/daemon.js";
 import type { EvaluatorView } from "../daemon/evaluator-view.js";
+import type { LeaderRecord } from "../store/leadership.js";
 import type { RuleReadsPort } from "../store/store-door.js";
 import type { StoreWriteFailure } from "../store/store-write-health.js";
 import type { DaemonMetrics } from "../support/metrics.js";
@@ -39,6 +40,15 @@ export interface RuleServiceDeps {
   readonly needsRestart: () => readonly string[];
   /** The store's file, and its last write's failure while no later write succeeded. */
   readonly storeWrite: () => { readonly path: string; readonly failure: StoreWriteFailure | undefined };
+  /**
+   * Who leads among the daemons on the store, read now (decision 0022), and why this one does not;
+   * rejects when the store does not answer.
+   */
+  readonly leader: () => Promise<{
+    readonly leading: boolean;
+    readonly leader: LeaderRecord | undefined;
+    readonly notLeading: string | undefined;
+  }>;
   /** Each declared policy repo's clone as the last load found it (REQ-2's gate), in name order. */
   readonly policyClones: () => readonly {
     readonly name: string;

@@ -35,6 +35,7 @@ export function statusMethod(deps: RuleServiceDeps): RuleServiceImpl["getStatus"
         readFailure = e;
         return [{ seq: evaluator.cursor, at: 0 }, 0, 0, 0] as const;
       });
+      const lead = await deps.leader().catch(() => undefined);
       const costExceeded = set.rules.flatMap((r) => {
         const s = ruleState(r, set, current);
         return s.state === "disabled" ? [{ r, ...s }] : [];
@@ -88,6 +89,12 @@ export function statusMethod(deps: RuleServiceDeps): RuleServiceImpl["getStatus"
         needsRestart: [...deps.needsRestart()],
         ...reloadFailureFields(deps.lastReloadFailure?.()),
         ...storeWriteStatus(deps.storeWrite(), readFailure, now),
+        leader: lead?.leader?.holder ?? "",
+        leaderEpoch: BigInt(lead?.leader?.epoch ?? 0),
+        leaderSinceMs: BigInt(lead?.leader?.since ?? 0),
+        leaderExpiresAtMs: BigInt(lead?.leader?.expiresAt ?? 0),
+        leading: lead?.leading ?? false,
+        notLeadingReason: lead?.notLeading ?? "",
       };
     });
 }

@@ -66,6 +66,8 @@ export interface Leadership {
   readonly notLeading: string | undefined;
   /** The leader as the store records it now; undefined when none ever led. */
   leader(): Promise<LeaderRecord | undefined>;
+  /** The leader as this daemon last read it (at most a renewal period old), for metrics. */
+  readonly lastKnown: LeaderRecord | undefined;
   /** The leader tells its followers how far it has evaluated; nothing waits for it. */
   announce(progress: Progress): void;
   /** A follower tells the leader it committed rows; nothing waits for it. */
@@ -98,6 +100,10 @@ export class SoleLeadership implements Leadership {
   }
 
   async leader(): Promise<LeaderRecord | undefined> {
+    return this.record;
+  }
+
+  get lastKnown(): LeaderRecord | undefined {
     return this.record;
   }
 

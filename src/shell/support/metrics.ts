@@ -139,6 +139,56 @@ export class DaemonMetrics {
     registers: [this.registry],
   });
   /**
+   * Who leads among the daemons on the store (decision 0022), read at each scrape: whether this daemon
+   * does, and the leader it last knew, its epoch and since when.
+   */
+  watchLeader(
+    read: () => {
+      readonly leading: boolean;
+      readonly leader:
+        | { readonly holder: string; readonly epoch: number; readonly since: number }
+        | undefined;
+    },
+  ): void {
+    const registers = [this.registry];
+    new Gauge({
+      name: "harness_rule_leading",
+      help: "1 while this daemon leads (evaluates and acts), 0 while it follows.",
+      registers,
+      collect() {
+        this.set(read().leading ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: "harness_rule_leader_epoch",
+      help: "The lease's epoch of the leader this daemon last knew (raised by each takeover).",
+      registers,
+      collect() {
+        this.set(read().leader?.epoch ?? 0);
+      },
+    });
+    new Gauge({
+      name: "harness_rule_leader_since_seconds",
+      help: "When the leader this daemon last knew took the lease, Unix seconds.",
+      registers,
+      collect() {
+        this.set((read().leader?.since ?? 0) / 1000);
+      },
+    });
+    new Gauge({
+      name: "harness_rule_leader_info",
+      help: "The leader this daemon last knew, by the name it gives itself.",
+      labelNames: ["leader"] as const,
+      registers,
+      collect() {
+        this.reset();
+        const leader = read().leader;
+        if (leader !== undefined) this.set({ leader: leader.holder }, 1);
+      },
+    });
+  }
+
+  /**
    * Evaluations counted since the last `flushEvaluations`, by rule then result. A row evaluates dozens
    * of rules, and one labelled `inc` costs about 450 ns (prom-client hashes the labels on every call):
    * as much as evaluating the rules. Counting here and adding once per (rule, result) per step does not.

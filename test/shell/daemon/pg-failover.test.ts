@@ -5,9 +5,12 @@
  * acted on twice.
  */
 import * as fs from "node:fs";
+import pg from "pg";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { journalClient } from "../../../src/shell/rpc/client.js";
 import { readTokenFile } from "../../../src/shell/rpc/credentials.js";
+import { PG_SCHEMA_VERSION } from "../../../src/shell/store/pg/pg-schema.js";
+import { pgOptions } from "../../support/pg-cluster.js";
 import { actions, evaluatorCursor, fires, holds, journalCount, lastRow } from "../../support/store-reads.js";
 import { makeRepo, rowsOf, runHook } from "../agents/hook-harness.js";
 import { claudeCode } from "../agents/payloads.js";
@@ -33,6 +36,20 @@ const appendVia = async (f: TestFleet, events: readonly ReturnType<typeof closed
   );
   const res = await client.append({ events: [...events] });
   expect(res.results.map((r) => r.result.case)).toEqual(events.map(() => "admitted"));
+};
+
+/** The daemon's /metrics, as its start line names it. */
+const metricsOf = async (f: TestFleet): Promise<string> => {
+  const url = /metrics (http:[^\s,]+)/.exec(f.daemonStderr)?.[1];
+  if (url === undefined) throw new Error(`no metrics url in ${f.daemonStderr}`);
+  return (await fetch(url)).text();
+};
+
+/** `harness doctor --json`'s leader row. */
+const leaderRow = async (f: TestFleet) => {
+  const r = await f.cli(["doctor", "--json"]);
+  const checks = JSON.parse(r.stdout).checks as { name: string; status: string; detail: string }[];
+  return checks.find((c) => c.name === "leader");
 };
 
 const firedNotifies = (f: TestFleet) =>
@@ -61,6 +78,24 @@ describe("several daemons on one database", () => {
     await a.until(() => firedNotifies(a).length === before.length, "the leader's notify hook");
     expect(firedNotifies(b)).toEqual([]);
 
+    // doctor and /metrics say which daemon leads, since when, and its epoch.
+    const aName = `harness daemon \\(pid ${a.pid} on [^)]+\\)`;
+    expect(await leaderRow(a)).toMatchObject({
+      status: "pass",
+      detail: expect.stringMatching(/^this daemon leads \(epoch 1, since \d{4}-/),
+    });
+    expect(await leaderRow(b)).toMatchObject({
+      status: "pass",
+      detail: expect.stringMatching(
+        new RegExp(`^${aName} leads \\(epoch 1, since .*\\); this daemon follows$`),
+      ),
+    });
+    expect(await metricsOf(a)).toMatch(/^harness_rule_leading 1$/m);
+    const followerMetrics = await metricsOf(b);
+    expect(followerMetrics).toMatch(/^harness_rule_leading 0$/m);
+    expect(followerMetrics).toMatch(/^harness_rule_leader_epoch 1$/m);
+    expect(followerMetrics).toMatch(new RegExp(`^harness_rule_leader_info\\{leader="${aName}"\\} 1$`, "m"));
+
     // kill -9: the follower takes over once the lease lapses, from the stored cursor.
     await a.kill();
     const killedAt = Date.now();
@@ -73,6 +108,10 @@ describe("several daemons on one database", () => {
     console.log(`takeover: the first fire after kill -9 came ${Date.now() - killedAt} ms after it`);
     await b.until(() => /this daemon leads/.test(b.daemonStdout), "the new leader's log line");
     await b.until(() => evaluatorCursor(b) === lastRow(b).seq, "the new leader to catch up");
+    expect(await leaderRow(b)).toMatchObject({
+      status: "pass",
+      detail: expect.stringMatching(/^this daemon leads \(epoch 2, /),
+    });
 
     // Nothing lost or evaluated twice; every action once, by one daemon.
     expect(journalCount(b, { kind: "run_event" })).toBe(6);
@@ -132,4 +171,83 @@ describe("several daemons on one database", () => {
       expect(rowsOf(b, `sess-failover-${i}`).filter((r) => r.type === "tool")).toHaveLength(1);
     expect(holds(b, { harness: "impl", inForce: true })).toHaveLength(1);
   }, 120_000);
+
+  it("a leader paused past its lease (SIGSTOP) is fenced out when it wakes: it commits and starts nothing, and the action records stay truthful", async () => {
+    const db = await freshPgDatabase("pg_failover_paused");
+    const options = {
+      pg: db,
+      store: ['lease = "1s"'],
+      enforce: ["budget-exhaustion-recurring"],
+      // Marks its start, works a second, then records: it runs on while its daemon is paused.
+      notifyHook: "mark-then-record",
+    };
+    const a = new TestFleet(options);
+    const b = new TestFleet(options);
+    fleets.push(a, b);
+    await a.start();
+    await b.start();
+    await b.until(() => /this daemon follows/.test(b.daemonStdout), "the second daemon to follow");
+    await appendVia(b, [closed("impl", 1), closed("impl", 2), closed("impl", 3)]);
+    // Paused as soon as its notify hook has started: the action is recorded started.
+    await a.until(() => fs.readdirSync(a.deliveries).some((f) => f.endsWith(".started")), "the hook's start");
+    a.signal("SIGSTOP");
+    const [fire] = fires(b, { rule: "budget-exhaustion-recurring" });
+    if (fire === undefined) throw new Error("no fire");
+    // The follower takes over once the lease lapses and settles the started action: it may have run.
+    await b.until(() => /this daemon leads/.test(b.daemonStdout), "the follower to take over", 20_000);
+    await b.until(
+      () => actions(b, { fireId: fire.fire_id })[0]?.state === "unknown",
+      "the action settled unknown",
+    );
+    await appendVia(b, [closed("nightly", 1), closed("nightly", 2), closed("nightly", 3)]);
+    await b.until(
+      () => fires(b, { rule: "budget-exhaustion-recurring" }).some((f) => f.harness === "nightly"),
+      "the new leader's fire",
+    );
+    // Woken, the old leader finds its lease gone: it follows, and commits nothing more.
+    const cursorBefore = evaluatorCursor(b);
+    a.signal("SIGCONT");
+    await a.until(
+      () => /this daemon no longer leads/.test(a.daemonStdout),
+      "the old leader to follow",
+      20_000,
+    );
+    await b.until(() => firedNotifies(b).length === 1, "the new leader's notify");
+    await a.until(() => firedNotifies(a).length === 1, "the old leader's hook to finish");
+    // The hook it had started ran once, and its result is recorded over unknown: truthful.
+    await b.until(() => actions(b, { fireId: fire.fire_id })[0]?.state === "ok", "the old hook's result");
+    const all = fires(b, { rule: "budget-exhaustion-recurring" });
+    expect(new Set(all.map((f) => f.fire_id)).size).toBe(all.length);
+    const delivered = [...firedNotifies(a), ...firedNotifies(b)].sort();
+    expect(delivered).toEqual(all.map((f) => f.fire_id).sort());
+    expect(journalCount(b, { kind: "run_event" })).toBe(6);
+    expect(evaluatorCursor(b)).toBeGreaterThanOrEqual(cursorBefore);
+    expect(await leaderRow(a)).toMatchObject({
+      detail: expect.stringMatching(/leads \(epoch 2, .*\); this daemon follows$/),
+    });
+  }, 120_000);
+
+  it("A daemon with an older schema version refuses to lead, named in doctor", async () => {
+    const db = await freshPgDatabase("pg_failover_schema");
+    const a = new TestFleet({ pg: db, store: ['lease = "1s"'] });
+    fleets.push(a);
+    await a.start();
+    expect(await leaderRow(a)).toMatchObject({ status: "pass" });
+    const admin = new pg.Client(pgOptions(db));
+    await admin.connect();
+    try {
+      // A newer harness migrated the database: this daemon is now the older one.
+      await admin.query("UPDATE harness_schema SET version = $1", [PG_SCHEMA_VERSION + 1]);
+      await a.until(() => /this daemon no longer leads/.test(a.daemonStdout), "the daemon to stop leading");
+      const row = await leaderRow(a);
+      expect(row?.status).toBe("fail");
+      expect(JSON.stringify(row)).toContain(
+        `the database's schema version ${PG_SCHEMA_VERSION + 1} differs from this daemon's (${PG_SCHEMA_VERSION}): it does not lead; upgrade this daemon`,
+      );
+      await admin.query("UPDATE harness_schema SET version = $1", [PG_SCHEMA_VERSION]);
+      await a.until(() => /"epoch":2,.*this daemon leads/.test(a.daemonStdout), "the daemon to lead again");
+    } finally {
+      await admin.end();
+    }
+  }, 60_000);
 });

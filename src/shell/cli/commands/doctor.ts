@@ -182,6 +182,43 @@ export function storeWriteCheck(s: GetStatusResponse): Check {
 }
 
 /**
+ * Who leads among the daemons on the store (decision 0022), when it can be other than this daemon:
+ * passes while one leads under its lease; fails while none does (the lease lapsed) or when this daemon
+ * never will (its schema version is not the database's).
+ */
+export function leaderCheck(s: GetStatusResponse): Check | undefined {
+  // SQLite's daemon leads its file for its life: nothing to say.
+  if (s.leading && s.leaderExpiresAtMs === 0n) return undefined;
+  const epoch = `epoch ${s.leaderEpoch}, since ${iso(s.leaderSinceMs)}`;
+  if (s.leading)
+    return { name: "leader", status: "pass", detail: `this daemon leads (${epoch})`, findings: [] };
+  if (s.leader === "")
+    return {
+      name: "leader",
+      status: "warn",
+      detail: `this daemon follows; who leads is unknown: ${s.notLeadingReason || "the store did not answer"}`,
+      findings: [],
+    };
+  const findings: CheckFinding[] = [];
+  if (s.notLeadingReason.includes("schema version"))
+    findings.push({
+      status: "fail",
+      message: `${s.notLeadingReason}; upgrade this daemon to the harness that migrated the database`,
+    });
+  if (s.leaderExpiresAtMs < s.nowMs)
+    findings.push({
+      status: "fail",
+      message: `no daemon leads: the lease of ${s.leader} lapsed at ${iso(s.leaderExpiresAtMs)}, so nothing is evaluated or acted on`,
+    });
+  return {
+    name: "leader",
+    status: worst(findings.map((f) => f.status)),
+    detail: `${s.leader} leads (${epoch}); this daemon follows`,
+    findings,
+  };
+}
+
+/**
  * Under `[store] url`, one store row: the database as this machine reaches it (`storePgCheck`), and the
  * daemon's last write, when it answers, as findings.
  */
@@ -234,6 +271,7 @@ export async function runDoctor(options: Common, io: Io): Promise<number> {
       },
       rulesCheck(status, holds),
       storeRow(pg, storeWriteCheck(status)),
+      ...[leaderCheck(status)].filter((c) => c !== undefined),
       reloadCheck(status),
       target.remote ? localOnly("listen", target) : await hookEndpointCheck(target.config, target.socketPath),
       target.remote ? localOnly("tls", target) : await tlsCheck(target.config, Date.now()),

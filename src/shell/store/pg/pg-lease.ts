@@ -92,6 +92,7 @@ export class PgLease implements Leadership {
   private lapseTimer: NodeJS.Timeout | undefined;
   private closed = false;
   private why: string | undefined = "this daemon has not yet asked for the lease";
+  private known: LeaderRecord | undefined;
   /** The attempts, one at a time. */
   private attempts: Promise<void> = Promise.resolve();
   private readonly monotonic: () => number;
@@ -198,21 +199,23 @@ export class PgLease implements Leadership {
 
   private async take(client: pg.Client): Promise<void> {
     const sent = this.monotonic();
-    const r = await client.query<{ epoch: number }>({
+    const r = await client.query<{ epoch: number; since: number; expires_at: number }>({
       name: "lease-take",
       text: `${NOW} UPDATE harness_lease SET epoch = epoch + 1, holder = $1, schema_version = $2,
                since = now.ms, renewed_at = now.ms, expires_at = now.ms + $3
              FROM now
              WHERE id = 1 AND (expires_at < now.ms OR holder = $1)
                AND (SELECT version FROM harness_schema WHERE id = 1) = $2
-             RETURNING epoch`,
+             RETURNING epoch, since, expires_at`,
       values: [this.owner, this.options.schemaVersion, this.options.ttlMs],
     });
-    const epoch = r.rows[0]?.epoch;
-    if (epoch === undefined) {
+    const taken = r.rows[0];
+    if (taken === undefined) {
       this.why = this.refusal(await this.read(client));
       return;
     }
+    const { epoch } = taken;
+    this.known = { holder: this.owner, epoch, since: taken.since, expiresAt: taken.expires_at };
     this.held = { epoch, validUntil: sent + this.options.ttlMs - this.margin };
     this.armLapse();
     this.why = undefined;
@@ -255,8 +258,9 @@ export class PgLease implements Leadership {
     return row;
   }
 
-  /** Why this daemon does not lead, given the row. */
+  /** Why this daemon does not lead, given the row (which is then the leader last known). */
   private refusal(row: LeaseRow): string {
+    this.known = this.recordOf(row);
     if (row.version !== this.options.schemaVersion)
       return `the database's schema version ${row.version ?? "none"} differs from this daemon's (${this.options.schemaVersion}): it does not lead`;
     if (row.holder === this.owner) return "this daemon's lease lapsed";
@@ -326,10 +330,19 @@ export class PgLease implements Leadership {
     }
   }
 
+  private recordOf(row: LeaseRow): LeaderRecord | undefined {
+    return row.epoch === 0
+      ? undefined
+      : { holder: row.holder, epoch: row.epoch, since: row.since, expiresAt: row.expires_at };
+  }
+
   async leader(): Promise<LeaderRecord | undefined> {
-    const row = await this.read(await this.connected());
-    if (row.epoch === 0) return undefined;
-    return { holder: row.holder, epoch: row.epoch, since: row.since, expiresAt: row.expires_at };
+    this.known = this.recordOf(await this.read(await this.connected()));
+    return this.known;
+  }
+
+  get lastKnown(): LeaderRecord | undefined {
+    return this.known;
   }
 
   announce(progress: Progress): void {
