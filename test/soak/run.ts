@@ -37,6 +37,8 @@ const result = spawnSync(
     "test/shell/store/pg/pg-live-evaluation.test.ts",
     "test/shell/backtest/replay-on-pg.test.ts",
     "test/shell/journal-query/pg-journal-queries.test.ts",
+    // The leader of two and of three daemons on one database killed at every point and reach (issue 35).
+    "test/shell/daemon/failover-matrix.test.ts",
     // Four laptops in network namespaces, their links dropped and returned in a seeded order.
     "test/shell/fleet/fleet-matrix.soak.test.ts",
     // npm pack, npm install -g into a temporary prefix (better-sqlite3 compiles: minutes), harness demo.

@@ -9,6 +9,7 @@ import type { BacktestCounts, ReplayedFire } from "../../core/backtest.js";
 import type { RuleProblem } from "../../core/rule-file.js";
 import type { StoreLocation } from "../config/store-location.js";
 import { BacktestBusyError } from "../errors.js";
+import { failpoint } from "../support/failpoints.js";
 import { ProcessWorker } from "../support/process-worker.js";
 import type { BacktestRequest, BacktestStart } from "./replay.js";
 
@@ -107,6 +108,8 @@ async function* messages(
     for (;;) {
       const m = queue.shift();
       if (m !== undefined) {
+        // The worker is replaying: where the failover matrix kills the daemon mid-backtest.
+        failpoint("backtest.running");
         yield m;
         if (m.part === "summary" || m.part === "error" || m.part === "rule_error") return;
         continue;

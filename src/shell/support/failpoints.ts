@@ -16,7 +16,8 @@ export type FailpointName =
   | "derive.beforeCommit"
   | "derive.afterCommit"
   | "tell.beforeCommit"
-  | "tell.afterCommit";
+  | "tell.afterCommit"
+  | "backtest.running";
 
 function armed(text: string): (name: FailpointName) => void {
   const points = new Map<string, number>();
