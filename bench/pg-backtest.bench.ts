@@ -18,7 +18,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { DAY } from "../src/core/durations.js";
-import { type EventFields, indexRow } from "../src/core/journal.js";
+import type { EventFields } from "../src/core/journal.js";
 import { STARTER_FILES } from "../src/core/starter-pack.generated.js";
 import { type BacktestRequest, type BacktestSink, replay } from "../src/shell/backtest/replay.js";
 import { replayOnPg } from "../src/shell/backtest/replay-on-pg.js";
@@ -26,9 +26,9 @@ import { JournalTable } from "../src/shell/store/journal-table.js";
 import { type Db, openStore, openStoreReadOnly } from "../src/shell/store/open-store.js";
 import { type OpenedPgStore, openPgStore } from "../src/shell/store/pg/open-pg-store.js";
 import { PgJournalSnapshot, STREAM_PAGE } from "../src/shell/store/pg/pg-journal-reads.js";
-import { INDEXED_COLUMNS } from "../src/shell/store/schema.js";
 import { makeClusterDir, pgDatabase, pgOptions, stopCluster } from "../test/support/pg-cluster.js";
 import { type BenchRow, journalRows } from "./journal-rows.js";
+import { pgInsert } from "./pg-rows.js";
 
 const setting = (name: string, fallback: number): number => Number(process.env[name] ?? fallback);
 const ROWS = setting("ROWS", 300_000);
@@ -49,43 +49,6 @@ const gc = () => globalThis.gc?.();
 
 // ---------------------------------------------------------------------------------------------------
 // Building the same journal on both backends.
-
-const PG_COLUMNS = ["seq", "kind", "type", "at", "source", ...INDEXED_COLUMNS, "event"] as const;
-const PG_TYPES: Readonly<Record<string, string>> = { seq: "bigint", at: "bigint", is_error: "boolean" };
-const PG_INSERT = `INSERT INTO rule_journal (${PG_COLUMNS.join(", ")})
-SELECT * FROM unnest(${PG_COLUMNS.map((c, i) => `$${i + 1}::${PG_TYPES[c] ?? "text"}[]`).join(", ")})`;
-const PG_PATHS = `INSERT INTO rule_journal_paths (seq, ord, path)
-SELECT * FROM unnest($1::bigint[], $2::integer[], $3::text[])`;
-
-type Cell = string | number | boolean | null;
-
-async function pgInsert(store: OpenedPgStore, rows: readonly BenchRow[], firstSeq: number): Promise<void> {
-  const cells: Cell[][] = PG_COLUMNS.map(() => []);
-  const paths: [number[], number[], string[]] = [[], [], []];
-  rows.forEach((row, i) => {
-    const seq = firstSeq + i;
-    const indexed = indexRow({ seq, at: row.at, kind: row.kind, event: row.event });
-    const values: Record<string, Cell> = {
-      seq,
-      kind: row.kind,
-      type: row.event.type,
-      at: row.at,
-      source: row.source,
-      event: JSON.stringify(row.event),
-    };
-    for (const c of INDEXED_COLUMNS) values[c] = indexed.fields[c] ?? null;
-    PG_COLUMNS.forEach((c, k) => {
-      (cells[k] as Cell[]).push(values[c] ?? null);
-    });
-    indexed.paths.forEach((p, ord) => {
-      paths[0].push(seq);
-      paths[1].push(ord);
-      paths[2].push(p);
-    });
-  });
-  await store.pool.query(PG_INSERT, cells);
-  await store.pool.query(PG_PATHS, paths);
-}
 
 /** Writes ROWS rows to both; the seconds it took. */
 async function build(sqliteFile: string, pg: OpenedPgStore): Promise<number> {
