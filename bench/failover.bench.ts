@@ -240,6 +240,13 @@ async function main(): Promise<void> {
           .map((l) => l.toFixed(1))
           .join(" ")} on ${os.cpus().length} cores`,
       );
+      const size = await store.pool.query<{ bytes: string }>(
+        "SELECT (pg_total_relation_size('rule_journal') + pg_total_relation_size('rule_journal_paths'))::text AS bytes",
+      );
+      const bytes = Number(size.rows[0]?.bytes);
+      console.log(
+        `   the journal on disk, with its indexes and paths: ${(bytes / 2 ** 20).toFixed(0)} MiB, ${(bytes / last).toFixed(0)} bytes a row`,
+      );
       await inProcess(store);
       await realDaemons(db, store);
     } finally {
