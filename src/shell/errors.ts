@@ -29,6 +29,7 @@ export const SENTINELS = [
   "cost_estimate",
   "rule_schema",
   "store_unavailable",
+  "not_leader",
 ] as const;
 export type Sentinel = (typeof SENTINELS)[number];
 
@@ -195,6 +196,17 @@ export class ProposalStateError extends SentinelError {
  * The store did not commit or answer (a database gone away, a full disk): nothing the call asked was
  * acknowledged, and the caller may retry (with the same idempotency key, where it has one).
  */
+/**
+ * The call changes what only the leading daemon changes (a hold's release), and this daemon follows
+ * another on the same store (decision 0022): ask the leader, which the message names.
+ */
+export class NotLeaderError extends SentinelError {
+  readonly sentinel = "not_leader" as const;
+  constructor(what: string, why: string) {
+    super(what, `${what}: this daemon does not lead (${why}); ask the leading daemon`);
+  }
+}
+
 export class StoreUnavailableError extends SentinelError {
   readonly sentinel = "store_unavailable" as const;
   constructor(store: string, why: string, options?: { cause?: unknown }) {

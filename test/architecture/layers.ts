@@ -52,6 +52,7 @@ export const SHELL_FOLDERS: Readonly<Record<string, readonly (string | Arrow)[]>
   daemon: [
     "config",
     { to: "derive", why: "it runs the derivers over committed rows" },
+    { to: "errors", why: "a follower refuses a clear: not_leader" },
     "journal",
     "notify",
     "policy",

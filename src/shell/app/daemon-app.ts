@@ -173,7 +173,12 @@ export class DaemonApp {
       const publish = commitPublisher(watchers, committedRecords(door.ruleReads), log);
       const { server } = config;
       ensureControlToken(server.controlTokenFile);
-      const tokens = await IssuedTokens.open(door.tokens, clock);
+      // Several daemons on one database each hold the tokens in force: a change here is told to the others.
+      const tokens = await IssuedTokens.open(door.tokens, clock, () => store.leadership.tokensChanged());
+      const rereadTokens = () =>
+        tokens
+          .reread()
+          .catch((e: unknown) => log.error({ err: (e as Error).message }, "issued tokens not reread"));
       const credentials = new CredentialHolder(
         await loadCredentials(credentialFiles(config)),
         tokens.credentials,
@@ -216,7 +221,11 @@ export class DaemonApp {
         tickMs: options.tickMs ?? MINUTE,
         onCommitted: publish,
         runStops: door.agentRunStops,
-        derivers: derivers(tokens, clock, log),
+        derivers: derivers(() => {
+          store.leadership.tokensChanged();
+          void rereadTokens();
+        }, clock),
+        tokensChangedElsewhere: () => void rereadTokens(),
       });
       metrics.watchLeader(() => daemon.leaderNow);
       const runLife = new RunLife({ sessions: door.agentSessionRuns, stops: door.agentRunStops, clock });
@@ -429,19 +438,17 @@ export class DaemonApp {
   }
 }
 
-/** The rows the daemon derives from committed rows, each deriver with its own cursor. */
-function derivers(tokens: IssuedTokens, clock: () => number, log: Log): DaemonDeps["derivers"] {
-  // The revocation has committed; until a reread succeeds, the revoked tokens are still taken.
-  const reread = () =>
-    tokens
-      .reread()
-      .catch((e: unknown) => log.error({ err: (e as Error).message }, "issued tokens not reread"));
+/**
+ * The rows the daemon derives from committed rows, each deriver with its own cursor. `revoked`: a closed
+ * run's gateway tokens were revoked (committed); until the tokens are read again, they are still taken.
+ */
+function derivers(revoked: () => void, clock: () => number): DaemonDeps["derivers"] {
   return (inForce, decided) => [
     new HookLoopGuard(clock, (stop) => decided({ kind: "loop_stop", ...stop })),
     new StaleRunCloser(() => inForce().agents.staleAfter),
     new FileEdgeProjector(() => inForce().graph.projectFileEdges),
     new StopSettler(clock),
-    new ClosedRunTokens(clock, () => void reread()),
+    new ClosedRunTokens(clock, revoked),
   ];
 }
 
@@ -599,7 +606,11 @@ function rulesOf(
     startedAt: clock(),
     version: packageVersion(),
     supervisorStopConfigured: () => daemon.configInForce.supervisor.stop !== undefined,
-    clear: (harness, rule, by) => daemon.clear(harness, rule, by),
+    // A follower refuses at once (thrown here, told to the caller); a clear that fails later is logged.
+    clear: (harness, rule, by) =>
+      void daemon
+        .clear(harness, rule, by)
+        .catch((e: Error) => log.error({ harness, rule, err: e.message }, "clearing a hold failed")),
     reload: (defaults, by) => daemon.reload({ defaults, ...(by === undefined ? {} : { by }) }),
     lastReloadFailure: () => daemon.lastReloadFailure,
     // Refused unless the config the reload reads declares the repo (the sync command read the same

@@ -33,6 +33,7 @@ const EXIT_FOR_REASON: Readonly<Record<ErrorReason, number>> = {
   [ErrorReason.NOT_RULE_MINER]: EXIT.error,
   [ErrorReason.PROPOSAL_STATE]: EXIT.failed,
   [ErrorReason.STORE_UNAVAILABLE]: EXIT.error,
+  [ErrorReason.NOT_LEADER]: EXIT.error,
 };
 
 /** Says why a call failed, and returns its exit code: by the error's sentinel, else by what failed. */

@@ -19,6 +19,7 @@ import type { ProducerSource } from "../../core/sources.js";
 import type { GlobalConfig } from "../config/global-config.js";
 import { Derivation } from "../derive/derivation.js";
 import type { AppendDerived, Deriver } from "../derive/deriver.js";
+import { NotLeaderError } from "../errors.js";
 import { type AdmitOptions, type AdmitResult, admitEvents } from "../journal/admit.js";
 import { DEFAULT_BATCH_SIZE, DEFAULT_QUEUE_LIMIT, JournalWriter } from "../journal/journal-writer.js";
 import { Notifier, notifyConfig } from "../notify/index.js";
@@ -85,6 +86,8 @@ export interface DaemonDeps {
   readonly stores: StoreDoor;
   /** Who leads among the daemons on the store (default: this one, alone, as on SQLite). */
   readonly leadership?: Leadership;
+  /** Another daemon on the store changed the issued tokens: they are to be read again. */
+  readonly tokensChangedElsewhere?: () => void;
   /** The config the daemon starts with; a reload replaces all of it but what only a restart changes. */
   readonly configAtStart: GlobalConfig;
   /** The rule set and clones loaded from `configAtStart`. */
@@ -144,6 +147,11 @@ const STOP_TIMEOUT_MS = 30_000;
  * with its connection.
  */
 const ROWS_POLL_MS = 1_000;
+/**
+ * How often a daemon sharing its store reads the issued tokens again without being told: a notice of a
+ * revocation on another daemon may be lost with a connection, and a revoked token must not stay good.
+ */
+const TOKENS_REREAD_MS = 10_000;
 /** How long a role change that failed (the store away) waits before it is tried again. */
 const ROLE_RETRY_MS = 1_000;
 
@@ -273,6 +281,7 @@ export class Daemon {
       },
       progress: (p) => this.heard(p),
       rows: () => this.scheduleEvaluation(),
+      tokens: () => this.deps.tokensChangedElsewhere?.(),
     });
     started = true;
     const epoch = first;
@@ -590,7 +599,10 @@ export class Daemon {
     scheduleTick();
     this.prune();
     this.timers.push(setInterval(() => this.prune(), PRUNE_EVERY_MS));
-    if (this.leadership.shared) this.timers.push(setInterval(() => this.scheduleEvaluation(), ROWS_POLL_MS));
+    if (this.leadership.shared) {
+      this.timers.push(setInterval(() => this.scheduleEvaluation(), ROWS_POLL_MS));
+      this.timers.push(setInterval(() => this.deps.tokensChangedElsewhere?.(), TOKENS_REREAD_MS));
+    }
     process.on("SIGHUP", this.onHup);
     this.scheduleEvaluation();
   }
@@ -623,14 +635,16 @@ export class Daemon {
    * (`agent-run-stops.ts`).
    */
   clear(harness: string, rule: string | undefined, by?: string): Promise<number> {
+    // Refused at once, before anything is queued, when another daemon leads: the caller is told.
+    if (this.evaluator === undefined)
+      throw new NotLeaderError(`clear ${harness}`, this.leadership.notLeading ?? "it is taking the lead");
     // Between two passes: a pass records the stops its fires made before it ends, so the release finds
     // every stop fired before the clear, and none fired after it (the next pass's) is released by it.
     return this.inWork(async () => {
       const evaluator = this.evaluator;
+      // The lead was lost between the call and its turn.
       if (evaluator === undefined)
-        throw new Error(
-          `this daemon does not lead (${this.leadership.notLeading ?? "no lease"}): clear holds through the leading daemon`,
-        );
+        throw new NotLeaderError(`clear ${harness}`, this.leadership.notLeading ?? "it is taking the lead");
       const released = await evaluator.clear(harness, rule, by);
       const at = this.deps.clock();
       for (const r of released) await this.deps.runStops.releasedWithHold(r.harness, r.rule, at, r.by);

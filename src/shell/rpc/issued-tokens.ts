@@ -145,6 +145,7 @@ export class IssuedTokens {
    */
   private readonly changes = new Turns();
   /** Reads of the tokens in force, numbered as asked, and the latest whose answer was taken. */
+  private changedHere: () => void = () => {};
   private asked = 0;
   private taken = 0;
 
@@ -161,8 +162,15 @@ export class IssuedTokens {
    * The tokens issued, read from the store before the daemon serves: the credentials read them
    * synchronously on every call.
    */
-  static async open(store: StoreDoor["tokens"], clock: () => number): Promise<IssuedTokens> {
-    return new IssuedTokens(store, clock, await store.inForce(clock()));
+  static async open(
+    store: StoreDoor["tokens"],
+    clock: () => number,
+    /** Told after each mint, enrolment and revocation here: other daemons on the store read them again. */
+    changedHere: () => void = () => {},
+  ): Promise<IssuedTokens> {
+    const tokens = new IssuedTokens(store, clock, await store.inForce(clock()));
+    tokens.changedHere = changedHere;
+    return tokens;
   }
 
   /**
@@ -195,6 +203,7 @@ export class IssuedTokens {
       const ttlMs = request.ttlMs ?? (request.kind === "enrolment" ? ENROLMENT_TTL_MS : undefined);
       const { row, token } = minted({ ...request, ...(ttlMs === undefined ? {} : { ttlMs }) }, now);
       await this.store.insert(row);
+      this.changedHere();
       await this.refresh(now);
       return { id: row.id, token };
     });
@@ -220,6 +229,7 @@ export class IssuedTokens {
       const ledger = make("ledger");
       // One store call: the code is spent only if it was still unrevoked, whoever else spends it.
       if (!(await this.store.redeem(code.id, [observer.row, ledger.row], now))) return undefined;
+      this.changedHere();
       await this.refresh(now);
       return {
         harness,
@@ -269,7 +279,10 @@ export class IssuedTokens {
   private async revoked(ids: readonly string[]): Promise<string[]> {
     const now = this.clock();
     const revoked = await this.store.revoke(ids, now);
-    if (revoked.length > 0) await this.refresh(now);
+    if (revoked.length > 0) {
+      this.changedHere();
+      await this.refresh(now);
+    }
     return revoked;
   }
 

@@ -30,6 +30,7 @@ const STATUS: Readonly<Record<Sentinel, { readonly code: Code; readonly reason: 
   cost_estimate: { code: Code.InvalidArgument, reason: ErrorReason.COST_ESTIMATE },
   rule_schema: { code: Code.InvalidArgument, reason: ErrorReason.RULE_SCHEMA },
   store_unavailable: { code: Code.Unavailable, reason: ErrorReason.STORE_UNAVAILABLE },
+  not_leader: { code: Code.FailedPrecondition, reason: ErrorReason.NOT_LEADER },
 };
 
 /** A sentinel's ConnectRPC code and `ErrorDetail` reason. */

@@ -45,6 +45,8 @@ export interface LeadershipEvents {
   progress(p: Progress): void;
   /** A follower committed rows (the leader only): they wait for evaluation. */
   rows(): void;
+  /** A daemon on the store minted, enrolled or revoked tokens: the issued tokens are to be read again. */
+  tokens(): void;
 }
 
 /** Thrown by a commit or action start of a daemon that does not lead (or no longer does). */
@@ -72,6 +74,8 @@ export interface Leadership {
   announce(progress: Progress): void;
   /** A follower tells the leader it committed rows; nothing waits for it. */
   rowsCommitted(): void;
+  /** This daemon changed the issued tokens: the others read them again. Nothing waits for it. */
+  tokensChanged(): void;
   /** Gives the lease up (followers may take it at once) and stops. */
   close(): Promise<void>;
 }
@@ -110,6 +114,8 @@ export class SoleLeadership implements Leadership {
   announce(): void {}
 
   rowsCommitted(): void {}
+
+  tokensChanged(): void {}
 
   async close(): Promise<void> {}
 }

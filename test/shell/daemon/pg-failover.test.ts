@@ -5,6 +5,7 @@
  * acted on twice.
  */
 import * as fs from "node:fs";
+import * as path from "node:path";
 import pg from "pg";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { journalClient } from "../../../src/shell/rpc/client.js";
@@ -146,6 +147,12 @@ describe("several daemons on one database", () => {
     const denied = await runHook(b, "claude-code", JSON.stringify(held.PreToolUse));
     expect(denied.code).toBe(0);
     expect(JSON.parse(denied.stdout).hookSpecificOutput).toMatchObject({ permissionDecision: "deny" });
+    // A hold is released by the leader: a follower asked refuses, naming it.
+    const cleared = await b.cli(["rules", "clear", "impl"]);
+    expect(cleared.code).toBe(4);
+    expect(cleared.stderr).toMatch(
+      /clear impl: this daemon does not lead \(harness daemon \(pid \d+ on [^)]+\) leads \(epoch 1\)\); ask the leading daemon/,
+    );
 
     // The leader killed; hook calls go on through the follower as it takes over.
     await a.kill();
@@ -249,5 +256,36 @@ describe("several daemons on one database", () => {
     } finally {
       await admin.end();
     }
+  }, 60_000);
+
+  it("a token minted on one daemon is in force on the others at once, and one revoked there is refused everywhere", async () => {
+    const db = await freshPgDatabase("pg_failover_tokens");
+    const options = { pg: db, store: ['lease = "1s"'] };
+    const a = new TestFleet(options);
+    const b = new TestFleet(options);
+    fleets.push(a, b);
+    await a.start();
+    await b.start();
+    await b.until(() => /this daemon follows/.test(b.daemonStdout), "the second daemon to follow");
+    const file = path.join(a.root, "minted.token");
+    const made = await a.cli(["token", "create", "--producer", "ledger", "--out", file, "--json"]);
+    expect(made.code, made.stderr).toBe(0);
+    const { id } = JSON.parse(made.stdout) as { id: string };
+    const append = (f: TestFleet) =>
+      f.cli(
+        ["journal", "append", "--token-file", file],
+        `${JSON.stringify({ kind: "run_event", ...closed("minted", 1).event })}\n`,
+      );
+    // Told over the database: in force on the follower well before its periodic reread (10 s).
+    const started = Date.now();
+    let admitted = await append(b);
+    while (admitted.code !== 0 && Date.now() - started < 5_000) admitted = await append(b);
+    expect(admitted.code, admitted.stderr).toBe(0);
+    const revoked = await b.cli(["token", "revoke", id]);
+    expect(revoked.code, revoked.stderr).toBe(0);
+    let refused = await append(a);
+    while (refused.code === 0 && Date.now() - started < 10_000) refused = await append(a);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toMatch(/permission_denied|unauthenticated/);
   }, 60_000);
 });

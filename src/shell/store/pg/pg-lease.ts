@@ -30,6 +30,7 @@ const NOW = "WITH now AS (SELECT (extract(epoch FROM clock_timestamp()) * 1000):
 const PROGRESS_CHANNEL = "harness_progress";
 const LEASE_CHANNEL = "harness_lease";
 const ROWS_CHANNEL = "harness_rows";
+const TOKENS_CHANNEL = "harness_tokens";
 /** A NOTIFY payload is at most 8000 bytes; a progress is a few dozen. */
 const MAX_PROGRESS_BYTES = 512;
 
@@ -168,6 +169,7 @@ export class PgLease implements Leadership {
       await client.query(`LISTEN ${PROGRESS_CHANNEL}`);
       await client.query(`LISTEN ${LEASE_CHANNEL}`);
       await client.query(`LISTEN ${ROWS_CHANNEL}`);
+      await client.query(`LISTEN ${TOKENS_CHANNEL}`);
     } catch (e) {
       await client.end().catch(() => {});
       throw e;
@@ -184,6 +186,10 @@ export class PgLease implements Leadership {
 
   private heard(channel: string, payload: string | undefined): void {
     if (this.closed) return;
+    if (channel === TOKENS_CHANNEL) {
+      this.events?.tokens();
+      return;
+    }
     if (this.held !== undefined) {
       if (channel === ROWS_CHANNEL) this.events?.rows();
       return;
@@ -372,6 +378,11 @@ export class PgLease implements Leadership {
         this.rowsTelling = "idle";
         if (again) this.rowsCommitted();
       });
+  }
+
+  /** Told on the lease's connection; one lost with it is made up by the daemons' periodic reread. */
+  tokensChanged(): void {
+    this.client?.query(`NOTIFY ${TOKENS_CHANNEL}`).catch(() => {});
   }
 
   async close(): Promise<void> {

@@ -54,16 +54,18 @@ async function lease(owner: string, ttlMs = 3_000, schemaVersion = PG_SCHEMA_VER
   const told: string[] = [];
   const progress: Progress[] = [];
   const rows = { heard: 0 };
+  const tokens = { heard: 0 };
   const events: LeadershipEvents = {
     lead: (epoch) => told.push(`lead ${epoch}`),
     follow: (reason) => told.push(`follow: ${reason}`),
     progress: (p) => progress.push(p),
     rows: () => rows.heard++,
+    tokens: () => tokens.heard++,
   };
   const l = new PgLease(pgOptions(db), owner, { ttlMs, schemaVersion });
   leases.push(l);
   await l.start(events);
-  return { l, told, progress, rows };
+  return { l, told, progress, rows, tokens };
 }
 
 describe("the leader's lease", () => {
@@ -191,6 +193,15 @@ describe("the leader's lease", () => {
     await new Promise((r) => setTimeout(r, 200));
     expect(a.rows.heard).toBeLessThanOrEqual(2);
     expect(b.rows.heard).toBe(0);
+  });
+
+  it("tells every daemon that one changed the issued tokens, whichever leads", async () => {
+    const a = await lease("harness daemon (pid 1 on a)");
+    const b = await lease("harness daemon (pid 2 on b)");
+    b.l.tokensChanged();
+    await until(() => a.tokens.heard > 0, "the leader to hear of the tokens");
+    a.l.tokensChanged();
+    await until(() => b.tokens.heard > 1, "the follower to hear of the tokens");
   });
 
   it("reads a progress only from a bounded, well-formed payload", () => {
