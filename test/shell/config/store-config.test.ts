@@ -231,7 +231,7 @@ describe("[store] config errors", () => {
       `${FILE}:5:1: [store] password_file: must be a non-empty string`,
     );
     expect(formatConfigError(onlyError(withStore('url = "postgresql://h@db/j"', 'password = "x"')))).toBe(
-      `${FILE}:5:1: [store] password: unknown key (expected one of: url, password_file, ssl_mode, ca_file, cert_file, key_file, pool_max, query_timeout)`,
+      `${FILE}:5:1: [store] password: unknown key (expected one of: url, password_file, ssl_mode, ca_file, cert_file, key_file, pool_max, query_timeout, lease)`,
     );
   });
 });

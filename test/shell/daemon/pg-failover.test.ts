@@ -6,17 +6,15 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import pg from "pg";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { journalClient } from "../../../src/shell/rpc/client.js";
 import { readTokenFile } from "../../../src/shell/rpc/credentials.js";
 import { PG_SCHEMA_VERSION } from "../../../src/shell/store/pg/pg-schema.js";
-import { pgOptions } from "../../support/pg-cluster.js";
 import { actions, evaluatorCursor, fires, holds, journalCount, lastRow } from "../../support/store-reads.js";
 import { makeRepo, rowsOf, runHook } from "../agents/hook-harness.js";
 import { claudeCode } from "../agents/payloads.js";
 import { TestFleet } from "../daemon-harness.js";
-import { freshPgDatabase } from "../store/pg/pg-store.js";
+import { freshPgDatabase, setSchemaVersion } from "../store/pg/pg-store.js";
 
 const fleets: TestFleet[] = [];
 afterEach(async () => {
@@ -240,22 +238,16 @@ describe("several daemons on one database", () => {
     fleets.push(a);
     await a.start();
     expect(await leaderRow(a)).toMatchObject({ status: "pass" });
-    const admin = new pg.Client(pgOptions(db));
-    await admin.connect();
-    try {
-      // A newer harness migrated the database: this daemon is now the older one.
-      await admin.query("UPDATE harness_schema SET version = $1", [PG_SCHEMA_VERSION + 1]);
-      await a.until(() => /this daemon no longer leads/.test(a.daemonStdout), "the daemon to stop leading");
-      const row = await leaderRow(a);
-      expect(row?.status).toBe("fail");
-      expect(JSON.stringify(row)).toContain(
-        `the database's schema version ${PG_SCHEMA_VERSION + 1} differs from this daemon's (${PG_SCHEMA_VERSION}): it does not lead; upgrade this daemon`,
-      );
-      await admin.query("UPDATE harness_schema SET version = $1", [PG_SCHEMA_VERSION]);
-      await a.until(() => /"epoch":2,.*this daemon leads/.test(a.daemonStdout), "the daemon to lead again");
-    } finally {
-      await admin.end();
-    }
+    // A newer harness migrated the database: this daemon is now the older one.
+    await setSchemaVersion(db, PG_SCHEMA_VERSION + 1);
+    await a.until(() => /this daemon no longer leads/.test(a.daemonStdout), "the daemon to stop leading");
+    const row = await leaderRow(a);
+    expect(row?.status).toBe("fail");
+    expect(JSON.stringify(row)).toContain(
+      `the database's schema version ${PG_SCHEMA_VERSION + 1} differs from this daemon's (${PG_SCHEMA_VERSION}): it does not lead; upgrade this daemon`,
+    );
+    await setSchemaVersion(db, PG_SCHEMA_VERSION);
+    await a.until(() => /"epoch":2,.*this daemon leads/.test(a.daemonStdout), "the daemon to lead again");
   }, 60_000);
 
   it("a token minted on one daemon is in force on the others at once, and one revoked there is refused everywhere", async () => {
