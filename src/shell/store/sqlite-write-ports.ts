@@ -13,13 +13,14 @@ import type { DerivedCursors } from "./derived-cursors.js";
 import type { JournalCommits } from "./journal-commits.js";
 import type { NewRow } from "./journal-table.js";
 import type { TokenStore } from "./token-store.js";
-import type {
-  CommitOptions,
-  DerivedWrite,
-  EvaluatorLog,
-  GroupResult,
-  JournalLog,
-  PendingGroup,
+import {
+  type CommitOptions,
+  type DerivedWrite,
+  type EvaluatorLog,
+  type GroupResult,
+  type JournalLog,
+  type PendingGroup,
+  StopSettledError,
 } from "./write-ports.js";
 
 /** Runs a commit without waiting for the disk (`WalSync.unsynced`). */
@@ -112,7 +113,7 @@ export class SqliteJournalLog implements JournalLog {
         tables.stops.closedFirst(w.run, w.at);
         break;
       case "stop_delivered":
-        tables.stops.delivered(w.stop, w.at);
+        if (!tables.stops.delivered(w.stop, w.at)) throw new StopSettledError(w.stop.run);
         break;
       case "run_tokens_revoked":
         tables.tokens.revokeGatewayOfRun(w.run, w.at);

@@ -73,6 +73,18 @@ export type DerivedWrite =
   /** The run closed: the gateway tokens bound to it are revoked. */
   | { readonly kind: "run_tokens_revoked"; readonly run: string; readonly at: number };
 
+/**
+ * A `stop_delivered` write found the run's stop already settled (another hook call of the run, perhaps
+ * on another daemon on the store, delivered it first): the commit is refused, so the run gets one
+ * `closed` row, not two.
+ */
+export class StopSettledError extends Error {
+  constructor(readonly run: string) {
+    super(`the stop of ${run} was settled by another call: its closed row is not written twice`);
+    this.name = "StopSettledError";
+  }
+}
+
 /** The journal as its writer sees it. */
 export interface JournalLog {
   /** The last row's seq and admission time (0 and 0 for an empty journal). */

@@ -324,4 +324,20 @@ describe.each([
     expect((await w.rows()).filter((r) => r.type === "closed").map((r) => r.run)).toEqual([run]);
     expect((await w.stop(run))?.deliveredAt).toBeDefined();
   });
+
+  // Two daemons on one database (issue 35): each with turns of its own, the store's conditional update
+  // is what keeps the run to one close. SQLite has one daemon per file.
+  it.skipIf(backend === "SQLite")(
+    "a stop is delivered once when two daemons answer calls of its run at once",
+    async () => {
+      const w = fresh();
+      const other = world(new PgStoreDoor(pg as OpenedPgStore), w.harness);
+      const run = w.run("a");
+      await w.hook("a", "opened");
+      await w.loopStop("a");
+      const verdicts = await Promise.all([w.check(run), other.check(run), w.check(run), other.check(run)]);
+      expect(verdicts.map((v) => v.kind)).toEqual(["stopped", "stopped", "stopped", "stopped"]);
+      expect((await w.rows()).filter((r) => r.type === "closed").map((r) => r.run)).toEqual([run]);
+    },
+  );
 });

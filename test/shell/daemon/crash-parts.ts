@@ -32,6 +32,7 @@ import {
   derivedCursors,
   evaluatorCursor,
   fires,
+  holds,
   lastRow,
   actions as recordedActions,
   type StoreAt,
@@ -310,8 +311,17 @@ export function expectNothingLostOrRepeated(
     shadowPeriod: sc.rules === undefined ? 7 * 86_400_000 : 0,
   });
   const shapes = selectorShapes(ruleSet.rules.map((r) => r.rule));
-  const expected = fold(ruleSet, rows, emptyState, indexedWindows(rows, shapes)).outcomes.flatMap(
-    (o) => o.fires,
+  const folded = fold(ruleSet, rows, emptyState, indexedWindows(rows, shapes));
+  const expected = folded.outcomes.flatMap((o) => o.fires);
+  // Holds intact: those in force are the fold's, each placed by the same fire.
+  expect(
+    holds(at, { inForce: true })
+      .map((h) => `${h.harness} ${h.rule} ${h.fire_id}`)
+      .sort(),
+  ).toEqual(
+    Object.values(folded.state.holds)
+      .map((h) => `${h.harness} ${h.rule} ${h.fireId}`)
+      .sort(),
   );
   const live = fires(at).map((x) => ({ fire_id: x.fire_id, rule: x.rule, action: x.action }));
   expect(live).toEqual(expected.map((x) => ({ fire_id: x.id, rule: x.rule, action: x.action })));

@@ -73,7 +73,7 @@ describe.each(SCENARIOS.map((sc, index) => ({ ...sc, index })))("failover matrix
             enforce: sc.enforce,
             ...(sc.rules === undefined ? {} : { rules: sc.rules, recordStops: true }),
             pg: await freshPgDatabase(`failover_${sc.index}_${daemons}_${nth}`),
-            store: ['lease = "1s"'],
+            store: ['lease = "2s"'],
           };
           const leader = new TestFleet(options);
           fleets.push(leader);
@@ -106,7 +106,7 @@ describe.each(SCENARIOS.map((sc, index) => ({ ...sc, index })))("failover matrix
           await via.until(() => followers.some((f) => ledAt(f) !== undefined), "a follower's lead");
           const taker = followers.find((f) => ledAt(f) !== undefined);
           console.log(
-            `failover matrix, ${daemons} daemons, ${sc.name}, ${point}@${nth}: took over ${(ledAt(taker as TestFleet) as number) - diedAt} ms after the kill was seen (lease 1 s)`,
+            `failover matrix, ${daemons} daemons, ${sc.name}, ${point}@${nth}: took over ${(ledAt(taker as TestFleet) as number) - diedAt} ms after the kill was seen (lease 2 s)`,
           );
           for (const f of followers) await f.stop();
           expectNothingLostOrRepeated(sc, point, { storePath: via.storePath }, [leader, ...followers]);
@@ -119,7 +119,7 @@ describe("failover matrix, mid-backtest", () => {
     const options = {
       enforce: sc.enforce,
       pg: await freshPgDatabase("failover_backtest"),
-      store: ['lease = "1s"'],
+      store: ['lease = "2s"'],
     };
     const leader = new TestFleet(options);
     const follower = new TestFleet(options);

@@ -60,7 +60,7 @@ const firedNotifies = (f: TestFleet) =>
 describe("several daemons on one database", () => {
   it("every daemon admits and one leads; the leader killed, another takes over from the stored cursor, losing and repeating nothing", async () => {
     const db = await freshPgDatabase("pg_failover");
-    const options = { pg: db, store: ['lease = "1s"'], enforce: ["budget-exhaustion-recurring"] };
+    const options = { pg: db, store: ['lease = "2s"'], enforce: ["budget-exhaustion-recurring"] };
     const a = new TestFleet(options);
     const b = new TestFleet(options);
     fleets.push(a, b);
@@ -128,7 +128,7 @@ describe("several daemons on one database", () => {
     const db = await freshPgDatabase("pg_failover_hooks");
     const options = {
       pg: db,
-      store: ['lease = "1s"'],
+      store: ['lease = "2s"'],
       enforce: ["budget-exhaustion-recurring"],
       config: '[agents]\nlisten = ""',
     };
@@ -181,7 +181,7 @@ describe("several daemons on one database", () => {
     const db = await freshPgDatabase("pg_failover_paused");
     const options = {
       pg: db,
-      store: ['lease = "1s"'],
+      store: ['lease = "2s"'],
       enforce: ["budget-exhaustion-recurring"],
       // Marks its start, works a second, then records: it runs on while its daemon is paused.
       notifyHook: "mark-then-record",
@@ -200,9 +200,11 @@ describe("several daemons on one database", () => {
     if (fire === undefined) throw new Error("no fire");
     // The follower takes over once the lease lapses and settles the started action: it may have run.
     await b.until(() => /this daemon leads/.test(b.daemonStdout), "the follower to take over", 20_000);
+    // Settled unknown: it may have run (the old leader is paused; its hook goes on).
     await b.until(
       () => actions(b, { fireId: fire.fire_id })[0]?.state === "unknown",
       "the action settled unknown",
+      30_000,
     );
     await appendVia(b, [closed("nightly", 1), closed("nightly", 2), closed("nightly", 3)]);
     await b.until(
@@ -234,7 +236,7 @@ describe("several daemons on one database", () => {
 
   it("A daemon with an older schema version refuses to lead, named in doctor", async () => {
     const db = await freshPgDatabase("pg_failover_schema");
-    const a = new TestFleet({ pg: db, store: ['lease = "1s"'] });
+    const a = new TestFleet({ pg: db, store: ['lease = "2s"'] });
     fleets.push(a);
     await a.start();
     expect(await leaderRow(a)).toMatchObject({ status: "pass" });
@@ -252,7 +254,7 @@ describe("several daemons on one database", () => {
 
   it("a token minted on one daemon is in force on the others at once, and one revoked there is refused everywhere", async () => {
     const db = await freshPgDatabase("pg_failover_tokens");
-    const options = { pg: db, store: ['lease = "1s"'] };
+    const options = { pg: db, store: ['lease = "2s"'] };
     const a = new TestFleet(options);
     const b = new TestFleet(options);
     fleets.push(a, b);

@@ -33,6 +33,7 @@ import type { Hold } from "../../../core/state.js";
 import type { AppendDerived } from "../../derive/deriver.js";
 import type { AgentRunStop } from "../../store/agent-run-stops.js";
 import type { StoreDoor } from "../../store/store-door.js";
+import { StopSettledError } from "../../store/write-ports.js";
 import type { RunLife } from "./run-life.js";
 
 export interface RunVerdicts {
@@ -104,28 +105,35 @@ export class StoreRunVerdicts implements RunVerdicts {
     return { kind: "held", rule: first.rule, fireId: first.fireId, clearCommand: clearCommand(harness) };
   }
 
-  /** The stop delivered and the run closed, in one transaction with the `closed` row. */
+  /**
+   * The stop delivered and the run closed, in one transaction with the `closed` row; refused by the
+   * store when another call (on any daemon on the store) delivered it first, and then done already.
+   */
   private async deliver(stop: AgentRunStop, session: string | undefined): Promise<void> {
     const at = this.deps.clock();
     const byRule = stop.by === "rule";
-    await this.deps.append(
-      [
-        {
-          source: "ledger",
-          kind: "run_event",
-          event: {
-            type: "closed",
-            harness: stop.harness,
-            run: stop.run,
-            ...(session === undefined ? {} : { session }),
-            outcome: "cancelled",
-            reason: byRule ? "rule_stop" : "operator",
-            [HOOK_FED_FIELD]: true,
+    await this.deps
+      .append(
+        [
+          {
+            source: "ledger",
+            kind: "run_event",
+            event: {
+              type: "closed",
+              harness: stop.harness,
+              run: stop.run,
+              ...(session === undefined ? {} : { session }),
+              outcome: "cancelled",
+              reason: byRule ? "rule_stop" : "operator",
+              [HOOK_FED_FIELD]: true,
+            },
           },
-        },
-      ],
-      [{ kind: "stop_delivered", stop, at }],
-    );
+        ],
+        [{ kind: "stop_delivered", stop, at }],
+      )
+      .catch((e: unknown) => {
+        if (!(e instanceof StopSettledError)) throw e;
+      });
   }
 }
 

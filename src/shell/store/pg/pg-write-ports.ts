@@ -13,13 +13,14 @@ import type { CoreState, Hold, StateOp } from "../../../core/state.js";
 import { cooldownKey, holdKey } from "../../../core/state.js";
 import { type Decisions, type HoldRow, storedPrimitive, toHold } from "../decision-store.js";
 import type { NewRow } from "../journal-table.js";
-import type {
-  CommitOptions,
-  DerivedWrite,
-  EvaluatorLog,
-  GroupResult,
-  JournalLog,
-  PendingGroup,
+import {
+  type CommitOptions,
+  type DerivedWrite,
+  type EvaluatorLog,
+  type GroupResult,
+  type JournalLog,
+  type PendingGroup,
+  StopSettledError,
 } from "../write-ports.js";
 import { PgAgentRunStops } from "./pg-agent-run-stops.js";
 import { inTransaction } from "./pg-client.js";
@@ -100,7 +101,8 @@ export class PgJournalLog implements JournalLog {
       case "stop_closed_first":
         return this.stops.closedFirst(w.run, w.at, client);
       case "stop_delivered":
-        await this.stops.delivered(w.stop, w.at, client);
+        // A conditional update: a stop another call (another daemon) delivered first is not closed twice.
+        if (!(await this.stops.delivered(w.stop, w.at, client))) throw new StopSettledError(w.stop.run);
         return;
       case "run_tokens_revoked":
         return this.tokens.revokeGatewayOfRun(w.run, w.at, client);

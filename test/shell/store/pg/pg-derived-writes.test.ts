@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { OpenedPgStore } from "../../../../src/shell/store/pg/open-pg-store.js";
 import { PgJournalLog } from "../../../../src/shell/store/pg/pg-write-ports.js";
+import { StopSettledError } from "../../../../src/shell/store/write-ports.js";
 import { openFreshPgStore } from "./pg-store.js";
 
 let store: OpenedPgStore;
@@ -83,8 +84,13 @@ describe("derived rows' writes on PostgreSQL", () => {
     await log.commitRows([row("closed", "impl#a")], [{ kind: "stop_delivered", stop, at: 7 }]);
     expect(await one("SELECT state FROM rule_actions WHERE fire_id = 'f1'")).toEqual({ state: "started" });
     await log.commitRows([], [{ kind: "stop_closed_first", run: "impl#b", at: 8 }]);
-    // Settled once: a second delivery changes nothing.
-    await log.commitRows([], [{ kind: "stop_delivered", stop, at: 9 }]);
+    // Settled once: a second delivery (another call of the run, on any daemon) is refused with its
+    // closed row, so the run is closed once.
+    const head = await one<{ seq: number }>("SELECT seq FROM journal_head");
+    await expect(
+      log.commitRows([row("closed", "impl#a")], [{ kind: "stop_delivered", stop, at: 9 }]),
+    ).rejects.toBeInstanceOf(StopSettledError);
+    expect(await one("SELECT seq FROM journal_head")).toEqual(head);
     expect(await one("SELECT state, detail, updated_at FROM rule_actions WHERE fire_id = 'f1'")).toEqual({
       state: "ok",
       detail: "delivered to impl#a at its next hook call; impl#b closed before its next hook call",
