@@ -4,8 +4,10 @@
  * derivation. The batches go through a follower, which takes over (or another does) from the stored
  * cursor once the lease lapses. After: fires equal a fold of the core over the admitted rows, no fire is
  * acted on twice by any daemon, every action the dead leader never started is recorded undelivered and
- * every one it started unknown; the takeover time is printed. `npm test` runs one point of each kind
- * with two daemons; the soak every point at every reach with two and with three.
+ * every one it started unknown; the takeover time is printed. The same with the leader paused (SIGSTOP)
+ * past its lease and woken after the takeover, and killed mid-backtest. `npm test` runs one point of each
+ * kind and one pause with two daemons; the soak every point at every reach, and a pause after every
+ * batch, with two and with three.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -111,6 +113,68 @@ describe.each(SCENARIOS.map((sc, index) => ({ ...sc, index })))("failover matrix
           for (const f of followers) await f.stop();
           expectNothingLostOrRepeated(sc, point, { storePath: via.storePath }, [leader, ...followers]);
         });
+});
+
+/** `npm test` pauses the leader once (the stop rule's scenario, after its second batch); the soak after every batch. */
+const PAUSES = (sc: (typeof SCENARIOS)[number], index: number): readonly number[] =>
+  SOAK ? sc.batches.map((_, i) => i + 1) : index === 1 ? [2] : [];
+
+describe.each(
+  SCENARIOS.map((sc, index) => ({ ...sc, index })).filter((sc) => PAUSES(sc, sc.index).length > 0),
+)("failover matrix, $name, the leader paused", (sc) => {
+  for (const daemons of DAEMONS)
+    for (const after of PAUSES(sc, sc.index))
+      it(`the leader of ${daemons} paused (SIGSTOP) past its lease after batch ${after}, then woken: no evaluation lost, no action repeated, records truthful`, async () => {
+        const seed = BASE_SEED * 1_000 + sc.index * 100 + 90 + after;
+        const batches = sc.ordered === true ? sc.batches : batchesFor(sc.batches, seed);
+        if (SOAK)
+          console.log(`failover matrix, ${daemons} daemons, ${sc.name}, paused after ${after}: seed ${seed}`);
+        const options = {
+          enforce: sc.enforce,
+          ...(sc.rules === undefined ? {} : { rules: sc.rules, recordStops: true }),
+          pg: await freshPgDatabase(`paused_${sc.index}_${daemons}_${after}`),
+          store: ['lease = "2s"'],
+        };
+        const leader = new TestFleet(options);
+        fleets.push(leader);
+        await leader.start();
+        await leader.until(() => ledAt(leader) !== undefined, "the first daemon to lead");
+        const followers: TestFleet[] = [];
+        for (let i = 1; i < daemons; i++) {
+          const f = new TestFleet(options);
+          fleets.push(f);
+          followers.push(f);
+          await f.start();
+          await f.until(() => /this daemon follows/.test(f.daemonStdout), "a daemon to follow");
+        }
+        const via = followers[0] as TestFleet;
+        const sendAll = async (from: number, to: number) => {
+          for (const batch of batches.slice(from, to))
+            expect(await send(via, batch, repo), "a follower admits the batch").toBe(true);
+        };
+        await sendAll(0, after);
+        await leader.until(() => settled(leader), "the leader's evaluation", 30_000);
+        leader.signal("SIGSTOP");
+        const pausedAt = Date.now();
+        // Rows the paused leader cannot evaluate: a follower takes over past the lease and does.
+        await sendAll(after, after + 1);
+        await via.until(() => followers.some((f) => ledAt(f) !== undefined), "a follower's lead", 30_000);
+        await via.until(() => settled(via), "evaluation after the takeover", 30_000);
+        const taker = followers.find((f) => ledAt(f) !== undefined) as TestFleet;
+        console.log(
+          `failover matrix, ${daemons} daemons, ${sc.name}, paused after ${after}: took over ${(ledAt(taker) as number) - pausedAt} ms after the pause (lease 2 s)`,
+        );
+        leader.signal("SIGCONT");
+        await leader.until(
+          () => /this daemon no longer leads/.test(leader.daemonStdout),
+          "the woken leader to follow",
+          30_000,
+        );
+        await sendAll(after + 1, batches.length);
+        await via.until(() => settled(via), "the rest's evaluation", 30_000);
+        for (const f of [leader, ...followers]) await f.stop();
+        expectNothingLostOrRepeated(sc, "paused", { storePath: via.storePath }, [leader, ...followers]);
+      });
 });
 
 describe("failover matrix, mid-backtest", () => {
