@@ -25,7 +25,7 @@ import type { Decisions } from "../store/decision-store.js";
 import type { EvaluatorLog } from "../store/write-ports.js";
 import { failpoint } from "../support/failpoints.js";
 import type { DaemonMetrics } from "../support/metrics.js";
-import type { WarmFeed } from "./follower-view.js";
+import { fillFeed, type WarmFeed } from "./follower-view.js";
 
 /** What one commit made durable, for the actions that follow it. */
 export interface Committed {
@@ -174,14 +174,12 @@ export class Evaluator {
     this.warm = undefined;
     const usable =
       warm !== undefined && sameShapes(warm.shapes, this.shapes) && warm.feed.seq <= this.evaluatedSeq;
-    const feed = usable ? warm.feed : new WindowFeed(this.shapes);
-    for await (const page of this.options.log.pagesBetween(
+    this.feed = await fillFeed(
+      usable ? warm.feed : new WindowFeed(this.shapes),
+      this.options.log,
       this.lastAt - MAX_WINDOW_MS,
-      feed.seq,
       this.evaluatedSeq,
-    ))
-      for (const row of page) feed.add(row);
-    this.feed = feed;
+    );
   }
 
   /** The last row whose decisions are committed (its cursor may not be stored yet). */

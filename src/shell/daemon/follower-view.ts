@@ -13,6 +13,20 @@ import type { Progress } from "../store/leadership.js";
 import type { EvaluatorLog } from "../store/write-ports.js";
 import type { EvaluatorView } from "./evaluator-view.js";
 
+/**
+ * Adds to `feed` the journal's rows after its last, up to `toSeq`, admitted after `afterAt` (a window
+ * looks back at most 7 days), a page at a time: the evaluator's rebuild and a follower's tailing alike.
+ */
+export async function fillFeed(
+  feed: WindowFeed,
+  log: Pick<EvaluatorLog, "pagesBetween">,
+  afterAt: number,
+  toSeq: number,
+): Promise<WindowFeed> {
+  for await (const page of log.pagesBetween(afterAt, feed.seq, toSeq)) for (const row of page) feed.add(row);
+  return feed;
+}
+
 /** A window feed and the selector shapes it indexes, handed to the evaluator that takes over. */
 export interface WarmFeed {
   readonly feed: WindowFeed;
@@ -46,11 +60,14 @@ export class FollowerView implements EvaluatorView {
     const state = await log.loadState({ clearCostExceeded: false });
     const cursor = await log.cursor();
     const at = (await log.atOf(cursor)) ?? 0;
-    const shapes = selectorShapes(ruleSet.rules.map((r) => r.rule));
-    const feed = new WindowFeed(shapes);
-    for await (const page of log.pagesBetween(at - MAX_WINDOW_MS, 0, cursor))
-      for (const row of page) feed.add(row);
-    return new FollowerView(ruleSet, state, cursor, at, feed);
+    const feed = new WindowFeed(selectorShapes(ruleSet.rules.map((r) => r.rule)));
+    return new FollowerView(
+      ruleSet,
+      state,
+      cursor,
+      at,
+      await fillFeed(feed, log, at - MAX_WINDOW_MS, cursor),
+    );
   }
 
   get rules(): RuleSet {
@@ -87,8 +104,7 @@ export class FollowerView implements EvaluatorView {
       if (p === undefined) return;
       this.wanted = undefined;
       try {
-        for await (const page of log.pagesBetween(0, this.feed.seq, p.stored))
-          for (const row of page) this.feed.add(row);
+        await fillFeed(this.feed, log, 0, p.stored);
         if (p.changed) this.committed = await log.loadState({ clearCostExceeded: false });
       } catch (e) {
         // Not applied: the state may be stale, so the next progress rereads it.
@@ -112,11 +128,7 @@ export class FollowerView implements EvaluatorView {
     const shapes = selectorShapes(ruleSet.rules.map((r) => r.rule));
     if (sameShapes(shapes, this.shapes)) return;
     const next = this.turns.then(async () => {
-      const feed = new WindowFeed(shapes);
-      const upTo = this.feed.seq;
-      for await (const page of log.pagesBetween(this.settledAt - MAX_WINDOW_MS, 0, upTo))
-        for (const row of page) feed.add(row);
-      this.feed = feed;
+      this.feed = await fillFeed(new WindowFeed(shapes), log, this.settledAt - MAX_WINDOW_MS, this.feed.seq);
       this.shapes = shapes;
     });
     this.turns = next.catch(() => undefined);

@@ -14,7 +14,7 @@ import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { makeRepo } from "../agents/hook-harness.js";
-import { TestFleet } from "../daemon-harness.js";
+import { type FleetOptions, TestFleet } from "../daemon-harness.js";
 import { freshPgDatabase } from "../store/pg/pg-store.js";
 import {
   BASE_SEED,
@@ -61,6 +61,30 @@ const ledAt = (f: TestFleet): number | undefined => {
   return line === undefined ? undefined : Date.parse((JSON.parse(line) as { time: string }).time);
 };
 
+/**
+ * `daemons` daemons on one database, the first started (with `leaderEnv`) leading once the others
+ * follow: the leader first.
+ */
+async function startDaemons(
+  options: FleetOptions,
+  daemons: number,
+  leaderEnv: NodeJS.ProcessEnv = {},
+): Promise<[TestFleet, ...TestFleet[]]> {
+  const leader = new TestFleet(options);
+  fleets.push(leader);
+  await leader.start(leaderEnv);
+  await leader.until(() => ledAt(leader) !== undefined, "the first daemon to lead");
+  const all: [TestFleet, ...TestFleet[]] = [leader];
+  for (let i = 1; i < daemons; i++) {
+    const f = new TestFleet(options);
+    fleets.push(f);
+    all.push(f);
+    await f.start();
+    await f.until(() => /this daemon follows/.test(f.daemonStdout), "a daemon to follow");
+  }
+  return all;
+}
+
 describe.each(SCENARIOS.map((sc, index) => ({ ...sc, index })))("failover matrix, $name", (sc) => {
   const points = sc.points.filter((p) => LEADER_POINTS.has(p) && (SOAK || SUBSET.has(p)));
   for (const daemons of DAEMONS)
@@ -77,18 +101,9 @@ describe.each(SCENARIOS.map((sc, index) => ({ ...sc, index })))("failover matrix
             pg: await freshPgDatabase(`failover_${sc.index}_${daemons}_${nth}`),
             store: ['lease = "2s"'],
           };
-          const leader = new TestFleet(options);
-          fleets.push(leader);
-          await leader.start({ HARNESS_FAILPOINTS: `${point}@${nth}` });
-          await leader.until(() => ledAt(leader) !== undefined, "the first daemon to lead");
-          const followers: TestFleet[] = [];
-          for (let i = 1; i < daemons; i++) {
-            const f = new TestFleet(options);
-            fleets.push(f);
-            followers.push(f);
-            await f.start();
-            await f.until(() => /this daemon follows/.test(f.daemonStdout), "a daemon to follow");
-          }
+          const [leader, ...followers] = await startDaemons(options, daemons, {
+            HARNESS_FAILPOINTS: `${point}@${nth}`,
+          });
           const via = followers[0] as TestFleet;
           let next = 0;
           while (next < batches.length && leader.running) {
@@ -135,18 +150,7 @@ describe.each(
           pg: await freshPgDatabase(`paused_${sc.index}_${daemons}_${after}`),
           store: ['lease = "2s"'],
         };
-        const leader = new TestFleet(options);
-        fleets.push(leader);
-        await leader.start();
-        await leader.until(() => ledAt(leader) !== undefined, "the first daemon to lead");
-        const followers: TestFleet[] = [];
-        for (let i = 1; i < daemons; i++) {
-          const f = new TestFleet(options);
-          fleets.push(f);
-          followers.push(f);
-          await f.start();
-          await f.until(() => /this daemon follows/.test(f.daemonStdout), "a daemon to follow");
-        }
+        const [leader, ...followers] = await startDaemons(options, daemons);
         const via = followers[0] as TestFleet;
         const sendAll = async (from: number, to: number) => {
           for (const batch of batches.slice(from, to))
@@ -185,13 +189,9 @@ describe("failover matrix, mid-backtest", () => {
       pg: await freshPgDatabase("failover_backtest"),
       store: ['lease = "2s"'],
     };
-    const leader = new TestFleet(options);
-    const follower = new TestFleet(options);
-    fleets.push(leader, follower);
-    await leader.start({ HARNESS_FAILPOINTS: "backtest.running" });
-    await leader.until(() => ledAt(leader) !== undefined, "the first daemon to lead");
-    await follower.start();
-    await follower.until(() => /this daemon follows/.test(follower.daemonStdout), "the second to follow");
+    const [leader, follower] = (await startDaemons(options, 2, {
+      HARNESS_FAILPOINTS: "backtest.running",
+    })) as [TestFleet, TestFleet];
     const half = Math.ceil(sc.batches.length / 2);
     for (const batch of sc.batches.slice(0, half)) expect(await send(follower, batch, repo)).toBe(true);
     await leader.until(() => settled(leader), "the leader's evaluation", 30_000);

@@ -13,7 +13,7 @@ import { PG_SCHEMA_VERSION } from "../../../src/shell/store/pg/pg-schema.js";
 import { actions, evaluatorCursor, fires, holds, journalCount, lastRow } from "../../support/store-reads.js";
 import { makeRepo, rowsOf, runHook } from "../agents/hook-harness.js";
 import { claudeCode } from "../agents/payloads.js";
-import { TestFleet } from "../daemon-harness.js";
+import { type FleetOptions, TestFleet } from "../daemon-harness.js";
 import { freshPgDatabase, setSchemaVersion } from "../store/pg/pg-store.js";
 
 const fleets: TestFleet[] = [];
@@ -36,6 +36,17 @@ const appendVia = async (f: TestFleet, events: readonly ReturnType<typeof closed
   const res = await client.append({ events: [...events] });
   expect(res.results.map((r) => r.result.case)).toEqual(events.map(() => "admitted"));
 };
+
+/** Two daemons on one database: the first started leads, the second follows. */
+async function leaderAndFollower(options: FleetOptions): Promise<[TestFleet, TestFleet]> {
+  const a = new TestFleet(options);
+  const b = new TestFleet(options);
+  fleets.push(a, b);
+  await a.start();
+  await b.start();
+  await b.until(() => /this daemon follows/.test(b.daemonStdout), "the second daemon to follow");
+  return [a, b];
+}
 
 /** The daemon's /metrics, as its start line names it. */
 const metricsOf = async (f: TestFleet): Promise<string> => {
@@ -61,12 +72,7 @@ describe("several daemons on one database", () => {
   it("every daemon admits and one leads; the leader killed, another takes over from the stored cursor, losing and repeating nothing", async () => {
     const db = await freshPgDatabase("pg_failover");
     const options = { pg: db, store: ['lease = "2s"'], enforce: ["budget-exhaustion-recurring"] };
-    const a = new TestFleet(options);
-    const b = new TestFleet(options);
-    fleets.push(a, b);
-    await a.start();
-    await b.start();
-    await b.until(() => /this daemon follows/.test(b.daemonStdout), "the second daemon to follow");
+    const [a, b] = await leaderAndFollower(options);
     expect(a.daemonStdout).not.toMatch(/this daemon follows/);
 
     // Admitted by the follower, evaluated and acted on by the leader.
@@ -132,12 +138,7 @@ describe("several daemons on one database", () => {
       enforce: ["budget-exhaustion-recurring"],
       config: '[agents]\nlisten = ""',
     };
-    const a = new TestFleet(options);
-    const b = new TestFleet(options);
-    fleets.push(a, b);
-    await a.start();
-    await b.start();
-    await b.until(() => /this daemon follows/.test(b.daemonStdout), "the second daemon to follow");
+    const [a, b] = await leaderAndFollower(options);
     // The leader holds impl over rows the follower admitted; the follower's hook answers with the hold.
     await appendVia(b, [closed("impl", 1), closed("impl", 2)]);
     await b.until(() => holds(b, { harness: "impl", inForce: true }).length === 1, "the hold on impl");
@@ -186,12 +187,7 @@ describe("several daemons on one database", () => {
       // Marks its start, works a second, then records: it runs on while its daemon is paused.
       notifyHook: "mark-then-record",
     };
-    const a = new TestFleet(options);
-    const b = new TestFleet(options);
-    fleets.push(a, b);
-    await a.start();
-    await b.start();
-    await b.until(() => /this daemon follows/.test(b.daemonStdout), "the second daemon to follow");
+    const [a, b] = await leaderAndFollower(options);
     await appendVia(b, [closed("impl", 1), closed("impl", 2), closed("impl", 3)]);
     // Paused as soon as its notify hook has started: the action is recorded started.
     await a.until(() => fs.readdirSync(a.deliveries).some((f) => f.endsWith(".started")), "the hook's start");
@@ -255,12 +251,7 @@ describe("several daemons on one database", () => {
   it("a token minted on one daemon is in force on the others at once, and one revoked there is refused everywhere", async () => {
     const db = await freshPgDatabase("pg_failover_tokens");
     const options = { pg: db, store: ['lease = "2s"'] };
-    const a = new TestFleet(options);
-    const b = new TestFleet(options);
-    fleets.push(a, b);
-    await a.start();
-    await b.start();
-    await b.until(() => /this daemon follows/.test(b.daemonStdout), "the second daemon to follow");
+    const [a, b] = await leaderAndFollower(options);
     const file = path.join(a.root, "minted.token");
     const made = await a.cli(["token", "create", "--producer", "ledger", "--out", file, "--json"]);
     expect(made.code, made.stderr).toBe(0);

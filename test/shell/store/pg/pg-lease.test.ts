@@ -123,7 +123,8 @@ describe("the leader's lease", () => {
   });
 
   it("stops leading by its own clock when its renewals go unanswered, before the database lets the lease lapse", async () => {
-    const a = await lease("harness daemon (pid 1 on a)", 3_000);
+    // A lease of 5 s: the daemon counts it lapsed a full second before the database would.
+    const a = await lease("harness daemon (pid 1 on a)", 5_000);
     const epoch = a.l.epoch as number;
     const lock = new pg.Client(pgOptions(db));
     await lock.connect();
@@ -131,12 +132,14 @@ describe("the leader's lease", () => {
       // The row locked elsewhere: the leader's renewals wait, as they would for a server that stopped answering.
       await lock.query("BEGIN");
       await lock.query("SELECT 1 FROM harness_lease FOR UPDATE");
-      await until(() => a.told.length === 2, "the leader to stop leading");
+      // The moment the daemon's own clock says lapsed (its getter), not when its timer gets to run.
+      await until(() => a.l.epoch === undefined, "the leader to stop counting the lease held");
       const r = await lock.query<{ left: string }>(
         "SELECT (expires_at - (extract(epoch FROM clock_timestamp()) * 1000)::bigint)::text AS left FROM harness_lease",
       );
       // It stopped before the database would let another daemon take the lease.
       expect(Number(r.rows[0]?.left)).toBeGreaterThan(0);
+      await until(() => a.told.length === 2, "the leader to be told");
       expect(a.told).toEqual([`lead ${epoch}`, "follow: the lease lapsed: its renewals went unanswered"]);
       await expect(a.l.fence(lock)).rejects.toBeInstanceOf(LeaseLostError);
     } finally {
